@@ -1,0 +1,41 @@
+# brisk — the two commands: `make lab` and `make test`. Everything else is a helper.
+#   make            build (release with debug info) into build/
+#   make test       build and run every test (ctest), prints "N passed, N failed"
+#   make lab        build and run the lab, writing tables, pcaps and JSON under out/lab/
+#   make sanitize   build into build-asan/ with ASan + UBSan and run every test there
+#   make clang      build with clang into build-clang/ (warnings are errors)
+#   make clean
+# Each target installs missing Debian packages first (scripts/deps.sh).
+
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build test lab sanitize clang clean format
+
+all: build
+
+deps:
+	@bash scripts/deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	@bash scripts/run-tests.sh $(BUILD)
+
+lab: build
+	@$(BUILD)/brisk-lab seeds --out out/lab
+
+sanitize:
+	@$(MAKE) --no-print-directory test BUILD=build-asan CMAKE_FLAGS="-DBRISK_SANITIZE=ON -DCMAKE_C_COMPILER=clang"
+
+clang:
+	@$(MAKE) --no-print-directory build BUILD=build-clang CMAKE_FLAGS="-DCMAKE_C_COMPILER=clang"
+
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-asan build-clang out

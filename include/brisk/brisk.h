@@ -1,0 +1,239 @@
+/*
+ * brisk.h — the public API of the brisk userspace TCP/IP stack.
+ *
+ * brisk is a sans-IO stack: it makes no system calls and reads no clock. Every entry point takes `now`,
+ * a monotonic time in nanoseconds chosen by the caller (the simulator's virtual clock, or the real-time
+ * loop's CLOCK_MONOTONIC). A process may run any number of stacks; they share nothing.
+ *
+ * The life of a stack:
+ *   brisk_settings_default(&s); brisk_settings_set(&s, "arp_retries=5");
+ *   st = brisk_stack_new(&s, seed);
+ *   dev = brisk_netdev_add(st, &cfg, &ops, driver);          (netdev.h)
+ *   loop: brisk_stack_input(st, dev, frame, len, now) for each received frame,
+ *         brisk_netdev_tx_done(dev, pkt, now) for each completed transmission,
+ *         brisk_stack_poll(st, now) whenever now reaches brisk_stack_next_deadline(st).
+ *
+ * Errors are negative BRISK_ERR_* values; each function's comment lists the ones it returns.
+ */
+#ifndef BRISK_BRISK_H
+#define BRISK_BRISK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "No deadline": brisk_stack_next_deadline() returns it when nothing is scheduled. */
+#define BRISK_TIME_NONE UINT64_MAX
+
+#define BRISK_NSEC_PER_USEC 1000ull
+#define BRISK_NSEC_PER_MSEC 1000000ull
+#define BRISK_NSEC_PER_SEC  1000000000ull
+
+/* Error codes. Every brisk function that can fail returns one of these (negative) or a value >= 0. */
+enum brisk_err {
+    BRISK_OK = 0,
+    BRISK_ERR_INVAL = -1,      /* an argument is invalid (null, out of range, malformed) */
+    BRISK_ERR_NOMEM = -2,      /* an allocation failed or a configured memory bound was reached */
+    BRISK_ERR_NOENT = -3,      /* no such name (setting, device, entry) */
+    BRISK_ERR_RANGE = -4,      /* a value parsed but lies outside the allowed range */
+    BRISK_ERR_NOROUTE = -5,    /* no device prefix or gateway covers the destination */
+    BRISK_ERR_AGAIN = -6,      /* the operation would block: retry after the next event */
+    BRISK_ERR_BUSY = -7,       /* the device cannot take a packet now (TX ring full) */
+    BRISK_ERR_NOBUFS = -8,     /* the packet-buffer pool is exhausted */
+    BRISK_ERR_MSGSIZE = -9,    /* the message does not fit in one packet */
+    BRISK_ERR_EXIST = -10,     /* the object already exists (address, device) */
+    BRISK_ERR_UNREACH = -11,   /* the destination is unreachable (ARP resolution failed, ICMP unreachable) */
+    BRISK_ERR_TOOMANY = -12,   /* a fixed-size table is full */
+};
+
+/* A short English description of a BRISK_ERR_* code ("invalid argument"); never NULL. */
+const char *brisk_strerror(int err);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Settings. Names follow Linux sysctls where one exists. Every field can be set by name with the shared value
+ * syntax (see brisk_parse_* below): "arp_retries=5", "arp_reachable=30s", "pkt_pool_bytes=64M".
+ * ------------------------------------------------------------------------------------------------------- */
+struct brisk_settings {
+    uint64_t seed;                  /* keys the stack's PRNG and hashes; same seed => same behaviour */
+    uint32_t ip_default_ttl;        /* TTL of emitted IPv4 packets (Linux net.ipv4.ip_default_ttl) */
+    uint64_t arp_reachable_ns;      /* how long a resolved neighbour stays valid (base_reachable_time) */
+    uint64_t arp_retrans_ns;        /* interval between ARP requests for an unresolved neighbour */
+    uint32_t arp_retries;           /* requests sent before resolution fails (mcast_solicit) */
+    uint32_t arp_queue_len;         /* packets queued per unresolved neighbour; excess counted and dropped */
+    uint32_t arp_cache_size;        /* neighbour entries per stack; LRU-evicts resolved entries when full */
+    uint64_t icmp_ratelimit_ns;     /* minimum spacing of ICMP errors, as a token bucket (0 = unlimited) */
+    uint32_t icmp_ratelimit_burst;  /* token bucket depth for ICMP errors */
+    uint64_t pkt_pool_bytes;        /* bound on packet-buffer memory per stack */
+};
+
+/* Fills `s` with brisk's defaults. */
+void brisk_settings_default(struct brisk_settings *s);
+
+/* Sets one setting from "name=value". Returns BRISK_OK, BRISK_ERR_NOENT (unknown name), BRISK_ERR_INVAL
+ * (malformed value) or BRISK_ERR_RANGE (value outside the setting's bounds); `s` is unchanged on error. */
+int brisk_settings_set(struct brisk_settings *s, const char *assignment);
+
+/* Same with name and value apart. */
+int brisk_settings_set_kv(struct brisk_settings *s, const char *name, const char *value);
+
+/* Describes the settings for tools (listing, JSON). `i` in [0, brisk_settings_count()). */
+enum brisk_value_kind { BRISK_VAL_UINT, BRISK_VAL_BOOL, BRISK_VAL_SIZE, BRISK_VAL_TIME, BRISK_VAL_RATE };
+struct brisk_setting_desc {
+    const char *name;
+    enum brisk_value_kind kind;
+    const char *help;
+};
+size_t brisk_settings_count(void);
+const struct brisk_setting_desc *brisk_settings_desc(size_t i);
+/* The value of setting `i` as a plain integer (ns for times, bytes for sizes, bit/s for rates). */
+uint64_t brisk_settings_value(const struct brisk_settings *s, size_t i);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Value syntax shared by every tool and by brisk_settings_set. Each returns BRISK_OK or BRISK_ERR_INVAL
+ * (malformed) / BRISK_ERR_RANGE (overflow), and leaves *out untouched on error.
+ *   sizes:  "1500", "64K", "4M", "1G" (powers of 1024; "KB"/"KiB" accepted)
+ *   rates:  "1G", "100M", "10k", "1500" (bit/s, powers of 1000; an optional "bit"/"bps" suffix)
+ *   times:  "100us", "10ms", "1s", "250ns", "2m" is rejected (ambiguous) — units ns, us, ms, s required
+ *           except for "0"; decimals allowed ("1.5ms")
+ *   probabilities: "0.01" or "1%" into parts per 2^32 via a double in [0, 1]
+ * ------------------------------------------------------------------------------------------------------- */
+int brisk_parse_size(const char *s, uint64_t *out);
+int brisk_parse_rate(const char *s, uint64_t *out);
+int brisk_parse_time(const char *s, uint64_t *out);
+int brisk_parse_prob(const char *s, double *out);
+int brisk_parse_uint(const char *s, uint64_t *out);
+int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/no */
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Counters. Linux SNMP / TcpExt names where one exists; brisk's own otherwise. All are uint64 event counts.
+ * ------------------------------------------------------------------------------------------------------- */
+#define BRISK_COUNTERS(X)                                                                                     \
+    X(EthInFrames, "frames received from devices")                                                          \
+    X(EthInErrors, "frames dropped: truncated Ethernet header")                                             \
+    X(EthInNotForUs, "frames dropped: destination MAC is neither ours nor broadcast")                       \
+    X(EthInUnknownType, "frames dropped: EtherType neither IPv4 nor ARP")                                   \
+    X(EthOutFrames, "frames handed to devices")                                                             \
+    X(EthOutBusy, "frames dropped: device TX ring full")                                                    \
+    X(ArpInRequests, "ARP requests received")                                                               \
+    X(ArpInReplies, "ARP replies received")                                                                 \
+    X(ArpInGratuitous, "gratuitous ARP packets received")                                                  \
+    X(ArpInErrors, "ARP packets dropped: malformed or unsupported hardware/protocol")                       \
+    X(ArpInNotForUs, "ARP requests for an address that is not ours")                                       \
+    X(ArpOutRequests, "ARP requests sent")                                                                  \
+    X(ArpOutReplies, "ARP replies sent")                                                                    \
+    X(ArpResolveFailed, "neighbour resolutions that gave up after arp_retries")                            \
+    X(ArpQueueDrops, "packets dropped: unresolved neighbour's queue full or resolution failed")             \
+    X(ArpCacheEvictions, "neighbour entries evicted because the cache was full")                           \
+    X(ArpCacheFull, "packets dropped: no neighbour entry could be made")                                   \
+    X(IpInReceives, "IPv4 datagrams received")                                                              \
+    X(IpInHdrErrors, "IPv4 datagrams dropped: bad header (version, length, checksum, TTL)")                 \
+    X(IpInTruncated, "IPv4 datagrams dropped: frame shorter than total length")                            \
+    X(IpInAddrErrors, "IPv4 datagrams dropped: destination is not ours")                                    \
+    X(IpInUnknownProtos, "IPv4 datagrams dropped: no handler for the protocol")                             \
+    X(IpInDelivers, "IPv4 datagrams delivered to ICMP or transport")                                        \
+    X(IpReasmFails, "IPv4 fragments dropped (brisk does not reassemble)")                                   \
+    X(IpOutRequests, "IPv4 datagrams sent")                                                                 \
+    X(IpOutNoRoutes, "IPv4 datagrams dropped: no route")                                                    \
+    X(IpOutDiscards, "IPv4 datagrams dropped on output: no buffer, device busy")                            \
+    X(IcmpInMsgs, "ICMP messages received")                                                                 \
+    X(IcmpInErrors, "ICMP messages dropped: malformed or bad checksum")                                     \
+    X(IcmpInEchos, "ICMP echo requests received")                                                           \
+    X(IcmpInEchoReps, "ICMP echo replies received")                                                         \
+    X(IcmpInDestUnreachs, "ICMP destination unreachable received")                                          \
+    X(IcmpOutMsgs, "ICMP messages sent")                                                                    \
+    X(IcmpOutEchos, "ICMP echo requests sent")                                                              \
+    X(IcmpOutEchoReps, "ICMP echo replies sent")                                                            \
+    X(IcmpOutDestUnreachs, "ICMP destination unreachable sent")                                             \
+    X(IcmpOutRateLimited, "ICMP errors suppressed by icmp_ratelimit")                                      \
+    X(PktAllocFails, "packet-buffer allocations refused (pool bound reached)")                             \
+    X(TxCompletions, "TX completions reported by devices")                                                  \
+    X(TimerArms, "timer wheel arm operations")                                                              \
+    X(TimerCancels, "timer wheel cancel operations")                                                        \
+    X(TimerFires, "timer expirations")
+
+struct brisk_counters {
+#define BRISK_COUNTER_FIELD(name, help) uint64_t name;
+    BRISK_COUNTERS(BRISK_COUNTER_FIELD)
+#undef BRISK_COUNTER_FIELD
+};
+
+/* Names and help texts of the counters, in struct order, for tools. */
+size_t brisk_counters_count(void);
+const char *brisk_counter_name(size_t i);
+const char *brisk_counter_help(size_t i);
+uint64_t brisk_counter_value(const struct brisk_counters *c, size_t i);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Stack.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef struct brisk_stack brisk_stack;
+typedef struct brisk_netdev brisk_netdev;
+
+/* Creates a stack. `s` may be NULL for defaults; it is copied. Returns NULL when out of memory or when `s`
+ * holds an out-of-range value. */
+brisk_stack *brisk_stack_new(const struct brisk_settings *s);
+void brisk_stack_free(brisk_stack *st);
+
+const struct brisk_settings *brisk_stack_settings(const brisk_stack *st);
+/* A snapshot of the stack's counters. */
+void brisk_stack_get_counters(const brisk_stack *st, struct brisk_counters *out);
+
+/* Packet buffers in use (allocated and not yet freed): a leak check for tests and tools. */
+uint64_t brisk_stack_pkts_in_use(const brisk_stack *st);
+
+/* Feeds one received Ethernet frame. The stack does not keep `frame` after returning. Malformed frames are
+ * counted and dropped: this never fails for bad input. Returns BRISK_OK, or BRISK_ERR_INVAL for a NULL
+ * argument or a device of another stack. */
+int brisk_stack_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *frame, size_t len, uint64_t now);
+
+/* Runs deferred work and every timer due at `now`. Call it when `now` reaches brisk_stack_next_deadline(),
+ * and after a batch of input / completions. Returns BRISK_OK. */
+int brisk_stack_poll(brisk_stack *st, uint64_t now);
+
+/* The earliest time at which brisk_stack_poll() has work, BRISK_TIME_NONE if none. It may be earlier than
+ * needed (a poll then does nothing and the deadline moves on) but never later. */
+uint64_t brisk_stack_next_deadline(const brisk_stack *st);
+
+/* Sets (gw != 0) or clears (gw == 0) the default gateway, an IPv4 address in host byte order that must lie in a
+ * device's prefix. Returns BRISK_OK, or BRISK_ERR_NOROUTE when no device prefix covers it. */
+int brisk_stack_set_gateway(brisk_stack *st, uint32_t gw);
+
+/* Starts or checks link-layer resolution of the next hop towards dst (like arping). Returns BRISK_OK when the
+ * next hop's MAC is known (or dst is a broadcast), BRISK_ERR_AGAIN while resolution is in progress (a request
+ * was sent now or earlier; poll and ask again), BRISK_ERR_NOROUTE, or BRISK_ERR_TOOMANY (neighbour cache full
+ * of resolving entries). */
+int brisk_stack_resolve(brisk_stack *st, uint32_t dst, uint64_t now);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * ICMP echo (ping) for tools. Addresses are IPv4 in host byte order.
+ * ------------------------------------------------------------------------------------------------------- */
+struct brisk_echo_reply {
+    uint32_t from;      /* source of the reply */
+    uint16_t id, seq;   /* as sent */
+    uint16_t len;       /* payload bytes */
+    uint8_t ttl;        /* TTL of the reply datagram */
+    uint64_t sent_at;   /* the `now` the request was sent with, carried in its payload (0 if payload < 8) */
+};
+typedef void (*brisk_echo_fn)(void *ctx, const struct brisk_echo_reply *r, uint64_t now);
+
+/* Registers the callback for echo replies (one per stack; NULL to remove). */
+void brisk_icmp_set_echo_handler(brisk_stack *st, brisk_echo_fn fn, void *ctx);
+
+/* Sends an echo request with `payload_len` bytes (the first 8 carry `now`, the rest a fixed pattern).
+ * Returns BRISK_OK (sent or queued behind ARP resolution), BRISK_ERR_NOROUTE, BRISK_ERR_MSGSIZE (does not fit
+ * the device MTU; brisk does not fragment), BRISK_ERR_NOBUFS, BRISK_ERR_BUSY or BRISK_ERR_INVAL. */
+int brisk_icmp_echo_send(brisk_stack *st, uint32_t dst, uint16_t id, uint16_t seq, uint16_t payload_len,
+                         uint64_t now);
+
+/* Formats an IPv4 address (host order) as dotted quad into buf (>= 16 bytes); returns buf. */
+char *brisk_ip_format(uint32_t addr, char *buf);
+/* Parses "a.b.c.d" into host order. Returns BRISK_OK or BRISK_ERR_INVAL. */
+int brisk_ip_parse(const char *s, uint32_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,95 @@
+/*
+ * netdev.h — the driver API: how a device (simulated NIC, TAP, anything that moves Ethernet frames) plugs
+ * into a brisk stack.
+ *
+ * A driver registers a device with brisk_netdev_add(): its MAC, MTU, capabilities, IPv4 address and a small
+ * vtable. The stack hands the driver packets through ops->xmit(); the driver owns a packet from a successful
+ * xmit until it reports the transmission complete with brisk_netdev_tx_done() — the moment the buffer may be
+ * reused (the DMA is done, in hardware terms). TX completion is first-class in brisk: every decision about
+ * how much data may sit below TCP is made from these reports, so a driver must report each packet exactly
+ * once, and should report it when the hardware really is done with it, not earlier.
+ *
+ * Received frames go the other way through brisk_stack_input() (brisk.h).
+ */
+#ifndef BRISK_NETDEV_H
+#define BRISK_NETDEV_H
+
+#include "brisk/brisk.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Device capabilities. */
+#define BRISK_NETDEV_CAP_CSUM 0x1u /* the device completes TCP/UDP checksums (CHECKSUM_PARTIAL packets) */
+#define BRISK_NETDEV_CAP_GSO 0x2u  /* the device segments TCP super-frames (gso_size > 0) into MSS frames */
+
+/* Packet flags. */
+#define BRISK_PKT_CSUM_PARTIAL 0x1u /* the L4 checksum field holds the pseudo-header sum only; the device
+                                       must fold in the bytes from csum_start to the end and store the
+                                       complement at csum_start + csum_offset */
+
+/*
+ * A packet buffer. Drivers read `data` / `len` and the offload fields; the rest belongs to the stack.
+ * Buffers come from the stack's pool and have headroom in front of `data` for headers.
+ */
+typedef struct brisk_pkt {
+    uint8_t *data;          /* first byte of the Ethernet frame */
+    uint32_t len;           /* frame length in bytes (a GSO super-frame may exceed the MTU) */
+    uint16_t flags;         /* BRISK_PKT_* */
+    uint16_t gso_size;      /* 0, or the TCP payload bytes per wire segment of this super-frame */
+    uint16_t csum_start;    /* offset from data of the header whose checksum is partial */
+    uint16_t csum_offset;   /* offset of the checksum field from csum_start */
+    uint16_t gso_segs;      /* number of wire segments this packet becomes (1 without GSO) */
+    uint16_t pool_class;    /* stack-private: which pool size class owns the buffer */
+    uint32_t truesize;      /* memory charged for this buffer (payload + headers + per-buffer overhead) */
+    uint64_t xmit_time;     /* `now` of the xmit; the stack measures TX-completion latency from it */
+    void *owner;            /* stack-private: the connection charged for this packet, or NULL */
+    struct brisk_pkt *next; /* stack-private list link (free list, neighbour queue) */
+    uint8_t *head;          /* stack-private: start of the buffer */
+    uint32_t cap;           /* stack-private: bytes from head to the end of the buffer */
+    uint32_t _pad;
+} brisk_pkt;
+
+struct brisk_netdev_ops {
+    /* Takes ownership of `pkt` on BRISK_OK; the driver must later call brisk_netdev_tx_done(dev, pkt, t)
+     * exactly once. Returns BRISK_ERR_BUSY (ring full; the stack keeps the packet) or another BRISK_ERR_*. */
+    int (*xmit)(void *driver, brisk_pkt *pkt, uint64_t now);
+};
+
+struct brisk_netdev_config {
+    char name[16];          /* for tools and logs ("eth0") */
+    uint8_t mac[6];         /* unicast MAC */
+    uint32_t mtu;           /* IPv4 MTU in bytes (68 ... 65535); frames are mtu + 14 */
+    uint32_t caps;          /* BRISK_NETDEV_CAP_* */
+    uint32_t gso_max_size;  /* largest super-frame the device takes (bytes of IP datagram) when CAP_GSO */
+    uint32_t ip;            /* IPv4 address, host byte order (0 = none) */
+    uint8_t prefix_len;     /* 0 ... 32 */
+};
+
+/* Adds a device. `ops` and `driver` must outlive the stack. Returns the device, or NULL with *err set
+ * (BRISK_ERR_INVAL bad config, BRISK_ERR_TOOMANY too many devices, BRISK_ERR_NOMEM). */
+brisk_netdev *brisk_netdev_add(brisk_stack *st, const struct brisk_netdev_config *cfg,
+                               const struct brisk_netdev_ops *ops, void *driver, int *err);
+
+/* The driver reports that `pkt` (handed over by xmit at pkt->xmit_time) is done; the stack frees it. */
+void brisk_netdev_tx_done(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now);
+
+const struct brisk_netdev_config *brisk_netdev_config_of(const brisk_netdev *dev);
+
+struct brisk_netdev_stats {
+    uint64_t tx_packets, tx_bytes;     /* accepted by xmit */
+    uint64_t tx_busy;                  /* xmit refused with BRISK_ERR_BUSY */
+    uint64_t tx_completed;             /* completions reported */
+    uint64_t tx_inflight;              /* accepted and not yet completed */
+    uint64_t tx_inflight_bytes;
+    uint64_t rx_packets, rx_bytes;
+    uint64_t tx_done_latency_ns;       /* smoothed xmit -> completion latency (EWMA 1/8), 0 before a sample */
+    uint64_t tx_done_latency_max_ns;
+};
+void brisk_netdev_get_stats(const brisk_netdev *dev, struct brisk_netdev_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

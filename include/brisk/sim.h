@@ -1,0 +1,172 @@
+/*
+ * sim.h — brisk's deterministic network simulator (libbrisk_sim).
+ *
+ * A world has a virtual clock in nanoseconds and one event queue ordered by (time, insertion sequence), so a
+ * run is a pure function of its configuration and seed. It holds hosts (each a brisk stack), NICs on hosts,
+ * raw ports (a test or scripted peer sees frames directly), and point-to-point links between two ports.
+ *
+ * Timeline of one frame sent by a host:
+ *   xmit at t0 -> a TX-ring descriptor is taken (ring full => BRISK_ERR_BUSY to the stack)
+ *   -> the frame enters the link direction's drop-tail queue (over the byte/packet limit => dropped, counted)
+ *   -> serialized at the link rate: start = max(t0, previous end), end = start + bytes*8/rate
+ *      (bytes = the Ethernet frame without preamble/FCS; GSO super-frames are cut into MSS frames first and
+ *      checksum-partial packets are completed, as a NIC does)
+ *   -> TX completion reported to the stack per the NIC's completion model, relative to `end`
+ *      (the descriptor is held until then, so slow completions fill the ring, as in real drivers)
+ *   -> impairments (loss, burst loss, corruption, duplication, reordering) decide the frame's fate
+ *   -> delivered to the peer port at end + propagation delay (+ reorder delay).
+ * So on an idle link a B-byte frame arrives exactly B*8/rate + delay after it was sent.
+ *
+ * Hosts are driven by the world: after every event that touches a host, the world calls brisk_stack_poll()
+ * and keeps one wake-up event at brisk_stack_next_deadline().
+ */
+#ifndef BRISK_SIM_H
+#define BRISK_SIM_H
+
+#include <stdio.h>
+
+#include "brisk/brisk.h"
+#include "brisk/netdev.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct brisk_sim_world brisk_sim_world;
+typedef struct brisk_sim_host brisk_sim_host;
+typedef struct brisk_sim_port brisk_sim_port;
+typedef struct brisk_sim_link brisk_sim_link;
+
+/* ---- world ---- */
+brisk_sim_world *brisk_sim_world_new(uint64_t seed);
+void brisk_sim_world_free(brisk_sim_world *w); /* frees hosts, ports, links, captures (closing files) */
+uint64_t brisk_sim_now(const brisk_sim_world *w);
+
+/* Runs events in order until the queue is empty or the next event is later than `until` (then the clock is
+ * set to `until`). Returns the number of events run. */
+uint64_t brisk_sim_run_until(brisk_sim_world *w, uint64_t until);
+/* Runs until `done(ctx)` returns nonzero (checked after every event), the queue empties, or the clock would
+ * pass `limit`. Returns 1 if done() became true, 0 otherwise. */
+int brisk_sim_run_while(brisk_sim_world *w, int (*done)(void *ctx), void *ctx, uint64_t limit);
+
+/* Schedules fn(ctx, now) at virtual time `at` (>= now). Returns BRISK_OK or BRISK_ERR_NOMEM / INVAL. */
+int brisk_sim_at(brisk_sim_world *w, uint64_t at, void (*fn)(void *ctx, uint64_t now), void *ctx);
+
+struct brisk_sim_stats {
+    uint64_t events;            /* events run */
+    uint64_t frames_delivered;  /* frames handed to a receiving port */
+};
+void brisk_sim_world_stats(const brisk_sim_world *w, struct brisk_sim_stats *out);
+
+/* ---- hosts ---- */
+/* Adds a host running a brisk stack made from `s` (NULL = defaults; its seed is replaced by one derived from
+ * the world seed and the host index, unless s->seed is nonzero). */
+brisk_sim_host *brisk_sim_host_add(brisk_sim_world *w, const char *name, const struct brisk_settings *s);
+brisk_stack *brisk_sim_host_stack(brisk_sim_host *h);
+const char *brisk_sim_host_name(const brisk_sim_host *h);
+/* Tells the world that application code touched the host's stack outside a world event (it sent data), so it
+ * must poll the stack and re-read its deadline. Safe to call from anywhere, including event callbacks. */
+void brisk_sim_host_kick(brisk_sim_host *h);
+
+/* ---- NICs ---- */
+enum brisk_sim_completion {
+    BRISK_SIM_TXC_IMMEDIATE, /* complete at the end of serialization */
+    BRISK_SIM_TXC_DELAY,     /* complete `delay_ns` after the end of serialization */
+    BRISK_SIM_TXC_COALESCE,  /* complete in batches: when `frames` frames are waiting, or `timeout_ns` after
+                                the oldest waiting frame finished serializing, whichever comes first */
+};
+struct brisk_sim_txc {
+    enum brisk_sim_completion model;
+    uint64_t delay_ns;       /* DELAY */
+    uint32_t frames;         /* COALESCE threshold */
+    uint64_t timeout_ns;     /* COALESCE timer */
+};
+/* Parses "immediate", "delay 190us" / "delay:190us", "coalesce 16 10ms" / "coalesce:16:10ms". */
+int brisk_sim_txc_parse(const char *s, struct brisk_sim_txc *out);
+
+struct brisk_sim_nic_config {
+    struct brisk_netdev_config dev; /* MAC, MTU, caps (GSO / CSUM), IPv4 address and prefix */
+    uint32_t tx_ring;               /* TX descriptors (packets held from xmit until completion) */
+    struct brisk_sim_txc txc;       /* TX-completion model */
+};
+void brisk_sim_nic_config_default(struct brisk_sim_nic_config *c); /* ring 1024, immediate, MTU 1500 */
+
+/* Adds a NIC to a host (registering a netdev with its stack) and returns its port. */
+brisk_sim_port *brisk_sim_nic_add(brisk_sim_host *h, const struct brisk_sim_nic_config *c);
+brisk_netdev *brisk_sim_port_netdev(brisk_sim_port *p); /* NULL for raw ports */
+
+/* ---- raw ports: a test or scripted peer sends and receives frames itself ---- */
+typedef void (*brisk_sim_rx_fn)(void *ctx, brisk_sim_port *p, const uint8_t *frame, size_t len, uint64_t now);
+brisk_sim_port *brisk_sim_raw_port_add(brisk_sim_world *w, const char *name, brisk_sim_rx_fn rx, void *ctx);
+/* Sends a frame from a raw port at the current time (copied). Raw ports have an unbounded ring and immediate
+ * completion. Returns BRISK_OK, BRISK_ERR_INVAL, or BRISK_ERR_NOMEM. */
+int brisk_sim_raw_send(brisk_sim_port *p, const uint8_t *frame, size_t len);
+
+/* ---- links ---- */
+enum brisk_sim_loss_model { BRISK_SIM_LOSS_NONE, BRISK_SIM_LOSS_RANDOM, BRISK_SIM_LOSS_GILBERT };
+struct brisk_sim_impair {
+    double loss;               /* RANDOM: drop probability per frame */
+    enum brisk_sim_loss_model loss_model;
+    double ge_p_good_to_bad;   /* GILBERT: per-frame transition probabilities and loss in each state */
+    double ge_p_bad_to_good;
+    double ge_loss_good;
+    double ge_loss_bad;
+    const uint64_t *loss_mask; /* exact loss: drop the frames whose 0-based index on this direction is listed */
+    size_t loss_mask_len;      /* (sorted ascending; the array must outlive the link) */
+    double reorder;            /* probability a frame is held back by reorder_delay_ns */
+    uint64_t reorder_delay_ns;
+    double duplicate;          /* probability a frame is delivered twice */
+    double corrupt;            /* probability one byte of the frame is flipped (at an offset >= 14) */
+};
+struct brisk_sim_link_dir {
+    uint64_t rate_bps;          /* serialization rate */
+    uint64_t delay_ns;          /* propagation delay */
+    uint64_t queue_bytes;       /* drop-tail limits of the queue in front of the transmitter (0 = none) */
+    uint32_t queue_packets;
+    struct brisk_sim_impair impair;
+};
+struct brisk_sim_link_config {
+    struct brisk_sim_link_dir ab, ba; /* a -> b and b -> a */
+};
+/* Both directions: rate, delay, no queue limits, no impairments. */
+void brisk_sim_link_config_symmetric(struct brisk_sim_link_config *c, uint64_t rate_bps, uint64_t delay_ns);
+
+/* Connects two unconnected ports. Returns the link, or NULL (INVAL: a port already connected). */
+brisk_sim_link *brisk_sim_link_connect(brisk_sim_world *w, brisk_sim_port *a, brisk_sim_port *b,
+                                       const struct brisk_sim_link_config *c);
+
+struct brisk_sim_link_stats {
+    uint64_t frames_in;        /* frames offered to this direction */
+    uint64_t bytes_in;
+    uint64_t queue_drops;      /* drop-tail */
+    uint64_t frames_sent;      /* serialized */
+    uint64_t bytes_sent;
+    uint64_t lost;             /* random / Gilbert-Elliott / mask */
+    uint64_t corrupted;
+    uint64_t duplicated;
+    uint64_t reordered;
+    uint64_t delivered;
+    uint64_t queue_max_bytes;  /* high-water mark of the queue */
+};
+/* dir 0 = a -> b, 1 = b -> a */
+void brisk_sim_link_stats(const brisk_sim_link *l, int dir, struct brisk_sim_link_stats *out);
+
+struct brisk_sim_nic_stats {
+    uint64_t tx_frames;        /* wire frames (after GSO) */
+    uint64_t tx_busy;          /* xmit refused: ring full */
+    uint64_t tx_completions;   /* completions reported to the stack */
+    uint32_t ring_used, ring_max_used;
+    uint64_t rx_frames;
+};
+void brisk_sim_nic_stats(const brisk_sim_port *p, struct brisk_sim_nic_stats *out);
+
+/* ---- capture ---- */
+/* Writes every frame a port sends (at the start of serialization) and receives (at delivery) to a pcap file
+ * with nanosecond timestamps (readable by tcpdump -r, Wireshark). The file is opened here and closed by
+ * brisk_sim_world_free. Returns BRISK_OK, BRISK_ERR_INVAL, or BRISK_ERR_NOENT (cannot open). */
+int brisk_sim_capture(brisk_sim_port *p, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

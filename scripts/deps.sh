@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages brisk needs to build, test and run the lab — only those missing.
+# Used by every Makefile target. As root it runs `apt-get update` once and `apt-get install -y`;
+# as another user it prints the exact command to run and fails.
+set -eu
+
+pkgs="build-essential cmake pkg-config clang libcmocka-dev tcpdump gnuplot-nox"
+
+missing=""
+for p in $pkgs; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "brisk: missing Debian packages:$missing" >&2
+    echo "brisk: install them with: sudo apt-get install -y$missing" >&2
+    exit 1
+fi
+echo "brisk: installing missing Debian packages:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+# One update per machine boot is enough; a stale list makes install fail, so retry once after update.
+if ! apt-get install -y --no-install-recommends $missing >/dev/null 2>&1; then
+    apt-get update -q >/dev/null
+    apt-get install -y --no-install-recommends $missing >/dev/null
+fi

@@ -1,0 +1,140 @@
+/*
+ * stack.c — the stack instance: creation, the three entry points a driver or loop calls
+ * (brisk_stack_input, brisk_stack_poll, brisk_stack_next_deadline) and the counters snapshot.
+ *
+ * Input is dispatched by EtherType here: ARP to net/neigh.c, IPv4 to net/ip_input.c. The Ethernet destination
+ * must be the receiving device's MAC or broadcast; anything else (another host's unicast, multicast) is counted
+ * and dropped, as a NIC without promiscuous mode would.
+ *
+ * poll() advances the stack's one timer wheel; next_deadline() is the wheel's next expiry. All time comes from
+ * the caller (`now`); the stack keeps the latest value it has seen so timers armed from input processing are
+ * relative to the right clock even if a caller's times arrive slightly out of order.
+ */
+#include "core/stack.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/ip.h"
+#include "wire/eth.h"
+
+brisk_stack *brisk_stack_new(const struct brisk_settings *s)
+{
+    struct brisk_settings dflt;
+    if (!s) {
+        brisk_settings_default(&dflt);
+        s = &dflt;
+    }
+    if (brisk_settings_check(s) != BRISK_OK)
+        return NULL;
+    brisk_stack *st = calloc(1, sizeof(*st));
+    if (!st)
+        return NULL;
+    st->s = *s;
+    brisk_pktpool_init(&st->pool, s->pkt_pool_bytes);
+    brisk_timer_wheel_init(&st->wheel, 0);
+    brisk_rand_seed(&st->rand, s->seed);
+    st->ip.next_id = (uint16_t)brisk_rand_u32(&st->rand);
+    st->icmp.tokens_ns = (uint64_t)s->icmp_ratelimit_burst * s->icmp_ratelimit_ns;
+    if (brisk_neigh_init(st) != BRISK_OK) {
+        brisk_pktpool_destroy(&st->pool);
+        free(st);
+        return NULL;
+    }
+    return st;
+}
+
+void brisk_stack_free(brisk_stack *st)
+{
+    if (!st)
+        return;
+    brisk_neigh_destroy(st);
+    brisk_pktpool_destroy(&st->pool);
+    free(st);
+}
+
+const struct brisk_settings *brisk_stack_settings(const brisk_stack *st)
+{
+    return &st->s;
+}
+
+void brisk_stack_get_counters(const brisk_stack *st, struct brisk_counters *out)
+{
+    *out = st->c;
+    out->TimerArms = st->wheel.stats.arms;
+    out->TimerCancels = st->wheel.stats.cancels;
+    out->TimerFires = st->wheel.stats.fires;
+    out->PktAllocFails = st->pool.alloc_fails;
+}
+
+uint64_t brisk_stack_pkts_in_use(const brisk_stack *st)
+{
+    return st->pool.in_use;
+}
+
+int brisk_stack_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *frame, size_t len, uint64_t now)
+{
+    if (!st || !dev || dev->st != st || (!frame && len))
+        return BRISK_ERR_INVAL;
+    now = brisk_stack_clock(st, now);
+    st->c.EthInFrames++;
+    dev->stats.rx_packets++;
+    dev->stats.rx_bytes += len;
+
+    struct brisk_eth_repr eth;
+    if (brisk_eth_parse(frame, len, &eth) < 0) {
+        st->c.EthInErrors++;
+        return BRISK_OK;
+    }
+    static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    if (memcmp(eth.dst, dev->cfg.mac, 6) != 0 && memcmp(eth.dst, bcast, 6) != 0) {
+        st->c.EthInNotForUs++;
+        return BRISK_OK;
+    }
+    const uint8_t *payload = frame + BRISK_ETH_HLEN;
+    size_t plen = len - BRISK_ETH_HLEN;
+    switch (eth.type) {
+    case BRISK_ETH_P_ARP:
+        brisk_neigh_arp_input(st, dev, payload, plen, now);
+        break;
+    case BRISK_ETH_P_IPV4:
+        brisk_ip_input(st, dev, payload, plen, memcmp(eth.dst, bcast, 6) == 0, now);
+        break;
+    default:
+        st->c.EthInUnknownType++;
+        break;
+    }
+    return BRISK_OK;
+}
+
+int brisk_stack_poll(brisk_stack *st, uint64_t now)
+{
+    if (!st)
+        return BRISK_ERR_INVAL;
+    now = brisk_stack_clock(st, now);
+    brisk_timer_advance(&st->wheel, now);
+    return BRISK_OK;
+}
+
+uint64_t brisk_stack_next_deadline(const brisk_stack *st)
+{
+    return st ? brisk_timer_next(&st->wheel) : BRISK_TIME_NONE;
+}
+
+int brisk_stack_set_gateway(brisk_stack *st, uint32_t gw)
+{
+    if (!st)
+        return BRISK_ERR_INVAL;
+    if (gw == 0) {
+        st->gateway = 0;
+        return BRISK_OK;
+    }
+    for (uint32_t i = 0; i < st->ndevs; i++) {
+        const brisk_netdev *d = &st->devs[i];
+        if (d->cfg.ip && (gw & d->mask) == (d->cfg.ip & d->mask)) {
+            st->gateway = gw;
+            return BRISK_OK;
+        }
+    }
+    return BRISK_ERR_NOROUTE;
+}

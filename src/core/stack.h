@@ -1,0 +1,63 @@
+/*
+ * stack.h — the stack instance, private to the library. Everything a stack owns hangs off this struct; there
+ * is no other state, so any number of stacks live side by side in one process.
+ */
+#ifndef BRISK_CORE_STACK_H
+#define BRISK_CORE_STACK_H
+
+#include "brisk/brisk.h"
+#include "brisk/netdev.h"
+#include "core/pktbuf.h"
+#include "core/rand.h"
+#include "core/timer.h"
+#include "net/neigh.h"
+
+#define BRISK_MAX_NETDEVS 8
+
+struct brisk_netdev {
+    brisk_stack *st;                  /* owner */
+    struct brisk_netdev_config cfg;   /* as registered */
+    uint32_t mask;                    /* netmask of cfg.prefix_len, host order */
+    const struct brisk_netdev_ops *ops;
+    void *driver;
+    struct brisk_netdev_stats stats;
+};
+
+struct brisk_stack {
+    struct brisk_settings s;          /* copied at creation */
+    struct brisk_counters c;          /* event counters (timer counts come from the wheel) */
+    struct brisk_pktpool pool;        /* every packet buffer */
+    struct brisk_timer_wheel wheel;   /* every timer */
+    struct brisk_rand rand;           /* seeded from s.seed */
+    uint64_t now;                     /* latest time seen by an entry point */
+
+    brisk_netdev devs[BRISK_MAX_NETDEVS];
+    uint32_t ndevs;
+    uint32_t gateway;                 /* default gateway, 0 = none */
+
+    struct brisk_neigh_table neigh;   /* ARP cache */
+
+    struct {
+        uint16_t next_id;             /* IPv4 identification counter */
+    } ip;
+
+    struct {
+        brisk_echo_fn echo_fn;        /* echo-reply callback (tools) */
+        void *echo_ctx;
+        uint64_t tokens_ns;           /* error rate limit bucket, in ns of credit */
+        uint64_t tokens_at;           /* time the bucket was last refilled */
+    } icmp;
+};
+
+/* Every field of s within bounds: BRISK_OK or BRISK_ERR_RANGE. (settings.c) */
+int brisk_settings_check(const struct brisk_settings *s);
+
+/* Advances the stack's notion of time (never backwards) and returns it. */
+static inline uint64_t brisk_stack_clock(brisk_stack *st, uint64_t now)
+{
+    if (now > st->now)
+        st->now = now;
+    return st->now;
+}
+
+#endif

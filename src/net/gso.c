@@ -1,0 +1,104 @@
+/*
+ * gso.c — generic segmentation offload in software: turns one TCP super-frame into MSS-sized wire frames the
+ * way a NIC with TCP segmentation offload does (Microsoft's "Large Send Offload" description and Linux's
+ * tcp_gso_segment are the de-facto specification; no RFC covers it).
+ *
+ * The stack builds one super-frame of up to 64 KB with a single set of headers; the device (or this code,
+ * when the device lacks BRISK_NETDEV_CAP_GSO, or in the simulator's NIC model) replicates the headers in
+ * front of each gso_size slice of the payload and fixes what differs per frame:
+ *   IPv4: total length, identification (original + i, as NICs do, so every wire frame has its own id),
+ *         header checksum;
+ *   TCP:  sequence number (+ offset of the slice); FIN and PSH belong to the end of the data, so they stay
+ *         only on the last frame; CWR acknowledges one ECE once (RFC 3168 §6.1.2), so it stays only on the
+ *         first; the urgent pointer is an offset from the sequence number, so it is rebased, and URG cleared
+ *         on frames past the urgent data; the checksum is computed in full over each frame.
+ * SYN and RST segments are never cut: a SYN occupies a sequence number before the data, and a super-frame is
+ * by definition data. brisk_gso_segment checks everything before emitting anything, so a caller never sees
+ * half a super-frame.
+ */
+#include "net/gso.h"
+
+#include <string.h>
+
+#include "brisk/brisk.h"
+#include "wire/csum.h"
+#include "wire/eth.h"
+#include "wire/ipv4.h"
+#include "wire/tcp.h"
+#include "wire/wire.h"
+
+/* The TCP flags of slice i of n. */
+static uint8_t slice_flags(uint8_t flags, size_t i, size_t n)
+{
+    if (i + 1 < n)
+        flags = (uint8_t)(flags & ~(BRISK_TCP_FIN | BRISK_TCP_PSH));
+    if (i > 0)
+        flags = (uint8_t)(flags & ~BRISK_TCP_CWR);
+    return flags;
+}
+
+int brisk_gso_segment(const uint8_t *frame, size_t len, uint16_t gso_size, int csum_partial, uint8_t *scratch,
+                      size_t scratch_len, brisk_gso_emit_fn emit, void *ctx)
+{
+    (void)csum_partial; /* the input's checksum is never read: every output frame gets a fresh one */
+    if (!frame || !scratch || !emit || gso_size == 0)
+        return BRISK_ERR_INVAL;
+
+    struct brisk_eth_repr eth;
+    int rc = brisk_eth_parse(frame, len, &eth);
+    if (rc < 0)
+        return rc;
+    if (eth.type != BRISK_ETH_P_IPV4)
+        return BRISK_ERR_INVAL;
+    const uint8_t *ip = frame + BRISK_ETH_HLEN;
+    struct brisk_ipv4_repr iph;
+    rc = brisk_ipv4_parse(ip, len - BRISK_ETH_HLEN, &iph);
+    if (rc < 0)
+        return rc;
+    if (iph.proto != BRISK_IP_PROTO_TCP || brisk_ipv4_is_fragment(&iph))
+        return BRISK_ERR_INVAL;
+    size_t ip_hlen = iph.hdr_len;
+    struct brisk_tcp_repr th;
+    rc = brisk_tcp_parse(ip + ip_hlen, iph.total_len - ip_hlen, iph.src, iph.dst, 0, &th);
+    if (rc < 0)
+        return rc;
+
+    size_t hdrs = BRISK_ETH_HLEN + ip_hlen + th.hdr_len;
+    size_t payload = th.payload_len;
+    if ((th.flags & (BRISK_TCP_SYN | BRISK_TCP_RST)) && payload > gso_size)
+        return BRISK_ERR_INVAL;
+    if (scratch_len < hdrs + (payload < gso_size ? payload : gso_size))
+        return BRISK_ERR_INVAL;
+
+    size_t nseg = payload == 0 ? 1 : (payload + gso_size - 1) / gso_size;
+    uint8_t *sip = scratch + BRISK_ETH_HLEN;
+    uint8_t *stcp = sip + ip_hlen;
+    for (size_t i = 0; i < nseg; i++) {
+        size_t off = i * gso_size;
+        size_t n = payload - off < gso_size ? payload - off : gso_size;
+        memcpy(scratch, frame, hdrs);
+        memcpy(scratch + hdrs, th.payload + off, n);
+
+        brisk_put16(sip + 2, (uint16_t)(ip_hlen + th.hdr_len + n));
+        brisk_put16(sip + 4, (uint16_t)(iph.id + i));
+        brisk_put16(sip + 10, 0);
+        brisk_put16(sip + 10, brisk_csum_buf(sip, ip_hlen));
+
+        uint8_t flags = slice_flags(th.flags, i, nseg);
+        uint16_t urg = th.urg;
+        if (flags & BRISK_TCP_URG) {
+            if (urg > off) {
+                urg = (uint16_t)(urg - off);
+            } else {
+                flags = (uint8_t)(flags & ~BRISK_TCP_URG);
+                urg = 0;
+            }
+        }
+        brisk_put32(stcp + 4, th.seq + (uint32_t)off);
+        stcp[13] = flags;
+        brisk_put16(stcp + 18, urg);
+        brisk_tcp_csum_fill(stcp, th.hdr_len + n, iph.src, iph.dst);
+        emit(ctx, scratch, hdrs + n);
+    }
+    return (int)nseg;
+}

@@ -1,0 +1,195 @@
+/*
+ * icmp.c — ICMP for a host (RFC 792, RFC 1122 §3.2.2): echo reply, echo requests for tools, errors.
+ *
+ * Echo. A request addressed to us is answered from the address it was sent to, with the same identifier,
+ * sequence number and data (RFC 1122 §3.2.2.6). Requests to a broadcast address are ignored, as Linux does by
+ * default (icmp_echo_ignore_broadcasts): answering them turns a host into a smurf amplifier. The stack's own
+ * requests (brisk_icmp_echo_send) carry the sending time in their first 8 data bytes, so a reply yields an RTT
+ * without any per-request state; replies go to the callback registered with brisk_icmp_set_echo_handler.
+ *
+ * Errors. brisk_icmp_send_error() quotes the offending datagram's header and as much of its data as fits in a
+ * 576-byte message (RFC 1812 §4.3.2.3; RFC 1122 asks for at least 8 bytes) and never answers an ICMP error,
+ * a broadcast or a non-initial fragment (RFC 1122 §3.2.2). Errors are rate limited by a token bucket — one
+ * token per icmp_ratelimit, icmp_ratelimit_burst deep — so a stream of bad packets cannot make the stack a
+ * reflector. Suppressed errors are counted (IcmpOutRateLimited).
+ */
+#include <string.h>
+
+#include "net/ip.h"
+#include "net/netdev.h"
+#include "wire/icmp.h"
+#include "wire/wire.h"
+
+#define ICMP_ERR_MAX 576u /* the largest error datagram, IP header included */
+
+/* Routes an ICMP message of `len` bytes to dst and allocates its buffer, sized and filled to `len`. */
+static brisk_pkt *icmp_alloc(brisk_stack *st, uint32_t dst, uint32_t src, size_t len, struct brisk_route *rt,
+                             int *err)
+{
+    if (brisk_ip_route(st, dst, rt) != BRISK_OK) {
+        st->c.IpOutNoRoutes++;
+        *err = BRISK_ERR_NOROUTE;
+        return NULL;
+    }
+    if (src && brisk_netdev_is_local(st, src))
+        rt->src = src;
+    if (len + BRISK_IPV4_HLEN > rt->dev->cfg.mtu) {
+        *err = BRISK_ERR_MSGSIZE;
+        return NULL;
+    }
+    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, (uint32_t)len);
+    if (!pkt) {
+        st->c.IpOutDiscards++;
+        *err = BRISK_ERR_NOBUFS;
+        return NULL;
+    }
+    brisk_pkt_put(pkt, (uint32_t)len);
+    return pkt;
+}
+
+static int send_icmp(brisk_stack *st, uint32_t dst, uint32_t src, const struct brisk_icmp_repr *r,
+                     uint64_t now)
+{
+    struct brisk_route rt;
+    int err;
+    brisk_pkt *pkt = icmp_alloc(st, dst, src, BRISK_ICMP_HLEN + r->payload_len, &rt, &err);
+    if (!pkt)
+        return err;
+    brisk_icmp_emit(pkt->data, r);
+    st->c.IcmpOutMsgs++;
+    return brisk_ip_output(st, &rt, dst, BRISK_IP_PROTO_ICMP, 0, pkt, now);
+}
+
+static void echo_reply(brisk_stack *st, const struct brisk_ipv4_repr *ip, const struct brisk_icmp_repr *req,
+                       uint64_t now)
+{
+    struct brisk_icmp_repr r = {
+        .type = BRISK_ICMP_ECHO_REPLY,
+        .id = req->id,
+        .seq = req->seq,
+        .payload = req->payload,
+        .payload_len = req->payload_len,
+    };
+    if (send_icmp(st, ip->src, ip->dst, &r, now) == BRISK_OK)
+        st->c.IcmpOutEchoReps++;
+}
+
+void brisk_icmp_input(brisk_stack *st, brisk_netdev *dev, const struct brisk_ipv4_repr *ip, const uint8_t *p,
+                      size_t len, int bcast, uint64_t now)
+{
+    (void)dev;
+    st->c.IcmpInMsgs++;
+    struct brisk_icmp_repr r;
+    if (brisk_icmp_parse(p, len, &r) < 0) {
+        st->c.IcmpInErrors++;
+        return;
+    }
+    switch (r.type) {
+    case BRISK_ICMP_ECHO:
+        st->c.IcmpInEchos++;
+        if (!bcast)
+            echo_reply(st, ip, &r, now);
+        break;
+    case BRISK_ICMP_ECHO_REPLY: {
+        st->c.IcmpInEchoReps++;
+        if (!st->icmp.echo_fn)
+            break;
+        struct brisk_echo_reply er = {
+            .from = ip->src,
+            .id = r.id,
+            .seq = r.seq,
+            .len = (uint16_t)r.payload_len,
+            .ttl = ip->ttl,
+        };
+        if (r.payload_len >= 8)
+            er.sent_at = ((uint64_t)brisk_get32(r.payload) << 32) | brisk_get32(r.payload + 4);
+        st->icmp.echo_fn(st->icmp.echo_ctx, &er, now);
+        break;
+    }
+    case BRISK_ICMP_DEST_UNREACH:
+        st->c.IcmpInDestUnreachs++;
+        break;
+    default:
+        break;
+    }
+}
+
+/* Token bucket in nanoseconds of credit: refill by elapsed time, spend one interval per message. */
+static int ratelimit_allows(brisk_stack *st, uint64_t now)
+{
+    uint64_t interval = st->s.icmp_ratelimit_ns;
+    if (interval == 0)
+        return 1;
+    uint64_t cap = (uint64_t)st->s.icmp_ratelimit_burst * interval;
+    uint64_t elapsed = now - st->icmp.tokens_at;
+    st->icmp.tokens_at = now;
+    st->icmp.tokens_ns = elapsed >= cap - st->icmp.tokens_ns ? cap : st->icmp.tokens_ns + elapsed;
+    if (st->icmp.tokens_ns < interval)
+        return 0;
+    st->icmp.tokens_ns -= interval;
+    return 1;
+}
+
+static int is_icmp_error(uint8_t type)
+{
+    return type == BRISK_ICMP_DEST_UNREACH || type == BRISK_ICMP_TIME_EXCEEDED || type == 4 /* quench */ ||
+           type == 5 /* redirect */ || type == 12 /* parameter problem */;
+}
+
+void brisk_icmp_send_error(brisk_stack *st, uint8_t type, uint8_t code, const uint8_t *orig, size_t orig_len,
+                           uint64_t now)
+{
+    struct brisk_ipv4_repr ip;
+    int hl = brisk_ipv4_parse(orig, orig_len, &ip);
+    if (hl < 0 || ip.frag_off != 0)
+        return;
+    if (ip.proto == BRISK_IP_PROTO_ICMP && (orig_len <= (size_t)hl || is_icmp_error(orig[hl])))
+        return;
+    if (ip.src == 0 || ip.src == 0xffffffffu || brisk_ipv4_is_multicast(ip.src) || brisk_ipv4_is_multicast(ip.dst))
+        return;
+    if (!ratelimit_allows(st, now)) {
+        st->c.IcmpOutRateLimited++;
+        return;
+    }
+    size_t quote = ip.total_len < orig_len ? ip.total_len : orig_len;
+    if (quote > ICMP_ERR_MAX - BRISK_IPV4_HLEN - BRISK_ICMP_HLEN)
+        quote = ICMP_ERR_MAX - BRISK_IPV4_HLEN - BRISK_ICMP_HLEN;
+    struct brisk_icmp_repr r = {.type = type, .code = code, .payload = orig, .payload_len = quote};
+    if (send_icmp(st, ip.src, ip.dst, &r, now) == BRISK_OK && type == BRISK_ICMP_DEST_UNREACH)
+        st->c.IcmpOutDestUnreachs++;
+}
+
+void brisk_icmp_set_echo_handler(brisk_stack *st, brisk_echo_fn fn, void *ctx)
+{
+    if (!st)
+        return;
+    st->icmp.echo_fn = fn;
+    st->icmp.echo_ctx = ctx;
+}
+
+int brisk_icmp_echo_send(brisk_stack *st, uint32_t dst, uint16_t id, uint16_t seq, uint16_t payload_len,
+                         uint64_t now)
+{
+    if (!st || dst == 0)
+        return BRISK_ERR_INVAL;
+    now = brisk_stack_clock(st, now);
+    struct brisk_route rt;
+    int err;
+    brisk_pkt *pkt = icmp_alloc(st, dst, 0, (size_t)BRISK_ICMP_HLEN + payload_len, &rt, &err);
+    if (!pkt)
+        return err;
+    uint8_t *b = pkt->data;
+    uint8_t *data = b + BRISK_ICMP_HLEN;
+    for (size_t i = 0; i < payload_len; i++)
+        data[i] = (uint8_t)i;
+    if (payload_len >= 8) {
+        brisk_put32(data, (uint32_t)(now >> 32));
+        brisk_put32(data + 4, (uint32_t)now);
+    }
+    struct brisk_icmp_repr r = {
+        .type = BRISK_ICMP_ECHO, .id = id, .seq = seq, .payload = data, .payload_len = payload_len};
+    brisk_icmp_emit(b, &r);
+    st->c.IcmpOutMsgs++;
+    st->c.IcmpOutEchos++;
+    return brisk_ip_output(st, &rt, dst, BRISK_IP_PROTO_ICMP, 0, pkt, now);
+}

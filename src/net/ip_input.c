@@ -1,0 +1,63 @@
+/*
+ * ip_input.c — IPv4 receive (RFC 791, RFC 1122 §3.2.1 and §3.3).
+ *
+ * brisk is a host, not a router: a datagram is accepted when its destination is one of the stack's addresses
+ * (the weak host model of RFC 1122 §3.3.4.2: any of them, whichever device it came in on), the limited
+ * broadcast 255.255.255.255, or the directed broadcast of the receiving device's prefix. Everything else is
+ * counted (IpInAddrErrors) and dropped — never forwarded.
+ *
+ * Header validation is brisk_ipv4_parse()'s job (version, lengths, checksum); a failure is counted by reason
+ * (IpInTruncated when the frame is shorter than the declared total length, IpInAddrErrors for a source that
+ * cannot be a single host — RFC 1122 §3.2.1.3, checked by the parser — IpInHdrErrors otherwise). Fragments are
+ * counted in IpReasmFails and dropped: brisk sets DF on everything it sends and its TCP clamps the MSS to the
+ * path, so it has no use for reassembly and does not offer an attacker one.
+ *
+ * Delivery trims Ethernet padding (frames shorter than 60 bytes are padded on the wire) by handing the
+ * protocol exactly total_len - hdr_len bytes. A protocol without a handler gets an ICMP protocol-unreachable,
+ * unless the datagram was a broadcast (RFC 1122 §3.2.2).
+ */
+#include "net/ip.h"
+#include "net/netdev.h"
+#include "wire/icmp.h"
+#include "wire/wire.h"
+
+void brisk_ip_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *p, size_t len, int l2_bcast,
+                    uint64_t now)
+{
+    st->c.IpInReceives++;
+    struct brisk_ipv4_repr ip;
+    int hl = brisk_ipv4_parse(p, len, &ip);
+    if (hl < 0) {
+        if (hl == BRISK_WIRE_TRUNCATED && len >= BRISK_IPV4_HLEN)
+            st->c.IpInTruncated++;
+        else if (hl == BRISK_WIRE_BAD_ADDR) /* a source no host may use (the parser's rule) */
+            st->c.IpInAddrErrors++;
+        else
+            st->c.IpInHdrErrors++;
+        return;
+    }
+    int bcast = brisk_netdev_is_broadcast(dev, ip.dst);
+    if (!bcast && !brisk_netdev_is_local(st, ip.dst)) {
+        st->c.IpInAddrErrors++;
+        return;
+    }
+    bcast |= l2_bcast;
+    if (brisk_ipv4_is_fragment(&ip)) {
+        st->c.IpReasmFails++;
+        return;
+    }
+    const uint8_t *l4 = p + hl;
+    size_t l4_len = (size_t)ip.total_len - (size_t)hl;
+    switch (ip.proto) {
+    case BRISK_IP_PROTO_ICMP:
+        st->c.IpInDelivers++;
+        brisk_icmp_input(st, dev, &ip, l4, l4_len, bcast, now);
+        break;
+    default:
+        st->c.IpInUnknownProtos++;
+        if (!bcast)
+            brisk_icmp_send_error(st, BRISK_ICMP_DEST_UNREACH, 2 /* protocol unreachable */, p, ip.total_len,
+                                  now);
+        break;
+    }
+}

@@ -1,0 +1,418 @@
+/*
+ * neigh.c — ARP (RFC 826) and the neighbour cache, with the host requirements of RFC 1122 §2.3.2.
+ *
+ * Resolution. The first datagram for an unknown next hop creates an INCOMPLETE entry, is queued on it and
+ * triggers a broadcast request; requests repeat every arp_retrans until a reply arrives or arp_retries have
+ * been sent. A reply flushes the queue in order. Failure drops the queue (counted: ArpResolveFailed,
+ * ArpQueueDrops) and frees the entry, so the next datagram starts afresh. The queue is bounded by
+ * arp_queue_len; on overflow the oldest packet goes (newer data is more useful, as Linux's unres_qlen does).
+ *
+ * Freshness (RFC 1122 §2.3.2.1). An entry is REACHABLE for arp_reachable after the last confirmation, then
+ * STALE: still used, but its next use sends a unicast request to the cached MAC (PROBE). If arp_retries
+ * probes go unanswered the entry is deleted; a reply makes it REACHABLE again. Stale entries therefore cost
+ * nothing until used and cannot keep a dead neighbour's MAC forever.
+ *
+ * Input follows RFC 826's merge algorithm: if the sender is in the cache, update its MAC (and confirm);
+ * if a request targets the receiving device's address, add the sender if it was not there and reply. Unlike
+ * RFC 826, an unsolicited reply creates nothing (Linux's arp_accept=0). A gratuitous ARP
+ * (sender address == target address) updates an existing entry but never creates one, so a flood of them
+ * cannot fill the cache.
+ *
+ * The cache is a fixed array of arp_cache_size slots allocated when the stack is created, a keyed hash on the
+ * address (the key comes from the stack's seed, so chains cannot be aimed at from outside), and a recency list:
+ * when the cache is full the least recently used entry that is not resolving is evicted. No allocation after
+ * creation.
+ */
+#include "net/neigh.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/stack.h"
+#include "net/ip.h"
+#include "net/netdev.h"
+#include "wire/arp.h"
+#include "wire/eth.h"
+#include "wire/ipv4.h"
+
+static const uint8_t bcast_mac[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+static uint32_t bucket_of(const struct brisk_neigh_table *t, uint32_t ip)
+{
+    return (uint32_t)(brisk_mix64(ip ^ t->salt) & (t->nbuckets - 1));
+}
+
+static void timer_fired(struct brisk_timer *tm, void *arg, uint64_t now);
+
+int brisk_neigh_init(brisk_stack *st)
+{
+    struct brisk_neigh_table *t = &st->neigh;
+    memset(t, 0, sizeof(*t));
+    t->size = st->s.arp_cache_size;
+    t->nbuckets = 1;
+    while (t->nbuckets < t->size)
+        t->nbuckets <<= 1;
+    t->e = calloc(t->size, sizeof(*t->e));
+    t->buckets = malloc(t->nbuckets * sizeof(*t->buckets));
+    if (!t->e || !t->buckets) {
+        free(t->e);
+        free(t->buckets);
+        t->e = NULL;
+        t->buckets = NULL;
+        return BRISK_ERR_NOMEM;
+    }
+    for (uint32_t i = 0; i < t->nbuckets; i++)
+        t->buckets[i] = -1;
+    for (uint32_t i = 0; i < t->size; i++) {
+        t->e[i].hnext = i + 1 < t->size ? (int32_t)(i + 1) : -1;
+        brisk_timer_init(&t->e[i].timer, timer_fired, st);
+    }
+    t->free_head = 0;
+    t->lru_head = t->lru_tail = -1;
+    t->salt = brisk_rand_u64(&st->rand);
+    return BRISK_OK;
+}
+
+static void drop_queue(brisk_stack *st, struct brisk_neigh *n)
+{
+    while (n->q_head) {
+        brisk_pkt *p = n->q_head;
+        n->q_head = p->next;
+        brisk_pkt_free(&st->pool, p);
+        st->c.ArpQueueDrops++;
+    }
+    n->q_tail = NULL;
+    n->qlen = 0;
+}
+
+void brisk_neigh_destroy(brisk_stack *st)
+{
+    struct brisk_neigh_table *t = &st->neigh;
+    if (!t->e)
+        return;
+    for (uint32_t i = 0; i < t->size; i++) {
+        struct brisk_neigh *n = &t->e[i];
+        while (n->q_head) {
+            brisk_pkt *p = n->q_head;
+            n->q_head = p->next;
+            brisk_pkt_free(&st->pool, p);
+        }
+    }
+    free(t->e);
+    free(t->buckets);
+    memset(t, 0, sizeof(*t));
+}
+
+static int32_t idx_of(const struct brisk_neigh_table *t, const struct brisk_neigh *n)
+{
+    return (int32_t)(n - t->e);
+}
+
+static void lru_unlink(struct brisk_neigh_table *t, struct brisk_neigh *n)
+{
+    if (n->lru_prev >= 0)
+        t->e[n->lru_prev].lru_next = n->lru_next;
+    else
+        t->lru_head = n->lru_next;
+    if (n->lru_next >= 0)
+        t->e[n->lru_next].lru_prev = n->lru_prev;
+    else
+        t->lru_tail = n->lru_prev;
+}
+
+static void lru_push_front(struct brisk_neigh_table *t, struct brisk_neigh *n)
+{
+    int32_t i = idx_of(t, n);
+    n->lru_prev = -1;
+    n->lru_next = t->lru_head;
+    if (t->lru_head >= 0)
+        t->e[t->lru_head].lru_prev = i;
+    t->lru_head = i;
+    if (t->lru_tail < 0)
+        t->lru_tail = i;
+}
+
+static void touch(struct brisk_neigh_table *t, struct brisk_neigh *n)
+{
+    if (t->lru_head == idx_of(t, n))
+        return;
+    lru_unlink(t, n);
+    lru_push_front(t, n);
+}
+
+static struct brisk_neigh *find(const struct brisk_neigh_table *t, uint32_t ip)
+{
+    if (!t->e)
+        return NULL;
+    for (int32_t i = t->buckets[bucket_of(t, ip)]; i >= 0; i = t->e[i].hnext)
+        if (t->e[i].ip == ip)
+            return &t->e[i];
+    return NULL;
+}
+
+const struct brisk_neigh *brisk_neigh_lookup(const brisk_stack *st, uint32_t ip)
+{
+    return find(&st->neigh, ip);
+}
+
+static void release(brisk_stack *st, struct brisk_neigh *n)
+{
+    struct brisk_neigh_table *t = &st->neigh;
+    int32_t i = idx_of(t, n);
+    int32_t *pp = &t->buckets[bucket_of(t, n->ip)];
+    while (*pp != i)
+        pp = &t->e[*pp].hnext;
+    *pp = n->hnext;
+    lru_unlink(t, n);
+    brisk_timer_cancel(&st->wheel, &n->timer);
+    drop_queue(st, n);
+    n->state = BRISK_NEIGH_FREE;
+    n->hnext = t->free_head;
+    t->free_head = i;
+    t->count--;
+}
+
+/* A new slot for ip: a free one, else the least recently used entry that is not resolving. */
+static struct brisk_neigh *create(brisk_stack *st, uint32_t ip, brisk_netdev *dev)
+{
+    struct brisk_neigh_table *t = &st->neigh;
+    if (t->free_head < 0) {
+        int32_t v = t->lru_tail;
+        while (v >= 0 && t->e[v].state == BRISK_NEIGH_INCOMPLETE)
+            v = t->e[v].lru_prev;
+        if (v < 0)
+            return NULL;
+        release(st, &t->e[v]);
+        st->c.ArpCacheEvictions++;
+    }
+    int32_t i = t->free_head;
+    struct brisk_neigh *n = &t->e[i];
+    t->free_head = n->hnext;
+    brisk_timer_fn fn = n->timer.fn;
+    void *arg = n->timer.arg;
+    memset(n, 0, sizeof(*n));
+    brisk_timer_init(&n->timer, fn, arg);
+    n->ip = ip;
+    n->dev = dev;
+    uint32_t b = bucket_of(t, ip);
+    n->hnext = t->buckets[b];
+    t->buckets[b] = i;
+    lru_push_front(t, n);
+    t->count++;
+    return n;
+}
+
+static void send_arp(brisk_stack *st, brisk_netdev *dev, uint16_t op, const uint8_t *eth_dst,
+                     const uint8_t *tha, uint32_t tpa, uint64_t now)
+{
+    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, BRISK_ETH_HLEN + BRISK_ARP_LEN);
+    if (!pkt)
+        return;
+    struct brisk_arp_repr a = {.op = op, .spa = dev->cfg.ip, .tpa = tpa};
+    memcpy(a.sha, dev->cfg.mac, 6);
+    memcpy(a.tha, tha, 6);
+    brisk_arp_emit(brisk_pkt_put(pkt, BRISK_ARP_LEN), &a);
+    struct brisk_eth_repr e = {.type = BRISK_ETH_P_ARP};
+    memcpy(e.dst, eth_dst, 6);
+    memcpy(e.src, dev->cfg.mac, 6);
+    brisk_eth_emit(brisk_pkt_push(pkt, BRISK_ETH_HLEN), &e);
+    if (op == BRISK_ARP_OP_REQUEST)
+        st->c.ArpOutRequests++;
+    else
+        st->c.ArpOutReplies++;
+    brisk_netdev_xmit(dev, pkt, now);
+}
+
+static void send_request(brisk_stack *st, struct brisk_neigh *n, uint64_t now)
+{
+    static const uint8_t zero_mac[6] = {0};
+    /* While resolving, ask everyone; while probing a stale entry, ask the cached MAC (RFC 1122 §2.3.2.1). */
+    const uint8_t *dst = n->state == BRISK_NEIGH_PROBE ? n->mac : bcast_mac;
+    n->probes++;
+    brisk_timer_arm(&st->wheel, &n->timer, now + st->s.arp_retrans_ns);
+    send_arp(st, n->dev, BRISK_ARP_OP_REQUEST, dst, zero_mac, n->ip, now);
+}
+
+static int xmit_to(brisk_netdev *dev, const uint8_t *mac, brisk_pkt *pkt, uint64_t now)
+{
+    struct brisk_eth_repr e = {.type = BRISK_ETH_P_IPV4};
+    memcpy(e.dst, mac, 6);
+    memcpy(e.src, dev->cfg.mac, 6);
+    brisk_eth_emit(brisk_pkt_push(pkt, BRISK_ETH_HLEN), &e);
+    return brisk_netdev_xmit(dev, pkt, now);
+}
+
+static void timer_fired(struct brisk_timer *tm, void *arg, uint64_t now)
+{
+    brisk_stack *st = arg;
+    struct brisk_neigh *n = (struct brisk_neigh *)(void *)((uint8_t *)tm - offsetof(struct brisk_neigh, timer));
+    switch (n->state) {
+    case BRISK_NEIGH_REACHABLE:
+        n->state = BRISK_NEIGH_STALE; /* no timer: the next use decides */
+        break;
+    case BRISK_NEIGH_INCOMPLETE:
+    case BRISK_NEIGH_PROBE:
+        if (n->probes < st->s.arp_retries) {
+            send_request(st, n, now);
+        } else {
+            st->c.ArpResolveFailed++;
+            release(st, n);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void confirm(brisk_stack *st, struct brisk_neigh *n, const uint8_t *mac, uint64_t now)
+{
+    int was_incomplete = n->state == BRISK_NEIGH_INCOMPLETE;
+    memcpy(n->mac, mac, 6);
+    n->state = BRISK_NEIGH_REACHABLE;
+    n->probes = 0;
+    n->confirmed = now;
+    brisk_timer_arm(&st->wheel, &n->timer, now + st->s.arp_reachable_ns);
+    touch(&st->neigh, n);
+    if (!was_incomplete)
+        return;
+    /* Flush in order. Detach the queue first: a send cannot re-enter this entry, but be robust anyway. */
+    brisk_pkt *p = n->q_head;
+    n->q_head = n->q_tail = NULL;
+    n->qlen = 0;
+    while (p) {
+        brisk_pkt *next = p->next;
+        p->next = NULL;
+        xmit_to(n->dev, n->mac, p, now);
+        p = next;
+    }
+}
+
+/* The entry for nexthop on dev, starting resolution if there is none; NULL when the cache is full. */
+static struct brisk_neigh *lookup_or_resolve(brisk_stack *st, brisk_netdev *dev, uint32_t nexthop, uint64_t now)
+{
+    struct brisk_neigh *n = find(&st->neigh, nexthop);
+    if (n && n->dev != dev) { /* the address moved to another device: start over */
+        release(st, n);
+        n = NULL;
+    }
+    if (!n) {
+        n = create(st, nexthop, dev);
+        if (!n) {
+            st->c.ArpCacheFull++;
+            return NULL;
+        }
+        n->state = BRISK_NEIGH_INCOMPLETE;
+        send_request(st, n, now);
+    }
+    return n;
+}
+
+int brisk_stack_resolve(brisk_stack *st, uint32_t dst, uint64_t now)
+{
+    if (!st)
+        return BRISK_ERR_INVAL;
+    now = brisk_stack_clock(st, now);
+    struct brisk_route rt;
+    if (brisk_ip_route(st, dst, &rt) != BRISK_OK)
+        return BRISK_ERR_NOROUTE;
+    if (brisk_netdev_is_broadcast(rt.dev, rt.nexthop))
+        return BRISK_OK;
+    struct brisk_neigh *n = lookup_or_resolve(st, rt.dev, rt.nexthop, now);
+    if (!n)
+        return BRISK_ERR_TOOMANY;
+    return n->state == BRISK_NEIGH_INCOMPLETE ? BRISK_ERR_AGAIN : BRISK_OK;
+}
+
+int brisk_neigh_output(brisk_stack *st, brisk_netdev *dev, uint32_t nexthop, brisk_pkt *pkt, uint64_t now)
+{
+    if (brisk_netdev_is_broadcast(dev, nexthop))
+        return xmit_to(dev, bcast_mac, pkt, now);
+
+    struct brisk_neigh *n = lookup_or_resolve(st, dev, nexthop, now);
+    if (!n) {
+        st->c.IpOutDiscards++;
+        brisk_pkt_free(&st->pool, pkt);
+        return BRISK_ERR_TOOMANY;
+    }
+    switch (n->state) {
+    case BRISK_NEIGH_INCOMPLETE:
+        if (st->s.arp_queue_len == 0) {
+            st->c.ArpQueueDrops++;
+            brisk_pkt_free(&st->pool, pkt);
+            return BRISK_OK;
+        }
+        if (n->qlen == st->s.arp_queue_len) {
+            brisk_pkt *old = n->q_head;
+            n->q_head = old->next;
+            if (!n->q_head)
+                n->q_tail = NULL;
+            n->qlen--;
+            brisk_pkt_free(&st->pool, old);
+            st->c.ArpQueueDrops++;
+        }
+        pkt->next = NULL;
+        if (n->q_tail)
+            n->q_tail->next = pkt;
+        else
+            n->q_head = pkt;
+        n->q_tail = pkt;
+        n->qlen++;
+        return BRISK_OK;
+    case BRISK_NEIGH_STALE:
+        n->state = BRISK_NEIGH_PROBE;
+        n->probes = 0;
+        send_request(st, n, now);
+        break;
+    default:
+        break;
+    }
+    touch(&st->neigh, n);
+    return xmit_to(dev, n->mac, pkt, now);
+}
+
+void brisk_neigh_arp_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *p, size_t len, uint64_t now)
+{
+    struct brisk_arp_repr a;
+    if (brisk_arp_parse(p, len, &a) < 0) {
+        st->c.ArpInErrors++;
+        return;
+    }
+    /* A sender claiming a broadcast or multicast MAC, or our own MAC or address, is bogus or a conflict. */
+    if ((a.sha[0] & 1) || memcmp(a.sha, dev->cfg.mac, 6) == 0 || brisk_netdev_is_local(st, a.spa) ||
+        a.spa == 0xffffffffu || brisk_ipv4_is_multicast(a.spa)) {
+        st->c.ArpInErrors++;
+        return;
+    }
+    int gratuitous = a.spa == a.tpa;
+    if (gratuitous)
+        st->c.ArpInGratuitous++;
+    else if (a.op == BRISK_ARP_OP_REQUEST)
+        st->c.ArpInRequests++;
+    else
+        st->c.ArpInReplies++;
+
+    /* An address probe (RFC 5227: sender address 0) teaches nothing about the sender. */
+    struct brisk_neigh *n = a.spa ? find(&st->neigh, a.spa) : NULL;
+    int merged = 0;
+    if (n && n->dev == dev) {
+        confirm(st, n, a.sha, now);
+        merged = 1;
+    }
+    if (gratuitous)
+        return;
+    /* Answer only for the receiving device's own address (Linux arp_ignore=1): no cross-device replies. */
+    if (!dev->cfg.ip || a.tpa != dev->cfg.ip) {
+        if (a.op == BRISK_ARP_OP_REQUEST)
+            st->c.ArpInNotForUs++;
+        return;
+    }
+    /* Learn the sender of a request to us (we are about to talk to it); an unsolicited reply teaches nothing,
+     * as in Linux with arp_accept=0, so nobody can plant entries by spraying replies. */
+    if (!merged && a.op == BRISK_ARP_OP_REQUEST && a.spa && (a.spa & dev->mask) == (dev->cfg.ip & dev->mask)) {
+        n = create(st, a.spa, dev);
+        if (n)
+            confirm(st, n, a.sha, now);
+    }
+    if (a.op == BRISK_ARP_OP_REQUEST)
+        send_arp(st, dev, BRISK_ARP_OP_REPLY, a.sha, a.sha, a.spa, now);
+}

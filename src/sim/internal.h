@@ -1,0 +1,252 @@
+/*
+ * internal.h — the simulator's private structures, shared by world.c, link.c, fault.c, nic.c and capture.c.
+ *
+ * Everything that happens in a world is an event: a small struct embedded in the object it concerns (a host's
+ * wake-up, a NIC descriptor's completion, a NIC's coalescing timer, a frame's end of serialization or
+ * delivery) or taken from a free list (brisk_sim_at callbacks). The queue is an indexed binary heap keyed by
+ * (time, insertion sequence): each event knows its heap slot, so it can be moved or removed in O(log n) and
+ * there are never stale entries to skip. Heap capacity is reserved whenever an event object is created, so
+ * scheduling itself never allocates and never fails.
+ *
+ * Tests may include this header for white-box access (tests/sim/test_nic.c forges packets through the NIC's
+ * xmit and intercepts completions with sim_nic.tx_done); nothing outside libbrisk_sim and its tests should.
+ */
+#ifndef BRISK_SIM_INTERNAL_H
+#define BRISK_SIM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "brisk/sim.h"
+#include "core/rand.h"
+
+#define SIM_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - (size_t)offsetof(type, member)))
+
+/* Largest frame a raw port may send; NIC frames are bounded by pkt->len (uint32). */
+#define SIM_RAW_FRAME_MAX (1u << 20)
+/* Shortest Ethernet frame on the wire without FCS: a NIC pads shorter ones with zeros, as hardware does. */
+#define SIM_ETH_ZLEN 60
+/* Largest TX ring a NIC may have (each descriptor reserves a heap slot). */
+#define SIM_TX_RING_MAX 65536u
+
+/* Saturating addition of times: BRISK_TIME_NONE stays far away, and nothing wraps into the past. */
+static inline uint64_t sim_time_add(uint64_t t, uint64_t d)
+{
+    return t > UINT64_MAX - d ? UINT64_MAX : t + d;
+}
+
+/* ---- events (world.c) ---- */
+enum sim_ev_type {
+    SIM_EV_CALL,      /* struct sim_call: a brisk_sim_at callback */
+    SIM_EV_WAKE,      /* brisk_sim_host.wake: the stack's next deadline */
+    SIM_EV_TX_END,    /* struct sim_frame: end of serialization on a link direction */
+    SIM_EV_DELIVER,   /* struct sim_frame: arrival at the receiving port */
+    SIM_EV_TXC,       /* struct sim_desc: TX completion of one descriptor */
+    SIM_EV_TXC_BATCH, /* struct sim_nic: coalesced completion of every pending descriptor */
+};
+
+#define SIM_EV_IDLE UINT32_MAX /* heap_idx of an event that is not queued */
+
+struct sim_event {
+    uint64_t time;     /* when it fires (valid while queued) */
+    uint32_t heap_idx; /* slot in the heap, SIM_EV_IDLE when not queued */
+    uint8_t type;      /* enum sim_ev_type */
+};
+
+struct sim_heap_ent {
+    uint64_t time; /* copies of the key, so comparisons do not chase pointers */
+    uint64_t seq;  /* insertion sequence: ties run in scheduling order */
+    struct sim_event *ev;
+};
+
+struct sim_call {
+    struct sim_event ev;
+    void (*fn)(void *ctx, uint64_t now);
+    void *ctx;
+    struct sim_call *next_free;
+};
+
+/* ---- frames in flight ---- */
+struct sim_link_dir;
+struct sim_desc;
+
+struct sim_frame {
+    struct sim_event ev;      /* TX_END while at the head of its direction's queue, then DELIVER */
+    struct sim_frame *next;   /* queue order, or the world's free list */
+    struct sim_link_dir *dir; /* direction it travels on */
+    struct sim_desc *desc;    /* NIC descriptor it belongs to (NULL: raw port, or a duplicate) */
+    uint32_t len;             /* bytes on the wire */
+    uint32_t cap;             /* bytes available in data[] */
+    uint8_t data[];
+};
+
+/* ---- impairments (fault.c) ---- */
+#define SIM_FATE_LOST    0x1u
+#define SIM_FATE_CORRUPT 0x2u
+#define SIM_FATE_DUP     0x4u
+#define SIM_FATE_REORDER 0x8u
+
+struct sim_fault {
+    struct brisk_rand rng; /* this direction's own stream */
+    uint64_t index;        /* 0-based index of the next frame that completes serialization */
+    size_t mask_pos;       /* first loss_mask entry not yet passed */
+    int ge_bad;            /* Gilbert-Elliott state: 1 = bad */
+};
+
+/* ---- links (link.c) ---- */
+struct sim_link_dir {
+    brisk_sim_link *link;
+    brisk_sim_port *src, *dst;
+    struct brisk_sim_link_dir cfg;
+    struct sim_frame *q_head, *q_tail; /* accepted, not yet done serializing; the head is on the wire */
+    uint64_t q_bytes;
+    uint32_t q_packets;
+    struct sim_fault fault;
+    struct brisk_sim_link_stats st;
+};
+
+struct brisk_sim_link {
+    brisk_sim_world *w;
+    uint32_t index;             /* creation order in the world: keys the random streams */
+    struct sim_link_dir dir[2]; /* 0 = a -> b, 1 = b -> a */
+    brisk_sim_link *next;       /* world's list */
+};
+
+/* ---- capture (capture.c) ---- */
+struct sim_capture {
+    FILE *f;
+    char *buf; /* stdio buffer: records are written without per-frame syscalls */
+};
+
+/* ---- NICs (nic.c) ---- */
+struct sim_nic;
+
+struct sim_desc {
+    struct sim_event ev; /* TXC */
+    struct sim_nic *nic;
+    brisk_pkt *pkt;        /* owned by the NIC from xmit until completion; NULL when the slot is free */
+    uint32_t frames_left;  /* wire frames not yet serialized or dropped (+1 while xmit is still cutting) */
+    uint32_t nframes;      /* wire frames this packet became */
+    struct sim_desc *next; /* free list or coalescing list */
+};
+
+struct sim_nic {
+    brisk_sim_port *port;
+    brisk_sim_host *host;
+    brisk_netdev *dev;
+    struct brisk_sim_nic_config cfg;
+    struct sim_desc *descs; /* tx_ring descriptors */
+    struct sim_desc *free_descs;
+    struct sim_desc *pend_head, *pend_tail; /* COALESCE: finished, waiting to be reported */
+    uint64_t pend_frames;                   /* wire frames in the pending descriptors */
+    struct sim_event batch;                 /* COALESCE: releases every pending descriptor */
+    uint8_t *scratch;                       /* GSO segment being built */
+    size_t scratch_len;
+    struct sim_desc *cutting; /* descriptor whose packet brisk_gso_segment is cutting */
+    uint64_t tx_busy, tx_completions, tx_errors;
+    uint32_t ring_used, ring_max_used;
+    /* How completions are reported: brisk_netdev_tx_done, unless a white-box test intercepts them. */
+    void (*tx_done)(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now);
+};
+
+/* ---- ports and hosts ---- */
+enum sim_port_kind { SIM_PORT_RAW, SIM_PORT_NIC };
+
+struct brisk_sim_port {
+    brisk_sim_world *w;
+    enum sim_port_kind kind;
+    char name[32];
+    struct sim_link_dir *tx; /* direction this port transmits on; NULL until connected */
+    struct sim_capture *cap; /* NULL unless capturing */
+    uint64_t tx_frames;      /* wire frames handed to the link */
+    uint64_t rx_frames;      /* frames delivered to this port */
+    brisk_sim_rx_fn rx;      /* raw ports */
+    void *rx_ctx;
+    struct sim_nic *nic;  /* NIC ports */
+    brisk_sim_port *next; /* world's list */
+};
+
+struct brisk_sim_host {
+    brisk_sim_world *w;
+    char *name;
+    brisk_stack *st;
+    uint32_t index; /* creation order: keys the derived stack seed and default MACs */
+    uint32_t nnics;
+    struct sim_event wake; /* the one live wake-up, at the stack's next deadline */
+    int dirty;             /* on the world's dirty list: poll after the current event */
+    brisk_sim_host *next_dirty;
+    brisk_sim_host *next; /* world's list */
+};
+
+struct brisk_sim_world {
+    uint64_t seed;
+    uint64_t now;
+    uint64_t seq; /* next insertion sequence */
+    struct sim_heap_ent *heap;
+    uint32_t heap_len, heap_cap;
+    uint64_t ev_objects; /* events that exist (queued or not): the heap never needs more slots */
+    struct sim_call *free_calls;
+    struct sim_frame *free_frames;
+    size_t frame_cap; /* size of new frame buffers: the largest frame seen */
+    brisk_sim_host *hosts, *hosts_tail;
+    brisk_sim_port *ports, *ports_tail;
+    brisk_sim_link *links, *links_tail;
+    uint32_t nhosts, nlinks;
+    brisk_sim_host *dirty_head, *dirty_tail;
+    int running;  /* inside brisk_sim_run_*: kicks are deferred to the end of the event */
+    int flushing; /* polling dirty hosts: kicks join the list being drained */
+    struct brisk_sim_stats stats;
+};
+
+/* ---- world.c ---- */
+/* Queues `ev` at `t` (>= now), or moves it there if already queued; either way it gets a fresh sequence. */
+void brisk_sim_sched(brisk_sim_world *w, struct sim_event *ev, uint64_t t);
+/* Removes `ev` from the queue if queued. */
+void brisk_sim_unsched(brisk_sim_world *w, struct sim_event *ev);
+/* Makes room in the heap for `n` more event objects. BRISK_OK or BRISK_ERR_NOMEM. */
+int brisk_sim_reserve(brisk_sim_world *w, uint64_t n);
+/* A frame buffer of at least `len` bytes (len set), from the free list when possible; NULL when out of
+ * memory. */
+struct sim_frame *brisk_sim_frame_get(brisk_sim_world *w, size_t len);
+void brisk_sim_frame_put(brisk_sim_world *w, struct sim_frame *f);
+/* Grows the size of new frame buffers to at least `len` (a NIC's MTU + 14). */
+void brisk_sim_frame_size_hint(brisk_sim_world *w, size_t len);
+
+/* ---- link.c ---- */
+/* Hands frame `f` (len set, desc set or NULL) to direction `d` at the current time; takes ownership. */
+void brisk_sim_link_offer(struct sim_link_dir *d, struct sim_frame *f);
+void brisk_sim_link_tx_end(brisk_sim_world *w, struct sim_frame *f);
+void brisk_sim_link_deliver(brisk_sim_world *w, struct sim_frame *f);
+/* Frees the frames queued on a link (world teardown). */
+void brisk_sim_link_destroy(brisk_sim_world *w, brisk_sim_link *l);
+
+/* ---- fault.c ---- */
+/* BRISK_OK if every probability is in [0, 1], the loss model is known and the mask is sorted; else INVAL. */
+int brisk_sim_fault_check(const struct brisk_sim_impair *im);
+void brisk_sim_fault_init(struct sim_fault *f, uint64_t seed);
+/* Decides the fate of the next frame to finish serializing (SIM_FATE_* bits); corrupts it in place. */
+unsigned brisk_sim_fault_apply(struct sim_fault *f, const struct brisk_sim_impair *im, uint8_t *data,
+                               size_t len);
+
+/* ---- nic.c ---- */
+/* The netdev xmit op of a simulated NIC (driver = struct sim_nic *). */
+int brisk_sim_nic_xmit(void *driver, brisk_pkt *pkt, uint64_t now);
+/* One wire frame of descriptor `d` finished serializing or was dropped at the queue, at the current time. */
+void brisk_sim_nic_frame_done(struct sim_desc *d);
+void brisk_sim_nic_on_txc(struct sim_desc *d);
+void brisk_sim_nic_on_batch(struct sim_nic *n);
+/* A frame arrives at the NIC: into the stack. */
+void brisk_sim_nic_rx(struct sim_nic *n, const uint8_t *frame, size_t len);
+/* World teardown: reports packets still held, then frees the NIC. */
+void brisk_sim_nic_destroy(struct sim_nic *n);
+
+/* ---- capture.c ---- */
+void brisk_sim_capture_write(struct sim_capture *c, uint64_t t, const uint8_t *data, size_t len);
+void brisk_sim_capture_close(struct sim_capture *c);
+
+/* ---- hosts (world.c) ---- */
+/* Marks the host for a poll and a deadline re-read after the current event (= brisk_sim_host_kick). */
+void brisk_sim_host_touch(brisk_sim_host *h);
+
+#endif

@@ -1,0 +1,126 @@
+/* tests for src/core/settings.c and src/core/stats.c: defaults, setting by name, bounds, descriptions. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "brisk/brisk.h"
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    struct brisk_settings s;
+    memset(&s, 0xa5, sizeof(s));
+    brisk_settings_default(&s);
+    assert_int_equal(s.ip_default_ttl, 64);
+    assert_int_equal(s.arp_retries, 3);
+    assert_int_equal(s.arp_retrans_ns, BRISK_NSEC_PER_SEC);
+    assert_int_equal(s.pkt_pool_bytes, 64ull << 20);
+    brisk_stack *st = brisk_stack_new(&s);
+    assert_non_null(st);
+    brisk_stack_free(st);
+}
+
+static void test_set_by_name(void **state)
+{
+    (void)state;
+    struct brisk_settings s;
+    brisk_settings_default(&s);
+    assert_int_equal(brisk_settings_set(&s, "arp_retries=5"), BRISK_OK);
+    assert_int_equal(s.arp_retries, 5);
+    assert_int_equal(brisk_settings_set(&s, "arp_retrans=250ms"), BRISK_OK);
+    assert_int_equal(s.arp_retrans_ns, 250 * BRISK_NSEC_PER_MSEC);
+    assert_int_equal(brisk_settings_set(&s, "pkt_pool_bytes=4M"), BRISK_OK);
+    assert_int_equal(s.pkt_pool_bytes, 4u << 20);
+    assert_int_equal(brisk_settings_set_kv(&s, "ip_default_ttl", "255"), BRISK_OK);
+    assert_int_equal(s.ip_default_ttl, 255);
+    assert_int_equal(brisk_settings_set(&s, "seed=0x10"), BRISK_OK);
+    assert_int_equal(s.seed, 16);
+}
+
+static void test_set_errors_leave_value(void **state)
+{
+    (void)state;
+    struct brisk_settings s;
+    brisk_settings_default(&s);
+    struct brisk_settings before = s;
+    assert_int_equal(brisk_settings_set(&s, "no_such_setting=1"), BRISK_ERR_NOENT);
+    assert_int_equal(brisk_settings_set(&s, "arp_retries"), BRISK_ERR_INVAL);
+    assert_int_equal(brisk_settings_set(&s, "=3"), BRISK_ERR_INVAL);
+    assert_int_equal(brisk_settings_set(&s, "arp_retries=many"), BRISK_ERR_INVAL);
+    assert_int_equal(brisk_settings_set(&s, "arp_retries=0"), BRISK_ERR_RANGE);
+    assert_int_equal(brisk_settings_set(&s, "ip_default_ttl=256"), BRISK_ERR_RANGE);
+    assert_int_equal(brisk_settings_set(&s, "arp_retrans=10"), BRISK_ERR_INVAL); /* a time needs a unit */
+    assert_int_equal(brisk_settings_set(&s, "arp_retrans=-1ms"), BRISK_ERR_INVAL);
+    assert_int_equal(brisk_settings_set(NULL, "arp_retries=1"), BRISK_ERR_INVAL);
+    assert_memory_equal(&s, &before, sizeof(s));
+}
+
+static void test_out_of_range_struct_rejected_by_stack(void **state)
+{
+    (void)state;
+    struct brisk_settings s;
+    brisk_settings_default(&s);
+    s.ip_default_ttl = 0;
+    assert_null(brisk_stack_new(&s));
+}
+
+static void test_descriptions(void **state)
+{
+    (void)state;
+    struct brisk_settings s;
+    brisk_settings_default(&s);
+    size_t n = brisk_settings_count();
+    assert_true(n >= 10);
+    int seen_ttl = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct brisk_setting_desc *d = brisk_settings_desc(i);
+        assert_non_null(d);
+        assert_non_null(d->help);
+        assert_true(strlen(d->help) > 0);
+        for (size_t j = 0; j < i; j++)
+            assert_string_not_equal(d->name, brisk_settings_desc(j)->name);
+        if (strcmp(d->name, "ip_default_ttl") == 0) {
+            seen_ttl = 1;
+            assert_int_equal(brisk_settings_value(&s, i), 64);
+        }
+    }
+    assert_true(seen_ttl);
+    assert_null(brisk_settings_desc(n));
+}
+
+static void test_counter_names(void **state)
+{
+    (void)state;
+    size_t n = brisk_counters_count();
+    assert_int_equal(n * sizeof(uint64_t), sizeof(struct brisk_counters));
+    struct brisk_counters c;
+    memset(&c, 0, sizeof(c));
+    c.IpInReceives = 42;
+    int found = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_non_null(brisk_counter_name(i));
+        assert_non_null(brisk_counter_help(i));
+        if (strcmp(brisk_counter_name(i), "IpInReceives") == 0) {
+            found = 1;
+            assert_int_equal(brisk_counter_value(&c, i), 42);
+        }
+    }
+    assert_true(found);
+    assert_null(brisk_counter_name(n));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_set_by_name),
+        cmocka_unit_test(test_set_errors_leave_value),
+        cmocka_unit_test(test_out_of_range_struct_rejected_by_stack),
+        cmocka_unit_test(test_descriptions),
+        cmocka_unit_test(test_counter_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
