@@ -47,6 +47,15 @@ enum brisk_err {
     BRISK_ERR_EXIST = -10,     /* the object already exists (address, device) */
     BRISK_ERR_UNREACH = -11,   /* the destination is unreachable (ARP resolution failed, ICMP unreachable) */
     BRISK_ERR_TOOMANY = -12,   /* a fixed-size table is full */
+    BRISK_ERR_CONNREFUSED = -13, /* the peer answered the SYN with a reset */
+    BRISK_ERR_RESET = -14,     /* the connection was reset by the peer */
+    BRISK_ERR_TIMEDOUT = -15,  /* retransmissions (or keepalive probes) went unanswered */
+    BRISK_ERR_NOTCONN = -16,   /* the socket is not connected */
+    BRISK_ERR_ISCONN = -17,    /* the socket is already connected or connecting */
+    BRISK_ERR_ADDRINUSE = -18, /* the local address/port is taken */
+    BRISK_ERR_PIPE = -19,      /* sending after shutdown or close */
+    BRISK_ERR_INPROGRESS = -20, /* connect started; BRISK_EV_CONNECTED or an error follows */
+    BRISK_ERR_ADDRNOTAVAIL = -21, /* no such local address, or no free ephemeral port */
 };
 
 /* A short English description of a BRISK_ERR_* code ("invalid argument"); never NULL. */
@@ -67,6 +76,29 @@ struct brisk_settings {
     uint64_t icmp_ratelimit_ns;     /* minimum spacing of ICMP errors, as a token bucket (0 = unlimited) */
     uint32_t icmp_ratelimit_burst;  /* token bucket depth for ICMP errors */
     uint64_t pkt_pool_bytes;        /* bound on packet-buffer memory per stack */
+    uint64_t tcp_mem_bytes;         /* bound on TCP buffer memory (send + receive chunks) per stack */
+    uint32_t tcp_sndbuf;            /* default send buffer per connection, bytes */
+    uint32_t tcp_rcvbuf;            /* default receive buffer per connection, bytes */
+    uint32_t tcp_sack;              /* negotiate SACK-permitted (RFC 2018) */
+    uint32_t tcp_timestamps;        /* negotiate timestamps (RFC 7323) */
+    uint32_t tcp_window_scaling;    /* negotiate window scaling (RFC 7323) */
+    uint32_t tcp_initial_cwnd;      /* initial congestion window, segments (RFC 6928) */
+    uint64_t tcp_rto_initial_ns;    /* RTO before the first sample (RFC 6298 §2.1) */
+    uint64_t tcp_rto_min_ns;        /* RTO lower bound (Linux 200 ms) */
+    uint64_t tcp_rto_max_ns;        /* RTO upper bound (Linux 120 s) */
+    uint64_t tcp_delack_min_ns;     /* delayed-ACK timeout bounds */
+    uint64_t tcp_delack_max_ns;
+    uint32_t tcp_syn_retries;       /* SYN retransmissions before connect fails with BRISK_ERR_TIMEDOUT */
+    uint32_t tcp_synack_retries;    /* SYN-ACK retransmissions before a half-open child is dropped */
+    uint32_t tcp_retries2;          /* RTO backoffs on data before the connection aborts */
+    uint64_t tcp_fin_timeout_ns;    /* orphaned FIN-WAIT-2 lifetime */
+    uint64_t tcp_time_wait_ns;      /* TIME-WAIT duration */
+    uint64_t tcp_keepalive_time_ns; /* keepalive: idle time, probe interval, probes */
+    uint64_t tcp_keepalive_intvl_ns;
+    uint32_t tcp_keepalive_probes;
+    uint32_t tcp_max_syn_backlog;   /* half-open connections per listener */
+    uint32_t tcp_ooo_max_segs;      /* out-of-order pieces held per connection */
+    uint32_t tcp_challenge_ack_limit; /* RFC 5961 challenge ACKs per second per stack */
 };
 
 /* Fills `s` with brisk's defaults. */
@@ -148,6 +180,39 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(IcmpOutEchoReps, "ICMP echo replies sent")                                                            \
     X(IcmpOutDestUnreachs, "ICMP destination unreachable sent")                                             \
     X(IcmpOutRateLimited, "ICMP errors suppressed by icmp_ratelimit")                                      \
+    X(TcpActiveOpens, "connections opened by connect (SYN-SENT)")                                        \
+    X(TcpPassiveOpens, "connections opened from a listener (SYN-RECEIVED)")                              \
+    X(TcpAttemptFails, "connection attempts that failed (refused, timed out, reset while opening)")     \
+    X(TcpEstabResets, "connections reset from ESTABLISHED or CLOSE-WAIT")                                 \
+    X(TcpInSegs, "TCP segments received")                                                                 \
+    X(TcpOutSegs, "TCP segments sent (retransmissions excluded)")                                         \
+    X(TcpRetransSegs, "TCP segments retransmitted")                                                       \
+    X(TcpInErrs, "TCP segments dropped: malformed header or options")                                     \
+    X(TcpInCsumErrors, "TCP segments dropped: bad checksum")                                              \
+    X(TcpOutRsts, "TCP resets sent")                                                                      \
+    X(TcpNoPort, "segments to a port with no socket (answered with RST)")                                 \
+    X(TCPTimeouts, "retransmission timeouts")                                                             \
+    X(TCPFastRetrans, "fast retransmissions (three duplicate ACKs)")                                      \
+    X(TCPOrigDataSent, "segments with new data sent")                                                     \
+    X(DelayedACKs, "delayed ACKs sent by the timer")                                                      \
+    X(TCPChallengeACK, "challenge ACKs sent (RFC 5961)")                                                  \
+    X(TCPChallengeACKLimited, "challenge ACKs suppressed by tcp_challenge_ack_limit")                    \
+    X(TCPSYNChallenge, "SYNs in a synchronized state answered with a challenge ACK")                     \
+    X(TCPRSTChallenge, "in-window RSTs not at rcv.nxt answered with a challenge ACK")                    \
+    X(TCPACKOutOfWindow, "ACKs for data never sent, dropped (RFC 5961 §5)")                              \
+    X(PAWSEstab, "segments dropped by PAWS (RFC 7323 §5)")                                                \
+    X(TCPOutOfWindow, "segments outside the receive window (answered with an ACK)")                       \
+    X(TCPOFOQueue, "segments queued out of order")                                                        \
+    X(TCPOFODrop, "out-of-order segments dropped: reassembly bound")                                      \
+    X(TCPRcvQDrop, "segments dropped: receive buffer full")                                               \
+    X(TCPDSACKSent, "D-SACK blocks sent for duplicate data (RFC 2883)")                                   \
+    X(TCPWinProbe, "zero-window probes sent")                                                             \
+    X(TCPKeepAlive, "keepalive probes sent")                                                              \
+    X(TCPAbortOnTimeout, "connections aborted after retransmission or keepalive timeouts")                \
+    X(TCPAbortOnClose, "connections reset on close with unread data or LINGER 0")                        \
+    X(ListenOverflows, "SYNs dropped: listener's queues full")                                            \
+    X(TCPToZeroWindowAdv, "times our advertised window went to zero")                                     \
+    X(TCPFromZeroWindowAdv, "times our advertised window reopened from zero")                             \
     X(PktAllocFails, "packet-buffer allocations refused (pool bound reached)")                             \
     X(TxCompletions, "TX completions reported by devices")                                                  \
     X(TimerArms, "timer wheel arm operations")                                                              \
@@ -232,6 +297,103 @@ int brisk_icmp_echo_send(brisk_stack *st, uint32_t dst, uint16_t id, uint16_t se
 char *brisk_ip_format(uint32_t addr, char *buf);
 /* Parses "a.b.c.d" into host order. Returns BRISK_OK or BRISK_ERR_INVAL. */
 int brisk_ip_parse(const char *s, uint32_t *out);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * TCP sockets. Non-blocking and event-driven: a callback reports what changed, and the calls never wait.
+ * Callbacks run at the end of brisk_stack_input / brisk_stack_poll (and of the socket calls themselves), when
+ * the stack is consistent, so they may call any socket function, including close.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef struct brisk_sock brisk_sock;
+
+enum brisk_sock_event {
+    BRISK_EV_CONNECTED = 0x01, /* an active open completed */
+    BRISK_EV_READABLE = 0x02,  /* data or the peer's FIN can be read (recv returns > 0 or 0) */
+    BRISK_EV_WRITABLE = 0x04,  /* send buffer space became available again */
+    BRISK_EV_ACCEPT = 0x08,    /* a listener has an established connection to accept */
+    BRISK_EV_CLOSED = 0x10,    /* the connection finished (both directions closed, or TIME-WAIT entered) */
+    BRISK_EV_ERROR = 0x20,     /* a fatal error: brisk_sock_error() says which; the socket is closed */
+};
+typedef void (*brisk_sock_fn)(void *ctx, brisk_sock *s, unsigned events, uint64_t now);
+
+#define BRISK_MSG_MORE 0x1 /* more data follows soon: do not push a partial segment for this call */
+
+enum brisk_sockopt {
+    BRISK_SO_NODELAY = 1,   /* disable Nagle */
+    BRISK_SO_CORK,          /* hold partial segments until uncorked (TCP_CORK) */
+    BRISK_SO_SNDBUF,        /* bytes */
+    BRISK_SO_RCVBUF,        /* bytes (set before connect/listen to size the window scale) */
+    BRISK_SO_NOTSENT_LOWAT, /* writable only while unsent bytes < this */
+    BRISK_SO_KEEPALIVE,     /* 0/1 */
+    BRISK_SO_KEEPIDLE,      /* ns */
+    BRISK_SO_KEEPINTVL,     /* ns */
+    BRISK_SO_KEEPCNT,       /* probes */
+    BRISK_SO_QUICKACK,      /* 1: ACK at once for a while (leaves delayed-ACK pingpong mode) */
+    BRISK_SO_MAXSEG,        /* clamp the MSS (set before connect/listen) */
+    BRISK_SO_LINGER0,       /* 1: close() aborts with RST */
+};
+
+/* Creates a TCP socket. Returns NULL (and *err) on BRISK_ERR_NOMEM / BRISK_ERR_INVAL. */
+brisk_sock *brisk_socket(brisk_stack *st, int *err);
+/* Calls fn(ctx, s, events, now) when events happen on s (NULL to stop). Accepted sockets start without one. */
+void brisk_sock_set_callback(brisk_sock *s, brisk_sock_fn fn, void *ctx);
+/* Binds a local address (0 = any of the stack's) and port (0 = ephemeral at connect). BRISK_ERR_ADDRINUSE,
+ * BRISK_ERR_ADDRNOTAVAIL, BRISK_ERR_INVAL (already bound or not a fresh socket). */
+int brisk_bind(brisk_sock *s, uint32_t addr, uint16_t port);
+/* Listens (the socket must be bound to a port). backlog bounds established connections awaiting accept. */
+int brisk_listen(brisk_sock *s, int backlog);
+/* An established connection from the listener's queue, or NULL with *err = BRISK_ERR_AGAIN (none yet) or
+ * BRISK_ERR_INVAL (not a listener). */
+brisk_sock *brisk_accept(brisk_sock *ls, int *err);
+/* Starts an active open; returns BRISK_ERR_INPROGRESS on success (BRISK_EV_CONNECTED or BRISK_EV_ERROR
+ * follows), or BRISK_ERR_ISCONN, BRISK_ERR_NOROUTE, BRISK_ERR_ADDRNOTAVAIL, BRISK_ERR_INVAL. */
+int brisk_connect(brisk_sock *s, uint32_t addr, uint16_t port, uint64_t now);
+/* Queues up to len bytes; returns the number queued (> 0), or BRISK_ERR_AGAIN (send buffer full: wait for
+ * BRISK_EV_WRITABLE), BRISK_ERR_PIPE (after shutdown/close), BRISK_ERR_NOTCONN, or the connection's error.
+ * flags: BRISK_MSG_MORE. */
+int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, uint64_t now);
+/* Reads up to len bytes; returns the number read (> 0), 0 at end of stream (the peer's FIN), BRISK_ERR_AGAIN
+ * (nothing yet), BRISK_ERR_NOTCONN, or the connection's error (BRISK_ERR_RESET, BRISK_ERR_TIMEDOUT). */
+int64_t brisk_recv(brisk_sock *s, void *buf, size_t len, uint64_t now);
+/* Closes the sending direction (FIN after queued data). BRISK_ERR_NOTCONN if not connected. */
+int brisk_shutdown_write(brisk_sock *s, uint64_t now);
+/* Releases the socket: queued data is still sent and the connection closes gracefully (or aborts with RST when
+ * LINGER0 is set or unread data remains, RFC 2525 §2.17). The handle must not be used afterwards. */
+int brisk_close(brisk_sock *s, uint64_t now);
+/* Sends a RST and releases the socket at once. */
+int brisk_abort(brisk_sock *s, uint64_t now);
+int brisk_setsockopt(brisk_sock *s, enum brisk_sockopt opt, uint64_t value, uint64_t now);
+int brisk_getsockopt(const brisk_sock *s, enum brisk_sockopt opt, uint64_t *value);
+/* The error that closed the connection (BRISK_ERR_RESET, ...), or BRISK_OK. */
+int brisk_sock_error(const brisk_sock *s);
+
+enum brisk_tcp_state {
+    BRISK_TCP_CLOSED, BRISK_TCP_LISTEN, BRISK_TCP_SYN_SENT, BRISK_TCP_SYN_RECEIVED, BRISK_TCP_ESTABLISHED,
+    BRISK_TCP_FIN_WAIT_1, BRISK_TCP_FIN_WAIT_2, BRISK_TCP_CLOSE_WAIT, BRISK_TCP_CLOSING, BRISK_TCP_LAST_ACK,
+    BRISK_TCP_TIME_WAIT,
+};
+const char *brisk_tcp_state_name(int state);
+
+struct brisk_conn_info {
+    int state;                      /* enum brisk_tcp_state */
+    uint32_t laddr, raddr;          /* host order */
+    uint16_t lport, rport;
+    uint64_t srtt_ns, rttvar_ns, rto_ns, min_rtt_ns;
+    uint32_t mss;                   /* send MSS */
+    uint32_t cwnd, ssthresh;        /* bytes */
+    uint32_t snd_wnd, rcv_wnd;      /* bytes (scaled) */
+    uint64_t bytes_sent;            /* payload bytes transmitted, retransmissions included */
+    uint64_t bytes_acked;
+    uint64_t bytes_received;        /* in-order payload bytes */
+    uint64_t segs_out, segs_in;
+    uint64_t retransmits;           /* segments retransmitted */
+    uint64_t rto_count;             /* retransmission timeouts */
+    uint64_t fast_retransmits;
+    uint64_t unacked;               /* bytes in flight */
+    uint64_t notsent;               /* bytes queued, not yet sent */
+    uint8_t ts_ok, sack_ok, ws_ok;  /* options negotiated */
+    uint8_t snd_wscale, rcv_wscale;
+};
+int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *out);
 
 #ifdef __cplusplus
 }

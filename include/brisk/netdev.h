@@ -45,10 +45,10 @@ typedef struct brisk_pkt {
     uint32_t truesize;      /* memory charged for this buffer (payload + headers + per-buffer overhead) */
     uint64_t xmit_time;     /* `now` of the xmit; the stack measures TX-completion latency from it */
     void *owner;            /* stack-private: the connection charged for this packet, or NULL */
+    uint32_t seq, end_seq;  /* stack-private: TCP sequence range of the payload (reassembly, queues) */
     struct brisk_pkt *next; /* stack-private list link (free list, neighbour queue) */
     uint8_t *head;          /* stack-private: start of the buffer */
     uint32_t cap;           /* stack-private: bytes from head to the end of the buffer */
-    uint32_t _pad;
 } brisk_pkt;
 
 struct brisk_netdev_ops {

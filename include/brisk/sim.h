@@ -166,6 +166,46 @@ void brisk_sim_nic_stats(const brisk_sim_port *p, struct brisk_sim_nic_stats *ou
  * brisk_sim_world_free. Returns BRISK_OK, BRISK_ERR_INVAL, or BRISK_ERR_NOENT (cannot open). */
 int brisk_sim_capture(brisk_sim_port *p, const char *path);
 
+/* ---- applications: scripted TCP endpoints that drive real brisk sockets ---- */
+/*
+ * Bulk transfer: the client host connects to server_ip:port on the server host (which listens there), and
+ * `bytes` flow client -> server, server -> client, or both ways at once. The data is a deterministic
+ * pseudo-random stream (from `seed`), written in `write_size` pieces whenever the socket is writable; each
+ * receiver hashes what it reads, so a run ends with a byte-exact verdict. Every side closes when its sending
+ * is done and it has read the peer's FIN.
+ */
+enum brisk_sim_bulk_dir { BRISK_SIM_BULK_UP = 1, BRISK_SIM_BULK_DOWN = 2, BRISK_SIM_BULK_BOTH = 3 };
+struct brisk_sim_bulk_config {
+    uint64_t bytes;             /* per direction */
+    uint32_t write_size;        /* bytes per send() call (default 64 KB) */
+    uint32_t read_size;         /* bytes per recv() call (default 64 KB) */
+    enum brisk_sim_bulk_dir dir;
+    uint16_t port;
+    uint64_t seed;              /* data stream seed */
+    uint64_t start_at;          /* virtual time of the connect */
+};
+struct brisk_sim_bulk_side {
+    uint64_t sent, received;    /* payload bytes written / read by this side */
+    uint64_t hash_sent, hash_received; /* FNV-1a 64 of the streams */
+    uint64_t done_at;           /* when this side read the peer's FIN (BRISK_TIME_NONE if never) */
+    int error;                  /* socket error seen, BRISK_OK if none */
+    struct brisk_conn_info info; /* at the end of the transfer */
+};
+struct brisk_sim_bulk_result {
+    struct brisk_sim_bulk_side client, server;
+    uint64_t connected_at;      /* BRISK_EV_CONNECTED at the client */
+    uint64_t first_byte_at;     /* first payload byte read by either side */
+    uint64_t last_byte_at;      /* last payload byte read by either side */
+    int complete;               /* every byte arrived and both sides saw the FIN */
+    int hash_ok;                /* complete and every received stream equals the one sent */
+};
+typedef struct brisk_sim_bulk brisk_sim_bulk;
+brisk_sim_bulk *brisk_sim_bulk_start(brisk_sim_world *w, brisk_sim_host *client, brisk_sim_host *server,
+                                     uint32_t server_ip, const struct brisk_sim_bulk_config *c);
+int brisk_sim_bulk_done(const brisk_sim_bulk *b);   /* both sides finished (or failed) */
+void brisk_sim_bulk_result(const brisk_sim_bulk *b, struct brisk_sim_bulk_result *out);
+void brisk_sim_bulk_free(brisk_sim_bulk *b);        /* before the world; closes what is still open */
+
 #ifdef __cplusplus
 }
 #endif

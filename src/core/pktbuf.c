@@ -18,9 +18,6 @@
 
 #include <stdlib.h>
 
-/* Descriptor size rounded to a cache line so each buffer's headroom starts aligned. */
-#define DESC_SIZE ((sizeof(brisk_pkt) + 63u) & ~(size_t)63u)
-
 static const uint32_t class_room[BRISK_PKT_CLASSES] = {BRISK_PKT_ROOM_SMALL, BRISK_PKT_ROOM_MEDIUM,
                                                        BRISK_PKT_ROOM_LARGE};
 static const uint32_t class_per_slab[BRISK_PKT_CLASSES] = {64, 8, 2};
@@ -45,7 +42,7 @@ void brisk_pktpool_destroy(struct brisk_pktpool *p)
 
 static size_t buf_size(const struct brisk_pktpool_class *c)
 {
-    return DESC_SIZE + BRISK_PKT_HEADROOM + c->room;
+    return BRISK_PKT_DESC_SIZE + BRISK_PKT_HEADROOM + c->room;
 }
 
 /* Carves one more slab for class `ci`; returns 0 on success. */
@@ -75,7 +72,7 @@ static int grow(struct brisk_pktpool *p, int ci)
     for (size_t i = 0; i < n; i++) {
         brisk_pkt *pkt = (brisk_pkt *)(void *)(slab + i * one);
         memset(pkt, 0, sizeof(*pkt));
-        pkt->head = (uint8_t *)pkt + DESC_SIZE;
+        pkt->head = (uint8_t *)pkt + BRISK_PKT_DESC_SIZE;
         pkt->cap = BRISK_PKT_HEADROOM + c->room;
         pkt->pool_class = (uint16_t)ci;
         pkt->next = c->free;

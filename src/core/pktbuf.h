@@ -20,6 +20,10 @@
 #define BRISK_PKT_ROOM_MEDIUM 16384u
 #define BRISK_PKT_ROOM_LARGE (65536u + 64u)
 
+/* A buffer is laid out as descriptor, headroom, room; the descriptor is rounded to a cache line so the
+ * headroom (and with it the payload) starts aligned. */
+#define BRISK_PKT_DESC_SIZE ((sizeof(brisk_pkt) + 63u) & ~(size_t)63u)
+
 struct brisk_pktpool_class {
     uint32_t room;          /* usable bytes after the headroom */
     uint32_t per_slab;      /* buffers carved from one slab allocation */
@@ -45,6 +49,13 @@ void brisk_pktpool_destroy(struct brisk_pktpool *p);
  * bound is reached or memory is short (counted in alloc_fails). */
 brisk_pkt *brisk_pkt_alloc(struct brisk_pktpool *p, uint32_t room);
 void brisk_pkt_free(struct brisk_pktpool *p, brisk_pkt *pkt);
+
+/* The whole memory a buffer occupies (descriptor + headroom + room), however little of it holds data: what a
+ * queue that keeps the buffer should be charged. */
+static inline uint32_t brisk_pkt_truesize(const brisk_pkt *pkt)
+{
+    return (uint32_t)(BRISK_PKT_DESC_SIZE + pkt->cap);
+}
 
 /* Bytes available in front of data / after data + len. */
 static inline uint32_t brisk_pkt_headroom(const brisk_pkt *pkt)

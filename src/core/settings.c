@@ -31,7 +31,44 @@
     X(icmp_ratelimit_burst, UINT, icmp_ratelimit_burst, uint32_t, 50, 1, 1u << 20,                           \
       "ICMP errors that may be sent back to back")                                                           \
     X(pkt_pool_bytes, SIZE, pkt_pool_bytes, uint64_t, 64ull << 20, 1ull << 20, 1ull << 40,                   \
-      "bound on packet-buffer memory per stack")
+      "bound on packet-buffer memory per stack")                                                             \
+    X(tcp_mem_bytes, SIZE, tcp_mem_bytes, uint64_t, 1ull << 30, 1ull << 20, 1ull << 40,                      \
+      "bound on TCP send/receive buffer memory per stack")                                                   \
+    X(tcp_sndbuf, SIZE, tcp_sndbuf, uint32_t, 4u << 20, 4096, 1u << 30, "default send buffer per connection") \
+    X(tcp_rcvbuf, SIZE, tcp_rcvbuf, uint32_t, 4u << 20, 4096, 1u << 30,                                      \
+      "default receive buffer per connection (bounds the advertised window)")                               \
+    X(tcp_sack, BOOL, tcp_sack, uint32_t, 1, 0, 1, "negotiate SACK (RFC 2018)")                               \
+    X(tcp_timestamps, BOOL, tcp_timestamps, uint32_t, 1, 0, 1, "negotiate timestamps (RFC 7323)")             \
+    X(tcp_window_scaling, BOOL, tcp_window_scaling, uint32_t, 1, 0, 1, "negotiate window scaling (RFC 7323)") \
+    X(tcp_initial_cwnd, UINT, tcp_initial_cwnd, uint32_t, 10, 1, 1000, "initial window, segments (RFC 6928)") \
+    X(tcp_rto_initial, TIME, tcp_rto_initial_ns, uint64_t, 1 * SEC, 1 * MS, 600 * SEC,                       \
+      "RTO before the first RTT sample (RFC 6298)")                                                          \
+    X(tcp_rto_min, TIME, tcp_rto_min_ns, uint64_t, 200 * MS, 1000, 600 * SEC, "lower bound of the RTO")      \
+    X(tcp_rto_max, TIME, tcp_rto_max_ns, uint64_t, 120 * SEC, 1 * MS, 3600 * SEC, "upper bound of the RTO")  \
+    X(tcp_delack_min, TIME, tcp_delack_min_ns, uint64_t, 40 * MS, 0, 10 * SEC,                              \
+      "shortest delayed-ACK timeout")                                                                        \
+    X(tcp_delack_max, TIME, tcp_delack_max_ns, uint64_t, 200 * MS, 1000, 10 * SEC,                          \
+      "longest delayed-ACK timeout (RFC 1122: at most 500 ms)")                                             \
+    X(tcp_syn_retries, UINT, tcp_syn_retries, uint32_t, 6, 1, 127, "SYN retransmissions before connect fails") \
+    X(tcp_synack_retries, UINT, tcp_synack_retries, uint32_t, 5, 1, 127,                                     \
+      "SYN-ACK retransmissions before a half-open connection is dropped")                                    \
+    X(tcp_retries2, UINT, tcp_retries2, uint32_t, 15, 1, 127,                                                 \
+      "data retransmissions (RTO backoffs) before the connection is aborted")                               \
+    X(tcp_fin_timeout, TIME, tcp_fin_timeout_ns, uint64_t, 60 * SEC, 1 * MS, 3600 * SEC,                     \
+      "how long an orphaned connection waits in FIN-WAIT-2")                                                  \
+    X(tcp_time_wait, TIME, tcp_time_wait_ns, uint64_t, 60 * SEC, 0, 3600 * SEC,                              \
+      "TIME-WAIT duration (2 MSL)")                                                                           \
+    X(tcp_keepalive_time, TIME, tcp_keepalive_time_ns, uint64_t, 7200 * SEC, 1 * SEC, 86400 * SEC * 7,       \
+      "idle time before keepalive probes (when enabled on the socket)")                                      \
+    X(tcp_keepalive_intvl, TIME, tcp_keepalive_intvl_ns, uint64_t, 75 * SEC, 1 * SEC, 86400 * SEC,           \
+      "interval between keepalive probes")                                                                    \
+    X(tcp_keepalive_probes, UINT, tcp_keepalive_probes, uint32_t, 9, 1, 127, "unanswered probes before abort") \
+    X(tcp_max_syn_backlog, UINT, tcp_max_syn_backlog, uint32_t, 256, 1, 1u << 20,                           \
+      "half-open connections per listener")                                                                  \
+    X(tcp_ooo_max_segs, UINT, tcp_ooo_max_segs, uint32_t, 4096, 1, 1u << 20,                                 \
+      "out-of-order pieces held per connection")                                                            \
+    X(tcp_challenge_ack_limit, UINT, tcp_challenge_ack_limit, uint32_t, 1000, 1, 1u << 30,                   \
+      "challenge ACKs per second per stack (RFC 5961 §7)")
 
 struct setting {
     struct brisk_setting_desc desc;

@@ -6,6 +6,9 @@
  * must be the receiving device's MAC or broadcast; anything else (another host's unicast, multicast) is counted
  * and dropped, as a NIC without promiscuous mode would.
  *
+ * Socket events raised while processing (TCP) are delivered on the way out of input and poll, when every
+ * structure is consistent again, so application callbacks may call back into the stack.
+ *
  * poll() advances the stack's one timer wheel; next_deadline() is the wheel's next expiry. All time comes from
  * the caller (`now`); the stack keeps the latest value it has seen so timers armed from input processing are
  * relative to the right clock even if a caller's times arrive slightly out of order.
@@ -16,6 +19,7 @@
 #include <string.h>
 
 #include "net/ip.h"
+#include "tcp/tcp.h"
 #include "wire/eth.h"
 
 brisk_stack *brisk_stack_new(const struct brisk_settings *s)
@@ -36,7 +40,8 @@ brisk_stack *brisk_stack_new(const struct brisk_settings *s)
     brisk_rand_seed(&st->rand, s->seed);
     st->ip.next_id = (uint16_t)brisk_rand_u32(&st->rand);
     st->icmp.tokens_ns = (uint64_t)s->icmp_ratelimit_burst * s->icmp_ratelimit_ns;
-    if (brisk_neigh_init(st) != BRISK_OK) {
+    if (brisk_neigh_init(st) != BRISK_OK || brisk_tcp_init(st) != BRISK_OK) {
+        brisk_neigh_destroy(st);
         brisk_pktpool_destroy(&st->pool);
         free(st);
         return NULL;
@@ -48,6 +53,7 @@ void brisk_stack_free(brisk_stack *st)
 {
     if (!st)
         return;
+    brisk_tcp_destroy(st);
     brisk_neigh_destroy(st);
     brisk_pktpool_destroy(&st->pool);
     free(st);
@@ -104,6 +110,7 @@ int brisk_stack_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *frame, 
         st->c.EthInUnknownType++;
         break;
     }
+    brisk_tcp_deliver_events(st, now);
     return BRISK_OK;
 }
 
@@ -112,13 +119,22 @@ int brisk_stack_poll(brisk_stack *st, uint64_t now)
     if (!st)
         return BRISK_ERR_INVAL;
     now = brisk_stack_clock(st, now);
+    if (st->tx_wake) {
+        st->tx_wake = 0;
+        brisk_tcp_run_blocked(st, now);
+    }
     brisk_timer_advance(&st->wheel, now);
+    brisk_tcp_deliver_events(st, now);
     return BRISK_OK;
 }
 
 uint64_t brisk_stack_next_deadline(const brisk_stack *st)
 {
-    return st ? brisk_timer_next(&st->wheel) : BRISK_TIME_NONE;
+    if (!st)
+        return BRISK_TIME_NONE;
+    if (st->tx_wake)
+        return st->now; /* senders to resume after a TX completion */
+    return brisk_timer_next(&st->wheel);
 }
 
 int brisk_stack_set_gateway(brisk_stack *st, uint32_t gw)

@@ -14,6 +14,8 @@
 
 #define BRISK_MAX_NETDEVS 8
 
+struct brisk_tcp;
+
 struct brisk_netdev {
     brisk_stack *st;                  /* owner */
     struct brisk_netdev_config cfg;   /* as registered */
@@ -36,6 +38,9 @@ struct brisk_stack {
     uint32_t gateway;                 /* default gateway, 0 = none */
 
     struct brisk_neigh_table neigh;   /* ARP cache */
+    struct brisk_tcp *tcp;            /* TCP: connection tables, buffer memory, pending events */
+    uint8_t tx_wake_wanted;           /* a sender was refused (device busy, no buffer): wake it on completion */
+    uint8_t tx_wake;                  /* a completion came since: poll runs the refused senders now */
 
     struct {
         uint16_t next_id;             /* IPv4 identification counter */

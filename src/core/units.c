@@ -391,6 +391,24 @@ const char *brisk_strerror(int err)
         return "already exists";
     case BRISK_ERR_UNREACH:
         return "destination unreachable";
+    case BRISK_ERR_CONNREFUSED:
+        return "connection refused";
+    case BRISK_ERR_RESET:
+        return "connection reset by peer";
+    case BRISK_ERR_TIMEDOUT:
+        return "connection timed out";
+    case BRISK_ERR_NOTCONN:
+        return "not connected";
+    case BRISK_ERR_ISCONN:
+        return "already connected";
+    case BRISK_ERR_ADDRINUSE:
+        return "address in use";
+    case BRISK_ERR_PIPE:
+        return "sending side closed";
+    case BRISK_ERR_INPROGRESS:
+        return "operation in progress";
+    case BRISK_ERR_ADDRNOTAVAIL:
+        return "address not available";
     case BRISK_ERR_TOOMANY:
         return "table full";
     default:

@@ -18,6 +18,7 @@
  */
 #include "net/ip.h"
 #include "net/netdev.h"
+#include "tcp/tcp.h"
 #include "wire/icmp.h"
 #include "wire/wire.h"
 
@@ -52,6 +53,14 @@ void brisk_ip_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *p, size_t
     case BRISK_IP_PROTO_ICMP:
         st->c.IpInDelivers++;
         brisk_icmp_input(st, dev, &ip, l4, l4_len, bcast, now);
+        break;
+    case BRISK_IP_PROTO_TCP:
+        if (bcast) { /* TCP is unicast only (RFC 1122 §4.2.3.10) */
+            st->c.IpInAddrErrors++;
+            break;
+        }
+        st->c.IpInDelivers++;
+        brisk_tcp_input(st, &ip, l4, l4_len, now);
         break;
     default:
         st->c.IpInUnknownProtos++;

@@ -74,6 +74,7 @@ int brisk_netdev_xmit(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now)
         if (rc == BRISK_ERR_BUSY) {
             dev->stats.tx_busy++;
             st->c.EthOutBusy++;
+            st->tx_wake_wanted = 1;
         }
         st->c.IpOutDiscards++;
         brisk_pkt_free(&st->pool, pkt);
@@ -106,6 +107,10 @@ void brisk_netdev_tx_done(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now)
     s->tx_inflight_bytes -= pkt->len <= s->tx_inflight_bytes ? pkt->len : s->tx_inflight_bytes;
     st->c.TxCompletions++;
     brisk_pkt_free(&st->pool, pkt);
+    if (st->tx_wake_wanted) { /* room again: the next poll resumes refused senders (never from here) */
+        st->tx_wake_wanted = 0;
+        st->tx_wake = 1;
+    }
 }
 
 brisk_netdev *brisk_netdev_for_addr(brisk_stack *st, uint32_t addr)

@@ -2,11 +2,12 @@
  * test_arp.c — ARP parse/emit (src/wire/arp.c): a known request, request/reply round trips, truncation at
  * every length, and every unsupported field value refused with BRISK_WIRE_UNSUPPORTED.
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
 
 #include <stdlib.h>
 #include <string.h>

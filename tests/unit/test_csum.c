@@ -4,11 +4,12 @@
  * loop at every length 0..2000 and every alignment 0..7, RFC 1624 incremental updates against recomputation
  * (including the 0x0000 result RFC 1624 §4 is about), and the device side of checksum offload.
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,11 +2,12 @@
  * test_eth.c — Ethernet II parse/emit (src/wire/eth.c) and the wire error names (src/wire/wire.h):
  * a known frame, random round trips, truncation at every length, VLAN tags refused, address helpers.
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
 
 #include <stdlib.h>
 #include <string.h>

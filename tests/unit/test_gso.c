@@ -4,11 +4,12 @@
  * same output, and malformed inputs refused — with the expected code and without emitting anything. Every
  * output frame is re-parsed with the wire parsers, TCP checksum verified.
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,11 +4,12 @@
  * uses, memmove-safe payload placement, errors quoting a datagram, truncation at every length and a flipped
  * bit anywhere — each rejected with its reason code.
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
 
 #include <stdlib.h>
 #include <string.h>

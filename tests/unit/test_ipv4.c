@@ -5,11 +5,12 @@
  * ICMP-quote parser and the address helpers. Every parse reads from an exactly-sized heap copy so ASan sees
  * any out-of-bounds read.
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,11 +7,12 @@
  * a table of malformed headers — truncation at every length, every data offset, every length of every option
  * kind — asserts the exact reason code. Each parse reads an exactly-sized heap copy, so ASan sees overreads.
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
 
 #include <stdlib.h>
 #include <string.h>

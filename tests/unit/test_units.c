@@ -359,13 +359,15 @@ static void test_strerror(void **state)
     static const int codes[] = {
         BRISK_OK,          BRISK_ERR_INVAL,   BRISK_ERR_NOMEM,   BRISK_ERR_NOENT,  BRISK_ERR_RANGE,
         BRISK_ERR_NOROUTE, BRISK_ERR_AGAIN,   BRISK_ERR_BUSY,    BRISK_ERR_NOBUFS, BRISK_ERR_MSGSIZE,
-        BRISK_ERR_EXIST,   BRISK_ERR_UNREACH, BRISK_ERR_TOOMANY,
+        BRISK_ERR_EXIST,   BRISK_ERR_UNREACH, BRISK_ERR_TOOMANY, BRISK_ERR_CONNREFUSED, BRISK_ERR_RESET,
+        BRISK_ERR_TIMEDOUT, BRISK_ERR_NOTCONN, BRISK_ERR_ISCONN, BRISK_ERR_ADDRINUSE, BRISK_ERR_PIPE,
+        BRISK_ERR_INPROGRESS, BRISK_ERR_ADDRNOTAVAIL,
     };
     const char *unknown = brisk_strerror(-1000);
     assert_non_null(unknown);
     assert_string_equal(unknown, "unknown error");
     assert_string_equal(brisk_strerror(1), "unknown error");
-    assert_string_equal(brisk_strerror(BRISK_ERR_TOOMANY - 1), "unknown error");
+    assert_string_equal(brisk_strerror(BRISK_ERR_ADDRNOTAVAIL - 1), "unknown error");
     assert_string_equal(brisk_strerror(BRISK_ERR_INVAL), "invalid argument");
     for (size_t i = 0; i < N(codes); i++) {
         const char *s = brisk_strerror(codes[i]);

@@ -1,0 +1,131 @@
+/*
+ * cc.h — TCP congestion control as an ops table, and the RFC 5681 / RFC 6582 building blocks algorithms
+ * share.
+ *
+ * The connection owns a struct brisk_cc_state and a pointer to the algorithm's const ops; it calls the ops at
+ * the events below and reads cwnd / ssthresh back. Algorithms keep anything of their own in priv[]. All sizes
+ * are bytes, all times uint64 ns passed in by the caller. Nothing allocates.
+ *
+ * What the connection decides (not the algorithm): which ACK is a duplicate, when to enter recovery (three
+ * duplicate ACKs, or SACK / RACK loss marking, and RFC 6582's check that the ACK is above `recover`), which
+ * ACK is partial or full, whether the sender was application-limited, and RTT samples. On an RTO it also
+ * records recover = snd_nxt itself (RFC 6582 3.2 step 4), since on_rto() is not given snd_nxt.
+ *
+ * Call sequence:
+ *   init                         once per connection (after the MSS is known)
+ *   on_ack                       each ACK advancing snd_una outside fast recovery (also after an RTO)
+ *   on_enter_recovery            loss detected by duplicate ACKs / SACK; then, until recovery ends,
+ *   on_recovery_ack              each duplicate ACK (dupack = 1) or partial ACK (dupack = 0)
+ *   on_exit_recovery             the full ACK (covers `recover`)
+ *   on_rto                       the retransmission timer expired (also ends recovery)
+ *   on_idle_restart              before sending after an idle period longer than the RTO
+ *
+ * Future algorithms. CUBIC (RFC 9438) computes its own ssthresh and window growth but reuses the slow start,
+ * fast-recovery and RTO helpers below with its own ssthresh. PRR (RFC 6937) replaces only the cwnd arithmetic
+ * during recovery: the connection calls on_enter_recovery (which sets ssthresh and recover), lets PRR drive
+ * cwnd per ACK instead of calling on_recovery_ack, and calls on_exit_recovery at the end.
+ */
+#ifndef BRISK_TCP_CC_H
+#define BRISK_TCP_CC_H
+
+#include <stdint.h>
+
+struct brisk_cc_state {      /* what every algorithm reads/writes, owned by the connection */
+    uint32_t mss;            /* sender MSS, bytes */
+    uint32_t cwnd;           /* congestion window, bytes */
+    uint32_t ssthresh;       /* bytes; UINT32_MAX initially (RFC 5681 3.1: "arbitrarily high") */
+    uint64_t bytes_acked_ca; /* appropriate byte counting accumulator in congestion avoidance */
+    uint32_t in_recovery;    /* fast recovery in progress */
+    uint32_t recover;        /* RFC 6582 "recover": snd_nxt when recovery began */
+    uint32_t in_loss;        /* an RTO fired and no ACK has advanced snd_una since: a further RTO (the
+                                retransmission was lost too) holds ssthresh (RFC 5681 3.1) */
+    uint64_t priv[8];        /* algorithm-private state */
+};
+
+struct brisk_cc_ops {
+    const char *name; /* "newreno" */
+    /* Sets mss, cwnd = initial_cwnd_segs * mss (RFC 6928 IW10: the caller passes 10 by default; 0 counts as
+     * 1), ssthresh = UINT32_MAX, and clears everything else. */
+    void (*init)(struct brisk_cc_state *s, uint32_t mss, uint32_t initial_cwnd_segs);
+    /* A cumulative ACK advanced snd_una by `acked` bytes, not in recovery. flight = bytes in flight before
+     * the ACK, rtt = a sample or 0, app_limited = the sender was not using the window. */
+    void (*on_ack)(struct brisk_cc_state *s, uint32_t acked, uint32_t flight, uint64_t rtt, int app_limited,
+                   uint64_t now);
+    /* Loss detected by duplicate ACKs / SACK: enter fast recovery (RFC 5681 3.2 step 2-3 / RFC 6582).
+     * flight = FlightSize, snd_nxt for `recover`. A no-op when already in recovery. */
+    void (*on_enter_recovery)(struct brisk_cc_state *s, uint32_t flight, uint32_t snd_nxt, uint64_t now);
+    /* In recovery: a duplicate ACK (dupack=1) or a partial ACK acking `acked` bytes (RFC 6582 3.2 step 5). */
+    void (*on_recovery_ack)(struct brisk_cc_state *s, uint32_t acked, int dupack, uint32_t flight,
+                            uint64_t now);
+    /* Recovery ended by a full ACK (RFC 6582 3.2 step 3: cwnd = min(ssthresh, max(flight, mss) + mss)), where
+     * flight is the FlightSize after the full ACK was applied. */
+    void (*on_exit_recovery)(struct brisk_cc_state *s, uint32_t flight, uint64_t now);
+    /* Retransmission timeout (RFC 5681 3.1 eq. 4: ssthresh = max(flight/2, 2*mss); cwnd = 1 mss). Ends
+     * recovery. flight = FlightSize when the timer fired. */
+    void (*on_rto)(struct brisk_cc_state *s, uint32_t flight, uint64_t now);
+    /* After an idle period longer than RTO (RFC 5681 4.1 restart window: cwnd = min(IW, cwnd)). */
+    void (*on_idle_restart)(struct brisk_cc_state *s, uint32_t initial_cwnd_segs);
+};
+
+/* The algorithm called `name` ("newreno"), NULL if unknown or name is NULL. */
+const struct brisk_cc_ops *brisk_cc_find(const char *name);
+
+/* The known algorithms, for tools and settings validation: i in [0, brisk_cc_count()). NULL past the end. */
+unsigned brisk_cc_count(void);
+const struct brisk_cc_ops *brisk_cc_get(unsigned i);
+
+extern const struct brisk_cc_ops brisk_cc_newreno;
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Building blocks (cc.c), so every algorithm applies RFC 5681 / 6582 the same way.
+ * ------------------------------------------------------------------------------------------------------- */
+
+/* a + b, saturating at UINT32_MAX: windows never wrap. */
+static inline uint32_t brisk_cc_add(uint32_t a, uint64_t b)
+{
+    uint64_t v = (uint64_t)a + b;
+    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* RFC 5681 3.1 eq. (4): max(flight / 2, 2 * mss). */
+uint32_t brisk_cc_loss_ssthresh(uint32_t flight, uint32_t mss);
+
+/* Slow start with appropriate byte counting (RFC 3465, L = 2): cwnd += min(acked, 2 * mss), but not beyond
+ * ssthresh. Returns the acked bytes left over once cwnd reached ssthresh (0 if it did not), for congestion
+ * avoidance to count; bytes beyond the L limit are not left over, they are simply not credited. Call only
+ * when cwnd < ssthresh. */
+uint32_t brisk_cc_slow_start(struct brisk_cc_state *s, uint32_t acked);
+
+/* Additive increase by byte counting: adds `acked` to bytes_acked_ca and, for each `w` bytes it holds (w = 0
+ * counts as 1), moves w bytes out and grows cwnd by one mss. With w = cwnd this is RFC 3465 2.1 / RFC 5681
+ * 3.1's one MSS per window of data acknowledged. */
+void brisk_cc_cong_avoid(struct brisk_cc_state *s, uint32_t w, uint32_t acked);
+
+/* Enters fast recovery with the given ssthresh: cwnd = ssthresh + 3 mss (RFC 5681 3.2 step 3), recover =
+ * snd_nxt (RFC 6582 3.2 step 2), in_recovery = 1, in_loss = 0, bytes_acked_ca = 0. */
+void brisk_cc_recovery_enter(struct brisk_cc_state *s, uint32_t ssthresh, uint32_t snd_nxt);
+
+/* An ACK during fast recovery. A duplicate ACK inflates cwnd by one mss (RFC 5681 3.2 step 4). A partial ACK
+ * of `acked` bytes deflates cwnd by `acked` and adds one mss back if acked >= mss (RFC 6582 3.2 step 5); cwnd
+ * never drops below one mss (the RFC assumes it cannot; with odd flight accounting it could). */
+void brisk_cc_recovery_ack(struct brisk_cc_state *s, uint32_t acked, int dupack);
+
+/* Leaves fast recovery on the full ACK: cwnd = min(ssthresh, max(flight, mss) + mss) (RFC 6582 3.2 step 3,
+ * option 1, which avoids the burst "cwnd = ssthresh" could release), at least one mss. */
+void brisk_cc_recovery_exit(struct brisk_cc_state *s, uint32_t flight);
+
+/* An RTO: ssthresh = `ssthresh` unless in_loss already (a repeated timeout of the retransmission holds
+ * ssthresh: RFC 5681 3.1, whose FlightSize would by now be tiny), then cwnd = one mss (the loss window),
+ * in_loss = 1, in_recovery = 0, bytes_acked_ca = 0. */
+void brisk_cc_rto_collapse(struct brisk_cc_state *s, uint32_t ssthresh);
+
+/* RFC 5681 4.1 restart window: cwnd = min(IW, cwnd) with IW = initial_cwnd_segs * mss. When that shrinks
+ * cwnd, ssthresh first becomes max(ssthresh, 3/4 cwnd), as in RFC 2861 section 3 and Linux, so slow start
+ * climbs straight back to the operating point the connection had rather than crawling up from IW in
+ * congestion avoidance. */
+void brisk_cc_idle_restart(struct brisk_cc_state *s, uint32_t initial_cwnd_segs);
+
+/* cwnd = initial_cwnd_segs * mss (0 segments count as 1, mss 0 as 1), saturating. */
+uint32_t brisk_cc_initial_window(uint32_t mss, uint32_t initial_cwnd_segs);
+
+#endif

@@ -1,0 +1,378 @@
+/*
+ * conn.c — TCP connections: the tables that find them, their lifetime, their state changes, and the socket
+ * events they raise.
+ *
+ * Lookup. Connections sit in a hash of the 4-tuple, listeners in a hash of the local port; both are keyed with
+ * SipHash under a secret derived from the stack's seed, so a remote host cannot aim segments at one chain.
+ * Input looks up the connection first and the listener second (RFC 9293 §3.10.7: the most specific match).
+ *
+ * Lifetime. A socket is created by brisk_socket() or by a listener receiving a SYN. When the application closes
+ * it, it becomes an orphan that the stack finishes (FIN exchange, TIME-WAIT) and frees when it reaches CLOSED.
+ * A connection that fails (reset, timeout) keeps its struct until the application closes it, so the
+ * application can read the error.
+ *
+ * Events. Input and timers never call the application directly: they record events on the socket and put it
+ * on the stack's pending list; the stack's entry points deliver the list on their way out, when every
+ * structure is consistent. A callback may therefore call any socket function, including close.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tcp/tcp.h"
+
+static const char *const state_names[] = {
+    "CLOSED",     "LISTEN",     "SYN-SENT", "SYN-RECEIVED", "ESTABLISHED", "FIN-WAIT-1",
+    "FIN-WAIT-2", "CLOSE-WAIT", "CLOSING",  "LAST-ACK",     "TIME-WAIT",
+};
+
+const char *brisk_tcp_state_name(int state)
+{
+    if (state < 0 || state > BRISK_TCP_TIME_WAIT)
+        return "?";
+    return state_names[state];
+}
+
+int brisk_tcp_init(brisk_stack *st)
+{
+    struct brisk_tcp *t = calloc(1, sizeof(*t));
+    if (!t)
+        return BRISK_ERR_NOMEM;
+    t->nconns_buckets = 4096;
+    t->nlisten_buckets = 64;
+    t->conns = calloc(t->nconns_buckets, sizeof(*t->conns));
+    t->listen = calloc(t->nlisten_buckets, sizeof(*t->listen));
+    if (!t->conns || !t->listen) {
+        free(t->conns);
+        free(t->listen);
+        free(t);
+        return BRISK_ERR_NOMEM;
+    }
+    for (int i = 0; i < 16; i += 8) {
+        uint64_t k = brisk_rand_u64(&st->rand);
+        memcpy(t->key + i, &k, 8);
+    }
+    t->next_port = (uint16_t)(49152 + brisk_rand_below(&st->rand, 16384));
+    brisk_chunkpool_init(&t->chunks, st->s.tcp_mem_bytes);
+    st->tcp = t;
+    return BRISK_OK;
+}
+
+static void free_chain(brisk_sock *c)
+{
+    while (c) {
+        brisk_sock *n = c->hnext;
+        c->in_table = 0;
+        tcp_conn_free(c);
+        c = n;
+    }
+}
+
+void brisk_tcp_destroy(brisk_stack *st)
+{
+    struct brisk_tcp *t = st->tcp;
+    if (!t)
+        return;
+    /* Children waiting in listeners' queues are not in the listener hash; free them with their listener. */
+    for (uint32_t i = 0; i < t->nlisten_buckets; i++) {
+        for (brisk_sock *l = t->listen[i]; l; l = l->hnext) {
+            while (l->lq.head) {
+                brisk_sock *ch = l->lq.head;
+                l->lq.head = ch->aq_next;
+                ch->listener = NULL;
+                if (!ch->in_table)
+                    tcp_conn_free(ch);
+            }
+        }
+    }
+    for (uint32_t i = 0; i < t->nconns_buckets; i++)
+        free_chain(t->conns[i]);
+    for (uint32_t i = 0; i < t->nlisten_buckets; i++)
+        free_chain(t->listen[i]);
+    free(t->conns);
+    free(t->listen);
+    brisk_chunkpool_destroy(&t->chunks);
+    free(t);
+    st->tcp = NULL;
+}
+
+static uint32_t hash4(const struct brisk_tcp *t, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+{
+    uint8_t b[12];
+    memcpy(b, &laddr, 4);
+    memcpy(b + 4, &raddr, 4);
+    memcpy(b + 8, &lport, 2);
+    memcpy(b + 10, &rport, 2);
+    return (uint32_t)brisk_siphash24(t->key, b, sizeof(b));
+}
+
+static uint32_t hashport(const struct brisk_tcp *t, uint16_t port)
+{
+    return (uint32_t)brisk_siphash24(t->key, &port, sizeof(port));
+}
+
+brisk_sock *tcp_conn_alloc(brisk_stack *st)
+{
+    brisk_sock *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->st = st;
+    c->state = BRISK_TCP_CLOSED;
+    brisk_sbuf_init(&c->snd.buf);
+    brisk_sbuf_init(&c->rcv.buf);
+    brisk_reass_init(&c->rcv.ooo);
+    c->snd.sndbuf = st->s.tcp_sndbuf;
+    c->rcv.rcvbuf = st->s.tcp_rcvbuf;
+    c->so.keepidle = st->s.tcp_keepalive_time_ns;
+    c->so.keepintvl = st->s.tcp_keepalive_intvl_ns;
+    c->so.keepcnt = st->s.tcp_keepalive_probes;
+    brisk_rtt_init(&c->rtt, st->s.tcp_rto_initial_ns, st->s.tcp_rto_min_ns, st->s.tcp_rto_max_ns);
+    c->cc_ops = &brisk_cc_newreno;
+    c->ack.ato = st->s.tcp_delack_min_ns;
+    tcp_timers_init(c);
+    st->tcp->nsocks++;
+    return c;
+}
+
+static void ev_unlink(brisk_sock *c)
+{
+    struct brisk_tcp *t = c->st->tcp;
+    if (!c->ev.queued)
+        return;
+    brisk_sock **pp = &t->ev_head, *prev = NULL;
+    while (*pp && *pp != c) {
+        prev = *pp;
+        pp = &(*pp)->ev.next;
+    }
+    if (*pp) {
+        *pp = c->ev.next;
+        if (t->ev_tail == c)
+            t->ev_tail = prev;
+    }
+    c->ev.queued = 0;
+    c->ev.next = NULL;
+}
+
+void tcp_block(brisk_sock *c)
+{
+    if (c->blocked)
+        return;
+    c->blocked = 1;
+    c->blocked_next = c->st->tcp->blocked_head;
+    c->st->tcp->blocked_head = c;
+}
+
+static void blocked_unlink(brisk_sock *c)
+{
+    if (!c->blocked)
+        return;
+    brisk_sock **pp = &c->st->tcp->blocked_head;
+    while (*pp && *pp != c)
+        pp = &(*pp)->blocked_next;
+    if (*pp)
+        *pp = c->blocked_next;
+    c->blocked = 0;
+}
+
+void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now)
+{
+    brisk_sock *list = st->tcp->blocked_head;
+    st->tcp->blocked_head = NULL;
+    while (list) {
+        brisk_sock *c = list;
+        list = c->blocked_next;
+        c->blocked = 0;
+        c->blocked_next = NULL;
+        tcp_write_xmit(c, now); /* may park it again */
+        if (c->ack.pending && !brisk_timer_armed(&c->timer.delack) && !c->blocked)
+            tcp_send_ack(c, now); /* an ACK the device refused */
+    }
+}
+
+void tcp_conn_free(brisk_sock *c)
+{
+    brisk_stack *st = c->st;
+    tcp_timers_stop(c);
+    if (c->in_table)
+        tcp_conn_hash_del(c);
+    ev_unlink(c);
+    blocked_unlink(c);
+    brisk_sbuf_clear(&st->tcp->chunks, &c->snd.buf);
+    brisk_sbuf_clear(&st->tcp->chunks, &c->rcv.buf);
+    brisk_reass_clear(&st->pool, &c->rcv.ooo);
+    st->tcp->nsocks--;
+    free(c);
+}
+
+int tcp_conn_hash_add(brisk_sock *c)
+{
+    struct brisk_tcp *t = c->st->tcp;
+    brisk_sock **b;
+    if (c->state == BRISK_TCP_LISTEN)
+        b = &t->listen[hashport(t, c->id.lport) & (t->nlisten_buckets - 1)];
+    else
+        b = &t->conns[hash4(t, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport) & (t->nconns_buckets - 1)];
+    c->hnext = *b;
+    *b = c;
+    c->in_table = 1;
+    return BRISK_OK;
+}
+
+void tcp_conn_hash_del(brisk_sock *c)
+{
+    struct brisk_tcp *t = c->st->tcp;
+    brisk_sock **pp;
+    if (c->state == BRISK_TCP_LISTEN)
+        pp = &t->listen[hashport(t, c->id.lport) & (t->nlisten_buckets - 1)];
+    else
+        pp = &t->conns[hash4(t, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport) & (t->nconns_buckets - 1)];
+    while (*pp && *pp != c)
+        pp = &(*pp)->hnext;
+    if (*pp)
+        *pp = c->hnext;
+    c->hnext = NULL;
+    c->in_table = 0;
+}
+
+brisk_sock *tcp_conn_lookup(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+{
+    struct brisk_tcp *t = st->tcp;
+    brisk_sock *c = t->conns[hash4(t, laddr, lport, raddr, rport) & (t->nconns_buckets - 1)];
+    for (; c; c = c->hnext)
+        if (c->id.lport == lport && c->id.rport == rport && c->id.laddr == laddr && c->id.raddr == raddr)
+            return c;
+    return NULL;
+}
+
+brisk_sock *tcp_listener_lookup(brisk_stack *st, uint32_t laddr, uint16_t lport)
+{
+    struct brisk_tcp *t = st->tcp;
+    brisk_sock *any = NULL;
+    for (brisk_sock *c = t->listen[hashport(t, lport) & (t->nlisten_buckets - 1)]; c; c = c->hnext) {
+        if (c->id.lport != lport)
+            continue;
+        if (c->id.laddr == laddr)
+            return c;
+        if (c->id.laddr == 0)
+            any = c;
+    }
+    return any;
+}
+
+/* A local port is in use when a listener or a bound socket holds it. Connections made by connect() share
+ * ports only with distinct remote ends, which the 4-tuple hash already distinguishes. */
+int tcp_port_in_use(brisk_stack *st, uint32_t laddr, uint16_t lport)
+{
+    brisk_sock *l = tcp_listener_lookup(st, laddr, lport);
+    if (l && (l->id.laddr == 0 || laddr == 0 || l->id.laddr == laddr))
+        return 1;
+    struct brisk_tcp *t = st->tcp;
+    for (uint32_t i = 0; i < t->nconns_buckets; i++)
+        for (brisk_sock *c = t->conns[i]; c; c = c->hnext)
+            if (c->id.lport == lport && (laddr == 0 || c->id.laddr == laddr))
+                return 1;
+    return 0;
+}
+
+void tcp_set_state(brisk_sock *c, int state, uint64_t now)
+{
+    (void)now;
+    c->state = (uint8_t)state;
+}
+
+void tcp_raise(brisk_sock *c, unsigned events)
+{
+    if (c->orphan || !events)
+        return;
+    c->ev.pending |= events;
+    if (c->ev.queued)
+        return;
+    struct brisk_tcp *t = c->st->tcp;
+    c->ev.queued = 1;
+    c->ev.next = NULL;
+    if (t->ev_tail)
+        t->ev_tail->ev.next = c;
+    else
+        t->ev_head = c;
+    t->ev_tail = c;
+}
+
+void brisk_tcp_deliver_events(brisk_stack *st, uint64_t now)
+{
+    struct brisk_tcp *t = st->tcp;
+    if (!t || t->delivering)
+        return;
+    t->delivering = 1;
+    while (t->ev_head) {
+        brisk_sock *c = t->ev_head;
+        t->ev_head = c->ev.next;
+        if (!t->ev_head)
+            t->ev_tail = NULL;
+        c->ev.queued = 0;
+        c->ev.next = NULL;
+        unsigned ev = c->ev.pending;
+        c->ev.pending = 0;
+        if (c->fn && ev && !c->orphan)
+            c->fn(c->ctx, c, ev, now);
+    }
+    t->delivering = 0;
+}
+
+void tcp_conn_fail(brisk_sock *c, int err, uint64_t now)
+{
+    brisk_stack *st = c->st;
+    if (c->state == BRISK_TCP_SYN_SENT || c->state == BRISK_TCP_SYN_RECEIVED)
+        st->c.TcpAttemptFails++;
+    else if (c->state == BRISK_TCP_ESTABLISHED || c->state == BRISK_TCP_CLOSE_WAIT)
+        if (err == BRISK_ERR_RESET)
+            st->c.TcpEstabResets++;
+    c->error = err;
+    tcp_set_state(c, BRISK_TCP_CLOSED, now);
+    tcp_raise(c, BRISK_EV_ERROR | BRISK_EV_CLOSED);
+    tcp_conn_done(c, now);
+}
+
+/* A child that never reached the application: unlink it from its listener's queues. */
+static void detach_child(brisk_sock *c)
+{
+    brisk_sock *l = c->listener;
+    if (!l)
+        return;
+    c->listener = NULL;
+    if (!c->in_aq) { /* still half-open: it counts against the SYN backlog */
+        l->lq.syn_count--;
+        return;
+    }
+    c->in_aq = 0;
+    brisk_sock **pp = &l->lq.head, *prev = NULL;
+    while (*pp && *pp != c) {
+        prev = *pp;
+        pp = &(*pp)->aq_next;
+    }
+    if (*pp) {
+        *pp = c->aq_next;
+        if (l->lq.tail == c)
+            l->lq.tail = prev;
+        l->lq.len--;
+    }
+}
+
+void tcp_conn_done(brisk_sock *c, uint64_t now)
+{
+    (void)now;
+    tcp_timers_stop(c);
+    if (c->in_table)
+        tcp_conn_hash_del(c);
+    if (c->listener) {
+        /* A half-open or unaccepted child dies with nobody to tell. */
+        detach_child(c);
+        c->orphan = 1;
+    }
+    if (c->orphan)
+        tcp_conn_free(c);
+}
+
+uint32_t tcp_rcv_space(const brisk_sock *c)
+{
+    uint64_t used = c->rcv.buf.len + c->rcv.ooo.bytes;
+    return used >= c->rcv.rcvbuf ? 0 : (uint32_t)(c->rcv.rcvbuf - used);
+}

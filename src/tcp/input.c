@@ -1,0 +1,593 @@
+/*
+ * input.c — segment arrival, RFC 9293 §3.10.7, with RFC 5961 (blind-attack mitigations), RFC 7323 (PAWS,
+ * timestamps, window scale), RFC 2018 / 2883 (SACK, D-SACK as a receiver), RFC 5681 / 6582 (duplicate ACKs,
+ * fast retransmit, NewReno recovery) and RFC 1122 §4.2.3.2 (delayed ACKs).
+ *
+ * brisk_tcp_input() checks the segment (bounds, checksum, options: src/wire/tcp.c) and finds its connection by
+ * 4-tuple, else a listener by port, else answers with a RST. Then, per state:
+ *   listen_input()    LISTEN: a SYN makes a child in SYN-RECEIVED (bounded by tcp_max_syn_backlog and the
+ *                     accept backlog) and answers SYN-ACK; an ACK gets a RST; a RST is ignored.
+ *   syn_sent_input()  SYN-SENT: the SYN-ACK completes the open (or a bare SYN starts a simultaneous open).
+ *   conn_input()      every synchronized state, in the RFC's order: PAWS, sequence acceptability, RST (exact
+ *                     match resets, in-window gets a challenge ACK), SYN (challenge ACK), ACK (window, RTT,
+ *                     congestion control, state changes on our FIN), segment text (in order to the receive
+ *                     buffer, out of order to reassembly, duplicates reported as D-SACK), FIN.
+ * Afterwards the connection runs the one transmit function (ACKs may have opened the windows) and sends any
+ * ACK still owed at once; ACKs that may wait go to the delayed-ACK timer.
+ */
+#include <string.h>
+
+#include "tcp/tcp.h"
+#include "wire/wire.h"
+
+static void deliver_to_rcvbuf(void *ctx, const uint8_t *data, uint32_t n)
+{
+    brisk_sock *c = ctx;
+    size_t got = brisk_sbuf_append(&c->st->tcp->chunks, &c->rcv.buf, data, n);
+    (void)got; /* space was checked against rcvbuf before the data was accepted */
+}
+
+/* Options both ends agreed on, from the peer's SYN (or SYN-ACK). */
+static void negotiate(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
+{
+    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_tcp_opts *o = &seg->opts;
+    c->opt.peer_mss = o->mss_ok && o->mss ? o->mss : TCP_DEFAULT_MSS;
+    c->opt.ws = s->tcp_window_scaling && o->wscale_ok;
+    if (c->opt.ws) {
+        c->snd.wscale = o->wscale > TCP_MAX_WSCALE ? TCP_MAX_WSCALE : o->wscale;
+    } else {
+        c->snd.wscale = 0;
+        c->rcv.wscale = 0;
+    }
+    c->opt.sack = s->tcp_sack && o->sack_perm;
+    c->opt.ts = s->tcp_timestamps && o->ts_ok;
+    if (c->opt.ts) {
+        c->opt.ts_recent = o->ts_val;
+        c->opt.ts_recent_age = now;
+    }
+    uint32_t mss = tcp_local_mss(c);
+    if (c->opt.peer_mss < mss)
+        mss = c->opt.peer_mss;
+    if (c->opt.ts)
+        mss -= 12; /* TCPOLEN_TSTAMP_ALIGNED rides on every segment */
+    if (mss < 64)
+        mss = 64;
+    c->snd.mss = mss;
+}
+
+/* Window scale we ask for: the smallest shift that lets the window express the receive buffer. */
+static uint8_t wscale_for(uint32_t rcvbuf)
+{
+    uint8_t ws = 0;
+    while (ws < TCP_MAX_WSCALE && (rcvbuf >> ws) > TCP_MAX_WIN)
+        ws++;
+    return ws;
+}
+
+/* The connection becomes ESTABLISHED: windows, congestion control, the first RTT sample. */
+static void establish(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
+{
+    tcp_set_state(c, BRISK_TCP_ESTABLISHED, now);
+    c->snd.una = seg->ack;
+    c->snd.wnd = (uint32_t)seg->window << (seg->flags & BRISK_TCP_SYN ? 0 : c->snd.wscale);
+    c->snd.max_wnd = c->snd.wnd;
+    c->snd.wl1 = seg->seq;
+    c->snd.wl2 = seg->ack;
+    c->snd.sml = c->snd.una;
+    /* Karn: the handshake gives a sample only if the SYN was not retransmitted. */
+    if (c->timer.retries == 0 && c->rtt_probe.on)
+        brisk_rtt_sample(&c->rtt, now - c->rtt_probe.at, now);
+    c->rtt_probe.on = 0;
+    c->timer.retries = 0;
+    tcp_clear_rtx(c);
+    c->cc_ops->init(&c->cc, c->snd.mss, c->st->s.tcp_initial_cwnd);
+    c->ack.quick = 16;
+    tcp_keepalive_reset(c, now);
+}
+
+static void listen_input(brisk_sock *l, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
+                         uint64_t now)
+{
+    brisk_stack *st = l->st;
+    if (seg->flags & BRISK_TCP_RST)
+        return;
+    if (seg->flags & BRISK_TCP_ACK) {
+        tcp_send_rst_for(st, ip, seg, now);
+        return;
+    }
+    if (!(seg->flags & BRISK_TCP_SYN) || (seg->flags & BRISK_TCP_FIN))
+        return;
+    if (l->lq.syn_count >= st->s.tcp_max_syn_backlog || l->lq.len >= l->lq.backlog) {
+        st->c.ListenOverflows++;
+        return;
+    }
+    brisk_sock *c = tcp_conn_alloc(st);
+    if (!c)
+        return;
+    if (brisk_ip_route(st, ip->src, &c->rt) != BRISK_OK) {
+        tcp_conn_free(c);
+        return;
+    }
+    c->rt.src = ip->dst;
+    c->id.laddr = ip->dst;
+    c->id.lport = seg->dport;
+    c->id.raddr = ip->src;
+    c->id.rport = seg->sport;
+    c->bound = 1;
+    /* Inherit the listener's socket options. */
+    c->snd.sndbuf = l->snd.sndbuf;
+    c->rcv.rcvbuf = l->rcv.rcvbuf;
+    c->snd.nodelay = l->snd.nodelay;
+    c->snd.cork = l->snd.cork;
+    c->snd.lowat = l->snd.lowat;
+    c->so = l->so;
+    c->opt.mss_clamp = l->opt.mss_clamp;
+
+    c->rcv.irs = seg->seq;
+    c->rcv.nxt = seg->seq + 1;
+    c->rcv.wscale = wscale_for(c->rcv.rcvbuf);
+    negotiate(c, seg, now);
+    c->snd.wnd = seg->window; /* never scaled in a SYN */
+    c->opt.ts_offset = (uint32_t)brisk_rand_u32(&st->rand);
+    c->snd.iss = tcp_isn(st, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport, now);
+    c->snd.una = c->snd.nxt = c->snd.max = c->snd.iss;
+    c->listener = l;
+    l->lq.syn_count++;
+    tcp_set_state(c, BRISK_TCP_SYN_RECEIVED, now);
+    tcp_conn_hash_add(c);
+    st->c.TcpPassiveOpens++;
+    c->rtt_probe.on = 1;
+    c->rtt_probe.at = now;
+    tcp_send_syn(c, now);
+    tcp_rearm_rto(c, now);
+}
+
+static void syn_sent_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
+{
+    if (seg->flags & BRISK_TCP_ACK) {
+        if (brisk_seq_leq(seg->ack, c->snd.iss) || brisk_seq_gt(seg->ack, c->snd.max)) {
+            if (!(seg->flags & BRISK_TCP_RST)) {
+                struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
+                tcp_send_rst_for(c->st, &ip, seg, now);
+            }
+            return;
+        }
+    }
+    if (seg->flags & BRISK_TCP_RST) {
+        if (seg->flags & BRISK_TCP_ACK)
+            tcp_conn_fail(c, BRISK_ERR_CONNREFUSED, now);
+        return;
+    }
+    if (!(seg->flags & BRISK_TCP_SYN))
+        return;
+    c->rcv.irs = seg->seq;
+    c->rcv.nxt = seg->seq + 1;
+    negotiate(c, seg, now);
+    if (seg->flags & BRISK_TCP_ACK) {
+        establish(c, seg, now);
+        tcp_send_ack(c, now);
+        tcp_raise(c, BRISK_EV_CONNECTED | BRISK_EV_WRITABLE);
+        return;
+    }
+    /* Simultaneous open (RFC 9293 §3.5, figure 7). */
+    c->snd.wnd = seg->window;
+    tcp_set_state(c, BRISK_TCP_SYN_RECEIVED, now);
+    tcp_send_syn(c, now);
+    tcp_rearm_rto(c, now);
+}
+
+/* RFC 9293 §3.10.7.4 "first": is the segment (partly) inside the receive window? */
+static int acceptable(const brisk_sock *c, uint32_t seq, uint32_t seglen)
+{
+    uint32_t wnd = brisk_seq_gt(c->rcv.adv, c->rcv.nxt) ? c->rcv.adv - c->rcv.nxt : 0;
+    uint32_t nxt = c->rcv.nxt;
+    if (seglen == 0) {
+        if (wnd == 0)
+            return seq == nxt;
+        return brisk_seq_leq(nxt, seq) && brisk_seq_lt(seq, nxt + wnd);
+    }
+    if (wnd == 0)
+        return 0;
+    uint32_t last = seq + seglen - 1;
+    return (brisk_seq_leq(nxt, seq) && brisk_seq_lt(seq, nxt + wnd)) ||
+           (brisk_seq_leq(nxt, last) && brisk_seq_lt(last, nxt + wnd));
+}
+
+static void enter_time_wait(brisk_sock *c, uint64_t now)
+{
+    tcp_set_state(c, BRISK_TCP_TIME_WAIT, now);
+    tcp_clear_rtx(c);
+    brisk_timer_cancel(&c->st->wheel, &c->timer.delack);
+    tcp_raise(c, BRISK_EV_CLOSED);
+    tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + c->st->s.tcp_time_wait_ns);
+}
+
+/* Our FIN was acknowledged: advance the closing states. Returns 0 if the connection is gone. */
+static int our_fin_acked(brisk_sock *c, uint64_t now)
+{
+    switch (c->state) {
+    case BRISK_TCP_FIN_WAIT_1:
+        tcp_set_state(c, BRISK_TCP_FIN_WAIT_2, now);
+        if (c->orphan)
+            tcp_arm_misc(c, TCP_MISC_FINWAIT2, now + c->st->s.tcp_fin_timeout_ns);
+        return 1;
+    case BRISK_TCP_CLOSING:
+        enter_time_wait(c, now);
+        return 1;
+    case BRISK_TCP_LAST_ACK:
+        tcp_set_state(c, BRISK_TCP_CLOSED, now);
+        tcp_raise(c, BRISK_EV_CLOSED);
+        tcp_conn_done(c, now);
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* NewReno (RFC 6582 §3.2): retransmit the first unacknowledged segment. */
+static void retransmit_head(brisk_sock *c, uint64_t now)
+{
+    uint32_t len = (uint32_t)c->snd.buf.len;
+    if (len > c->snd.mss)
+        len = c->snd.mss;
+    if (len == 0)
+        return;
+    c->rtt_probe.on = 0; /* Karn */
+    tcp_transmit(c, c->snd.una, len, BRISK_TCP_ACK, now);
+}
+
+/* The ACK field: RFC 9293 §3.10.7.4 "fifth". Returns 0 if the connection is gone. */
+static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
+{
+    brisk_stack *st = c->st;
+    uint32_t ack = seg->ack;
+    if (brisk_seq_gt(ack, c->snd.max)) { /* acks data never sent: RFC 5961 §5.2 */
+        st->c.TCPACKOutOfWindow++;
+        tcp_send_challenge_ack(c, now);
+        return 1;
+    }
+    uint32_t win = (uint32_t)seg->window << c->snd.wscale;
+    if (brisk_seq_lt(ack, c->snd.una - c->snd.max_wnd)) /* too old: RFC 5961 §5.2 */
+        return 1;
+
+    uint32_t flight = tcp_flight(c);
+    if (brisk_seq_gt(ack, c->snd.una)) {
+        uint32_t acked = ack - c->snd.una;
+        uint32_t data = (uint32_t)c->snd.buf.len < acked ? (uint32_t)c->snd.buf.len : acked;
+        int fin_acked = c->snd.fin_sent && ack == c->snd.max;
+        brisk_sbuf_consume(&st->tcp->chunks, &c->snd.buf, data);
+        c->snd.una = ack;
+        if (brisk_seq_lt(c->snd.nxt, ack))
+            c->snd.nxt = ack;
+        c->stat.bytes_acked += data;
+        uint64_t rtt = 0;
+        if (c->rtt_probe.on && brisk_seq_gt(ack, c->rtt_probe.seq)) {
+            rtt = now - c->rtt_probe.at;
+            brisk_rtt_sample(&c->rtt, rtt, now);
+            c->rtt_probe.on = 0;
+        } else if (c->opt.ts && seg->opts.ts_ok && seg->opts.ts_ecr && c->rtt.backoff) {
+            /* Only retransmitted data was acknowledged (Karn forbids a timed sample), but the echoed
+             * timestamp tells which transmission arrived (RFC 7323 §4): the path works again, so the
+             * backed-off RTO is stale. Feed the sample when the 1 ms clock resolves it; reset either way. */
+            uint32_t ticks = tcp_ts_now(c, now) - seg->opts.ts_ecr;
+            if (ticks >= 1 && ticks < 0x7fffffffu)
+                brisk_rtt_sample(&c->rtt, (uint64_t)ticks * BRISK_NSEC_PER_MSEC, now);
+            c->rtt.backoff = 0;
+        }
+        if (c->cc.in_recovery) {
+            if (brisk_seq_geq(ack, c->cc.recover)) {
+                c->cc_ops->on_exit_recovery(&c->cc, tcp_flight(c), now);
+                c->cc.in_recovery = 0;
+            } else {
+                c->cc_ops->on_recovery_ack(&c->cc, acked, 0, tcp_flight(c), now);
+                retransmit_head(c, now); /* partial ACK: the next hole */
+            }
+        } else {
+            int app_limited = tcp_notsent(c) == 0 && flight < c->cc.cwnd;
+            c->cc_ops->on_ack(&c->cc, acked, flight, rtt, app_limited, now);
+        }
+        c->dupacks = 0;
+        c->timer.retries = 0;
+        tcp_rearm_rto(c, now); /* RFC 6298 §5.3: restart for the remaining data, or stop */
+        if (c->snd.was_full && c->snd.buf.len < c->snd.sndbuf &&
+            (c->snd.lowat == 0 || tcp_notsent(c) < c->snd.lowat)) {
+            c->snd.was_full = 0;
+            tcp_raise(c, BRISK_EV_WRITABLE);
+        }
+        if (fin_acked && !our_fin_acked(c, now))
+            return 0;
+    } else if (ack == c->snd.una && seg->payload_len == 0 && win == c->snd.wnd && flight > 0 &&
+               !(seg->flags & (BRISK_TCP_SYN | BRISK_TCP_FIN))) {
+        /* A duplicate ACK (RFC 5681 §2). */
+        c->dupacks++;
+        if (c->cc.in_recovery) {
+            c->cc_ops->on_recovery_ack(&c->cc, 0, 1, flight, now);
+        } else if (c->dupacks == 3 && brisk_seq_geq(c->snd.una, c->cc.recover)) {
+            c->cc_ops->on_enter_recovery(&c->cc, flight, c->snd.max, now);
+            c->cc.in_recovery = 1;
+            st->c.TCPFastRetrans++;
+            c->stat.fast_retransmits++;
+            retransmit_head(c, now);
+            tcp_rearm_rto(c, now);
+        }
+    }
+    /* Window update (RFC 9293 §3.10.7.4): only from a segment newer than the last one that set it. */
+    if (brisk_seq_lt(c->snd.wl1, seg->seq) || (c->snd.wl1 == seg->seq && brisk_seq_leq(c->snd.wl2, ack))) {
+        c->snd.wnd = win;
+        c->snd.wl1 = seg->seq;
+        c->snd.wl2 = ack;
+        if (win > c->snd.max_wnd)
+            c->snd.max_wnd = win;
+        if (win > 0 && c->timer.rtx_kind == TCP_RTX_PERSIST) {
+            tcp_clear_rtx(c);
+            c->timer.retries = 0;
+        }
+    }
+    return 1;
+}
+
+/* Delayed-ACK timeout estimation from data inter-arrival times (like Linux's tcp_event_data_recv). */
+static void update_ato(brisk_sock *c, uint64_t now)
+{
+    const struct brisk_settings *s = &c->st->s;
+    uint64_t m = c->ack.last_data_rx ? now - c->ack.last_data_rx : 0;
+    c->ack.last_data_rx = now;
+    if (m == 0)
+        return;
+    if (m <= s->tcp_delack_min_ns / 2)
+        c->ack.ato = c->ack.ato / 2 + s->tcp_delack_min_ns / 2;
+    else if (m < c->ack.ato)
+        c->ack.ato = c->ack.ato / 2 + m;
+    if (c->ack.ato > s->tcp_delack_max_ns)
+        c->ack.ato = s->tcp_delack_max_ns;
+}
+
+/* Segment text (RFC 9293 §3.10.7.4 "seventh"). Returns 1 when an ACK must go out at once. */
+static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
+{
+    brisk_stack *st = c->st;
+    uint32_t seq = seg->seq;
+    const uint8_t *data = seg->payload;
+    uint32_t len = (uint32_t)seg->payload_len;
+    if (brisk_seq_lt(seq, c->rcv.nxt)) { /* the front was received before */
+        uint32_t dup = c->rcv.nxt - seq;
+        if (c->opt.sack) {
+            c->rcv.dsack = 1;
+            c->rcv.dsack_start = seq;
+            c->rcv.dsack_end = seq + (dup < len ? dup : len);
+            st->c.TCPDSACKSent++;
+        }
+        if (dup >= len)
+            return 1;
+        seq += dup;
+        data += dup;
+        len -= dup;
+    }
+    uint32_t space = tcp_rcv_space(c);
+    if (seq == c->rcv.nxt) {
+        if (len > space) {
+            st->c.TCPRcvQDrop++;
+            len = space; /* beyond the window we offered: trim (RFC 9293 §3.10.7.4) */
+        }
+        if (len == 0)
+            return 1;
+        size_t got = brisk_sbuf_append(&st->tcp->chunks, &c->rcv.buf, data, len);
+        if (got < len) { /* stack-wide buffer memory exhausted: keep what fit, the rest is retransmitted */
+            st->c.TCPRcvQDrop++;
+            len = (uint32_t)got;
+            if (len == 0)
+                return 1;
+        }
+        c->rcv.nxt += len;
+        int had_ooo = c->rcv.ooo.nsegs > 0;
+        uint32_t popped =
+            brisk_reass_pop(&st->pool, &c->rcv.ooo, c->rcv.nxt, UINT32_MAX, deliver_to_rcvbuf, c);
+        c->rcv.nxt += popped;
+        c->stat.bytes_received += len + popped;
+        tcp_raise(c, BRISK_EV_READABLE);
+        update_ato(c, now);
+        if (had_ooo)
+            return 1; /* a hole filled: tell the sender at once (RFC 5681 §4.2) */
+        if (len >= c->snd.mss || len >= c->opt.peer_mss - 40)
+            c->ack.unacked_segs++;
+        if (c->ack.unacked_segs >= 2)
+            return 1; /* at least every second full-sized segment (RFC 5681 §4.2) */
+        if (c->ack.quick && !c->ack.pingpong) {
+            c->ack.quick--;
+            return 1;
+        }
+        tcp_schedule_ack(c, now);
+        return 0;
+    }
+    /* Out of order: hold it, and ACK at once so the sender sees the hole (RFC 5681 §4.2, RFC 2018). */
+    if (brisk_reass_holds(&c->rcv.ooo, seq, len)) {
+        if (c->opt.sack) {
+            c->rcv.dsack = 1;
+            c->rcv.dsack_start = seq;
+            c->rcv.dsack_end = seq + len;
+            st->c.TCPDSACKSent++;
+        }
+        return 1;
+    }
+    uint32_t limit = c->rcv.rcvbuf - (uint32_t)(c->rcv.buf.len < c->rcv.rcvbuf ? c->rcv.buf.len : c->rcv.rcvbuf);
+    int rc = brisk_reass_insert(&st->pool, &c->rcv.ooo, c->rcv.nxt, seq, data, len, (uint64_t)limit * 2,
+                                st->s.tcp_ooo_max_segs);
+    if (rc < 0)
+        st->c.TCPOFODrop++;
+    else
+        st->c.TCPOFOQueue++;
+    return 1;
+}
+
+static void fin_input(brisk_sock *c, uint64_t now)
+{
+    c->rcv.nxt++;
+    c->rcv.fin = 1;
+    tcp_raise(c, BRISK_EV_READABLE);
+    switch (c->state) {
+    case BRISK_TCP_SYN_RECEIVED:
+    case BRISK_TCP_ESTABLISHED:
+        tcp_set_state(c, BRISK_TCP_CLOSE_WAIT, now);
+        break;
+    case BRISK_TCP_FIN_WAIT_1:
+        /* Our FIN not yet acknowledged (else we would be in FIN-WAIT-2): simultaneous close. */
+        tcp_set_state(c, BRISK_TCP_CLOSING, now);
+        break;
+    case BRISK_TCP_FIN_WAIT_2:
+        brisk_timer_cancel(&c->st->wheel, &c->timer.misc);
+        enter_time_wait(c, now);
+        break;
+    default:
+        break;
+    }
+}
+
+static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
+{
+    brisk_stack *st = c->st;
+    uint32_t seglen = (uint32_t)seg->payload_len + ((seg->flags & BRISK_TCP_SYN) ? 1u : 0u) +
+                      ((seg->flags & BRISK_TCP_FIN) ? 1u : 0u);
+    int rst = (seg->flags & BRISK_TCP_RST) != 0;
+
+    /* PAWS (RFC 7323 §5.3): an older timestamp than TS.Recent is an old duplicate (24-day validity). */
+    if (c->opt.ts && seg->opts.ts_ok && !rst && (int32_t)(seg->opts.ts_val - c->opt.ts_recent) < 0 &&
+        now - c->opt.ts_recent_age < 24ull * 86400 * BRISK_NSEC_PER_SEC) {
+        st->c.PAWSEstab++;
+        tcp_send_ack(c, now);
+        return;
+    }
+    if (!acceptable(c, seg->seq, seglen)) {
+        if (rst)
+            return;
+        st->c.TCPOutOfWindow++;
+        if (c->opt.sack && seg->payload_len && brisk_seq_leq(seg->seq + (uint32_t)seg->payload_len, c->rcv.nxt)) {
+            c->rcv.dsack = 1; /* an old duplicate: report it (RFC 2883) */
+            c->rcv.dsack_start = seg->seq;
+            c->rcv.dsack_end = seg->seq + (uint32_t)seg->payload_len;
+            st->c.TCPDSACKSent++;
+        }
+        if (c->state == BRISK_TCP_SYN_RECEIVED && (seg->flags & BRISK_TCP_SYN) && seg->seq == c->rcv.irs) {
+            tcp_send_syn(c, now); /* the peer lost our SYN-ACK */
+            return;
+        }
+        tcp_send_ack(c, now);
+        return;
+    }
+    if (rst) {
+        /* RFC 5961 §3.2: only an exact match resets; in-window gets a challenge ACK. */
+        if (seg->seq != c->rcv.nxt) {
+            st->c.TCPRSTChallenge++;
+            tcp_send_challenge_ack(c, now);
+            return;
+        }
+        if (c->state == BRISK_TCP_TIME_WAIT) {
+            tcp_set_state(c, BRISK_TCP_CLOSED, now);
+            tcp_conn_done(c, now);
+            return;
+        }
+        tcp_conn_fail(c, BRISK_ERR_RESET, now);
+        return;
+    }
+    if (seg->flags & BRISK_TCP_SYN) {
+        /* RFC 5961 §4.2: a SYN in a synchronized state gets a challenge ACK, never a reset. */
+        st->c.TCPSYNChallenge++;
+        tcp_send_challenge_ack(c, now);
+        return;
+    }
+    if (!(seg->flags & BRISK_TCP_ACK))
+        return;
+    c->stat.segs_in++;
+    tcp_keepalive_reset(c, now);
+    /* TS.Recent follows the left edge (RFC 7323 §4.3). */
+    if (c->opt.ts && seg->opts.ts_ok && brisk_seq_leq(seg->seq, c->rcv.nxt))
+        c->opt.ts_recent = seg->opts.ts_val, c->opt.ts_recent_age = now;
+
+    if (c->state == BRISK_TCP_SYN_RECEIVED) {
+        if (brisk_seq_leq(seg->ack, c->snd.una) || brisk_seq_gt(seg->ack, c->snd.max)) {
+            struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
+            tcp_send_rst_for(st, &ip, seg, now);
+            return;
+        }
+        establish(c, seg, now);
+        brisk_sock *l = c->listener;
+        if (l) { /* to the accept queue */
+            l->lq.syn_count--;
+            c->in_aq = 1;
+            c->aq_next = NULL;
+            if (l->lq.tail)
+                l->lq.tail->aq_next = c;
+            else
+                l->lq.head = c;
+            l->lq.tail = c;
+            l->lq.len++;
+            tcp_raise(l, BRISK_EV_ACCEPT);
+        } else {
+            tcp_raise(c, BRISK_EV_CONNECTED | BRISK_EV_WRITABLE); /* simultaneous open */
+        }
+    } else if (c->state == BRISK_TCP_TIME_WAIT) {
+        /* Only a retransmitted FIN is expected: acknowledge it and restart the 2 MSL wait. */
+        if (seg->flags & BRISK_TCP_FIN) {
+            tcp_send_ack(c, now);
+            tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + st->s.tcp_time_wait_ns);
+        }
+        return;
+    } else if (!ack_input(c, seg, now)) {
+        return; /* LAST-ACK finished: the connection is gone */
+    }
+
+    int ack_now = 0;
+    if (seg->payload_len) {
+        if (c->state == BRISK_TCP_ESTABLISHED || c->state == BRISK_TCP_FIN_WAIT_1 ||
+            c->state == BRISK_TCP_FIN_WAIT_2) {
+            ack_now = data_input(c, seg, now);
+        } else {
+            ack_now = 1; /* data after the peer's FIN: acknowledge what we have */
+        }
+    }
+    if ((seg->flags & BRISK_TCP_FIN) && !c->rcv.fin &&
+        seg->seq + (uint32_t)seg->payload_len == c->rcv.nxt) {
+        fin_input(c, now);
+        ack_now = 1;
+    }
+    if (ack_now)
+        c->ack.pending = 1;
+    tcp_write_xmit(c, now); /* data that goes out carries the ACK and clears `pending` */
+    if (ack_now && c->ack.pending)
+        tcp_send_ack(c, now);
+}
+
+void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const uint8_t *p, size_t len,
+                     uint64_t now)
+{
+    st->c.TcpInSegs++;
+    struct brisk_tcp_repr seg;
+    int rc = brisk_tcp_parse(p, len, ip->src, ip->dst, 1, &seg);
+    if (rc < 0) {
+        if (rc == BRISK_WIRE_BAD_CSUM)
+            st->c.TcpInCsumErrors++;
+        else
+            st->c.TcpInErrs++;
+        return;
+    }
+    if (seg.sport == 0 || seg.dport == 0) {
+        st->c.TcpInErrs++;
+        return;
+    }
+    brisk_sock *c = tcp_conn_lookup(st, ip->dst, seg.dport, ip->src, seg.sport);
+    if (!c) {
+        brisk_sock *l = tcp_listener_lookup(st, ip->dst, seg.dport);
+        if (l) {
+            listen_input(l, ip, &seg, now);
+            return;
+        }
+        st->c.TcpNoPort++;
+        tcp_send_rst_for(st, ip, &seg, now);
+        return;
+    }
+    if (c->state == BRISK_TCP_SYN_SENT) {
+        syn_sent_input(c, &seg, now);
+        return;
+    }
+    conn_input(c, &seg, now);
+}

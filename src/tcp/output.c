@@ -1,0 +1,329 @@
+/*
+ * output.c — everything TCP sends, through one transmit function.
+ *
+ * tcp_write_xmit() is THE transmit function (DESIGN.md principle 4): the application path (send, close), the
+ * ACK path (a window opened, data was acknowledged) and the timer path (retransmission) all call it, and it
+ * always reads the connection's current Nagle / cork / MSG_MORE state. Per segment it asks, in order:
+ *   1. is there data (or a FIN) not yet sent?
+ *   2. does the peer's window allow it (rwnd), with sender-side silly-window avoidance (RFC 9293 §3.8.6.2.1)?
+ *   3. does the congestion window allow it (cwnd, RFC 5681)?
+ *   4. is a partial segment to be held: TCP_CORK or MSG_MORE, or Nagle (RFC 9293 §3.7.4) with Minshall's
+ *      refinement — hold only while a previous small segment is unacknowledged — unless TCP_NODELAY?
+ * and then cuts the segment from the send buffer at transmit time (the buffer is a byte stream, so a segment
+ * is any size the answers allow) and hands it to tcp_transmit().
+ *
+ * tcp_transmit() builds one segment: header and options (MSS / window scale / SACK-permitted / timestamps on
+ * SYNs, timestamps and SACK blocks afterwards: RFC 7323, RFC 2018, RFC 2883), the advertised window (receiver
+ * silly-window avoidance, never shrinking the right edge: RFC 9293 §3.8.6.2.2), the payload copied straight
+ * from the send buffer into the packet, and the checksum (left partial for a device that offloads it). Every
+ * segment carries an ACK except the first SYN, so it also settles any delayed ACK.
+ *
+ * Resets to segments without a connection (RFC 9293 §3.10.7.1) and challenge ACKs (RFC 5961, rate limited
+ * per stack) are built here too.
+ */
+#include <string.h>
+
+#include "tcp/tcp.h"
+
+uint32_t tcp_ts_now(const brisk_sock *c, uint64_t now)
+{
+    return (uint32_t)(now / BRISK_NSEC_PER_MSEC) + c->opt.ts_offset;
+}
+
+uint32_t tcp_local_mss(brisk_sock *c)
+{
+    uint32_t mss = c->rt.dev ? c->rt.dev->cfg.mtu - 40u : TCP_DEFAULT_MSS;
+    if (c->opt.mss_clamp && c->opt.mss_clamp < mss)
+        mss = c->opt.mss_clamp;
+    return mss;
+}
+
+/* The window to advertise now, in bytes (a multiple of the scale unit), and the new right edge rcv.adv. */
+static uint32_t select_window(brisk_sock *c, int syn)
+{
+    uint32_t space = tcp_rcv_space(c);
+    if (syn) { /* a SYN's window is never scaled (RFC 7323 §2.2) */
+        uint32_t win = space < TCP_MAX_WIN ? space : TCP_MAX_WIN;
+        c->rcv.adv = c->rcv.nxt + win;
+        return win;
+    }
+    uint32_t max = TCP_MAX_WIN << c->rcv.wscale;
+    if (space > max)
+        space = max;
+    uint32_t promised = brisk_seq_gt(c->rcv.adv, c->rcv.nxt) ? c->rcv.adv - c->rcv.nxt : 0;
+    /* Receiver SWS avoidance: move the right edge only by a worthwhile amount. */
+    uint32_t mss = c->snd.mss ? c->snd.mss : TCP_DEFAULT_MSS;
+    uint32_t step = c->rcv.rcvbuf / 2 < mss ? c->rcv.rcvbuf / 2 : mss;
+    uint32_t win = space;
+    if (space < promised || space - promised < step)
+        win = promised; /* never shrink the right edge (RFC 9293 §3.8.6.2.2) */
+    if (win > max)
+        win = max;
+    /* Round up to the scale unit so the edge we announce is never left of the one we promised. */
+    uint32_t unit = (1u << c->rcv.wscale) - 1;
+    if (win <= max - unit)
+        win = (win + unit) & ~unit;
+    if (win == 0 && promised != 0)
+        c->st->c.TCPToZeroWindowAdv++;
+    else if (win != 0 && promised == 0 && c->rcv.adv == c->rcv.nxt)
+        c->st->c.TCPFromZeroWindowAdv++;
+    c->rcv.adv = c->rcv.nxt + win;
+    return win;
+}
+
+int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint64_t now)
+{
+    brisk_stack *st = c->st;
+    struct brisk_tcp_repr h = {
+        .sport = c->id.lport,
+        .dport = c->id.rport,
+        .seq = seq,
+        .flags = flags,
+    };
+    int syn = (flags & BRISK_TCP_SYN) != 0;
+    if (flags & BRISK_TCP_ACK)
+        h.ack = c->rcv.nxt;
+    if (syn) {
+        h.opts.mss_ok = 1;
+        h.opts.mss = (uint16_t)tcp_local_mss(c);
+        if (st->s.tcp_window_scaling && (c->state == BRISK_TCP_SYN_SENT || c->opt.ws)) {
+            h.opts.wscale_ok = 1;
+            h.opts.wscale = c->rcv.wscale;
+        }
+        if (st->s.tcp_sack && (c->state == BRISK_TCP_SYN_SENT || c->opt.sack))
+            h.opts.sack_perm = 1;
+        if (st->s.tcp_timestamps && (c->state == BRISK_TCP_SYN_SENT || c->opt.ts)) {
+            h.opts.ts_ok = 1;
+            h.opts.ts_val = tcp_ts_now(c, now);
+            h.opts.ts_ecr = c->state == BRISK_TCP_SYN_SENT ? 0 : c->opt.ts_recent;
+        }
+    } else {
+        if (c->opt.ts) {
+            h.opts.ts_ok = 1;
+            h.opts.ts_val = tcp_ts_now(c, now);
+            h.opts.ts_ecr = c->opt.ts_recent;
+        }
+        if (c->opt.sack && (flags & BRISK_TCP_ACK)) {
+            int max = (int)brisk_tcp_sack_fit(&h.opts);
+            int n = 0;
+            if (c->rcv.dsack && max > 0) {
+                h.opts.sack[0].start = c->rcv.dsack_start;
+                h.opts.sack[0].end = c->rcv.dsack_end;
+                n = 1;
+            }
+            uint32_t blocks[BRISK_TCP_MAX_SACK][2];
+            int k = brisk_reass_sack(&c->rcv.ooo, blocks, max - n);
+            for (int i = 0; i < k; i++) {
+                h.opts.sack[n].start = blocks[i][0];
+                h.opts.sack[n].end = blocks[i][1];
+                n++;
+            }
+            h.opts.nsack = (uint8_t)n;
+        }
+    }
+    h.window = (uint16_t)(syn ? select_window(c, 1) : select_window(c, 0) >> c->rcv.wscale);
+
+    size_t hlen = BRISK_TCP_HLEN + brisk_tcp_opts_len(&h.opts);
+    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, (uint32_t)(hlen + len + BRISK_IPV4_HLEN + 14));
+    if (!pkt) {
+        st->c.IpOutDiscards++;
+        st->tx_wake_wanted = 1;
+        return BRISK_ERR_NOBUFS;
+    }
+    uint8_t *b = brisk_pkt_put(pkt, (uint32_t)(hlen + len));
+    brisk_tcp_emit(b, &h);
+    if (len) {
+        size_t got = brisk_sbuf_copyout(&c->snd.buf, seq - c->snd.una, b + hlen, len);
+        (void)got;
+    }
+    if (c->rt.dev->cfg.caps & BRISK_NETDEV_CAP_CSUM) {
+        brisk_tcp_csum_fill_partial(b, hlen + len, c->rt.src, c->id.raddr);
+        pkt->flags |= BRISK_PKT_CSUM_PARTIAL;
+        pkt->csum_start = 0;
+        pkt->csum_offset = BRISK_TCP_CSUM_OFF;
+    } else {
+        brisk_tcp_csum_fill(b, hlen + len, c->rt.src, c->id.raddr);
+    }
+
+    int rc = brisk_ip_output(st, &c->rt, c->id.raddr, BRISK_IP_PROTO_TCP, 0, pkt, now);
+    if (rc == BRISK_ERR_BUSY || rc == BRISK_ERR_NOBUFS)
+        return rc; /* not sent: the caller keeps the bytes unsent */
+
+    c->stat.segs_out++;
+    int rtx = len > 0 && brisk_seq_lt(seq, c->snd.max);
+    if (rtx || (syn && c->timer.retries > 0)) {
+        st->c.TcpRetransSegs++;
+        c->stat.retransmits++;
+    } else {
+        st->c.TcpOutSegs++;
+        if (len)
+            st->c.TCPOrigDataSent++;
+    }
+    c->stat.bytes_sent += len;
+    if (len && !c->rtt_probe.on && !rtx) {
+        c->rtt_probe.on = 1;
+        c->rtt_probe.seq = seq;
+        c->rtt_probe.at = now;
+    }
+    if (flags & BRISK_TCP_ACK)
+        tcp_ack_sent(c);
+    if (len)
+        c->timer.last_tx = now;
+    return BRISK_OK;
+}
+
+void tcp_send_ack(brisk_sock *c, uint64_t now)
+{
+    c->ack.pending = 1;
+    /* snd.max, not snd.nxt: after an RTO rewound snd.nxt, a pure ACK with the old sequence number would be
+     * outside the peer's window and dropped (Linux's tcp_acceptable_seq has the same purpose). */
+    if (tcp_transmit(c, c->snd.max, 0, BRISK_TCP_ACK, now) < 0)
+        tcp_block(c); /* resent from brisk_tcp_run_blocked while `pending` stays set */
+}
+
+void tcp_send_syn(brisk_sock *c, uint64_t now)
+{
+    uint8_t flags = BRISK_TCP_SYN;
+    if (c->state == BRISK_TCP_SYN_RECEIVED)
+        flags |= BRISK_TCP_ACK;
+    tcp_transmit(c, c->snd.iss, 0, flags, now);
+    c->snd.nxt = c->snd.iss + 1;
+    if (brisk_seq_lt(c->snd.max, c->snd.nxt))
+        c->snd.max = c->snd.nxt;
+}
+
+void tcp_send_rst(brisk_sock *c, uint64_t now)
+{
+    c->st->c.TcpOutRsts++;
+    tcp_transmit(c, c->snd.max, 0, BRISK_TCP_RST | BRISK_TCP_ACK, now);
+}
+
+void tcp_send_rst_for(brisk_stack *st, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
+                      uint64_t now)
+{
+    if (seg->flags & BRISK_TCP_RST)
+        return;
+    struct brisk_route rt;
+    if (brisk_ip_route(st, ip->src, &rt) != BRISK_OK)
+        return;
+    rt.src = ip->dst;
+    struct brisk_tcp_repr h = {.sport = seg->dport, .dport = seg->sport, .flags = BRISK_TCP_RST};
+    if (seg->flags & BRISK_TCP_ACK) {
+        h.seq = seg->ack;
+    } else {
+        h.flags |= BRISK_TCP_ACK;
+        h.ack = seg->seq + (uint32_t)seg->payload_len + ((seg->flags & BRISK_TCP_SYN) ? 1u : 0u) +
+                ((seg->flags & BRISK_TCP_FIN) ? 1u : 0u);
+    }
+    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, BRISK_TCP_HLEN + BRISK_IPV4_HLEN + 14);
+    if (!pkt)
+        return;
+    uint8_t *b = brisk_pkt_put(pkt, BRISK_TCP_HLEN);
+    brisk_tcp_emit(b, &h);
+    brisk_tcp_csum_fill(b, BRISK_TCP_HLEN, rt.src, ip->src);
+    st->c.TcpOutRsts++;
+    st->c.TcpOutSegs++;
+    brisk_ip_output(st, &rt, ip->src, BRISK_IP_PROTO_TCP, 0, pkt, now);
+}
+
+void tcp_send_challenge_ack(brisk_sock *c, uint64_t now)
+{
+    struct brisk_tcp *t = c->st->tcp;
+    if (now - t->challenge.window_start >= BRISK_NSEC_PER_SEC) {
+        t->challenge.window_start = now;
+        t->challenge.count = 0;
+    }
+    if (t->challenge.count >= c->st->s.tcp_challenge_ack_limit) {
+        c->st->c.TCPChallengeACKLimited++;
+        return;
+    }
+    t->challenge.count++;
+    c->st->c.TCPChallengeACK++;
+    tcp_send_ack(c, now);
+}
+
+static int can_send_data(int state)
+{
+    return state == BRISK_TCP_ESTABLISHED || state == BRISK_TCP_CLOSE_WAIT || state == BRISK_TCP_FIN_WAIT_1 ||
+           state == BRISK_TCP_CLOSING || state == BRISK_TCP_LAST_ACK;
+}
+
+void tcp_write_xmit(brisk_sock *c, uint64_t now)
+{
+    if (!can_send_data(c->state))
+        return;
+    uint32_t mss = c->snd.mss;
+    int sent = 0;
+    for (;;) {
+        uint32_t data_end = tcp_data_end(c);
+        uint32_t notsent = tcp_notsent(c);
+        if (notsent == 0) {
+            if (c->snd.fin_queued && !c->snd.fin_sent && c->snd.nxt == data_end) {
+                if (tcp_transmit(c, c->snd.nxt, 0, BRISK_TCP_FIN | BRISK_TCP_ACK, now) < 0) {
+                    tcp_block(c);
+                    break;
+                }
+                c->snd.fin_sent = 1;
+                c->snd.nxt++;
+                if (brisk_seq_lt(c->snd.max, c->snd.nxt))
+                    c->snd.max = c->snd.nxt;
+                sent = 1;
+            }
+            break;
+        }
+        uint32_t flight = tcp_flight(c);
+        uint32_t cwnd_avail = c->cc.cwnd > flight ? c->cc.cwnd - flight : 0;
+        uint32_t wnd_end = c->snd.una + c->snd.wnd;
+        uint32_t wnd_avail = brisk_seq_gt(wnd_end, c->snd.nxt) ? wnd_end - c->snd.nxt : 0;
+        if (wnd_avail == 0) {
+            if (flight == 0 && c->timer.rtx_kind != TCP_RTX_RTO)
+                tcp_arm_persist(c, now);
+            break;
+        }
+        if (cwnd_avail == 0)
+            break;
+        uint32_t len = notsent;
+        if (len > mss)
+            len = mss;
+        if (len > cwnd_avail)
+            len = cwnd_avail;
+        if (len > wnd_avail)
+            len = wnd_avail;
+        if (len < mss) {
+            if (len < notsent) {
+                /* Limited by a window, not by the data: sender SWS avoidance — send a partial segment only
+                 * if it is at least half the largest window the peer offered, or nothing is in flight. */
+                if (flight > 0 && len < c->snd.max_wnd / 2)
+                    break;
+            } else {
+                /* The last, partial piece of the queue. */
+                if (c->snd.cork || c->snd.more)
+                    break;
+                if (!c->snd.nodelay && flight > 0 && brisk_seq_gt(c->snd.sml, c->snd.una))
+                    break; /* Nagle, with Minshall: a small segment is still unacknowledged */
+            }
+        }
+        uint8_t flags = BRISK_TCP_ACK;
+        if (len == notsent) {
+            flags |= BRISK_TCP_PSH;
+            if (c->snd.fin_queued)
+                flags |= BRISK_TCP_FIN;
+        }
+        if (tcp_transmit(c, c->snd.nxt, len, flags, now) < 0) {
+            tcp_block(c); /* the device or the pool refused: resume on the next TX completion */
+            break;
+        }
+        c->snd.nxt += len;
+        if (flags & BRISK_TCP_FIN) {
+            c->snd.fin_sent = 1;
+            c->snd.nxt++;
+        }
+        if (len < mss)
+            c->snd.sml = c->snd.nxt;
+        if (brisk_seq_lt(c->snd.max, c->snd.nxt))
+            c->snd.max = c->snd.nxt;
+        sent = 1;
+    }
+    if (sent && c->timer.rtx_kind != TCP_RTX_RTO)
+        tcp_rearm_rto(c, now);
+}

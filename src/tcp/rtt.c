@@ -1,0 +1,197 @@
+/*
+ * rtt.c — the RFC 6298 retransmission-timer estimator, RFC 7323 appendix G gains, and a windowed min-RTT.
+ *
+ * The estimator. RFC 6298 section 2 keeps two exponentially weighted moving averages of the RTT samples R:
+ * SRTT (gain alpha = 1/8) and RTTVAR, the mean deviation |SRTT - R| (gain beta = 1/4, updated first, with
+ * the old SRTT), and sets RTO = SRTT + max(G, K * RTTVAR) with K = 4. The first sample seeds SRTT = R and
+ * RTTVAR = R/2 (2.2). Before any sample RTO is the initial value, 1 s by default (2.1). brisk clamps the RTO
+ * into [rto_min, rto_max]: RFC 6298 2.4 asks for a 1 s floor, but like Linux brisk takes the floor from
+ * settings (200 ms by default there), and 2.5 allows a ceiling of at least 60 s.
+ *
+ * Precision. Integer nanoseconds alone would drift: (7 SRTT + R) / 8 truncates every time, so a steady path
+ * would settle up to 7 ns away from its real RTT, and RTTVAR would carry the error. brisk keeps SRTT and
+ * RTTVAR in fixed point with 16 fractional bits and rounds each EWMA step to nearest, so the state tracks the
+ * real-valued recurrence to a small fraction of a nanosecond (the step error is at most half a unit, and
+ * the recurrence contracts it), converges to exactly R on a constant input, and the public srtt / rttvar /
+ * rto fields are the fixed-point values rounded to ns. Samples are clamped to [1 ns, 2^44 ns]: with that,
+ * 4 * RTTVAR and SRTT stay below 2^62 and 2^60 fixed-point units, so nothing can overflow.
+ *
+ * Timestamps. With RFC 7323 timestamps a sender can take a sample on every ACK, many per RTT; with the
+ * section 2 gains SRTT would then forget the path within a fraction of an RTT. RFC 7323 section 4 points to
+ * appendix G, which divides both gains by ExpectedSamples = ceil(FlightSize / (2 SMSS)).
+ * brisk_rtt_sample_n() takes that divisor; brisk_rtt_sample() is the divisor 1.
+ *
+ * Backoff. The caller arms brisk_rtt_rto() = min(rto << backoff, rto_max) (RFC 6298 5.5-5.6); on expiry it
+ * calls brisk_rtt_backoff(), which stops incrementing once the product reaches rto_max, so the shift stays
+ * small and the computation never overflows. A new sample resets the backoff (5.7 permits this when a new ACK
+ * arrives; the caller only takes samples that Karn's algorithm allows, so the backoff survives until an
+ * unambiguous ACK). The other half of 5.7 takes two calls, because the fallback must not disturb the
+ * handshake's own backoff: brisk_rtt_syn_timeout() at each SYN / SYN-ACK timeout only takes note, and
+ * brisk_rtt_established() then starts data with a 3 s RTO instead of the 1 s initial one if the handshake
+ * needed a retransmission and yielded no sample.
+ *
+ * Minimum RTT. Pacing, TLP and RACK want the path's propagation delay, i.e. the minimum RTT over a recent
+ * window. A windowed minimum over all samples would need the whole window's samples; Kathleen Nichols'
+ * estimator keeps three: the best, the best since the best, and the best since that, each with its time. A
+ * new sample at or below the best (or a window with nothing left in it) restarts all three; otherwise it
+ * replaces the entries it beats. When the best ages out of the window the later ones move up. To keep the
+ * fallbacks recent, the second (third) entry is refreshed with the new sample if it still coincides with the
+ * best (second) after a quarter (half) of the window. After every update all three entries lie within the
+ * window, so min_rtt is always a real sample from the window and never below the true windowed minimum; it is
+ * above it only when that minimum arrived while better, older samples still held the filter and they have
+ * since expired, and then by no more than what the sub-window refreshes let through.
+ *
+ * Functions: brisk_rtt_init, brisk_rtt_sample / brisk_rtt_sample_n (the EWMAs, RTO, backoff reset, min
+ * filter), brisk_rtt_expected_samples, brisk_rtt_rto, brisk_rtt_backoff, brisk_rtt_syn_timeout,
+ * brisk_rtt_established.
+ */
+#include "tcp/rtt.h"
+
+#define FP_SHIFT 16
+#define FP_HALF  (UINT64_C(1) << (FP_SHIFT - 1))
+
+static uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+static uint64_t fp_round(uint64_t fp)
+{
+    return (fp + FP_HALF) >> FP_SHIFT;
+}
+
+static uint64_t elapsed(uint64_t now, uint64_t then)
+{
+    return now > then ? now - then : 0; /* a clock that steps back counts as no time */
+}
+
+/* old + (target - old) / div, rounded to nearest, without signed arithmetic. */
+static uint64_t ewma(uint64_t old, uint64_t target, uint64_t div)
+{
+    if (target >= old)
+        return old + (target - old + div / 2) / div;
+    return old - (old - target + div / 2) / div;
+}
+
+static void minf_reset(struct brisk_rtt *r, struct brisk_rtt_minsample s)
+{
+    r->minf[0] = r->minf[1] = r->minf[2] = s;
+}
+
+static void minf_update(struct brisk_rtt *r, uint64_t now, uint64_t rtt)
+{
+    struct brisk_rtt_minsample s = {.t = now, .v = rtt};
+    struct brisk_rtt_minsample *f = r->minf;
+    uint64_t win = r->min_rtt_win;
+
+    if (r->samples == 0 || rtt <= f[0].v || elapsed(now, f[2].t) > win) {
+        minf_reset(r, s); /* a new best, or nothing in the window is left */
+        return;
+    }
+    if (rtt <= f[1].v)
+        f[1] = f[2] = s;
+    else if (rtt <= f[2].v)
+        f[2] = s;
+
+    uint64_t age = elapsed(now, f[0].t);
+    if (age > win) {
+        /* The best left the window: promote the later candidates. The second may be out of it too. */
+        f[0] = f[1];
+        f[1] = f[2];
+        f[2] = s;
+        if (elapsed(now, f[0].t) > win) {
+            f[0] = f[1];
+            f[1] = f[2];
+        }
+    } else if (f[1].t == f[0].t && age > win / 4) {
+        f[1] = f[2] = s; /* no distinct second choice a quarter window on: take one from now */
+    } else if (f[2].t == f[1].t && age > win / 2) {
+        f[2] = s;
+    }
+}
+
+void brisk_rtt_init(struct brisk_rtt *r, uint64_t rto_initial, uint64_t rto_min, uint64_t rto_max)
+{
+    *r = (struct brisk_rtt){0};
+    if (rto_max < rto_min)
+        rto_max = rto_min;
+    r->rto_min = rto_min;
+    r->rto_max = rto_max;
+    r->rto_initial = rto_initial;
+    r->min_rtt_win = BRISK_RTT_MIN_RTT_WIN_DEFAULT;
+    r->rto = clamp_u64(rto_initial, rto_min, rto_max);
+}
+
+uint32_t brisk_rtt_expected_samples(uint32_t flight, uint32_t mss)
+{
+    if (mss == 0)
+        return 1;
+    uint64_t per = 2 * (uint64_t)mss;
+    uint64_t n = ((uint64_t)flight + per - 1) / per;
+    return n == 0 ? 1 : (uint32_t)n;
+}
+
+void brisk_rtt_sample_n(struct brisk_rtt *r, uint64_t rtt, uint64_t now, uint32_t expected)
+{
+    rtt = clamp_u64(rtt, 1, BRISK_RTT_SAMPLE_MAX);
+    uint64_t n = clamp_u64(expected, 1, BRISK_RTT_EXPECTED_MAX);
+    uint64_t rfp = rtt << FP_SHIFT;
+
+    if (r->samples == 0) {
+        r->srtt_fp = rfp;       /* RFC 6298 2.2 */
+        r->rttvar_fp = rfp / 2; /* exact: rfp is a multiple of 2^16 */
+    } else {
+        /* RFC 6298 2.3, RTTVAR first, with the SRTT before this sample. */
+        uint64_t dev = r->srtt_fp > rfp ? r->srtt_fp - rfp : rfp - r->srtt_fp;
+        r->rttvar_fp = ewma(r->rttvar_fp, dev, 4 * n);
+        r->srtt_fp = ewma(r->srtt_fp, rfp, 8 * n);
+    }
+    minf_update(r, now, rtt);
+    r->samples++;
+    r->latest = rtt;
+    r->srtt = fp_round(r->srtt_fp);
+    r->rttvar = fp_round(r->rttvar_fp);
+    r->min_rtt = r->minf[0].v;
+
+    uint64_t var4 = 4 * r->rttvar_fp;
+    uint64_t g = BRISK_RTT_GRANULARITY << FP_SHIFT;
+    r->rto = clamp_u64(fp_round(r->srtt_fp + (var4 > g ? var4 : g)), r->rto_min, r->rto_max);
+    r->backoff = 0;
+}
+
+void brisk_rtt_sample(struct brisk_rtt *r, uint64_t rtt, uint64_t now)
+{
+    brisk_rtt_sample_n(r, rtt, now, 1);
+}
+
+uint64_t brisk_rtt_rto(const struct brisk_rtt *r)
+{
+    uint64_t rto = r->rto < r->rto_max ? r->rto : r->rto_max;
+    if (rto == 0)
+        return 0;
+    if (r->backoff >= 64 || rto > (r->rto_max >> r->backoff))
+        return r->rto_max; /* rto << backoff would exceed rto_max (or overflow) */
+    return rto << r->backoff;
+}
+
+void brisk_rtt_backoff(struct brisk_rtt *r)
+{
+    /* Once the backed-off RTO has reached the ceiling more doubling changes nothing; 63 bounds the shift
+     * even for a zero RTO, which never grows. */
+    if (brisk_rtt_rto(r) < r->rto_max && r->backoff < 63)
+        r->backoff++;
+}
+
+void brisk_rtt_syn_timeout(struct brisk_rtt *r)
+{
+    r->syn_rtx = 1;
+}
+
+void brisk_rtt_established(struct brisk_rtt *r)
+{
+    r->backoff = 0;
+    if (!r->syn_rtx || r->samples != 0)
+        return; /* the handshake went through first time, or a valid sample (timestamps) beats the fallback */
+    uint64_t rto = r->rto > BRISK_RTT_SYN_FALLBACK ? r->rto : BRISK_RTT_SYN_FALLBACK;
+    r->rto = clamp_u64(rto, r->rto_min, r->rto_max);
+}

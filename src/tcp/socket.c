@@ -1,0 +1,473 @@
+/*
+ * socket.c — the TCP socket API (include/brisk/brisk.h): non-blocking, event-driven, BSD-shaped.
+ *
+ * Every call takes `now`, does its work, runs the transmit function where data may now leave, and delivers
+ * pending events before returning. Errors are the BRISK_ERR_* codes brisk.h documents per call.
+ *
+ * send() copies into the send buffer (bounded by SNDBUF) and calls tcp_write_xmit(); MSG_MORE holds the tail
+ * of this call like a one-shot cork. recv() copies out of the receive buffer and, when reading opened the
+ * window by at least two segments (or reopened a closed one), advertises it at once (RFC 9293 §3.8.6.2.2).
+ * close() follows RFC 9293 §3.10.4 and RFC 2525 §2.17: unread data or LINGER 0 aborts with a RST; otherwise
+ * the FIN is queued after the data and the stack finishes the close on its own.
+ */
+#include <string.h>
+
+#include "net/netdev.h"
+#include "tcp/tcp.h"
+
+static void finish_call(brisk_stack *st, uint64_t now)
+{
+    brisk_tcp_deliver_events(st, now);
+}
+
+brisk_sock *brisk_socket(brisk_stack *st, int *err)
+{
+    int dummy;
+    if (!err)
+        err = &dummy;
+    if (!st || !st->tcp) {
+        *err = BRISK_ERR_INVAL;
+        return NULL;
+    }
+    brisk_sock *c = tcp_conn_alloc(st);
+    *err = c ? BRISK_OK : BRISK_ERR_NOMEM;
+    return c;
+}
+
+void brisk_sock_set_callback(brisk_sock *s, brisk_sock_fn fn, void *ctx)
+{
+    if (!s)
+        return;
+    s->fn = fn;
+    s->ctx = ctx;
+}
+
+int brisk_bind(brisk_sock *s, uint32_t addr, uint16_t port)
+{
+    if (!s || s->bound || s->state != BRISK_TCP_CLOSED)
+        return BRISK_ERR_INVAL;
+    if (addr && !brisk_netdev_is_local(s->st, addr))
+        return BRISK_ERR_ADDRNOTAVAIL;
+    if (port && tcp_port_in_use(s->st, addr, port))
+        return BRISK_ERR_ADDRINUSE;
+    s->id.laddr = addr;
+    s->id.lport = port;
+    s->bound = port != 0;
+    return BRISK_OK;
+}
+
+int brisk_listen(brisk_sock *s, int backlog)
+{
+    if (!s || s->id.lport == 0 || (s->state != BRISK_TCP_CLOSED && s->state != BRISK_TCP_LISTEN))
+        return BRISK_ERR_INVAL;
+    if (backlog < 1)
+        backlog = 1;
+    s->lq.backlog = (uint32_t)backlog;
+    if (s->state == BRISK_TCP_LISTEN)
+        return BRISK_OK;
+    s->state = BRISK_TCP_LISTEN;
+    return tcp_conn_hash_add(s);
+}
+
+brisk_sock *brisk_accept(brisk_sock *ls, int *err)
+{
+    int dummy;
+    if (!err)
+        err = &dummy;
+    if (!ls || ls->state != BRISK_TCP_LISTEN) {
+        *err = BRISK_ERR_INVAL;
+        return NULL;
+    }
+    brisk_sock *c = ls->lq.head;
+    if (!c) {
+        *err = BRISK_ERR_AGAIN;
+        return NULL;
+    }
+    ls->lq.head = c->aq_next;
+    if (!ls->lq.head)
+        ls->lq.tail = NULL;
+    ls->lq.len--;
+    c->aq_next = NULL;
+    c->in_aq = 0;
+    c->listener = NULL;
+    *err = BRISK_OK;
+    return c;
+}
+
+/* An ephemeral port for a connection to raddr:rport that no other connection of ours uses. */
+static int pick_port(brisk_stack *st, uint32_t laddr, uint32_t raddr, uint16_t rport, uint16_t *out)
+{
+    struct brisk_tcp *t = st->tcp;
+    for (int i = 0; i < 16384; i++) {
+        uint16_t p = t->next_port;
+        t->next_port = (uint16_t)(p >= 65535 ? 49152 : p + 1);
+        if (!tcp_conn_lookup(st, laddr, p, raddr, rport) && !tcp_listener_lookup(st, laddr, p)) {
+            *out = p;
+            return BRISK_OK;
+        }
+    }
+    return BRISK_ERR_ADDRNOTAVAIL;
+}
+
+int brisk_connect(brisk_sock *s, uint32_t addr, uint16_t port, uint64_t now)
+{
+    if (!s || addr == 0 || port == 0)
+        return BRISK_ERR_INVAL;
+    if (s->state != BRISK_TCP_CLOSED || s->error)
+        return s->state == BRISK_TCP_LISTEN ? BRISK_ERR_INVAL : BRISK_ERR_ISCONN;
+    brisk_stack *st = s->st;
+    now = brisk_stack_clock(st, now);
+    if (brisk_ip_route(st, addr, &s->rt) != BRISK_OK)
+        return BRISK_ERR_NOROUTE;
+    if (s->id.laddr)
+        s->rt.src = s->id.laddr;
+    s->id.laddr = s->rt.src;
+    s->id.raddr = addr;
+    s->id.rport = port;
+    if (!s->id.lport) {
+        int rc = pick_port(st, s->id.laddr, addr, port, &s->id.lport);
+        if (rc != BRISK_OK)
+            return rc;
+    } else if (tcp_conn_lookup(st, s->id.laddr, s->id.lport, addr, port)) {
+        return BRISK_ERR_ADDRINUSE;
+    }
+    s->bound = 1;
+    s->rcv.wscale = 0;
+    if (st->s.tcp_window_scaling)
+        while (s->rcv.wscale < TCP_MAX_WSCALE && (s->rcv.rcvbuf >> s->rcv.wscale) > TCP_MAX_WIN)
+            s->rcv.wscale++;
+    s->opt.ts_offset = brisk_rand_u32(&st->rand);
+    s->snd.iss = tcp_isn(st, s->id.laddr, s->id.lport, addr, port, now);
+    s->snd.una = s->snd.nxt = s->snd.max = s->snd.iss;
+    s->snd.mss = tcp_local_mss(s);
+    s->state = BRISK_TCP_SYN_SENT;
+    tcp_conn_hash_add(s);
+    st->c.TcpActiveOpens++;
+    s->rtt_probe.on = 1;
+    s->rtt_probe.at = now;
+    tcp_send_syn(s, now);
+    tcp_rearm_rto(s, now);
+    finish_call(st, now);
+    return BRISK_ERR_INPROGRESS;
+}
+
+int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, uint64_t now)
+{
+    if (!s || (!buf && len))
+        return BRISK_ERR_INVAL;
+    brisk_stack *st = s->st;
+    now = brisk_stack_clock(st, now);
+    if (s->error)
+        return s->error;
+    if (s->snd.fin_queued)
+        return BRISK_ERR_PIPE;
+    if (s->state == BRISK_TCP_SYN_SENT || s->state == BRISK_TCP_SYN_RECEIVED)
+        return BRISK_ERR_AGAIN;
+    if (s->state != BRISK_TCP_ESTABLISHED && s->state != BRISK_TCP_CLOSE_WAIT)
+        return BRISK_ERR_NOTCONN;
+    size_t space = s->snd.buf.len < s->snd.sndbuf ? s->snd.sndbuf - (size_t)s->snd.buf.len : 0;
+    if (s->snd.lowat && tcp_notsent(s) >= s->snd.lowat)
+        space = 0;
+    size_t n = len < space ? len : space;
+    if (n)
+        n = brisk_sbuf_append(&st->tcp->chunks, &s->snd.buf, buf, n);
+    if (n == 0 && len > 0) {
+        s->snd.was_full = 1;
+        return BRISK_ERR_AGAIN;
+    }
+    if (n < len)
+        s->snd.was_full = 1;
+    /* RFC 5681 §4.1: after an idle period longer than the RTO, restart from the initial window. */
+    if (tcp_flight(s) == 0 && s->timer.last_tx && now - s->timer.last_tx > brisk_rtt_rto(&s->rtt))
+        s->cc_ops->on_idle_restart(&s->cc, st->s.tcp_initial_cwnd);
+    /* Data sent soon after data arrived: an interactive exchange, ACKs can ride on replies. */
+    if (s->ack.last_data_rx && now - s->ack.last_data_rx < s->ack.ato)
+        s->ack.pingpong = 1;
+    s->snd.more = (flags & BRISK_MSG_MORE) != 0;
+    tcp_write_xmit(s, now);
+    finish_call(st, now);
+    return (int64_t)n;
+}
+
+int64_t brisk_recv(brisk_sock *s, void *buf, size_t len, uint64_t now)
+{
+    if (!s || (!buf && len))
+        return BRISK_ERR_INVAL;
+    brisk_stack *st = s->st;
+    now = brisk_stack_clock(st, now);
+    if (s->rcv.buf.len == 0) {
+        if (s->rcv.fin)
+            return 0;
+        if (s->error)
+            return s->error;
+        if (s->state == BRISK_TCP_CLOSED || s->state == BRISK_TCP_LISTEN)
+            return BRISK_ERR_NOTCONN;
+        return BRISK_ERR_AGAIN;
+    }
+    size_t n = brisk_sbuf_copyout(&s->rcv.buf, 0, buf, len);
+    brisk_sbuf_consume(&st->tcp->chunks, &s->rcv.buf, n);
+    /* Advertise the space reading made, if it is worth a segment (receiver SWS avoidance). */
+    if (s->state == BRISK_TCP_ESTABLISHED || s->state == BRISK_TCP_FIN_WAIT_1 ||
+        s->state == BRISK_TCP_FIN_WAIT_2) {
+        uint32_t cur = brisk_seq_gt(s->rcv.adv, s->rcv.nxt) ? s->rcv.adv - s->rcv.nxt : 0;
+        uint32_t space = tcp_rcv_space(s);
+        uint32_t mss = s->snd.mss ? s->snd.mss : TCP_DEFAULT_MSS;
+        if (space > cur && (space - cur >= 2 * mss || (cur < mss && space >= mss)))
+            tcp_send_ack(s, now);
+    }
+    finish_call(st, now);
+    return (int64_t)n;
+}
+
+int brisk_shutdown_write(brisk_sock *s, uint64_t now)
+{
+    if (!s)
+        return BRISK_ERR_INVAL;
+    now = brisk_stack_clock(s->st, now);
+    if (s->snd.fin_queued)
+        return BRISK_OK;
+    if (s->state == BRISK_TCP_ESTABLISHED)
+        tcp_set_state(s, BRISK_TCP_FIN_WAIT_1, now);
+    else if (s->state == BRISK_TCP_CLOSE_WAIT)
+        tcp_set_state(s, BRISK_TCP_LAST_ACK, now);
+    else
+        return BRISK_ERR_NOTCONN;
+    s->snd.fin_queued = 1;
+    tcp_write_xmit(s, now);
+    finish_call(s->st, now);
+    return BRISK_OK;
+}
+
+static void abort_children(brisk_sock *l, uint64_t now)
+{
+    struct brisk_tcp *t = l->st->tcp;
+    for (uint32_t i = 0; i < t->nconns_buckets; i++) {
+        brisk_sock *c = t->conns[i];
+        while (c) {
+            brisk_sock *next = c->hnext;
+            if (c->listener == l) {
+                tcp_send_rst(c, now);
+                tcp_set_state(c, BRISK_TCP_CLOSED, now);
+                tcp_conn_done(c, now); /* detaches from l and frees */
+            }
+            c = next;
+        }
+    }
+}
+
+int brisk_abort(brisk_sock *s, uint64_t now)
+{
+    if (!s)
+        return BRISK_ERR_INVAL;
+    brisk_stack *st = s->st;
+    now = brisk_stack_clock(st, now);
+    s->orphan = 1;
+    s->fn = NULL;
+    if (s->state == BRISK_TCP_LISTEN) {
+        abort_children(s, now);
+        tcp_conn_hash_del(s);
+        tcp_conn_free(s);
+        finish_call(st, now);
+        return BRISK_OK;
+    }
+    if (s->state != BRISK_TCP_CLOSED && s->state != BRISK_TCP_SYN_SENT && s->state != BRISK_TCP_TIME_WAIT)
+        tcp_send_rst(s, now);
+    tcp_set_state(s, BRISK_TCP_CLOSED, now);
+    tcp_conn_done(s, now);
+    finish_call(st, now);
+    return BRISK_OK;
+}
+
+int brisk_close(brisk_sock *s, uint64_t now)
+{
+    if (!s)
+        return BRISK_ERR_INVAL;
+    brisk_stack *st = s->st;
+    now = brisk_stack_clock(st, now);
+    switch (s->state) {
+    case BRISK_TCP_LISTEN:
+    case BRISK_TCP_CLOSED:
+    case BRISK_TCP_SYN_SENT:
+        return brisk_abort(s, now);
+    case BRISK_TCP_ESTABLISHED:
+    case BRISK_TCP_CLOSE_WAIT:
+        if (s->so.linger0 || s->rcv.buf.len > 0) {
+            st->c.TCPAbortOnClose++;
+            return brisk_abort(s, now);
+        }
+        s->orphan = 1;
+        s->fn = NULL;
+        brisk_shutdown_write(s, now);
+        return BRISK_OK;
+    default:
+        s->orphan = 1;
+        s->fn = NULL;
+        if (s->state == BRISK_TCP_FIN_WAIT_2 && s->timer.misc_kind == TCP_MISC_NONE)
+            tcp_arm_misc(s, TCP_MISC_FINWAIT2, now + st->s.tcp_fin_timeout_ns);
+        finish_call(st, now);
+        return BRISK_OK;
+    }
+}
+
+int brisk_setsockopt(brisk_sock *s, enum brisk_sockopt opt, uint64_t v, uint64_t now)
+{
+    if (!s)
+        return BRISK_ERR_INVAL;
+    now = brisk_stack_clock(s->st, now);
+    switch (opt) {
+    case BRISK_SO_NODELAY:
+        s->snd.nodelay = v != 0;
+        if (v)
+            tcp_write_xmit(s, now); /* Linux pushes pending data when NODELAY is set */
+        break;
+    case BRISK_SO_CORK:
+        s->snd.cork = v != 0;
+        if (!v) { /* uncork pushes at once */
+            s->snd.more = 0;
+            tcp_write_xmit(s, now);
+        }
+        break;
+    case BRISK_SO_SNDBUF:
+        if (v < 4096 || v > (1u << 30))
+            return BRISK_ERR_RANGE;
+        s->snd.sndbuf = (uint32_t)v;
+        break;
+    case BRISK_SO_RCVBUF:
+        if (v < 4096 || v > (1u << 30))
+            return BRISK_ERR_RANGE;
+        s->rcv.rcvbuf = (uint32_t)v;
+        break;
+    case BRISK_SO_NOTSENT_LOWAT:
+        if (v > UINT32_MAX)
+            return BRISK_ERR_RANGE;
+        s->snd.lowat = (uint32_t)v;
+        break;
+    case BRISK_SO_KEEPALIVE:
+        s->so.keepalive = v != 0;
+        if (v)
+            tcp_keepalive_reset(s, now);
+        break;
+    case BRISK_SO_KEEPIDLE:
+        if (v < BRISK_NSEC_PER_SEC)
+            return BRISK_ERR_RANGE;
+        s->so.keepidle = v;
+        break;
+    case BRISK_SO_KEEPINTVL:
+        if (v < BRISK_NSEC_PER_SEC)
+            return BRISK_ERR_RANGE;
+        s->so.keepintvl = v;
+        break;
+    case BRISK_SO_KEEPCNT:
+        if (v < 1 || v > 127)
+            return BRISK_ERR_RANGE;
+        s->so.keepcnt = (uint32_t)v;
+        break;
+    case BRISK_SO_QUICKACK:
+        if (v) {
+            s->ack.pingpong = 0;
+            s->ack.quick = 16;
+            if (s->ack.pending)
+                tcp_send_ack(s, now);
+        }
+        break;
+    case BRISK_SO_MAXSEG:
+        if (v && (v < 64 || v > 65535))
+            return BRISK_ERR_RANGE;
+        s->opt.mss_clamp = (uint32_t)v;
+        break;
+    case BRISK_SO_LINGER0:
+        s->so.linger0 = v != 0;
+        break;
+    default:
+        return BRISK_ERR_INVAL;
+    }
+    finish_call(s->st, now);
+    return BRISK_OK;
+}
+
+int brisk_getsockopt(const brisk_sock *s, enum brisk_sockopt opt, uint64_t *v)
+{
+    if (!s || !v)
+        return BRISK_ERR_INVAL;
+    switch (opt) {
+    case BRISK_SO_NODELAY:
+        *v = s->snd.nodelay;
+        return BRISK_OK;
+    case BRISK_SO_CORK:
+        *v = s->snd.cork;
+        return BRISK_OK;
+    case BRISK_SO_SNDBUF:
+        *v = s->snd.sndbuf;
+        return BRISK_OK;
+    case BRISK_SO_RCVBUF:
+        *v = s->rcv.rcvbuf;
+        return BRISK_OK;
+    case BRISK_SO_NOTSENT_LOWAT:
+        *v = s->snd.lowat;
+        return BRISK_OK;
+    case BRISK_SO_KEEPALIVE:
+        *v = s->so.keepalive;
+        return BRISK_OK;
+    case BRISK_SO_KEEPIDLE:
+        *v = s->so.keepidle;
+        return BRISK_OK;
+    case BRISK_SO_KEEPINTVL:
+        *v = s->so.keepintvl;
+        return BRISK_OK;
+    case BRISK_SO_KEEPCNT:
+        *v = s->so.keepcnt;
+        return BRISK_OK;
+    case BRISK_SO_QUICKACK:
+        *v = !s->ack.pingpong;
+        return BRISK_OK;
+    case BRISK_SO_MAXSEG:
+        *v = s->snd.mss ? s->snd.mss : s->opt.mss_clamp;
+        return BRISK_OK;
+    case BRISK_SO_LINGER0:
+        *v = s->so.linger0;
+        return BRISK_OK;
+    }
+    return BRISK_ERR_INVAL;
+}
+
+int brisk_sock_error(const brisk_sock *s)
+{
+    return s ? s->error : BRISK_ERR_INVAL;
+}
+
+int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *o)
+{
+    if (!s || !o)
+        return BRISK_ERR_INVAL;
+    memset(o, 0, sizeof(*o));
+    o->state = s->state;
+    o->laddr = s->id.laddr;
+    o->raddr = s->id.raddr;
+    o->lport = s->id.lport;
+    o->rport = s->id.rport;
+    o->srtt_ns = s->rtt.srtt;
+    o->rttvar_ns = s->rtt.rttvar;
+    o->rto_ns = brisk_rtt_rto(&s->rtt);
+    o->min_rtt_ns = s->rtt.min_rtt;
+    o->mss = s->snd.mss;
+    o->cwnd = s->cc.cwnd;
+    o->ssthresh = s->cc.ssthresh;
+    o->snd_wnd = s->snd.wnd;
+    o->rcv_wnd = brisk_seq_gt(s->rcv.adv, s->rcv.nxt) ? s->rcv.adv - s->rcv.nxt : 0;
+    o->bytes_sent = s->stat.bytes_sent;
+    o->bytes_acked = s->stat.bytes_acked;
+    o->bytes_received = s->stat.bytes_received;
+    o->segs_out = s->stat.segs_out;
+    o->segs_in = s->stat.segs_in;
+    o->retransmits = s->stat.retransmits;
+    o->rto_count = s->stat.rto_count;
+    o->fast_retransmits = s->stat.fast_retransmits;
+    o->unacked = tcp_flight(s);
+    o->notsent = tcp_notsent(s);
+    o->ts_ok = s->opt.ts;
+    o->sack_ok = s->opt.sack;
+    o->ws_ok = s->opt.ws;
+    o->snd_wscale = s->snd.wscale;
+    o->rcv_wscale = s->rcv.wscale;
+    return BRISK_OK;
+}

@@ -1,0 +1,276 @@
+/*
+ * tcp.h (internal) — the TCP connection and the functions the TCP files share.
+ *
+ * One struct brisk_sock is one TCP endpoint: a listener, or a connection from SYN to the end of TIME-WAIT.
+ * State is grouped the way RFC 9293 §3.3.1 names it (snd.*, rcv.*), plus the option state (RFC 7323, 2018),
+ * the RTT estimator, congestion control, timers, delayed-ACK state and the socket side (callback, pending
+ * events, accept queue).
+ *
+ * Files: conn.c (table, lifetime, events), input.c (segment arrival, RFC 9293 §3.10.7), output.c (the one
+ * transmit function tcp_write_xmit and segment construction), timer.c (retransmit / persist, delayed ACK,
+ * keepalive / TIME-WAIT / FIN-WAIT-2), socket.c (the public API), isn.c (RFC 6528).
+ */
+#ifndef BRISK_TCP_TCP_H
+#define BRISK_TCP_TCP_H
+
+#include "core/stack.h"
+#include "core/timer.h"
+#include "net/ip.h"
+#include "tcp/cc.h"
+#include "tcp/reass.h"
+#include "tcp/rtt.h"
+#include "tcp/sbuf.h"
+#include "wire/tcp.h"
+
+/* Largest window a segment header can express unscaled, and the scale limit (RFC 7323 §2.3). */
+#define TCP_MAX_WIN 65535u
+#define TCP_MAX_WSCALE 14
+/* Default MSS when the peer sends none (RFC 9293 §3.7.1, RFC 6691). */
+#define TCP_DEFAULT_MSS 536u
+
+enum tcp_rtx_kind {
+    TCP_RTX_NONE = 0,
+    TCP_RTX_RTO,     /* retransmission timeout (RFC 6298) — also SYN / SYN-ACK retransmission */
+    TCP_RTX_PERSIST, /* zero-window probe (RFC 9293 §3.8.6.1) */
+};
+
+enum tcp_misc_kind {
+    TCP_MISC_NONE = 0,
+    TCP_MISC_KEEPALIVE, /* ESTABLISHED idle probing (RFC 1122 §4.2.3.6) */
+    TCP_MISC_TIMEWAIT,  /* TIME-WAIT expiry (2 MSL) */
+    TCP_MISC_FINWAIT2,  /* orphaned FIN-WAIT-2 timeout */
+};
+
+/* Pending socket events, delivered at the end of the stack call that raised them. */
+struct tcp_events {
+    unsigned pending;             /* BRISK_EV_* not yet delivered */
+    struct brisk_sock *next;      /* stack's list of sockets with pending events */
+    uint8_t queued;               /* on that list */
+};
+
+struct brisk_sock {
+    brisk_stack *st;
+    uint8_t state;                /* enum brisk_tcp_state */
+    uint8_t in_table;             /* in the connection (or listener) hash */
+    uint8_t orphan;               /* the application closed it: the stack frees it when done */
+    uint8_t bound;                /* bind() or connect() fixed the local port */
+    uint8_t in_aq;                /* a child on its listener's accept queue (else half-open, if listener) */
+    uint8_t blocked;              /* on the stack's list of connections waiting for a device or buffers */
+    struct brisk_sock *blocked_next;
+
+    struct {
+        uint32_t laddr, raddr;    /* host order; laddr 0 = any (listeners) */
+        uint16_t lport, rport;
+    } id;
+    struct brisk_sock *hnext;     /* hash chain */
+    struct brisk_route rt;        /* cached route to raddr (device, next hop, source) */
+
+    struct {
+        uint32_t una;             /* oldest unacknowledged sequence number */
+        uint32_t nxt;             /* next sequence number to send */
+        uint32_t max;             /* highest sequence number sent + 1 (snd.nxt before a rewind on RTO) */
+        uint32_t wnd;             /* peer's window, bytes (scaled) */
+        uint32_t wl1, wl2;        /* seq and ack of the segment that last updated wnd (RFC 9293 §3.10.7.4) */
+        uint32_t iss;             /* initial send sequence number */
+        uint32_t max_wnd;         /* largest window the peer offered (Nagle's half-window push rule) */
+        uint32_t mss;             /* effective send MSS: payload bytes per segment, options excluded */
+        uint32_t sml;             /* Minshall: end of the last small segment sent */
+        struct brisk_sbuf buf;    /* bytes from una: sent-unacked, then unsent */
+        uint32_t sndbuf;          /* bound on buf.len */
+        uint32_t lowat;           /* notsent_lowat: writable only while unsent < lowat (0 = off) */
+        uint8_t fin_queued;       /* shutdown/close asked for a FIN after the data */
+        uint8_t fin_sent;         /* the FIN occupies sequence number snd.max - 1 */
+        uint8_t nodelay, cork;    /* socket options */
+        uint8_t more;             /* the last send carried MSG_MORE */
+        uint8_t wscale;           /* shift the peer applies to its windows (we apply it to theirs) */
+        uint8_t was_full;         /* send() hit the buffer limit: wake the writer when space returns */
+    } snd;
+
+    struct {
+        uint32_t nxt;             /* next sequence number expected */
+        uint32_t irs;             /* initial receive sequence number */
+        uint32_t adv;             /* right edge of the window we last advertised (rcv.nxt + rcv.wnd) */
+        uint32_t rcvbuf;          /* bound on buffered bytes (in-order + out-of-order) */
+        struct brisk_sbuf buf;    /* in-order bytes not yet read by the application */
+        struct brisk_reass ooo;   /* out-of-order data (RFC 9293 §3.10.7.4, RFC 2018) */
+        uint8_t wscale;           /* shift we apply to our advertised window */
+        uint8_t fin;              /* the peer's FIN was received in order */
+        uint8_t dsack;            /* a duplicate arrived: report it as a D-SACK block (RFC 2883) */
+        uint32_t dsack_start, dsack_end;
+    } rcv;
+
+    struct {
+        uint8_t ts;               /* timestamps in use (RFC 7323) */
+        uint8_t sack;             /* SACK permitted both ways (RFC 2018) */
+        uint8_t ws;               /* window scaling in use */
+        uint32_t ts_recent;       /* TS.Recent (RFC 7323 §4.3) */
+        uint64_t ts_recent_age;   /* when TS.Recent was set (PAWS 24-day rule) */
+        uint32_t ts_offset;       /* random per-connection TSval offset (RFC 7323 §5.4) */
+        uint32_t mss_clamp;       /* MAXSEG option, 0 = none */
+        uint32_t peer_mss;        /* MSS the peer announced */
+    } opt;
+
+    struct brisk_rtt rtt;
+    struct {
+        uint32_t seq;             /* the segment being timed, in ns (Karn: only new data); timestamps tick in
+                                     ms, too coarse for 100 µs paths, so they serve PAWS only */
+        uint64_t at;
+        uint8_t on;
+    } rtt_probe;
+
+    const struct brisk_cc_ops *cc_ops;
+    struct brisk_cc_state cc;
+    uint32_t dupacks;             /* consecutive duplicate ACKs (RFC 5681 §2) */
+
+    struct {
+        struct brisk_timer rtx;   /* retransmit / persist, multiplexed by kind */
+        uint8_t rtx_kind;         /* enum tcp_rtx_kind */
+        uint64_t rtx_deadline;    /* when the retransmit timer should fire; the wheel entry may be earlier
+                                     (lazy: it is only moved when the deadline moves earlier) */
+        uint32_t retries;         /* consecutive timeouts (RTO backoffs, persist probes, SYN resends) */
+        struct brisk_timer delack;
+        struct brisk_timer misc;  /* keepalive / TIME-WAIT / FIN-WAIT-2 */
+        uint8_t misc_kind;        /* enum tcp_misc_kind */
+        uint32_t probes;          /* keepalive probes sent without answer */
+        uint64_t last_rx;         /* time of the last segment received (keepalive idle) */
+        uint64_t last_tx;         /* time of the last data sent (idle restart) */
+    } timer;
+
+    struct {
+        uint8_t pending;          /* an ACK is owed */
+        uint8_t pingpong;         /* interactive: delay ACKs, they ride on our data */
+        uint8_t quick;            /* ACKs still to send at once (quickack mode, start of connection) */
+        uint32_t unacked_segs;    /* full-sized segments received since our last ACK */
+        uint64_t ato;             /* current delayed-ACK timeout */
+        uint64_t last_data_rx;    /* for ato estimation */
+    } ack;
+
+    struct {
+        uint8_t keepalive;
+        uint64_t keepidle, keepintvl;
+        uint32_t keepcnt;
+        uint8_t linger0;
+    } so;
+
+    /* Socket side. */
+    brisk_sock_fn fn;
+    void *ctx;
+    struct tcp_events ev;
+    int error;                    /* the error that closed the connection */
+    struct brisk_sock *listener;  /* for a child: its listener until accepted */
+    struct brisk_sock *aq_next;   /* accept queue / SYN queue link */
+    struct {
+        struct brisk_sock *head, *tail; /* established children awaiting accept */
+        uint32_t len, backlog;
+        uint32_t syn_count;       /* children in SYN-RECEIVED */
+    } lq;
+
+    struct {
+        uint64_t bytes_sent, bytes_acked, bytes_received;
+        uint64_t segs_out, segs_in;
+        uint64_t retransmits, rto_count, fast_retransmits;
+    } stat;
+};
+
+/* Per-stack TCP state (struct brisk_stack.tcp). */
+struct brisk_tcp {
+    struct brisk_sock **conns;    /* hash of connections by 4-tuple */
+    uint32_t nconns_buckets;
+    struct brisk_sock **listen;   /* hash of listeners by port */
+    uint32_t nlisten_buckets;
+    uint8_t key[16];              /* hash key and RFC 6528 secret, from the stack's seed */
+    uint16_t next_port;           /* ephemeral port cursor */
+    uint64_t nsocks;              /* live socket structs (leak checks) */
+    struct brisk_sock *ev_head, *ev_tail; /* sockets with pending events */
+    struct brisk_sock *blocked_head;      /* connections whose last segment the device (or pool) refused */
+    int delivering;               /* inside event delivery */
+    struct brisk_chunkpool chunks; /* send / receive buffer memory */
+    struct {
+        uint64_t window_start;    /* RFC 5961 challenge ACK rate limit: one-second window */
+        uint32_t count;
+    } challenge;
+};
+
+/* conn.c */
+int brisk_tcp_init(brisk_stack *st);
+void brisk_tcp_destroy(brisk_stack *st);
+brisk_sock *tcp_conn_alloc(brisk_stack *st);
+void tcp_conn_free(brisk_sock *c);
+int tcp_conn_hash_add(brisk_sock *c);
+void tcp_conn_hash_del(brisk_sock *c);
+brisk_sock *tcp_conn_lookup(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
+brisk_sock *tcp_listener_lookup(brisk_stack *st, uint32_t laddr, uint16_t lport);
+int tcp_port_in_use(brisk_stack *st, uint32_t laddr, uint16_t lport);
+void tcp_set_state(brisk_sock *c, int state, uint64_t now);
+/* Records events for delivery at the end of the current stack call. */
+void tcp_raise(brisk_sock *c, unsigned events);
+/* Delivers pending events (called by the stack's entry points on their way out). */
+void brisk_tcp_deliver_events(brisk_stack *st, uint64_t now);
+/* Ends the connection with an error (reset, timeout): CLOSED, error set, timers off, app told. */
+void tcp_conn_fail(brisk_sock *c, int err, uint64_t now);
+/* The connection reached CLOSED normally or by failure: frees it if orphaned. */
+void tcp_conn_done(brisk_sock *c, uint64_t now);
+/* Window we can advertise now, bytes (before scaling). */
+uint32_t tcp_rcv_space(const brisk_sock *c);
+
+/* A segment could not be handed to the device (ring full) or built (pool empty): park the connection until
+ * a TX completion frees room; brisk_stack_poll then runs it through tcp_write_xmit again. */
+void tcp_block(brisk_sock *c);
+void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now);
+
+/* input.c */
+void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const uint8_t *seg, size_t len,
+                     uint64_t now);
+
+/* output.c */
+/* THE transmit function: sends whatever the windows, Nagle/cork and the queue allow. */
+void tcp_write_xmit(brisk_sock *c, uint64_t now);
+/* Sends `len` bytes at `seq` (a retransmission when seq is before snd.nxt) with `flags`. */
+int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint64_t now);
+void tcp_send_ack(brisk_sock *c, uint64_t now);
+void tcp_send_syn(brisk_sock *c, uint64_t now);
+void tcp_send_rst_for(brisk_stack *st, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
+                      uint64_t now);
+void tcp_send_rst(brisk_sock *c, uint64_t now);
+/* Challenge ACK (RFC 5961 §3.2, §4.2), rate limited per stack. */
+void tcp_send_challenge_ack(brisk_sock *c, uint64_t now);
+/* Our MSS to announce on a SYN: device MTU - 40, clamped by MAXSEG. */
+uint32_t tcp_local_mss(brisk_sock *c);
+/* TSval for `now` on this connection (1 ms clock, RFC 7323 §5.4). */
+uint32_t tcp_ts_now(const brisk_sock *c, uint64_t now);
+
+/* timer.c */
+void tcp_timers_init(brisk_sock *c);
+void tcp_timers_stop(brisk_sock *c);
+/* Arms the retransmit timer for the oldest outstanding segment (RTO from now), or clears it. */
+void tcp_rearm_rto(brisk_sock *c, uint64_t now);
+void tcp_arm_persist(brisk_sock *c, uint64_t now);
+void tcp_clear_rtx(brisk_sock *c);
+void tcp_schedule_ack(brisk_sock *c, uint64_t now);
+void tcp_ack_sent(brisk_sock *c);
+void tcp_arm_misc(brisk_sock *c, int kind, uint64_t at);
+void tcp_keepalive_reset(brisk_sock *c, uint64_t now);
+
+/* isn.c */
+uint32_t tcp_isn(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport, uint64_t now);
+
+static inline uint32_t tcp_flight(const brisk_sock *c)
+{
+    return c->snd.nxt - c->snd.una;
+}
+
+/* The send buffer's first byte is sequence number snd.una (data is only queued once the SYN is acknowledged),
+ * so the data ends at snd.una + buf.len; the FIN, when sent, takes the sequence number after it. */
+static inline uint32_t tcp_data_end(const brisk_sock *c)
+{
+    return c->snd.una + (uint32_t)c->snd.buf.len;
+}
+
+/* Bytes queued and not yet sent. */
+static inline uint32_t tcp_notsent(const brisk_sock *c)
+{
+    int32_t d = (int32_t)(tcp_data_end(c) - c->snd.nxt);
+    return d > 0 ? (uint32_t)d : 0;
+}
+
+#endif

@@ -1,0 +1,259 @@
+/*
+ * timer.c — TCP's timers: one retransmit deadline multiplexed by kind, the delayed ACK, and one "misc" timer
+ * for keepalive, TIME-WAIT and FIN-WAIT-2.
+ *
+ * Retransmit (RFC 6298). While data, a SYN or a FIN is outstanding the connection keeps one deadline, RTO
+ * after the last time the oldest segment was (re)sent or acknowledged progress. The deadline is lazy, as
+ * DESIGN.md asks: the connection stores the wanted time in rtx_deadline and touches the wheel only when that
+ * time moves earlier than the armed entry; an entry that fires early re-arms itself to the stored deadline.
+ * So the common case — an ACK that pushes the deadline later — costs no wheel operation. On expiry:
+ * exponential backoff (§5.5), congestion window to one segment (RFC 5681 §3.1), and go-back to snd.una
+ * (§5.4); after tcp_retries2 backoffs the connection fails with BRISK_ERR_TIMEDOUT. SYN and SYN-ACK use the
+ * same timer with their own retry limits.
+ *
+ * Persist (RFC 9293 §3.8.6.1). When the peer's window is zero and data waits, the same deadline kind-switches
+ * to PERSIST and sends window probes (a segment with an old sequence number that forces an ACK carrying the
+ * current window), backing off like the RTO. Probes that go unanswered tcp_retries2 times abort.
+ *
+ * Delayed ACK (RFC 1122 §4.2.3.2, RFC 9293 §3.8.6.3). An owed ACK waits at most `ato`, which adapts to the
+ * peer's inter-arrival time between tcp_delack_min and tcp_delack_max (never above 500 ms).
+ *
+ * Keepalive (RFC 1122 §4.2.3.6): after keepidle without input, probes every keepintvl; keepcnt unanswered
+ * probes abort with BRISK_ERR_TIMEDOUT. TIME-WAIT lasts tcp_time_wait (2 MSL), then the connection is freed.
+ */
+#include "tcp/tcp.h"
+
+static void rtx_fired(struct brisk_timer *t, void *arg, uint64_t now);
+static void delack_fired(struct brisk_timer *t, void *arg, uint64_t now);
+static void misc_fired(struct brisk_timer *t, void *arg, uint64_t now);
+
+void tcp_timers_init(brisk_sock *c)
+{
+    brisk_timer_init(&c->timer.rtx, rtx_fired, c);
+    brisk_timer_init(&c->timer.delack, delack_fired, c);
+    brisk_timer_init(&c->timer.misc, misc_fired, c);
+}
+
+void tcp_timers_stop(brisk_sock *c)
+{
+    struct brisk_timer_wheel *w = &c->st->wheel;
+    brisk_timer_cancel(w, &c->timer.rtx);
+    brisk_timer_cancel(w, &c->timer.delack);
+    brisk_timer_cancel(w, &c->timer.misc);
+    c->timer.rtx_kind = TCP_RTX_NONE;
+    c->timer.misc_kind = TCP_MISC_NONE;
+    c->ack.pending = 0;
+}
+
+/* Sets the retransmit deadline lazily: the wheel moves only when the deadline moves earlier. */
+static void rtx_set(brisk_sock *c, int kind, uint64_t at)
+{
+    c->timer.rtx_kind = (uint8_t)kind;
+    c->timer.rtx_deadline = at;
+    if (!brisk_timer_armed(&c->timer.rtx) || at < c->timer.rtx.expires)
+        brisk_timer_arm(&c->st->wheel, &c->timer.rtx, at);
+}
+
+void tcp_clear_rtx(brisk_sock *c)
+{
+    /* Lazy cancel: clear the kind; a wheel entry that fires finds nothing to do. */
+    c->timer.rtx_kind = TCP_RTX_NONE;
+}
+
+void tcp_rearm_rto(brisk_sock *c, uint64_t now)
+{
+    if (c->snd.una == c->snd.max) {
+        if (c->timer.rtx_kind == TCP_RTX_RTO)
+            tcp_clear_rtx(c);
+        return;
+    }
+    rtx_set(c, TCP_RTX_RTO, now + brisk_rtt_rto(&c->rtt));
+}
+
+void tcp_arm_persist(brisk_sock *c, uint64_t now)
+{
+    if (c->timer.rtx_kind == TCP_RTX_PERSIST)
+        return;
+    c->timer.retries = 0;
+    uint64_t rto = brisk_rtt_rto(&c->rtt);
+    rtx_set(c, TCP_RTX_PERSIST, now + rto);
+}
+
+static void abort_timeout(brisk_sock *c, uint64_t now)
+{
+    c->st->c.TCPAbortOnTimeout++;
+    tcp_conn_fail(c, BRISK_ERR_TIMEDOUT, now);
+}
+
+static void on_rto(brisk_sock *c, uint64_t now)
+{
+    brisk_stack *st = c->st;
+    c->timer.retries++;
+    if (c->state == BRISK_TCP_SYN_SENT) {
+        if (c->timer.retries > st->s.tcp_syn_retries) {
+            abort_timeout(c, now);
+            return;
+        }
+        brisk_rtt_backoff(&c->rtt);
+        brisk_rtt_syn_timeout(&c->rtt);
+        tcp_send_syn(c, now);
+        tcp_rearm_rto(c, now);
+        return;
+    }
+    if (c->state == BRISK_TCP_SYN_RECEIVED) {
+        if (c->timer.retries > st->s.tcp_synack_retries) {
+            abort_timeout(c, now);
+            return;
+        }
+        brisk_rtt_backoff(&c->rtt);
+        tcp_send_syn(c, now);
+        tcp_rearm_rto(c, now);
+        return;
+    }
+    if (c->timer.retries > st->s.tcp_retries2) {
+        abort_timeout(c, now);
+        return;
+    }
+    st->c.TCPTimeouts++;
+    c->stat.rto_count++;
+    /* cwnd to one segment; ssthresh from the flight at the first timeout only (the cc tracks that). */
+    c->cc_ops->on_rto(&c->cc, tcp_flight(c), now);
+    c->cc.recover = c->snd.max; /* RFC 6582 §3.2 step 4: no fast retransmit for data sent before the RTO */
+    c->dupacks = 0;
+    c->rtt_probe.on = 0; /* Karn: no sample from retransmitted data */
+    brisk_rtt_backoff(&c->rtt);
+    /* Go back to the oldest unacknowledged byte; the FIN, if it was sent, goes again after the data. */
+    c->snd.nxt = c->snd.una;
+    c->snd.fin_sent = 0;
+    c->timer.rtx_kind = TCP_RTX_NONE;
+    tcp_write_xmit(c, now);
+    if (c->timer.rtx_kind != TCP_RTX_RTO)
+        rtx_set(c, TCP_RTX_RTO, now + brisk_rtt_rto(&c->rtt));
+}
+
+static void on_persist(brisk_sock *c, uint64_t now)
+{
+    brisk_stack *st = c->st;
+    if (c->snd.wnd != 0 || tcp_notsent(c) == 0) {
+        tcp_clear_rtx(c);
+        tcp_write_xmit(c, now);
+        return;
+    }
+    if (++c->timer.retries > st->s.tcp_retries2) {
+        abort_timeout(c, now);
+        return;
+    }
+    st->c.TCPWinProbe++;
+    /* A segment at snd.una - 1 is outside the peer's window: it answers with an ACK and its window. */
+    tcp_transmit(c, c->snd.una - 1, 0, BRISK_TCP_ACK, now);
+    uint64_t rto = brisk_rtt_rto(&c->rtt);
+    uint64_t backed = rto << (c->timer.retries < 16 ? c->timer.retries : 16);
+    if (backed > st->s.tcp_rto_max_ns || backed < rto)
+        backed = st->s.tcp_rto_max_ns;
+    rtx_set(c, TCP_RTX_PERSIST, now + backed);
+}
+
+static void rtx_fired(struct brisk_timer *t, void *arg, uint64_t now)
+{
+    (void)t;
+    brisk_sock *c = arg;
+    if (c->timer.rtx_kind == TCP_RTX_NONE)
+        return;
+    if (now < c->timer.rtx_deadline) { /* fired early: the deadline moved later since it was armed */
+        brisk_timer_arm(&c->st->wheel, &c->timer.rtx, c->timer.rtx_deadline);
+        return;
+    }
+    int kind = c->timer.rtx_kind;
+    c->timer.rtx_kind = TCP_RTX_NONE;
+    if (kind == TCP_RTX_RTO)
+        on_rto(c, now);
+    else
+        on_persist(c, now);
+}
+
+void tcp_schedule_ack(brisk_sock *c, uint64_t now)
+{
+    c->ack.pending = 1;
+    if (brisk_timer_armed(&c->timer.delack))
+        return;
+    const struct brisk_settings *s = &c->st->s;
+    uint64_t ato = c->ack.ato;
+    if (ato < s->tcp_delack_min_ns)
+        ato = s->tcp_delack_min_ns;
+    if (ato > s->tcp_delack_max_ns)
+        ato = s->tcp_delack_max_ns;
+    brisk_timer_arm(&c->st->wheel, &c->timer.delack, now + ato);
+}
+
+void tcp_ack_sent(brisk_sock *c)
+{
+    c->ack.pending = 0;
+    c->ack.unacked_segs = 0;
+    c->rcv.dsack = 0;
+    if (brisk_timer_armed(&c->timer.delack))
+        brisk_timer_cancel(&c->st->wheel, &c->timer.delack);
+}
+
+static void delack_fired(struct brisk_timer *t, void *arg, uint64_t now)
+{
+    (void)t;
+    brisk_sock *c = arg;
+    if (!c->ack.pending)
+        return;
+    /* The ACK did not ride on data: the exchange is not interactive after all (Linux leaves pingpong mode
+     * here), and the timeout was too long for this peer. */
+    c->ack.pingpong = 0;
+    c->st->c.DelayedACKs++;
+    tcp_send_ack(c, now);
+}
+
+void tcp_arm_misc(brisk_sock *c, int kind, uint64_t at)
+{
+    c->timer.misc_kind = (uint8_t)kind;
+    brisk_timer_arm(&c->st->wheel, &c->timer.misc, at);
+}
+
+void tcp_keepalive_reset(brisk_sock *c, uint64_t now)
+{
+    c->timer.last_rx = now;
+    c->timer.probes = 0;
+    if (c->so.keepalive && c->state == BRISK_TCP_ESTABLISHED && c->timer.misc_kind != TCP_MISC_KEEPALIVE)
+        tcp_arm_misc(c, TCP_MISC_KEEPALIVE, now + c->so.keepidle);
+}
+
+static void misc_fired(struct brisk_timer *t, void *arg, uint64_t now)
+{
+    (void)t;
+    brisk_sock *c = arg;
+    int kind = c->timer.misc_kind;
+    c->timer.misc_kind = TCP_MISC_NONE;
+    switch (kind) {
+    case TCP_MISC_KEEPALIVE: {
+        if (!c->so.keepalive || (c->state != BRISK_TCP_ESTABLISHED && c->state != BRISK_TCP_CLOSE_WAIT))
+            return;
+        /* Input pushes last_rx forward without touching the timer: the deadline is lazy here too. */
+        uint64_t idle_until = c->timer.last_rx + (c->timer.probes ? 0 : c->so.keepidle);
+        if (c->timer.probes == 0 && now < idle_until) {
+            tcp_arm_misc(c, TCP_MISC_KEEPALIVE, idle_until);
+            return;
+        }
+        if (c->timer.probes >= c->so.keepcnt) {
+            abort_timeout(c, now);
+            return;
+        }
+        c->timer.probes++;
+        c->st->c.TCPKeepAlive++;
+        tcp_transmit(c, c->snd.una - 1, 0, BRISK_TCP_ACK, now);
+        tcp_arm_misc(c, TCP_MISC_KEEPALIVE, now + c->so.keepintvl);
+        return;
+    }
+    case TCP_MISC_TIMEWAIT:
+    case TCP_MISC_FINWAIT2:
+        tcp_set_state(c, BRISK_TCP_CLOSED, now);
+        tcp_raise(c, BRISK_EV_CLOSED);
+        tcp_conn_done(c, now);
+        return;
+    default:
+        return;
+    }
+}
