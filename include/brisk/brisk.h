@@ -248,6 +248,9 @@ void brisk_stack_get_counters(const brisk_stack *st, struct brisk_counters *out)
 
 /* Packet buffers in use (allocated and not yet freed): a leak check for tests and tools. */
 uint64_t brisk_stack_pkts_in_use(const brisk_stack *st);
+/* TCP socket structures alive (listeners, connections, TIME-WAIT included), and TCP buffer chunks in use. */
+uint64_t brisk_stack_sockets(const brisk_stack *st);
+uint64_t brisk_stack_tcp_chunks_in_use(const brisk_stack *st);
 
 /* Feeds one received Ethernet frame. The stack does not keep `frame` after returning. Malformed frames are
  * counted and dropped: this never fails for bad input. Returns BRISK_OK, or BRISK_ERR_INVAL for a NULL

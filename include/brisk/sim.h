@@ -186,7 +186,8 @@ struct brisk_sim_bulk_config {
 };
 struct brisk_sim_bulk_side {
     uint64_t sent, received;    /* payload bytes written / read by this side */
-    uint64_t hash_sent, hash_received; /* FNV-1a 64 of the streams */
+    uint64_t bad_at;            /* offset of the first received byte that differs from the sent stream,
+                                   UINT64_MAX if none */
     uint64_t done_at;           /* when this side read the peer's FIN (BRISK_TIME_NONE if never) */
     int error;                  /* socket error seen, BRISK_OK if none */
     struct brisk_conn_info info; /* at the end of the transfer */
@@ -197,7 +198,7 @@ struct brisk_sim_bulk_result {
     uint64_t first_byte_at;     /* first payload byte read by either side */
     uint64_t last_byte_at;      /* last payload byte read by either side */
     int complete;               /* every byte arrived and both sides saw the FIN */
-    int hash_ok;                /* complete and every received stream equals the one sent */
+    int hash_ok;                /* complete and every received byte equals the one sent */
 };
 typedef struct brisk_sim_bulk brisk_sim_bulk;
 brisk_sim_bulk *brisk_sim_bulk_start(brisk_sim_world *w, brisk_sim_host *client, brisk_sim_host *server,

@@ -376,3 +376,13 @@ uint32_t tcp_rcv_space(const brisk_sock *c)
     uint64_t used = c->rcv.buf.len + c->rcv.ooo.bytes;
     return used >= c->rcv.rcvbuf ? 0 : (uint32_t)(c->rcv.rcvbuf - used);
 }
+
+uint64_t brisk_stack_sockets(const brisk_stack *st)
+{
+    return st && st->tcp ? st->tcp->nsocks : 0;
+}
+
+uint64_t brisk_stack_tcp_chunks_in_use(const brisk_stack *st)
+{
+    return st && st->tcp ? st->tcp->chunks.in_use : 0;
+}

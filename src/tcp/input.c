@@ -69,6 +69,7 @@ static uint8_t wscale_for(uint32_t rcvbuf)
 static void establish(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
 {
     tcp_set_state(c, BRISK_TCP_ESTABLISHED, now);
+    brisk_rtt_established(&c->rtt); /* RFC 6298 §5.7: 3 s if the SYN timed out and gave no sample */
     c->snd.una = seg->ack;
     c->snd.wnd = (uint32_t)seg->window << (seg->flags & BRISK_TCP_SYN ? 0 : c->snd.wscale);
     c->snd.max_wnd = c->snd.wnd;
@@ -343,6 +344,19 @@ static void update_ato(brisk_sock *c, uint64_t now)
         c->ack.ato = s->tcp_delack_max_ns;
 }
 
+void tcp_rcv_drain_ooo(brisk_sock *c)
+{
+    if (c->rcv.ooo.nsegs == 0)
+        return;
+    brisk_stack *st = c->st;
+    /* Never more than the receive stream can take: a byte popped is a byte acknowledged. */
+    size_t room = brisk_sbuf_room(&st->tcp->chunks, &c->rcv.buf);
+    uint32_t max = room > UINT32_MAX ? UINT32_MAX : (uint32_t)room;
+    uint32_t popped = brisk_reass_pop(&st->pool, &c->rcv.ooo, c->rcv.nxt, max, deliver_to_rcvbuf, c);
+    c->rcv.nxt += popped;
+    c->stat.bytes_received += popped;
+}
+
 /* Segment text (RFC 9293 §3.10.7.4 "seventh"). Returns 1 when an ACK must go out at once. */
 static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
 {
@@ -380,16 +394,14 @@ static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
                 return 1;
         }
         c->rcv.nxt += len;
+        c->stat.bytes_received += len;
         int had_ooo = c->rcv.ooo.nsegs > 0;
-        uint32_t popped =
-            brisk_reass_pop(&st->pool, &c->rcv.ooo, c->rcv.nxt, UINT32_MAX, deliver_to_rcvbuf, c);
-        c->rcv.nxt += popped;
-        c->stat.bytes_received += len + popped;
+        tcp_rcv_drain_ooo(c);
         tcp_raise(c, BRISK_EV_READABLE);
         update_ato(c, now);
         if (had_ooo)
             return 1; /* a hole filled: tell the sender at once (RFC 5681 §4.2) */
-        if (len >= c->snd.mss || len >= c->opt.peer_mss - 40)
+        if (len >= c->snd.mss)
             c->ack.unacked_segs++;
         if (c->ack.unacked_segs >= 2)
             return 1; /* at least every second full-sized segment (RFC 5681 §4.2) */
@@ -402,6 +414,8 @@ static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
     }
     /* Out of order: hold it, and ACK at once so the sender sees the hole (RFC 5681 §4.2, RFC 2018). */
     if (brisk_reass_holds(&c->rcv.ooo, seq, len)) {
+        /* Stores nothing, but records the arrival: the first SACK block must cover it (RFC 2018 §4). */
+        brisk_reass_insert(&st->pool, &c->rcv.ooo, c->rcv.nxt, seq, data, len, UINT64_MAX, UINT32_MAX);
         if (c->opt.sack) {
             c->rcv.dsack = 1;
             c->rcv.dsack_start = seq;

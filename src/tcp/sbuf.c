@@ -260,3 +260,14 @@ uint64_t brisk_sbuf_mem(const struct brisk_sbuf *b)
 {
     return (uint64_t)b->nchunks * BRISK_CHUNK_SIZE;
 }
+
+size_t brisk_sbuf_room(const struct brisk_chunkpool *p, const struct brisk_sbuf *b)
+{
+    uint64_t chunks = p->nfree;
+    if (p->bytes < p->bytes_limit)
+        chunks += (p->bytes_limit - p->bytes) / BRISK_CHUNK_SIZE;
+    uint64_t room = chunks * BRISK_CHUNK_DATA;
+    if (b->tail)
+        room += BRISK_CHUNK_DATA - b->tail_len;
+    return room > SIZE_MAX ? SIZE_MAX : (size_t)room;
+}

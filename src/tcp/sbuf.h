@@ -81,6 +81,9 @@ size_t brisk_sbuf_span(struct brisk_sbuf *b, size_t off, const uint8_t **p);
  * counting). */
 void brisk_sbuf_clear(struct brisk_chunkpool *p, struct brisk_sbuf *b);
 
+/* Bytes an append to b could take now: the tail's free space, free chunks, and what the pool may still carve
+ * under its bound. */
+size_t brisk_sbuf_room(const struct brisk_chunkpool *p, const struct brisk_sbuf *b);
 /* Bytes of chunk memory this sbuf holds (for memory accounting). */
 uint64_t brisk_sbuf_mem(const struct brisk_sbuf *b);
 

@@ -206,6 +206,7 @@ int64_t brisk_recv(brisk_sock *s, void *buf, size_t len, uint64_t now)
     }
     size_t n = brisk_sbuf_copyout(&s->rcv.buf, 0, buf, len);
     brisk_sbuf_consume(&st->tcp->chunks, &s->rcv.buf, n);
+    tcp_rcv_drain_ooo(s); /* data held back only for lack of buffer memory */
     /* Advertise the space reading made, if it is worth a segment (receiver SWS avoidance). */
     if (s->state == BRISK_TCP_ESTABLISHED || s->state == BRISK_TCP_FIN_WAIT_1 ||
         s->state == BRISK_TCP_FIN_WAIT_2) {

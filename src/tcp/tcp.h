@@ -222,6 +222,9 @@ void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now);
 void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const uint8_t *seg, size_t len,
                      uint64_t now);
 
+/* Moves out-of-order data that became in order into the receive stream, as far as buffer memory allows. */
+void tcp_rcv_drain_ooo(brisk_sock *c);
+
 /* output.c */
 /* THE transmit function: sends whatever the windows, Nagle/cork and the queue allow. */
 void tcp_write_xmit(brisk_sock *c, uint64_t now);

@@ -106,6 +106,7 @@ static void on_rto(brisk_sock *c, uint64_t now)
             return;
         }
         brisk_rtt_backoff(&c->rtt);
+        brisk_rtt_syn_timeout(&c->rtt);
         tcp_send_syn(c, now);
         tcp_rearm_rto(c, now);
         return;
