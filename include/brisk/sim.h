@@ -165,6 +165,9 @@ void brisk_sim_nic_stats(const brisk_sim_port *p, struct brisk_sim_nic_stats *ou
  * with nanosecond timestamps (readable by tcpdump -r, Wireshark). The file is opened here and closed by
  * brisk_sim_world_free. Returns BRISK_OK, BRISK_ERR_INVAL, or BRISK_ERR_NOENT (cannot open). */
 int brisk_sim_capture(brisk_sim_port *p, const char *path);
+/* The same, keeping only the first max_frames records and snaplen bytes of each (>= 14): a representative
+ * slice of a long run (headers only with snaplen 128). */
+int brisk_sim_capture_slice(brisk_sim_port *p, const char *path, uint64_t max_frames, uint32_t snaplen);
 
 /* ---- applications: scripted TCP endpoints that drive real brisk sockets ---- */
 /*

@@ -39,7 +39,12 @@ static void put_le16(uint8_t *p, uint16_t v)
 
 int brisk_sim_capture(brisk_sim_port *p, const char *path)
 {
-    if (!p || !path || p->cap)
+    return brisk_sim_capture_slice(p, path, UINT64_MAX, PCAP_SNAPLEN);
+}
+
+int brisk_sim_capture_slice(brisk_sim_port *p, const char *path, uint64_t max_frames, uint32_t snaplen)
+{
+    if (!p || !path || p->cap || snaplen < 14)
         return BRISK_ERR_INVAL;
     struct sim_capture *c = calloc(1, sizeof(*c));
     char *buf = malloc(CAPTURE_BUF_BYTES);
@@ -61,19 +66,27 @@ int brisk_sim_capture(brisk_sim_port *p, const char *path)
     put_le16(hdr + 6, 4);
     put_le32(hdr + 8, 0);  /* thiszone: timestamps are UTC-less virtual time */
     put_le32(hdr + 12, 0); /* sigfigs */
-    put_le32(hdr + 16, PCAP_SNAPLEN);
+    if (snaplen > PCAP_SNAPLEN)
+        snaplen = PCAP_SNAPLEN;
+    put_le32(hdr + 16, snaplen);
     put_le32(hdr + 20, PCAP_LINKTYPE_ETHERNET);
     fwrite(hdr, 1, sizeof(hdr), f);
     c->f = f;
     c->buf = buf;
+    c->left = max_frames;
+    c->snap = snaplen;
     p->cap = c;
     return BRISK_OK;
 }
 
 void brisk_sim_capture_write(struct sim_capture *c, uint64_t t, const uint8_t *data, size_t len)
 {
+    if (c->left == 0)
+        return;
+    if (c->left != UINT64_MAX)
+        c->left--;
     uint32_t orig = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
-    uint32_t incl = orig > PCAP_SNAPLEN ? PCAP_SNAPLEN : orig;
+    uint32_t incl = orig > c->snap ? c->snap : orig;
     uint8_t rec[16];
     put_le32(rec, (uint32_t)(t / BRISK_NSEC_PER_SEC));
     put_le32(rec + 4, (uint32_t)(t % BRISK_NSEC_PER_SEC));

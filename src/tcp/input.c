@@ -164,6 +164,8 @@ static void syn_sent_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint
         return;
     c->rcv.irs = seg->seq;
     c->rcv.nxt = seg->seq + 1;
+    /* Our SYN offered an unscaled window before we knew where the peer's sequence space starts. */
+    c->rcv.adv = c->rcv.nxt + (tcp_rcv_space(c) < TCP_MAX_WIN ? tcp_rcv_space(c) : TCP_MAX_WIN);
     negotiate(c, seg, now);
     if (seg->flags & BRISK_TCP_ACK) {
         establish(c, seg, now);
@@ -234,8 +236,31 @@ static void retransmit_head(brisk_sock *c, uint64_t now)
         len = c->snd.mss;
     if (len == 0)
         return;
-    c->rtt_probe.on = 0; /* Karn */
     tcp_transmit(c, c->snd.una, len, BRISK_TCP_ACK, now);
+}
+
+/* The RTT sample an ACK gives: the send time of the newest timed segment it covers (0 if none, or if the
+ * covered bytes were retransmitted — Karn's rule). Covered records are dropped. */
+static uint64_t rtt_from_ack(brisk_sock *c, uint32_t ack, uint32_t flight, uint64_t now)
+{
+    (void)flight;
+    uint64_t at = 0;
+    uint32_t end = 0;
+    while (c->txt.len && brisk_seq_leq(c->txt.end[c->txt.head], ack)) {
+        at = c->txt.at[c->txt.head];
+        end = c->txt.end[c->txt.head];
+        c->txt.head = (uint16_t)((c->txt.head + 1) % TCP_TX_TIMES);
+        c->txt.len--;
+    }
+    if (!at)
+        return 0;
+    if (c->txt.rtx_valid) {
+        if (brisk_seq_leq(end, c->txt.rtx_high))
+            return 0;
+        if (brisk_seq_geq(ack, c->txt.rtx_high))
+            c->txt.rtx_valid = 0; /* everything retransmitted is acknowledged */
+    }
+    return now > at ? now - at : 1;
 }
 
 /* The ACK field: RFC 9293 §3.10.7.4 "fifth". Returns 0 if the connection is gone. */
@@ -262,11 +287,10 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         if (brisk_seq_lt(c->snd.nxt, ack))
             c->snd.nxt = ack;
         c->stat.bytes_acked += data;
-        uint64_t rtt = 0;
-        if (c->rtt_probe.on && brisk_seq_gt(ack, c->rtt_probe.seq)) {
-            rtt = now - c->rtt_probe.at;
-            brisk_rtt_sample(&c->rtt, rtt, now);
-            c->rtt_probe.on = 0;
+        uint64_t rtt = rtt_from_ack(c, ack, flight, now);
+        if (rtt) {
+            /* Many samples per RTT: RFC 7323 Appendix G scales the gains down accordingly. */
+            brisk_rtt_sample_n(&c->rtt, rtt, now, brisk_rtt_expected_samples(flight, c->snd.mss));
         } else if (c->opt.ts && seg->opts.ts_ok && seg->opts.ts_ecr && c->rtt.backoff) {
             /* Only retransmitted data was acknowledged (Karn forbids a timed sample), but the echoed
              * timestamp tells which transmission arrived (RFC 7323 §4): the path works again, so the
@@ -285,7 +309,11 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
                 retransmit_head(c, now); /* partial ACK: the next hole */
             }
         } else {
-            int app_limited = tcp_notsent(c) == 0 && flight < c->cc.cwnd;
+            /* Grow cwnd only when it was what limited the flight (RFC 7661 spirit; Linux's
+             * tcp_is_cwnd_limited): not when the application or the peer's window held the sender back. */
+            int cwnd_limited = flight + c->snd.mss > c->cc.cwnd ||
+                               (c->cc.cwnd < c->cc.ssthresh && c->cc.cwnd < 2 * flight);
+            int app_limited = !cwnd_limited;
             c->cc_ops->on_ack(&c->cc, acked, flight, rtt, app_limited, now);
         }
         c->dupacks = 0;

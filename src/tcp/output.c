@@ -160,10 +160,15 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
             st->c.TCPOrigDataSent++;
     }
     c->stat.bytes_sent += len;
-    if (len && !c->rtt_probe.on && !rtx) {
-        c->rtt_probe.on = 1;
-        c->rtt_probe.seq = seq;
-        c->rtt_probe.at = now;
+    if (len && !rtx && c->txt.len < TCP_TX_TIMES) {
+        unsigned i = (c->txt.head + c->txt.len++) % TCP_TX_TIMES;
+        c->txt.end[i] = seq + len;
+        c->txt.at[i] = now;
+    } else if (rtx) {
+        /* Karn: an ACK of these bytes cannot tell which transmission it answers. */
+        if (!c->txt.rtx_valid || brisk_seq_gt(seq + len, c->txt.rtx_high))
+            c->txt.rtx_high = seq + len;
+        c->txt.rtx_valid = 1;
     }
     if (flags & BRISK_TCP_ACK)
         tcp_ack_sent(c);

@@ -25,6 +25,9 @@
 /* Largest window a segment header can express unscaled, and the scale limit (RFC 7323 §2.3). */
 #define TCP_MAX_WIN 65535u
 #define TCP_MAX_WSCALE 14
+/* Send-time records per connection (see struct brisk_sock.txt). */
+#define TCP_TX_TIMES 32
+
 /* Default MSS when the peer sends none (RFC 9293 §3.7.1, RFC 6691). */
 #define TCP_DEFAULT_MSS 536u
 
@@ -112,11 +115,19 @@ struct brisk_sock {
 
     struct brisk_rtt rtt;
     struct {
-        uint32_t seq;             /* the segment being timed, in ns (Karn: only new data); timestamps tick in
-                                     ms, too coarse for 100 µs paths, so they serve PAWS only */
-        uint64_t at;
+        uint64_t at;              /* when the SYN (or SYN-ACK) was first sent: the handshake's RTT sample */
         uint8_t on;
     } rtt_probe;
+    /* Send times of new-data segments still in flight, oldest first: every ACK that covers one gives an RTT
+     * sample in ns (timestamps tick in ms, too coarse for 100 µs paths, so they serve PAWS and Karn-safe
+     * backoff resets only). When the ring is full, new segments go untimed until it drains. */
+    struct {
+        uint32_t end[TCP_TX_TIMES];  /* sequence number after the segment */
+        uint64_t at[TCP_TX_TIMES];   /* when it was sent */
+        uint16_t head, len;
+        uint32_t rtx_high;        /* retransmissions happened below this: samples there are ambiguous */
+        uint8_t rtx_valid;
+    } txt;
 
     const struct brisk_cc_ops *cc_ops;
     struct brisk_cc_state cc;

@@ -121,7 +121,10 @@ static void on_rto(brisk_sock *c, uint64_t now)
     c->cc_ops->on_rto(&c->cc, tcp_flight(c), now);
     c->cc.recover = c->snd.max; /* RFC 6582 §3.2 step 4: no fast retransmit for data sent before the RTO */
     c->dupacks = 0;
-    c->rtt_probe.on = 0; /* Karn: no sample from retransmitted data */
+    /* Karn: everything in flight will be sent again; none of it can give a sample. */
+    c->txt.len = 0;
+    c->txt.rtx_high = c->snd.max;
+    c->txt.rtx_valid = 1;
     brisk_rtt_backoff(&c->rtt);
     /* Go back to the oldest unacknowledged byte; the FIN, if it was sent, goes again after the data. */
     c->snd.nxt = c->snd.una;

@@ -91,6 +91,20 @@ else
     echo "skip - tcpdump not installed: capture readability not checked (scripts/deps.sh installs it)"
 fi
 
+# bulk: a TCP transfer through the whole stack, byte-exact and near line rate on a clean link.
+"$lab" run bulk --json --set bytes=20M >"$tmp/bulk.json"
+rc=$?
+check "run bulk exits 0" "[ $rc -eq 0 ]"
+check "bulk is byte-exact" "grep -q '\"hash_ok\": true' '$tmp/bulk.json'"
+pct=$(json_num "$tmp/bulk.json" goodput_pct)
+check "bulk goodput >= 90% of line rate (got $pct)" "awk 'BEGIN { exit !($pct >= 90) }'"
+check "bulk states its line rate" "[ '$(json_num "$tmp/bulk.json" line_rate_bps)' = 10000000000 ]"
+"$lab" run bulk --json --set bytes=2M --set loss=1% --set dir=3 >"$tmp/bulkloss.json"
+check "bulk with 1% loss both ways is byte-exact" "grep -q '\"hash_ok\": true' '$tmp/bulkloss.json'"
+check "bulk with loss retransmits" "[ '$(json_num "$tmp/bulkloss.json" retransmits)' -gt 0 ]"
+expect_2 run bulk --set dir=4
+expect_2 run bulk --set rtt=fast
+
 # seeds writes the files make lab promises.
 "$lab" seeds --out "$tmp/lab" >"$tmp/seeds.out" 2>"$tmp/seeds.err"
 rc=$?

@@ -3,9 +3,10 @@
  *
  *   brisk-lab list [--json]                 the scenarios and their parameters
  *   brisk-lab settings [--json]             every stack setting with its default
- *   brisk-lab run SCENARIO [--set k=v ...] [--json] [--pcap FILE]
+ *   brisk-lab run SCENARIO [--set k=v ...] [--json] [--pcap FILE [--pcap-frames N]]
  *   brisk-lab seeds [--out DIR]             every lab scenario with defaults: tables on stdout, and per
  *                                           scenario DIR/<name>/results.json, results.txt and capture.pcap
+ *                                           (the first 2000 frames, headers only)
  *
  * Bad input (unknown command, scenario or setting, malformed value) prints a message and exits with 2.
  */
@@ -18,10 +19,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "brisk/sim.h"
 #include "common/fmt.h"
 
 static const struct lab_scenario *const scenarios[] = {
     &lab_scenario_ping,
+    &lab_scenario_bulk,
 };
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
 
@@ -147,6 +150,18 @@ static int param_index(const struct lab_run *r, const char *name)
         if (strcmp(r->sc->params[i].name, name) == 0)
             return i;
     assert(!"unknown scenario parameter");
+    return 0;
+}
+
+int lab_capture(struct lab_run *r, struct brisk_sim_port *p)
+{
+    if (!r->pcap)
+        return 0;
+    int rc = r->pcap_frames ? brisk_sim_capture_slice(p, r->pcap, r->pcap_frames, 128) : brisk_sim_capture(p, r->pcap);
+    if (rc != BRISK_OK) {
+        fprintf(stderr, "brisk-lab %s: cannot write capture %s\n", r->sc->name, r->pcap);
+        return 1;
+    }
     return 0;
 }
 
@@ -321,7 +336,7 @@ static int usage(FILE *f, int rc)
 {
     fprintf(f, "usage: brisk-lab list [--json]\n"
                "       brisk-lab settings [--json]\n"
-               "       brisk-lab run SCENARIO [--set name=value ...] [--json] [--pcap FILE]\n"
+               "       brisk-lab run SCENARIO [--set name=value ...] [--json] [--pcap FILE [--pcap-frames N]]\n"
                "       brisk-lab seeds [--out DIR]\n"
                "Values: sizes 1500, 64K, 4M; rates 1G, 100M (bit/s); times 100us, 10ms, 1s; "
                "probabilities 0.01 or 1%%.\n");
@@ -424,12 +439,18 @@ static int cmd_run(int argc, char **argv)
                 return 2;
         } else if (strcmp(argv[i], "--pcap") == 0 && i + 1 < argc) {
             r.pcap = argv[++i];
+        } else if (strcmp(argv[i], "--pcap-frames") == 0 && i + 1 < argc) {
+            if (brisk_parse_uint(argv[++i], &r.pcap_frames) != BRISK_OK) {
+                fprintf(stderr, "brisk-lab run: --pcap-frames needs a number, got '%s'\n", argv[i]);
+                return 2;
+            }
         } else {
             fprintf(stderr, "brisk-lab run: unknown or incomplete option '%s'\n", argv[i]);
             return usage(stderr, 2);
         }
     }
-    return sc->run(&r) == 0 ? 0 : 1;
+    int rc = sc->run(&r);
+    return rc == 2 ? 2 : rc ? 1 : 0; /* 2: the scenario refused its parameters */
 }
 
 static int mkdir_p(const char *path)
@@ -476,6 +497,7 @@ static int run_into(const struct lab_scenario *sc, const char *dir)
     lab_run_table(&r, tf);
     lab_run_json(&r, jf);
     r.pcap = pcap;
+    r.pcap_frames = 2000; /* a representative slice: the first 2000 frames, headers only */
     int rc = sc->run(&r);
     fclose(jf);
     fclose(tf);

@@ -52,6 +52,7 @@ struct lab_run {
     struct brisk_settings settings;     /* stack settings for every host (defaults + --set) */
     uint8_t settings_changed[LAB_MAX_SETTINGS]; /* which settings were --set, by index (printed) */
     const char *pcap;                   /* capture file, or NULL */
+    uint64_t pcap_frames;               /* capture only the first N frames, headers only (0 = everything) */
     /* Where the report goes: human tables to each of tables[], JSON to json_out (either may be absent). */
     FILE *tables[LAB_MAX_TABLES];
     int ntables;
@@ -67,6 +68,10 @@ int lab_set(struct lab_run *r, const char *assignment);
 void lab_run_init(struct lab_run *r, const struct lab_scenario *sc);
 void lab_run_table(struct lab_run *r, FILE *f);
 void lab_run_json(struct lab_run *r, FILE *f);
+
+/* Starts the run's capture (if any) on port p; prints a message and returns nonzero on failure. */
+struct brisk_sim_port;
+int lab_capture(struct lab_run *r, struct brisk_sim_port *p);
 
 /* Parameter value by name (the name must exist: asserted). */
 uint64_t lab_u(const struct lab_run *r, const char *name);
@@ -87,5 +92,6 @@ void lab_report_end(struct lab_run *r);
 
 /* The registered scenarios. */
 extern const struct lab_scenario lab_scenario_ping;
+extern const struct lab_scenario lab_scenario_bulk;
 
 #endif

@@ -134,8 +134,7 @@ static int run(struct lab_run *r)
         brisk_sim_world_free(p.w);
         return 1;
     }
-    if (r->pcap && brisk_sim_capture(pa, r->pcap) != BRISK_OK) {
-        fprintf(stderr, "brisk-lab ping: cannot write capture %s\n", r->pcap);
+    if (lab_capture(r, pa) != 0) {
         free(p.seen);
         brisk_sim_world_free(p.w);
         return 1;
