@@ -62,24 +62,13 @@ static void burst(void *ctx, uint64_t now)
         brisk_sim_at(f->w, now + f->period, burst, f);
 }
 
-static brisk_sim_port *add_nic(brisk_sim_host *h, uint8_t last, uint32_t ip)
-{
-    struct brisk_sim_nic_config c;
-    brisk_sim_nic_config_default(&c);
-    uint8_t mac[6] = {0x02, 0, 0, 0, 0, last};
-    memcpy(c.dev.mac, mac, 6);
-    c.dev.ip = ip;
-    c.dev.prefix_len = 24;
-    return brisk_sim_nic_add(h, &c);
-}
-
 static int bench_sim(int json, int quick)
 {
     struct flood f = {.period = 10000, .burst = 8};
     f.w = brisk_sim_world_new(1);
     f.a = brisk_sim_host_add(f.w, "a", NULL);
     brisk_sim_host *b = brisk_sim_host_add(f.w, "b", NULL);
-    brisk_sim_port *pa = add_nic(f.a, 1, A_IP), *pb = add_nic(b, 2, B_IP);
+    brisk_sim_port *pa = brisk_sim_nic_add_ip(f.a, A_IP, 24, 0), *pb = brisk_sim_nic_add_ip(b, B_IP, 24, 0);
     struct brisk_sim_link_config lc;
     brisk_sim_link_config_symmetric(&lc, 10000000000ull, 10000);
     if (!f.w || !pa || !pb || !brisk_sim_link_connect(f.w, pa, pb, &lc)) {

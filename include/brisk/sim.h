@@ -94,6 +94,8 @@ void brisk_sim_nic_config_default(struct brisk_sim_nic_config *c); /* ring 1024,
 /* Adds a NIC to a host (registering a netdev with its stack) and returns its port. */
 brisk_sim_port *brisk_sim_nic_add(brisk_sim_host *h, const struct brisk_sim_nic_config *c);
 brisk_netdev *brisk_sim_port_netdev(brisk_sim_port *p); /* NULL for raw ports */
+/* A NIC with the default configuration (MAC 02:00:00:<host>:<nic>) and address ip/prefix_len, plus `caps`. */
+brisk_sim_port *brisk_sim_nic_add_ip(brisk_sim_host *h, uint32_t ip, uint8_t prefix_len, uint32_t caps);
 
 /* ---- raw ports: a test or scripted peer sends and receives frames itself ---- */
 typedef void (*brisk_sim_rx_fn)(void *ctx, brisk_sim_port *p, const uint8_t *frame, size_t len, uint64_t now);

@@ -69,6 +69,16 @@ static int mac_is_zero(const uint8_t *mac)
     return 1;
 }
 
+brisk_sim_port *brisk_sim_nic_add_ip(brisk_sim_host *h, uint32_t ip, uint8_t prefix_len, uint32_t caps)
+{
+    struct brisk_sim_nic_config c;
+    brisk_sim_nic_config_default(&c);
+    c.dev.ip = ip;
+    c.dev.prefix_len = prefix_len;
+    c.dev.caps = caps;
+    return brisk_sim_nic_add(h, &c);
+}
+
 brisk_sim_port *brisk_sim_nic_add(brisk_sim_host *h, const struct brisk_sim_nic_config *c)
 {
     struct brisk_sim_nic_config dflt;

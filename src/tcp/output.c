@@ -104,6 +104,7 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
             h.opts.ts_ecr = c->opt.ts_recent;
         }
         if (c->opt.sack && (flags & BRISK_TCP_ACK)) {
+            h.opts.nsack = BRISK_TCP_MAX_SACK; /* ask how many blocks fit beside the other options */
             int max = (int)brisk_tcp_sack_fit(&h.opts);
             int n = 0;
             if (c->rcv.dsack && max > 0) {

@@ -89,25 +89,15 @@ static void on_rto(brisk_sock *c, uint64_t now)
 {
     brisk_stack *st = c->st;
     c->timer.retries++;
-    if (c->state == BRISK_TCP_SYN_SENT) {
-        if (c->timer.retries > st->s.tcp_syn_retries) {
+    if (c->state == BRISK_TCP_SYN_SENT || c->state == BRISK_TCP_SYN_RECEIVED) {
+        uint32_t limit = c->state == BRISK_TCP_SYN_SENT ? st->s.tcp_syn_retries : st->s.tcp_synack_retries;
+        if (c->timer.retries > limit) {
             abort_timeout(c, now);
             return;
         }
         brisk_rtt_backoff(&c->rtt);
         brisk_rtt_syn_timeout(&c->rtt);
-        tcp_send_syn(c, now);
-        tcp_rearm_rto(c, now);
-        return;
-    }
-    if (c->state == BRISK_TCP_SYN_RECEIVED) {
-        if (c->timer.retries > st->s.tcp_synack_retries) {
-            abort_timeout(c, now);
-            return;
-        }
-        brisk_rtt_backoff(&c->rtt);
-        brisk_rtt_syn_timeout(&c->rtt);
-        tcp_send_syn(c, now);
+        tcp_send_syn(c, now); /* a SYN, or a SYN-ACK in SYN-RECEIVED */
         tcp_rearm_rto(c, now);
         return;
     }

@@ -136,6 +136,17 @@ void tf_run(struct tf *t, uint64_t until)
     tf_collect(t);
 }
 
+int tf_run_to_seg(struct tf *t, uint64_t limit)
+{
+    for (unsigned guard = 0; tf_pending(t) == 0; guard++) {
+        uint64_t d = brisk_stack_next_deadline(t->st);
+        if (d == BRISK_TIME_NONE || d > limit || guard > 10000000)
+            return 0;
+        brisk_stack_poll(t->st, d);
+    }
+    return 1;
+}
+
 size_t tf_pending(struct tf *t)
 {
     tf_collect(t);

@@ -65,6 +65,9 @@ void tf_free(struct tf *t);
 void tf_collect(struct tf *t);
 /* Polls the stack at each deadline up to and including `until`, then at `until` itself. */
 void tf_run(struct tf *t, uint64_t until);
+/* Polls the stack deadline by deadline until it sends a segment (returns 1) or the next deadline is past
+ * `limit` (returns 0, the clock stays at the last deadline polled). */
+int tf_run_to_seg(struct tf *t, uint64_t limit);
 /* Segments sent and not yet taken. */
 size_t tf_pending(struct tf *t);
 /* The next segment sent, or a test failure if there is none. */

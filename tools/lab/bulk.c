@@ -30,17 +30,6 @@ static const struct lab_param params[] = {
 #define A_IP 0x0a000001u
 #define B_IP 0x0a000002u
 
-static brisk_sim_port *add_nic(brisk_sim_host *h, uint8_t last, uint32_t ip)
-{
-    struct brisk_sim_nic_config c;
-    brisk_sim_nic_config_default(&c);
-    uint8_t mac[6] = {0x02, 0, 0, 0, 0, last};
-    memcpy(c.dev.mac, mac, 6);
-    c.dev.ip = ip;
-    c.dev.prefix_len = 24;
-    return brisk_sim_nic_add(h, &c);
-}
-
 static int done(void *ctx)
 {
     return brisk_sim_bulk_done(ctx);
@@ -73,7 +62,7 @@ static int run(struct lab_run *r)
     struct brisk_settings s = r->settings;
     s.seed = 0;
     brisk_sim_host *a = brisk_sim_host_add(w, "a", &s), *b = brisk_sim_host_add(w, "b", &s);
-    brisk_sim_port *pa = add_nic(a, 1, A_IP), *pb = add_nic(b, 2, B_IP);
+    brisk_sim_port *pa = brisk_sim_nic_add_ip(a, A_IP, 24, 0), *pb = brisk_sim_nic_add_ip(b, B_IP, 24, 0);
     struct brisk_sim_link_config lc;
     brisk_sim_link_config_symmetric(&lc, rate, rtt / 2);
     struct brisk_sim_impair *im[2] = {&lc.ab.impair, &lc.ba.impair};

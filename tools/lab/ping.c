@@ -85,18 +85,6 @@ static int all_back(void *ctx)
     return p->next_seq == p->count && p->received == p->count;
 }
 
-static brisk_sim_port *add_nic(brisk_sim_host *h, uint8_t last, uint32_t ip)
-{
-    struct brisk_sim_nic_config c;
-    brisk_sim_nic_config_default(&c);
-    snprintf(c.dev.name, sizeof(c.dev.name), "eth0");
-    uint8_t mac[6] = {0x02, 0, 0, 0, 0, last};
-    memcpy(c.dev.mac, mac, 6);
-    c.dev.ip = ip;
-    c.dev.prefix_len = 24;
-    return brisk_sim_nic_add(h, &c);
-}
-
 static int run(struct lab_run *r)
 {
     struct ping p = {.run = r, .count = lab_u(r, "count"), .interval = lab_u(r, "interval"),
@@ -119,8 +107,8 @@ static int run(struct lab_run *r)
     s.seed = 0; /* let the world derive one per host */
     p.a = brisk_sim_host_add(p.w, "a", &s);
     brisk_sim_host *b = brisk_sim_host_add(p.w, "b", &s);
-    brisk_sim_port *pa = add_nic(p.a, 1, A_IP);
-    brisk_sim_port *pb = add_nic(b, 2, B_IP);
+    brisk_sim_port *pa = brisk_sim_nic_add_ip(p.a, A_IP, 24, 0);
+    brisk_sim_port *pb = brisk_sim_nic_add_ip(b, B_IP, 24, 0);
     struct brisk_sim_link_config lc;
     brisk_sim_link_config_symmetric(&lc, rate, delay);
     if (loss > 0) {
