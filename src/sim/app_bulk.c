@@ -255,6 +255,11 @@ int brisk_sim_bulk_done(const brisk_sim_bulk *b)
     return b->cli.closed && b->srv.closed;
 }
 
+uint64_t brisk_sim_bulk_received(const brisk_sim_bulk *b)
+{
+    return b->cli.r.received + b->srv.r.received;
+}
+
 void brisk_sim_bulk_result(const brisk_sim_bulk *b, struct brisk_sim_bulk_result *o)
 {
     memset(o, 0, sizeof(*o));

@@ -83,6 +83,7 @@ static void establish(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
     c->timer.retries = 0;
     tcp_clear_rtx(c);
     c->cc_ops->init(&c->cc, c->snd.mss, c->st->s.tcp_initial_cwnd);
+    c->cc.recover = c->snd.iss; /* RFC 6582 §3: "initialized to the initial send sequence number" */
     c->ack.quick = 16;
     tcp_keepalive_reset(c, now);
 }
@@ -228,12 +229,14 @@ static int our_fin_acked(brisk_sock *c, uint64_t now)
     }
 }
 
-/* NewReno (RFC 6582 §3.2): retransmit the first unacknowledged segment. */
+/* NewReno (RFC 6582 §3.2): retransmit the first unacknowledged segment — only bytes already sent (a
+ * retransmission never carries new data: the segment may have been cut smaller than today's MSS). */
 static void retransmit_head(brisk_sock *c, uint64_t now)
 {
-    uint32_t len = (uint32_t)c->snd.buf.len;
-    if (len > c->snd.mss)
-        len = c->snd.mss;
+    uint32_t sent = c->snd.max - c->snd.una;
+    if (c->snd.fin_sent && sent > 0)
+        sent--; /* the FIN's sequence number is not a buffer byte */
+    uint32_t len = sent < c->snd.mss ? sent : c->snd.mss;
     if (len == 0)
         return;
     tcp_transmit(c, c->snd.una, len, BRISK_TCP_ACK, now);
@@ -263,7 +266,8 @@ static uint64_t rtt_from_ack(brisk_sock *c, uint32_t ack, uint32_t flight, uint6
     return now > at ? now - at : 1;
 }
 
-/* The ACK field: RFC 9293 §3.10.7.4 "fifth". Returns 0 if the connection is gone. */
+/* The ACK field: RFC 9293 §3.10.7.4 "fifth". Returns 1 to go on with the segment, 0 if the connection is
+ * gone, -1 if the segment must be dropped (its ACK is outside SND.UNA - MAX.SND.WND .. SND.NXT). */
 static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
 {
     brisk_stack *st = c->st;
@@ -271,17 +275,23 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
     if (brisk_seq_gt(ack, c->snd.max)) { /* acks data never sent: RFC 5961 §5.2 */
         st->c.TCPACKOutOfWindow++;
         tcp_send_challenge_ack(c, now);
-        return 1;
+        return -1; /* the whole segment goes, data and FIN included */
     }
     uint32_t win = (uint32_t)seg->window << c->snd.wscale;
-    if (brisk_seq_lt(ack, c->snd.una - c->snd.max_wnd)) /* too old: RFC 5961 §5.2 */
-        return 1;
+    if (brisk_seq_lt(ack, c->snd.una - c->snd.max_wnd)) { /* too old: RFC 5961 §5.2, drop and ACK */
+        tcp_send_challenge_ack(c, now);
+        return -1;
+    }
 
     uint32_t flight = tcp_flight(c);
     if (brisk_seq_gt(ack, c->snd.una)) {
         uint32_t acked = ack - c->snd.una;
         uint32_t data = (uint32_t)c->snd.buf.len < acked ? (uint32_t)c->snd.buf.len : acked;
-        int fin_acked = c->snd.fin_sent && ack == c->snd.max;
+        /* The FIN sits right after the data. It is acknowledged when the ACK passes it — even if an RTO
+         * rewound snd.nxt (and cleared fin_sent) since it was sent: ack <= snd.max proves it went out. */
+        int fin_acked = c->snd.fin_queued && brisk_seq_gt(ack, tcp_data_end(c));
+        if (fin_acked)
+            c->snd.fin_sent = 1;
         brisk_sbuf_consume(&st->tcp->chunks, &c->snd.buf, data);
         c->snd.una = ack;
         if (brisk_seq_lt(c->snd.nxt, ack))
@@ -341,6 +351,8 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
             tcp_rearm_rto(c, now);
         }
     }
+    if (c->timer.rtx_kind == TCP_RTX_PERSIST)
+        c->timer.retries = 0; /* the peer answers: probing goes on as long as it does (RFC 1122 §4.2.2.17) */
     /* Window update (RFC 9293 §3.10.7.4): only from a segment newer than the last one that set it. */
     if (brisk_seq_lt(c->snd.wl1, seg->seq) || (c->snd.wl1 == seg->seq && brisk_seq_leq(c->snd.wl2, ack))) {
         c->snd.wnd = win;
@@ -350,7 +362,7 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
             c->snd.max_wnd = win;
         if (win > 0 && c->timer.rtx_kind == TCP_RTX_PERSIST) {
             tcp_clear_rtx(c);
-            c->timer.retries = 0;
+            c->rtt.backoff = 0; /* the probes' backoff says nothing about the path (Linux's tcp_ack_probe) */
         }
     }
     return 1;
@@ -509,10 +521,17 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t
             c->rcv.dsack_end = seg->seq + (uint32_t)seg->payload_len;
             st->c.TCPDSACKSent++;
         }
-        if (c->state == BRISK_TCP_SYN_RECEIVED && (seg->flags & BRISK_TCP_SYN) && seg->seq == c->rcv.irs) {
+        /* Only a bare SYN means the peer lost our SYN-ACK; its SYN-ACK in a simultaneous open gets the ACK
+         * below, or two such stacks would trade SYN-ACKs forever (RFC 9293 figure 8). */
+        int bare_syn = (seg->flags & (BRISK_TCP_SYN | BRISK_TCP_ACK)) == BRISK_TCP_SYN;
+        if (c->state == BRISK_TCP_SYN_RECEIVED && bare_syn && seg->seq == c->rcv.irs) {
             tcp_send_syn(c, now); /* the peer lost our SYN-ACK */
             return;
         }
+        /* TIME-WAIT: a retransmission of the peer's FIN (our ACK was lost) restarts the 2 MSL wait. */
+        if (c->state == BRISK_TCP_TIME_WAIT && (seg->flags & BRISK_TCP_FIN) &&
+            seg->seq + (uint32_t)seg->payload_len + 1 == c->rcv.nxt)
+            tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + st->s.tcp_time_wait_ns);
         tcp_send_ack(c, now);
         return;
     }
@@ -574,8 +593,8 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t
             tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + st->s.tcp_time_wait_ns);
         }
         return;
-    } else if (!ack_input(c, seg, now)) {
-        return; /* LAST-ACK finished: the connection is gone */
+    } else if (ack_input(c, seg, now) <= 0) {
+        return; /* LAST-ACK finished (the connection is gone), or an unacceptable ACK dropped the segment */
     }
 
     int ack_now = 0;

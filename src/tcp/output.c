@@ -21,6 +21,7 @@
  * Resets to segments without a connection (RFC 9293 §3.10.7.1) and challenge ACKs (RFC 5961, rate limited
  * per stack) are built here too.
  */
+#include <assert.h>
 #include <string.h>
 
 #include "tcp/tcp.h"
@@ -69,6 +70,20 @@ static uint32_t select_window(brisk_sock *c, int syn)
         c->st->c.TCPFromZeroWindowAdv++;
     c->rcv.adv = c->rcv.nxt + win;
     return win;
+}
+
+/* SACK blocks the next ACK-bearing segment will carry, and the option bytes they take (NOP, NOP, kind, len,
+ * 8 per block), so data segments can leave room for them as Linux's tcp_current_mss does. */
+static uint32_t sack_opt_bytes(brisk_sock *c)
+{
+    if (!c->opt.sack || (c->rcv.ooo.nsegs == 0 && !c->rcv.dsack))
+        return 0;
+    uint32_t blocks[BRISK_TCP_MAX_SACK][2];
+    int max = c->opt.ts ? 3 : 4;
+    int n = (c->rcv.dsack ? 1 : 0) + brisk_reass_sack(&c->rcv.ooo, blocks, max);
+    if (n > max)
+        n = max;
+    return n ? 4u + 8u * (uint32_t)n : 0;
 }
 
 int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint64_t now)
@@ -125,6 +140,11 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
     h.window = (uint16_t)(syn ? select_window(c, 1) : select_window(c, 0) >> c->rcv.wscale);
 
     size_t hlen = BRISK_TCP_HLEN + brisk_tcp_opts_len(&h.opts);
+    /* Never exceed the MTU: SACK blocks yield to payload (a caller that sized len for them never gets here). */
+    while (h.opts.nsack > 0 && hlen + len + BRISK_IPV4_HLEN > c->rt.dev->cfg.mtu) {
+        h.opts.nsack--;
+        hlen = BRISK_TCP_HLEN + brisk_tcp_opts_len(&h.opts);
+    }
     brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, (uint32_t)(hlen + len + BRISK_IPV4_HLEN + 14));
     if (!pkt) {
         st->c.IpOutDiscards++;
@@ -149,6 +169,7 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
     int rc = brisk_ip_output(st, &c->rt, c->id.raddr, BRISK_IP_PROTO_TCP, 0, pkt, now);
     if (rc == BRISK_ERR_BUSY || rc == BRISK_ERR_NOBUFS)
         return rc; /* not sent: the caller keeps the bytes unsent */
+    assert(rc != BRISK_ERR_MSGSIZE); /* segments are sized to the MTU above */
 
     c->stat.segs_out++;
     int rtx = len > 0 && brisk_seq_lt(seq, c->snd.max);
@@ -258,7 +279,7 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
 {
     if (!can_send_data(c->state))
         return;
-    uint32_t mss = c->snd.mss;
+    uint32_t mss = c->snd.mss - sack_opt_bytes(c); /* room for the SACK blocks our ACKs must carry */
     int sent = 0;
     for (;;) {
         uint32_t data_end = tcp_data_end(c);

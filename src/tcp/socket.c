@@ -352,6 +352,10 @@ int brisk_setsockopt(brisk_sock *s, enum brisk_sockopt opt, uint64_t v, uint64_t
         if (v < BRISK_NSEC_PER_SEC)
             return BRISK_ERR_RANGE;
         s->so.keepidle = v;
+        /* Already idling towards the old value: aim at the new one now (Linux re-arms too), else the first
+         * probe would wait for the old idle time, 2 hours by default. */
+        if (s->so.keepalive && s->timer.misc_kind == TCP_MISC_KEEPALIVE && s->timer.probes == 0)
+            tcp_arm_misc(s, TCP_MISC_KEEPALIVE, s->timer.last_rx + v > now ? s->timer.last_rx + v : now);
         break;
     case BRISK_SO_KEEPINTVL:
         if (v < BRISK_NSEC_PER_SEC)

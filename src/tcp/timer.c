@@ -133,6 +133,8 @@ static void on_persist(brisk_sock *c, uint64_t now)
         tcp_write_xmit(c, now);
         return;
     }
+    /* `retries` counts probes the peer left unanswered (any ACK resets it: RFC 1122 §4.2.2.17 keeps a
+     * connection open as long as the probes are answered); the interval backs off in the RTT estimator. */
     if (++c->timer.retries > st->s.tcp_retries2) {
         abort_timeout(c, now);
         return;
@@ -140,11 +142,8 @@ static void on_persist(brisk_sock *c, uint64_t now)
     st->c.TCPWinProbe++;
     /* A segment at snd.una - 1 is outside the peer's window: it answers with an ACK and its window. */
     tcp_transmit(c, c->snd.una - 1, 0, BRISK_TCP_ACK, now);
-    uint64_t rto = brisk_rtt_rto(&c->rtt);
-    uint64_t backed = rto << (c->timer.retries < 16 ? c->timer.retries : 16);
-    if (backed > st->s.tcp_rto_max_ns || backed < rto)
-        backed = st->s.tcp_rto_max_ns;
-    rtx_set(c, TCP_RTX_PERSIST, now + backed);
+    brisk_rtt_backoff(&c->rtt); /* doubling, up to tcp_rto_max */
+    rtx_set(c, TCP_RTX_PERSIST, now + brisk_rtt_rto(&c->rtt));
 }
 
 static void rtx_fired(struct brisk_timer *t, void *arg, uint64_t now)

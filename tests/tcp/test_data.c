@@ -587,15 +587,8 @@ static void test_zero_window_kept_open_while_answered(void **state)
     /* Ten answered probes (more than tcp_retries2), the interval capped by tcp_rto_max. */
     uint64_t now = 200 * TF_MS, gap = 0;
     for (int k = 0; k < 10; k++) {
-        tf_run_to_seg(&t, now + 3 * TF_SEC);
-        if (tf_info(c).state != BRISK_TCP_ESTABLISHED) {
-            /* KNOWN BUG (reported): persist gives up after tcp_retries2 probes although each one was
-             * answered; RFC 1122 §4.2.2.17 requires the connection to stay open. */
-            print_message("SKIP: zero-window connection aborted after %d answered probes (RFC 1122 4.2.2.17)\n",
-                          k);
-            teardown(&t, c, l);
-            skip();
-        }
+        assert_true(tf_run_to_seg(&t, now + 3 * TF_SEC));
+        assert_int_equal(tf_info(c).state, BRISK_TCP_ESTABLISHED);
         struct tf_seg *s = tf_take(&t);
         assert_int_equal(s->h.seq, d - 1);
         assert_int_equal(s->len, 0);
@@ -612,6 +605,40 @@ static void test_zero_window_kept_open_while_answered(void **state)
     teardown(&t, c, l);
 }
 
+/* Probes nobody answers: after tcp_retries2 of them the connection fails with BRISK_ERR_TIMEDOUT. */
+static void test_zero_window_probes_unanswered_abort(void **state)
+{
+    (void)state;
+    struct tf t;
+    struct tf_peer p;
+    brisk_sock *l;
+    tf_init(&t, (const char *const[]){"tcp_retries2=3", NULL});
+    brisk_sock *c = setup(&t, &p, &l, 100 * TF_MS); /* RTO 300 ms */
+    struct tf_events ev = {0};
+    brisk_sock_set_callback(c, tf_events_cb, &ev);
+    uint32_t d = p.l_iss + 1;
+    p.win = 0;
+    tf_peer_send(&p, ACK, NULL, 0, 150 * TF_MS);
+    send_pattern(c, 0, 100, 0, 200 * TF_MS);
+    /* Probes at 200 ms + 300, + 600, + 1200; the fourth expiry (+ 2400) gives up. */
+    static const uint64_t at[] = {500, 1100, 2300};
+    for (int k = 0; k < 3; k++) {
+        tf_run(&t, at[k] * TF_MS);
+        TF_EXPECT(&t, at[k] * TF_MS, ACK, d - 1, 1001, 0);
+    }
+    tf_run(&t, 4700 * TF_MS - 1);
+    assert_int_equal(ev.all, 0);
+    tf_run(&t, 4700 * TF_MS);
+    TF_EXPECT_NONE(&t);
+    assert_int_equal(ev.all, BRISK_EV_ERROR | BRISK_EV_CLOSED);
+    assert_int_equal(brisk_sock_error(c), BRISK_ERR_TIMEDOUT);
+    assert_int_equal(tf_counters(&t).TCPWinProbe, 3);
+    assert_int_equal(tf_counters(&t).TCPAbortOnTimeout, 1);
+    brisk_close(c, 5 * TF_SEC);
+    brisk_close(l, 5 * TF_SEC);
+    tf_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -626,6 +653,7 @@ int main(void)
         cmocka_unit_test(test_receive_window_and_update),
         cmocka_unit_test(test_zero_window_persist),
         cmocka_unit_test(test_zero_window_kept_open_while_answered),
+        cmocka_unit_test(test_zero_window_probes_unanswered_abort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -113,6 +113,14 @@ check "seeds writes results.json" "[ -s '$tmp/lab/ping/results.json' ]"
 check "seeds writes results.txt" "grep -q 'echo replies received' '$tmp/lab/ping/results.txt'"
 check "seeds writes capture.pcap" "[ -s '$tmp/lab/ping/capture.pcap' ]"
 check "seeds reports progress on stderr" "grep -q 'ping' '$tmp/seeds.err'"
+check "seeds writes the bulk results" "grep -q '\"hash_ok\": true' '$tmp/lab/bulk/results.json'"
+if command -v gnuplot >/dev/null 2>&1; then
+    check "seeds draws the throughput plot (PNG)" "head -c 8 '$tmp/lab/bulk/throughput.png' | grep -q PNG"
+    check "seeds draws the RTT plot (PNG)" "head -c 8 '$tmp/lab/ping/rtt.png' | grep -q PNG"
+    check "plot data is kept beside the PNG" "[ -s '$tmp/lab/bulk/throughput.dat' ]"
+else
+    echo "skip - gnuplot not installed: plots not checked (scripts/deps.sh installs it)"
+fi
 
 # brisk-bench smoke run.
 "$bench" sim --quick --json >"$tmp/bench.json" 2>/dev/null

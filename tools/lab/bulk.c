@@ -8,10 +8,12 @@
  * connection's establishment to the last byte read, as bit/s and as a share of the link rate, the virtual
  * time, retransmissions and timeouts per side, and the byte-exact verdict.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "brisk/sim.h"
 #include "lab/lab.h"
+#include "lab/plot.h"
 
 static const struct lab_param params[] = {
     {"bytes", LAB_SIZE, "100M", "bytes to transfer (per direction)"},
@@ -25,7 +27,39 @@ static const struct lab_param params[] = {
     {"write", LAB_SIZE, "64K", "bytes per send() call"},
     {"seed", LAB_UINT, "1", "world seed (impairments, stack seeds, data)"},
     {"limit", LAB_TIME, "600s", "give up after this much virtual time"},
+    {"sample", LAB_TIME, "1ms", "throughput sampling interval (plot)"},
 };
+
+/* Throughput over time: bytes read by the receivers, sampled every `every` ns while the transfer runs. */
+struct timeline {
+    brisk_sim_world *w;
+    brisk_sim_bulk *bulk;
+    uint64_t every, last_bytes;
+    double *t_ms, *gbps;
+    size_t n, cap;
+};
+
+static void sample(void *ctx, uint64_t now)
+{
+    struct timeline *tl = ctx;
+    uint64_t bytes = brisk_sim_bulk_received(tl->bulk);
+    if (tl->n == tl->cap) {
+        size_t cap = tl->cap ? tl->cap * 2 : 256;
+        double *a = realloc(tl->t_ms, cap * sizeof(*a)), *b = realloc(tl->gbps, cap * sizeof(*b));
+        if (a)
+            tl->t_ms = a;
+        if (b)
+            tl->gbps = b;
+        if (!a || !b)
+            return; /* keep what we have; stop sampling */
+        tl->cap = cap;
+    }
+    tl->t_ms[tl->n] = (double)now / 1e6;
+    tl->gbps[tl->n++] = (double)(bytes - tl->last_bytes) * 8.0 / (double)tl->every;
+    tl->last_bytes = bytes;
+    if (!brisk_sim_bulk_done(tl->bulk))
+        brisk_sim_at(tl->w, now + tl->every, sample, tl);
+}
 
 #define A_IP 0x0a000001u
 #define B_IP 0x0a000002u
@@ -94,6 +128,9 @@ static int run(struct lab_run *r)
         brisk_sim_world_free(w);
         return 1;
     }
+    struct timeline tl = {.w = w, .bulk = bulk, .every = lab_u(r, "sample")};
+    if (r->plot_dir && tl.every)
+        brisk_sim_at(w, tl.every, sample, &tl);
     int finished = brisk_sim_run_while(w, done, bulk, lab_u(r, "limit"));
     struct brisk_sim_bulk_result res;
     brisk_sim_bulk_result(bulk, &res);
@@ -116,6 +153,12 @@ static int run(struct lab_run *r)
     side(r, "a", "host a (client)", &res.client);
     side(r, "b", "host b (server)", &res.server);
     lab_report_end(r);
+    if (r->plot_dir && tl.n) {
+        struct lab_series ser = {"goodput (both receivers)", tl.t_ms, tl.gbps, tl.n};
+        lab_plot(r->plot_dir, "throughput", "bulk: goodput over time", "virtual time (ms)", "Gbit/s", &ser, 1);
+    }
+    free(tl.t_ms);
+    free(tl.gbps);
     brisk_sim_bulk_free(bulk);
     brisk_sim_world_free(w);
     return 0;

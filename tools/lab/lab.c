@@ -6,7 +6,7 @@
  *   brisk-lab run SCENARIO [--set k=v ...] [--json] [--pcap FILE [--pcap-frames N]]
  *   brisk-lab seeds [--out DIR]             every lab scenario with defaults: tables on stdout, and per
  *                                           scenario DIR/<name>/results.json, results.txt and capture.pcap
- *                                           (the first 2000 frames, headers only)
+ *                                           (the first 2000 frames, headers only), and plots (PNG)
  *
  * Bad input (unknown command, scenario or setting, malformed value) prints a message and exits with 2.
  */
@@ -498,6 +498,7 @@ static int run_into(const struct lab_scenario *sc, const char *dir)
     lab_run_json(&r, jf);
     r.pcap = pcap;
     r.pcap_frames = 2000; /* a representative slice: the first 2000 frames, headers only */
+    r.plot_dir = dir;
     int rc = sc->run(&r);
     fclose(jf);
     fclose(tf);

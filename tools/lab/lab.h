@@ -53,6 +53,7 @@ struct lab_run {
     uint8_t settings_changed[LAB_MAX_SETTINGS]; /* which settings were --set, by index (printed) */
     const char *pcap;                   /* capture file, or NULL */
     uint64_t pcap_frames;               /* capture only the first N frames, headers only (0 = everything) */
+    const char *plot_dir;               /* where to draw plots (PNG + data), or NULL for none */
     /* Where the report goes: human tables to each of tables[], JSON to json_out (either may be absent). */
     FILE *tables[LAB_MAX_TABLES];
     int ntables;

@@ -14,6 +14,7 @@
 #include "brisk/sim.h"
 #include "common/fmt.h"
 #include "lab/lab.h"
+#include "lab/plot.h"
 
 static const struct lab_param params[] = {
     {"count", LAB_UINT, "10", "echo requests to send"},
@@ -36,6 +37,7 @@ struct ping {
     uint64_t count, received, duplicates;
     uint64_t rtt_min, rtt_max, rtt_sum;
     uint8_t *seen;   /* per sequence number: reply arrived */
+    double *rtt_us;  /* per sequence number: round-trip time, µs */
     uint64_t next_seq;
     uint64_t interval, size;
     int send_errors;
@@ -52,6 +54,7 @@ static void on_reply(void *ctx, const struct brisk_echo_reply *r, uint64_t now)
     }
     p->seen[r->seq] = 1;
     uint64_t rtt = now - r->sent_at;
+    p->rtt_us[r->seq] = (double)rtt / 1e3;
     p->received++;
     p->rtt_sum += rtt;
     if (rtt < p->rtt_min)
@@ -96,10 +99,12 @@ static int run(struct lab_run *r)
         return 2;
     }
     p.seen = calloc(p.count, 1);
+    p.rtt_us = calloc(p.count, sizeof(*p.rtt_us));
     p.w = brisk_sim_world_new(lab_u(r, "seed"));
-    if (!p.seen || !p.w) {
+    if (!p.seen || !p.rtt_us || !p.w) {
         fprintf(stderr, "brisk-lab ping: out of memory\n");
         free(p.seen);
+        free(p.rtt_us);
         brisk_sim_world_free(p.w);
         return 1;
     }
@@ -119,11 +124,13 @@ static int run(struct lab_run *r)
     if (!link) {
         fprintf(stderr, "brisk-lab ping: cannot build the world\n");
         free(p.seen);
+        free(p.rtt_us);
         brisk_sim_world_free(p.w);
         return 1;
     }
     if (lab_capture(r, pa) != 0) {
         free(p.seen);
+        free(p.rtt_us);
         brisk_sim_world_free(p.w);
         return 1;
     }
@@ -179,7 +186,23 @@ static int run(struct lab_run *r)
     lab_report_u64(r, "sim_events", "simulator events", ws.events);
     lab_report_end(r);
 
+    if (r->plot_dir && p.received) {
+        double *x = malloc(p.received * sizeof(*x)), *y = malloc(p.received * sizeof(*y));
+        size_t n = 0;
+        for (uint64_t i = 0; x && y && i < p.count; i++) {
+            if (p.seen[i]) {
+                x[n] = (double)i;
+                y[n++] = p.rtt_us[i];
+            }
+        }
+        struct lab_series series = {"echo RTT", x, y, n};
+        if (x && y)
+            lab_plot(r->plot_dir, "rtt", "ping: round-trip time per echo", "sequence number", "RTT (us)", &series, 1);
+        free(x);
+        free(y);
+    }
     free(p.seen);
+    free(p.rtt_us);
     brisk_sim_world_free(p.w);
     return 0;
 }

@@ -1,0 +1,419 @@
+/*
+ * test_close.c — closing connections (RFC 9293 §3.6, §3.10.4, §3.10.7.4 "eighth"; RFC 2525 §2.17; RFC 1122
+ * §4.2.2.13): active close through FIN-WAIT-1, FIN-WAIT-2 and TIME-WAIT (tcp_time_wait) to the socket being
+ * freed; the orphaned FIN-WAIT-2 timeout; passive close through CLOSE-WAIT and LAST-ACK; simultaneous close
+ * through CLOSING; half-close (shutdown_write, then still receiving); and the aborts: close with unread data,
+ * LINGER 0 and brisk_abort, each a RST.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "support/tcpforge.h"
+#include "tcp/tcp.h"
+
+#define SYN BRISK_TCP_SYN
+#define ACK BRISK_TCP_ACK
+#define RST BRISK_TCP_RST
+#define FIN BRISK_TCP_FIN
+#define PSH BRISK_TCP_PSH
+
+struct fix {
+    struct tf t;
+    struct tf_peer p;
+    brisk_sock *l, *c;
+    struct tf_events ev;
+    uint32_t d; /* our next sequence number */
+};
+
+static void setup(struct fix *f, const char *const *sets)
+{
+    memset(f, 0, sizeof(*f));
+    tf_init(&f->t, sets);
+    f->l = tf_listen(&f->t, 80);
+    tf_peer_init(&f->p, &f->t, 40000, 80, 1000);
+    f->c = tf_open_passive(&f->p, f->l, NULL, 0, 10 * TF_MS);
+    brisk_sock_set_callback(f->c, tf_events_cb, &f->ev);
+    f->d = f->p.l_iss + 1;
+}
+
+static void finish(struct fix *f)
+{
+    while (tf_pending(&f->t))
+        tf_take(&f->t);
+    brisk_close(f->l, f->t.st->now);
+    assert_int_equal(f->t.st->tcp->nsocks, 0);
+    tf_free(&f->t);
+}
+
+/* The connection (orphaned or not) by its 4-tuple, NULL once freed. */
+static brisk_sock *lookup(struct fix *f)
+{
+    return tcp_conn_lookup(f->t.st, TF_LOCAL_IP, 80, TF_PEER_IP, 40000);
+}
+
+static int state_of(struct fix *f)
+{
+    brisk_sock *s = lookup(f);
+    return s ? s->state : -1;
+}
+
+static void test_active_close_to_time_wait(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, (const char *const[]){"tcp_time_wait=10s", NULL});
+    uint64_t t1 = TF_SEC;
+    assert_int_equal(brisk_send(f.c, "bye", 3, 0, t1), 3);
+    TF_EXPECT(&f.t, t1, ACK | PSH, f.d, 1001, 3);
+    /* close(): the FIN goes after the data (FIN-WAIT-1); the handle is gone, the connection is not. */
+    assert_int_equal(brisk_close(f.c, t1 + TF_MS), BRISK_OK);
+    f.c = NULL;
+    struct tf_seg *s = TF_EXPECT(&f.t, t1 + TF_MS, FIN | ACK, f.d + 3, 1001, 0);
+    assert_true(s->h.opts.ts_ok);
+    assert_int_equal(state_of(&f), BRISK_TCP_FIN_WAIT_1);
+    /* The peer acknowledges data and FIN: FIN-WAIT-2. */
+    f.p.ack = f.d + 4;
+    tf_peer_send(&f.p, ACK, NULL, 0, t1 + 20 * TF_MS);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(state_of(&f), BRISK_TCP_FIN_WAIT_2);
+    /* The peer's FIN: acknowledged at once, TIME-WAIT. */
+    uint64_t t2 = t1 + 30 * TF_MS;
+    tf_peer_send(&f.p, FIN | ACK, NULL, 0, t2);
+    TF_EXPECT(&f.t, t2, ACK, f.d + 4, 1002, 0);
+    assert_int_equal(state_of(&f), BRISK_TCP_TIME_WAIT);
+    /* A stray ACK in TIME-WAIT is ignored; the connection lasts tcp_time_wait, then is freed. */
+    tf_peer_send(&f.p, ACK, NULL, 0, t2 + TF_SEC);
+    TF_EXPECT_NONE(&f.t);
+    tf_run(&f.t, t2 + 10 * TF_SEC - 1);
+    assert_int_equal(state_of(&f), BRISK_TCP_TIME_WAIT);
+    tf_run(&f.t, t2 + 10 * TF_SEC);
+    assert_null(lookup(&f));
+    assert_int_equal(f.t.st->tcp->nsocks, 1); /* the listener */
+    TF_EXPECT_NONE(&f.t);
+    /* The 4-tuple is free: a new SYN from the peer makes a new connection. */
+    tf_peer_init(&f.p, &f.t, 40000, 80, 500000);
+    brisk_sock *c = tf_open_passive(&f.p, f.l, NULL, t2 + 11 * TF_SEC, 0);
+    brisk_abort(c, t2 + 11 * TF_SEC);
+    finish(&f);
+}
+
+/* RFC 9293 §3.10.7.4: in TIME-WAIT, a retransmission of the peer's FIN is acknowledged and restarts the
+ * 2 MSL timeout. */
+static void test_time_wait_retransmitted_fin(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, (const char *const[]){"tcp_time_wait=10s", NULL});
+    assert_int_equal(brisk_shutdown_write(f.c, TF_SEC), BRISK_OK);
+    TF_EXPECT(&f.t, TF_SEC, FIN | ACK, f.d, 1001, 0);
+    f.p.ack = f.d + 1;
+    uint64_t t2 = 2 * TF_SEC;
+    tf_peer_send(&f.p, FIN | ACK, NULL, 0, t2);
+    TF_EXPECT(&f.t, t2, ACK, f.d + 1, 1002, 0);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_TIME_WAIT);
+    assert_int_equal(f.ev.all, BRISK_EV_READABLE | BRISK_EV_CLOSED);
+    /* Our ACK was lost: the peer's FIN again, 5 s later. */
+    f.p.nxt--;
+    tf_peer_send(&f.p, FIN | ACK, NULL, 0, t2 + 5 * TF_SEC);
+    TF_EXPECT(&f.t, t2 + 5 * TF_SEC, ACK, f.d + 1, 1002, 0);
+    /* The wait restarted: still TIME-WAIT 10 s after the first FIN, over 10 s after the second. */
+    tf_run(&f.t, t2 + 15 * TF_SEC - 1);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_TIME_WAIT);
+    tf_run(&f.t, t2 + 15 * TF_SEC);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_CLOSED);
+    /* Not orphaned: the application still holds it; closing now frees it without a segment. */
+    assert_int_equal(brisk_close(f.c, t2 + 16 * TF_SEC), BRISK_OK);
+    TF_EXPECT_NONE(&f.t);
+    finish(&f);
+}
+
+static void test_orphan_fin_wait_2_timeout(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, (const char *const[]){"tcp_fin_timeout=5s", NULL});
+    brisk_close(f.c, TF_SEC);
+    TF_EXPECT(&f.t, TF_SEC, FIN | ACK, f.d, 1001, 0);
+    f.p.ack = f.d + 1;
+    tf_peer_send(&f.p, ACK, NULL, 0, TF_SEC + 10 * TF_MS);
+    assert_int_equal(state_of(&f), BRISK_TCP_FIN_WAIT_2);
+    /* Data still arrives in FIN-WAIT-2 and is acknowledged (though nobody will read it). */
+    tf_peer_send_data(&f.p, 100, 2 * TF_SEC);
+    TF_EXPECT(&f.t, 2 * TF_SEC, ACK, f.d + 1, 1101, 0);
+    /* tcp_fin_timeout after entering FIN-WAIT-2 the orphan is dropped, silently. */
+    tf_run(&f.t, 6 * TF_SEC + 10 * TF_MS - 1);
+    assert_int_equal(state_of(&f), BRISK_TCP_FIN_WAIT_2);
+    tf_run(&f.t, 6 * TF_SEC + 10 * TF_MS);
+    assert_null(lookup(&f));
+    TF_EXPECT_NONE(&f.t);
+    finish(&f);
+}
+
+static void test_passive_close(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    /* Data and FIN in one segment: both acknowledged at once, CLOSE-WAIT, readable. */
+    uint64_t t1 = TF_SEC;
+    uint8_t data[50];
+    tf_pattern(data, sizeof(data), 0);
+    tf_peer_send(&f.p, FIN | ACK | PSH, data, sizeof(data), t1);
+    TF_EXPECT(&f.t, t1, ACK, f.d, 1052, 0);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_CLOSE_WAIT);
+    assert_int_equal(f.ev.all, BRISK_EV_READABLE);
+    uint8_t buf[100];
+    assert_int_equal(brisk_recv(f.c, buf, sizeof(buf), t1), 50);
+    assert_memory_equal(buf, data, 50);
+    assert_int_equal(brisk_recv(f.c, buf, sizeof(buf), t1), 0); /* end of stream */
+    assert_int_equal(brisk_recv(f.c, buf, sizeof(buf), t1), 0);
+    /* We may still send in CLOSE-WAIT. */
+    assert_int_equal(brisk_send(f.c, "reply", 5, 0, t1 + TF_MS), 5);
+    TF_EXPECT(&f.t, t1 + TF_MS, ACK | PSH, f.d, 1052, 5);
+    /* close(): FIN after the data, LAST-ACK. */
+    brisk_close(f.c, t1 + 2 * TF_MS);
+    f.c = NULL;
+    TF_EXPECT(&f.t, t1 + 2 * TF_MS, FIN | ACK, f.d + 5, 1052, 0);
+    assert_int_equal(state_of(&f), BRISK_TCP_LAST_ACK);
+    /* An ACK of the data only: still LAST-ACK. */
+    f.p.ack = f.d + 5;
+    tf_peer_send(&f.p, ACK, NULL, 0, t1 + 10 * TF_MS);
+    assert_int_equal(state_of(&f), BRISK_TCP_LAST_ACK);
+    /* The FIN is retransmitted when its ACK does not come: the RTO (200 ms, the minimum, for a 10 ms path)
+     * restarted with the ACK of the data (RFC 6298 §5.3). */
+    tf_run(&f.t, t1 + 210 * TF_MS - 1);
+    TF_EXPECT_NONE(&f.t);
+    tf_run(&f.t, t1 + 210 * TF_MS);
+    TF_EXPECT(&f.t, t1 + 210 * TF_MS, FIN | ACK, f.d + 5, 1052, 0);
+    /* The ACK of the FIN: CLOSED and freed, no reply. */
+    f.p.ack = f.d + 6;
+    tf_peer_send(&f.p, ACK, NULL, 0, t1 + 250 * TF_MS);
+    TF_EXPECT_NONE(&f.t);
+    assert_null(lookup(&f));
+    finish(&f);
+}
+
+static void test_passive_close_not_orphaned(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    tf_peer_send(&f.p, FIN | ACK, NULL, 0, TF_SEC);
+    TF_EXPECT(&f.t, TF_SEC, ACK, f.d, 1002, 0);
+    assert_int_equal(brisk_shutdown_write(f.c, TF_SEC + TF_MS), BRISK_OK);
+    TF_EXPECT(&f.t, TF_SEC + TF_MS, FIN | ACK, f.d, 1002, 0);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_LAST_ACK);
+    assert_int_equal(brisk_send(f.c, "x", 1, 0, TF_SEC + TF_MS), BRISK_ERR_PIPE);
+    f.p.ack = f.d + 1;
+    f.ev.all = 0;
+    tf_peer_send(&f.p, ACK, NULL, 0, TF_SEC + 5 * TF_MS);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_CLOSED);
+    assert_int_equal(f.ev.all, BRISK_EV_CLOSED);
+    assert_int_equal(brisk_sock_error(f.c), BRISK_OK);
+    brisk_close(f.c, 2 * TF_SEC);
+    TF_EXPECT_NONE(&f.t);
+    finish(&f);
+}
+
+static void test_simultaneous_close(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, (const char *const[]){"tcp_time_wait=4s", NULL});
+    uint64_t t1 = TF_SEC;
+    assert_int_equal(brisk_shutdown_write(f.c, t1), BRISK_OK);
+    TF_EXPECT(&f.t, t1, FIN | ACK, f.d, 1001, 0);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_FIN_WAIT_1);
+    /* The peer's FIN crosses ours (it does not acknowledge ours): CLOSING, and an ACK of it. */
+    f.p.ack = f.d;
+    tf_peer_send(&f.p, FIN | ACK, NULL, 0, t1 + 5 * TF_MS);
+    TF_EXPECT(&f.t, t1 + 5 * TF_MS, ACK, f.d + 1, 1002, 0);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_CLOSING);
+    /* The ACK of our FIN: TIME-WAIT, for tcp_time_wait. */
+    f.p.ack = f.d + 1;
+    tf_peer_send(&f.p, ACK, NULL, 0, t1 + 10 * TF_MS);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_TIME_WAIT);
+    assert_true(f.ev.all & BRISK_EV_CLOSED);
+    assert_int_equal(f.ev.at[4], t1 + 10 * TF_MS);
+    tf_run(&f.t, t1 + 10 * TF_MS + 4 * TF_SEC - 1);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_TIME_WAIT);
+    tf_run(&f.t, t1 + 10 * TF_MS + 4 * TF_SEC);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_CLOSED);
+    TF_EXPECT_NONE(&f.t);
+    brisk_close(f.c, t1 + 5 * TF_SEC);
+    finish(&f);
+}
+
+/* FIN and ACK of our FIN in one segment from FIN-WAIT-1: straight to TIME-WAIT. */
+static void test_fin_ack_in_fin_wait_1(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    assert_int_equal(brisk_shutdown_write(f.c, TF_SEC), BRISK_OK);
+    TF_EXPECT(&f.t, TF_SEC, FIN | ACK, f.d, 1001, 0);
+    f.p.ack = f.d + 1;
+    tf_peer_send(&f.p, FIN | ACK, NULL, 0, TF_SEC + TF_MS);
+    TF_EXPECT(&f.t, TF_SEC + TF_MS, ACK, f.d + 1, 1002, 0);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_TIME_WAIT);
+    brisk_close(f.c, TF_SEC + 2 * TF_MS); /* closing in TIME-WAIT: the stack finishes the wait */
+    f.c = NULL;
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(state_of(&f), BRISK_TCP_TIME_WAIT);
+    tf_run(&f.t, TF_SEC + TF_MS + 60 * TF_SEC); /* the default tcp_time_wait */
+    assert_null(lookup(&f));
+    finish(&f);
+}
+
+static void test_half_close_still_receives(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    uint64_t t1 = TF_SEC;
+    assert_int_equal(brisk_shutdown_write(f.c, t1), BRISK_OK);
+    TF_EXPECT(&f.t, t1, FIN | ACK, f.d, 1001, 0);
+    assert_int_equal(brisk_send(f.c, "x", 1, 0, t1), BRISK_ERR_PIPE);
+    assert_int_equal(brisk_shutdown_write(f.c, t1), BRISK_OK); /* idempotent */
+    TF_EXPECT_NONE(&f.t);
+    f.p.ack = f.d + 1;
+    tf_peer_send(&f.p, ACK, NULL, 0, t1 + TF_MS);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_FIN_WAIT_2);
+    /* The peer keeps sending: delivered and acknowledged as usual. */
+    for (int k = 0; k < 3; k++) {
+        tf_peer_send_data(&f.p, 1000, t1 + (uint64_t)(2 + k) * TF_MS);
+        TF_EXPECT(&f.t, t1 + (uint64_t)(2 + k) * TF_MS, ACK, f.d + 1, f.p.nxt, 0);
+    }
+    uint8_t buf[4000], want[3000];
+    tf_pattern(want, sizeof(want), 0);
+    assert_int_equal(brisk_recv(f.c, buf, sizeof(buf), t1 + 10 * TF_MS), 3000);
+    assert_memory_equal(buf, want, 3000);
+    assert_int_equal(brisk_recv(f.c, buf, sizeof(buf), t1 + 10 * TF_MS), BRISK_ERR_AGAIN);
+    /* Not orphaned: no FIN-WAIT-2 timeout, the half-closed connection may last. */
+    tf_run(&f.t, t1 + 600 * TF_SEC);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_FIN_WAIT_2);
+    /* Then the peer's FIN: TIME-WAIT, end of stream. */
+    tf_peer_send(&f.p, FIN | ACK, NULL, 0, t1 + 601 * TF_SEC);
+    TF_EXPECT(&f.t, t1 + 601 * TF_SEC, ACK, f.d + 1, f.p.nxt, 0);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_TIME_WAIT);
+    assert_int_equal(brisk_recv(f.c, buf, sizeof(buf), t1 + 601 * TF_SEC), 0);
+    brisk_abort(f.c, t1 + 602 * TF_SEC); /* abort in TIME-WAIT: no RST, just gone */
+    TF_EXPECT_NONE(&f.t);
+    assert_null(lookup(&f));
+    finish(&f);
+}
+
+/* RFC 2525 §2.17 / RFC 9293 §3.10.4: closing with unread data aborts with a RST. */
+static void test_close_with_unread_data_resets(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    tf_peer_send_data(&f.p, 100, TF_SEC);
+    TF_EXPECT(&f.t, TF_SEC, ACK, f.d, 1101, 0);
+    assert_int_equal(brisk_send(f.c, "abc", 3, 0, TF_SEC), 3);
+    TF_EXPECT(&f.t, TF_SEC, ACK | PSH, f.d, 1101, 3);
+    brisk_close(f.c, TF_SEC + TF_MS);
+    f.c = NULL;
+    TF_EXPECT(&f.t, TF_SEC + TF_MS, RST | ACK, f.d + 3, 1101, 0);
+    TF_EXPECT_NONE(&f.t);
+    assert_null(lookup(&f));
+    assert_int_equal(tf_counters(&f.t).TCPAbortOnClose, 1);
+    /* Nothing is retransmitted for it. */
+    tf_run(&f.t, 100 * TF_SEC);
+    TF_EXPECT_NONE(&f.t);
+    /* The peer's next segment meets no connection: RST. */
+    f.p.ack = f.d + 3;
+    tf_peer_send_data(&f.p, 10, 101 * TF_SEC);
+    TF_EXPECT(&f.t, 101 * TF_SEC, RST, f.d + 3, 0, 0);
+    finish(&f);
+}
+
+static void test_linger0_close_resets(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    assert_int_equal(brisk_setsockopt(f.c, BRISK_SO_LINGER0, 1, 0), BRISK_OK);
+    assert_int_equal(brisk_send(f.c, "abc", 3, 0, TF_SEC), 3);
+    TF_EXPECT(&f.t, TF_SEC, ACK | PSH, f.d, 1001, 3);
+    brisk_close(f.c, TF_SEC + TF_MS);
+    TF_EXPECT(&f.t, TF_SEC + TF_MS, RST | ACK, f.d + 3, 1001, 0);
+    TF_EXPECT_NONE(&f.t);
+    assert_null(lookup(&f));
+    assert_int_equal(tf_counters(&f.t).TCPAbortOnClose, 1);
+    finish(&f);
+}
+
+static void test_abort_resets(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    /* Unsent data does not matter: RST at SND.NXT (the first byte never sent). */
+    assert_int_equal(brisk_setsockopt(f.c, BRISK_SO_CORK, 1, 0), BRISK_OK);
+    assert_int_equal(brisk_send(f.c, "abc", 3, 0, TF_SEC), 3);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(brisk_abort(f.c, TF_SEC + TF_MS), BRISK_OK);
+    TF_EXPECT(&f.t, TF_SEC + TF_MS, RST | ACK, f.d, 1001, 0);
+    assert_null(lookup(&f));
+    assert_int_equal(tf_counters(&f.t).TcpOutRsts, 1);
+    /* Aborting a connecting socket sends nothing (there is no peer state to reset). */
+    int err;
+    brisk_sock *s = brisk_socket(f.t.st, &err);
+    assert_int_equal(brisk_connect(s, TF_PEER_IP, 9, 2 * TF_SEC), BRISK_ERR_INPROGRESS);
+    struct tf_seg *syn = tf_take(&f.t);
+    assert_int_equal(syn->h.flags, SYN);
+    brisk_abort(s, 2 * TF_SEC);
+    TF_EXPECT_NONE(&f.t);
+    tf_run(&f.t, 100 * TF_SEC);
+    TF_EXPECT_NONE(&f.t);
+    finish(&f);
+}
+
+/* The peer resets a half-closed connection: the error is reported, nothing is sent. */
+static void test_rst_in_fin_wait_2(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    assert_int_equal(brisk_shutdown_write(f.c, TF_SEC), BRISK_OK);
+    tf_take(&f.t);
+    f.p.ack = f.d + 1;
+    tf_peer_send(&f.p, ACK, NULL, 0, TF_SEC + TF_MS);
+    f.ev.all = 0;
+    tf_peer_send(&f.p, RST, NULL, 0, TF_SEC + 2 * TF_MS);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(f.ev.all, BRISK_EV_ERROR | BRISK_EV_CLOSED);
+    assert_int_equal(brisk_sock_error(f.c), BRISK_ERR_RESET);
+    brisk_close(f.c, TF_SEC + 3 * TF_MS);
+    TF_EXPECT_NONE(&f.t);
+    finish(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_active_close_to_time_wait),
+        cmocka_unit_test(test_time_wait_retransmitted_fin),
+        cmocka_unit_test(test_orphan_fin_wait_2_timeout),
+        cmocka_unit_test(test_passive_close),
+        cmocka_unit_test(test_passive_close_not_orphaned),
+        cmocka_unit_test(test_simultaneous_close),
+        cmocka_unit_test(test_fin_ack_in_fin_wait_1),
+        cmocka_unit_test(test_half_close_still_receives),
+        cmocka_unit_test(test_close_with_unread_data_resets),
+        cmocka_unit_test(test_linger0_close_resets),
+        cmocka_unit_test(test_abort_resets),
+        cmocka_unit_test(test_rst_in_fin_wait_2),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,368 @@
+/*
+ * test_rfc5961.c — blind in-window attack mitigations (RFC 5961) and PAWS (RFC 7323 §5).
+ *
+ * RST (§3.2): reset only when SEG.SEQ is exactly RCV.NXT; anywhere else in the window a challenge ACK, and the
+ * connection survives; outside the window nothing. SYN in a synchronized state (§4.2): a challenge ACK, never
+ * a reset. ACK (§5.2): an ACK of data never sent, or older than SND.UNA - MAX.SND.WND, drops the whole
+ * segment and is answered with an ACK. Challenge ACKs are rate limited per stack (§7, tcp_challenge_ack_limit
+ * per second). PAWS: a segment whose TSval is older than TS.Recent is dropped and acknowledged.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "support/tcpforge.h"
+#include "tcp/tcp.h"
+
+#define SYN BRISK_TCP_SYN
+#define ACK BRISK_TCP_ACK
+#define RST BRISK_TCP_RST
+#define FIN BRISK_TCP_FIN
+#define PSH BRISK_TCP_PSH
+
+struct fix {
+    struct tf t;
+    struct tf_peer p;
+    brisk_sock *l, *c;
+    struct tf_events ev;
+    uint32_t d; /* our next sequence number */
+};
+
+/* An established connection with all options (timestamps included) and `sent` bytes of ours acknowledged. */
+static void setup(struct fix *f, const char *const *sets, const struct brisk_tcp_opts *o, uint32_t sent)
+{
+    memset(&f->ev, 0, sizeof(f->ev));
+    tf_init(&f->t, sets);
+    f->l = tf_listen(&f->t, 80);
+    tf_peer_init(&f->p, &f->t, 40000, 80, 1000);
+    f->c = tf_open_passive(&f->p, f->l, o, 0, 10 * TF_MS);
+    brisk_sock_set_callback(f->c, tf_events_cb, &f->ev);
+    f->d = f->p.l_iss + 1;
+    uint8_t buf[1460];
+    for (uint32_t off = 0; off < sent; off += 1000) {
+        uint32_t n = sent - off < 1000 ? sent - off : 1000;
+        tf_pattern(buf, n, off);
+        assert_int_equal(brisk_send(f->c, buf, n, 0, 20 * TF_MS), n);
+        tf_take(&f->t);
+        f->d += n;
+        f->p.ack = f->d;
+        tf_peer_send(&f->p, ACK, NULL, 0, 20 * TF_MS);
+    }
+    TF_EXPECT_NONE(&f->t);
+}
+
+static void teardown(struct fix *f)
+{
+    if (f->c)
+        brisk_abort(f->c, f->t.st->now);
+    while (tf_pending(&f->t))
+        tf_take(&f->t);
+    brisk_close(f->l, f->t.st->now);
+    assert_int_equal(f->t.st->tcp->nsocks, 0);
+    tf_free(&f->t);
+}
+
+/* A RST from the peer with sequence number seq (timestamps as the peer sends them). */
+static void send_rst(struct fix *f, uint32_t seq, uint64_t now)
+{
+    struct brisk_tcp_repr h = tf_peer_hdr(&f->p, RST, now);
+    h.seq = seq;
+    tf_inject(&f->t, &h, NULL, 0, now);
+}
+
+static void test_rst_in_window_gets_challenge_ack(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL, NULL, 0);
+    uint32_t rn = f.p.nxt; /* RCV.NXT */
+    uint64_t now = TF_SEC;
+    /* In the window but not at RCV.NXT: challenge ACK (SEQ = SND.NXT, ACK = RCV.NXT), nothing else. */
+    send_rst(&f, rn + 1, now);
+    struct tf_seg *s = TF_EXPECT(&f.t, now, ACK, f.d, rn, 0);
+    assert_true(s->h.opts.ts_ok);
+    send_rst(&f, rn + 1000000, now + TF_MS);
+    TF_EXPECT(&f.t, now + TF_MS, ACK, f.d, rn, 0);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_ESTABLISHED);
+    assert_int_equal(f.ev.all, 0);
+    struct brisk_counters k = tf_counters(&f.t);
+    assert_int_equal(k.TCPRSTChallenge, 2);
+    assert_int_equal(k.TCPChallengeACK, 2);
+    /* RST|ACK counts the same. */
+    struct brisk_tcp_repr h = tf_peer_hdr(&f.p, RST | ACK, now + 2 * TF_MS);
+    h.seq = rn + 5;
+    tf_inject(&f.t, &h, NULL, 0, now + 2 * TF_MS);
+    TF_EXPECT(&f.t, now + 2 * TF_MS, ACK, f.d, rn, 0);
+    /* The connection still carries data both ways. */
+    tf_peer_send_data(&f.p, 100, now + 3 * TF_MS);
+    TF_EXPECT(&f.t, now + 3 * TF_MS, ACK, f.d, rn + 100, 0);
+    teardown(&f);
+}
+
+static void test_rst_out_of_window_ignored(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL, NULL, 0);
+    uint32_t rn = f.p.nxt;
+    uint32_t wnd = tf_info(f.c).rcv_wnd;
+    uint64_t now = TF_SEC;
+    send_rst(&f, rn - 1, now);
+    send_rst(&f, rn - 100000, now);
+    send_rst(&f, rn + wnd, now);           /* the first byte past the window */
+    send_rst(&f, rn + wnd + 12345, now);
+    send_rst(&f, rn + 0x80000000u, now);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_ESTABLISHED);
+    assert_int_equal(tf_counters(&f.t).TCPChallengeACK, 0);
+    /* The last byte in the window is in the window: challenge. */
+    send_rst(&f, rn + wnd - 1, now + TF_MS);
+    TF_EXPECT(&f.t, now + TF_MS, ACK, f.d, rn, 0);
+    teardown(&f);
+}
+
+static void test_rst_exact_resets(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL, NULL, 3000);
+    uint32_t rn = f.p.nxt;
+    uint64_t now = TF_SEC;
+    /* Unacknowledged data of ours is outstanding: the reset does not care. */
+    uint8_t buf[100] = {0};
+    assert_int_equal(brisk_send(f.c, buf, 100, 0, now), 100);
+    tf_take(&f.t);
+    /* A RST with an old timestamp still resets (PAWS does not apply to RSTs, RFC 7323 §5.3). */
+    struct brisk_tcp_repr h = tf_peer_hdr(&f.p, RST, now + TF_MS);
+    h.opts.ts_val -= 100000;
+    tf_inject(&f.t, &h, NULL, 0, now + TF_MS);
+    TF_EXPECT_NONE(&f.t); /* never answer a RST */
+    assert_int_equal(f.ev.all, BRISK_EV_ERROR | BRISK_EV_CLOSED);
+    assert_int_equal(f.ev.at[5], now + TF_MS);
+    assert_int_equal(brisk_sock_error(f.c), BRISK_ERR_RESET);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_CLOSED);
+    assert_int_equal(brisk_recv(f.c, buf, sizeof(buf), now + TF_MS), BRISK_ERR_RESET);
+    assert_int_equal(brisk_send(f.c, buf, 10, 0, now + TF_MS), BRISK_ERR_RESET);
+    assert_int_equal(tf_counters(&f.t).TcpEstabResets, 1);
+    (void)rn;
+    /* No timer survives: nothing is retransmitted. */
+    tf_run(&f.t, now + 100 * TF_SEC);
+    TF_EXPECT_NONE(&f.t);
+    /* Segments for the dead connection's 4-tuple get the closed-port treatment once it is released. */
+    brisk_close(f.c, now + 100 * TF_SEC);
+    f.c = NULL;
+    TF_EXPECT_NONE(&f.t);
+    f.p.ack = f.d + 100;
+    tf_peer_send(&f.p, ACK, NULL, 0, now + 101 * TF_SEC);
+    TF_EXPECT(&f.t, now + 101 * TF_SEC, RST, f.d + 100, 0, 0);
+    teardown(&f);
+}
+
+static void test_syn_in_established_gets_challenge_ack(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL, NULL, 0);
+    uint32_t rn = f.p.nxt;
+    uint64_t now = TF_SEC;
+    /* A SYN in the window, one at RCV.NXT, one out of the window: each answered with an ACK, no reset. */
+    uint32_t seqs[] = {rn + 10, rn, rn - 5000};
+    for (int k = 0; k < 3; k++) {
+        struct brisk_tcp_repr h = tf_peer_hdr(&f.p, SYN, now);
+        h.seq = seqs[k];
+        h.opts.mss_ok = 1;
+        h.opts.mss = 1460;
+        tf_inject(&f.t, &h, NULL, 0, now);
+        struct tf_seg *s = TF_EXPECT(&f.t, now, ACK, f.d, rn, 0);
+        assert_false(s->h.opts.mss_ok);
+        now += TF_MS;
+    }
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_ESTABLISHED);
+    assert_int_equal(f.ev.all, 0);
+    assert_true(tf_counters(&f.t).TCPSYNChallenge >= 2);
+    /* A SYN-ACK too. */
+    struct brisk_tcp_repr h = tf_peer_hdr(&f.p, SYN | ACK, now);
+    tf_inject(&f.t, &h, NULL, 0, now);
+    TF_EXPECT(&f.t, now, ACK, f.d, rn, 0);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_ESTABLISHED);
+    tf_peer_send_data(&f.p, 10, now + TF_MS);
+    TF_EXPECT(&f.t, now + TF_MS, ACK, f.d, rn + 10, 0);
+    teardown(&f);
+}
+
+static void test_ack_of_unsent_data_dropped(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL, NULL, 1000);
+    uint32_t rn = f.p.nxt;
+    uint64_t now = TF_SEC;
+    /* Data whose ACK field acknowledges bytes we never sent: the whole segment is dropped, an ACK goes back
+     * (RFC 5961 §5.2, RFC 9293 §3.10.7.4), and the data is not delivered. */
+    uint8_t data[100];
+    tf_pattern(data, sizeof(data), 0);
+    struct brisk_tcp_repr h = tf_peer_hdr(&f.p, ACK | PSH, now);
+    h.ack = f.d + 1;
+    tf_inject(&f.t, &h, data, sizeof(data), now);
+    TF_EXPECT(&f.t, now, ACK, f.d, rn, 0);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(tf_counters(&f.t).TCPACKOutOfWindow, 1);
+    uint8_t buf[200];
+    assert_int_equal(brisk_recv(f.c, buf, sizeof(buf), now), BRISK_ERR_AGAIN);
+    assert_int_equal(tf_info(f.c).bytes_received, 0);
+    assert_int_equal(f.ev.all, 0);
+    /* A FIN on such a segment is dropped too. */
+    h = tf_peer_hdr(&f.p, ACK | FIN, now + TF_MS);
+    h.ack = f.d + 100000;
+    tf_inject(&f.t, &h, NULL, 0, now + TF_MS);
+    TF_EXPECT(&f.t, now + TF_MS, ACK, f.d, rn, 0);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_ESTABLISHED);
+    /* The same data with a valid ACK is taken. */
+    tf_peer_send(&f.p, ACK | PSH, data, sizeof(data), now + 2 * TF_MS);
+    TF_EXPECT(&f.t, now + 2 * TF_MS, ACK, f.d, rn + 100, 0);
+    assert_int_equal(brisk_recv(f.c, buf, sizeof(buf), now + 2 * TF_MS), 100);
+    teardown(&f);
+}
+
+static void test_ack_too_old_dropped(void **state)
+{
+    (void)state;
+    struct fix f;
+    /* A peer without window scaling whose window is 1000 bytes: MAX.SND.WND = 1000. */
+    struct brisk_tcp_opts o = tf_opts_full();
+    o.wscale_ok = 0;
+    memset(&f, 0, sizeof(f));
+    f.p.win = 1000;
+    tf_init(&f.t, NULL);
+    f.l = tf_listen(&f.t, 80);
+    tf_peer_init(&f.p, &f.t, 40000, 80, 1000);
+    f.p.win = 1000;
+    f.c = tf_open_passive(&f.p, f.l, &o, 0, 10 * TF_MS);
+    brisk_sock_set_callback(f.c, tf_events_cb, &f.ev);
+    f.d = f.p.l_iss + 1;
+    uint8_t buf[1000];
+    for (int k = 0; k < 3; k++) {
+        tf_pattern(buf, 1000, 1000 * (uint64_t)k);
+        assert_int_equal(brisk_send(f.c, buf, 1000, 0, 20 * TF_MS), 1000);
+        TF_EXPECT(&f.t, 20 * TF_MS, ACK | PSH, f.d, f.p.nxt, 1000);
+        f.d += 1000;
+        f.p.ack = f.d;
+        tf_peer_send(&f.p, ACK, NULL, 0, 20 * TF_MS);
+    }
+    uint32_t rn = f.p.nxt;
+    uint64_t now = TF_SEC;
+    /* SND.UNA - MAX.SND.WND = f.d - 1000 is still acceptable (a duplicate ACK): the data is taken. */
+    uint8_t data[50];
+    tf_pattern(data, sizeof(data), 0);
+    struct brisk_tcp_repr h = tf_peer_hdr(&f.p, ACK | PSH, now);
+    h.ack = f.d - 1000;
+    tf_inject(&f.t, &h, data, sizeof(data), now);
+    TF_EXPECT(&f.t, now, ACK, f.d, rn + 50, 0);
+    f.p.nxt += 50;
+    rn += 50;
+    /* One byte older: the segment is dropped and answered with an ACK (RFC 5961 §5.2). */
+    h = tf_peer_hdr(&f.p, ACK | PSH, now + TF_MS);
+    h.ack = f.d - 1001;
+    tf_inject(&f.t, &h, data, sizeof(data), now + TF_MS);
+    TF_EXPECT(&f.t, now + TF_MS, ACK, f.d, rn, 0);
+    assert_int_equal(tf_info(f.c).bytes_received, 50);
+    teardown(&f);
+}
+
+static void test_challenge_ack_rate_limit(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, (const char *const[]){"tcp_challenge_ack_limit=2", NULL}, NULL, 0);
+    uint32_t rn = f.p.nxt;
+    uint64_t now = 5 * TF_SEC;
+    send_rst(&f, rn + 1, now);
+    TF_EXPECT(&f.t, now, ACK, f.d, rn, 0);
+    struct brisk_tcp_repr h = tf_peer_hdr(&f.p, SYN, now + 100 * TF_MS);
+    tf_inject(&f.t, &h, NULL, 0, now + 100 * TF_MS);
+    TF_EXPECT(&f.t, now + 100 * TF_MS, ACK, f.d, rn, 0);
+    /* The third within the second: suppressed, counted. */
+    send_rst(&f, rn + 2, now + 500 * TF_MS);
+    TF_EXPECT_NONE(&f.t);
+    struct brisk_counters k = tf_counters(&f.t);
+    assert_int_equal(k.TCPChallengeACK, 2);
+    assert_int_equal(k.TCPChallengeACKLimited, 1);
+    assert_int_equal(k.TCPRSTChallenge, 2);
+    /* The limit is per stack: another connection is limited too. */
+    struct tf_peer p2;
+    tf_peer_init(&p2, &f.t, 40001, 80, 50000);
+    brisk_sock *c2 = tf_open_passive(&p2, f.l, NULL, now + 600 * TF_MS, 0);
+    h = tf_peer_hdr(&p2, RST, now + 700 * TF_MS);
+    h.seq += 7;
+    tf_inject(&f.t, &h, NULL, 0, now + 700 * TF_MS);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(tf_counters(&f.t).TCPChallengeACKLimited, 2);
+    /* A second later the budget is back. */
+    send_rst(&f, rn + 3, now + 1000 * TF_MS);
+    TF_EXPECT(&f.t, now + 1000 * TF_MS, ACK, f.d, rn, 0);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_ESTABLISHED);
+    assert_int_equal(tf_info(c2).state, BRISK_TCP_ESTABLISHED);
+    brisk_abort(c2, now + 1001 * TF_MS);
+    tf_take(&f.t);
+    teardown(&f);
+}
+
+static void test_paws(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL, NULL, 0);
+    uint32_t rn = f.p.nxt;
+    uint64_t now = TF_SEC;
+    tf_peer_send_data(&f.p, 100, now);
+    struct tf_seg *s = TF_EXPECT(&f.t, now, ACK, f.d, rn + 100, 0);
+    uint32_t recent = f.p.ts_base + (uint32_t)(now / TF_MS);
+    assert_int_equal(s->h.opts.ts_ecr, recent);
+    /* An old duplicate's TSval (one tick older than TS.Recent): dropped, acknowledged (RFC 7323 §5.3). */
+    uint8_t data[100];
+    tf_pattern(data, sizeof(data), 100);
+    struct brisk_tcp_repr h = tf_peer_hdr(&f.p, ACK | PSH, now + TF_MS);
+    h.opts.ts_val = recent - 1;
+    tf_inject(&f.t, &h, data, sizeof(data), now + TF_MS);
+    s = TF_EXPECT(&f.t, now + TF_MS, ACK, f.d, rn + 100, 0);
+    assert_int_equal(s->h.opts.ts_ecr, recent); /* TS.Recent untouched */
+    assert_int_equal(tf_counters(&f.t).PAWSEstab, 1);
+    assert_int_equal(tf_info(f.c).bytes_received, 100);
+    /* Wrapped far back (2^31 - 1 older) too. */
+    h.opts.ts_val = recent - 0x7fffffffu;
+    tf_inject(&f.t, &h, data, sizeof(data), now + 2 * TF_MS);
+    TF_EXPECT(&f.t, now + 2 * TF_MS, ACK, f.d, rn + 100, 0);
+    assert_int_equal(tf_counters(&f.t).PAWSEstab, 2);
+    /* An equal TSval is fine (several segments per tick), and so is a newer one. */
+    h.opts.ts_val = recent;
+    tf_inject(&f.t, &h, data, sizeof(data), now + 3 * TF_MS);
+    f.p.nxt += 100;
+    s = TF_EXPECT(&f.t, now + 3 * TF_MS, ACK, f.d, rn + 200, 0);
+    tf_peer_send_data(&f.p, 100, now + 4 * TF_MS);
+    s = TF_EXPECT(&f.t, now + 4 * TF_MS, ACK, f.d, rn + 300, 0);
+    assert_int_equal(s->h.opts.ts_ecr, f.p.ts_base + (uint32_t)((now + 4 * TF_MS) / TF_MS));
+    assert_int_equal(tf_counters(&f.t).PAWSEstab, 2);
+    uint8_t buf[400];
+    assert_int_equal(brisk_recv(f.c, buf, sizeof(buf), now + 5 * TF_MS), 300);
+    assert_memory_equal(buf + 100, data, 100);
+    teardown(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rst_in_window_gets_challenge_ack),
+        cmocka_unit_test(test_rst_out_of_window_ignored),
+        cmocka_unit_test(test_rst_exact_resets),
+        cmocka_unit_test(test_syn_in_established_gets_challenge_ack),
+        cmocka_unit_test(test_ack_of_unsent_data_dropped),
+        cmocka_unit_test(test_ack_too_old_dropped),
+        cmocka_unit_test(test_challenge_ack_rate_limit),
+        cmocka_unit_test(test_paws),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,20 @@
+/*
+ * plot.h — PNG plots for the lab, drawn by gnuplot (Debian's gnuplot-nox, installed by scripts/deps.sh).
+ */
+#ifndef BRISK_LAB_PLOT_H
+#define BRISK_LAB_PLOT_H
+
+#include <stddef.h>
+
+struct lab_series {
+    const char *name;     /* legend */
+    const double *x, *y;
+    size_t n;
+};
+
+/* Writes DIR/NAME.dat (the points, one series per block) and DIR/NAME.png. Returns 0, or nonzero after a
+ * message on stderr (gnuplot missing or failing is reported, not fatal to the caller). */
+int lab_plot(const char *dir, const char *name, const char *title, const char *xlabel, const char *ylabel,
+             const struct lab_series *s, size_t nseries);
+
+#endif
