@@ -547,7 +547,9 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t
             tcp_conn_done(c, now);
             return;
         }
-        tcp_conn_fail(c, BRISK_ERR_RESET, now);
+        /* RFC 9293 §3.10.7.4: in SYN-RECEIVED of an active open (simultaneous open), "connection refused". */
+        int active_open = c->state == BRISK_TCP_SYN_RECEIVED && !c->listener;
+        tcp_conn_fail(c, active_open ? BRISK_ERR_CONNREFUSED : BRISK_ERR_RESET, now);
         return;
     }
     if (seg->flags & BRISK_TCP_SYN) {

@@ -212,6 +212,9 @@ int64_t brisk_recv(brisk_sock *s, void *buf, size_t len, uint64_t now)
         s->state == BRISK_TCP_FIN_WAIT_2) {
         uint32_t cur = brisk_seq_gt(s->rcv.adv, s->rcv.nxt) ? s->rcv.adv - s->rcv.nxt : 0;
         uint32_t space = tcp_rcv_space(s);
+        uint32_t max = TCP_MAX_WIN << s->rcv.wscale; /* what a window field can say: more is no update */
+        if (space > max)
+            space = max;
         uint32_t mss = s->snd.mss ? s->snd.mss : TCP_DEFAULT_MSS;
         if (space > cur && (space - cur >= 2 * mss || (cur < mss && space >= mss)))
             tcp_send_ack(s, now);

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "support/tcpforge.h"
@@ -172,8 +173,8 @@ void tf_print_seg(const struct tf_seg *s)
     const struct brisk_tcp_repr *h = &s->h;
     const struct brisk_tcp_opts *o = &h->opts;
     fprintf(stderr, "    at %" PRIu64 ".%09" PRIu64 " %u > %u [%s] seq %" PRIu32 " ack %" PRIu32,
-            (uint64_t)(s->at / TF_SEC), (uint64_t)(s->at % TF_SEC), h->sport, h->dport, flag_str(h->flags, fl),
-            h->seq, h->ack);
+            (uint64_t)(s->at / TF_SEC), (uint64_t)(s->at % TF_SEC), h->sport, h->dport,
+            flag_str(h->flags, fl), h->seq, h->ack);
     fprintf(stderr, " win %u len %" PRIu32, h->window, s->len);
     fprintf(stderr, " <");
     if (o->mss_ok)
@@ -200,8 +201,8 @@ struct tf_seg *tf_take_at(struct tf *t, const char *file, int line)
     return &t->q[t->head++];
 }
 
-struct tf_seg *tf_expect_at(struct tf *t, uint64_t at, uint8_t flags, uint32_t seq, uint32_t ack, uint32_t len,
-                            const char *file, int line)
+struct tf_seg *tf_expect_at(struct tf *t, uint64_t at, uint8_t flags, uint32_t seq, uint32_t ack,
+                            uint32_t len, const char *file, int line)
 {
     struct tf_seg *s = tf_take_at(t, file, line);
     if ((at != TF_ANY_TIME && s->at != at) || s->h.flags != flags || s->h.seq != seq || s->h.ack != ack ||
@@ -293,7 +294,8 @@ void tf_peer_send_data(struct tf_peer *p, size_t len, uint64_t now)
 
 struct brisk_tcp_opts tf_opts_full(void)
 {
-    struct brisk_tcp_opts o = {.mss_ok = 1, .mss = 1460, .wscale_ok = 1, .wscale = 7, .sack_perm = 1, .ts_ok = 1};
+    struct brisk_tcp_opts o = {
+        .mss_ok = 1, .mss = 1460, .wscale_ok = 1, .wscale = 7, .sack_perm = 1, .ts_ok = 1};
     return o;
 }
 

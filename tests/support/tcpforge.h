@@ -27,29 +27,29 @@
 
 #define TF_LOCAL_IP IP4(10, 0, 0, 1)
 #define TF_PEER_IP  IP4(10, 0, 0, 2)
-#define TF_US  BRISK_NSEC_PER_USEC
-#define TF_MS  BRISK_NSEC_PER_MSEC
-#define TF_SEC BRISK_NSEC_PER_SEC
+#define TF_US       BRISK_NSEC_PER_USEC
+#define TF_MS       BRISK_NSEC_PER_MSEC
+#define TF_SEC      BRISK_NSEC_PER_SEC
 /* For TF_EXPECT's `at`: do not check the time. */
 #define TF_ANY_TIME UINT64_MAX
 
 /* One segment the stack sent. */
 struct tf_seg {
-    uint64_t at;            /* the `now` of the transmission */
-    uint32_t src, dst;      /* IPv4, host order */
+    uint64_t at;             /* the `now` of the transmission */
+    uint32_t src, dst;       /* IPv4, host order */
     struct brisk_tcp_repr h; /* parsed header and options; h.payload points into `frame` */
-    uint32_t len;           /* payload bytes */
-    uint8_t *frame;         /* the whole frame (owned by the struct tf) */
+    uint32_t len;            /* payload bytes */
+    uint8_t *frame;          /* the whole frame (owned by the struct tf) */
 };
 
 struct tf {
     brisk_stack *st;
     struct fakedev f;
-    struct tf_seg *q;       /* every TCP segment sent, oldest first */
+    struct tf_seg *q; /* every TCP segment sent, oldest first */
     size_t nq, cap;
-    size_t head;            /* next segment tf_take returns */
-    size_t nother;          /* frames that were not TCP over IPv4 (ARP, ICMP) */
-    uint32_t last_tsval;    /* TSval of the latest segment sent with a timestamp (the peer echoes it) */
+    size_t head;         /* next segment tf_take returns */
+    size_t nother;       /* frames that were not TCP over IPv4 (ARP, ICMP) */
+    uint32_t last_tsval; /* TSval of the latest segment sent with a timestamp (the peer echoes it) */
 };
 
 /* Creates the stack with brisk's defaults changed by `sets` ("name=value" strings, NULL-terminated; NULL
@@ -75,10 +75,10 @@ size_t tf_pending(struct tf *t);
 struct tf_seg *tf_take_at(struct tf *t, const char *file, int line);
 /* Takes the next segment and checks it: time (TF_ANY_TIME to skip), exact flags, seq, ack, payload length.
  * On a mismatch prints the segment and fails the test at the caller's line. */
-#define TF_EXPECT(t, at, flags, seq, ack, len) \
+#define TF_EXPECT(t, at, flags, seq, ack, len)                                                               \
     tf_expect_at((t), (at), (flags), (seq), (ack), (len), __FILE__, __LINE__)
-struct tf_seg *tf_expect_at(struct tf *t, uint64_t at, uint8_t flags, uint32_t seq, uint32_t ack, uint32_t len,
-                            const char *file, int line);
+struct tf_seg *tf_expect_at(struct tf *t, uint64_t at, uint8_t flags, uint32_t seq, uint32_t ack,
+                            uint32_t len, const char *file, int line);
 /* Fails the test if a segment is waiting. */
 #define TF_EXPECT_NONE(t) tf_expect_none_at((t), __FILE__, __LINE__)
 void tf_expect_none_at(struct tf *t, const char *file, int line);
@@ -91,15 +91,15 @@ void tf_inject(struct tf *t, const struct brisk_tcp_repr *h, const void *payload
 /* The peer's side of one connection. */
 struct tf_peer {
     struct tf *t;
-    uint16_t port;          /* the peer's port */
-    uint16_t lport;         /* the stack's port */
-    uint32_t iss;           /* the peer's initial sequence number */
-    uint32_t nxt;           /* the peer's next sequence number */
-    uint32_t l_iss;         /* the stack's initial sequence number (from its SYN or SYN-ACK) */
-    uint32_t ack;           /* the acknowledgment number the peer sends */
-    uint16_t win;           /* the raw window the peer advertises */
-    uint8_t ts;             /* send timestamps (set when the handshake negotiated them) */
-    uint32_t ts_base;       /* the peer's TSval is ts_base + now in ms */
+    uint16_t port;    /* the peer's port */
+    uint16_t lport;   /* the stack's port */
+    uint32_t iss;     /* the peer's initial sequence number */
+    uint32_t nxt;     /* the peer's next sequence number */
+    uint32_t l_iss;   /* the stack's initial sequence number (from its SYN or SYN-ACK) */
+    uint32_t ack;     /* the acknowledgment number the peer sends */
+    uint16_t win;     /* the raw window the peer advertises */
+    uint8_t ts;       /* send timestamps (set when the handshake negotiated them) */
+    uint32_t ts_base; /* the peer's TSval is ts_base + now in ms */
 };
 
 /* A peer at 10.0.0.2:port talking to the stack's lport, with initial sequence number iss and window 65535. */
@@ -121,8 +121,8 @@ struct brisk_tcp_opts tf_opts_full(void);
 brisk_sock *tf_open_passive(struct tf_peer *p, brisk_sock *listener, const struct brisk_tcp_opts *syn_opts,
                             uint64_t now, uint64_t rtt);
 /* Active open: connect() to the peer at `now`, the stack's SYN (asserted), the peer's SYN-ACK (options
- * `synack_opts`, NULL for tf_opts_full(); window p->win) at now + rtt, the stack's ACK (asserted). p->lport is
- * filled in from the SYN. `ev` (may be NULL) is attached as the socket's callback before connect. Returns
+ * `synack_opts`, NULL for tf_opts_full(); window p->win) at now + rtt, the stack's ACK (asserted). p->lport
+ * is filled in from the SYN. `ev` (may be NULL) is attached as the socket's callback before connect. Returns
  * the socket. */
 struct tf_events;
 brisk_sock *tf_open_active(struct tf_peer *p, const struct brisk_tcp_opts *synack_opts, uint64_t now,
@@ -138,9 +138,9 @@ int tf_payload_is(const struct tf_seg *s, uint64_t off);
 
 /* An event recorder for brisk_sock_set_callback(s, tf_events_cb, &ev). */
 struct tf_events {
-    unsigned all;           /* every event seen, OR-ed */
-    unsigned calls;         /* callbacks */
-    uint64_t at[8];         /* time each event bit was last seen (bit i of BRISK_EV_*) */
+    unsigned all;   /* every event seen, OR-ed */
+    unsigned calls; /* callbacks */
+    uint64_t at[8]; /* time each event bit was last seen (bit i of BRISK_EV_*) */
 };
 void tf_events_cb(void *ctx, brisk_sock *s, unsigned events, uint64_t now);
 

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include <string.h>
@@ -399,6 +400,42 @@ static void test_rst_in_fin_wait_2(void **state)
     finish(&f);
 }
 
+/* A FIN that went with unacknowledged data is resent with it after an RTO (RFC 9293 §3.10.4: the FIN
+ * follows all data and is retransmitted until acknowledged). */
+static void test_fin_retransmitted_after_data(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    uint8_t data[300];
+    tf_pattern(data, sizeof(data), 0);
+    assert_int_equal(brisk_send(f.c, data, sizeof(data), 0, TF_SEC), 300);
+    TF_EXPECT(&f.t, TF_SEC, ACK | PSH, f.d, 1001, 300);
+    brisk_close(f.c, TF_SEC);
+    f.c = NULL;
+    TF_EXPECT(&f.t, TF_SEC, FIN | ACK, f.d + 300, 1001, 0);
+    /* Nothing acknowledged: at RTO (200 ms) the data goes again, the FIN riding on it. */
+    tf_run(&f.t, TF_SEC + 200 * TF_MS);
+    struct tf_seg *s = TF_EXPECT(&f.t, TF_SEC + 200 * TF_MS, FIN | ACK | PSH, f.d, 1001, 300);
+    assert_true(tf_payload_is(s, 0));
+    TF_EXPECT_NONE(&f.t);
+    /* The data is acknowledged, the FIN is not: only the FIN goes again, at the next (doubled) RTO. */
+    f.p.ack = f.d + 300;
+    tf_peer_send(&f.p, ACK, NULL, 0, TF_SEC + 210 * TF_MS);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(state_of(&f), BRISK_TCP_FIN_WAIT_1);
+    assert_true(tf_run_to_seg(&f.t, 10 * TF_SEC));
+    s = TF_EXPECT(&f.t, TF_ANY_TIME, FIN | ACK, f.d + 300, 1001, 0);
+    assert_true(s->at > TF_SEC + 210 * TF_MS);
+    f.p.ack = f.d + 301;
+    tf_peer_send(&f.p, FIN | ACK, NULL, 0, s->at + TF_MS);
+    TF_EXPECT(&f.t, s->at + TF_MS, ACK, f.d + 301, 1002, 0);
+    assert_int_equal(state_of(&f), BRISK_TCP_TIME_WAIT);
+    tf_run(&f.t, s->at + TF_MS + 60 * TF_SEC);
+    assert_null(lookup(&f));
+    finish(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -414,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_linger0_close_resets),
         cmocka_unit_test(test_abort_resets),
         cmocka_unit_test(test_rst_in_fin_wait_2),
+        cmocka_unit_test(test_fin_retransmitted_after_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include <string.h>
@@ -358,7 +359,7 @@ static void test_out_of_order_sack_and_dsack(void **state)
     tf_init(&t, NULL);
     brisk_sock *c = setup(&t, &p, &l, 0);
     uint32_t d = p.l_iss + 1;
-    uint32_t r = 1001; /* the peer's first data byte */
+    uint32_t r = 1001;                  /* the peer's first data byte */
     tf_peer_send_data(&p, 1000, TF_MS); /* [0, 1000) */
     TF_EXPECT(&t, TF_MS, ACK, d, r + 1000, 0);
     /* [2000, 3000) arrives before [1000, 2000): an immediate duplicate ACK with one SACK block. */

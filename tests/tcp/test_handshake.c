@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include <string.h>
@@ -259,7 +260,7 @@ static void test_active_open(void **state)
     assert_true(a->h.opts.ts_ok);
     assert_int_equal(a->h.opts.ts_ecr, 5555);
     assert_int_equal(a->h.opts.ts_val - syn_tsval, 30); /* a 1 ms clock */
-    assert_int_equal(a->h.window, (4u << 20) >> 7); /* scaled from now on: the whole 4 MB buffer */
+    assert_int_equal(a->h.window, (4u << 20) >> 7);     /* scaled from now on: the whole 4 MB buffer */
     assert_false(a->h.opts.mss_ok || a->h.opts.wscale_ok || a->h.opts.sack_perm);
     TF_EXPECT_NONE(&t);
     assert_int_equal(ev.all, BRISK_EV_CONNECTED | BRISK_EV_WRITABLE);
@@ -590,6 +591,66 @@ static void test_simultaneous_open_crossing_synacks(void **state)
     tf_free(&t);
 }
 
+/* RFC 9293 §3.10.7.4: a RST in SYN-RECEIVED reached from SYN-SENT refuses the connection. */
+static void test_simultaneous_open_reset_refuses(void **state)
+{
+    (void)state;
+    struct tf t;
+    tf_init(&t, NULL);
+    int err;
+    brisk_sock *s = brisk_socket(t.st, &err);
+    struct tf_events ev = {0};
+    brisk_sock_set_callback(s, tf_events_cb, &ev);
+    assert_int_equal(brisk_bind(s, 0, 5002), BRISK_OK);
+    assert_int_equal(brisk_connect(s, TF_PEER_IP, 6002, 0), BRISK_ERR_INPROGRESS);
+    uint32_t iss = tf_take(&t)->h.seq;
+    struct tf_peer p;
+    tf_peer_init(&p, &t, 6002, 5002, 300);
+    tf_peer_send(&p, SYN, NULL, 0, 10 * TF_MS);
+    TF_EXPECT(&t, 10 * TF_MS, SYN | ACK, iss, 301, 0);
+    p.ack = iss + 1;
+    tf_peer_send(&p, RST | ACK, NULL, 0, 20 * TF_MS);
+    TF_EXPECT_NONE(&t);
+    assert_int_equal(ev.all, BRISK_EV_ERROR | BRISK_EV_CLOSED);
+    assert_int_equal(brisk_sock_error(s), BRISK_ERR_CONNREFUSED);
+    assert_int_equal(tf_counters(&t).TcpAttemptFails, 1);
+    brisk_close(s, 30 * TF_MS);
+    assert_int_equal(t.st->tcp->nsocks, 0);
+    tf_free(&t);
+}
+
+/* The handshake's third segment may carry data: it is delivered with the connection. */
+static void test_final_ack_with_data(void **state)
+{
+    (void)state;
+    struct tf t;
+    tf_init(&t, NULL);
+    brisk_sock *l = tf_listen(&t, 80);
+    struct tf_peer p;
+    tf_peer_init(&p, &t, 40020, 80, 100);
+    tf_peer_send(&p, SYN, NULL, 0, 0);
+    struct tf_seg *sa = tf_take(&t);
+    p.l_iss = sa->h.seq;
+    p.ack = p.l_iss + 1;
+    tf_peer_send_data(&p, 300, 5 * TF_MS);
+    TF_EXPECT(&t, 5 * TF_MS, ACK, p.l_iss + 1, 401, 0); /* quick ACK of the data */
+    int err;
+    brisk_sock *c = brisk_accept(l, &err);
+    assert_non_null(c);
+    assert_int_equal(tf_info(c).state, BRISK_TCP_ESTABLISHED);
+    uint8_t buf[400], want[300];
+    tf_pattern(want, sizeof(want), 0);
+    assert_int_equal(brisk_recv(c, buf, sizeof(buf), 6 * TF_MS), 300);
+    assert_memory_equal(buf, want, 300);
+    /* Without window scaling the window is already the largest a header can carry (65535 - 300 after the
+     * data): reading cannot open it by a worthwhile amount, so no window update. */
+    TF_EXPECT_NONE(&t);
+    brisk_abort(c, 7 * TF_MS);
+    TF_EXPECT(&t, 7 * TF_MS, RST | ACK, p.l_iss + 1, 401, 0);
+    brisk_close(l, 7 * TF_MS);
+    tf_free(&t);
+}
+
 static void test_listener_backlog_overflow(void **state)
 {
     (void)state;
@@ -640,6 +701,8 @@ int main(void)
         cmocka_unit_test(test_rst_in_syn_received),
         cmocka_unit_test(test_simultaneous_open),
         cmocka_unit_test(test_simultaneous_open_crossing_synacks),
+        cmocka_unit_test(test_simultaneous_open_reset_refuses),
+        cmocka_unit_test(test_final_ack_with_data),
         cmocka_unit_test(test_listener_backlog_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

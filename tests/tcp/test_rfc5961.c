@@ -1,9 +1,9 @@
 /*
  * test_rfc5961.c — blind in-window attack mitigations (RFC 5961) and PAWS (RFC 7323 §5).
  *
- * RST (§3.2): reset only when SEG.SEQ is exactly RCV.NXT; anywhere else in the window a challenge ACK, and the
- * connection survives; outside the window nothing. SYN in a synchronized state (§4.2): a challenge ACK, never
- * a reset. ACK (§5.2): an ACK of data never sent, or older than SND.UNA - MAX.SND.WND, drops the whole
+ * RST (§3.2): reset only when SEG.SEQ is exactly RCV.NXT; anywhere else in the window a challenge ACK, and
+ * the connection survives; outside the window nothing. SYN in a synchronized state (§4.2): a challenge ACK,
+ * never a reset. ACK (§5.2): an ACK of data never sent, or older than SND.UNA - MAX.SND.WND, drops the whole
  * segment and is answered with an ACK. Challenge ACKs are rate limited per stack (§7, tcp_challenge_ack_limit
  * per second). PAWS: a segment whose TSval is older than TS.Recent is dropped and acknowledged.
  */
@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include <string.h>
@@ -113,7 +114,7 @@ static void test_rst_out_of_window_ignored(void **state)
     uint64_t now = TF_SEC;
     send_rst(&f, rn - 1, now);
     send_rst(&f, rn - 100000, now);
-    send_rst(&f, rn + wnd, now);           /* the first byte past the window */
+    send_rst(&f, rn + wnd, now); /* the first byte past the window */
     send_rst(&f, rn + wnd + 12345, now);
     send_rst(&f, rn + 0x80000000u, now);
     TF_EXPECT_NONE(&f.t);

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include <stdio.h>
@@ -227,8 +228,8 @@ static void fast_retransmit_once(uint64_t seed, int *upper_half)
     TF_EXPECT_NONE(&f.t);
     tf_peer_send(&f.p, ACK, NULL, 0, t1 + 13 * TF_MS);
     if (tf_pending(&f.t) == 0)
-        fail_msg("seed %llu (ISS %u): no fast retransmit on the third duplicate ACK", (unsigned long long)seed,
-                 f.p.l_iss);
+        fail_msg("seed %llu (ISS %u): no fast retransmit on the third duplicate ACK",
+                 (unsigned long long)seed, f.p.l_iss);
     struct tf_seg *s = TF_EXPECT(&f.t, t1 + 13 * TF_MS, ACK, f.d + m, 1001, m);
     assert_true(tf_payload_is(s, m));
     TF_EXPECT_NONE(&f.t);
