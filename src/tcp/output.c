@@ -46,6 +46,7 @@ static uint32_t select_window(brisk_sock *c, int syn)
     if (syn) { /* a SYN's window is never scaled (RFC 7323 §2.2) */
         uint32_t win = space < TCP_MAX_WIN ? space : TCP_MAX_WIN;
         c->rcv.adv = c->rcv.nxt + win;
+        c->rcv.last_win = win;
         return win;
     }
     uint32_t max = TCP_MAX_WIN << c->rcv.wscale;
@@ -64,10 +65,11 @@ static uint32_t select_window(brisk_sock *c, int syn)
     uint32_t unit = (1u << c->rcv.wscale) - 1;
     if (win <= max - unit)
         win = (win + unit) & ~unit;
-    if (win == 0 && promised != 0)
+    if (win == 0 && c->rcv.last_win != 0)
         c->st->c.TCPToZeroWindowAdv++;
-    else if (win != 0 && promised == 0 && c->rcv.adv == c->rcv.nxt)
+    else if (win != 0 && c->rcv.last_win == 0)
         c->st->c.TCPFromZeroWindowAdv++;
+    c->rcv.last_win = win;
     c->rcv.adv = c->rcv.nxt + win;
     return win;
 }

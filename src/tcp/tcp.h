@@ -93,6 +93,7 @@ struct brisk_sock {
         uint32_t nxt;             /* next sequence number expected */
         uint32_t irs;             /* initial receive sequence number */
         uint32_t adv;             /* right edge of the window we last advertised (rcv.nxt + rcv.wnd) */
+        uint32_t last_win;        /* the window we last advertised, bytes (zero-window transitions) */
         uint32_t rcvbuf;          /* bound on buffered bytes (in-order + out-of-order) */
         struct brisk_sbuf buf;    /* in-order bytes not yet read by the application */
         struct brisk_reass ooo;   /* out-of-order data (RFC 9293 §3.10.7.4, RFC 2018) */
