@@ -99,6 +99,16 @@ struct brisk_settings {
     uint32_t tcp_max_syn_backlog;   /* half-open connections per listener */
     uint32_t tcp_ooo_max_segs;      /* out-of-order pieces held per connection */
     uint32_t tcp_challenge_ack_limit; /* RFC 5961 challenge ACKs per second per stack */
+    uint32_t tcp_tsq;               /* TCP Small Queues on */
+    uint32_t tcp_limit_output_bytes; /* TSQ cap (Linux sysctl of the same name) */
+    uint32_t tcp_tsq_rule;          /* 0 static cap, 1 max(cap, rate x hold), 2 min(cap, max(2 bufs, rate x hold)) */
+    uint32_t tcp_tsq_shortcut;      /* send anyway with at most one segment unacknowledged */
+    uint32_t tcp_pacing_shift;      /* TSQ hold time = 1 s >> shift */
+    uint32_t tcp_tsq_adaptive;      /* hold time >= factor x measured TX-completion latency (brisk) */
+    uint32_t tcp_tsq_latency_factor;
+    uint32_t tcp_buf_overhead;      /* per-packet memory charged on top of the frame (skb truesize) */
+    uint32_t tcp_pacing_ss_ratio;   /* pacing rate, % of cwnd/srtt, in slow start / congestion avoidance */
+    uint32_t tcp_pacing_ca_ratio;
 };
 
 /* Fills `s` with brisk's defaults. */
@@ -180,6 +190,8 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(IcmpOutEchoReps, "ICMP echo replies sent")                                                            \
     X(IcmpOutDestUnreachs, "ICMP destination unreachable sent")                                             \
     X(IcmpOutRateLimited, "ICMP errors suppressed by icmp_ratelimit")                                      \
+    X(TSQThrottles, "times TCP Small Queues held a connection (bytes below TCP over budget)")               \
+    X(TSQResumes, "throttled connections resumed after a TX completion")                                  \
     X(TcpActiveOpens, "connections opened by connect (SYN-SENT)")                                        \
     X(TcpPassiveOpens, "connections opened from a listener (SYN-RECEIVED)")                              \
     X(TcpAttemptFails, "connection attempts that failed (refused, timed out, reset while opening)")     \
@@ -376,6 +388,19 @@ enum brisk_tcp_state {
 };
 const char *brisk_tcp_state_name(int state);
 
+/* Why the transmit function last declined to send (hold reasons, DESIGN.md principle 5). */
+enum brisk_hold {
+    BRISK_HOLD_NONE,   /* sending, or nothing to send */
+    BRISK_HOLD_CWND,   /* congestion window full */
+    BRISK_HOLD_RWND,   /* peer's receive window full (or sender silly-window avoidance) */
+    BRISK_HOLD_NAGLE,  /* a partial segment waits for the ACK of the previous small one */
+    BRISK_HOLD_CORK,   /* TCP_CORK or MSG_MORE holds a partial segment */
+    BRISK_HOLD_TSQ,    /* too many bytes below TCP (TCP Small Queues) */
+    BRISK_HOLD_DEVICE, /* the device refused the packet (ring full) or no buffer */
+    BRISK_HOLD_COUNT,
+};
+const char *brisk_hold_name(int reason); /* "cwnd", "rwnd", ... */
+
 struct brisk_conn_info {
     int state;                      /* enum brisk_tcp_state */
     uint32_t laddr, raddr;          /* host order */
@@ -395,6 +420,12 @@ struct brisk_conn_info {
     uint64_t notsent;               /* bytes queued, not yet sent */
     uint8_t ts_ok, sack_ok, ws_ok;  /* options negotiated */
     uint8_t snd_wscale, rcv_wscale;
+    uint64_t wmem;                  /* bytes below TCP (charged truesize, not yet completed by the device) */
+    uint64_t tsq_limit;             /* the TSQ budget at the time of the call */
+    uint64_t pacing_rate;           /* bytes/s, from cwnd / srtt and the pacing ratios */
+    int hold;                       /* enum brisk_hold: why the connection is not sending now */
+    uint64_t hold_events[BRISK_HOLD_COUNT]; /* times each reason stopped the transmit function */
+    uint64_t hold_ns[BRISK_HOLD_COUNT];     /* time each reason held data back (while data was waiting) */
 };
 int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *out);
 

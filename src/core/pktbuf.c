@@ -120,6 +120,8 @@ void brisk_pkt_free(struct brisk_pktpool *p, brisk_pkt *pkt)
         return;
     assert(pkt->pool_class < BRISK_PKT_CLASSES);
     assert(p->in_use > 0);
+    if (pkt->owner && p->owned_free)
+        p->owned_free(p->owned_ctx, pkt);
     struct brisk_pktpool_class *c = &p->cls[pkt->pool_class];
     pkt->next = c->free;
     c->free = pkt;

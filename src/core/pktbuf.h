@@ -40,6 +40,10 @@ struct brisk_pktpool {
     uint64_t bytes_limit;   /* bound from settings (pkt_pool_bytes) */
     uint64_t in_use;        /* buffers handed out and not returned */
     uint64_t alloc_fails;   /* allocations refused by the bound or by malloc */
+    /* Called for every freed packet that has an owner (pkt->owner != NULL), whichever path frees it (TX
+     * completion, a refused xmit, a dropped ARP queue, teardown): TCP uncharges its below-TCP bytes here. */
+    void (*owned_free)(void *ctx, brisk_pkt *pkt);
+    void *owned_ctx;
 };
 
 void brisk_pktpool_init(struct brisk_pktpool *p, uint64_t bytes_limit);

@@ -68,7 +68,26 @@
     X(tcp_ooo_max_segs, UINT, tcp_ooo_max_segs, uint32_t, 4096, 1, 1u << 20,                                 \
       "out-of-order pieces held per connection")                                                            \
     X(tcp_challenge_ack_limit, UINT, tcp_challenge_ack_limit, uint32_t, 1000, 1, 1u << 30,                   \
-      "challenge ACKs per second per stack (RFC 5961 §7)")
+      "challenge ACKs per second per stack (RFC 5961 §7)")                                                  \
+    X(tcp_tsq, BOOL, tcp_tsq, uint32_t, 1, 0, 1, "TCP Small Queues: bound each connection's bytes below TCP")  \
+    X(tcp_limit_output_bytes, SIZE, tcp_limit_output_bytes, uint32_t, 4u << 20, 2048, 1u << 30,              \
+      "TSQ cap on a connection's bytes below TCP (truesize)")                                               \
+    X(tcp_tsq_rule, UINT, tcp_tsq_rule, uint32_t, 2, 0, 2,                                                   \
+      "TSQ budget: 0 = static cap (3.12), 1 = max(cap, rate x hold) (3.13), 2 = min(cap, max(2 bufs, rate x hold))") \
+    X(tcp_tsq_shortcut, BOOL, tcp_tsq_shortcut, uint32_t, 1, 0, 1,                                           \
+      "TSQ never holds a connection with at most one segment unacknowledged (Linux 2016/2023)")             \
+    X(tcp_pacing_shift, UINT, tcp_pacing_shift, uint32_t, 10, 0, 20,                                         \
+      "TSQ hold time = 1 s >> shift (10: about 1 ms of data at the pacing rate)")                           \
+    X(tcp_tsq_adaptive, BOOL, tcp_tsq_adaptive, uint32_t, 1, 0, 1,                                           \
+      "brisk: hold time also at least tcp_tsq_latency_factor x the device's measured TX-completion latency") \
+    X(tcp_tsq_latency_factor, UINT, tcp_tsq_latency_factor, uint32_t, 2, 1, 64,                              \
+      "multiple of the TX-completion latency the adaptive TSQ hold time covers")                            \
+    X(tcp_buf_overhead, SIZE, tcp_buf_overhead, uint32_t, 790, 0, 65536,                                     \
+      "bytes charged per packet on top of its frame (an skb's truesize: 2304 for a 1514-byte frame)")        \
+    X(tcp_pacing_ss_ratio, UINT, tcp_pacing_ss_ratio, uint32_t, 200, 1, 10000,                               \
+      "pacing rate in slow start, % of cwnd / srtt")                                                        \
+    X(tcp_pacing_ca_ratio, UINT, tcp_pacing_ca_ratio, uint32_t, 120, 1, 10000,                               \
+      "pacing rate in congestion avoidance, % of cwnd / srtt")
 
 struct setting {
     struct brisk_setting_desc desc;

@@ -54,6 +54,8 @@ int brisk_tcp_init(brisk_stack *st)
     t->next_port = (uint16_t)(49152 + brisk_rand_below(&st->rand, 16384));
     brisk_chunkpool_init(&t->chunks, st->s.tcp_mem_bytes);
     st->tcp = t;
+    st->pool.owned_free = brisk_tcp_pkt_released;
+    st->pool.owned_ctx = st;
     return BRISK_OK;
 }
 
@@ -83,6 +85,13 @@ void brisk_tcp_destroy(brisk_stack *st)
                     tcp_conn_free(ch);
             }
         }
+    }
+    /* Packets still in queues below TCP will be freed after us: stop them calling back. */
+    st->pool.owned_free = NULL;
+    while (t->zombies) {
+        brisk_sock *z = t->zombies;
+        t->zombies = z->hnext;
+        free(z);
     }
     for (uint32_t i = 0; i < t->nconns_buckets; i++)
         free_chain(t->conns[i]);
@@ -199,6 +208,13 @@ void tcp_conn_free(brisk_sock *c)
     brisk_sbuf_clear(&st->tcp->chunks, &c->snd.buf);
     brisk_sbuf_clear(&st->tcp->chunks, &c->rcv.buf);
     brisk_reass_clear(&st->pool, &c->rcv.ooo);
+    if (c->tsq.pkts > 0 && st->pool.owned_free) {
+        /* Packets of ours are still below TCP: the struct lives until the last is released (tsq.c). */
+        c->tsq.zombie = 1;
+        c->hnext = st->tcp->zombies;
+        st->tcp->zombies = c;
+        return;
+    }
     st->tcp->nsocks--;
     free(c);
 }

@@ -9,8 +9,10 @@
  *   3. does the congestion window allow it (cwnd, RFC 5681)?
  *   4. is a partial segment to be held: TCP_CORK or MSG_MORE, or Nagle (RFC 9293 §3.7.4) with Minshall's
  *      refinement — hold only while a previous small segment is unacknowledged — unless TCP_NODELAY?
+   5. is the connection over its TCP Small Queues budget (bytes below TCP, tsq.c)?
  * and then cuts the segment from the send buffer at transmit time (the buffer is a byte stream, so a segment
- * is any size the answers allow) and hands it to tcp_transmit().
+ * is any size the answers allow) and hands it to tcp_transmit(). When it stops with data waiting it records
+ * which answer stopped it (the hold reason: cwnd, rwnd, nagle, cork, tsq, device).
  *
  * tcp_transmit() builds one segment: header and options (MSS / window scale / SACK-permitted / timestamps on
  * SYNs, timestamps and SACK blocks afterwards: RFC 7323, RFC 2018, RFC 2883), the advertised window (receiver
@@ -168,6 +170,8 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
         brisk_tcp_csum_fill(b, hlen + len, c->rt.src, c->id.raddr);
     }
 
+    if (len || (flags & (BRISK_TCP_SYN | BRISK_TCP_FIN)))
+        tcp_charge(c, pkt); /* below-TCP bytes, released when the buffer is freed (tsq.c) */
     int rc = brisk_ip_output(st, &c->rt, c->id.raddr, BRISK_IP_PROTO_TCP, 0, pkt, now);
     if (rc == BRISK_ERR_BUSY || rc == BRISK_ERR_NOBUFS)
         return rc; /* not sent: the caller keeps the bytes unsent */
@@ -283,6 +287,7 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
         return;
     uint32_t mss = c->snd.mss - sack_opt_bytes(c); /* room for the SACK blocks our ACKs must carry */
     int sent = 0;
+    int hold = BRISK_HOLD_NONE;
     for (;;) {
         uint32_t data_end = tcp_data_end(c);
         uint32_t notsent = tcp_notsent(c);
@@ -290,6 +295,7 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
             if (c->snd.fin_queued && !c->snd.fin_sent && c->snd.nxt == data_end) {
                 if (tcp_transmit(c, c->snd.nxt, 0, BRISK_TCP_FIN | BRISK_TCP_ACK, now) < 0) {
                     tcp_block(c);
+                    hold = BRISK_HOLD_DEVICE;
                     break;
                 }
                 c->snd.fin_sent = 1;
@@ -307,10 +313,13 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
         if (wnd_avail == 0) {
             if (flight == 0 && c->timer.rtx_kind != TCP_RTX_RTO)
                 tcp_arm_persist(c, now);
+            hold = BRISK_HOLD_RWND;
             break;
         }
-        if (cwnd_avail == 0)
+        if (cwnd_avail == 0) {
+            hold = BRISK_HOLD_CWND;
             break;
+        }
         uint32_t len = notsent;
         if (len > mss)
             len = mss;
@@ -322,15 +331,25 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
             if (len < notsent) {
                 /* Limited by a window, not by the data: sender SWS avoidance — send a partial segment only
                  * if it is at least half the largest window the peer offered, or nothing is in flight. */
-                if (flight > 0 && len < c->snd.max_wnd / 2)
+                if (flight > 0 && len < c->snd.max_wnd / 2) {
+                    hold = len == cwnd_avail ? BRISK_HOLD_CWND : BRISK_HOLD_RWND;
                     break;
+                }
             } else {
                 /* The last, partial piece of the queue. */
-                if (c->snd.cork || c->snd.more)
+                if (c->snd.cork || c->snd.more) {
+                    hold = BRISK_HOLD_CORK;
                     break;
-                if (!c->snd.nodelay && flight > 0 && brisk_seq_gt(c->snd.sml, c->snd.una))
-                    break; /* Nagle, with Minshall: a small segment is still unacknowledged */
+                }
+                if (!c->snd.nodelay && flight > 0 && brisk_seq_gt(c->snd.sml, c->snd.una)) {
+                    hold = BRISK_HOLD_NAGLE; /* Minshall: a small segment is still unacknowledged */
+                    break;
+                }
             }
+        }
+        if (tcp_tsq_holds(c, now)) {
+            hold = BRISK_HOLD_TSQ;
+            break;
         }
         uint8_t flags = BRISK_TCP_ACK;
         if (len == notsent) {
@@ -340,6 +359,7 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
         }
         if (tcp_transmit(c, c->snd.nxt, len, flags, now) < 0) {
             tcp_block(c); /* the device or the pool refused: resume on the next TX completion */
+            hold = BRISK_HOLD_DEVICE;
             break;
         }
         c->snd.nxt += len;
@@ -353,6 +373,7 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
             c->snd.max = c->snd.nxt;
         sent = 1;
     }
+    tcp_hold(c, hold, now);
     if (sent && c->timer.rtx_kind != TCP_RTX_RTO)
         tcp_rearm_rto(c, now);
 }

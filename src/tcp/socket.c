@@ -477,5 +477,15 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *o)
     o->ws_ok = s->opt.ws;
     o->snd_wscale = s->snd.wscale;
     o->rcv_wscale = s->rcv.wscale;
+    o->wmem = s->tsq.wmem;
+    o->tsq_limit = tcp_tsq_limit(s);
+    o->pacing_rate = tcp_pacing_rate(s);
+    o->hold = s->hold.reason;
+    for (int i = 0; i < BRISK_HOLD_COUNT; i++) {
+        o->hold_events[i] = s->hold.events[i];
+        o->hold_ns[i] = s->hold.ns[i];
+    }
+    if (s->hold.reason != BRISK_HOLD_NONE && s->st->now > s->hold.since)
+        o->hold_ns[s->hold.reason] += s->st->now - s->hold.since; /* the hold in force, so far */
     return BRISK_OK;
 }

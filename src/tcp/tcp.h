@@ -130,6 +130,20 @@ struct brisk_sock {
         uint8_t rtx_valid;
     } txt;
 
+    struct {
+        uint64_t wmem;            /* truesize of this connection's packets below TCP, not yet completed */
+        uint32_t pkts;            /* those packets */
+        uint8_t throttled;        /* TSQ held it: resume (via the stack's deferred list) on a completion */
+        uint8_t zombie;           /* freed by TCP while packets were below it: the struct dies with the last */
+    } tsq;
+
+    struct {
+        uint8_t reason;           /* enum brisk_hold in force (NONE while sending or with nothing to send) */
+        uint64_t since;           /* when it began */
+        uint64_t events[BRISK_HOLD_COUNT];
+        uint64_t ns[BRISK_HOLD_COUNT];
+    } hold;
+
     const struct brisk_cc_ops *cc_ops;
     struct brisk_cc_state cc;
     uint32_t dupacks;             /* consecutive duplicate ACKs (RFC 5681 §2) */
@@ -195,6 +209,7 @@ struct brisk_tcp {
     uint64_t nsocks;              /* live socket structs (leak checks) */
     struct brisk_sock *ev_head, *ev_tail; /* sockets with pending events */
     struct brisk_sock *blocked_head;      /* connections whose last segment the device (or pool) refused */
+    struct brisk_sock *zombies;           /* freed connections whose packets are still below TCP */
     int delivering;               /* inside event delivery */
     struct brisk_chunkpool chunks; /* send / receive buffer memory */
     struct {
@@ -229,6 +244,16 @@ uint32_t tcp_rcv_space(const brisk_sock *c);
  * a TX completion frees room; brisk_stack_poll then runs it through tcp_write_xmit again. */
 void tcp_block(brisk_sock *c);
 void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now);
+
+/* tsq.c — below-TCP accounting, TCP Small Queues, pacing rate, hold reasons */
+void brisk_tcp_pkt_released(void *ctx, brisk_pkt *pkt);
+void tcp_charge(brisk_sock *c, brisk_pkt *pkt);
+uint64_t tcp_pacing_rate(const brisk_sock *c);
+uint64_t tcp_tsq_limit(const brisk_sock *c);
+/* Whether TSQ holds the connection now (marks it throttled first, then re-checks). */
+int tcp_tsq_holds(brisk_sock *c, uint64_t now);
+/* Records why the transmit function stopped (BRISK_HOLD_NONE: it is not holding anything back). */
+void tcp_hold(brisk_sock *c, int reason, uint64_t now);
 
 /* input.c */
 void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const uint8_t *seg, size_t len,

@@ -35,6 +35,10 @@ void tf_init(struct tf *t, const char *const *sets)
     struct brisk_settings s;
     brisk_settings_default(&s);
     assert_int_equal(brisk_settings_set(&s, "arp_reachable=86400s"), BRISK_OK);
+    /* The fake device completes frames only when a test collects them, so TCP Small Queues would hold every
+     * connection after two packets: these tests are about TCP's own rules and leave TSQ to test_tsq.c,
+     * which turns it back on ("tcp_tsq=1" in `sets`). */
+    assert_int_equal(brisk_settings_set(&s, "tcp_tsq=0"), BRISK_OK);
     for (; sets && *sets; sets++) {
         if (brisk_settings_set(&s, *sets) != BRISK_OK) {
             print_error("tf_init: bad setting \"%s\"\n", *sets);

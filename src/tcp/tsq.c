@@ -1,0 +1,141 @@
+/*
+ * tsq.c — what sits below TCP, and how much may: below-TCP accounting, TCP Small Queues, the pacing rate the
+ * budget is derived from, and the hold reasons that explain every byte the transmit function keeps back.
+ *
+ * Accounting. Every packet a connection hands down with data, SYN or FIN (pure ACKs are not charged) is
+ * charged its truesize — frame bytes plus tcp_buf_overhead, like an skb — in tsq.wmem, and stays charged until
+ * the packet's buffer is freed: normally when the device reports TX completion, or when it is dropped on the
+ * way (device refusal, ARP failure). The pool calls brisk_tcp_pkt_released() for every owned packet it frees,
+ * whatever the path, so the charge can never leak. A connection freed while packets are below it becomes a
+ * zombie whose struct outlives it until the last of them returns (Linux holds a socket reference per skb).
+ *
+ * TSQ (linux-tx-path.md §1). Before each segment, tcp_write_xmit asks tcp_tsq_holds(): is wmem over the
+ * budget? The budget follows tcp_tsq_rule:
+ *   0  static cap                            tcp_limit_output_bytes (Linux 3.12)
+ *   1  max(cap, rate x hold)                 (3.13: the cap was a floor)
+ *   2  min(cap, max(2 x buffer, rate x hold)) (3.19 on: the cap became a ceiling — the xen-netfront regression)
+ * doubled while retransmitting. hold = 1 s >> tcp_pacing_shift (≈1 ms), and — brisk's addition, with
+ * tcp_tsq_adaptive — at least tcp_tsq_latency_factor x the device's smoothed TX-completion latency, so a device
+ * that completes late (Xen netfront, coalescing NICs) does not starve the flow while a fast one keeps queues
+ * short. With tcp_tsq_shortcut a connection with at most one segment unacknowledged is never held (Linux
+ * f921a4a5bffa). When it holds, the connection is marked throttled first and the budget re-checked, the
+ * discipline that closes the completion race on SMP (here a completion may also arrive in the same poll).
+ * The resume path never transmits from the completion: it parks the connection on the stack's deferred list
+ * and brisk_stack_poll runs it through the one transmit function, with its current Nagle / cork mode.
+ *
+ * Hold reasons (DESIGN.md principle 5). tcp_hold() records why the transmit function stopped with data
+ * waiting — cwnd, rwnd, nagle, cork, tsq, device — counting each stop and accumulating the time each reason
+ * was in force, for brisk_conn_info() and the tools.
+ */
+#include <stdlib.h>
+
+#include "tcp/tcp.h"
+
+static const char *const hold_names[BRISK_HOLD_COUNT] = {"none", "cwnd", "rwnd", "nagle", "cork", "tsq", "device"};
+
+const char *brisk_hold_name(int reason)
+{
+    return reason >= 0 && reason < BRISK_HOLD_COUNT ? hold_names[reason] : "?";
+}
+
+void tcp_charge(brisk_sock *c, brisk_pkt *pkt)
+{
+    pkt->owner = c;
+    pkt->truesize = pkt->len + BRISK_IPV4_HLEN + 14u + c->st->s.tcp_buf_overhead;
+    c->tsq.wmem += pkt->truesize;
+    c->tsq.pkts++;
+}
+
+void brisk_tcp_pkt_released(void *ctx, brisk_pkt *pkt)
+{
+    (void)ctx;
+    brisk_sock *c = pkt->owner;
+    pkt->owner = NULL;
+    c->tsq.wmem -= pkt->truesize <= c->tsq.wmem ? pkt->truesize : c->tsq.wmem;
+    c->tsq.pkts--;
+    if (c->tsq.zombie) {
+        if (c->tsq.pkts == 0) {
+            brisk_sock **pp = &c->st->tcp->zombies;
+            while (*pp && *pp != c)
+                pp = &(*pp)->hnext;
+            if (*pp)
+                *pp = c->hnext;
+            c->st->tcp->nsocks--;
+            free(c);
+        }
+        return;
+    }
+    if (c->tsq.throttled) {
+        /* Room below TCP again. Never transmit from here: park it for the stack's next poll. */
+        c->tsq.throttled = 0;
+        c->st->c.TSQResumes++;
+        tcp_block(c);
+        c->st->tx_wake = 1;
+    }
+}
+
+uint64_t tcp_pacing_rate(const brisk_sock *c)
+{
+    if (c->rtt.srtt == 0)
+        return UINT64_MAX; /* no RTT yet: no rate-derived bound */
+    const struct brisk_settings *s = &c->st->s;
+    uint64_t w = c->cc.cwnd > tcp_flight(c) ? c->cc.cwnd : tcp_flight(c);
+    uint32_t ratio = c->cc.cwnd < c->cc.ssthresh / 2 ? s->tcp_pacing_ss_ratio : s->tcp_pacing_ca_ratio;
+    /* bytes/s = w * 1e9 / srtt_ns * ratio / 100, without overflow for any realistic w. */
+    return (uint64_t)((unsigned __int128)w * BRISK_NSEC_PER_SEC * ratio / 100u / c->rtt.srtt);
+}
+
+uint64_t tcp_tsq_limit(const brisk_sock *c)
+{
+    const struct brisk_settings *s = &c->st->s;
+    uint64_t cap = s->tcp_limit_output_bytes;
+    if (s->tcp_tsq_rule == 0)
+        return cap;
+    uint64_t hold = BRISK_NSEC_PER_SEC >> s->tcp_pacing_shift;
+    if (s->tcp_tsq_adaptive && c->rt.dev) {
+        uint64_t lat = c->rt.dev->stats.tx_done_latency_ns * s->tcp_tsq_latency_factor;
+        if (lat > hold)
+            hold = lat;
+    }
+    uint64_t rate = tcp_pacing_rate(c);
+    uint64_t by_rate = rate == UINT64_MAX ? UINT64_MAX : (uint64_t)((unsigned __int128)rate * hold / BRISK_NSEC_PER_SEC);
+    if (s->tcp_tsq_rule == 1)
+        return by_rate > cap ? by_rate : cap;
+    uint64_t two = 2ull * (c->snd.mss + 54u + s->tcp_buf_overhead);
+    uint64_t want = by_rate > two ? by_rate : two;
+    return want < cap ? want : cap;
+}
+
+int tcp_tsq_holds(brisk_sock *c, uint64_t now)
+{
+    (void)now;
+    const struct brisk_settings *s = &c->st->s;
+    if (!s->tcp_tsq)
+        return 0;
+    uint64_t limit = tcp_tsq_limit(c);
+    if (brisk_seq_lt(c->snd.nxt, c->snd.max))
+        limit *= 2; /* retransmissions get twice the room (Linux tcp_xmit_retransmit_queue) */
+    if (c->tsq.wmem <= limit)
+        return 0;
+    if (s->tcp_tsq_shortcut && c->snd.max - c->snd.una <= c->snd.mss)
+        return 0;
+    c->tsq.throttled = 1;
+    if (c->tsq.wmem <= limit) { /* re-check after marking: a completion may have come in between */
+        c->tsq.throttled = 0;
+        return 0;
+    }
+    c->st->c.TSQThrottles++;
+    return 1;
+}
+
+void tcp_hold(brisk_sock *c, int reason, uint64_t now)
+{
+    if (c->hold.reason == reason)
+        return;
+    if (c->hold.reason != BRISK_HOLD_NONE)
+        c->hold.ns[c->hold.reason] += now - c->hold.since;
+    if (reason != BRISK_HOLD_NONE)
+        c->hold.events[reason]++;
+    c->hold.reason = (uint8_t)reason;
+    c->hold.since = now;
+}

@@ -1,0 +1,202 @@
+/*
+ * test_tsq.c — white-box tests of below-TCP accounting and TCP Small Queues (src/tcp/tsq.c): the charge per
+ * packet, the budget rules, the throttle / resume cycle through the stack's poll (never from the completion
+ * itself), the one-segment shortcut, hold reasons, and a connection freed while its packets are still below
+ * it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <string.h>
+
+#include "support/tcpforge.h"
+#include "tcp/tcp.h"
+
+#define TRUESIZE(payload) ((payload) + 20u + 20u + 14u + 790u) /* TCP + IP + Ethernet headers + overhead */
+
+struct fix {
+    struct tf t;
+    struct tf_peer p;
+    brisk_sock *l, *c;
+};
+
+static void setup(struct fix *f, const char *const *sets)
+{
+    memset(f, 0, sizeof(*f));
+    const char *all[16] = {"tcp_tsq=1"};
+    int n = 1;
+    for (; sets && *sets && n < 15; sets++)
+        all[n++] = *sets;
+    all[n] = NULL;
+    tf_init(&f->t, all);
+    f->l = tf_listen(&f->t, 80);
+    tf_peer_init(&f->p, &f->t, 40000, 80, 1000);
+    struct brisk_tcp_opts o = tf_opts_full();
+    o.ts_ok = 0; /* MSS 1460 exactly */
+    f->c = tf_open_passive(&f->p, f->l, &o, 0, 100 * TF_US);
+}
+
+static void finish(struct fix *f)
+{
+    fakedev_complete_all(&f->t.f, f->t.st->now);
+    if (f->c)
+        brisk_abort(f->c, f->t.st->now);
+    while (tf_pending(&f->t))
+        tf_take(&f->t);
+    brisk_close(f->l, f->t.st->now);
+    assert_int_equal(f->t.st->tcp->nsocks, 0);
+    tf_free(&f->t);
+}
+
+static void send_bytes(brisk_sock *c, size_t len, uint64_t now)
+{
+    static uint8_t buf[200000];
+    tf_pattern(buf, len, 0);
+    assert_int_equal(brisk_send(c, buf, len, 0, now), (int64_t)len);
+}
+
+static void test_charge_and_release(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    size_t held0 = f.t.f.nheld;
+    send_bytes(f.c, 3000, TF_MS);
+    /* Two full segments and a 80-byte tail (NODELAY is off but nothing small is unacknowledged). */
+    assert_int_equal(f.t.f.nheld - held0, 3);
+    assert_int_equal(f.c->tsq.pkts, 3);
+    assert_int_equal(f.c->tsq.wmem, 2 * TRUESIZE(1460) + TRUESIZE(80));
+    assert_int_equal(tf_info(f.c).wmem, f.c->tsq.wmem);
+    fakedev_complete_all(&f.t.f, 2 * TF_MS);
+    assert_int_equal(f.c->tsq.wmem, 0);
+    assert_int_equal(f.c->tsq.pkts, 0);
+    /* A pure ACK is not charged. */
+    tf_peer_send_data(&f.p, 100, 3 * TF_MS);
+    tf_run(&f.t, 300 * TF_MS);
+    assert_int_equal(f.c->tsq.wmem, 0);
+    finish(&f);
+}
+
+static void test_budget_rules(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, (const char *const[]){"tcp_limit_output_bytes=100K", "tcp_tsq_adaptive=0", NULL});
+    brisk_sock *c = f.c;
+    /* A known pacing rate: cwnd 100 segments over a 1 ms SRTT in congestion avoidance (120 %). */
+    c->cc.cwnd = 146000;
+    c->cc.ssthresh = 100000;
+    c->rtt.srtt = TF_MS;
+    uint64_t rate = tcp_pacing_rate(c);
+    assert_int_equal(rate, 146000ull * 1000 * 120 / 100);
+    uint64_t hold = BRISK_NSEC_PER_SEC >> 10; /* pacing shift 10: 976.562 µs */
+    uint64_t by_rate = rate * hold / BRISK_NSEC_PER_SEC;
+    f.t.st->s.tcp_tsq_rule = 2;
+    assert_int_equal(tcp_tsq_limit(c), by_rate < 102400 ? by_rate : 102400);
+    f.t.st->s.tcp_tsq_rule = 1;
+    assert_int_equal(tcp_tsq_limit(c), by_rate > 102400 ? by_rate : 102400);
+    f.t.st->s.tcp_tsq_rule = 0;
+    assert_int_equal(tcp_tsq_limit(c), 102400);
+    /* Rule 2 never goes below two buffers. */
+    f.t.st->s.tcp_tsq_rule = 2;
+    c->rtt.srtt = 10 * BRISK_NSEC_PER_SEC;
+    assert_int_equal(tcp_tsq_limit(c), 2 * TRUESIZE(1460));
+    /* Adaptive: the hold time covers twice the device's measured completion latency. */
+    c->rtt.srtt = TF_MS;
+    f.t.st->s.tcp_tsq_adaptive = 1;
+    f.t.f.dev->stats.tx_done_latency_ns = 5 * TF_MS;
+    f.t.st->s.tcp_limit_output_bytes = 64u << 20;
+    assert_int_equal(tcp_tsq_limit(c), rate * 10 * TF_MS / BRISK_NSEC_PER_SEC);
+    f.t.f.dev->stats.tx_done_latency_ns = 0;
+    finish(&f);
+}
+
+/* Over budget: marked throttled, held with reason "tsq"; a completion only parks it; the stack's poll sends. */
+static void test_throttle_and_resume_via_poll(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, (const char *const[]){"tcp_limit_output_bytes=16K", "tcp_tsq_rule=0", "tcp_tsq_shortcut=0", NULL});
+    brisk_sock *c = f.c;
+    size_t n0 = f.t.f.ntx;
+    send_bytes(c, 100000, TF_MS);
+    /* Sends while the charge is within 16 KB: 8 segments (7 x 2284 = 15988 <= 16384, the 8th goes over). */
+    assert_int_equal(f.t.f.ntx - n0, 8);
+    assert_true(c->tsq.throttled);
+    assert_int_equal(tf_info(c).hold, BRISK_HOLD_TSQ);
+    struct brisk_counters k = tf_counters(&f.t);
+    assert_int_equal(k.TSQThrottles, 1);
+    /* The completion of one packet frees room but transmits nothing by itself. */
+    brisk_netdev_tx_done(f.t.f.dev, f.t.f.held[0], 2 * TF_MS);
+    memmove(f.t.f.held, f.t.f.held + 1, (f.t.f.nheld - 1) * sizeof(f.t.f.held[0]));
+    f.t.f.nheld--;
+    assert_int_equal(f.t.f.ntx - n0, 8);
+    assert_false(c->tsq.throttled);
+    assert_int_equal(brisk_stack_next_deadline(f.t.st), 2 * TF_MS); /* work to do now */
+    brisk_stack_poll(f.t.st, 2 * TF_MS);
+    assert_int_equal(f.t.f.ntx - n0, 9); /* exactly the room one completion made */
+    k = tf_counters(&f.t);
+    assert_int_equal(k.TSQResumes, 1);
+    assert_int_equal(k.TSQThrottles, 2);
+    assert_true(tf_info(c).hold_events[BRISK_HOLD_TSQ] >= 1);
+    assert_true(tf_info(c).hold_ns[BRISK_HOLD_TSQ] >= TF_MS);
+    finish(&f);
+}
+
+/* With at most one segment unacknowledged the connection is never held (Linux f921a4a5bffa). */
+static void test_one_segment_shortcut(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, (const char *const[]){"tcp_limit_output_bytes=2048", "tcp_tsq_rule=0", NULL});
+    brisk_sock *c = f.c;
+    size_t n0 = f.t.f.ntx;
+    send_bytes(c, 1460, TF_MS); /* over the 2 KB cap at once, but nothing was unacknowledged */
+    assert_int_equal(f.t.f.ntx - n0, 1);
+    send_bytes(c, 1460, TF_MS); /* one segment unacknowledged: still allowed */
+    assert_int_equal(f.t.f.ntx - n0, 2);
+    send_bytes(c, 1460, TF_MS); /* two unacknowledged and over budget: held */
+    assert_int_equal(f.t.f.ntx - n0, 2);
+    assert_int_equal(tf_info(c).hold, BRISK_HOLD_TSQ);
+    /* The ACK of the first (its buffer still below TCP) leaves one unacknowledged: the third goes. */
+    struct brisk_tcp_repr h = tf_peer_hdr(&f.p, BRISK_TCP_ACK, 2 * TF_MS);
+    h.ack = c->snd.iss + 1 + 1460;
+    assert_int_equal(c->snd.nxt, c->snd.iss + 1 + 2 * 1460);
+    tf_inject(&f.t, &h, NULL, 0, 2 * TF_MS);
+    assert_int_equal(c->snd.nxt, c->snd.iss + 1 + 3 * 1460);
+    finish(&f);
+}
+
+/* A connection aborted while its packets are below TCP lives on as a zombie until the last completion. */
+static void test_zombie_until_last_completion(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    uint64_t socks = f.t.st->tcp->nsocks;
+    send_bytes(f.c, 5000, TF_MS);
+    assert_true(f.c->tsq.pkts > 0);
+    brisk_abort(f.c, 2 * TF_MS);
+    f.c = NULL;
+    assert_int_equal(f.t.st->tcp->nsocks, socks); /* still counted: its packets are in the device */
+    assert_non_null(f.t.st->tcp->zombies);
+    fakedev_complete_all(&f.t.f, 3 * TF_MS);
+    assert_int_equal(f.t.st->tcp->nsocks, socks - 1);
+    assert_null(f.t.st->tcp->zombies);
+    finish(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_charge_and_release),
+        cmocka_unit_test(test_budget_rules),
+        cmocka_unit_test(test_throttle_and_resume_via_poll),
+        cmocka_unit_test(test_one_segment_shortcut),
+        cmocka_unit_test(test_zombie_until_last_completion),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
