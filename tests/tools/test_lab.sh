@@ -102,7 +102,15 @@ check "bulk states its line rate" "[ '$(json_num "$tmp/bulk.json" line_rate_bps)
 "$lab" run bulk --json --set bytes=2M --set loss=1% --set dir=3 >"$tmp/bulkloss.json"
 check "bulk with 1% loss both ways is byte-exact" "grep -q '\"hash_ok\": true' '$tmp/bulkloss.json'"
 check "bulk with loss retransmits" "[ '$(json_num "$tmp/bulkloss.json" retransmits)' -gt 0 ]"
+# The xen-netfront mechanism: slow TX completion under the 3.19 TSQ rule with a 128 KB cap, explained.
+"$lab" run bulk --json --set bytes=20M --set txc_delay=190us --set tcp_limit_output_bytes=128K \
+    --set tcp_tsq_adaptive=0 >"$tmp/xen.json"
+xpct=$(json_num "$tmp/xen.json" goodput_pct)
+check "190us completions + 128K cap hold the flow well below line rate (got $xpct%)" \
+    "awk 'BEGIN { exit !($xpct < 50) }'"
+check "and the report says TSQ held it" "[ \$(sed -n 's/.*\"tsq\": \([0-9]*\).*/\1/p' '$tmp/xen.json' | head -n 1) -gt 0 ]"
 expect_2 run bulk --set dir=4
+expect_2 run bulk --set tx_ring=0
 expect_2 run bulk --set rtt=fast
 
 # seeds writes the files make lab promises.

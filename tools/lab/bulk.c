@@ -28,6 +28,10 @@ static const struct lab_param params[] = {
     {"seed", LAB_UINT, "1", "world seed (impairments, stack seeds, data)"},
     {"limit", LAB_TIME, "600s", "give up after this much virtual time"},
     {"sample", LAB_TIME, "1ms", "throughput sampling interval (plot)"},
+    {"txc_delay", LAB_TIME, "0", "sender NIC: complete transmissions this long after serialization"},
+    {"txc_coalesce", LAB_UINT, "0", "sender NIC: complete in batches of this many frames (0 = off)"},
+    {"txc_timeout", LAB_TIME, "10ms", "sender NIC: ... or when the oldest waited this long"},
+    {"tx_ring", LAB_UINT, "1024", "sender NIC: TX descriptors"},
 };
 
 /* Throughput over time: bytes read by the receivers, sampled every `every` ns while the transfer runs. */
@@ -80,23 +84,42 @@ static void side(struct lab_run *r, const char *key, const char *label, const st
     lab_report_time(r, "srtt_ns", "smoothed RTT", s->info.srtt_ns);
     lab_report_u64(r, "cwnd", "final cwnd (bytes)", s->info.cwnd);
     lab_report_u64(r, "mss", "MSS", s->info.mss);
+    lab_report_u64(r, "tsq_limit", "TSQ budget at the end (bytes)", s->info.tsq_limit);
     if (s->error)
         lab_report_u64(r, "error", brisk_strerror(s->error), (uint64_t)-s->error);
+    lab_report_group_begin(r, "held_ns", "time data was held back, by reason");
+    for (int k = BRISK_HOLD_NONE + 1; k < BRISK_HOLD_COUNT; k++)
+        lab_report_time(r, brisk_hold_name(k), brisk_hold_name(k), s->info.hold_ns[k]);
+    lab_report_group_end(r);
     lab_report_group_end(r);
 }
 
 static int run(struct lab_run *r)
 {
     uint64_t bytes = lab_u(r, "bytes"), dir = lab_u(r, "dir"), rate = lab_u(r, "rate"), rtt = lab_u(r, "rtt");
-    if (dir < 1 || dir > 3 || rate == 0 || bytes == 0 || lab_u(r, "write") == 0 || lab_u(r, "write") > (1u << 30)) {
-        fprintf(stderr, "brisk-lab bulk: need dir 1..3, rate > 0, bytes > 0, 0 < write <= 1G\n");
+    if (dir < 1 || dir > 3 || rate == 0 || bytes == 0 || lab_u(r, "write") == 0 || lab_u(r, "write") > (1u << 30) ||
+        lab_u(r, "tx_ring") == 0 || lab_u(r, "tx_ring") > (1u << 20) || lab_u(r, "txc_coalesce") > (1u << 20)) {
+        fprintf(stderr, "brisk-lab bulk: need dir 1..3, rate > 0, bytes > 0, 0 < write <= 1G, 0 < tx_ring <= 1M, "
+                        "txc_coalesce <= 1M\n");
         return 2;
     }
     brisk_sim_world *w = brisk_sim_world_new(lab_u(r, "seed"));
     struct brisk_settings s = r->settings;
     s.seed = 0;
     brisk_sim_host *a = brisk_sim_host_add(w, "a", &s), *b = brisk_sim_host_add(w, "b", &s);
-    brisk_sim_port *pa = brisk_sim_nic_add_ip(a, A_IP, 24, 0), *pb = brisk_sim_nic_add_ip(b, B_IP, 24, 0);
+    struct brisk_sim_nic_config nc;
+    brisk_sim_nic_config_default(&nc);
+    nc.dev.ip = A_IP;
+    nc.tx_ring = (uint32_t)lab_u(r, "tx_ring");
+    if (lab_u(r, "txc_coalesce")) {
+        nc.txc.model = BRISK_SIM_TXC_COALESCE;
+        nc.txc.frames = (uint32_t)lab_u(r, "txc_coalesce");
+        nc.txc.timeout_ns = lab_u(r, "txc_timeout");
+    } else if (lab_u(r, "txc_delay")) {
+        nc.txc.model = BRISK_SIM_TXC_DELAY;
+        nc.txc.delay_ns = lab_u(r, "txc_delay");
+    }
+    brisk_sim_port *pa = brisk_sim_nic_add(a, &nc), *pb = brisk_sim_nic_add_ip(b, B_IP, 24, 0);
     struct brisk_sim_link_config lc;
     brisk_sim_link_config_symmetric(&lc, rate, rtt / 2);
     struct brisk_sim_impair *im[2] = {&lc.ab.impair, &lc.ba.impair};
