@@ -109,6 +109,9 @@ struct brisk_settings {
     uint32_t tcp_buf_overhead;      /* per-packet memory charged on top of the frame (skb truesize) */
     uint32_t tcp_pacing_ss_ratio;   /* pacing rate, % of cwnd/srtt, in slow start / congestion avoidance */
     uint32_t tcp_pacing_ca_ratio;
+    uint32_t tcp_autocorking;       /* auto-corking (Linux sysctl of the same name) */
+    uint32_t tcp_autocork_first_packet; /* compat: may hold with nothing in flight (3.14-rc bug) */
+    uint32_t tcp_resume_nagle;      /* compat: completion resume with Nagle forced on (3.14-rc bug) */
 };
 
 /* Fills `s` with brisk's defaults. */
@@ -192,6 +195,7 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(IcmpOutRateLimited, "ICMP errors suppressed by icmp_ratelimit")                                      \
     X(TSQThrottles, "times TCP Small Queues held a connection (bytes below TCP over budget)")               \
     X(TSQResumes, "throttled connections resumed after a TX completion")                                  \
+    X(TCPAutoCorking, "small tails held by auto-corking (resumed on TX completion)")                      \
     X(TcpActiveOpens, "connections opened by connect (SYN-SENT)")                                        \
     X(TcpPassiveOpens, "connections opened from a listener (SYN-RECEIVED)")                              \
     X(TcpAttemptFails, "connection attempts that failed (refused, timed out, reset while opening)")     \
@@ -396,6 +400,7 @@ enum brisk_hold {
     BRISK_HOLD_NAGLE,  /* a partial segment waits for the ACK of the previous small one */
     BRISK_HOLD_CORK,   /* TCP_CORK or MSG_MORE holds a partial segment */
     BRISK_HOLD_TSQ,    /* too many bytes below TCP (TCP Small Queues) */
+    BRISK_HOLD_AUTOCORK, /* a small tail waits for this connection's data below TCP to complete */
     BRISK_HOLD_DEVICE, /* the device refused the packet (ring full) or no buffer */
     BRISK_HOLD_COUNT,
 };

@@ -87,7 +87,13 @@
     X(tcp_pacing_ss_ratio, UINT, tcp_pacing_ss_ratio, uint32_t, 200, 1, 10000,                               \
       "pacing rate in slow start, % of cwnd / srtt")                                                        \
     X(tcp_pacing_ca_ratio, UINT, tcp_pacing_ca_ratio, uint32_t, 120, 1, 10000,                               \
-      "pacing rate in congestion avoidance, % of cwnd / srtt")
+      "pacing rate in congestion avoidance, % of cwnd / srtt")                                              \
+    X(tcp_autocorking, BOOL, tcp_autocorking, uint32_t, 1, 0, 1,                                             \
+      "hold a small tail while this connection's data is still below TCP (resumed on TX completion)")       \
+    X(tcp_autocork_first_packet, BOOL, tcp_autocork_first_packet, uint32_t, 0, 0, 1,                         \
+      "compat (Linux 3.14-rc, before a181ceb501b3): auto-corking may hold a segment with nothing in flight")  \
+    X(tcp_resume_nagle, BOOL, tcp_resume_nagle, uint32_t, 0, 0, 1,                                           \
+      "compat (Linux 3.14-rc, before bf06200e732d): the TX-completion resume runs with Nagle forced on")
 
 struct setting {
     struct brisk_setting_desc desc;

@@ -191,7 +191,9 @@ void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now)
         list = c->blocked_next;
         c->blocked = 0;
         c->blocked_next = NULL;
+        c->snd.resuming = 1;
         tcp_write_xmit(c, now); /* may park it again */
+        c->snd.resuming = 0;
         if (c->ack.pending && !brisk_timer_armed(&c->timer.delack) && !c->blocked)
             tcp_send_ack(c, now); /* an ACK the device refused */
     }

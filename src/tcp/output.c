@@ -7,8 +7,9 @@
  *   1. is there data (or a FIN) not yet sent?
  *   2. does the peer's window allow it (rwnd), with sender-side silly-window avoidance (RFC 9293 §3.8.6.2.1)?
  *   3. does the congestion window allow it (cwnd, RFC 5681)?
- *   4. is a partial segment to be held: TCP_CORK or MSG_MORE, or Nagle (RFC 9293 §3.7.4) with Minshall's
- *      refinement — hold only while a previous small segment is unacknowledged — unless TCP_NODELAY?
+ *   4. is a partial segment to be held: TCP_CORK or MSG_MORE; auto-corking (on the application's send only,
+ *      tsq.c); or Nagle (RFC 9293 §3.7.4) with Minshall's refinement — hold only while a previous small
+ *      segment is unacknowledged — unless TCP_NODELAY?
    5. is the connection over its TCP Small Queues budget (bytes below TCP, tsq.c)?
  * and then cuts the segment from the send buffer at transmit time (the buffer is a byte stream, so a segment
  * is any size the answers allow) and hands it to tcp_transmit(). When it stops with data waiting it records
@@ -341,7 +342,12 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
                     hold = BRISK_HOLD_CORK;
                     break;
                 }
-                if (!c->snd.nodelay && flight > 0 && brisk_seq_gt(c->snd.sml, c->snd.una)) {
+                if (c->snd.app_push && tcp_autocork(c)) {
+                    hold = BRISK_HOLD_AUTOCORK;
+                    break;
+                }
+                int nodelay = c->snd.nodelay && !(c->snd.resuming && c->st->s.tcp_resume_nagle);
+                if (!nodelay && flight > 0 && brisk_seq_gt(c->snd.sml, c->snd.una)) {
                     hold = BRISK_HOLD_NAGLE; /* Minshall: a small segment is still unacknowledged */
                     break;
                 }

@@ -184,7 +184,9 @@ int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, u
     if (s->ack.last_data_rx && now - s->ack.last_data_rx < s->ack.ato)
         s->ack.pingpong = 1;
     s->snd.more = (flags & BRISK_MSG_MORE) != 0;
+    s->snd.app_push = 1; /* auto-corking decides about this call's tail */
     tcp_write_xmit(s, now);
+    s->snd.app_push = 0;
     finish_call(st, now);
     return (int64_t)n;
 }

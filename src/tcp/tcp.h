@@ -87,6 +87,8 @@ struct brisk_sock {
         uint8_t more;             /* the last send carried MSG_MORE */
         uint8_t wscale;           /* shift the peer applies to its windows (we apply it to theirs) */
         uint8_t was_full;         /* send() hit the buffer limit: wake the writer when space returns */
+        uint8_t app_push;         /* tcp_write_xmit runs for the application's send (auto-corking applies) */
+        uint8_t resuming;         /* tcp_write_xmit runs for a TX-completion resume */
     } snd;
 
     struct {
@@ -252,6 +254,8 @@ uint64_t tcp_pacing_rate(const brisk_sock *c);
 uint64_t tcp_tsq_limit(const brisk_sock *c);
 /* Whether TSQ holds the connection now (marks it throttled first, then re-checks). */
 int tcp_tsq_holds(brisk_sock *c, uint64_t now);
+/* Auto-corking: whether to hold the small tail now (then the connection is marked for a completion resume). */
+int tcp_autocork(brisk_sock *c);
 /* Records why the transmit function stopped (BRISK_HOLD_NONE: it is not holding anything back). */
 void tcp_hold(brisk_sock *c, int reason, uint64_t now);
 

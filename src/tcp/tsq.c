@@ -23,6 +23,13 @@
  * The resume path never transmits from the completion: it parks the connection on the stack's deferred list
  * and brisk_stack_poll runs it through the one transmit function, with its current Nagle / cork mode.
  *
+ * Auto-corking (linux-tx-path.md §2). On the application's send, a small tail (less than a segment) is held
+ * when tcp_autocorking is on, something is in flight (never the first packet; the compat knob
+ * tcp_autocork_first_packet restores the 3.14-rc behaviour), and data of this connection is below TCP — its
+ * completion resumes the connection through the same path as TSQ, by which time more data may have joined
+ * the tail. The resume runs the one transmit function with the connection's current Nagle mode; the compat
+ * knob tcp_resume_nagle forces Nagle on there, the 2014 bug behind the iSCSI seed.
+ *
  * Hold reasons (DESIGN.md principle 5). tcp_hold() records why the transmit function stopped with data
  * waiting — cwnd, rwnd, nagle, cork, tsq, device — counting each stop and accumulating the time each reason
  * was in force, for brisk_conn_info() and the tools.
@@ -31,7 +38,8 @@
 
 #include "tcp/tcp.h"
 
-static const char *const hold_names[BRISK_HOLD_COUNT] = {"none", "cwnd", "rwnd", "nagle", "cork", "tsq", "device"};
+static const char *const hold_names[BRISK_HOLD_COUNT] = {"none", "cwnd", "rwnd",     "nagle",
+                                                         "cork", "tsq",  "autocork", "device"};
 
 const char *brisk_hold_name(int reason)
 {
@@ -125,6 +133,28 @@ int tcp_tsq_holds(brisk_sock *c, uint64_t now)
         return 0;
     }
     c->st->c.TSQThrottles++;
+    return 1;
+}
+
+int tcp_autocork(brisk_sock *c)
+{
+    const struct brisk_settings *s = &c->st->s;
+    if (!s->tcp_autocorking)
+        return 0;
+    /* Never hold the first packet: with nothing in flight no ACK is coming either (a181ceb501b3). */
+    if (tcp_flight(c) == 0 && !s->tcp_autocork_first_packet)
+        return 0;
+    /* Only while data of this connection is below TCP: its completion is what resumes us. */
+    if (c->tsq.wmem == 0)
+        return 0;
+    int was = c->tsq.throttled;
+    c->tsq.throttled = 1;
+    if (c->tsq.wmem == 0) { /* re-check after marking */
+        c->tsq.throttled = (uint8_t)was;
+        return 0;
+    }
+    if (!was)
+        c->st->c.TCPAutoCorking++;
     return 1;
 }
 

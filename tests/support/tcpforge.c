@@ -36,9 +36,10 @@ void tf_init(struct tf *t, const char *const *sets)
     brisk_settings_default(&s);
     assert_int_equal(brisk_settings_set(&s, "arp_reachable=86400s"), BRISK_OK);
     /* The fake device completes frames only when a test collects them, so TCP Small Queues would hold every
-     * connection after two packets: these tests are about TCP's own rules and leave TSQ to test_tsq.c,
-     * which turns it back on ("tcp_tsq=1" in `sets`). */
+     * connection after two packets and auto-corking every small tail: these tests are about TCP's own rules
+     * and leave both to test_tsq.c, which turns them back on ("tcp_tsq=1", "tcp_autocorking=1" in `sets`). */
     assert_int_equal(brisk_settings_set(&s, "tcp_tsq=0"), BRISK_OK);
+    assert_int_equal(brisk_settings_set(&s, "tcp_autocorking=0"), BRISK_OK);
     for (; sets && *sets; sets++) {
         if (brisk_settings_set(&s, *sets) != BRISK_OK) {
             print_error("tf_init: bad setting \"%s\"\n", *sets);
@@ -120,7 +121,7 @@ void tf_collect(struct tf *t)
         absorb(t, d, t->f.tx[i].len, t->f.tx[i].at);
     }
     t->f.ntx = 0;
-    if (t->f.nheld)
+    if (t->f.nheld && !t->hold_completions)
         fakedev_complete_all(&t->f, t->st->now);
 }
 

@@ -50,6 +50,7 @@ struct tf {
     size_t head;         /* next segment tf_take returns */
     size_t nother;       /* frames that were not TCP over IPv4 (ARP, ICMP) */
     uint32_t last_tsval; /* TSval of the latest segment sent with a timestamp (the peer echoes it) */
+    int hold_completions; /* nonzero: collecting frames does not complete them (a slow-completion device) */
 };
 
 /* Creates the stack with brisk's defaults changed by `sets` ("name=value" strings, NULL-terminated; NULL

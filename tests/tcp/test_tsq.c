@@ -189,6 +189,98 @@ static void test_zombie_until_last_completion(void **state)
     finish(&f);
 }
 
+/* Completes every packet the fake device holds and lets the stack run its deferred work at `now`. */
+static void complete_and_poll(struct fix *f, uint64_t now)
+{
+    fakedev_complete_all(&f->t.f, now);
+    brisk_stack_poll(f->t.st, now);
+}
+
+/* Auto-corking: the small tail waits while this connection's data is below TCP, and goes on completion. */
+static void test_autocork_holds_tail_until_completion(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, (const char *const[]){"tcp_autocorking=1", NULL});
+    brisk_sock *c = f.c;
+    assert_int_equal(brisk_setsockopt(c, BRISK_SO_NODELAY, 1, TF_MS), BRISK_OK);
+    size_t n0 = f.t.f.ntx;
+    send_bytes(c, 100, TF_MS); /* the first packet is never held */
+    assert_int_equal(f.t.f.ntx - n0, 1);
+    send_bytes(c, 100, TF_MS); /* in flight and below TCP: corked, even with NODELAY */
+    assert_int_equal(f.t.f.ntx - n0, 1);
+    assert_int_equal(tf_info(c).hold, BRISK_HOLD_AUTOCORK);
+    send_bytes(c, 100, TF_MS); /* more joins the tail */
+    assert_int_equal(f.t.f.ntx - n0, 1);
+    assert_int_equal(tf_counters(&f.t).TCPAutoCorking, 1);
+    complete_and_poll(&f, TF_MS + 500);
+    assert_int_equal(f.t.f.ntx - n0, 2); /* one 200-byte segment, at the completion */
+    assert_int_equal(c->snd.nxt - c->snd.una, 300);
+    assert_int_equal(tf_info(c).hold_ns[BRISK_HOLD_AUTOCORK], 500);
+    finish(&f);
+}
+
+/* a181ceb501b3: with nothing unacknowledged, never hold — unless the compat knob restores the old rule. */
+static void test_autocork_first_packet(void **state)
+{
+    (void)state;
+    for (int bug = 0; bug <= 1; bug++) {
+        struct fix f;
+        setup(&f, bug ? (const char *const[]){"tcp_autocorking=1", "tcp_autocork_first_packet=1", NULL}
+                      : (const char *const[]){"tcp_autocorking=1", NULL});
+        brisk_sock *c = f.c;
+        brisk_setsockopt(c, BRISK_SO_NODELAY, 1, TF_MS);
+        send_bytes(c, 100, TF_MS);
+        /* The peer acknowledges it before the device reports completion (a slow-completion NIC). */
+        struct brisk_tcp_repr h = tf_peer_hdr(&f.p, BRISK_TCP_ACK, 2 * TF_MS);
+        h.ack = c->snd.iss + 1 + 100;
+        f.t.hold_completions = 1; /* the data packet stays below TCP */
+        tf_inject(&f.t, &h, NULL, 0, 2 * TF_MS);
+        f.t.hold_completions = 0;
+        assert_int_equal(c->snd.una, c->snd.max);
+        assert_true(c->tsq.wmem > 0);
+        uint32_t before = c->snd.nxt;
+        send_bytes(c, 100, 3 * TF_MS);
+        if (bug)
+            assert_int_equal(c->snd.nxt, before); /* held with nothing in flight: the TCP_RR regression */
+        else
+            assert_int_equal(c->snd.nxt, before + 100);
+        finish(&f);
+    }
+}
+
+/* bf06200e732d: the completion resume must use the connection's own Nagle mode. With the compat knob a
+ * NODELAY sender's corked tail waits for the ACK of the previous small segment instead. */
+static void test_resume_uses_current_nagle_mode(void **state)
+{
+    (void)state;
+    for (int bug = 0; bug <= 1; bug++) {
+        struct fix f;
+        setup(&f, bug ? (const char *const[]){"tcp_autocorking=1", "tcp_resume_nagle=1", NULL}
+                      : (const char *const[]){"tcp_autocorking=1", NULL});
+        brisk_sock *c = f.c;
+        brisk_setsockopt(c, BRISK_SO_NODELAY, 1, TF_MS);
+        uint32_t d = c->snd.nxt;
+        send_bytes(c, 48, TF_MS);  /* the PDU header leaves */
+        send_bytes(c, 512, TF_MS); /* the payload is auto-corked behind it */
+        assert_int_equal(c->snd.nxt, d + 48);
+        complete_and_poll(&f, TF_MS + 100);
+        if (!bug) {
+            assert_int_equal(c->snd.nxt, d + 48 + 512); /* resumed with NODELAY: out at the completion */
+        } else {
+            assert_int_equal(c->snd.nxt, d + 48); /* resumed with Nagle on: waits for the ACK of 48 bytes */
+            assert_int_equal(tf_info(c).hold, BRISK_HOLD_NAGLE);
+            struct brisk_tcp_repr h = tf_peer_hdr(&f.p, BRISK_TCP_ACK, 40 * TF_MS);
+            h.ack = d + 48;
+            f.t.hold_completions = 1; /* keep counting what the ACK releases, not what collecting completes */
+            tf_inject(&f.t, &h, NULL, 0, 40 * TF_MS); /* the peer's delayed ACK */
+            f.t.hold_completions = 0;
+            assert_int_equal(c->snd.nxt, d + 48 + 512);
+        }
+        finish(&f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +289,9 @@ int main(void)
         cmocka_unit_test(test_throttle_and_resume_via_poll),
         cmocka_unit_test(test_one_segment_shortcut),
         cmocka_unit_test(test_zombie_until_last_completion),
+        cmocka_unit_test(test_autocork_holds_tail_until_completion),
+        cmocka_unit_test(test_autocork_first_packet),
+        cmocka_unit_test(test_resume_uses_current_nagle_mode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
