@@ -136,6 +136,14 @@ const struct brisk_setting_desc *brisk_settings_desc(size_t i);
 /* The value of setting `i` as a plain integer (ns for times, bytes for sizes, bit/s for rates). */
 uint64_t brisk_settings_value(const struct brisk_settings *s, size_t i);
 
+/* Compatibility profiles: named sets of settings reproducing historical Linux behaviour ("linux-3.19") or
+ * brisk's defaults ("brisk"). apply: BRISK_OK or BRISK_ERR_NOENT (unknown name); `s` unchanged on error. */
+int brisk_settings_apply_profile(struct brisk_settings *s, const char *name);
+size_t brisk_profiles_count(void);
+const char *brisk_profile_name(size_t i);
+const char *brisk_profile_help(size_t i);
+const char *const *brisk_profile_settings(size_t i); /* NULL-terminated "name=value" list */
+
 /* ---------------------------------------------------------------------------------------------------------
  * Value syntax shared by every tool and by brisk_settings_set. Each returns BRISK_OK or BRISK_ERR_INVAL
  * (malformed) / BRISK_ERR_RANGE (overflow), and leaves *out untouched on error.

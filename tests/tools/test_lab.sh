@@ -109,6 +109,14 @@ xpct=$(json_num "$tmp/xen.json" goodput_pct)
 check "190us completions + 128K cap hold the flow well below line rate (got $xpct%)" \
     "awk 'BEGIN { exit !($xpct < 50) }'"
 check "and the report says TSQ held it" "[ \$(sed -n 's/.*\"tsq\": \([0-9]*\).*/\1/p' '$tmp/xen.json' | head -n 1) -gt 0 ]"
+"$lab" profiles >"$tmp/profiles"
+check "profiles lists linux-3.19 and brisk" "grep -q '^linux-3.19 ' '$tmp/profiles' && grep -q '^brisk ' '$tmp/profiles'"
+"$lab" run bulk --json --profile linux-3.19 --set bytes=20M --set txc_delay=190us >"$tmp/p319.json"
+ppct=$(json_num "$tmp/p319.json" goodput_pct)
+check "--profile linux-3.19 with 190us completions caps the flow (got $ppct%)" "awk 'BEGIN { exit !($ppct < 50) }'"
+check "the JSON names the profile" "grep -q '\"profile\": \"linux-3.19\"' '$tmp/p319.json'"
+expect_2 run bulk --profile nope
+expect_2 run bulk --profile
 expect_2 run bulk --set dir=4
 expect_2 run bulk --set tx_ring=0
 expect_2 run bulk --set rtt=fast

@@ -112,6 +112,35 @@ static void test_counter_names(void **state)
     assert_null(brisk_counter_name(n));
 }
 
+static void test_profiles(void **state)
+{
+    (void)state;
+    struct brisk_settings s;
+    brisk_settings_default(&s);
+    struct brisk_settings before = s;
+    assert_int_equal(brisk_settings_apply_profile(&s, "linux-9.99"), BRISK_ERR_NOENT);
+    assert_memory_equal(&s, &before, sizeof(s));
+    assert_int_equal(brisk_settings_apply_profile(&s, "linux-3.19"), BRISK_OK);
+    assert_int_equal(s.tcp_tsq_rule, 2);
+    assert_int_equal(s.tcp_limit_output_bytes, 128u << 10);
+    assert_int_equal(s.tcp_tsq_adaptive, 0);
+    assert_int_equal(s.tcp_tsq_shortcut, 0);
+    brisk_settings_default(&s);
+    assert_int_equal(brisk_settings_apply_profile(&s, "linux-3.14-rc2"), BRISK_OK);
+    assert_int_equal(s.tcp_resume_nagle, 1);
+    assert_int_equal(s.tcp_autocork_first_packet, 1);
+    brisk_settings_default(&s);
+    assert_int_equal(brisk_settings_apply_profile(&s, "brisk"), BRISK_OK);
+    assert_memory_equal(&s, &before, sizeof(s));
+    /* Every profile's settings are valid names and values. */
+    for (size_t i = 0; i < brisk_profiles_count(); i++) {
+        struct brisk_settings t;
+        brisk_settings_default(&t);
+        assert_non_null(brisk_profile_help(i));
+        assert_int_equal(brisk_settings_apply_profile(&t, brisk_profile_name(i)), BRISK_OK);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -121,6 +150,7 @@ int main(void)
         cmocka_unit_test(test_out_of_range_struct_rejected_by_stack),
         cmocka_unit_test(test_descriptions),
         cmocka_unit_test(test_counter_names),
+        cmocka_unit_test(test_profiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,8 @@
  *
  *   brisk-lab list [--json]                 the scenarios and their parameters
  *   brisk-lab settings [--json]             every stack setting with its default
- *   brisk-lab run SCENARIO [--set k=v ...] [--json] [--pcap FILE [--pcap-frames N]]
+ *   brisk-lab profiles [--json]             the compatibility profiles and the settings each sets
+ *   brisk-lab run SCENARIO [--profile P] [--set k=v ...] [--json] [--pcap FILE [--pcap-frames N]]
  *   brisk-lab seeds [--out DIR]             every lab scenario with defaults: tables on stdout, and per
  *                                           scenario DIR/<name>/results.json, results.txt and capture.pcap
  *                                           (the first 2000 frames, headers only), and plots (PNG)
@@ -144,6 +145,26 @@ int lab_set(struct lab_run *r, const char *assignment)
     return rc;
 }
 
+int lab_profile(struct lab_run *r, const char *name)
+{
+    if (brisk_settings_apply_profile(&r->settings, name) != BRISK_OK) {
+        fprintf(stderr, "brisk-lab: unknown profile '%s' (brisk-lab profiles)\n", name);
+        return BRISK_ERR_NOENT;
+    }
+    r->profile = name;
+    for (size_t p = 0; p < brisk_profiles_count(); p++) {
+        if (strcmp(brisk_profile_name(p), name) != 0)
+            continue;
+        for (const char *const *a = brisk_profile_settings(p); *a; a++) {
+            size_t n = strcspn(*a, "=");
+            for (size_t i = 0; i < brisk_settings_count(); i++)
+                if (strlen(brisk_settings_desc(i)->name) == n && strncmp(brisk_settings_desc(i)->name, *a, n) == 0)
+                    r->settings_changed[i] = 1;
+        }
+    }
+    return BRISK_OK;
+}
+
 static int param_index(const struct lab_run *r, const char *name)
 {
     for (int i = 0; i < r->sc->nparams; i++)
@@ -200,6 +221,7 @@ static void begin_json(struct lab_run *r)
     json_init(&r->j, r->json_out);
     json_object_begin(&r->j, NULL);
     json_str(&r->j, "scenario", r->sc->name);
+    json_str(&r->j, "profile", r->profile ? r->profile : "brisk");
     json_object_begin(&r->j, "parameters");
     for (int i = 0; i < r->sc->nparams; i++) {
         const struct lab_param *p = &r->sc->params[i];
@@ -222,6 +244,7 @@ static void begin_table(const struct lab_run *r, FILE *f)
 {
     char buf[FMT_LEN];
     fprintf(f, "== %s: %s ==\n", r->sc->name, r->sc->summary);
+    fprintf(f, "profile:    %s\n", r->profile ? r->profile : "brisk (defaults)");
     fprintf(f, "parameters:");
     for (int i = 0; i < r->sc->nparams; i++)
         fprintf(f, " %s=%s", r->sc->params[i].name, param_text(buf, &r->sc->params[i], r->v[i]));
@@ -336,7 +359,9 @@ static int usage(FILE *f, int rc)
 {
     fprintf(f, "usage: brisk-lab list [--json]\n"
                "       brisk-lab settings [--json]\n"
-               "       brisk-lab run SCENARIO [--set name=value ...] [--json] [--pcap FILE [--pcap-frames N]]\n"
+               "       brisk-lab profiles [--json]\n"
+               "       brisk-lab run SCENARIO [--profile P] [--set name=value ...] [--json] [--pcap FILE "
+               "[--pcap-frames N]]\n"
                "       brisk-lab seeds [--out DIR]\n"
                "Values: sizes 1500, 64K, 4M; rates 1G, 100M (bit/s); times 100us, 10ms, 1s; "
                "probabilities 0.01 or 1%%.\n");
@@ -411,6 +436,43 @@ static int cmd_settings(int argc, char **argv)
     return 0;
 }
 
+static int cmd_profiles(int argc, char **argv)
+{
+    int json = argc == 1 && strcmp(argv[0], "--json") == 0;
+    if (argc > 0 && !json)
+        return fprintf(stderr, "brisk-lab profiles: unknown option '%s'\n", argv[0]), usage(stderr, 2);
+    struct json j;
+    json_init(&j, stdout);
+    if (json)
+        json_array_begin(&j, NULL);
+    for (size_t p = 0; p < brisk_profiles_count(); p++) {
+        const char *const *sets = brisk_profile_settings(p);
+        if (json) {
+            json_object_begin(&j, NULL);
+            json_str(&j, "name", brisk_profile_name(p));
+            json_str(&j, "summary", brisk_profile_help(p));
+            json_array_begin(&j, "settings");
+            for (const char *const *a = sets; *a; a++)
+                json_str(&j, NULL, *a);
+            json_array_end(&j);
+            json_object_end(&j);
+            continue;
+        }
+        printf("%-16s %s\n", brisk_profile_name(p), brisk_profile_help(p));
+        printf("%-16s", "");
+        if (!*sets)
+            printf(" (the defaults: brisk-lab settings)");
+        for (const char *const *a = sets; *a; a++)
+            printf(" %s", *a);
+        printf("\n");
+    }
+    if (json) {
+        json_array_end(&j);
+        json_finish(&j);
+    }
+    return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     if (argc < 1)
@@ -428,9 +490,24 @@ static int cmd_run(int argc, char **argv)
         lab_run_json(&r, stdout);
     else
         lab_run_table(&r, stdout);
+    /* The profile first, wherever it stands, so --set overrides it. */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--profile") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "brisk-lab run: --profile needs a name (brisk-lab profiles)\n");
+                return 2;
+            }
+            if (lab_profile(&r, argv[i + 1]) != BRISK_OK)
+                return 2;
+        }
+    }
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             continue;
+        if (strcmp(argv[i], "--profile") == 0) {
+            i++;
+            continue;
+        }
         if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
             if (lab_set(&r, argv[++i]) != BRISK_OK)
                 return 2;
@@ -537,6 +614,8 @@ int main(int argc, char **argv)
         return cmd_list(argc - 2, argv + 2);
     if (strcmp(cmd, "settings") == 0)
         return cmd_settings(argc - 2, argv + 2);
+    if (strcmp(cmd, "profiles") == 0)
+        return cmd_profiles(argc - 2, argv + 2);
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "seeds") == 0)

@@ -54,6 +54,7 @@ struct lab_run {
     const char *pcap;                   /* capture file, or NULL */
     uint64_t pcap_frames;               /* capture only the first N frames, headers only (0 = everything) */
     const char *plot_dir;               /* where to draw plots (PNG + data), or NULL for none */
+    const char *profile;                /* compatibility profile applied before --set, or NULL */
     /* Where the report goes: human tables to each of tables[], JSON to json_out (either may be absent). */
     FILE *tables[LAB_MAX_TABLES];
     int ntables;
@@ -65,6 +66,9 @@ struct lab_run {
 /* Parses one --set assignment into the run (scenario parameter first, then stack setting). Returns BRISK_OK,
  * or an error after writing a message to stderr. */
 int lab_set(struct lab_run *r, const char *assignment);
+/* Applies a compatibility profile to the run's settings (before any --set). Returns BRISK_OK, or an error
+ * after a message on stderr. */
+int lab_profile(struct lab_run *r, const char *name);
 /* Initializes a run of sc with defaults and no output; add outputs with lab_run_table / lab_run_json. */
 void lab_run_init(struct lab_run *r, const struct lab_scenario *sc);
 void lab_run_table(struct lab_run *r, FILE *f);

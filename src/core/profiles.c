@@ -1,0 +1,82 @@
+/*
+ * profiles.c — compatibility profiles: named sets of settings that reproduce historical Linux transmit-path
+ * behaviour, for comparison in the lab (DESIGN.md, "Settings and compatibility profiles"). A profile is only
+ * knobs: the mechanisms that run are brisk's own, configured the way each kernel behaved (see
+ * shared/reference/linux-tx-path.md for the history each line encodes).
+ */
+#include <string.h>
+
+#include "brisk/brisk.h"
+
+struct profile {
+    const char *name;
+    const char *help;
+    const char *const *sets;
+};
+
+static const char *const p_3_12[] = {"tcp_tsq_rule=0", "tcp_limit_output_bytes=128K", "tcp_tsq_shortcut=0",
+                                     "tcp_tsq_adaptive=0", "tcp_autocorking=0", NULL};
+static const char *const p_3_14_rc2[] = {"tcp_tsq_rule=1", "tcp_limit_output_bytes=128K", "tcp_tsq_shortcut=0",
+                                         "tcp_tsq_adaptive=0", "tcp_autocorking=1", "tcp_resume_nagle=1",
+                                         "tcp_autocork_first_packet=1", NULL};
+static const char *const p_3_14[] = {"tcp_tsq_rule=1", "tcp_limit_output_bytes=128K", "tcp_tsq_shortcut=0",
+                                     "tcp_tsq_adaptive=0", "tcp_autocorking=1", "tcp_resume_nagle=0",
+                                     "tcp_autocork_first_packet=0", NULL};
+static const char *const p_3_19[] = {"tcp_tsq_rule=2", "tcp_limit_output_bytes=128K", "tcp_tsq_shortcut=0",
+                                     "tcp_tsq_adaptive=0", "tcp_autocorking=1", NULL};
+static const char *const p_6_x[] = {"tcp_tsq_rule=2", "tcp_limit_output_bytes=4M", "tcp_tsq_shortcut=1",
+                                    "tcp_tsq_adaptive=0", "tcp_autocorking=1", NULL};
+static const char *const p_brisk[] = {NULL};
+
+static const struct profile profiles[] = {
+    {"linux-3.12", "static 128 KB TSQ cap, no auto-corking", p_3_12},
+    {"linux-3.14-rc2", "auto-corking that may hold the first packet and resumes with Nagle on; TSQ floor 128 KB",
+     p_3_14_rc2},
+    {"linux-3.14", "auto-corking fixed (a181ceb501b3, bf06200e732d); TSQ max(128 KB, rate x 1 ms)", p_3_14},
+    {"linux-3.19", "TSQ min(128 KB, max(2 buffers, rate x 1 ms)): the cap became a ceiling (605ad7f184b6)",
+     p_3_19},
+    {"linux-6.x", "TSQ ceiling 4 MB, send with at most one segment unacknowledged (f921a4a5bffa)", p_6_x},
+    {"brisk", "brisk's defaults: 4 MB ceiling, one-segment shortcut, hold >= 2 x measured completion latency",
+     p_brisk},
+};
+
+#define NPROFILES (sizeof(profiles) / sizeof(profiles[0]))
+
+size_t brisk_profiles_count(void)
+{
+    return NPROFILES;
+}
+
+const char *brisk_profile_name(size_t i)
+{
+    return i < NPROFILES ? profiles[i].name : NULL;
+}
+
+const char *brisk_profile_help(size_t i)
+{
+    return i < NPROFILES ? profiles[i].help : NULL;
+}
+
+const char *const *brisk_profile_settings(size_t i)
+{
+    return i < NPROFILES ? profiles[i].sets : NULL;
+}
+
+int brisk_settings_apply_profile(struct brisk_settings *s, const char *name)
+{
+    if (!s || !name)
+        return BRISK_ERR_INVAL;
+    for (size_t i = 0; i < NPROFILES; i++) {
+        if (strcmp(profiles[i].name, name) != 0)
+            continue;
+        struct brisk_settings t = *s;
+        for (const char *const *a = profiles[i].sets; *a; a++) {
+            int rc = brisk_settings_set(&t, *a);
+            if (rc != BRISK_OK)
+                return rc;
+        }
+        *s = t;
+        return BRISK_OK;
+    }
+    return BRISK_ERR_NOENT;
+}
