@@ -532,6 +532,13 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t
         if (c->state == BRISK_TCP_TIME_WAIT && (seg->flags & BRISK_TCP_FIN) &&
             seg->seq + (uint32_t)seg->payload_len + 1 == c->rcv.nxt)
             tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + st->s.tcp_time_wait_ns);
+        if ((seg->flags & BRISK_TCP_SYN) && c->state != BRISK_TCP_SYN_RECEIVED) {
+            /* RFC 5961 §4.2: a SYN in a synchronized state gets a (rate-limited) challenge ACK whatever its
+             * sequence number. */
+            st->c.TCPSYNChallenge++;
+            tcp_send_challenge_ack(c, now);
+            return;
+        }
         tcp_send_ack(c, now);
         return;
     }
