@@ -404,3 +404,25 @@ uint64_t brisk_stack_tcp_chunks_in_use(const brisk_stack *st)
 {
     return st && st->tcp ? st->tcp->chunks.in_use : 0;
 }
+
+uint8_t tcp_wscale_for(uint32_t rcvbuf)
+{
+    uint8_t ws = 0;
+    while (ws < TCP_MAX_WSCALE && (rcvbuf >> ws) > TCP_MAX_WIN)
+        ws++;
+    return ws;
+}
+
+void tcp_open(brisk_sock *c, int state, uint64_t now)
+{
+    brisk_stack *st = c->st;
+    c->opt.ts_offset = brisk_rand_u32(&st->rand);
+    c->snd.iss = tcp_isn(st, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport, now);
+    c->snd.una = c->snd.nxt = c->snd.max = c->snd.iss;
+    tcp_set_state(c, state, now);
+    tcp_conn_hash_add(c);
+    c->rtt_probe.on = 1; /* the handshake's RTT sample, unless the SYN is retransmitted */
+    c->rtt_probe.at = now;
+    tcp_send_syn(c, now);
+    tcp_rearm_rto(c, now);
+}

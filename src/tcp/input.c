@@ -56,15 +56,6 @@ static void negotiate(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
     c->snd.mss = mss;
 }
 
-/* Window scale we ask for: the smallest shift that lets the window express the receive buffer. */
-static uint8_t wscale_for(uint32_t rcvbuf)
-{
-    uint8_t ws = 0;
-    while (ws < TCP_MAX_WSCALE && (rcvbuf >> ws) > TCP_MAX_WIN)
-        ws++;
-    return ws;
-}
-
 /* The connection becomes ESTABLISHED: windows, congestion control, the first RTT sample. */
 static void establish(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
 {
@@ -128,21 +119,13 @@ static void listen_input(brisk_sock *l, const struct brisk_ipv4_repr *ip, const 
 
     c->rcv.irs = seg->seq;
     c->rcv.nxt = seg->seq + 1;
-    c->rcv.wscale = wscale_for(c->rcv.rcvbuf);
+    c->rcv.wscale = tcp_wscale_for(c->rcv.rcvbuf);
     negotiate(c, seg, now);
     c->snd.wnd = seg->window; /* never scaled in a SYN */
-    c->opt.ts_offset = (uint32_t)brisk_rand_u32(&st->rand);
-    c->snd.iss = tcp_isn(st, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport, now);
-    c->snd.una = c->snd.nxt = c->snd.max = c->snd.iss;
     c->listener = l;
     l->lq.syn_count++;
-    tcp_set_state(c, BRISK_TCP_SYN_RECEIVED, now);
-    tcp_conn_hash_add(c);
     st->c.TcpPassiveOpens++;
-    c->rtt_probe.on = 1;
-    c->rtt_probe.at = now;
-    tcp_send_syn(c, now);
-    tcp_rearm_rto(c, now);
+    tcp_open(c, BRISK_TCP_SYN_RECEIVED, now);
 }
 
 static void syn_sent_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)

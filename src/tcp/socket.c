@@ -132,21 +132,10 @@ int brisk_connect(brisk_sock *s, uint32_t addr, uint16_t port, uint64_t now)
         return BRISK_ERR_ADDRINUSE;
     }
     s->bound = 1;
-    s->rcv.wscale = 0;
-    if (st->s.tcp_window_scaling)
-        while (s->rcv.wscale < TCP_MAX_WSCALE && (s->rcv.rcvbuf >> s->rcv.wscale) > TCP_MAX_WIN)
-            s->rcv.wscale++;
-    s->opt.ts_offset = brisk_rand_u32(&st->rand);
-    s->snd.iss = tcp_isn(st, s->id.laddr, s->id.lport, addr, port, now);
-    s->snd.una = s->snd.nxt = s->snd.max = s->snd.iss;
+    s->rcv.wscale = st->s.tcp_window_scaling ? tcp_wscale_for(s->rcv.rcvbuf) : 0;
     s->snd.mss = tcp_local_mss(s);
-    s->state = BRISK_TCP_SYN_SENT;
-    tcp_conn_hash_add(s);
     st->c.TcpActiveOpens++;
-    s->rtt_probe.on = 1;
-    s->rtt_probe.at = now;
-    tcp_send_syn(s, now);
-    tcp_rearm_rto(s, now);
+    tcp_open(s, BRISK_TCP_SYN_SENT, now);
     finish_call(st, now);
     return BRISK_ERR_INPROGRESS;
 }

@@ -239,6 +239,11 @@ void brisk_tcp_deliver_events(brisk_stack *st, uint64_t now);
 void tcp_conn_fail(brisk_sock *c, int err, uint64_t now);
 /* The connection reached CLOSED normally or by failure: frees it if orphaned. */
 void tcp_conn_done(brisk_sock *c, uint64_t now);
+/* Smallest window scale that lets the window field express rcvbuf (RFC 7323 §2.3). */
+uint8_t tcp_wscale_for(uint32_t rcvbuf);
+/* Starts the handshake: ISN, TSval offset, `state` (SYN-SENT or SYN-RECEIVED), hashed, SYN (or SYN-ACK)
+ * sent and its retransmission timer armed. The caller has set the 4-tuple, route and options. */
+void tcp_open(brisk_sock *c, int state, uint64_t now);
 /* Window we can advertise now, bytes (before scaling). */
 uint32_t tcp_rcv_space(const brisk_sock *c);
 
