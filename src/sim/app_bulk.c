@@ -41,7 +41,7 @@ struct brisk_sim_bulk {
     uint8_t *wbuf, *rbuf, *cbuf; /* write window, read buffer, expected bytes for comparison */
 };
 
-/* Bytes [pos, pos + n) of the stream `seed`. */
+/* Bytes [pos, pos + n) of the stream `seed`. Whole 8-byte blocks are stored as one little-endian word. */
 static void gen(uint64_t seed, uint64_t pos, uint8_t *out, size_t n)
 {
     size_t i = 0;
@@ -50,6 +50,13 @@ static void gen(uint64_t seed, uint64_t pos, uint8_t *out, size_t n)
         uint64_t w = brisk_mix64(seed ^ (p >> 3));
         unsigned off = (unsigned)(p & 7);
         size_t take = 8 - off < n - i ? 8 - off : n - i;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (take == 8) {
+            memcpy(out + i, &w, 8);
+            i += 8;
+            continue;
+        }
+#endif
         for (size_t k = 0; k < take; k++)
             out[i + k] = (uint8_t)(w >> (8 * (off + k)));
         i += take;

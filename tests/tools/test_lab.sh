@@ -143,6 +143,10 @@ fi
 rc=$?
 check "brisk-bench sim --quick exits 0" "[ $rc -eq 0 ]"
 check "brisk-bench reports events per second" "grep -q 'events_per_wall_s' '$tmp/bench.json'"
+"$bench" bulk --quick --json >"$tmp/bbulk.json" 2>/dev/null
+rc=$?
+check "brisk-bench bulk --quick completes byte-exact (exit 0)" "[ $rc -eq 0 ]"
+check "brisk-bench bulk reports Gbit/s per CPU-second" "grep -q 'gbps_per_cpu_s' '$tmp/bbulk.json'"
 "$bench" nosuch >/dev/null 2>&1
 check "brisk-bench rejects an unknown benchmark with 2" "[ $? -eq 2 ]"
 
