@@ -176,6 +176,9 @@ int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, u
     s->snd.app_push = 1; /* auto-corking decides about this call's tail */
     tcp_write_xmit(s, now);
     s->snd.app_push = 0;
+    /* MSG_MORE holds the tail for this call only (Linux: the push with TCP_NAGLE_CORK); a later ACK or send
+     * may release it, subject to Nagle. */
+    s->snd.more = 0;
     finish_call(st, now);
     return (int64_t)n;
 }
