@@ -338,7 +338,9 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
                 }
             } else {
                 /* The last, partial piece of the queue. */
-                if (c->snd.cork || c->snd.more) {
+                if ((c->snd.cork && !c->snd.cork_expired) || c->snd.more) {
+                    if (c->snd.cork && !brisk_timer_armed(&c->timer.cork))
+                        brisk_timer_arm(&c->st->wheel, &c->timer.cork, now + TCP_CORK_CEILING_NS);
                     hold = BRISK_HOLD_CORK;
                     break;
                 }

@@ -322,6 +322,7 @@ int brisk_setsockopt(brisk_sock *s, enum brisk_sockopt opt, uint64_t v, uint64_t
         s->snd.cork = v != 0;
         if (!v) { /* uncork pushes at once */
             s->snd.more = 0;
+            brisk_timer_cancel(&s->st->wheel, &s->timer.cork);
             tcp_write_xmit(s, now);
         }
         break;

@@ -28,6 +28,9 @@
 /* Send-time records per connection (see struct brisk_sock.txt). */
 #define TCP_TX_TIMES 32
 
+/* TCP_CORK holds a partial segment at most this long (Linux tcp(7): a 200 ms ceiling). */
+#define TCP_CORK_CEILING_NS (200 * BRISK_NSEC_PER_MSEC)
+
 /* Default MSS when the peer sends none (RFC 9293 §3.7.1, RFC 6691). */
 #define TCP_DEFAULT_MSS 536u
 
@@ -89,6 +92,7 @@ struct brisk_sock {
         uint8_t was_full;         /* send() hit the buffer limit: wake the writer when space returns */
         uint8_t app_push;         /* tcp_write_xmit runs for the application's send (auto-corking applies) */
         uint8_t resuming;         /* tcp_write_xmit runs for a TX-completion resume */
+        uint8_t cork_expired;     /* the cork ceiling fired: send the held tail despite TCP_CORK */
     } snd;
 
     struct {
@@ -157,6 +161,7 @@ struct brisk_sock {
                                      (lazy: it is only moved when the deadline moves earlier) */
         uint32_t retries;         /* consecutive timeouts (RTO backoffs, persist probes, SYN resends) */
         struct brisk_timer delack;
+        struct brisk_timer cork;  /* TCP_CORK's 200 ms ceiling on a held partial segment */
         struct brisk_timer misc;  /* keepalive / TIME-WAIT / FIN-WAIT-2 */
         uint8_t misc_kind;        /* enum tcp_misc_kind */
         uint32_t probes;          /* keepalive probes sent without answer */

@@ -18,6 +18,9 @@
  * Delayed ACK (RFC 1122 §4.2.3.2, RFC 9293 §3.8.6.3). An owed ACK waits at most `ato`, which adapts to the
  * peer's inter-arrival time between tcp_delack_min and tcp_delack_max (never above 500 ms).
  *
+ * TCP_CORK never holds a partial segment longer than 200 ms (Linux's documented ceiling): the cork timer,
+ * armed when a cork hold begins, sends it.
+ *
  * Keepalive (RFC 1122 §4.2.3.6): after keepidle without input, probes every keepintvl; keepcnt unanswered
  * probes abort with BRISK_ERR_TIMEDOUT. TIME-WAIT lasts tcp_time_wait (2 MSL), then the connection is freed.
  */
@@ -27,8 +30,18 @@ static void rtx_fired(struct brisk_timer *t, void *arg, uint64_t now);
 static void delack_fired(struct brisk_timer *t, void *arg, uint64_t now);
 static void misc_fired(struct brisk_timer *t, void *arg, uint64_t now);
 
+static void cork_fired(struct brisk_timer *t, void *arg, uint64_t now)
+{
+    (void)t;
+    brisk_sock *c = arg;
+    c->snd.cork_expired = 1;
+    tcp_write_xmit(c, now);
+    c->snd.cork_expired = 0;
+}
+
 void tcp_timers_init(brisk_sock *c)
 {
+    brisk_timer_init(&c->timer.cork, cork_fired, c);
     brisk_timer_init(&c->timer.rtx, rtx_fired, c);
     brisk_timer_init(&c->timer.delack, delack_fired, c);
     brisk_timer_init(&c->timer.misc, misc_fired, c);
@@ -40,6 +53,7 @@ void tcp_timers_stop(brisk_sock *c)
     brisk_timer_cancel(w, &c->timer.rtx);
     brisk_timer_cancel(w, &c->timer.delack);
     brisk_timer_cancel(w, &c->timer.misc);
+    brisk_timer_cancel(w, &c->timer.cork);
     c->timer.rtx_kind = TCP_RTX_NONE;
     c->timer.misc_kind = TCP_MISC_NONE;
     c->ack.pending = 0;

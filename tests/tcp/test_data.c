@@ -189,17 +189,30 @@ static void test_cork(void **state)
     send_pattern(c, 0, 40, 0, TF_MS);
     send_pattern(c, 40, 40, 0, 2 * TF_MS);
     TF_EXPECT_NONE(&t);
-    tf_run(&t, 5 * TF_SEC);
+    tf_run(&t, 100 * TF_MS);
     TF_EXPECT_NONE(&t);
     /* ...and uncorking pushes them as one segment. */
-    assert_int_equal(brisk_setsockopt(c, BRISK_SO_CORK, 0, 5 * TF_SEC), BRISK_OK);
-    struct tf_seg *s = TF_EXPECT(&t, 5 * TF_SEC, ACK | PSH, d, 1001, 80);
+    assert_int_equal(brisk_setsockopt(c, BRISK_SO_CORK, 0, 100 * TF_MS), BRISK_OK);
+    struct tf_seg *s = TF_EXPECT(&t, 100 * TF_MS, ACK | PSH, d, 1001, 80);
     assert_true(tf_payload_is(s, 0));
     p.ack = d + 80;
-    tf_peer_send(&p, ACK, NULL, 0, 5 * TF_SEC + TF_MS);
+    tf_peer_send(&p, ACK, NULL, 0, 101 * TF_MS);
+    /* The 200 ms ceiling: a corked tail leaves on its own 200 ms after the hold began (Linux tcp(7)). */
+    assert_int_equal(brisk_setsockopt(c, BRISK_SO_CORK, 1, TF_SEC), BRISK_OK);
+    send_pattern(c, 80, 40, 0, TF_SEC);
+    send_pattern(c, 120, 40, 0, TF_SEC + 50 * TF_MS);
+    tf_run(&t, TF_SEC + 199 * TF_MS);
+    TF_EXPECT_NONE(&t);
+    tf_run(&t, TF_SEC + 200 * TF_MS);
+    s = TF_EXPECT(&t, TF_SEC + 200 * TF_MS, ACK | PSH, d + 80, 1001, 80);
+    assert_true(tf_payload_is(s, 80));
+    assert_int_equal(brisk_setsockopt(c, BRISK_SO_CORK, 0, 2 * TF_SEC), BRISK_OK);
+    p.ack = d + 160;
+    tf_peer_send(&p, ACK, NULL, 0, 2 * TF_SEC);
+    d += 80; /* the rest of the test continues 80 bytes further on */
     /* Corked, full segments still leave; only the partial tail waits. */
     assert_int_equal(brisk_setsockopt(c, BRISK_SO_CORK, 1, 6 * TF_SEC), BRISK_OK);
-    send_pattern(c, 80, 3000, 0, 6 * TF_SEC);
+    send_pattern(c, 160, 3000, 0, 6 * TF_SEC);
     TF_EXPECT(&t, 6 * TF_SEC, ACK, d + 80, 1001, 1460);
     TF_EXPECT(&t, 6 * TF_SEC, ACK, d + 1540, 1001, 1460);
     TF_EXPECT_NONE(&t);
@@ -207,9 +220,9 @@ static void test_cork(void **state)
     p.ack = d + 3000;
     tf_peer_send(&p, ACK, NULL, 0, 6 * TF_SEC + TF_MS);
     TF_EXPECT_NONE(&t);
-    send_pattern(c, 3080, 1380, 0, 6 * TF_SEC + 2 * TF_MS); /* 80 + 1380 = a full segment: it goes */
+    send_pattern(c, 3160, 1380, 0, 6 * TF_SEC + 2 * TF_MS); /* 80 + 1380 = a full segment: it goes */
     s = TF_EXPECT(&t, 6 * TF_SEC + 2 * TF_MS, ACK | PSH, d + 3000, 1001, 1460);
-    assert_true(tf_payload_is(s, 3000));
+    assert_true(tf_payload_is(s, 3080));
     assert_int_equal(brisk_setsockopt(c, BRISK_SO_CORK, 0, 7 * TF_SEC), BRISK_OK);
     TF_EXPECT_NONE(&t); /* nothing left to push */
     teardown(&t, c, l);
