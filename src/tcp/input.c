@@ -435,6 +435,9 @@ static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
         tcp_schedule_ack(c, now);
         return 0;
     }
+    /* Data past a FIN we hold contradicts it: forget the FIN (the peer will send its real one). */
+    if (c->rcv.fin_pending && brisk_seq_gt(seq + len, c->rcv.fin_seq))
+        c->rcv.fin_pending = 0;
     /* Out of order: hold it, and ACK at once so the sender sees the hole (RFC 5681 §4.2, RFC 2018). */
     if (brisk_reass_holds(&c->rcv.ooo, seq, len)) {
         /* Stores nothing, but records the arrival: the first SACK block must cover it (RFC 2018 §4). */
@@ -598,8 +601,19 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t
             ack_now = 1; /* data after the peer's FIN: acknowledge what we have */
         }
     }
-    if ((seg->flags & BRISK_TCP_FIN) && !c->rcv.fin &&
-        seg->seq + (uint32_t)seg->payload_len == c->rcv.nxt) {
+    if ((seg->flags & BRISK_TCP_FIN) && !c->rcv.fin) {
+        uint32_t fin_seq = seg->seq + (uint32_t)seg->payload_len;
+        if (brisk_seq_gt(fin_seq, c->rcv.nxt)) {
+            /* Out of order: keep it with the data before it, rather than making the peer resend it. */
+            c->rcv.fin_pending = 1;
+            c->rcv.fin_seq = fin_seq;
+        } else if (fin_seq == c->rcv.nxt) {
+            c->rcv.fin_pending = 1;
+            c->rcv.fin_seq = fin_seq;
+        }
+    }
+    if (c->rcv.fin_pending && !c->rcv.fin && c->rcv.fin_seq == c->rcv.nxt) {
+        c->rcv.fin_pending = 0;
         fin_input(c, now);
         ack_now = 1;
     }

@@ -105,6 +105,8 @@ struct brisk_sock {
         struct brisk_reass ooo;   /* out-of-order data (RFC 9293 §3.10.7.4, RFC 2018) */
         uint8_t wscale;           /* shift we apply to our advertised window */
         uint8_t fin;              /* the peer's FIN was received in order */
+        uint8_t fin_pending;      /* a FIN arrived out of order: it takes effect when rcv.nxt reaches fin_seq */
+        uint32_t fin_seq;
         uint8_t dsack;            /* a duplicate arrived: report it as a D-SACK block (RFC 2883) */
         uint32_t dsack_start, dsack_end;
     } rcv;

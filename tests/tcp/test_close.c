@@ -155,6 +155,34 @@ static void test_orphan_fin_wait_2_timeout(void **state)
     finish(&f);
 }
 
+/* A FIN that arrives out of order (its data ahead of a hole) is kept: when the hole fills, the connection
+ * goes to CLOSE-WAIT at once and one ACK covers the data and the FIN — no retransmission of the FIN needed. */
+static void test_out_of_order_fin_is_kept(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    uint64_t t1 = TF_SEC;
+    uint8_t data[100];
+    tf_pattern(data, sizeof(data), 0);
+    uint32_t start = f.p.nxt;
+    f.p.nxt = start + 50; /* the first 50 bytes are "lost" */
+    tf_peer_send(&f.p, FIN | ACK | PSH, data + 50, 50, t1);
+    struct tf_seg *s = TF_EXPECT(&f.t, t1, ACK, f.d, start, 0); /* a duplicate ACK with a SACK block */
+    assert_int_equal(s->h.opts.nsack, 1);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_ESTABLISHED);
+    f.p.nxt = start;
+    tf_peer_send(&f.p, ACK | PSH, data, 50, t1 + TF_MS);
+    TF_EXPECT(&f.t, t1 + TF_MS, ACK, f.d, start + 101, 0); /* 100 bytes and the FIN */
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_CLOSE_WAIT);
+    uint8_t buf[200];
+    assert_int_equal(brisk_recv(f.c, buf, sizeof(buf), t1 + TF_MS), 100);
+    assert_memory_equal(buf, data, 100);
+    assert_int_equal(brisk_recv(f.c, buf, sizeof(buf), t1 + TF_MS), 0);
+    brisk_abort(f.c, t1 + 2 * TF_MS);
+    finish(&f);
+}
+
 static void test_passive_close(void **state)
 {
     (void)state;
@@ -443,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_time_wait_retransmitted_fin),
         cmocka_unit_test(test_orphan_fin_wait_2_timeout),
         cmocka_unit_test(test_passive_close),
+        cmocka_unit_test(test_out_of_order_fin_is_kept),
         cmocka_unit_test(test_passive_close_not_orphaned),
         cmocka_unit_test(test_simultaneous_close),
         cmocka_unit_test(test_fin_ack_in_fin_wait_1),
