@@ -16,6 +16,8 @@
  */
 #include "core/pktbuf.h"
 
+#include "core/slab.h"
+
 #include <stdlib.h>
 
 static const uint32_t class_room[BRISK_PKT_CLASSES] = {BRISK_PKT_ROOM_SMALL, BRISK_PKT_ROOM_MEDIUM,
@@ -50,25 +52,11 @@ static int grow(struct brisk_pktpool *p, int ci)
 {
     struct brisk_pktpool_class *c = &p->cls[ci];
     size_t one = buf_size(c);
-    size_t n = c->per_slab;
-    /* Near the bound, carve fewer buffers rather than none. */
-    while (n > 0 && p->bytes + one * n > p->bytes_limit)
-        n--;
-    if (n == 0)
-        return -1;
-    if (p->nslabs == p->slab_cap) {
-        size_t ncap = p->slab_cap ? p->slab_cap * 2 : 16;
-        void **ns = realloc(p->slabs, ncap * sizeof(*ns));
-        if (!ns)
-            return -1;
-        p->slabs = ns;
-        p->slab_cap = ncap;
-    }
-    uint8_t *slab = aligned_alloc(64, one * n);
+    size_t n;
+    uint8_t *slab = brisk_slab_carve(&p->slabs, &p->nslabs, &p->slab_cap, &p->bytes, p->bytes_limit, one,
+                                     c->per_slab, &n);
     if (!slab)
         return -1;
-    p->slabs[p->nslabs++] = slab;
-    p->bytes += one * n;
     for (size_t i = 0; i < n; i++) {
         brisk_pkt *pkt = (brisk_pkt *)(void *)(slab + i * one);
         memset(pkt, 0, sizeof(*pkt));

@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/slab.h"
+
 _Static_assert(BRISK_CHUNK_SIZE % 64 == 0, "chunks are carved from 64-byte aligned slabs");
 
 void brisk_chunkpool_init(struct brisk_chunkpool *p, uint64_t bytes_limit)
@@ -51,25 +53,12 @@ void brisk_chunkpool_destroy(struct brisk_chunkpool *p)
 /* Carves one more slab; returns 0 on success. Near the bound it carves fewer chunks rather than none. */
 static int pool_grow(struct brisk_chunkpool *p)
 {
-    uint64_t n = BRISK_CHUNKS_PER_SLAB;
-    while (n > 0 && p->bytes + n * BRISK_CHUNK_SIZE > p->bytes_limit)
-        n--;
-    if (n == 0)
-        return -1;
-    if (p->nslabs == p->slab_cap) {
-        size_t ncap = p->slab_cap ? p->slab_cap * 2 : 16;
-        void **ns = realloc(p->slabs, ncap * sizeof(*ns));
-        if (!ns)
-            return -1;
-        p->slabs = ns;
-        p->slab_cap = ncap;
-    }
-    uint8_t *slab = aligned_alloc(64, (size_t)n * BRISK_CHUNK_SIZE);
+    size_t n;
+    uint8_t *slab = brisk_slab_carve(&p->slabs, &p->nslabs, &p->slab_cap, &p->bytes, p->bytes_limit,
+                                     BRISK_CHUNK_SIZE, BRISK_CHUNKS_PER_SLAB, &n);
     if (!slab)
         return -1;
-    p->slabs[p->nslabs++] = slab;
-    p->bytes += n * BRISK_CHUNK_SIZE;
-    for (uint64_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         struct brisk_chunk *c = (struct brisk_chunk *)(void *)(slab + i * BRISK_CHUNK_SIZE);
         c->next = p->free;
         p->free = c;
