@@ -109,6 +109,8 @@ struct brisk_settings {
     uint32_t tcp_buf_overhead;      /* per-packet memory charged on top of the frame (skb truesize) */
     uint32_t tcp_pacing_ss_ratio;   /* pacing rate, % of cwnd/srtt, in slow start / congestion avoidance */
     uint32_t tcp_pacing_ca_ratio;
+    uint32_t tcp_tso;               /* TSO super-segments on GSO devices */
+    uint32_t tcp_min_tso_segs;      /* smallest TSO burst (Linux sysctl of the same name) */
     uint32_t tcp_autocorking;       /* auto-corking (Linux sysctl of the same name) */
     uint32_t tcp_autocork_first_packet; /* compat: may hold with nothing in flight (3.14-rc bug) */
     uint32_t tcp_resume_nagle;      /* compat: completion resume with Nagle forced on (3.14-rc bug) */

@@ -88,6 +88,8 @@
       "pacing rate in slow start, % of cwnd / srtt")                                                        \
     X(tcp_pacing_ca_ratio, UINT, tcp_pacing_ca_ratio, uint32_t, 120, 1, 10000,                               \
       "pacing rate in congestion avoidance, % of cwnd / srtt")                                              \
+    X(tcp_tso, BOOL, tcp_tso, uint32_t, 1, 0, 1, "send TSO super-segments to devices that segment (GSO)")   \
+    X(tcp_min_tso_segs, UINT, tcp_min_tso_segs, uint32_t, 2, 1, 64, "smallest TSO burst, segments")           \
     X(tcp_autocorking, BOOL, tcp_autocorking, uint32_t, 1, 0, 1,                                             \
       "hold a small tail while this connection's data is still below TCP (resumed on TX completion)")       \
     X(tcp_autocork_first_packet, BOOL, tcp_autocork_first_packet, uint32_t, 0, 0, 1,                         \

@@ -145,11 +145,16 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
     h.window = (uint16_t)(syn ? select_window(c, 1) : select_window(c, 0) >> c->rcv.wscale);
 
     size_t hlen = BRISK_TCP_HLEN + brisk_tcp_opts_len(&h.opts);
-    /* Never exceed the MTU: SACK blocks yield to payload (a caller that sized len for them never gets here). */
-    while (h.opts.nsack > 0 && hlen + len + BRISK_IPV4_HLEN > c->rt.dev->cfg.mtu) {
+    /* A TSO burst (len over what one MTU-sized frame carries with these options) is cut by the device into
+     * segments of seg_payload bytes, each repeating the options. A single segment never exceeds the MTU:
+     * SACK blocks yield to payload (a caller that sized len for them never gets here). */
+    uint32_t mtu = c->rt.dev->cfg.mtu;
+    int gso = (c->rt.dev->cfg.caps & BRISK_NETDEV_CAP_GSO) && len > c->snd.mss;
+    while (!gso && h.opts.nsack > 0 && hlen + len + BRISK_IPV4_HLEN > mtu) {
         h.opts.nsack--;
         hlen = BRISK_TCP_HLEN + brisk_tcp_opts_len(&h.opts);
     }
+    uint32_t seg_payload = mtu - BRISK_IPV4_HLEN - (uint32_t)hlen;
     brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, (uint32_t)(hlen + len + BRISK_IPV4_HLEN + 14));
     if (!pkt) {
         st->c.IpOutDiscards++;
@@ -158,6 +163,10 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
     }
     uint8_t *b = brisk_pkt_put(pkt, (uint32_t)(hlen + len));
     brisk_tcp_emit(b, &h);
+    if (gso && len > seg_payload) {
+        pkt->gso_size = (uint16_t)seg_payload;
+        pkt->gso_segs = (uint16_t)((len + seg_payload - 1) / seg_payload);
+    }
     if (len) {
         size_t got = brisk_sbuf_copyout(&c->snd.buf, seq - c->snd.una, b + hlen, len);
         (void)got;
@@ -171,6 +180,7 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
         brisk_tcp_csum_fill(b, hlen + len, c->rt.src, c->id.raddr);
     }
 
+    uint32_t pkt_segs = pkt->gso_segs ? pkt->gso_segs : 1;
     if (len || (flags & (BRISK_TCP_SYN | BRISK_TCP_FIN)))
         tcp_charge(c, pkt); /* below-TCP bytes, released when the buffer is freed (tsq.c) */
     int rc = brisk_ip_output(st, &c->rt, c->id.raddr, BRISK_IP_PROTO_TCP, 0, pkt, now);
@@ -178,15 +188,15 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
         return rc; /* not sent: the caller keeps the bytes unsent */
     assert(rc != BRISK_ERR_MSGSIZE); /* segments are sized to the MTU above */
 
-    c->stat.segs_out++;
+    c->stat.segs_out += pkt_segs;
     int rtx = len > 0 && brisk_seq_lt(seq, c->snd.max);
     if (rtx || (syn && c->timer.retries > 0)) {
-        st->c.TcpRetransSegs++;
-        c->stat.retransmits++;
+        st->c.TcpRetransSegs += pkt_segs;
+        c->stat.retransmits += pkt_segs;
     } else {
-        st->c.TcpOutSegs++;
+        st->c.TcpOutSegs += pkt_segs;
         if (len)
-            st->c.TCPOrigDataSent++;
+            st->c.TCPOrigDataSent += pkt_segs;
     }
     c->stat.bytes_sent += len;
     if (len && !rtx && c->txt.len < TCP_TX_TIMES) {
@@ -287,6 +297,7 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
     if (!can_send_data(c->state))
         return;
     uint32_t mss = c->snd.mss - sack_opt_bytes(c); /* room for the SACK blocks our ACKs must carry */
+    uint32_t goal = tcp_size_goal(c, mss);         /* one MSS, or a TSO burst on a GSO device */
     int sent = 0;
     int hold = BRISK_HOLD_NONE;
     for (;;) {
@@ -322,12 +333,14 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
             break;
         }
         uint32_t len = notsent;
-        if (len > mss)
-            len = mss;
+        if (len > goal)
+            len = goal;
         if (len > cwnd_avail)
             len = cwnd_avail;
         if (len > wnd_avail)
             len = wnd_avail;
+        if (len > mss && len < notsent)
+            len -= len % mss; /* a burst cut by a window ends on a segment boundary */
         if (len < mss) {
             if (len < notsent) {
                 /* Limited by a window, not by the data: sender SWS avoidance — send a partial segment only

@@ -266,6 +266,8 @@ uint64_t tcp_pacing_rate(const brisk_sock *c);
 uint64_t tcp_tsq_limit(const brisk_sock *c);
 /* Whether TSQ holds the connection now (marks it throttled first, then re-checks). */
 int tcp_tsq_holds(brisk_sock *c, uint64_t now);
+/* Bytes the next segment may carry: one MSS, or a TSO super-segment (a multiple of mss) on a GSO device. */
+uint32_t tcp_size_goal(const brisk_sock *c, uint32_t mss);
 /* Auto-corking: whether to hold the small tail now (then the connection is marked for a completion resume). */
 int tcp_autocork(brisk_sock *c);
 /* Records why the transmit function stopped (BRISK_HOLD_NONE: it is not holding anything back). */

@@ -30,6 +30,10 @@
  * the tail. The resume runs the one transmit function with the connection's current Nagle mode; the compat
  * knob tcp_resume_nagle forces Nagle on there, the 2014 bug behind the iSCSI seed.
  *
+ * TSO autosizing (linux-tx-path.md §4). On a device that segments (CAP_GSO), tcp_size_goal() sizes each
+ * super-segment at transmit time: about rate >> tcp_pacing_shift bytes (≈1 ms of data), at least
+ * tcp_min_tso_segs segments, within the device's gso_max_size, and at most half the congestion window.
+ *
  * Hold reasons (DESIGN.md principle 5). tcp_hold() records why the transmit function stopped with data
  * waiting — cwnd, rwnd, nagle, cork, tsq, device — counting each stop and accumulating the time each reason
  * was in force, for brisk_conn_info() and the tools.
@@ -134,6 +138,29 @@ int tcp_tsq_holds(brisk_sock *c, uint64_t now)
     }
     c->st->c.TSQThrottles++;
     return 1;
+}
+
+uint32_t tcp_size_goal(const brisk_sock *c, uint32_t mss)
+{
+    const struct brisk_settings *s = &c->st->s;
+    const brisk_netdev *dev = c->rt.dev;
+    if (!s->tcp_tso || !dev || !(dev->cfg.caps & BRISK_NETDEV_CAP_GSO) || mss == 0)
+        return mss;
+    /* About one pacing interval of data (rate >> pacing_shift), as Linux's tcp_tso_autosize... */
+    uint64_t rate = tcp_pacing_rate(c);
+    uint64_t bytes = rate == UINT64_MAX ? UINT64_MAX : rate >> s->tcp_pacing_shift;
+    uint64_t room = dev->cfg.gso_max_size > 20u + 60u ? dev->cfg.gso_max_size - 20u - 60u : mss;
+    if (bytes > room)
+        bytes = room;
+    uint64_t segs = bytes / mss;
+    if (segs < s->tcp_min_tso_segs)
+        segs = s->tcp_min_tso_segs;
+    if ((uint64_t)mss * segs > room) /* ... within what the device takes ... */
+        segs = room / mss ? room / mss : 1;
+    uint64_t half = c->cc.cwnd / mss / 2; /* ... and at most half the window, so two bursts are in flight */
+    if (segs > half)
+        segs = half ? half : 1;
+    return (uint32_t)(segs * mss);
 }
 
 int tcp_autocork(brisk_sock *c)

@@ -1,7 +1,7 @@
 /*
  * test_tsq_stress.c — no lost wake-up: randomized TX-completion timing (immediate, delayed, coalesced, with
  * random parameters and ring sizes) against randomized TSQ / auto-corking settings and write sizes, both
- * directions at once, on a loss-free link. A connection that ever sat with sendable data, room below TCP and
+ * directions at once, with and without TSO, on a loss-free link. A connection that ever sat with sendable data, room below TCP and
  * nothing scheduled would stall until its retransmission timer: so every run must finish byte-exact, quickly,
  * and without a single retransmission timeout.
  */
@@ -47,6 +47,8 @@ static void one(uint64_t seed)
         brisk_sim_nic_config_default(&nc);
         nc.dev.ip = 0x0a000001u + (uint32_t)i;
         nc.tx_ring = (uint32_t)(16 + brisk_rand_below(&rnd, 2048));
+        if (brisk_rand_chance(&rnd, 0.5)) /* TSO bursts cut by the NIC */
+            nc.dev.caps = BRISK_NETDEV_CAP_GSO | BRISK_NETDEV_CAP_CSUM;
         switch (brisk_rand_below(&rnd, 3)) {
         case 0:
             nc.txc.model = BRISK_SIM_TXC_IMMEDIATE;

@@ -281,6 +281,38 @@ static void test_resume_uses_current_nagle_mode(void **state)
     }
 }
 
+/* TSO autosizing: on a GSO device the transmit function sends bursts of whole segments — at least
+ * tcp_min_tso_segs, about a pacing interval of data, at most half the congestion window. */
+static void test_tso_size_goal(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    brisk_sock *c = f.c;
+    assert_int_equal(tcp_size_goal(c, 1460), 1460); /* no GSO on the device: one segment */
+    f.t.f.dev->cfg.caps |= BRISK_NETDEV_CAP_GSO;
+    f.t.f.dev->cfg.gso_max_size = 65535;
+    /* cwnd 10 segments: half is 5, below the rate-based size, so bursts of 5 x 1460. */
+    assert_int_equal(c->cc.cwnd, 14600);
+    assert_int_equal(tcp_size_goal(c, 1460), 5 * 1460);
+    send_bytes(c, 20000, TF_MS);
+    tf_collect(&f.t);
+    struct tf_seg *s1 = tf_take(&f.t), *s2 = tf_take(&f.t);
+    assert_int_equal(s1->len, 5 * 1460);
+    assert_int_equal(s2->len, 5 * 1460);
+    TF_EXPECT_NONE(&f.t); /* the congestion window is full */
+    /* A big window: the rate-based size, capped by the device's 64 KB. */
+    c->cc.cwnd = 1000 * 1460;
+    c->rtt.srtt = TF_MS;
+    uint64_t bytes = tcp_pacing_rate(c) >> 10;
+    uint32_t want = (uint32_t)(bytes < 65455 ? bytes : 65455) / 1460 * 1460;
+    assert_int_equal(tcp_size_goal(c, 1460), want);
+    /* A slow path: never below tcp_min_tso_segs. */
+    c->rtt.srtt = 10 * TF_SEC;
+    assert_int_equal(tcp_size_goal(c, 1460), 2 * 1460);
+    finish(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -292,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_autocork_holds_tail_until_completion),
         cmocka_unit_test(test_autocork_first_packet),
         cmocka_unit_test(test_resume_uses_current_nagle_mode),
+        cmocka_unit_test(test_tso_size_goal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
