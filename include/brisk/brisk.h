@@ -109,6 +109,7 @@ struct brisk_settings {
     uint32_t tcp_buf_overhead;      /* per-packet memory charged on top of the frame (skb truesize) */
     uint32_t tcp_pacing_ss_ratio;   /* pacing rate, % of cwnd/srtt, in slow start / congestion avoidance */
     uint32_t tcp_pacing_ca_ratio;
+    uint32_t tcp_pacing;            /* internal pacing at the pacing rate */
     uint32_t tcp_tso;               /* TSO super-segments on GSO devices */
     uint32_t tcp_min_tso_segs;      /* smallest TSO burst (Linux sysctl of the same name) */
     uint32_t tcp_autocorking;       /* auto-corking (Linux sysctl of the same name) */
@@ -205,6 +206,7 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(IcmpOutRateLimited, "ICMP errors suppressed by icmp_ratelimit")                                      \
     X(TSQThrottles, "times TCP Small Queues held a connection (bytes below TCP over budget)")               \
     X(TSQResumes, "throttled connections resumed after a TX completion")                                  \
+    X(PacingHolds, "times a connection waited for its next departure time")                                \
     X(TCPAutoCorking, "small tails held by auto-corking (resumed on TX completion)")                      \
     X(TcpActiveOpens, "connections opened by connect (SYN-SENT)")                                        \
     X(TcpPassiveOpens, "connections opened from a listener (SYN-RECEIVED)")                              \
@@ -411,6 +413,7 @@ enum brisk_hold {
     BRISK_HOLD_CORK,   /* TCP_CORK or MSG_MORE holds a partial segment */
     BRISK_HOLD_TSQ,    /* too many bytes below TCP (TCP Small Queues) */
     BRISK_HOLD_AUTOCORK, /* a small tail waits for this connection's data below TCP to complete */
+    BRISK_HOLD_PACING, /* the next packet's departure time has not come yet */
     BRISK_HOLD_DEVICE, /* the device refused the packet (ring full) or no buffer */
     BRISK_HOLD_COUNT,
 };

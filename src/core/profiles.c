@@ -2,7 +2,8 @@
  * profiles.c — compatibility profiles: named sets of settings that reproduce historical Linux transmit-path
  * behaviour, for comparison in the lab (DESIGN.md, "Settings and compatibility profiles"). A profile is only
  * knobs: the mechanisms that run are brisk's own, configured the way each kernel behaved (see
- * shared/reference/linux-tx-path.md for the history each line encodes).
+ * shared/reference/linux-tx-path.md for the history each line encodes). None of them paces: Linux paces a
+ * flow only under the fq qdisc or when its congestion control asks (BBR), not by default.
  */
 #include <string.h>
 
@@ -15,17 +16,17 @@ struct profile {
 };
 
 static const char *const p_3_12[] = {"tcp_tsq_rule=0", "tcp_limit_output_bytes=128K", "tcp_tsq_shortcut=0",
-                                     "tcp_tsq_adaptive=0", "tcp_autocorking=0", NULL};
+                                     "tcp_tsq_adaptive=0", "tcp_autocorking=0", "tcp_pacing=0", NULL};
 static const char *const p_3_14_rc2[] = {"tcp_tsq_rule=1", "tcp_limit_output_bytes=128K", "tcp_tsq_shortcut=0",
                                          "tcp_tsq_adaptive=0", "tcp_autocorking=1", "tcp_resume_nagle=1",
-                                         "tcp_autocork_first_packet=1", NULL};
+                                         "tcp_autocork_first_packet=1", "tcp_pacing=0", NULL};
 static const char *const p_3_14[] = {"tcp_tsq_rule=1", "tcp_limit_output_bytes=128K", "tcp_tsq_shortcut=0",
                                      "tcp_tsq_adaptive=0", "tcp_autocorking=1", "tcp_resume_nagle=0",
-                                     "tcp_autocork_first_packet=0", NULL};
+                                     "tcp_autocork_first_packet=0", "tcp_pacing=0", NULL};
 static const char *const p_3_19[] = {"tcp_tsq_rule=2", "tcp_limit_output_bytes=128K", "tcp_tsq_shortcut=0",
-                                     "tcp_tsq_adaptive=0", "tcp_autocorking=1", NULL};
+                                     "tcp_tsq_adaptive=0", "tcp_autocorking=1", "tcp_pacing=0", NULL};
 static const char *const p_6_x[] = {"tcp_tsq_rule=2", "tcp_limit_output_bytes=4M", "tcp_tsq_shortcut=1",
-                                    "tcp_tsq_adaptive=0", "tcp_autocorking=1", NULL};
+                                    "tcp_tsq_adaptive=0", "tcp_autocorking=1", "tcp_pacing=0", NULL};
 static const char *const p_brisk[] = {NULL};
 
 static const struct profile profiles[] = {

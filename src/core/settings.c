@@ -88,6 +88,8 @@
       "pacing rate in slow start, % of cwnd / srtt")                                                        \
     X(tcp_pacing_ca_ratio, UINT, tcp_pacing_ca_ratio, uint32_t, 120, 1, 10000,                               \
       "pacing rate in congestion avoidance, % of cwnd / srtt")                                              \
+    X(tcp_pacing, BOOL, tcp_pacing, uint32_t, 1, 0, 1,                                                     \
+      "pace each connection at its pacing rate (earliest departure time per packet, internal timer)")       \
     X(tcp_tso, BOOL, tcp_tso, uint32_t, 1, 0, 1, "send TSO super-segments to devices that segment (GSO)")   \
     X(tcp_min_tso_segs, UINT, tcp_min_tso_segs, uint32_t, 2, 1, 64, "smallest TSO burst, segments")           \
     X(tcp_autocorking, BOOL, tcp_autocorking, uint32_t, 1, 0, 1,                                             \

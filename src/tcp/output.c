@@ -286,6 +286,23 @@ void tcp_send_challenge_ack(brisk_sock *c, uint64_t now)
     tcp_send_ack(c, now);
 }
 
+/* Earliest departure time of the next packet: this one's wire bytes at the pacing rate after it (Linux's EDT
+ * model). Time not used since the last departure is not banked beyond one packet's worth, so an idle
+ * connection does not earn a burst. */
+static void tcp_pace_sent(brisk_sock *c, uint32_t len, uint64_t now)
+{
+    uint64_t rate = tcp_pacing_rate(c);
+    if (!c->st->s.tcp_pacing || rate == UINT64_MAX || rate == 0)
+        return;
+    uint32_t segs = (len + c->snd.mss - 1) / (c->snd.mss ? c->snd.mss : 1);
+    uint64_t bytes = (uint64_t)len + (uint64_t)(segs ? segs : 1) * 66u; /* payload + headers per segment */
+    uint64_t interval = (uint64_t)((unsigned __int128)bytes * BRISK_NSEC_PER_SEC / rate);
+    uint64_t base = c->pace.next > now ? c->pace.next : now;
+    if (c->pace.next + interval < now)
+        base = now; /* idle: no credit */
+    c->pace.next = base + interval;
+}
+
 static int can_send_data(int state)
 {
     return state == BRISK_TCP_ESTABLISHED || state == BRISK_TCP_CLOSE_WAIT || state == BRISK_TCP_FIN_WAIT_1 ||
@@ -372,6 +389,14 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
             hold = BRISK_HOLD_TSQ;
             break;
         }
+        if (c->st->s.tcp_pacing && now < c->pace.next) {
+            /* Not before its departure time: the pacing timer sends it (timers.c). */
+            if (!brisk_timer_armed(&c->timer.pace) || c->timer.pace.expires > c->pace.next)
+                brisk_timer_arm(&c->st->wheel, &c->timer.pace, c->pace.next);
+            c->st->c.PacingHolds++;
+            hold = BRISK_HOLD_PACING;
+            break;
+        }
         uint8_t flags = BRISK_TCP_ACK;
         if (len == notsent) {
             flags |= BRISK_TCP_PSH;
@@ -383,6 +408,7 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
             hold = BRISK_HOLD_DEVICE;
             break;
         }
+        tcp_pace_sent(c, len, now);
         c->snd.nxt += len;
         if (flags & BRISK_TCP_FIN) {
             c->snd.fin_sent = 1;

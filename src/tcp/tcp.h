@@ -146,6 +146,10 @@ struct brisk_sock {
     } tsq;
 
     struct {
+        uint64_t next;            /* earliest departure time of the next packet (EDT), ns */
+    } pace;
+
+    struct {
         uint8_t reason;           /* enum brisk_hold in force (NONE while sending or with nothing to send) */
         uint64_t since;           /* when it began */
         uint64_t events[BRISK_HOLD_COUNT];
@@ -164,6 +168,7 @@ struct brisk_sock {
         uint32_t retries;         /* consecutive timeouts (RTO backoffs, persist probes, SYN resends) */
         struct brisk_timer delack;
         struct brisk_timer cork;  /* TCP_CORK's 200 ms ceiling on a held partial segment */
+        struct brisk_timer pace;  /* the next departure time, while pacing holds data */
         struct brisk_timer misc;  /* keepalive / TIME-WAIT / FIN-WAIT-2 */
         uint8_t misc_kind;        /* enum tcp_misc_kind */
         uint32_t probes;          /* keepalive probes sent without answer */

@@ -39,9 +39,16 @@ static void cork_fired(struct brisk_timer *t, void *arg, uint64_t now)
     c->snd.cork_expired = 0;
 }
 
+static void pace_fired(struct brisk_timer *t, void *arg, uint64_t now)
+{
+    (void)t;
+    tcp_write_xmit(arg, now); /* the departure time came */
+}
+
 void tcp_timers_init(brisk_sock *c)
 {
     brisk_timer_init(&c->timer.cork, cork_fired, c);
+    brisk_timer_init(&c->timer.pace, pace_fired, c);
     brisk_timer_init(&c->timer.rtx, rtx_fired, c);
     brisk_timer_init(&c->timer.delack, delack_fired, c);
     brisk_timer_init(&c->timer.misc, misc_fired, c);
@@ -54,6 +61,7 @@ void tcp_timers_stop(brisk_sock *c)
     brisk_timer_cancel(w, &c->timer.delack);
     brisk_timer_cancel(w, &c->timer.misc);
     brisk_timer_cancel(w, &c->timer.cork);
+    brisk_timer_cancel(w, &c->timer.pace);
     c->timer.rtx_kind = TCP_RTX_NONE;
     c->timer.misc_kind = TCP_MISC_NONE;
     c->ack.pending = 0;

@@ -42,8 +42,8 @@
 
 #include "tcp/tcp.h"
 
-static const char *const hold_names[BRISK_HOLD_COUNT] = {"none", "cwnd", "rwnd",     "nagle",
-                                                         "cork", "tsq",  "autocork", "device"};
+static const char *const hold_names[BRISK_HOLD_COUNT] = {"none", "cwnd",     "rwnd",   "nagle", "cork",
+                                                         "tsq",  "autocork", "pacing", "device"};
 
 const char *brisk_hold_name(int reason)
 {

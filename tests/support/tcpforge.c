@@ -40,6 +40,8 @@ void tf_init(struct tf *t, const char *const *sets)
      * and leave both to test_tsq.c, which turns them back on ("tcp_tsq=1", "tcp_autocorking=1" in `sets`). */
     assert_int_equal(brisk_settings_set(&s, "tcp_tsq=0"), BRISK_OK);
     assert_int_equal(brisk_settings_set(&s, "tcp_autocorking=0"), BRISK_OK);
+    /* Pacing would space segments by their departure times; exact-time assertions want them back to back. */
+    assert_int_equal(brisk_settings_set(&s, "tcp_pacing=0"), BRISK_OK);
     for (; sets && *sets; sets++) {
         if (brisk_settings_set(&s, *sets) != BRISK_OK) {
             print_error("tf_init: bad setting \"%s\"\n", *sets);

@@ -15,6 +15,8 @@
 #include "support/tcpforge.h"
 #include "tcp/tcp.h"
 
+#define ACK BRISK_TCP_ACK
+#define PSH BRISK_TCP_PSH
 #define TRUESIZE(payload) ((payload) + 20u + 20u + 14u + 790u) /* TCP + IP + Ethernet headers + overhead */
 
 struct fix {
@@ -313,6 +315,35 @@ static void test_tso_size_goal(void **state)
     finish(&f);
 }
 
+/* Pacing: each packet's departure time is the previous one's plus its wire bytes at the pacing rate; the
+ * pacing timer sends what waits, with hold reason "pacing" meanwhile. */
+static void test_pacing_departure_times(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, (const char *const[]){"tcp_pacing=1", NULL});
+    brisk_sock *c = f.c;
+    /* 14600 B cwnd over a 1 ms SRTT in slow start (200 %): 29.2 MB/s, so a 1460-byte segment (1526 bytes
+     * with headers) leaves every 52.260 us. */
+    c->rtt.srtt = TF_MS;
+    assert_int_equal(tcp_pacing_rate(c), 29200000);
+    uint64_t gap = 1526ull * BRISK_NSEC_PER_SEC / 29200000;
+    uint64_t t0 = TF_SEC;
+    send_bytes(c, 3 * 1460, t0);
+    TF_EXPECT(&f.t, t0, ACK, c->snd.iss + 1, 1001, 1460);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(tf_info(c).hold, BRISK_HOLD_PACING);
+    tf_run(&f.t, t0 + gap - 1);
+    TF_EXPECT_NONE(&f.t);
+    tf_run(&f.t, t0 + gap);
+    TF_EXPECT(&f.t, t0 + gap, ACK, c->snd.iss + 1 + 1460, 1001, 1460);
+    tf_run(&f.t, t0 + 2 * gap);
+    TF_EXPECT(&f.t, t0 + 2 * gap, ACK | PSH, c->snd.iss + 1 + 2920, 1001, 1460);
+    assert_true(tf_counters(&f.t).PacingHolds >= 2);
+    assert_int_equal(tf_info(c).hold_ns[BRISK_HOLD_PACING], 2 * gap);
+    finish(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +356,7 @@ int main(void)
         cmocka_unit_test(test_autocork_first_packet),
         cmocka_unit_test(test_resume_uses_current_nagle_mode),
         cmocka_unit_test(test_tso_size_goal),
+        cmocka_unit_test(test_pacing_departure_times),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
