@@ -2,7 +2,8 @@
  * brisk-bench — in-process benchmarks. Figures, not tests: they print what this machine did.
  *
  *   brisk-bench sim [--json] [--quick]    simulated packet events per wall second
- *   brisk-bench bulk [--json] [--quick]   TCP bulk between two stacks over an infinitely fast, zero-delay link
+ *   brisk-bench bulk [--json] [--quick]   TCP bulk between two stacks over an infinitely fast, zero-delay
+ * link
  *
  * `sim` floods a 10 Gbit/s simulated link with full-size ICMP echo requests from host a to host b (which
  * answers each) for a fixed virtual duration, and divides the simulator's event count by the wall-clock and
@@ -38,9 +39,9 @@ static double cpu_seconds(void)
 struct flood {
     brisk_sim_world *w;
     brisk_sim_host *a;
-    uint64_t period;    /* virtual ns between bursts */
-    uint32_t burst;     /* requests per burst */
-    uint64_t until;     /* stop sending at */
+    uint64_t period; /* virtual ns between bursts */
+    uint32_t burst;  /* requests per burst */
+    uint64_t until;  /* stop sending at */
     uint64_t seq, errors, replies;
 };
 
@@ -112,11 +113,12 @@ static int bench_sim(int json, int quick)
         json_object_end(&j);
         json_finish(&j);
     } else {
-        printf("sim: %" PRIu64 " events, %" PRIu64 " frames delivered, %" PRIu64 " echo replies in %.3f s wall "
+        printf("sim: %" PRIu64 " events, %" PRIu64 " frames delivered, %" PRIu64
+               " echo replies in %.3f s wall "
                "(%.3f s CPU)\n",
                events, frames, f.replies, wall, cpu);
-        printf("     %.2f M events/s, %.2f M frames/s, virtual/wall time %.2fx\n", (double)events / wall / 1e6,
-               (double)frames / wall / 1e6, (double)virt / 1e9 / wall);
+        printf("     %.2f M events/s, %.2f M frames/s, virtual/wall time %.2fx\n",
+               (double)events / wall / 1e6, (double)frames / wall / 1e6, (double)virt / 1e9 / wall);
     }
     brisk_sim_world_free(f.w);
     return 0;
@@ -144,7 +146,8 @@ static int bench_bulk(int json, int quick)
     }
     struct brisk_sim_bulk_config bc = {.bytes = bytes, .dir = BRISK_SIM_BULK_UP, .port = 5001, .seed = 1};
     brisk_sim_bulk *bulk = brisk_sim_bulk_start(w, a, b, B_IP, &bc);
-    fprintf(stderr, "brisk-bench bulk: %.1f GB through two stacks (MTU 1500, no GSO)...\n", (double)bytes / 1e9);
+    fprintf(stderr, "brisk-bench bulk: %.1f GB through two stacks (MTU 1500, no GSO)...\n",
+            (double)bytes / 1e9);
     double w0 = wall_seconds(), c0 = cpu_seconds();
     int ok = bulk && brisk_sim_run_while(w, bulk_done, bulk, 3600ull * BRISK_NSEC_PER_SEC);
     double wall = wall_seconds() - w0, cpu = cpu_seconds() - c0;
@@ -181,10 +184,12 @@ static int bench_bulk(int json, int quick)
         json_object_end(&j);
         json_finish(&j);
     } else {
-        printf("bulk: %.2f GB in %.3f s CPU (%.3f s wall): %.2f Gbit/s per CPU-second (both stacks, one core)\n",
-               (double)bytes / 1e9, cpu, wall, gbps_cpu);
-        printf("      memcpy of 1448-byte chunks: %.1f Gbit/s; brisk reaches %.1f %% of the single-copy limit\n",
-               memcpy_gbps, 100 * gbps_cpu / memcpy_gbps);
+        printf(
+            "bulk: %.2f GB in %.3f s CPU (%.3f s wall): %.2f Gbit/s per CPU-second (both stacks, one core)\n",
+            (double)bytes / 1e9, cpu, wall, gbps_cpu);
+        printf(
+            "      memcpy of 1448-byte chunks: %.1f Gbit/s; brisk reaches %.1f %% of the single-copy limit\n",
+            memcpy_gbps, 100 * gbps_cpu / memcpy_gbps);
     }
     brisk_sim_bulk_free(bulk);
     brisk_sim_world_free(w);

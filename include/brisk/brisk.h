@@ -35,26 +35,26 @@ extern "C" {
 /* Error codes. Every brisk function that can fail returns one of these (negative) or a value >= 0. */
 enum brisk_err {
     BRISK_OK = 0,
-    BRISK_ERR_INVAL = -1,      /* an argument is invalid (null, out of range, malformed) */
-    BRISK_ERR_NOMEM = -2,      /* an allocation failed or a configured memory bound was reached */
-    BRISK_ERR_NOENT = -3,      /* no such name (setting, device, entry) */
-    BRISK_ERR_RANGE = -4,      /* a value parsed but lies outside the allowed range */
-    BRISK_ERR_NOROUTE = -5,    /* no device prefix or gateway covers the destination */
-    BRISK_ERR_AGAIN = -6,      /* the operation would block: retry after the next event */
-    BRISK_ERR_BUSY = -7,       /* the device cannot take a packet now (TX ring full) */
-    BRISK_ERR_NOBUFS = -8,     /* the packet-buffer pool is exhausted */
-    BRISK_ERR_MSGSIZE = -9,    /* the message does not fit in one packet */
-    BRISK_ERR_EXIST = -10,     /* the object already exists (address, device) */
-    BRISK_ERR_UNREACH = -11,   /* the destination is unreachable (ARP resolution failed, ICMP unreachable) */
-    BRISK_ERR_TOOMANY = -12,   /* a fixed-size table is full */
-    BRISK_ERR_CONNREFUSED = -13, /* the peer answered the SYN with a reset */
-    BRISK_ERR_RESET = -14,     /* the connection was reset by the peer */
-    BRISK_ERR_TIMEDOUT = -15,  /* retransmissions (or keepalive probes) went unanswered */
-    BRISK_ERR_NOTCONN = -16,   /* the socket is not connected */
-    BRISK_ERR_ISCONN = -17,    /* the socket is already connected or connecting */
-    BRISK_ERR_ADDRINUSE = -18, /* the local address/port is taken */
-    BRISK_ERR_PIPE = -19,      /* sending after shutdown or close */
-    BRISK_ERR_INPROGRESS = -20, /* connect started; BRISK_EV_CONNECTED or an error follows */
+    BRISK_ERR_INVAL = -1,    /* an argument is invalid (null, out of range, malformed) */
+    BRISK_ERR_NOMEM = -2,    /* an allocation failed or a configured memory bound was reached */
+    BRISK_ERR_NOENT = -3,    /* no such name (setting, device, entry) */
+    BRISK_ERR_RANGE = -4,    /* a value parsed but lies outside the allowed range */
+    BRISK_ERR_NOROUTE = -5,  /* no device prefix or gateway covers the destination */
+    BRISK_ERR_AGAIN = -6,    /* the operation would block: retry after the next event */
+    BRISK_ERR_BUSY = -7,     /* the device cannot take a packet now (TX ring full) */
+    BRISK_ERR_NOBUFS = -8,   /* the packet-buffer pool is exhausted */
+    BRISK_ERR_MSGSIZE = -9,  /* the message does not fit in one packet */
+    BRISK_ERR_EXIST = -10,   /* the object already exists (address, device) */
+    BRISK_ERR_UNREACH = -11, /* the destination is unreachable (ARP resolution failed, ICMP unreachable) */
+    BRISK_ERR_TOOMANY = -12, /* a fixed-size table is full */
+    BRISK_ERR_CONNREFUSED = -13,  /* the peer answered the SYN with a reset */
+    BRISK_ERR_RESET = -14,        /* the connection was reset by the peer */
+    BRISK_ERR_TIMEDOUT = -15,     /* retransmissions (or keepalive probes) went unanswered */
+    BRISK_ERR_NOTCONN = -16,      /* the socket is not connected */
+    BRISK_ERR_ISCONN = -17,       /* the socket is already connected or connecting */
+    BRISK_ERR_ADDRINUSE = -18,    /* the local address/port is taken */
+    BRISK_ERR_PIPE = -19,         /* sending after shutdown or close */
+    BRISK_ERR_INPROGRESS = -20,   /* connect started; BRISK_EV_CONNECTED or an error follows */
     BRISK_ERR_ADDRNOTAVAIL = -21, /* no such local address, or no free ephemeral port */
 };
 
@@ -66,27 +66,27 @@ const char *brisk_strerror(int err);
  * syntax (see brisk_parse_* below): "arp_retries=5", "arp_reachable=30s", "pkt_pool_bytes=64M".
  * ------------------------------------------------------------------------------------------------------- */
 struct brisk_settings {
-    uint64_t seed;                  /* keys the stack's PRNG and hashes; same seed => same behaviour */
-    uint32_t ip_default_ttl;        /* TTL of emitted IPv4 packets (Linux net.ipv4.ip_default_ttl) */
-    uint64_t arp_reachable_ns;      /* how long a resolved neighbour stays valid (base_reachable_time) */
-    uint64_t arp_retrans_ns;        /* interval between ARP requests for an unresolved neighbour */
-    uint32_t arp_retries;           /* requests sent before resolution fails (mcast_solicit) */
-    uint32_t arp_queue_len;         /* packets queued per unresolved neighbour; excess counted and dropped */
-    uint32_t arp_cache_size;        /* neighbour entries per stack; LRU-evicts resolved entries when full */
-    uint64_t icmp_ratelimit_ns;     /* minimum spacing of ICMP errors, as a token bucket (0 = unlimited) */
-    uint32_t icmp_ratelimit_burst;  /* token bucket depth for ICMP errors */
-    uint64_t pkt_pool_bytes;        /* bound on packet-buffer memory per stack */
-    uint64_t tcp_mem_bytes;         /* bound on TCP buffer memory (send + receive chunks) per stack */
-    uint32_t tcp_sndbuf;            /* default send buffer per connection, bytes */
-    uint32_t tcp_rcvbuf;            /* default receive buffer per connection, bytes */
-    uint32_t tcp_sack;              /* negotiate SACK-permitted (RFC 2018) */
-    uint32_t tcp_timestamps;        /* negotiate timestamps (RFC 7323) */
-    uint32_t tcp_window_scaling;    /* negotiate window scaling (RFC 7323) */
-    uint32_t tcp_initial_cwnd;      /* initial congestion window, segments (RFC 6928) */
-    uint64_t tcp_rto_initial_ns;    /* RTO before the first sample (RFC 6298 §2.1) */
-    uint64_t tcp_rto_min_ns;        /* RTO lower bound (Linux 200 ms) */
-    uint64_t tcp_rto_max_ns;        /* RTO upper bound (Linux 120 s) */
-    uint64_t tcp_delack_min_ns;     /* delayed-ACK timeout bounds */
+    uint64_t seed;                 /* keys the stack's PRNG and hashes; same seed => same behaviour */
+    uint32_t ip_default_ttl;       /* TTL of emitted IPv4 packets (Linux net.ipv4.ip_default_ttl) */
+    uint64_t arp_reachable_ns;     /* how long a resolved neighbour stays valid (base_reachable_time) */
+    uint64_t arp_retrans_ns;       /* interval between ARP requests for an unresolved neighbour */
+    uint32_t arp_retries;          /* requests sent before resolution fails (mcast_solicit) */
+    uint32_t arp_queue_len;        /* packets queued per unresolved neighbour; excess counted and dropped */
+    uint32_t arp_cache_size;       /* neighbour entries per stack; LRU-evicts resolved entries when full */
+    uint64_t icmp_ratelimit_ns;    /* minimum spacing of ICMP errors, as a token bucket (0 = unlimited) */
+    uint32_t icmp_ratelimit_burst; /* token bucket depth for ICMP errors */
+    uint64_t pkt_pool_bytes;       /* bound on packet-buffer memory per stack */
+    uint64_t tcp_mem_bytes;        /* bound on TCP buffer memory (send + receive chunks) per stack */
+    uint32_t tcp_sndbuf;           /* default send buffer per connection, bytes */
+    uint32_t tcp_rcvbuf;           /* default receive buffer per connection, bytes */
+    uint32_t tcp_sack;             /* negotiate SACK-permitted (RFC 2018) */
+    uint32_t tcp_timestamps;       /* negotiate timestamps (RFC 7323) */
+    uint32_t tcp_window_scaling;   /* negotiate window scaling (RFC 7323) */
+    uint32_t tcp_initial_cwnd;     /* initial congestion window, segments (RFC 6928) */
+    uint64_t tcp_rto_initial_ns;   /* RTO before the first sample (RFC 6298 §2.1) */
+    uint64_t tcp_rto_min_ns;       /* RTO lower bound (Linux 200 ms) */
+    uint64_t tcp_rto_max_ns;       /* RTO upper bound (Linux 120 s) */
+    uint64_t tcp_delack_min_ns;    /* delayed-ACK timeout bounds */
     uint64_t tcp_delack_max_ns;
     uint32_t tcp_syn_retries;       /* SYN retransmissions before connect fails with BRISK_ERR_TIMEDOUT */
     uint32_t tcp_synack_retries;    /* SYN-ACK retransmissions before a half-open child is dropped */
@@ -96,25 +96,25 @@ struct brisk_settings {
     uint64_t tcp_keepalive_time_ns; /* keepalive: idle time, probe interval, probes */
     uint64_t tcp_keepalive_intvl_ns;
     uint32_t tcp_keepalive_probes;
-    uint32_t tcp_max_syn_backlog;   /* half-open connections per listener */
-    uint32_t tcp_ooo_max_segs;      /* out-of-order pieces held per connection */
+    uint32_t tcp_max_syn_backlog;     /* half-open connections per listener */
+    uint32_t tcp_ooo_max_segs;        /* out-of-order pieces held per connection */
     uint32_t tcp_challenge_ack_limit; /* RFC 5961 challenge ACKs per second per stack */
-    uint32_t tcp_tsq;               /* TCP Small Queues on */
-    uint32_t tcp_limit_output_bytes; /* TSQ cap (Linux sysctl of the same name) */
-    uint32_t tcp_tsq_rule;          /* 0 static cap, 1 max(cap, rate x hold), 2 min(cap, max(2 bufs, rate x hold)) */
-    uint32_t tcp_tsq_shortcut;      /* send anyway with at most one segment unacknowledged */
-    uint32_t tcp_pacing_shift;      /* TSQ hold time = 1 s >> shift */
-    uint32_t tcp_tsq_adaptive;      /* hold time >= factor x measured TX-completion latency (brisk) */
+    uint32_t tcp_tsq;                 /* TCP Small Queues on */
+    uint32_t tcp_limit_output_bytes;  /* TSQ cap (Linux sysctl of the same name) */
+    uint32_t tcp_tsq_rule; /* 0 static cap, 1 max(cap, rate x hold), 2 min(cap, max(2 bufs, rate x hold)) */
+    uint32_t tcp_tsq_shortcut; /* send anyway with at most one segment unacknowledged */
+    uint32_t tcp_pacing_shift; /* TSQ hold time = 1 s >> shift */
+    uint32_t tcp_tsq_adaptive; /* hold time >= factor x measured TX-completion latency (brisk) */
     uint32_t tcp_tsq_latency_factor;
-    uint32_t tcp_buf_overhead;      /* per-packet memory charged on top of the frame (skb truesize) */
-    uint32_t tcp_pacing_ss_ratio;   /* pacing rate, % of cwnd/srtt, in slow start / congestion avoidance */
+    uint32_t tcp_buf_overhead;    /* per-packet memory charged on top of the frame (skb truesize) */
+    uint32_t tcp_pacing_ss_ratio; /* pacing rate, % of cwnd/srtt, in slow start / congestion avoidance */
     uint32_t tcp_pacing_ca_ratio;
-    uint32_t tcp_pacing;            /* internal pacing at the pacing rate */
-    uint32_t tcp_tso;               /* TSO super-segments on GSO devices */
-    uint32_t tcp_min_tso_segs;      /* smallest TSO burst (Linux sysctl of the same name) */
-    uint32_t tcp_autocorking;       /* auto-corking (Linux sysctl of the same name) */
+    uint32_t tcp_pacing;                /* internal pacing at the pacing rate */
+    uint32_t tcp_tso;                   /* TSO super-segments on GSO devices */
+    uint32_t tcp_min_tso_segs;          /* smallest TSO burst (Linux sysctl of the same name) */
+    uint32_t tcp_autocorking;           /* auto-corking (Linux sysctl of the same name) */
     uint32_t tcp_autocork_first_packet; /* compat: may hold with nothing in flight (3.14-rc bug) */
-    uint32_t tcp_resume_nagle;      /* compat: completion resume with Nagle forced on (3.14-rc bug) */
+    uint32_t tcp_resume_nagle;          /* compat: completion resume with Nagle forced on (3.14-rc bug) */
 };
 
 /* Fills `s` with brisk's defaults. */
@@ -166,85 +166,85 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
 /* ---------------------------------------------------------------------------------------------------------
  * Counters. Linux SNMP / TcpExt names where one exists; brisk's own otherwise. All are uint64 event counts.
  * ------------------------------------------------------------------------------------------------------- */
-#define BRISK_COUNTERS(X)                                                                                     \
-    X(EthInFrames, "frames received from devices")                                                          \
-    X(EthInErrors, "frames dropped: truncated Ethernet header")                                             \
-    X(EthInNotForUs, "frames dropped: destination MAC is neither ours nor broadcast")                       \
-    X(EthInUnknownType, "frames dropped: EtherType neither IPv4 nor ARP")                                   \
-    X(EthOutFrames, "frames handed to devices")                                                             \
-    X(EthOutBusy, "frames dropped: device TX ring full")                                                    \
-    X(ArpInRequests, "ARP requests received")                                                               \
-    X(ArpInReplies, "ARP replies received")                                                                 \
-    X(ArpInGratuitous, "gratuitous ARP packets received")                                                  \
-    X(ArpInErrors, "ARP packets dropped: malformed or unsupported hardware/protocol")                       \
-    X(ArpInNotForUs, "ARP requests for an address that is not ours")                                       \
-    X(ArpOutRequests, "ARP requests sent")                                                                  \
-    X(ArpOutReplies, "ARP replies sent")                                                                    \
-    X(ArpResolveFailed, "neighbour resolutions that gave up after arp_retries")                            \
-    X(ArpQueueDrops, "packets dropped: unresolved neighbour's queue full or resolution failed")             \
-    X(ArpCacheEvictions, "neighbour entries evicted because the cache was full")                           \
-    X(ArpCacheFull, "packets dropped: no neighbour entry could be made")                                   \
-    X(IpInReceives, "IPv4 datagrams received")                                                              \
-    X(IpInHdrErrors, "IPv4 datagrams dropped: bad header (version, length, checksum, TTL)")                 \
-    X(IpInTruncated, "IPv4 datagrams dropped: frame shorter than total length")                            \
-    X(IpInAddrErrors, "IPv4 datagrams dropped: destination is not ours")                                    \
-    X(IpInUnknownProtos, "IPv4 datagrams dropped: no handler for the protocol")                             \
-    X(IpInDelivers, "IPv4 datagrams delivered to ICMP or transport")                                        \
-    X(IpReasmFails, "IPv4 fragments dropped (brisk does not reassemble)")                                   \
-    X(IpOutRequests, "IPv4 datagrams sent")                                                                 \
-    X(IpOutNoRoutes, "IPv4 datagrams dropped: no route")                                                    \
-    X(IpOutDiscards, "IPv4 datagrams dropped on output: no buffer, device busy")                            \
-    X(IcmpInMsgs, "ICMP messages received")                                                                 \
-    X(IcmpInErrors, "ICMP messages dropped: malformed or bad checksum")                                     \
-    X(IcmpInEchos, "ICMP echo requests received")                                                           \
-    X(IcmpInEchoReps, "ICMP echo replies received")                                                         \
-    X(IcmpInDestUnreachs, "ICMP destination unreachable received")                                          \
-    X(IcmpOutMsgs, "ICMP messages sent")                                                                    \
-    X(IcmpOutEchos, "ICMP echo requests sent")                                                              \
-    X(IcmpOutEchoReps, "ICMP echo replies sent")                                                            \
-    X(IcmpOutDestUnreachs, "ICMP destination unreachable sent")                                             \
-    X(IcmpOutRateLimited, "ICMP errors suppressed by icmp_ratelimit")                                      \
-    X(TSQThrottles, "times TCP Small Queues held a connection (bytes below TCP over budget)")               \
-    X(TSQResumes, "throttled connections resumed after a TX completion")                                  \
-    X(PacingHolds, "times a connection waited for its next departure time")                                \
-    X(TCPAutoCorking, "small tails held by auto-corking (resumed on TX completion)")                      \
-    X(TcpActiveOpens, "connections opened by connect (SYN-SENT)")                                        \
-    X(TcpPassiveOpens, "connections opened from a listener (SYN-RECEIVED)")                              \
-    X(TcpAttemptFails, "connection attempts that failed (refused, timed out, reset while opening)")     \
-    X(TcpEstabResets, "connections reset from ESTABLISHED or CLOSE-WAIT")                                 \
-    X(TcpInSegs, "TCP segments received")                                                                 \
-    X(TcpOutSegs, "TCP segments sent (retransmissions excluded)")                                         \
-    X(TcpRetransSegs, "TCP segments retransmitted")                                                       \
-    X(TcpInErrs, "TCP segments dropped: malformed header or options")                                     \
-    X(TcpInCsumErrors, "TCP segments dropped: bad checksum")                                              \
-    X(TcpOutRsts, "TCP resets sent")                                                                      \
-    X(TcpNoPort, "segments to a port with no socket (answered with RST)")                                 \
-    X(TCPTimeouts, "retransmission timeouts")                                                             \
-    X(TCPFastRetrans, "fast retransmissions (three duplicate ACKs)")                                      \
-    X(TCPOrigDataSent, "segments with new data sent")                                                     \
-    X(DelayedACKs, "delayed ACKs sent by the timer")                                                      \
-    X(TCPChallengeACK, "challenge ACKs sent (RFC 5961)")                                                  \
-    X(TCPChallengeACKLimited, "challenge ACKs suppressed by tcp_challenge_ack_limit")                    \
-    X(TCPSYNChallenge, "SYNs in a synchronized state answered with a challenge ACK")                     \
-    X(TCPRSTChallenge, "in-window RSTs not at rcv.nxt answered with a challenge ACK")                    \
-    X(TCPACKOutOfWindow, "ACKs for data never sent, dropped (RFC 5961 §5)")                              \
-    X(PAWSEstab, "segments dropped by PAWS (RFC 7323 §5)")                                                \
-    X(TCPOutOfWindow, "segments outside the receive window (answered with an ACK)")                       \
-    X(TCPOFOQueue, "segments queued out of order")                                                        \
-    X(TCPOFODrop, "out-of-order segments dropped: reassembly bound")                                      \
-    X(TCPRcvQDrop, "segments dropped: receive buffer full")                                               \
-    X(TCPDSACKSent, "D-SACK blocks sent for duplicate data (RFC 2883)")                                   \
-    X(TCPWinProbe, "zero-window probes sent")                                                             \
-    X(TCPKeepAlive, "keepalive probes sent")                                                              \
-    X(TCPAbortOnTimeout, "connections aborted after retransmission or keepalive timeouts")                \
-    X(TCPAbortOnClose, "connections reset on close with unread data or LINGER 0")                        \
-    X(ListenOverflows, "SYNs dropped: listener's queues full")                                            \
-    X(TCPToZeroWindowAdv, "times our advertised window went to zero")                                     \
-    X(TCPFromZeroWindowAdv, "times our advertised window reopened from zero")                             \
-    X(PktAllocFails, "packet-buffer allocations refused (pool bound reached)")                             \
-    X(TxCompletions, "TX completions reported by devices")                                                  \
-    X(TimerArms, "timer wheel arm operations")                                                              \
-    X(TimerCancels, "timer wheel cancel operations")                                                        \
+#define BRISK_COUNTERS(X)                                                                                    \
+    X(EthInFrames, "frames received from devices")                                                           \
+    X(EthInErrors, "frames dropped: truncated Ethernet header")                                              \
+    X(EthInNotForUs, "frames dropped: destination MAC is neither ours nor broadcast")                        \
+    X(EthInUnknownType, "frames dropped: EtherType neither IPv4 nor ARP")                                    \
+    X(EthOutFrames, "frames handed to devices")                                                              \
+    X(EthOutBusy, "frames dropped: device TX ring full")                                                     \
+    X(ArpInRequests, "ARP requests received")                                                                \
+    X(ArpInReplies, "ARP replies received")                                                                  \
+    X(ArpInGratuitous, "gratuitous ARP packets received")                                                    \
+    X(ArpInErrors, "ARP packets dropped: malformed or unsupported hardware/protocol")                        \
+    X(ArpInNotForUs, "ARP requests for an address that is not ours")                                         \
+    X(ArpOutRequests, "ARP requests sent")                                                                   \
+    X(ArpOutReplies, "ARP replies sent")                                                                     \
+    X(ArpResolveFailed, "neighbour resolutions that gave up after arp_retries")                              \
+    X(ArpQueueDrops, "packets dropped: unresolved neighbour's queue full or resolution failed")              \
+    X(ArpCacheEvictions, "neighbour entries evicted because the cache was full")                             \
+    X(ArpCacheFull, "packets dropped: no neighbour entry could be made")                                     \
+    X(IpInReceives, "IPv4 datagrams received")                                                               \
+    X(IpInHdrErrors, "IPv4 datagrams dropped: bad header (version, length, checksum, TTL)")                  \
+    X(IpInTruncated, "IPv4 datagrams dropped: frame shorter than total length")                              \
+    X(IpInAddrErrors, "IPv4 datagrams dropped: destination is not ours")                                     \
+    X(IpInUnknownProtos, "IPv4 datagrams dropped: no handler for the protocol")                              \
+    X(IpInDelivers, "IPv4 datagrams delivered to ICMP or transport")                                         \
+    X(IpReasmFails, "IPv4 fragments dropped (brisk does not reassemble)")                                    \
+    X(IpOutRequests, "IPv4 datagrams sent")                                                                  \
+    X(IpOutNoRoutes, "IPv4 datagrams dropped: no route")                                                     \
+    X(IpOutDiscards, "IPv4 datagrams dropped on output: no buffer, device busy")                             \
+    X(IcmpInMsgs, "ICMP messages received")                                                                  \
+    X(IcmpInErrors, "ICMP messages dropped: malformed or bad checksum")                                      \
+    X(IcmpInEchos, "ICMP echo requests received")                                                            \
+    X(IcmpInEchoReps, "ICMP echo replies received")                                                          \
+    X(IcmpInDestUnreachs, "ICMP destination unreachable received")                                           \
+    X(IcmpOutMsgs, "ICMP messages sent")                                                                     \
+    X(IcmpOutEchos, "ICMP echo requests sent")                                                               \
+    X(IcmpOutEchoReps, "ICMP echo replies sent")                                                             \
+    X(IcmpOutDestUnreachs, "ICMP destination unreachable sent")                                              \
+    X(IcmpOutRateLimited, "ICMP errors suppressed by icmp_ratelimit")                                        \
+    X(TSQThrottles, "times TCP Small Queues held a connection (bytes below TCP over budget)")                \
+    X(TSQResumes, "throttled connections resumed after a TX completion")                                     \
+    X(PacingHolds, "times a connection waited for its next departure time")                                  \
+    X(TCPAutoCorking, "small tails held by auto-corking (resumed on TX completion)")                         \
+    X(TcpActiveOpens, "connections opened by connect (SYN-SENT)")                                            \
+    X(TcpPassiveOpens, "connections opened from a listener (SYN-RECEIVED)")                                  \
+    X(TcpAttemptFails, "connection attempts that failed (refused, timed out, reset while opening)")          \
+    X(TcpEstabResets, "connections reset from ESTABLISHED or CLOSE-WAIT")                                    \
+    X(TcpInSegs, "TCP segments received")                                                                    \
+    X(TcpOutSegs, "TCP segments sent (retransmissions excluded)")                                            \
+    X(TcpRetransSegs, "TCP segments retransmitted")                                                          \
+    X(TcpInErrs, "TCP segments dropped: malformed header or options")                                        \
+    X(TcpInCsumErrors, "TCP segments dropped: bad checksum")                                                 \
+    X(TcpOutRsts, "TCP resets sent")                                                                         \
+    X(TcpNoPort, "segments to a port with no socket (answered with RST)")                                    \
+    X(TCPTimeouts, "retransmission timeouts")                                                                \
+    X(TCPFastRetrans, "fast retransmissions (three duplicate ACKs)")                                         \
+    X(TCPOrigDataSent, "segments with new data sent")                                                        \
+    X(DelayedACKs, "delayed ACKs sent by the timer")                                                         \
+    X(TCPChallengeACK, "challenge ACKs sent (RFC 5961)")                                                     \
+    X(TCPChallengeACKLimited, "challenge ACKs suppressed by tcp_challenge_ack_limit")                        \
+    X(TCPSYNChallenge, "SYNs in a synchronized state answered with a challenge ACK")                         \
+    X(TCPRSTChallenge, "in-window RSTs not at rcv.nxt answered with a challenge ACK")                        \
+    X(TCPACKOutOfWindow, "ACKs for data never sent, dropped (RFC 5961 §5)")                                  \
+    X(PAWSEstab, "segments dropped by PAWS (RFC 7323 §5)")                                                   \
+    X(TCPOutOfWindow, "segments outside the receive window (answered with an ACK)")                          \
+    X(TCPOFOQueue, "segments queued out of order")                                                           \
+    X(TCPOFODrop, "out-of-order segments dropped: reassembly bound")                                         \
+    X(TCPRcvQDrop, "segments dropped: receive buffer full")                                                  \
+    X(TCPDSACKSent, "D-SACK blocks sent for duplicate data (RFC 2883)")                                      \
+    X(TCPWinProbe, "zero-window probes sent")                                                                \
+    X(TCPKeepAlive, "keepalive probes sent")                                                                 \
+    X(TCPAbortOnTimeout, "connections aborted after retransmission or keepalive timeouts")                   \
+    X(TCPAbortOnClose, "connections reset on close with unread data or LINGER 0")                            \
+    X(ListenOverflows, "SYNs dropped: listener's queues full")                                               \
+    X(TCPToZeroWindowAdv, "times our advertised window went to zero")                                        \
+    X(TCPFromZeroWindowAdv, "times our advertised window reopened from zero")                                \
+    X(PktAllocFails, "packet-buffer allocations refused (pool bound reached)")                               \
+    X(TxCompletions, "TX completions reported by devices")                                                   \
+    X(TimerArms, "timer wheel arm operations")                                                               \
+    X(TimerCancels, "timer wheel cancel operations")                                                         \
     X(TimerFires, "timer expirations")
 
 struct brisk_counters {
@@ -293,8 +293,8 @@ int brisk_stack_poll(brisk_stack *st, uint64_t now);
  * needed (a poll then does nothing and the deadline moves on) but never later. */
 uint64_t brisk_stack_next_deadline(const brisk_stack *st);
 
-/* Sets (gw != 0) or clears (gw == 0) the default gateway, an IPv4 address in host byte order that must lie in a
- * device's prefix. Returns BRISK_OK, or BRISK_ERR_NOROUTE when no device prefix covers it. */
+/* Sets (gw != 0) or clears (gw == 0) the default gateway, an IPv4 address in host byte order that must lie in
+ * a device's prefix. Returns BRISK_OK, or BRISK_ERR_NOROUTE when no device prefix covers it. */
 int brisk_stack_set_gateway(brisk_stack *st, uint32_t gw);
 
 /* Starts or checks link-layer resolution of the next hop towards dst (like arping). Returns BRISK_OK when the
@@ -307,11 +307,11 @@ int brisk_stack_resolve(brisk_stack *st, uint32_t dst, uint64_t now);
  * ICMP echo (ping) for tools. Addresses are IPv4 in host byte order.
  * ------------------------------------------------------------------------------------------------------- */
 struct brisk_echo_reply {
-    uint32_t from;      /* source of the reply */
-    uint16_t id, seq;   /* as sent */
-    uint16_t len;       /* payload bytes */
-    uint8_t ttl;        /* TTL of the reply datagram */
-    uint64_t sent_at;   /* the `now` the request was sent with, carried in its payload (0 if payload < 8) */
+    uint32_t from;    /* source of the reply */
+    uint16_t id, seq; /* as sent */
+    uint16_t len;     /* payload bytes */
+    uint8_t ttl;      /* TTL of the reply datagram */
+    uint64_t sent_at; /* the `now` the request was sent with, carried in its payload (0 if payload < 8) */
 };
 typedef void (*brisk_echo_fn)(void *ctx, const struct brisk_echo_reply *r, uint64_t now);
 
@@ -365,7 +365,8 @@ enum brisk_sockopt {
 
 /* Creates a TCP socket. Returns NULL (and *err) on BRISK_ERR_NOMEM / BRISK_ERR_INVAL. */
 brisk_sock *brisk_socket(brisk_stack *st, int *err);
-/* Calls fn(ctx, s, events, now) when events happen on s (NULL to stop). Accepted sockets start without one. */
+/* Calls fn(ctx, s, events, now) when events happen on s (NULL to stop). Accepted sockets start without one.
+ */
 void brisk_sock_set_callback(brisk_sock *s, brisk_sock_fn fn, void *ctx);
 /* Binds a local address (0 = any of the stack's) and port (0 = ephemeral at connect). BRISK_ERR_ADDRINUSE,
  * BRISK_ERR_ADDRNOTAVAIL, BRISK_ERR_INVAL (already bound or not a fresh socket). */
@@ -387,8 +388,8 @@ int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, u
 int64_t brisk_recv(brisk_sock *s, void *buf, size_t len, uint64_t now);
 /* Closes the sending direction (FIN after queued data). BRISK_ERR_NOTCONN if not connected. */
 int brisk_shutdown_write(brisk_sock *s, uint64_t now);
-/* Releases the socket: queued data is still sent and the connection closes gracefully (or aborts with RST when
- * LINGER0 is set or unread data remains, RFC 2525 §2.17). The handle must not be used afterwards. */
+/* Releases the socket: queued data is still sent and the connection closes gracefully (or aborts with RST
+ * when LINGER0 is set or unread data remains, RFC 2525 §2.17). The handle must not be used afterwards. */
 int brisk_close(brisk_sock *s, uint64_t now);
 /* Sends a RST and releases the socket at once. */
 int brisk_abort(brisk_sock *s, uint64_t now);
@@ -398,50 +399,58 @@ int brisk_getsockopt(const brisk_sock *s, enum brisk_sockopt opt, uint64_t *valu
 int brisk_sock_error(const brisk_sock *s);
 
 enum brisk_tcp_state {
-    BRISK_TCP_CLOSED, BRISK_TCP_LISTEN, BRISK_TCP_SYN_SENT, BRISK_TCP_SYN_RECEIVED, BRISK_TCP_ESTABLISHED,
-    BRISK_TCP_FIN_WAIT_1, BRISK_TCP_FIN_WAIT_2, BRISK_TCP_CLOSE_WAIT, BRISK_TCP_CLOSING, BRISK_TCP_LAST_ACK,
+    BRISK_TCP_CLOSED,
+    BRISK_TCP_LISTEN,
+    BRISK_TCP_SYN_SENT,
+    BRISK_TCP_SYN_RECEIVED,
+    BRISK_TCP_ESTABLISHED,
+    BRISK_TCP_FIN_WAIT_1,
+    BRISK_TCP_FIN_WAIT_2,
+    BRISK_TCP_CLOSE_WAIT,
+    BRISK_TCP_CLOSING,
+    BRISK_TCP_LAST_ACK,
     BRISK_TCP_TIME_WAIT,
 };
 const char *brisk_tcp_state_name(int state);
 
 /* Why the transmit function last declined to send (hold reasons, DESIGN.md principle 5). */
 enum brisk_hold {
-    BRISK_HOLD_NONE,   /* sending, or nothing to send */
-    BRISK_HOLD_CWND,   /* congestion window full */
-    BRISK_HOLD_RWND,   /* peer's receive window full (or sender silly-window avoidance) */
-    BRISK_HOLD_NAGLE,  /* a partial segment waits for the ACK of the previous small one */
-    BRISK_HOLD_CORK,   /* TCP_CORK or MSG_MORE holds a partial segment */
-    BRISK_HOLD_TSQ,    /* too many bytes below TCP (TCP Small Queues) */
+    BRISK_HOLD_NONE,     /* sending, or nothing to send */
+    BRISK_HOLD_CWND,     /* congestion window full */
+    BRISK_HOLD_RWND,     /* peer's receive window full (or sender silly-window avoidance) */
+    BRISK_HOLD_NAGLE,    /* a partial segment waits for the ACK of the previous small one */
+    BRISK_HOLD_CORK,     /* TCP_CORK or MSG_MORE holds a partial segment */
+    BRISK_HOLD_TSQ,      /* too many bytes below TCP (TCP Small Queues) */
     BRISK_HOLD_AUTOCORK, /* a small tail waits for this connection's data below TCP to complete */
-    BRISK_HOLD_PACING, /* the next packet's departure time has not come yet */
-    BRISK_HOLD_DEVICE, /* the device refused the packet (ring full) or no buffer */
+    BRISK_HOLD_PACING,   /* the next packet's departure time has not come yet */
+    BRISK_HOLD_DEVICE,   /* the device refused the packet (ring full) or no buffer */
     BRISK_HOLD_COUNT,
 };
 const char *brisk_hold_name(int reason); /* "cwnd", "rwnd", ... */
 
 struct brisk_conn_info {
-    int state;                      /* enum brisk_tcp_state */
-    uint32_t laddr, raddr;          /* host order */
+    int state;             /* enum brisk_tcp_state */
+    uint32_t laddr, raddr; /* host order */
     uint16_t lport, rport;
     uint64_t srtt_ns, rttvar_ns, rto_ns, min_rtt_ns;
-    uint32_t mss;                   /* send MSS */
-    uint32_t cwnd, ssthresh;        /* bytes */
-    uint32_t snd_wnd, rcv_wnd;      /* bytes (scaled) */
-    uint64_t bytes_sent;            /* payload bytes transmitted, retransmissions included */
+    uint32_t mss;              /* send MSS */
+    uint32_t cwnd, ssthresh;   /* bytes */
+    uint32_t snd_wnd, rcv_wnd; /* bytes (scaled) */
+    uint64_t bytes_sent;       /* payload bytes transmitted, retransmissions included */
     uint64_t bytes_acked;
-    uint64_t bytes_received;        /* in-order payload bytes */
+    uint64_t bytes_received; /* in-order payload bytes */
     uint64_t segs_out, segs_in;
-    uint64_t retransmits;           /* segments retransmitted */
-    uint64_t rto_count;             /* retransmission timeouts */
+    uint64_t retransmits; /* segments retransmitted */
+    uint64_t rto_count;   /* retransmission timeouts */
     uint64_t fast_retransmits;
-    uint64_t unacked;               /* bytes in flight */
-    uint64_t notsent;               /* bytes queued, not yet sent */
-    uint8_t ts_ok, sack_ok, ws_ok;  /* options negotiated */
+    uint64_t unacked;              /* bytes in flight */
+    uint64_t notsent;              /* bytes queued, not yet sent */
+    uint8_t ts_ok, sack_ok, ws_ok; /* options negotiated */
     uint8_t snd_wscale, rcv_wscale;
-    uint64_t wmem;                  /* bytes below TCP (charged truesize, not yet completed by the device) */
-    uint64_t tsq_limit;             /* the TSQ budget at the time of the call */
-    uint64_t pacing_rate;           /* bytes/s, from cwnd / srtt and the pacing ratios */
-    int hold;                       /* enum brisk_hold: why the connection is not sending now */
+    uint64_t wmem;        /* bytes below TCP (charged truesize, not yet completed by the device) */
+    uint64_t tsq_limit;   /* the TSQ budget at the time of the call */
+    uint64_t pacing_rate; /* bytes/s, from cwnd / srtt and the pacing ratios */
+    int hold;             /* enum brisk_hold: why the connection is not sending now */
     uint64_t hold_events[BRISK_HOLD_COUNT]; /* times each reason stopped the transmit function */
     uint64_t hold_ns[BRISK_HOLD_COUNT];     /* time each reason held data back (while data was waiting) */
 };

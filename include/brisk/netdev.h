@@ -22,12 +22,13 @@ extern "C" {
 
 /* Device capabilities. */
 #define BRISK_NETDEV_CAP_CSUM 0x1u /* the device completes TCP/UDP checksums (CHECKSUM_PARTIAL packets) */
-#define BRISK_NETDEV_CAP_GSO 0x2u  /* the device segments TCP super-frames (gso_size > 0) into MSS frames */
+#define BRISK_NETDEV_CAP_GSO  0x2u /* the device segments TCP super-frames (gso_size > 0) into MSS frames */
 
 /* Packet flags. */
-#define BRISK_PKT_CSUM_PARTIAL 0x1u /* the L4 checksum field holds the pseudo-header sum only; the device
-                                       must fold in the bytes from csum_start to the end and store the
-                                       complement at csum_start + csum_offset */
+#define BRISK_PKT_CSUM_PARTIAL                                                                               \
+    0x1u /* the L4 checksum field holds the pseudo-header sum only; the device                               \
+            must fold in the bytes from csum_start to the end and store the                                  \
+            complement at csum_start + csum_offset */
 
 /*
  * A packet buffer. Drivers read `data` / `len` and the offload fields; the rest belongs to the stack.
@@ -58,13 +59,13 @@ struct brisk_netdev_ops {
 };
 
 struct brisk_netdev_config {
-    char name[16];          /* for tools and logs ("eth0") */
-    uint8_t mac[6];         /* unicast MAC */
-    uint32_t mtu;           /* IPv4 MTU in bytes (68 ... 65535); frames are mtu + 14 */
-    uint32_t caps;          /* BRISK_NETDEV_CAP_* */
-    uint32_t gso_max_size;  /* largest super-frame the device takes (bytes of IP datagram) when CAP_GSO */
-    uint32_t ip;            /* IPv4 address, host byte order (0 = none) */
-    uint8_t prefix_len;     /* 0 ... 32 */
+    char name[16];         /* for tools and logs ("eth0") */
+    uint8_t mac[6];        /* unicast MAC */
+    uint32_t mtu;          /* IPv4 MTU in bytes (68 ... 65535); frames are mtu + 14 */
+    uint32_t caps;         /* BRISK_NETDEV_CAP_* */
+    uint32_t gso_max_size; /* largest super-frame the device takes (bytes of IP datagram) when CAP_GSO */
+    uint32_t ip;           /* IPv4 address, host byte order (0 = none) */
+    uint8_t prefix_len;    /* 0 ... 32 */
 };
 
 /* Adds a device. `ops` and `driver` must outlive the stack. Returns the device, or NULL with *err set
@@ -78,13 +79,13 @@ void brisk_netdev_tx_done(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now);
 const struct brisk_netdev_config *brisk_netdev_config_of(const brisk_netdev *dev);
 
 struct brisk_netdev_stats {
-    uint64_t tx_packets, tx_bytes;     /* accepted by xmit */
-    uint64_t tx_busy;                  /* xmit refused with BRISK_ERR_BUSY */
-    uint64_t tx_completed;             /* completions reported */
-    uint64_t tx_inflight;              /* accepted and not yet completed */
+    uint64_t tx_packets, tx_bytes; /* accepted by xmit */
+    uint64_t tx_busy;              /* xmit refused with BRISK_ERR_BUSY */
+    uint64_t tx_completed;         /* completions reported */
+    uint64_t tx_inflight;          /* accepted and not yet completed */
     uint64_t tx_inflight_bytes;
     uint64_t rx_packets, rx_bytes;
-    uint64_t tx_done_latency_ns;       /* smoothed xmit -> completion latency (EWMA 1/8), 0 before a sample */
+    uint64_t tx_done_latency_ns; /* smoothed xmit -> completion latency (EWMA 1/8), 0 before a sample */
     uint64_t tx_done_latency_max_ns;
 };
 void brisk_netdev_get_stats(const brisk_netdev *dev, struct brisk_netdev_stats *out);

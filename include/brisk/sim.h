@@ -53,8 +53,8 @@ int brisk_sim_run_while(brisk_sim_world *w, int (*done)(void *ctx), void *ctx, u
 int brisk_sim_at(brisk_sim_world *w, uint64_t at, void (*fn)(void *ctx, uint64_t now), void *ctx);
 
 struct brisk_sim_stats {
-    uint64_t events;            /* events run */
-    uint64_t frames_delivered;  /* frames handed to a receiving port */
+    uint64_t events;           /* events run */
+    uint64_t frames_delivered; /* frames handed to a receiving port */
 };
 void brisk_sim_world_stats(const brisk_sim_world *w, struct brisk_sim_stats *out);
 
@@ -77,9 +77,9 @@ enum brisk_sim_completion {
 };
 struct brisk_sim_txc {
     enum brisk_sim_completion model;
-    uint64_t delay_ns;       /* DELAY */
-    uint32_t frames;         /* COALESCE threshold */
-    uint64_t timeout_ns;     /* COALESCE timer */
+    uint64_t delay_ns;   /* DELAY */
+    uint32_t frames;     /* COALESCE threshold */
+    uint64_t timeout_ns; /* COALESCE timer */
 };
 /* Parses "immediate", "delay 190us" / "delay:190us", "coalesce 16 10ms" / "coalesce:16:10ms". */
 int brisk_sim_txc_parse(const char *s, struct brisk_sim_txc *out);
@@ -107,23 +107,24 @@ int brisk_sim_raw_send(brisk_sim_port *p, const uint8_t *frame, size_t len);
 /* ---- links ---- */
 enum brisk_sim_loss_model { BRISK_SIM_LOSS_NONE, BRISK_SIM_LOSS_RANDOM, BRISK_SIM_LOSS_GILBERT };
 struct brisk_sim_impair {
-    double loss;               /* RANDOM: drop probability per frame */
+    double loss; /* RANDOM: drop probability per frame */
     enum brisk_sim_loss_model loss_model;
-    double ge_p_good_to_bad;   /* GILBERT: per-frame transition probabilities and loss in each state */
+    double ge_p_good_to_bad; /* GILBERT: per-frame transition probabilities and loss in each state */
     double ge_p_bad_to_good;
     double ge_loss_good;
     double ge_loss_bad;
-    const uint64_t *loss_mask; /* exact loss: drop the frames whose 0-based index on this direction is listed */
-    size_t loss_mask_len;      /* (sorted ascending; the array must outlive the link) */
-    double reorder;            /* probability a frame is held back by reorder_delay_ns */
+    const uint64_t
+        *loss_mask;       /* exact loss: drop the frames whose 0-based index on this direction is listed */
+    size_t loss_mask_len; /* (sorted ascending; the array must outlive the link) */
+    double reorder;       /* probability a frame is held back by reorder_delay_ns */
     uint64_t reorder_delay_ns;
-    double duplicate;          /* probability a frame is delivered twice */
-    double corrupt;            /* probability one byte of the frame is flipped (at an offset >= 14) */
+    double duplicate; /* probability a frame is delivered twice */
+    double corrupt;   /* probability one byte of the frame is flipped (at an offset >= 14) */
 };
 struct brisk_sim_link_dir {
-    uint64_t rate_bps;          /* serialization rate */
-    uint64_t delay_ns;          /* propagation delay */
-    uint64_t queue_bytes;       /* drop-tail limits of the queue in front of the transmitter (0 = none) */
+    uint64_t rate_bps;    /* serialization rate */
+    uint64_t delay_ns;    /* propagation delay */
+    uint64_t queue_bytes; /* drop-tail limits of the queue in front of the transmitter (0 = none) */
     uint32_t queue_packets;
     struct brisk_sim_impair impair;
 };
@@ -138,25 +139,25 @@ brisk_sim_link *brisk_sim_link_connect(brisk_sim_world *w, brisk_sim_port *a, br
                                        const struct brisk_sim_link_config *c);
 
 struct brisk_sim_link_stats {
-    uint64_t frames_in;        /* frames offered to this direction */
+    uint64_t frames_in; /* frames offered to this direction */
     uint64_t bytes_in;
-    uint64_t queue_drops;      /* drop-tail */
-    uint64_t frames_sent;      /* serialized */
+    uint64_t queue_drops; /* drop-tail */
+    uint64_t frames_sent; /* serialized */
     uint64_t bytes_sent;
-    uint64_t lost;             /* random / Gilbert-Elliott / mask */
+    uint64_t lost; /* random / Gilbert-Elliott / mask */
     uint64_t corrupted;
     uint64_t duplicated;
     uint64_t reordered;
     uint64_t delivered;
-    uint64_t queue_max_bytes;  /* high-water mark of the queue */
+    uint64_t queue_max_bytes; /* high-water mark of the queue */
 };
 /* dir 0 = a -> b, 1 = b -> a */
 void brisk_sim_link_stats(const brisk_sim_link *l, int dir, struct brisk_sim_link_stats *out);
 
 struct brisk_sim_nic_stats {
-    uint64_t tx_frames;        /* wire frames (after GSO) */
-    uint64_t tx_busy;          /* xmit refused: ring full */
-    uint64_t tx_completions;   /* completions reported to the stack */
+    uint64_t tx_frames;      /* wire frames (after GSO) */
+    uint64_t tx_busy;        /* xmit refused: ring full */
+    uint64_t tx_completions; /* completions reported to the stack */
     uint32_t ring_used, ring_max_used;
     uint64_t rx_frames;
 };
@@ -181,37 +182,37 @@ int brisk_sim_capture_slice(brisk_sim_port *p, const char *path, uint64_t max_fr
  */
 enum brisk_sim_bulk_dir { BRISK_SIM_BULK_UP = 1, BRISK_SIM_BULK_DOWN = 2, BRISK_SIM_BULK_BOTH = 3 };
 struct brisk_sim_bulk_config {
-    uint64_t bytes;             /* per direction */
-    uint32_t write_size;        /* bytes per send() call (default 64 KB) */
-    uint32_t read_size;         /* bytes per recv() call (default 64 KB) */
+    uint64_t bytes;      /* per direction */
+    uint32_t write_size; /* bytes per send() call (default 64 KB) */
+    uint32_t read_size;  /* bytes per recv() call (default 64 KB) */
     enum brisk_sim_bulk_dir dir;
     uint16_t port;
-    uint64_t seed;              /* data stream seed */
-    uint64_t start_at;          /* virtual time of the connect */
+    uint64_t seed;     /* data stream seed */
+    uint64_t start_at; /* virtual time of the connect */
 };
 struct brisk_sim_bulk_side {
-    uint64_t sent, received;    /* payload bytes written / read by this side */
-    uint64_t bad_at;            /* offset of the first received byte that differs from the sent stream,
-                                   UINT64_MAX if none */
-    uint64_t done_at;           /* when this side read the peer's FIN (BRISK_TIME_NONE if never) */
-    int error;                  /* socket error seen, BRISK_OK if none */
+    uint64_t sent, received;     /* payload bytes written / read by this side */
+    uint64_t bad_at;             /* offset of the first received byte that differs from the sent stream,
+                                    UINT64_MAX if none */
+    uint64_t done_at;            /* when this side read the peer's FIN (BRISK_TIME_NONE if never) */
+    int error;                   /* socket error seen, BRISK_OK if none */
     struct brisk_conn_info info; /* at the end of the transfer */
 };
 struct brisk_sim_bulk_result {
     struct brisk_sim_bulk_side client, server;
-    uint64_t connected_at;      /* BRISK_EV_CONNECTED at the client */
-    uint64_t first_byte_at;     /* first payload byte read by either side */
-    uint64_t last_byte_at;      /* last payload byte read by either side */
-    int complete;               /* every byte arrived and both sides saw the FIN */
-    int hash_ok;                /* complete and every received byte equals the one sent */
+    uint64_t connected_at;  /* BRISK_EV_CONNECTED at the client */
+    uint64_t first_byte_at; /* first payload byte read by either side */
+    uint64_t last_byte_at;  /* last payload byte read by either side */
+    int complete;           /* every byte arrived and both sides saw the FIN */
+    int hash_ok;            /* complete and every received byte equals the one sent */
 };
 typedef struct brisk_sim_bulk brisk_sim_bulk;
 brisk_sim_bulk *brisk_sim_bulk_start(brisk_sim_world *w, brisk_sim_host *client, brisk_sim_host *server,
                                      uint32_t server_ip, const struct brisk_sim_bulk_config *c);
-int brisk_sim_bulk_done(const brisk_sim_bulk *b);   /* both sides finished (or failed) */
+int brisk_sim_bulk_done(const brisk_sim_bulk *b);          /* both sides finished (or failed) */
 uint64_t brisk_sim_bulk_received(const brisk_sim_bulk *b); /* bytes read so far, both sides together */
 void brisk_sim_bulk_result(const brisk_sim_bulk *b, struct brisk_sim_bulk_result *out);
-void brisk_sim_bulk_free(brisk_sim_bulk *b);        /* before the world; closes what is still open */
+void brisk_sim_bulk_free(brisk_sim_bulk *b); /* before the world; closes what is still open */
 
 #ifdef __cplusplus
 }

@@ -15,31 +15,31 @@
 
 /* Size classes: a class holds buffers of `room` bytes after the headroom. The largest takes a whole GSO
  * super-frame (64 KB of IP datagram plus the Ethernet header). */
-#define BRISK_PKT_CLASSES 3
-#define BRISK_PKT_ROOM_SMALL 2048u
+#define BRISK_PKT_CLASSES     3
+#define BRISK_PKT_ROOM_SMALL  2048u
 #define BRISK_PKT_ROOM_MEDIUM 16384u
-#define BRISK_PKT_ROOM_LARGE (65536u + 64u)
+#define BRISK_PKT_ROOM_LARGE  (65536u + 64u)
 
 /* A buffer is laid out as descriptor, headroom, room; the descriptor is rounded to a cache line so the
  * headroom (and with it the payload) starts aligned. */
 #define BRISK_PKT_DESC_SIZE ((sizeof(brisk_pkt) + 63u) & ~(size_t)63u)
 
 struct brisk_pktpool_class {
-    uint32_t room;          /* usable bytes after the headroom */
-    uint32_t per_slab;      /* buffers carved from one slab allocation */
-    brisk_pkt *free;        /* free list (pkt->next) */
-    uint64_t nfree;         /* buffers on the free list */
-    uint64_t ntotal;        /* buffers ever carved */
+    uint32_t room;     /* usable bytes after the headroom */
+    uint32_t per_slab; /* buffers carved from one slab allocation */
+    brisk_pkt *free;   /* free list (pkt->next) */
+    uint64_t nfree;    /* buffers on the free list */
+    uint64_t ntotal;   /* buffers ever carved */
 };
 
 struct brisk_pktpool {
     struct brisk_pktpool_class cls[BRISK_PKT_CLASSES];
-    void **slabs;           /* every slab, freed with the pool */
+    void **slabs; /* every slab, freed with the pool */
     size_t nslabs, slab_cap;
-    uint64_t bytes;         /* bytes of all slabs */
-    uint64_t bytes_limit;   /* bound from settings (pkt_pool_bytes) */
-    uint64_t in_use;        /* buffers handed out and not returned */
-    uint64_t alloc_fails;   /* allocations refused by the bound or by malloc */
+    uint64_t bytes;       /* bytes of all slabs */
+    uint64_t bytes_limit; /* bound from settings (pkt_pool_bytes) */
+    uint64_t in_use;      /* buffers handed out and not returned */
+    uint64_t alloc_fails; /* allocations refused by the bound or by malloc */
     /* Called for every freed packet that has an owner (pkt->owner != NULL), whichever path frees it (TX
      * completion, a refused xmit, a dropped ARP queue, teardown): TCP uncharges its below-TCP bytes here. */
     void (*owned_free)(void *ctx, brisk_pkt *pkt);

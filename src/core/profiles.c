@@ -15,24 +15,51 @@ struct profile {
     const char *const *sets;
 };
 
-static const char *const p_3_12[] = {"tcp_tsq_rule=0", "tcp_limit_output_bytes=128K", "tcp_tsq_shortcut=0",
-                                     "tcp_tsq_adaptive=0", "tcp_autocorking=0", "tcp_pacing=0", NULL};
-static const char *const p_3_14_rc2[] = {"tcp_tsq_rule=1", "tcp_limit_output_bytes=128K", "tcp_tsq_shortcut=0",
-                                         "tcp_tsq_adaptive=0", "tcp_autocorking=1", "tcp_resume_nagle=1",
-                                         "tcp_autocork_first_packet=1", "tcp_pacing=0", NULL};
-static const char *const p_3_14[] = {"tcp_tsq_rule=1", "tcp_limit_output_bytes=128K", "tcp_tsq_shortcut=0",
-                                     "tcp_tsq_adaptive=0", "tcp_autocorking=1", "tcp_resume_nagle=0",
-                                     "tcp_autocork_first_packet=0", "tcp_pacing=0", NULL};
-static const char *const p_3_19[] = {"tcp_tsq_rule=2", "tcp_limit_output_bytes=128K", "tcp_tsq_shortcut=0",
-                                     "tcp_tsq_adaptive=0", "tcp_autocorking=1", "tcp_pacing=0", NULL};
-static const char *const p_6_x[] = {"tcp_tsq_rule=2", "tcp_limit_output_bytes=4M", "tcp_tsq_shortcut=1",
-                                    "tcp_tsq_adaptive=0", "tcp_autocorking=1", "tcp_pacing=0", NULL};
+static const char *const p_3_12[] = {"tcp_tsq_rule=0",
+                                     "tcp_limit_output_bytes=128K",
+                                     "tcp_tsq_shortcut=0",
+                                     "tcp_tsq_adaptive=0",
+                                     "tcp_autocorking=0",
+                                     "tcp_pacing=0",
+                                     NULL};
+static const char *const p_3_14_rc2[] = {"tcp_tsq_rule=1",
+                                         "tcp_limit_output_bytes=128K",
+                                         "tcp_tsq_shortcut=0",
+                                         "tcp_tsq_adaptive=0",
+                                         "tcp_autocorking=1",
+                                         "tcp_resume_nagle=1",
+                                         "tcp_autocork_first_packet=1",
+                                         "tcp_pacing=0",
+                                         NULL};
+static const char *const p_3_14[] = {"tcp_tsq_rule=1",
+                                     "tcp_limit_output_bytes=128K",
+                                     "tcp_tsq_shortcut=0",
+                                     "tcp_tsq_adaptive=0",
+                                     "tcp_autocorking=1",
+                                     "tcp_resume_nagle=0",
+                                     "tcp_autocork_first_packet=0",
+                                     "tcp_pacing=0",
+                                     NULL};
+static const char *const p_3_19[] = {"tcp_tsq_rule=2",
+                                     "tcp_limit_output_bytes=128K",
+                                     "tcp_tsq_shortcut=0",
+                                     "tcp_tsq_adaptive=0",
+                                     "tcp_autocorking=1",
+                                     "tcp_pacing=0",
+                                     NULL};
+static const char *const p_6_x[] = {"tcp_tsq_rule=2",
+                                    "tcp_limit_output_bytes=4M",
+                                    "tcp_tsq_shortcut=1",
+                                    "tcp_tsq_adaptive=0",
+                                    "tcp_autocorking=1",
+                                    "tcp_pacing=0",
+                                    NULL};
 static const char *const p_brisk[] = {NULL};
 
 static const struct profile profiles[] = {
     {"linux-3.12", "static 128 KB TSQ cap, no auto-corking", p_3_12},
-    {"linux-3.14-rc2", "auto-corking that may hold the first packet and resumes with Nagle on; TSQ floor 128 KB",
-     p_3_14_rc2},
+    {"linux-3.14-rc2",
+     "auto-corking that may hold the first packet and resumes with Nagle on; TSQ floor 128 KB", p_3_14_rc2},
     {"linux-3.14", "auto-corking fixed (a181ceb501b3, bf06200e732d); TSQ max(128 KB, rate x 1 ms)", p_3_14},
     {"linux-3.19", "TSQ min(128 KB, max(2 buffers, rate x 1 ms)): the cap became a ceiling (605ad7f184b6)",
      p_3_19},

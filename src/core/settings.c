@@ -3,28 +3,28 @@
  *
  * One table lists every setting: its name (a Linux sysctl's where one exists), the kind of value (which
  * decides the syntax accepted: sizes "64K", times "200ms", rates "1G", booleans "on"), the struct field, the
- * default and the bounds. brisk_settings_default() and brisk_settings_set() both read it, so a setting added to
- * the table is at once settable from every tool's `--set name=value` and listed by them.
+ * default and the bounds. brisk_settings_default() and brisk_settings_set() both read it, so a setting added
+ * to the table is at once settable from every tool's `--set name=value` and listed by them.
  */
 #include <stddef.h>
 #include <string.h>
 
 #include "brisk/brisk.h"
 
-#define MS BRISK_NSEC_PER_MSEC
+#define MS  BRISK_NSEC_PER_MSEC
 #define SEC BRISK_NSEC_PER_SEC
 
 /* X(name, kind, field, field type, default, min, max, help) */
-#define BRISK_SETTINGS(X)                                                                                     \
+#define BRISK_SETTINGS(X)                                                                                    \
     X(seed, UINT, seed, uint64_t, 1, 0, UINT64_MAX, "seed for the stack's PRNG and keyed hashes")            \
     X(ip_default_ttl, UINT, ip_default_ttl, uint32_t, 64, 1, 255, "TTL of IPv4 datagrams the stack sends")   \
     X(arp_reachable, TIME, arp_reachable_ns, uint64_t, 30 * SEC, 1 * MS, 86400 * SEC,                        \
-      "time a resolved neighbour is trusted before it is re-probed")                                        \
+      "time a resolved neighbour is trusted before it is re-probed")                                         \
     X(arp_retrans, TIME, arp_retrans_ns, uint64_t, 1 * SEC, 1 * MS, 3600 * SEC,                              \
       "interval between ARP requests while resolving")                                                       \
     X(arp_retries, UINT, arp_retries, uint32_t, 3, 1, 100, "ARP requests before resolution fails")           \
     X(arp_queue_len, UINT, arp_queue_len, uint32_t, 16, 0, 65536,                                            \
-      "packets held per unresolved neighbour (excess dropped)")                                             \
+      "packets held per unresolved neighbour (excess dropped)")                                              \
     X(arp_cache_size, UINT, arp_cache_size, uint32_t, 256, 4, 1u << 20, "neighbour cache entries")           \
     X(icmp_ratelimit, TIME, icmp_ratelimit_ns, uint64_t, 1 * MS, 0, 60 * SEC,                                \
       "token interval of the ICMP error rate limit (0 = unlimited)")                                         \
@@ -34,68 +34,75 @@
       "bound on packet-buffer memory per stack")                                                             \
     X(tcp_mem_bytes, SIZE, tcp_mem_bytes, uint64_t, 1ull << 30, 1ull << 20, 1ull << 40,                      \
       "bound on TCP send/receive buffer memory per stack")                                                   \
-    X(tcp_sndbuf, SIZE, tcp_sndbuf, uint32_t, 4u << 20, 4096, 1u << 30, "default send buffer per connection") \
+    X(tcp_sndbuf, SIZE, tcp_sndbuf, uint32_t, 4u << 20, 4096, 1u << 30,                                      \
+      "default send buffer per connection")                                                                  \
     X(tcp_rcvbuf, SIZE, tcp_rcvbuf, uint32_t, 4u << 20, 4096, 1u << 30,                                      \
-      "default receive buffer per connection (bounds the advertised window)")                               \
-    X(tcp_sack, BOOL, tcp_sack, uint32_t, 1, 0, 1, "negotiate SACK (RFC 2018)")                               \
-    X(tcp_timestamps, BOOL, tcp_timestamps, uint32_t, 1, 0, 1, "negotiate timestamps (RFC 7323)")             \
-    X(tcp_window_scaling, BOOL, tcp_window_scaling, uint32_t, 1, 0, 1, "negotiate window scaling (RFC 7323)") \
-    X(tcp_initial_cwnd, UINT, tcp_initial_cwnd, uint32_t, 10, 1, 1000, "initial window, segments (RFC 6928)") \
+      "default receive buffer per connection (bounds the advertised window)")                                \
+    X(tcp_sack, BOOL, tcp_sack, uint32_t, 1, 0, 1, "negotiate SACK (RFC 2018)")                              \
+    X(tcp_timestamps, BOOL, tcp_timestamps, uint32_t, 1, 0, 1, "negotiate timestamps (RFC 7323)")            \
+    X(tcp_window_scaling, BOOL, tcp_window_scaling, uint32_t, 1, 0, 1,                                       \
+      "negotiate window scaling (RFC 7323)")                                                                 \
+    X(tcp_initial_cwnd, UINT, tcp_initial_cwnd, uint32_t, 10, 1, 1000,                                       \
+      "initial window, segments (RFC 6928)")                                                                 \
     X(tcp_rto_initial, TIME, tcp_rto_initial_ns, uint64_t, 1 * SEC, 1 * MS, 600 * SEC,                       \
       "RTO before the first RTT sample (RFC 6298)")                                                          \
     X(tcp_rto_min, TIME, tcp_rto_min_ns, uint64_t, 200 * MS, 1000, 600 * SEC, "lower bound of the RTO")      \
     X(tcp_rto_max, TIME, tcp_rto_max_ns, uint64_t, 120 * SEC, 1 * MS, 3600 * SEC, "upper bound of the RTO")  \
-    X(tcp_delack_min, TIME, tcp_delack_min_ns, uint64_t, 40 * MS, 0, 10 * SEC,                              \
+    X(tcp_delack_min, TIME, tcp_delack_min_ns, uint64_t, 40 * MS, 0, 10 * SEC,                               \
       "shortest delayed-ACK timeout")                                                                        \
-    X(tcp_delack_max, TIME, tcp_delack_max_ns, uint64_t, 200 * MS, 1000, 10 * SEC,                          \
-      "longest delayed-ACK timeout (RFC 1122: at most 500 ms)")                                             \
-    X(tcp_syn_retries, UINT, tcp_syn_retries, uint32_t, 6, 1, 127, "SYN retransmissions before connect fails") \
+    X(tcp_delack_max, TIME, tcp_delack_max_ns, uint64_t, 200 * MS, 1000, 10 * SEC,                           \
+      "longest delayed-ACK timeout (RFC 1122: at most 500 ms)")                                              \
+    X(tcp_syn_retries, UINT, tcp_syn_retries, uint32_t, 6, 1, 127,                                           \
+      "SYN retransmissions before connect fails")                                                            \
     X(tcp_synack_retries, UINT, tcp_synack_retries, uint32_t, 5, 1, 127,                                     \
       "SYN-ACK retransmissions before a half-open connection is dropped")                                    \
-    X(tcp_retries2, UINT, tcp_retries2, uint32_t, 15, 1, 127,                                                 \
-      "data retransmissions (RTO backoffs) before the connection is aborted")                               \
+    X(tcp_retries2, UINT, tcp_retries2, uint32_t, 15, 1, 127,                                                \
+      "data retransmissions (RTO backoffs) before the connection is aborted")                                \
     X(tcp_fin_timeout, TIME, tcp_fin_timeout_ns, uint64_t, 60 * SEC, 1 * MS, 3600 * SEC,                     \
-      "how long an orphaned connection waits in FIN-WAIT-2")                                                  \
+      "how long an orphaned connection waits in FIN-WAIT-2")                                                 \
     X(tcp_time_wait, TIME, tcp_time_wait_ns, uint64_t, 60 * SEC, 0, 3600 * SEC,                              \
-      "TIME-WAIT duration (2 MSL)")                                                                           \
+      "TIME-WAIT duration (2 MSL)")                                                                          \
     X(tcp_keepalive_time, TIME, tcp_keepalive_time_ns, uint64_t, 7200 * SEC, 1 * SEC, 86400 * SEC * 7,       \
       "idle time before keepalive probes (when enabled on the socket)")                                      \
     X(tcp_keepalive_intvl, TIME, tcp_keepalive_intvl_ns, uint64_t, 75 * SEC, 1 * SEC, 86400 * SEC,           \
-      "interval between keepalive probes")                                                                    \
-    X(tcp_keepalive_probes, UINT, tcp_keepalive_probes, uint32_t, 9, 1, 127, "unanswered probes before abort") \
-    X(tcp_max_syn_backlog, UINT, tcp_max_syn_backlog, uint32_t, 256, 1, 1u << 20,                           \
+      "interval between keepalive probes")                                                                   \
+    X(tcp_keepalive_probes, UINT, tcp_keepalive_probes, uint32_t, 9, 1, 127,                                 \
+      "unanswered probes before abort")                                                                      \
+    X(tcp_max_syn_backlog, UINT, tcp_max_syn_backlog, uint32_t, 256, 1, 1u << 20,                            \
       "half-open connections per listener")                                                                  \
     X(tcp_ooo_max_segs, UINT, tcp_ooo_max_segs, uint32_t, 4096, 1, 1u << 20,                                 \
-      "out-of-order pieces held per connection")                                                            \
+      "out-of-order pieces held per connection")                                                             \
     X(tcp_challenge_ack_limit, UINT, tcp_challenge_ack_limit, uint32_t, 1000, 1, 1u << 30,                   \
-      "challenge ACKs per second per stack (RFC 5961 §7)")                                                  \
-    X(tcp_tsq, BOOL, tcp_tsq, uint32_t, 1, 0, 1, "TCP Small Queues: bound each connection's bytes below TCP")  \
+      "challenge ACKs per second per stack (RFC 5961 §7)")                                                   \
+    X(tcp_tsq, BOOL, tcp_tsq, uint32_t, 1, 0, 1,                                                             \
+      "TCP Small Queues: bound each connection's bytes below TCP")                                           \
     X(tcp_limit_output_bytes, SIZE, tcp_limit_output_bytes, uint32_t, 4u << 20, 2048, 1u << 30,              \
-      "TSQ cap on a connection's bytes below TCP (truesize)")                                               \
+      "TSQ cap on a connection's bytes below TCP (truesize)")                                                \
     X(tcp_tsq_rule, UINT, tcp_tsq_rule, uint32_t, 2, 0, 2,                                                   \
-      "TSQ budget: 0 = static cap (3.12), 1 = max(cap, rate x hold) (3.13), 2 = min(cap, max(2 bufs, rate x hold))") \
+      "TSQ budget: 0 = static cap (3.12), 1 = max(cap, rate x hold) (3.13), 2 = min(cap, max(2 bufs, rate "  \
+      "x hold))")                                                                                            \
     X(tcp_tsq_shortcut, BOOL, tcp_tsq_shortcut, uint32_t, 1, 0, 1,                                           \
-      "TSQ never holds a connection with at most one segment unacknowledged (Linux 2016/2023)")             \
+      "TSQ never holds a connection with at most one segment unacknowledged (Linux 2016/2023)")              \
     X(tcp_pacing_shift, UINT, tcp_pacing_shift, uint32_t, 10, 0, 20,                                         \
-      "TSQ hold time = 1 s >> shift (10: about 1 ms of data at the pacing rate)")                           \
+      "TSQ hold time = 1 s >> shift (10: about 1 ms of data at the pacing rate)")                            \
     X(tcp_tsq_adaptive, BOOL, tcp_tsq_adaptive, uint32_t, 1, 0, 1,                                           \
       "brisk: hold time also at least tcp_tsq_latency_factor x the device's measured TX-completion latency") \
     X(tcp_tsq_latency_factor, UINT, tcp_tsq_latency_factor, uint32_t, 2, 1, 64,                              \
-      "multiple of the TX-completion latency the adaptive TSQ hold time covers")                            \
+      "multiple of the TX-completion latency the adaptive TSQ hold time covers")                             \
     X(tcp_buf_overhead, SIZE, tcp_buf_overhead, uint32_t, 790, 0, 65536,                                     \
       "bytes charged per packet on top of its frame (an skb's truesize: 2304 for a 1514-byte frame)")        \
     X(tcp_pacing_ss_ratio, UINT, tcp_pacing_ss_ratio, uint32_t, 200, 1, 10000,                               \
-      "pacing rate in slow start, % of cwnd / srtt")                                                        \
+      "pacing rate in slow start, % of cwnd / srtt")                                                         \
     X(tcp_pacing_ca_ratio, UINT, tcp_pacing_ca_ratio, uint32_t, 120, 1, 10000,                               \
-      "pacing rate in congestion avoidance, % of cwnd / srtt")                                              \
-    X(tcp_pacing, BOOL, tcp_pacing, uint32_t, 1, 0, 1,                                                     \
-      "pace each connection at its pacing rate (earliest departure time per packet, internal timer)")       \
-    X(tcp_tso, BOOL, tcp_tso, uint32_t, 1, 0, 1, "send TSO super-segments to devices that segment (GSO)")   \
-    X(tcp_min_tso_segs, UINT, tcp_min_tso_segs, uint32_t, 2, 1, 64, "smallest TSO burst, segments")           \
+      "pacing rate in congestion avoidance, % of cwnd / srtt")                                               \
+    X(tcp_pacing, BOOL, tcp_pacing, uint32_t, 1, 0, 1,                                                       \
+      "pace each connection at its pacing rate (earliest departure time per packet, internal timer)")        \
+    X(tcp_tso, BOOL, tcp_tso, uint32_t, 1, 0, 1, "send TSO super-segments to devices that segment (GSO)")    \
+    X(tcp_min_tso_segs, UINT, tcp_min_tso_segs, uint32_t, 2, 1, 64, "smallest TSO burst, segments")          \
     X(tcp_autocorking, BOOL, tcp_autocorking, uint32_t, 1, 0, 1,                                             \
-      "hold a small tail while this connection's data is still below TCP (resumed on TX completion)")       \
+      "hold a small tail while this connection's data is still below TCP (resumed on TX completion)")        \
     X(tcp_autocork_first_packet, BOOL, tcp_autocork_first_packet, uint32_t, 0, 0, 1,                         \
-      "compat (Linux 3.14-rc, before a181ceb501b3): auto-corking may hold a segment with nothing in flight")  \
+      "compat (Linux 3.14-rc, before a181ceb501b3): auto-corking may hold a segment with nothing in flight") \
     X(tcp_resume_nagle, BOOL, tcp_resume_nagle, uint32_t, 0, 0, 1,                                           \
       "compat (Linux 3.14-rc, before bf06200e732d): the TX-completion resume runs with Nagle forced on")
 
@@ -107,8 +114,13 @@ struct setting {
 };
 
 static const struct setting table[] = {
-#define ROW(name, kind, field, type, dflt, min, max, help)                                                    \
-    {{#name, BRISK_VAL_##kind, help}, offsetof(struct brisk_settings, field), sizeof(type), (dflt), (min), (max)},
+#define ROW(name, kind, field, type, dflt, min, max, help)                                                   \
+    {{#name, BRISK_VAL_##kind, help},                                                                        \
+     offsetof(struct brisk_settings, field),                                                                 \
+     sizeof(type),                                                                                           \
+     (dflt),                                                                                                 \
+     (min),                                                                                                  \
+     (max)},
     BRISK_SETTINGS(ROW)
 #undef ROW
 };

@@ -3,15 +3,15 @@
  * (brisk_stack_input, brisk_stack_poll, brisk_stack_next_deadline) and the counters snapshot.
  *
  * Input is dispatched by EtherType here: ARP to net/neigh.c, IPv4 to net/ip_input.c. The Ethernet destination
- * must be the receiving device's MAC or broadcast; anything else (another host's unicast, multicast) is counted
- * and dropped, as a NIC without promiscuous mode would.
+ * must be the receiving device's MAC or broadcast; anything else (another host's unicast, multicast) is
+ * counted and dropped, as a NIC without promiscuous mode would.
  *
  * Socket events raised while processing (TCP) are delivered on the way out of input and poll, when every
  * structure is consistent again, so application callbacks may call back into the stack.
  *
- * poll() advances the stack's one timer wheel; next_deadline() is the wheel's next expiry. All time comes from
- * the caller (`now`); the stack keeps the latest value it has seen so timers armed from input processing are
- * relative to the right clock even if a caller's times arrive slightly out of order.
+ * poll() advances the stack's one timer wheel; next_deadline() is the wheel's next expiry. All time comes
+ * from the caller (`now`); the stack keeps the latest value it has seen so timers armed from input processing
+ * are relative to the right clock even if a caller's times arrive slightly out of order.
  */
 #include "core/stack.h"
 

@@ -17,40 +17,40 @@
 struct brisk_tcp;
 
 struct brisk_netdev {
-    brisk_stack *st;                  /* owner */
-    struct brisk_netdev_config cfg;   /* as registered */
-    uint32_t mask;                    /* netmask of cfg.prefix_len, host order */
+    brisk_stack *st;                /* owner */
+    struct brisk_netdev_config cfg; /* as registered */
+    uint32_t mask;                  /* netmask of cfg.prefix_len, host order */
     const struct brisk_netdev_ops *ops;
     void *driver;
     struct brisk_netdev_stats stats;
 };
 
 struct brisk_stack {
-    struct brisk_settings s;          /* copied at creation */
-    struct brisk_counters c;          /* event counters (timer counts come from the wheel) */
-    struct brisk_pktpool pool;        /* every packet buffer */
-    struct brisk_timer_wheel wheel;   /* every timer */
-    struct brisk_rand rand;           /* seeded from s.seed */
-    uint64_t now;                     /* latest time seen by an entry point */
+    struct brisk_settings s;        /* copied at creation */
+    struct brisk_counters c;        /* event counters (timer counts come from the wheel) */
+    struct brisk_pktpool pool;      /* every packet buffer */
+    struct brisk_timer_wheel wheel; /* every timer */
+    struct brisk_rand rand;         /* seeded from s.seed */
+    uint64_t now;                   /* latest time seen by an entry point */
 
     brisk_netdev devs[BRISK_MAX_NETDEVS];
     uint32_t ndevs;
-    uint32_t gateway;                 /* default gateway, 0 = none */
+    uint32_t gateway; /* default gateway, 0 = none */
 
-    struct brisk_neigh_table neigh;   /* ARP cache */
-    struct brisk_tcp *tcp;            /* TCP: connection tables, buffer memory, pending events */
-    uint8_t tx_wake_wanted;           /* a sender was refused (device busy, no buffer): wake it on completion */
-    uint8_t tx_wake;                  /* a completion came since: poll runs the refused senders now */
+    struct brisk_neigh_table neigh; /* ARP cache */
+    struct brisk_tcp *tcp;          /* TCP: connection tables, buffer memory, pending events */
+    uint8_t tx_wake_wanted;         /* a sender was refused (device busy, no buffer): wake it on completion */
+    uint8_t tx_wake;                /* a completion came since: poll runs the refused senders now */
 
     struct {
-        uint16_t next_id;             /* IPv4 identification counter */
+        uint16_t next_id; /* IPv4 identification counter */
     } ip;
 
     struct {
-        brisk_echo_fn echo_fn;        /* echo-reply callback (tools) */
+        brisk_echo_fn echo_fn; /* echo-reply callback (tools) */
         void *echo_ctx;
-        uint64_t tokens_ns;           /* error rate limit bucket, in ns of credit */
-        uint64_t tokens_at;           /* time the bucket was last refilled */
+        uint64_t tokens_ns; /* error rate limit bucket, in ns of credit */
+        uint64_t tokens_at; /* time the bucket was last refilled */
     } icmp;
 };
 

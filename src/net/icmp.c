@@ -4,8 +4,8 @@
  * Echo. A request addressed to us is answered from the address it was sent to, with the same identifier,
  * sequence number and data (RFC 1122 §3.2.2.6). Requests to a broadcast address are ignored, as Linux does by
  * default (icmp_echo_ignore_broadcasts): answering them turns a host into a smurf amplifier. The stack's own
- * requests (brisk_icmp_echo_send) carry the sending time in their first 8 data bytes, so a reply yields an RTT
- * without any per-request state; replies go to the callback registered with brisk_icmp_set_echo_handler.
+ * requests (brisk_icmp_echo_send) carry the sending time in their first 8 data bytes, so a reply yields an
+ * RTT without any per-request state; replies go to the callback registered with brisk_icmp_set_echo_handler.
  *
  * Errors. brisk_icmp_send_error() quotes the offending datagram's header and as much of its data as fits in a
  * 576-byte message (RFC 1812 §4.3.2.3; RFC 1122 asks for at least 8 bytes) and never answers an ICMP error,
@@ -145,7 +145,8 @@ void brisk_icmp_send_error(brisk_stack *st, uint8_t type, uint8_t code, const ui
         return;
     if (ip.proto == BRISK_IP_PROTO_ICMP && (orig_len <= (size_t)hl || is_icmp_error(orig[hl])))
         return;
-    if (ip.src == 0 || ip.src == 0xffffffffu || brisk_ipv4_is_multicast(ip.src) || brisk_ipv4_is_multicast(ip.dst))
+    if (ip.src == 0 || ip.src == 0xffffffffu || brisk_ipv4_is_multicast(ip.src) ||
+        brisk_ipv4_is_multicast(ip.dst))
         return;
     if (!ratelimit_allows(st, now)) {
         st->c.IcmpOutRateLimited++;

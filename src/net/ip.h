@@ -20,8 +20,8 @@ int brisk_ip_route(brisk_stack *st, uint32_t dst, struct brisk_route *rt);
 
 /* Sends pkt (pkt->data at the transport header, len = transport bytes) to dst: prepends the IPv4 header,
  * resolves the next hop and hands it to the device. Takes ownership of pkt in all cases. `rt` may be NULL
- * (looked up here). Returns BRISK_OK (sent or queued behind ARP), BRISK_ERR_NOROUTE, BRISK_ERR_MSGSIZE (larger
- * than the MTU and not a GSO packet), or the device's error. */
+ * (looked up here). Returns BRISK_OK (sent or queued behind ARP), BRISK_ERR_NOROUTE, BRISK_ERR_MSGSIZE
+ * (larger than the MTU and not a GSO packet), or the device's error. */
 int brisk_ip_output(brisk_stack *st, const struct brisk_route *rt, uint32_t dst, uint8_t proto, uint8_t tos,
                     brisk_pkt *pkt, uint64_t now);
 

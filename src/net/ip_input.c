@@ -8,9 +8,9 @@
  *
  * Header validation is brisk_ipv4_parse()'s job (version, lengths, checksum); a failure is counted by reason
  * (IpInTruncated when the frame is shorter than the declared total length, IpInAddrErrors for a source that
- * cannot be a single host — RFC 1122 §3.2.1.3, checked by the parser — IpInHdrErrors otherwise). Fragments are
- * counted in IpReasmFails and dropped: brisk sets DF on everything it sends and its TCP clamps the MSS to the
- * path, so it has no use for reassembly and does not offer an attacker one.
+ * cannot be a single host — RFC 1122 §3.2.1.3, checked by the parser — IpInHdrErrors otherwise). Fragments
+ * are counted in IpReasmFails and dropped: brisk sets DF on everything it sends and its TCP clamps the MSS to
+ * the path, so it has no use for reassembly and does not offer an attacker one.
  *
  * Delivery trims Ethernet padding (frames shorter than 60 bytes are padded on the wire) by handing the
  * protocol exactly total_len - hdr_len bytes. A protocol without a handler gets an ICMP protocol-unreachable,

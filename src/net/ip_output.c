@@ -6,8 +6,9 @@
  *
  * Every datagram carries DF: brisk never fragments (its TCP sizes segments to the MTU), so a datagram larger
  * than the device MTU is refused with BRISK_ERR_MSGSIZE — except a GSO super-frame (gso_size > 0) on a device
- * that segments, which the device cuts into MTU-sized frames. The identification field increments per datagram
- * from a seeded random start (RFC 6864 allows any value with DF set; a counter keeps captures readable).
+ * that segments, which the device cuts into MTU-sized frames. The identification field increments per
+ * datagram from a seeded random start (RFC 6864 allows any value with DF set; a counter keeps captures
+ * readable).
  */
 #include "net/ip.h"
 

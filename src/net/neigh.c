@@ -19,9 +19,9 @@
  * cannot fill the cache.
  *
  * The cache is a fixed array of arp_cache_size slots allocated when the stack is created, a keyed hash on the
- * address (the key comes from the stack's seed, so chains cannot be aimed at from outside), and a recency list:
- * when the cache is full the least recently used entry that is not resolving is evicted. No allocation after
- * creation.
+ * address (the key comes from the stack's seed, so chains cannot be aimed at from outside), and a recency
+ * list: when the cache is full the least recently used entry that is not resolving is evicted. No allocation
+ * after creation.
  */
 #include "net/neigh.h"
 
@@ -245,7 +245,8 @@ static int xmit_to(brisk_netdev *dev, const uint8_t *mac, brisk_pkt *pkt, uint64
 static void timer_fired(struct brisk_timer *tm, void *arg, uint64_t now)
 {
     brisk_stack *st = arg;
-    struct brisk_neigh *n = (struct brisk_neigh *)(void *)((uint8_t *)tm - offsetof(struct brisk_neigh, timer));
+    struct brisk_neigh *n =
+        (struct brisk_neigh *)(void *)((uint8_t *)tm - offsetof(struct brisk_neigh, timer));
     switch (n->state) {
     case BRISK_NEIGH_REACHABLE:
         n->state = BRISK_NEIGH_STALE; /* no timer: the next use decides */
@@ -288,7 +289,8 @@ static void confirm(brisk_stack *st, struct brisk_neigh *n, const uint8_t *mac, 
 }
 
 /* The entry for nexthop on dev, starting resolution if there is none; NULL when the cache is full. */
-static struct brisk_neigh *lookup_or_resolve(brisk_stack *st, brisk_netdev *dev, uint32_t nexthop, uint64_t now)
+static struct brisk_neigh *lookup_or_resolve(brisk_stack *st, brisk_netdev *dev, uint32_t nexthop,
+                                             uint64_t now)
 {
     struct brisk_neigh *n = find(&st->neigh, nexthop);
     if (n && n->dev != dev) { /* the address moved to another device: start over */
@@ -408,7 +410,8 @@ void brisk_neigh_arp_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *p,
     }
     /* Learn the sender of a request to us (we are about to talk to it); an unsolicited reply teaches nothing,
      * as in Linux with arp_accept=0, so nobody can plant entries by spraying replies. */
-    if (!merged && a.op == BRISK_ARP_OP_REQUEST && a.spa && (a.spa & dev->mask) == (dev->cfg.ip & dev->mask)) {
+    if (!merged && a.op == BRISK_ARP_OP_REQUEST && a.spa &&
+        (a.spa & dev->mask) == (dev->cfg.ip & dev->mask)) {
         n = create(st, a.spa, dev);
         if (n)
             confirm(st, n, a.sha, now);

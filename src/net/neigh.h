@@ -11,36 +11,36 @@
 #include "core/timer.h"
 
 enum brisk_neigh_state {
-    BRISK_NEIGH_FREE = 0,     /* slot unused */
-    BRISK_NEIGH_INCOMPLETE,   /* resolving: broadcast requests, packets queued */
-    BRISK_NEIGH_REACHABLE,    /* confirmed within arp_reachable */
-    BRISK_NEIGH_STALE,        /* usable, not recently confirmed: the next use starts a probe */
-    BRISK_NEIGH_PROBE,        /* usable, unicast requests outstanding to re-confirm */
+    BRISK_NEIGH_FREE = 0,   /* slot unused */
+    BRISK_NEIGH_INCOMPLETE, /* resolving: broadcast requests, packets queued */
+    BRISK_NEIGH_REACHABLE,  /* confirmed within arp_reachable */
+    BRISK_NEIGH_STALE,      /* usable, not recently confirmed: the next use starts a probe */
+    BRISK_NEIGH_PROBE,      /* usable, unicast requests outstanding to re-confirm */
 };
 
 struct brisk_neigh {
-    uint32_t ip;                  /* neighbour address, host order */
-    uint8_t mac[6];               /* valid unless INCOMPLETE */
-    uint8_t state;                /* enum brisk_neigh_state */
-    uint8_t probes;               /* requests sent in the current resolution or probe */
-    brisk_netdev *dev;            /* device the neighbour is on */
-    uint64_t confirmed;           /* last time the mapping was confirmed by an ARP packet from it */
-    struct brisk_timer timer;     /* retransmit (INCOMPLETE, PROBE) or reachable expiry (REACHABLE) */
-    brisk_pkt *q_head, *q_tail;   /* packets waiting for resolution (INCOMPLETE only) */
+    uint32_t ip;                /* neighbour address, host order */
+    uint8_t mac[6];             /* valid unless INCOMPLETE */
+    uint8_t state;              /* enum brisk_neigh_state */
+    uint8_t probes;             /* requests sent in the current resolution or probe */
+    brisk_netdev *dev;          /* device the neighbour is on */
+    uint64_t confirmed;         /* last time the mapping was confirmed by an ARP packet from it */
+    struct brisk_timer timer;   /* retransmit (INCOMPLETE, PROBE) or reachable expiry (REACHABLE) */
+    brisk_pkt *q_head, *q_tail; /* packets waiting for resolution (INCOMPLETE only) */
     uint32_t qlen;
-    int32_t hnext;                /* hash chain, or free-list link */
-    int32_t lru_prev, lru_next;   /* recency list of used slots, most recent first */
+    int32_t hnext;              /* hash chain, or free-list link */
+    int32_t lru_prev, lru_next; /* recency list of used slots, most recent first */
 };
 
 struct brisk_neigh_table {
-    struct brisk_neigh *e;        /* arp_cache_size slots */
+    struct brisk_neigh *e; /* arp_cache_size slots */
     uint32_t size;
-    int32_t *buckets;             /* nbuckets heads of hash chains (-1 = empty) */
-    uint32_t nbuckets;            /* power of two */
-    uint64_t salt;                /* keyed hash: a remote host cannot aim at one chain */
+    int32_t *buckets;  /* nbuckets heads of hash chains (-1 = empty) */
+    uint32_t nbuckets; /* power of two */
+    uint64_t salt;     /* keyed hash: a remote host cannot aim at one chain */
     int32_t free_head;
     int32_t lru_head, lru_tail;
-    uint32_t count;               /* slots in use */
+    uint32_t count; /* slots in use */
 };
 
 struct brisk_stack;
@@ -48,9 +48,9 @@ struct brisk_stack;
 int brisk_neigh_init(struct brisk_stack *st);
 void brisk_neigh_destroy(struct brisk_stack *st);
 
-/* Sends an IPv4 datagram (pkt->data at the IP header) to `nexthop` on `dev`: adds the Ethernet header once the
- * neighbour's MAC is known, else queues it behind resolution. Takes ownership of pkt. Returns BRISK_OK (sent or
- * queued), or the device's error. */
+/* Sends an IPv4 datagram (pkt->data at the IP header) to `nexthop` on `dev`: adds the Ethernet header once
+ * the neighbour's MAC is known, else queues it behind resolution. Takes ownership of pkt. Returns BRISK_OK
+ * (sent or queued), or the device's error. */
 int brisk_neigh_output(struct brisk_stack *st, brisk_netdev *dev, uint32_t nexthop, brisk_pkt *pkt,
                        uint64_t now);
 

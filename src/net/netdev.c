@@ -3,12 +3,12 @@
  *
  * TX completion is first-class in brisk (DESIGN.md, principle 3). A packet handed to a driver stays owned by
  * the driver until it calls brisk_netdev_tx_done(); only then is the buffer returned to the pool. Every
- * completion is also a measurement: the time from xmit to completion is smoothed per device (an EWMA with gain
- * 1/8, like SRTT) — the figure brisk's adaptive TSQ later sizes its budget from, and the one that tells a user
- * "this NIC completes in 190 µs".
+ * completion is also a measurement: the time from xmit to completion is smoothed per device (an EWMA with
+ * gain 1/8, like SRTT) — the figure brisk's adaptive TSQ later sizes its budget from, and the one that tells
+ * a user "this NIC completes in 190 µs".
  *
- * Devices live in a small array inside the stack; brisk_netdev_for_addr() picks the one whose prefix covers an
- * address (longest prefix first), which is all the routing a host with directly connected networks needs.
+ * Devices live in a small array inside the stack; brisk_netdev_for_addr() picks the one whose prefix covers
+ * an address (longest prefix first), which is all the routing a host with directly connected networks needs.
  */
 #include "net/netdev.h"
 

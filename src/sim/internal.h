@@ -116,9 +116,9 @@ struct brisk_sim_link {
 /* ---- capture (capture.c) ---- */
 struct sim_capture {
     FILE *f;
-    char *buf;       /* stdio buffer: records are written without per-frame syscalls */
-    uint64_t left;   /* records still to write (UINT64_MAX: no limit) */
-    uint32_t snap;   /* bytes kept per record */
+    char *buf;     /* stdio buffer: records are written without per-frame syscalls */
+    uint64_t left; /* records still to write (UINT64_MAX: no limit) */
+    uint32_t snap; /* bytes kept per record */
 };
 
 /* ---- NICs (nic.c) ---- */

@@ -2,13 +2,14 @@
  * conn.c — TCP connections: the tables that find them, their lifetime, their state changes, and the socket
  * events they raise.
  *
- * Lookup. Connections sit in a hash of the 4-tuple, listeners in a hash of the local port; both are keyed with
- * SipHash under a secret derived from the stack's seed, so a remote host cannot aim segments at one chain.
- * Input looks up the connection first and the listener second (RFC 9293 §3.10.7: the most specific match).
+ * Lookup. Connections sit in a hash of the 4-tuple, listeners in a hash of the local port; both are keyed
+ * with SipHash under a secret derived from the stack's seed, so a remote host cannot aim segments at one
+ * chain. Input looks up the connection first and the listener second (RFC 9293 §3.10.7: the most specific
+ * match).
  *
- * Lifetime. A socket is created by brisk_socket() or by a listener receiving a SYN. When the application closes
- * it, it becomes an orphan that the stack finishes (FIN exchange, TIME-WAIT) and frees when it reaches CLOSED.
- * A connection that fails (reset, timeout) keeps its struct until the application closes it, so the
+ * Lifetime. A socket is created by brisk_socket() or by a listener receiving a SYN. When the application
+ * closes it, it becomes an orphan that the stack finishes (FIN exchange, TIME-WAIT) and frees when it reaches
+ * CLOSED. A connection that fails (reset, timeout) keeps its struct until the application closes it, so the
  * application can read the error.
  *
  * Events. Input and timers never call the application directly: they record events on the socket and put it
@@ -104,7 +105,8 @@ void brisk_tcp_destroy(brisk_stack *st)
     st->tcp = NULL;
 }
 
-static uint32_t hash4(const struct brisk_tcp *t, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+static uint32_t hash4(const struct brisk_tcp *t, uint32_t laddr, uint16_t lport, uint32_t raddr,
+                      uint16_t rport)
 {
     uint8_t b[12];
     memcpy(b, &laddr, 4);
@@ -242,7 +244,8 @@ void tcp_conn_hash_del(brisk_sock *c)
     if (c->state == BRISK_TCP_LISTEN)
         pp = &t->listen[hashport(t, c->id.lport) & (t->nlisten_buckets - 1)];
     else
-        pp = &t->conns[hash4(t, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport) & (t->nconns_buckets - 1)];
+        pp =
+            &t->conns[hash4(t, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport) & (t->nconns_buckets - 1)];
     while (*pp && *pp != c)
         pp = &(*pp)->hnext;
     if (*pp)

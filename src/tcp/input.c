@@ -3,17 +3,16 @@
  * timestamps, window scale), RFC 2018 / 2883 (SACK, D-SACK as a receiver), RFC 5681 / 6582 (duplicate ACKs,
  * fast retransmit, NewReno recovery) and RFC 1122 §4.2.3.2 (delayed ACKs).
  *
- * brisk_tcp_input() checks the segment (bounds, checksum, options: src/wire/tcp.c) and finds its connection by
- * 4-tuple, else a listener by port, else answers with a RST. Then, per state:
- *   listen_input()    LISTEN: a SYN makes a child in SYN-RECEIVED (bounded by tcp_max_syn_backlog and the
- *                     accept backlog) and answers SYN-ACK; an ACK gets a RST; a RST is ignored.
- *   syn_sent_input()  SYN-SENT: the SYN-ACK completes the open (or a bare SYN starts a simultaneous open).
- *   conn_input()      every synchronized state, in the RFC's order: PAWS, sequence acceptability, RST (exact
- *                     match resets, in-window gets a challenge ACK), SYN (challenge ACK), ACK (window, RTT,
- *                     congestion control, state changes on our FIN), segment text (in order to the receive
- *                     buffer, out of order to reassembly, duplicates reported as D-SACK), FIN.
- * Afterwards the connection runs the one transmit function (ACKs may have opened the windows) and sends any
- * ACK still owed at once; ACKs that may wait go to the delayed-ACK timer.
+ * brisk_tcp_input() checks the segment (bounds, checksum, options: src/wire/tcp.c) and finds its connection
+ * by 4-tuple, else a listener by port, else answers with a RST. Then, per state: listen_input()    LISTEN: a
+ * SYN makes a child in SYN-RECEIVED (bounded by tcp_max_syn_backlog and the accept backlog) and answers
+ * SYN-ACK; an ACK gets a RST; a RST is ignored. syn_sent_input()  SYN-SENT: the SYN-ACK completes the open
+ * (or a bare SYN starts a simultaneous open). conn_input()      every synchronized state, in the RFC's order:
+ * PAWS, sequence acceptability, RST (exact match resets, in-window gets a challenge ACK), SYN (challenge
+ * ACK), ACK (window, RTT, congestion control, state changes on our FIN), segment text (in order to the
+ * receive buffer, out of order to reassembly, duplicates reported as D-SACK), FIN. Afterwards the connection
+ * runs the one transmit function (ACKs may have opened the windows) and sends any ACK still owed at once;
+ * ACKs that may wait go to the delayed-ACK timer.
  */
 #include <string.h>
 
@@ -304,8 +303,8 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         } else {
             /* Grow cwnd only when it was what limited the flight (RFC 7661 spirit; Linux's
              * tcp_is_cwnd_limited): not when the application or the peer's window held the sender back. */
-            int cwnd_limited = flight + c->snd.mss > c->cc.cwnd ||
-                               (c->cc.cwnd < c->cc.ssthresh && c->cc.cwnd < 2 * flight);
+            int cwnd_limited =
+                flight + c->snd.mss > c->cc.cwnd || (c->cc.cwnd < c->cc.ssthresh && c->cc.cwnd < 2 * flight);
             int app_limited = !cwnd_limited;
             c->cc_ops->on_ack(&c->cc, acked, flight, rtt, app_limited, now);
         }
@@ -450,7 +449,8 @@ static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
         }
         return 1;
     }
-    uint32_t limit = c->rcv.rcvbuf - (uint32_t)(c->rcv.buf.len < c->rcv.rcvbuf ? c->rcv.buf.len : c->rcv.rcvbuf);
+    uint32_t limit =
+        c->rcv.rcvbuf - (uint32_t)(c->rcv.buf.len < c->rcv.rcvbuf ? c->rcv.buf.len : c->rcv.rcvbuf);
     int rc = brisk_reass_insert(&st->pool, &c->rcv.ooo, c->rcv.nxt, seq, data, len, (uint64_t)limit * 2,
                                 st->s.tcp_ooo_max_segs);
     if (rc < 0)
@@ -501,7 +501,8 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t
         if (rst)
             return;
         st->c.TCPOutOfWindow++;
-        if (c->opt.sack && seg->payload_len && brisk_seq_leq(seg->seq + (uint32_t)seg->payload_len, c->rcv.nxt)) {
+        if (c->opt.sack && seg->payload_len &&
+            brisk_seq_leq(seg->seq + (uint32_t)seg->payload_len, c->rcv.nxt)) {
             c->rcv.dsack = 1; /* an old duplicate: report it (RFC 2883) */
             c->rcv.dsack_start = seg->seq;
             c->rcv.dsack_end = seg->seq + (uint32_t)seg->payload_len;

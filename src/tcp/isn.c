@@ -9,7 +9,8 @@
 
 #include "tcp/tcp.h"
 
-uint32_t tcp_isn(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport, uint64_t now)
+uint32_t tcp_isn(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
+                 uint64_t now)
 {
     uint8_t b[12];
     memcpy(b, &laddr, 4);

@@ -185,7 +185,7 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
         tcp_charge(c, pkt); /* below-TCP bytes, released when the buffer is freed (tsq.c) */
     int rc = brisk_ip_output(st, &c->rt, c->id.raddr, BRISK_IP_PROTO_TCP, 0, pkt, now);
     if (rc == BRISK_ERR_BUSY || rc == BRISK_ERR_NOBUFS)
-        return rc; /* not sent: the caller keeps the bytes unsent */
+        return rc;                   /* not sent: the caller keeps the bytes unsent */
     assert(rc != BRISK_ERR_MSGSIZE); /* segments are sized to the MTU above */
 
     c->stat.segs_out += pkt_segs;

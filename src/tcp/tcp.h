@@ -23,7 +23,7 @@
 #include "wire/tcp.h"
 
 /* Largest window a segment header can express unscaled, and the scale limit (RFC 7323 §2.3). */
-#define TCP_MAX_WIN 65535u
+#define TCP_MAX_WIN    65535u
 #define TCP_MAX_WSCALE 14
 /* Send-time records per connection (see struct brisk_sock.txt). */
 #define TCP_TX_TIMES 32
@@ -49,140 +49,140 @@ enum tcp_misc_kind {
 
 /* Pending socket events, delivered at the end of the stack call that raised them. */
 struct tcp_events {
-    unsigned pending;             /* BRISK_EV_* not yet delivered */
-    struct brisk_sock *next;      /* stack's list of sockets with pending events */
-    uint8_t queued;               /* on that list */
+    unsigned pending;        /* BRISK_EV_* not yet delivered */
+    struct brisk_sock *next; /* stack's list of sockets with pending events */
+    uint8_t queued;          /* on that list */
 };
 
 struct brisk_sock {
     brisk_stack *st;
-    uint8_t state;                /* enum brisk_tcp_state */
-    uint8_t in_table;             /* in the connection (or listener) hash */
-    uint8_t orphan;               /* the application closed it: the stack frees it when done */
-    uint8_t bound;                /* bind() or connect() fixed the local port */
-    uint8_t in_aq;                /* a child on its listener's accept queue (else half-open, if listener) */
-    uint8_t blocked;              /* on the stack's list of connections waiting for a device or buffers */
+    uint8_t state;    /* enum brisk_tcp_state */
+    uint8_t in_table; /* in the connection (or listener) hash */
+    uint8_t orphan;   /* the application closed it: the stack frees it when done */
+    uint8_t bound;    /* bind() or connect() fixed the local port */
+    uint8_t in_aq;    /* a child on its listener's accept queue (else half-open, if listener) */
+    uint8_t blocked;  /* on the stack's list of connections waiting for a device or buffers */
     struct brisk_sock *blocked_next;
 
     struct {
-        uint32_t laddr, raddr;    /* host order; laddr 0 = any (listeners) */
+        uint32_t laddr, raddr; /* host order; laddr 0 = any (listeners) */
         uint16_t lport, rport;
     } id;
-    struct brisk_sock *hnext;     /* hash chain */
-    struct brisk_route rt;        /* cached route to raddr (device, next hop, source) */
+    struct brisk_sock *hnext; /* hash chain */
+    struct brisk_route rt;    /* cached route to raddr (device, next hop, source) */
 
     struct {
-        uint32_t una;             /* oldest unacknowledged sequence number */
-        uint32_t nxt;             /* next sequence number to send */
-        uint32_t max;             /* highest sequence number sent + 1 (snd.nxt before a rewind on RTO) */
-        uint32_t wnd;             /* peer's window, bytes (scaled) */
-        uint32_t wl1, wl2;        /* seq and ack of the segment that last updated wnd (RFC 9293 §3.10.7.4) */
-        uint32_t iss;             /* initial send sequence number */
-        uint32_t max_wnd;         /* largest window the peer offered (Nagle's half-window push rule) */
-        uint32_t mss;             /* effective send MSS: payload bytes per segment, options excluded */
-        uint32_t sml;             /* Minshall: end of the last small segment sent */
-        struct brisk_sbuf buf;    /* bytes from una: sent-unacked, then unsent */
-        uint32_t sndbuf;          /* bound on buf.len */
-        uint32_t lowat;           /* notsent_lowat: writable only while unsent < lowat (0 = off) */
-        uint8_t fin_queued;       /* shutdown/close asked for a FIN after the data */
-        uint8_t fin_sent;         /* the FIN occupies sequence number snd.max - 1 */
-        uint8_t nodelay, cork;    /* socket options */
-        uint8_t more;             /* the last send carried MSG_MORE */
-        uint8_t wscale;           /* shift the peer applies to its windows (we apply it to theirs) */
-        uint8_t was_full;         /* send() hit the buffer limit: wake the writer when space returns */
-        uint8_t app_push;         /* tcp_write_xmit runs for the application's send (auto-corking applies) */
-        uint8_t resuming;         /* tcp_write_xmit runs for a TX-completion resume */
-        uint8_t cork_expired;     /* the cork ceiling fired: send the held tail despite TCP_CORK */
+        uint32_t una;          /* oldest unacknowledged sequence number */
+        uint32_t nxt;          /* next sequence number to send */
+        uint32_t max;          /* highest sequence number sent + 1 (snd.nxt before a rewind on RTO) */
+        uint32_t wnd;          /* peer's window, bytes (scaled) */
+        uint32_t wl1, wl2;     /* seq and ack of the segment that last updated wnd (RFC 9293 §3.10.7.4) */
+        uint32_t iss;          /* initial send sequence number */
+        uint32_t max_wnd;      /* largest window the peer offered (Nagle's half-window push rule) */
+        uint32_t mss;          /* effective send MSS: payload bytes per segment, options excluded */
+        uint32_t sml;          /* Minshall: end of the last small segment sent */
+        struct brisk_sbuf buf; /* bytes from una: sent-unacked, then unsent */
+        uint32_t sndbuf;       /* bound on buf.len */
+        uint32_t lowat;        /* notsent_lowat: writable only while unsent < lowat (0 = off) */
+        uint8_t fin_queued;    /* shutdown/close asked for a FIN after the data */
+        uint8_t fin_sent;      /* the FIN occupies sequence number snd.max - 1 */
+        uint8_t nodelay, cork; /* socket options */
+        uint8_t more;          /* the last send carried MSG_MORE */
+        uint8_t wscale;        /* shift the peer applies to its windows (we apply it to theirs) */
+        uint8_t was_full;      /* send() hit the buffer limit: wake the writer when space returns */
+        uint8_t app_push;      /* tcp_write_xmit runs for the application's send (auto-corking applies) */
+        uint8_t resuming;      /* tcp_write_xmit runs for a TX-completion resume */
+        uint8_t cork_expired;  /* the cork ceiling fired: send the held tail despite TCP_CORK */
     } snd;
 
     struct {
-        uint32_t nxt;             /* next sequence number expected */
-        uint32_t irs;             /* initial receive sequence number */
-        uint32_t adv;             /* right edge of the window we last advertised (rcv.nxt + rcv.wnd) */
-        uint32_t last_win;        /* the window we last advertised, bytes (zero-window transitions) */
-        uint32_t rcvbuf;          /* bound on buffered bytes (in-order + out-of-order) */
-        struct brisk_sbuf buf;    /* in-order bytes not yet read by the application */
-        struct brisk_reass ooo;   /* out-of-order data (RFC 9293 §3.10.7.4, RFC 2018) */
-        uint8_t wscale;           /* shift we apply to our advertised window */
-        uint8_t fin;              /* the peer's FIN was received in order */
-        uint8_t fin_pending;      /* a FIN arrived out of order: it takes effect when rcv.nxt reaches fin_seq */
+        uint32_t nxt;           /* next sequence number expected */
+        uint32_t irs;           /* initial receive sequence number */
+        uint32_t adv;           /* right edge of the window we last advertised (rcv.nxt + rcv.wnd) */
+        uint32_t last_win;      /* the window we last advertised, bytes (zero-window transitions) */
+        uint32_t rcvbuf;        /* bound on buffered bytes (in-order + out-of-order) */
+        struct brisk_sbuf buf;  /* in-order bytes not yet read by the application */
+        struct brisk_reass ooo; /* out-of-order data (RFC 9293 §3.10.7.4, RFC 2018) */
+        uint8_t wscale;         /* shift we apply to our advertised window */
+        uint8_t fin;            /* the peer's FIN was received in order */
+        uint8_t fin_pending;    /* a FIN arrived out of order: it takes effect when rcv.nxt reaches fin_seq */
         uint32_t fin_seq;
-        uint8_t dsack;            /* a duplicate arrived: report it as a D-SACK block (RFC 2883) */
+        uint8_t dsack; /* a duplicate arrived: report it as a D-SACK block (RFC 2883) */
         uint32_t dsack_start, dsack_end;
     } rcv;
 
     struct {
-        uint8_t ts;               /* timestamps in use (RFC 7323) */
-        uint8_t sack;             /* SACK permitted both ways (RFC 2018) */
-        uint8_t ws;               /* window scaling in use */
-        uint32_t ts_recent;       /* TS.Recent (RFC 7323 §4.3) */
-        uint64_t ts_recent_age;   /* when TS.Recent was set (PAWS 24-day rule) */
-        uint32_t ts_offset;       /* random per-connection TSval offset (RFC 7323 §5.4) */
-        uint32_t mss_clamp;       /* MAXSEG option, 0 = none */
-        uint32_t peer_mss;        /* MSS the peer announced */
+        uint8_t ts;             /* timestamps in use (RFC 7323) */
+        uint8_t sack;           /* SACK permitted both ways (RFC 2018) */
+        uint8_t ws;             /* window scaling in use */
+        uint32_t ts_recent;     /* TS.Recent (RFC 7323 §4.3) */
+        uint64_t ts_recent_age; /* when TS.Recent was set (PAWS 24-day rule) */
+        uint32_t ts_offset;     /* random per-connection TSval offset (RFC 7323 §5.4) */
+        uint32_t mss_clamp;     /* MAXSEG option, 0 = none */
+        uint32_t peer_mss;      /* MSS the peer announced */
     } opt;
 
     struct brisk_rtt rtt;
     struct {
-        uint64_t at;              /* when the SYN (or SYN-ACK) was first sent: the handshake's RTT sample */
+        uint64_t at; /* when the SYN (or SYN-ACK) was first sent: the handshake's RTT sample */
         uint8_t on;
     } rtt_probe;
     /* Send times of new-data segments still in flight, oldest first: every ACK that covers one gives an RTT
      * sample in ns (timestamps tick in ms, too coarse for 100 µs paths, so they serve PAWS and Karn-safe
      * backoff resets only). When the ring is full, new segments go untimed until it drains. */
     struct {
-        uint32_t end[TCP_TX_TIMES];  /* sequence number after the segment */
-        uint64_t at[TCP_TX_TIMES];   /* when it was sent */
+        uint32_t end[TCP_TX_TIMES]; /* sequence number after the segment */
+        uint64_t at[TCP_TX_TIMES];  /* when it was sent */
         uint16_t head, len;
-        uint32_t rtx_high;        /* retransmissions happened below this: samples there are ambiguous */
+        uint32_t rtx_high; /* retransmissions happened below this: samples there are ambiguous */
         uint8_t rtx_valid;
     } txt;
 
     struct {
-        uint64_t wmem;            /* truesize of this connection's packets below TCP, not yet completed */
-        uint32_t pkts;            /* those packets */
-        uint8_t throttled;        /* TSQ held it: resume (via the stack's deferred list) on a completion */
-        uint8_t zombie;           /* freed by TCP while packets were below it: the struct dies with the last */
+        uint64_t wmem;     /* truesize of this connection's packets below TCP, not yet completed */
+        uint32_t pkts;     /* those packets */
+        uint8_t throttled; /* TSQ held it: resume (via the stack's deferred list) on a completion */
+        uint8_t zombie;    /* freed by TCP while packets were below it: the struct dies with the last */
     } tsq;
 
     struct {
-        uint64_t next;            /* earliest departure time of the next packet (EDT), ns */
+        uint64_t next; /* earliest departure time of the next packet (EDT), ns */
     } pace;
 
     struct {
-        uint8_t reason;           /* enum brisk_hold in force (NONE while sending or with nothing to send) */
-        uint64_t since;           /* when it began */
+        uint8_t reason; /* enum brisk_hold in force (NONE while sending or with nothing to send) */
+        uint64_t since; /* when it began */
         uint64_t events[BRISK_HOLD_COUNT];
         uint64_t ns[BRISK_HOLD_COUNT];
     } hold;
 
     const struct brisk_cc_ops *cc_ops;
     struct brisk_cc_state cc;
-    uint32_t dupacks;             /* consecutive duplicate ACKs (RFC 5681 §2) */
+    uint32_t dupacks; /* consecutive duplicate ACKs (RFC 5681 §2) */
 
     struct {
-        struct brisk_timer rtx;   /* retransmit / persist, multiplexed by kind */
-        uint8_t rtx_kind;         /* enum tcp_rtx_kind */
-        uint64_t rtx_deadline;    /* when the retransmit timer should fire; the wheel entry may be earlier
-                                     (lazy: it is only moved when the deadline moves earlier) */
-        uint32_t retries;         /* consecutive timeouts (RTO backoffs, persist probes, SYN resends) */
+        struct brisk_timer rtx; /* retransmit / persist, multiplexed by kind */
+        uint8_t rtx_kind;       /* enum tcp_rtx_kind */
+        uint64_t rtx_deadline;  /* when the retransmit timer should fire; the wheel entry may be earlier
+                                   (lazy: it is only moved when the deadline moves earlier) */
+        uint32_t retries;       /* consecutive timeouts (RTO backoffs, persist probes, SYN resends) */
         struct brisk_timer delack;
-        struct brisk_timer cork;  /* TCP_CORK's 200 ms ceiling on a held partial segment */
-        struct brisk_timer pace;  /* the next departure time, while pacing holds data */
-        struct brisk_timer misc;  /* keepalive / TIME-WAIT / FIN-WAIT-2 */
-        uint8_t misc_kind;        /* enum tcp_misc_kind */
-        uint32_t probes;          /* keepalive probes sent without answer */
-        uint64_t last_rx;         /* time of the last segment received (keepalive idle) */
-        uint64_t last_tx;         /* time of the last data sent (idle restart) */
+        struct brisk_timer cork; /* TCP_CORK's 200 ms ceiling on a held partial segment */
+        struct brisk_timer pace; /* the next departure time, while pacing holds data */
+        struct brisk_timer misc; /* keepalive / TIME-WAIT / FIN-WAIT-2 */
+        uint8_t misc_kind;       /* enum tcp_misc_kind */
+        uint32_t probes;         /* keepalive probes sent without answer */
+        uint64_t last_rx;        /* time of the last segment received (keepalive idle) */
+        uint64_t last_tx;        /* time of the last data sent (idle restart) */
     } timer;
 
     struct {
-        uint8_t pending;          /* an ACK is owed */
-        uint8_t pingpong;         /* interactive: delay ACKs, they ride on our data */
-        uint8_t quick;            /* ACKs still to send at once (quickack mode, start of connection) */
-        uint32_t unacked_segs;    /* full-sized segments received since our last ACK */
-        uint64_t ato;             /* current delayed-ACK timeout */
-        uint64_t last_data_rx;    /* for ato estimation */
+        uint8_t pending;       /* an ACK is owed */
+        uint8_t pingpong;      /* interactive: delay ACKs, they ride on our data */
+        uint8_t quick;         /* ACKs still to send at once (quickack mode, start of connection) */
+        uint32_t unacked_segs; /* full-sized segments received since our last ACK */
+        uint64_t ato;          /* current delayed-ACK timeout */
+        uint64_t last_data_rx; /* for ato estimation */
     } ack;
 
     struct {
@@ -196,13 +196,13 @@ struct brisk_sock {
     brisk_sock_fn fn;
     void *ctx;
     struct tcp_events ev;
-    int error;                    /* the error that closed the connection */
-    struct brisk_sock *listener;  /* for a child: its listener until accepted */
-    struct brisk_sock *aq_next;   /* accept queue / SYN queue link */
+    int error;                   /* the error that closed the connection */
+    struct brisk_sock *listener; /* for a child: its listener until accepted */
+    struct brisk_sock *aq_next;  /* accept queue / SYN queue link */
     struct {
         struct brisk_sock *head, *tail; /* established children awaiting accept */
         uint32_t len, backlog;
-        uint32_t syn_count;       /* children in SYN-RECEIVED */
+        uint32_t syn_count; /* children in SYN-RECEIVED */
     } lq;
 
     struct {
@@ -214,20 +214,20 @@ struct brisk_sock {
 
 /* Per-stack TCP state (struct brisk_stack.tcp). */
 struct brisk_tcp {
-    struct brisk_sock **conns;    /* hash of connections by 4-tuple */
+    struct brisk_sock **conns; /* hash of connections by 4-tuple */
     uint32_t nconns_buckets;
-    struct brisk_sock **listen;   /* hash of listeners by port */
+    struct brisk_sock **listen; /* hash of listeners by port */
     uint32_t nlisten_buckets;
-    uint8_t key[16];              /* hash key and RFC 6528 secret, from the stack's seed */
-    uint16_t next_port;           /* ephemeral port cursor */
-    uint64_t nsocks;              /* live socket structs (leak checks) */
+    uint8_t key[16];                      /* hash key and RFC 6528 secret, from the stack's seed */
+    uint16_t next_port;                   /* ephemeral port cursor */
+    uint64_t nsocks;                      /* live socket structs (leak checks) */
     struct brisk_sock *ev_head, *ev_tail; /* sockets with pending events */
     struct brisk_sock *blocked_head;      /* connections whose last segment the device (or pool) refused */
     struct brisk_sock *zombies;           /* freed connections whose packets are still below TCP */
-    int delivering;               /* inside event delivery */
-    struct brisk_chunkpool chunks; /* send / receive buffer memory */
+    int delivering;                       /* inside event delivery */
+    struct brisk_chunkpool chunks;        /* send / receive buffer memory */
     struct {
-        uint64_t window_start;    /* RFC 5961 challenge ACK rate limit: one-second window */
+        uint64_t window_start; /* RFC 5961 challenge ACK rate limit: one-second window */
         uint32_t count;
     } challenge;
 };
@@ -273,7 +273,8 @@ uint64_t tcp_tsq_limit(const brisk_sock *c);
 int tcp_tsq_holds(brisk_sock *c, uint64_t now);
 /* Bytes the next segment may carry: one MSS, or a TSO super-segment (a multiple of mss) on a GSO device. */
 uint32_t tcp_size_goal(const brisk_sock *c, uint32_t mss);
-/* Auto-corking: whether to hold the small tail now (then the connection is marked for a completion resume). */
+/* Auto-corking: whether to hold the small tail now (then the connection is marked for a completion resume).
+ */
 int tcp_autocork(brisk_sock *c);
 /* Records why the transmit function stopped (BRISK_HOLD_NONE: it is not holding anything back). */
 void tcp_hold(brisk_sock *c, int reason, uint64_t now);
@@ -315,7 +316,8 @@ void tcp_arm_misc(brisk_sock *c, int kind, uint64_t at);
 void tcp_keepalive_reset(brisk_sock *c, uint64_t now);
 
 /* isn.c */
-uint32_t tcp_isn(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport, uint64_t now);
+uint32_t tcp_isn(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
+                 uint64_t now);
 
 static inline uint32_t tcp_flight(const brisk_sock *c)
 {

@@ -3,23 +3,24 @@
  * budget is derived from, and the hold reasons that explain every byte the transmit function keeps back.
  *
  * Accounting. Every packet a connection hands down with data, SYN or FIN (pure ACKs are not charged) is
- * charged its truesize — frame bytes plus tcp_buf_overhead, like an skb — in tsq.wmem, and stays charged until
- * the packet's buffer is freed: normally when the device reports TX completion, or when it is dropped on the
- * way (device refusal, ARP failure). The pool calls brisk_tcp_pkt_released() for every owned packet it frees,
- * whatever the path, so the charge can never leak. A connection freed while packets are below it becomes a
- * zombie whose struct outlives it until the last of them returns (Linux holds a socket reference per skb).
+ * charged its truesize — frame bytes plus tcp_buf_overhead, like an skb — in tsq.wmem, and stays charged
+ * until the packet's buffer is freed: normally when the device reports TX completion, or when it is dropped
+ * on the way (device refusal, ARP failure). The pool calls brisk_tcp_pkt_released() for every owned packet it
+ * frees, whatever the path, so the charge can never leak. A connection freed while packets are below it
+ * becomes a zombie whose struct outlives it until the last of them returns (Linux holds a socket reference
+ * per skb).
  *
  * TSQ (linux-tx-path.md §1). Before each segment, tcp_write_xmit asks tcp_tsq_holds(): is wmem over the
  * budget? The budget follows tcp_tsq_rule:
  *   0  static cap                            tcp_limit_output_bytes (Linux 3.12)
  *   1  max(cap, rate x hold)                 (3.13: the cap was a floor)
- *   2  min(cap, max(2 x buffer, rate x hold)) (3.19 on: the cap became a ceiling — the xen-netfront regression)
- * doubled while retransmitting. hold = 1 s >> tcp_pacing_shift (≈1 ms), and — brisk's addition, with
- * tcp_tsq_adaptive — at least tcp_tsq_latency_factor x the device's smoothed TX-completion latency, so a device
- * that completes late (Xen netfront, coalescing NICs) does not starve the flow while a fast one keeps queues
- * short. With tcp_tsq_shortcut a connection with at most one segment unacknowledged is never held (Linux
- * f921a4a5bffa). When it holds, the connection is marked throttled first and the budget re-checked, the
- * discipline that closes the completion race on SMP (here a completion may also arrive in the same poll).
+ *   2  min(cap, max(2 x buffer, rate x hold)) (3.19 on: the cap became a ceiling — the xen-netfront
+ * regression) doubled while retransmitting. hold = 1 s >> tcp_pacing_shift (≈1 ms), and — brisk's addition,
+ * with tcp_tsq_adaptive — at least tcp_tsq_latency_factor x the device's smoothed TX-completion latency, so a
+ * device that completes late (Xen netfront, coalescing NICs) does not starve the flow while a fast one keeps
+ * queues short. With tcp_tsq_shortcut a connection with at most one segment unacknowledged is never held
+ * (Linux f921a4a5bffa). When it holds, the connection is marked throttled first and the budget re-checked,
+ * the discipline that closes the completion race on SMP (here a completion may also arrive in the same poll).
  * The resume path never transmits from the completion: it parks the connection on the stack's deferred list
  * and brisk_stack_poll runs it through the one transmit function, with its current Nagle / cork mode.
  *
@@ -110,7 +111,8 @@ uint64_t tcp_tsq_limit(const brisk_sock *c)
             hold = lat;
     }
     uint64_t rate = tcp_pacing_rate(c);
-    uint64_t by_rate = rate == UINT64_MAX ? UINT64_MAX : (uint64_t)((unsigned __int128)rate * hold / BRISK_NSEC_PER_SEC);
+    uint64_t by_rate =
+        rate == UINT64_MAX ? UINT64_MAX : (uint64_t)((unsigned __int128)rate * hold / BRISK_NSEC_PER_SEC);
     if (s->tcp_tsq_rule == 1)
         return by_rate > cap ? by_rate : cap;
     uint64_t two = 2ull * (c->snd.mss + 54u + s->tcp_buf_overhead);

@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cmocka.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "support/simnet.h"
 
@@ -23,10 +23,10 @@
 struct iscsi {
     brisk_sim_host *ini_host, *tgt_host;
     brisk_sock *ini, *tgt, *listener;
-    int msg_more;        /* the target sets MSG_MORE on the header (Eric Dumazet's suggestion) */
-    uint32_t ios, done;  /* I/Os to run, completed */
-    uint32_t got;        /* response bytes the initiator has for the current I/O */
-    uint32_t cmd_got;    /* command bytes the target has */
+    int msg_more;       /* the target sets MSG_MORE on the header (Eric Dumazet's suggestion) */
+    uint32_t ios, done; /* I/Os to run, completed */
+    uint32_t got;       /* response bytes the initiator has for the current I/O */
+    uint32_t cmd_got;   /* command bytes the target has */
     uint64_t start, end;
 };
 
@@ -150,7 +150,8 @@ static void test_iscsi_resume_bug_costs_a_delayed_ack_per_io(void **state)
     struct outcome off = run((const char *const[]){"tcp_autocorking=0", NULL}, 0, ios);
     struct outcome fixed = run(NULL, 0, ios);
     struct outcome more = run(NULL, 1, ios);
-    printf("# per I/O: 3.14-rc2 resume bug %.3f ms, autocork off %.1f us, brisk %.1f us, brisk + MSG_MORE %.1f us\n",
+    printf("# per I/O: 3.14-rc2 resume bug %.3f ms, autocork off %.1f us, brisk %.1f us, brisk + MSG_MORE "
+           "%.1f us\n",
            (double)bug.per_io_ns / 1e6, (double)off.per_io_ns / 1e3, (double)fixed.per_io_ns / 1e3,
            (double)more.per_io_ns / 1e3);
     printf("# target segments: brisk %" PRIu64 ", with MSG_MORE %" PRIu64 "\n", fixed.target_data_segs,

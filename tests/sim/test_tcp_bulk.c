@@ -3,21 +3,21 @@
  * 10 Gbit/s link with 100 µs RTT, clean and impaired, each checked byte for byte; many short connections
  * without leaks.
  */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "support/simnet.h"
 #include "support/testutil.h"
 
 #define GBIT 1000000000ull
-#define US BRISK_NSEC_PER_USEC
-#define SEC BRISK_NSEC_PER_SEC
+#define US   BRISK_NSEC_PER_USEC
+#define SEC  BRISK_NSEC_PER_SEC
 
 static int bulk_done(void *ctx)
 {
@@ -61,8 +61,8 @@ static double goodput(const struct run *x, uint64_t bytes)
 
 static void report(const char *what, const struct run *x, uint64_t bytes)
 {
-    printf("# %-28s %s  %.3f Gbit/s  elapsed %.3f ms  rtx c/s %" PRIu64 "/%" PRIu64 "  rto %" PRIu64 "/%" PRIu64
-           "\n",
+    printf("# %-28s %s  %.3f Gbit/s  elapsed %.3f ms  rtx c/s %" PRIu64 "/%" PRIu64 "  rto %" PRIu64
+           "/%" PRIu64 "\n",
            what, x->r.hash_ok ? "byte-exact" : "BROKEN", goodput(x, bytes) / 1e9, (double)x->elapsed / 1e6,
            x->r.client.info.retransmits, x->r.server.info.retransmits, x->r.client.info.rto_count,
            x->r.server.info.rto_count);
@@ -124,8 +124,8 @@ static void impaired(const char *what, uint64_t seed, double loss, double reorde
     struct run x = transfer(seed, &lc, bytes, BRISK_SIM_BULK_BOTH, 3600 * SEC);
     report(what, &x, bytes);
     if (!x.r.hash_ok)
-        printf("# seed %" PRIu64 ": complete %d, client got %" PRIu64 " bad_at %" PRIu64 ", server got %" PRIu64
-               " bad_at %" PRIu64 "\n",
+        printf("# seed %" PRIu64 ": complete %d, client got %" PRIu64 " bad_at %" PRIu64
+               ", server got %" PRIu64 " bad_at %" PRIu64 "\n",
                seed, x.r.complete, x.r.client.received, x.r.client.bad_at, x.r.server.received,
                x.r.server.bad_at);
     assert_true(x.finished);
@@ -194,8 +194,10 @@ static void test_ten_thousand_connections(void **state)
     simnet_init(&n, 21, &s, 0, 0, 0, &lc);
     uint64_t pkts_a = 0, ok = 0;
     for (int i = 0; i < 10000; i++) {
-        struct brisk_sim_bulk_config c = {
-            .bytes = 1000, .dir = BRISK_SIM_BULK_BOTH, .port = (uint16_t)(6000 + i % 1000), .seed = (uint64_t)i};
+        struct brisk_sim_bulk_config c = {.bytes = 1000,
+                                          .dir = BRISK_SIM_BULK_BOTH,
+                                          .port = (uint16_t)(6000 + i % 1000),
+                                          .seed = (uint64_t)i};
         brisk_sim_bulk *b = brisk_sim_bulk_start(n.w, n.a, n.b, SIMNET_B_IP, &c);
         assert_non_null(b);
         assert_true(brisk_sim_run_while(n.w, bulk_done, b, brisk_sim_now(n.w) + 10 * SEC));

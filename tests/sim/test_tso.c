@@ -8,9 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cmocka.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <cmocka.h>
 
 #include "support/simnet.h"
 
@@ -61,13 +61,14 @@ static void test_tso_bursts_cut_by_the_nic(void **state)
     (void)state;
     struct out tso = run(BRISK_NETDEV_CAP_GSO | BRISK_NETDEV_CAP_CSUM, NULL);
     struct out plain = run(0, NULL);
-    struct out off = run(BRISK_NETDEV_CAP_GSO | BRISK_NETDEV_CAP_CSUM, (const char *const[]){"tcp_tso=0", NULL});
+    struct out off =
+        run(BRISK_NETDEV_CAP_GSO | BRISK_NETDEV_CAP_CSUM, (const char *const[]){"tcp_tso=0", NULL});
     printf("# TSO: %.3f Gbit/s, %" PRIu64 " packets -> %" PRIu64 " frames; no GSO: %.3f Gbit/s, %" PRIu64
            " packets; tcp_tso=0: %" PRIu64 " packets\n",
            tso.gbps, tso.stack_packets, tso.wire_frames, plain.gbps, plain.stack_packets, off.stack_packets);
     assert_true(tso.hash_ok && plain.hash_ok && off.hash_ok);
     assert_true(tso.gbps >= 9.0);
-    assert_true(tso.stack_packets * 5 < tso.wire_frames);   /* bursts of several segments */
+    assert_true(tso.stack_packets * 5 < tso.wire_frames);     /* bursts of several segments */
     assert_int_equal(plain.stack_packets, plain.wire_frames); /* no GSO: one frame per packet */
     assert_int_equal(off.stack_packets, off.wire_frames);     /* TSO off: same, even on a GSO NIC */
     /* Every frame the receiver got fits the MTU. */

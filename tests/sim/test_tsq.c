@@ -8,16 +8,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cmocka.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "brisk/sim.h"
 
 #define GBIT 1000000000ull
-#define US BRISK_NSEC_PER_USEC
-#define MS BRISK_NSEC_PER_MSEC
+#define US   BRISK_NSEC_PER_USEC
+#define MS   BRISK_NSEC_PER_MSEC
 
 static int done(void *ctx)
 {
@@ -84,8 +84,9 @@ static void test_xen_slow_completion(void **state)
 {
     (void)state;
     const uint64_t bytes = 50000000;
-    struct result capped = run(10 * GBIT, "delay 190us",
-                               (const char *const[]){"tcp_limit_output_bytes=128K", "tcp_tsq_adaptive=0", NULL}, bytes);
+    struct result capped =
+        run(10 * GBIT, "delay 190us",
+            (const char *const[]){"tcp_limit_output_bytes=128K", "tcp_tsq_adaptive=0", NULL}, bytes);
     struct result dflt = run(10 * GBIT, "delay 190us", NULL, bytes);
     struct result off = run(10 * GBIT, "delay 190us", (const char *const[]){"tcp_tsq=0", NULL}, bytes);
     show("190us completion, 3.19 rule with 128K cap", &capped);
@@ -113,12 +114,14 @@ static void test_mvneta_coalesced_completion(void **state)
 {
     (void)state;
     const uint64_t bytes = 5000000;
-    struct result small = run(1 * GBIT, "coalesce 16 10ms",
-                              (const char *const[]){"tcp_limit_output_bytes=32K", "tcp_tsq_rule=0", "tcp_tsq_shortcut=0", NULL},
-                              bytes);
-    struct result big = run(1 * GBIT, "coalesce 16 10ms",
-                            (const char *const[]){"tcp_limit_output_bytes=128K", "tcp_tsq_rule=0", "tcp_tsq_shortcut=0", NULL},
-                            bytes);
+    struct result small =
+        run(1 * GBIT, "coalesce 16 10ms",
+            (const char *const[]){"tcp_limit_output_bytes=32K", "tcp_tsq_rule=0", "tcp_tsq_shortcut=0", NULL},
+            bytes);
+    struct result big = run(
+        1 * GBIT, "coalesce 16 10ms",
+        (const char *const[]){"tcp_limit_output_bytes=128K", "tcp_tsq_rule=0", "tcp_tsq_shortcut=0", NULL},
+        bytes);
     struct result dflt = run(1 * GBIT, "coalesce 16 10ms", NULL, bytes);
     show("coalesce 16/10ms, 32K cap", &small);
     show("coalesce 16/10ms, 128K cap", &big);

@@ -1,18 +1,18 @@
 /*
  * test_tsq_stress.c — no lost wake-up: randomized TX-completion timing (immediate, delayed, coalesced, with
  * random parameters and ring sizes) against randomized TSQ / auto-corking settings and write sizes, both
- * directions at once, with and without TSO, on a loss-free link. A connection that ever sat with sendable data, room below TCP and
- * nothing scheduled would stall until its retransmission timer: so every run must finish byte-exact, quickly,
- * and without a single retransmission timeout.
+ * directions at once, with and without TSO, on a loss-free link. A connection that ever sat with sendable
+ * data, room below TCP and nothing scheduled would stall until its retransmission timer: so every run must
+ * finish byte-exact, quickly, and without a single retransmission timeout.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cmocka.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <cmocka.h>
 
 #include "brisk/sim.h"
 #include "core/rand.h"

@@ -66,9 +66,14 @@ size_t fakedev_ipv4_frame(uint8_t *buf, const uint8_t dst_mac[6], const uint8_t 
     memcpy(e.dst, dst_mac, 6);
     memcpy(e.src, src_mac, 6);
     brisk_eth_emit(buf, &e);
-    struct brisk_ipv4_repr ip = {
-        .hdr_len = 20, .total_len = (uint16_t)(20 + l4_len), .id = 1, .df = 1, .ttl = 64, .proto = proto,
-        .src = src, .dst = dst};
+    struct brisk_ipv4_repr ip = {.hdr_len = 20,
+                                 .total_len = (uint16_t)(20 + l4_len),
+                                 .id = 1,
+                                 .df = 1,
+                                 .ttl = 64,
+                                 .proto = proto,
+                                 .src = src,
+                                 .dst = dst};
     brisk_ipv4_emit(buf + BRISK_ETH_HLEN, &ip);
     memcpy(buf + BRISK_ETH_HLEN + 20, l4, l4_len);
     return BRISK_ETH_HLEN + 20 + l4_len;

@@ -10,9 +10,9 @@
 #define FAKEDEV_MAX 256
 
 struct fakedev_frame {
-    uint8_t *data;   /* a copy of the frame (malloc'd) */
+    uint8_t *data; /* a copy of the frame (malloc'd) */
     size_t len;
-    uint64_t at;     /* `now` of the xmit */
+    uint64_t at; /* `now` of the xmit */
 };
 
 struct fakedev {
@@ -21,9 +21,9 @@ struct fakedev {
     struct brisk_netdev_config cfg;
     struct fakedev_frame tx[FAKEDEV_MAX]; /* recorded frames, oldest first */
     size_t ntx;
-    brisk_pkt *held[FAKEDEV_MAX];         /* packets not yet completed */
+    brisk_pkt *held[FAKEDEV_MAX]; /* packets not yet completed */
     size_t nheld;
-    int busy;                             /* nonzero: xmit answers BRISK_ERR_BUSY */
+    int busy; /* nonzero: xmit answers BRISK_ERR_BUSY */
 };
 
 /* Adds a device with MAC 02:00:00:00:00:<last>, address ip/prefix, MTU 1500. Asserts success. */

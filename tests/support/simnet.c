@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void simnet_init(struct simnet *n, uint64_t seed, const struct brisk_settings *s, uint32_t caps, uint64_t rate,
-                 uint64_t delay, const struct brisk_sim_link_config *lc)
+void simnet_init(struct simnet *n, uint64_t seed, const struct brisk_settings *s, uint32_t caps,
+                 uint64_t rate, uint64_t delay, const struct brisk_sim_link_config *lc)
 {
     memset(n, 0, sizeof(*n));
     n->w = brisk_sim_world_new(seed);

@@ -18,8 +18,8 @@ struct simnet {
 
 /* Builds the world with settings `s` for both hosts (NULL = defaults), NICs with default config except
  * `caps`, and a symmetric link of `rate` and one-way `delay`; `lc` (may be NULL) overrides the link. */
-void simnet_init(struct simnet *n, uint64_t seed, const struct brisk_settings *s, uint32_t caps, uint64_t rate,
-                 uint64_t delay, const struct brisk_sim_link_config *lc);
+void simnet_init(struct simnet *n, uint64_t seed, const struct brisk_settings *s, uint32_t caps,
+                 uint64_t rate, uint64_t delay, const struct brisk_sim_link_config *lc);
 void simnet_free(struct simnet *n);
 
 #endif

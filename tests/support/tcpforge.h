@@ -47,9 +47,9 @@ struct tf {
     struct fakedev f;
     struct tf_seg *q; /* every TCP segment sent, oldest first */
     size_t nq, cap;
-    size_t head;         /* next segment tf_take returns */
-    size_t nother;       /* frames that were not TCP over IPv4 (ARP, ICMP) */
-    uint32_t last_tsval; /* TSval of the latest segment sent with a timestamp (the peer echoes it) */
+    size_t head;          /* next segment tf_take returns */
+    size_t nother;        /* frames that were not TCP over IPv4 (ARP, ICMP) */
+    uint32_t last_tsval;  /* TSval of the latest segment sent with a timestamp (the peer echoes it) */
     int hold_completions; /* nonzero: collecting frames does not complete them (a slow-completion device) */
 };
 

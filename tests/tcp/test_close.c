@@ -156,7 +156,8 @@ static void test_orphan_fin_wait_2_timeout(void **state)
 }
 
 /* A FIN that arrives out of order (its data ahead of a hole) is kept: when the hole fills, the connection
- * goes to CLOSE-WAIT at once and one ACK covers the data and the FIN — no retransmission of the FIN needed. */
+ * goes to CLOSE-WAIT at once and one ACK covers the data and the FIN — no retransmission of the FIN needed.
+ */
 static void test_out_of_order_fin_is_kept(void **state)
 {
     (void)state;

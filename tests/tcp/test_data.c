@@ -262,7 +262,8 @@ static void test_msg_more(void **state)
     TF_EXPECT_NONE(&t);
     send_pattern(c, 1700, 20, 0, 9 * TF_MS);
     TF_EXPECT(&t, 9 * TF_MS, ACK | PSH, d + 1660, 1001, 60);
-    /* MSG_MORE holds only for its call: the ACK that empties the flight releases a held tail (Nagle allows). */
+    /* MSG_MORE holds only for its call: the ACK that empties the flight releases a held tail (Nagle allows).
+     */
     send_pattern(c, 1720, 30, BRISK_MSG_MORE, 10 * TF_MS);
     TF_EXPECT_NONE(&t);
     p.ack = d + 1720;

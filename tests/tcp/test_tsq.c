@@ -9,14 +9,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cmocka.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "support/tcpforge.h"
 #include "tcp/tcp.h"
 
-#define ACK BRISK_TCP_ACK
-#define PSH BRISK_TCP_PSH
+#define ACK               BRISK_TCP_ACK
+#define PSH               BRISK_TCP_PSH
 #define TRUESIZE(payload) ((payload) + 20u + 20u + 14u + 790u) /* TCP + IP + Ethernet headers + overhead */
 
 struct fix {
@@ -116,12 +116,14 @@ static void test_budget_rules(void **state)
     finish(&f);
 }
 
-/* Over budget: marked throttled, held with reason "tsq"; a completion only parks it; the stack's poll sends. */
+/* Over budget: marked throttled, held with reason "tsq"; a completion only parks it; the stack's poll sends.
+ */
 static void test_throttle_and_resume_via_poll(void **state)
 {
     (void)state;
     struct fix f;
-    setup(&f, (const char *const[]){"tcp_limit_output_bytes=16K", "tcp_tsq_rule=0", "tcp_tsq_shortcut=0", NULL});
+    setup(&f,
+          (const char *const[]){"tcp_limit_output_bytes=16K", "tcp_tsq_rule=0", "tcp_tsq_shortcut=0", NULL});
     brisk_sock *c = f.c;
     size_t n0 = f.t.f.ntx;
     send_bytes(c, 100000, TF_MS);

@@ -3,9 +3,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "core/stack.h"
 #include "net/ip.h"
@@ -69,7 +69,8 @@ static void feed_ip(struct env *e, uint32_t src, uint32_t dst, uint8_t proto, co
                     const uint8_t *mac_dst)
 {
     uint8_t frame[1600];
-    size_t n = fakedev_ipv4_frame(frame, mac_dst ? mac_dst : e->f.cfg.mac, peer_mac, src, dst, proto, l4, len);
+    size_t n =
+        fakedev_ipv4_frame(frame, mac_dst ? mac_dst : e->f.cfg.mac, peer_mac, src, dst, proto, l4, len);
     brisk_stack_input(e->st, e->f.dev, frame, n, e->st->now);
 }
 
@@ -96,12 +97,13 @@ static void test_bad_headers_counted(void **state)
     struct env *e = env_new(NULL);
     uint8_t udp[8] = {0};
     uint8_t frame[128];
-    size_t n = fakedev_ipv4_frame(frame, e->f.cfg.mac, peer_mac, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), 17, udp, 8);
+    size_t n =
+        fakedev_ipv4_frame(frame, e->f.cfg.mac, peer_mac, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), 17, udp, 8);
     frame[14 + 10] ^= 0x01; /* break the header checksum */
     brisk_stack_input(e->st, e->f.dev, frame, n, 1);
     frame[14 + 10] ^= 0x01;
     brisk_stack_input(e->st, e->f.dev, frame, n - 1, 2); /* shorter than total length */
-    for (size_t len = 14; len < 14 + 20; len++) /* truncated header */
+    for (size_t len = 14; len < 14 + 20; len++)          /* truncated header */
         brisk_stack_input(e->st, e->f.dev, frame, len, 3);
     struct brisk_counters c = counters(e);
     assert_int_equal(c.IpInHdrErrors, 1 + 20);
@@ -118,7 +120,8 @@ static void test_fragments_dropped(void **state)
     struct env *e = env_new(NULL);
     uint8_t frame[128];
     uint8_t udp[16] = {0};
-    size_t n = fakedev_ipv4_frame(frame, e->f.cfg.mac, peer_mac, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), 17, udp, 16);
+    size_t n =
+        fakedev_ipv4_frame(frame, e->f.cfg.mac, peer_mac, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), 17, udp, 16);
     struct brisk_ipv4_repr ip;
     assert_int_equal(brisk_ipv4_parse(frame + 14, n - 14, &ip), 20);
     ip.df = 0;
@@ -187,8 +190,13 @@ static void test_no_error_about_an_icmp_error(void **state)
     struct env *e = env_new(NULL);
     uint8_t dgram[64];
     uint8_t icmp[36] = {BRISK_ICMP_DEST_UNREACH, 1};
-    struct brisk_ipv4_repr ip = {.hdr_len = 20, .total_len = 56, .df = 1, .ttl = 64, .proto = 1,
-                                 .src = IP4(10, 0, 0, 2), .dst = IP4(10, 0, 0, 1)};
+    struct brisk_ipv4_repr ip = {.hdr_len = 20,
+                                 .total_len = 56,
+                                 .df = 1,
+                                 .ttl = 64,
+                                 .proto = 1,
+                                 .src = IP4(10, 0, 0, 2),
+                                 .dst = IP4(10, 0, 0, 1)};
     brisk_ipv4_emit(dgram, &ip);
     memcpy(dgram + 20, icmp, sizeof(icmp));
     brisk_icmp_send_error(e->st, BRISK_ICMP_DEST_UNREACH, 3, dgram, 56, 1);

@@ -3,9 +3,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "core/stack.h"
 #include "net/neigh.h"
@@ -15,7 +15,7 @@
 #include "wire/icmp.h"
 #include "wire/ipv4.h"
 
-#define MS BRISK_NSEC_PER_MSEC
+#define MS  BRISK_NSEC_PER_MSEC
 #define SEC BRISK_NSEC_PER_SEC
 
 static const uint8_t peer_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
@@ -227,7 +227,8 @@ static void test_gratuitous_updates_only_known(void **state)
 static void test_stale_entry_is_probed_then_dropped(void **state)
 {
     (void)state;
-    struct env *e = env_new((const char *const[]){"arp_reachable=10s", "arp_retrans=1s", "arp_retries=2", NULL});
+    struct env *e =
+        env_new((const char *const[]){"arp_reachable=10s", "arp_retrans=1s", "arp_retries=2", NULL});
     feed_arp(e, BRISK_ARP_OP_REPLY, peer_mac, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), e->f.cfg.mac, 0);
     /* A reply we did not ask for teaches nothing (no entry, not for a pending resolution). */
     assert_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 2)));

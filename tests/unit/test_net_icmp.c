@@ -3,9 +3,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "core/stack.h"
 #include "support/fakedev.h"
@@ -91,7 +91,8 @@ static void test_padded_short_frame(void **state)
     brisk_stack *st = new_stack(&f);
     uint8_t frame[64];
     memset(frame, 0xee, sizeof(frame));
-    size_t n = echo_frame(frame, f.cfg.mac, IP4(10, 0, 0, 1), BRISK_ICMP_ECHO, 1, 1, (const uint8_t *)"ab", 2);
+    size_t n =
+        echo_frame(frame, f.cfg.mac, IP4(10, 0, 0, 1), BRISK_ICMP_ECHO, 1, 1, (const uint8_t *)"ab", 2);
     assert_true(n < 60);
     brisk_stack_input(st, f.dev, frame, 60, 5); /* Ethernet padding after the datagram */
     assert_int_equal(f.ntx, 1);

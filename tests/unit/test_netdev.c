@@ -3,8 +3,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "core/stack.h"
 #include "support/fakedev.h"
@@ -22,8 +22,8 @@ static void test_add_validation(void **state)
     (void)state;
     brisk_stack *st = brisk_stack_new(NULL);
     static const struct brisk_netdev_ops ops = {.xmit = never_xmit};
-    struct brisk_netdev_config c = {.name = "x", .mac = {2, 0, 0, 0, 0, 1}, .mtu = 1500, .ip = IP4(10, 0, 0, 1),
-                                    .prefix_len = 24};
+    struct brisk_netdev_config c = {
+        .name = "x", .mac = {2, 0, 0, 0, 0, 1}, .mtu = 1500, .ip = IP4(10, 0, 0, 1), .prefix_len = 24};
     int err;
     struct brisk_netdev_config bad = c;
     bad.mtu = 67;

@@ -97,10 +97,12 @@ static void side(struct lab_run *r, const char *key, const char *label, const st
 static int run(struct lab_run *r)
 {
     uint64_t bytes = lab_u(r, "bytes"), dir = lab_u(r, "dir"), rate = lab_u(r, "rate"), rtt = lab_u(r, "rtt");
-    if (dir < 1 || dir > 3 || rate == 0 || bytes == 0 || lab_u(r, "write") == 0 || lab_u(r, "write") > (1u << 30) ||
-        lab_u(r, "tx_ring") == 0 || lab_u(r, "tx_ring") > (1u << 20) || lab_u(r, "txc_coalesce") > (1u << 20)) {
-        fprintf(stderr, "brisk-lab bulk: need dir 1..3, rate > 0, bytes > 0, 0 < write <= 1G, 0 < tx_ring <= 1M, "
-                        "txc_coalesce <= 1M\n");
+    if (dir < 1 || dir > 3 || rate == 0 || bytes == 0 || lab_u(r, "write") == 0 ||
+        lab_u(r, "write") > (1u << 30) || lab_u(r, "tx_ring") == 0 || lab_u(r, "tx_ring") > (1u << 20) ||
+        lab_u(r, "txc_coalesce") > (1u << 20)) {
+        fprintf(stderr,
+                "brisk-lab bulk: need dir 1..3, rate > 0, bytes > 0, 0 < write <= 1G, 0 < tx_ring <= 1M, "
+                "txc_coalesce <= 1M\n");
         return 2;
     }
     brisk_sim_world *w = brisk_sim_world_new(lab_u(r, "seed"));
@@ -142,9 +144,11 @@ static int run(struct lab_run *r)
         brisk_sim_world_free(w);
         return 1;
     }
-    struct brisk_sim_bulk_config bc = {
-        .bytes = bytes, .dir = (enum brisk_sim_bulk_dir)dir, .port = 5001, .seed = lab_u(r, "seed"),
-        .write_size = (uint32_t)lab_u(r, "write")};
+    struct brisk_sim_bulk_config bc = {.bytes = bytes,
+                                       .dir = (enum brisk_sim_bulk_dir)dir,
+                                       .port = 5001,
+                                       .seed = lab_u(r, "seed"),
+                                       .write_size = (uint32_t)lab_u(r, "write")};
     brisk_sim_bulk *bulk = brisk_sim_bulk_start(w, a, b, B_IP, &bc);
     if (!bulk) {
         fprintf(stderr, "brisk-lab bulk: cannot start the transfer\n");
@@ -178,7 +182,8 @@ static int run(struct lab_run *r)
     lab_report_end(r);
     if (r->plot_dir && tl.n) {
         struct lab_series ser = {"goodput (both receivers)", tl.t_ms, tl.gbps, tl.n};
-        lab_plot(r->plot_dir, "throughput", "bulk: goodput over time", "virtual time (ms)", "Gbit/s", &ser, 1);
+        lab_plot(r->plot_dir, "throughput", "bulk: goodput over time", "virtual time (ms)", "Gbit/s", &ser,
+                 1);
     }
     free(tl.t_ms);
     free(tl.gbps);

@@ -158,7 +158,8 @@ int lab_profile(struct lab_run *r, const char *name)
         for (const char *const *a = brisk_profile_settings(p); *a; a++) {
             size_t n = strcspn(*a, "=");
             for (size_t i = 0; i < brisk_settings_count(); i++)
-                if (strlen(brisk_settings_desc(i)->name) == n && strncmp(brisk_settings_desc(i)->name, *a, n) == 0)
+                if (strlen(brisk_settings_desc(i)->name) == n &&
+                    strncmp(brisk_settings_desc(i)->name, *a, n) == 0)
                     r->settings_changed[i] = 1;
         }
     }
@@ -178,7 +179,8 @@ int lab_capture(struct lab_run *r, struct brisk_sim_port *p)
 {
     if (!r->pcap)
         return 0;
-    int rc = r->pcap_frames ? brisk_sim_capture_slice(p, r->pcap, r->pcap_frames, 128) : brisk_sim_capture(p, r->pcap);
+    int rc = r->pcap_frames ? brisk_sim_capture_slice(p, r->pcap, r->pcap_frames, 128)
+                            : brisk_sim_capture(p, r->pcap);
     if (rc != BRISK_OK) {
         fprintf(stderr, "brisk-lab %s: cannot write capture %s\n", r->sc->name, r->pcap);
         return 1;
@@ -427,7 +429,8 @@ static int cmd_settings(int argc, char **argv)
         if (json)
             json_u64(&j, d->name, brisk_settings_value(&s, i));
         else
-            printf("%-24s %-10s %s\n", d->name, fmt_value(buf, d->kind, brisk_settings_value(&s, i)), d->help);
+            printf("%-24s %-10s %s\n", d->name, fmt_value(buf, d->kind, brisk_settings_value(&s, i)),
+                   d->help);
     }
     if (json) {
         json_object_end(&j);
@@ -591,8 +594,9 @@ static int cmd_seeds(int argc, char **argv)
         else
             return fprintf(stderr, "brisk-lab seeds: unknown option '%s'\n", argv[i]), usage(stderr, 2);
     }
-    fprintf(stderr, "brisk-lab: the four seed scenarios (iscsi, xen-tsq, mvneta, rr-timers) need the TCP transmit "
-                    "engine, which is not built yet;\nbrisk-lab: running the foundation scenarios instead.\n");
+    fprintf(stderr,
+            "brisk-lab: the four seed scenarios (iscsi, xen-tsq, mvneta, rr-timers) need the TCP transmit "
+            "engine, which is not built yet;\nbrisk-lab: running the foundation scenarios instead.\n");
     int failed = 0;
     for (size_t i = 0; i < NSCENARIOS; i++) {
         char dir[4096];
@@ -601,7 +605,8 @@ static int cmd_seeds(int argc, char **argv)
         if (run_into(scenarios[i], dir) != 0)
             failed++;
     }
-    fprintf(stderr, "brisk-lab: %zu scenario(s) run, %d failed; results under %s/\n", NSCENARIOS, failed, out);
+    fprintf(stderr, "brisk-lab: %zu scenario(s) run, %d failed; results under %s/\n", NSCENARIOS, failed,
+            out);
     return failed ? 1 : 0;
 }
 

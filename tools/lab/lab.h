@@ -44,23 +44,23 @@ struct lab_scenario {
 };
 
 #define LAB_MAX_SETTINGS 256
-#define LAB_MAX_TABLES 2
+#define LAB_MAX_TABLES   2
 
 struct lab_run {
     const struct lab_scenario *sc;
-    union lab_value v[LAB_MAX_PARAMS];  /* parameter values, in the scenario's order */
-    struct brisk_settings settings;     /* stack settings for every host (defaults + --set) */
+    union lab_value v[LAB_MAX_PARAMS];          /* parameter values, in the scenario's order */
+    struct brisk_settings settings;             /* stack settings for every host (defaults + --set) */
     uint8_t settings_changed[LAB_MAX_SETTINGS]; /* which settings were --set, by index (printed) */
-    const char *pcap;                   /* capture file, or NULL */
-    uint64_t pcap_frames;               /* capture only the first N frames, headers only (0 = everything) */
-    const char *plot_dir;               /* where to draw plots (PNG + data), or NULL for none */
-    const char *profile;                /* compatibility profile applied before --set, or NULL */
+    const char *pcap;                           /* capture file, or NULL */
+    uint64_t pcap_frames; /* capture only the first N frames, headers only (0 = everything) */
+    const char *plot_dir; /* where to draw plots (PNG + data), or NULL for none */
+    const char *profile;  /* compatibility profile applied before --set, or NULL */
     /* Where the report goes: human tables to each of tables[], JSON to json_out (either may be absent). */
     FILE *tables[LAB_MAX_TABLES];
     int ntables;
     FILE *json_out;
-    struct json j;                      /* the JSON writer on json_out */
-    int depth;                          /* table indentation level */
+    struct json j; /* the JSON writer on json_out */
+    int depth;     /* table indentation level */
 };
 
 /* Parses one --set assignment into the run (scenario parameter first, then stack setting). Returns BRISK_OK,

@@ -26,8 +26,8 @@ static const struct lab_param params[] = {
     {"seed", LAB_UINT, "1", "world seed (impairments, stack seeds)"},
 };
 
-#define A_IP 0x0a000001u /* 10.0.0.1 */
-#define B_IP 0x0a000002u /* 10.0.0.2 */
+#define A_IP    0x0a000001u /* 10.0.0.1 */
+#define B_IP    0x0a000002u /* 10.0.0.2 */
 #define ECHO_ID 0x4242
 
 struct ping {
@@ -36,8 +36,8 @@ struct ping {
     brisk_sim_host *a;
     uint64_t count, received, duplicates;
     uint64_t rtt_min, rtt_max, rtt_sum;
-    uint8_t *seen;   /* per sequence number: reply arrived */
-    double *rtt_us;  /* per sequence number: round-trip time, µs */
+    uint8_t *seen;  /* per sequence number: reply arrived */
+    double *rtt_us; /* per sequence number: round-trip time, µs */
     uint64_t next_seq;
     uint64_t interval, size;
     int send_errors;
@@ -90,8 +90,11 @@ static int all_back(void *ctx)
 
 static int run(struct lab_run *r)
 {
-    struct ping p = {.run = r, .count = lab_u(r, "count"), .interval = lab_u(r, "interval"),
-                     .size = lab_u(r, "size"), .rtt_min = UINT64_MAX};
+    struct ping p = {.run = r,
+                     .count = lab_u(r, "count"),
+                     .interval = lab_u(r, "interval"),
+                     .size = lab_u(r, "size"),
+                     .rtt_min = UINT64_MAX};
     uint64_t rate = lab_u(r, "rate"), delay = lab_u(r, "delay");
     double loss = lab_p(r, "loss");
     if (p.count == 0 || p.count > 65536 || p.size > 65507 || rate == 0) {
@@ -165,10 +168,8 @@ static int run(struct lab_run *r)
     lab_report_u64(r, "sent", "echo requests sent", p.next_seq);
     lab_report_u64(r, "received", "echo replies received", p.received);
     lab_report_u64(r, "duplicates", "duplicate replies", p.duplicates);
-    lab_report_double(r, "loss_pct", "loss", p.next_seq ? 100.0 * (double)(p.next_seq - p.received) /
-                                                                 (double)p.next_seq
-                                                           : 0.0,
-                      "%");
+    lab_report_double(r, "loss_pct", "loss",
+                      p.next_seq ? 100.0 * (double)(p.next_seq - p.received) / (double)p.next_seq : 0.0, "%");
     lab_report_group_begin(r, "rtt_ns", "round-trip time");
     if (p.received) {
         lab_report_time(r, "min", "min", p.rtt_min);
@@ -197,7 +198,8 @@ static int run(struct lab_run *r)
         }
         struct lab_series series = {"echo RTT", x, y, n};
         if (x && y)
-            lab_plot(r->plot_dir, "rtt", "ping: round-trip time per echo", "sequence number", "RTT (us)", &series, 1);
+            lab_plot(r->plot_dir, "rtt", "ping: round-trip time per echo", "sequence number", "RTT (us)",
+                     &series, 1);
         free(x);
         free(y);
     }

@@ -32,8 +32,10 @@ int lab_plot(const char *dir, const char *name, const char *title, const char *x
     }
     fprintf(g, "set terminal pngcairo size 900,500 noenhanced\n");
     fprintf(g, "set output '%s'\n", png);
-    fprintf(g, "set title '%s'\nset xlabel '%s'\nset ylabel '%s'\nset grid\nset key outside right\nset yrange [0:*]\n", title,
-            xlabel, ylabel);
+    fprintf(g,
+            "set title '%s'\nset xlabel '%s'\nset ylabel '%s'\nset grid\nset key outside right\nset yrange "
+            "[0:*]\n",
+            title, xlabel, ylabel);
     fprintf(g, "plot ");
     for (size_t k = 0; k < nseries; k++)
         fprintf(g, "%s'%s' index %zu with linespoints pointsize 0.5 title '%s'", k ? ", " : "", dat, k,

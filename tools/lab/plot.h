@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 struct lab_series {
-    const char *name;     /* legend */
+    const char *name; /* legend */
     const double *x, *y;
     size_t n;
 };
