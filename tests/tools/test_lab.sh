@@ -121,6 +121,18 @@ expect_2 run bulk --set dir=4
 expect_2 run bulk --set tx_ring=0
 expect_2 run bulk --set rtt=fast
 
+# xen-tsq: the seed 001 table — 3.19 near 128 KB per completion latency, brisk near line rate.
+"$lab" run xen-tsq --json --set bytes=20M >"$tmp/xen-tsq.json" 2>/dev/null
+rc=$?
+check "run xen-tsq exits 0" "[ $rc -eq 0 ]"
+model=$(json_num "$tmp/xen-tsq.json" model_3_19_bps)
+g319=$(json_num "$tmp/xen-tsq.json" goodput_bps)
+gbrisk=$(sed -n 's/.*"goodput_pct": \([0-9.e+-]*\).*/\1/p' "$tmp/xen-tsq.json" | tail -n 1)
+check "linux-3.19 within 15% of 128 KB per latency ($g319 vs $model)" \
+    "awk 'BEGIN { exit !($g319 > 0.85 * $model && $g319 < 1.15 * $model) }'"
+check "brisk >= 90% of line rate with no tuning ($gbrisk%)" "awk 'BEGIN { exit !($gbrisk >= 90) }'"
+check "every xen-tsq row byte-exact" "[ \$(grep -c '\"hash_ok\": true' '$tmp/xen-tsq.json') -eq 4 ]"
+
 # seeds writes the files make lab promises.
 "$lab" seeds --out "$tmp/lab" >"$tmp/seeds.out" 2>"$tmp/seeds.err"
 rc=$?
@@ -130,6 +142,7 @@ check "seeds writes results.txt" "grep -q 'echo replies received' '$tmp/lab/ping
 check "seeds writes capture.pcap" "[ -s '$tmp/lab/ping/capture.pcap' ]"
 check "seeds reports progress on stderr" "grep -q 'ping' '$tmp/seeds.err'"
 check "seeds writes the bulk results" "grep -q '\"hash_ok\": true' '$tmp/lab/bulk/results.json'"
+check "seeds runs xen-tsq" "[ -s '$tmp/lab/xen-tsq/results.json' ]"
 if command -v gnuplot >/dev/null 2>&1; then
     check "seeds draws the throughput plot (PNG)" "head -c 8 '$tmp/lab/bulk/throughput.png' | grep -q PNG"
     check "seeds draws the RTT plot (PNG)" "head -c 8 '$tmp/lab/ping/rtt.png' | grep -q PNG"

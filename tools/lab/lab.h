@@ -98,5 +98,6 @@ void lab_report_end(struct lab_run *r);
 /* The registered scenarios. */
 extern const struct lab_scenario lab_scenario_ping;
 extern const struct lab_scenario lab_scenario_bulk;
+extern const struct lab_scenario lab_scenario_xen;
 
 #endif
