@@ -133,6 +133,16 @@ check "linux-3.19 within 15% of 128 KB per latency ($g319 vs $model)" \
 check "brisk >= 90% of line rate with no tuning ($gbrisk%)" "awk 'BEGIN { exit !($gbrisk >= 90) }'"
 check "every xen-tsq row byte-exact" "[ \$(grep -c '\"hash_ok\": true' '$tmp/xen-tsq.json') -eq 4 ]"
 
+# mvneta: the seed 003 sweep — collapse at 32 KB under 3.12 rules, recovered by 128 KB, brisk near line rate.
+"$lab" run mvneta --json >"$tmp/mvneta.json" 2>/dev/null
+rc=$?
+check "run mvneta exits 0" "[ $rc -eq 0 ]"
+pcts=$(sed -n 's/.*"goodput_pct": \([0-9.e+-]*\).*/\1/p' "$tmp/mvneta.json" | tr '\n' ' ')
+set -- $pcts
+check "32 KB collapses (< 10% of line rate: $1)" "awk 'BEGIN { exit !($1 < 10) }'"
+check "128 KB recovers (> 80%: $3)" "awk 'BEGIN { exit !($3 > 80) }'"
+check "brisk default >= 90% ($6)" "awk 'BEGIN { exit !($6 >= 90) }'"
+
 # seeds writes the files make lab promises.
 "$lab" seeds --out "$tmp/lab" >"$tmp/seeds.out" 2>"$tmp/seeds.err"
 rc=$?
@@ -143,6 +153,10 @@ check "seeds writes capture.pcap" "[ -s '$tmp/lab/ping/capture.pcap' ]"
 check "seeds reports progress on stderr" "grep -q 'ping' '$tmp/seeds.err'"
 check "seeds writes the bulk results" "grep -q '\"hash_ok\": true' '$tmp/lab/bulk/results.json'"
 check "seeds runs xen-tsq" "[ -s '$tmp/lab/xen-tsq/results.json' ]"
+check "seeds runs mvneta" "[ -s '$tmp/lab/mvneta/results.json' ]"
+if command -v gnuplot >/dev/null 2>&1; then
+    check "seeds draws the mvneta limit sweep (PNG)" "head -c 8 '$tmp/lab/mvneta/limit_sweep.png' | grep -q PNG"
+fi
 if command -v gnuplot >/dev/null 2>&1; then
     check "seeds draws the throughput plot (PNG)" "head -c 8 '$tmp/lab/bulk/throughput.png' | grep -q PNG"
     check "seeds draws the RTT plot (PNG)" "head -c 8 '$tmp/lab/ping/rtt.png' | grep -q PNG"

@@ -27,6 +27,7 @@ static const struct lab_scenario *const scenarios[] = {
     &lab_scenario_ping,
     &lab_scenario_bulk,
     &lab_scenario_xen,
+    &lab_scenario_mvneta,
 };
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
 
@@ -596,8 +597,8 @@ static int cmd_seeds(int argc, char **argv)
             return fprintf(stderr, "brisk-lab seeds: unknown option '%s'\n", argv[i]), usage(stderr, 2);
     }
     fprintf(stderr,
-            "brisk-lab: seed scenarios built so far: xen-tsq (iscsi, mvneta and rr-timers come next; their\n"
-            "brisk-lab: mechanisms are in tests/sim); running it with the foundation scenarios.\n");
+            "brisk-lab: seed scenarios built so far: xen-tsq, mvneta (iscsi and rr-timers come next; the iscsi\n"
+            "brisk-lab: mechanism is in tests/sim); running them with the foundation scenarios.\n");
     int failed = 0;
     for (size_t i = 0; i < NSCENARIOS; i++) {
         char dir[4096];

@@ -99,5 +99,6 @@ void lab_report_end(struct lab_run *r);
 extern const struct lab_scenario lab_scenario_ping;
 extern const struct lab_scenario lab_scenario_bulk;
 extern const struct lab_scenario lab_scenario_xen;
+extern const struct lab_scenario lab_scenario_mvneta;
 
 #endif
