@@ -105,15 +105,15 @@ void brisk_tcp_destroy(brisk_stack *st)
     st->tcp = NULL;
 }
 
-static uint32_t hash4(const struct brisk_tcp *t, uint32_t laddr, uint16_t lport, uint32_t raddr,
-                      uint16_t rport)
+uint64_t tcp_tuple_hash(const struct brisk_tcp *t, uint32_t laddr, uint16_t lport, uint32_t raddr,
+                        uint16_t rport)
 {
     uint8_t b[12];
     memcpy(b, &laddr, 4);
     memcpy(b + 4, &raddr, 4);
     memcpy(b + 8, &lport, 2);
     memcpy(b + 10, &rport, 2);
-    return (uint32_t)brisk_siphash24(t->key, b, sizeof(b));
+    return brisk_siphash24(t->key, b, sizeof(b));
 }
 
 static uint32_t hashport(const struct brisk_tcp *t, uint16_t port)
@@ -223,14 +223,19 @@ void tcp_conn_free(brisk_sock *c)
     free(c);
 }
 
-int tcp_conn_hash_add(brisk_sock *c)
+/* The hash chain c belongs on: listeners by port, connections by 4-tuple. */
+static brisk_sock **chain_of(const brisk_sock *c)
 {
     struct brisk_tcp *t = c->st->tcp;
-    brisk_sock **b;
     if (c->state == BRISK_TCP_LISTEN)
-        b = &t->listen[hashport(t, c->id.lport) & (t->nlisten_buckets - 1)];
-    else
-        b = &t->conns[hash4(t, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport) & (t->nconns_buckets - 1)];
+        return &t->listen[hashport(t, c->id.lport) & (t->nlisten_buckets - 1)];
+    uint64_t h = tcp_tuple_hash(t, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport);
+    return &t->conns[h & (t->nconns_buckets - 1)];
+}
+
+int tcp_conn_hash_add(brisk_sock *c)
+{
+    brisk_sock **b = chain_of(c);
     c->hnext = *b;
     *b = c;
     c->in_table = 1;
@@ -239,13 +244,7 @@ int tcp_conn_hash_add(brisk_sock *c)
 
 void tcp_conn_hash_del(brisk_sock *c)
 {
-    struct brisk_tcp *t = c->st->tcp;
-    brisk_sock **pp;
-    if (c->state == BRISK_TCP_LISTEN)
-        pp = &t->listen[hashport(t, c->id.lport) & (t->nlisten_buckets - 1)];
-    else
-        pp =
-            &t->conns[hash4(t, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport) & (t->nconns_buckets - 1)];
+    brisk_sock **pp = chain_of(c);
     while (*pp && *pp != c)
         pp = &(*pp)->hnext;
     if (*pp)
@@ -257,7 +256,7 @@ void tcp_conn_hash_del(brisk_sock *c)
 brisk_sock *tcp_conn_lookup(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
 {
     struct brisk_tcp *t = st->tcp;
-    brisk_sock *c = t->conns[hash4(t, laddr, lport, raddr, rport) & (t->nconns_buckets - 1)];
+    brisk_sock *c = t->conns[tcp_tuple_hash(t, laddr, lport, raddr, rport) & (t->nconns_buckets - 1)];
     for (; c; c = c->hnext)
         if (c->id.lport == lport && c->id.rport == rport && c->id.laddr == laddr && c->id.raddr == raddr)
             return c;

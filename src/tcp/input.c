@@ -14,6 +14,7 @@
  * runs the one transmit function (ACKs may have opened the windows) and sends any ACK still owed at once;
  * ACKs that may wait go to the delayed-ACK timer.
  */
+#include <assert.h>
 #include <string.h>
 
 #include "tcp/tcp.h"
@@ -23,7 +24,8 @@ static void deliver_to_rcvbuf(void *ctx, const uint8_t *data, uint32_t n)
 {
     brisk_sock *c = ctx;
     size_t got = brisk_sbuf_append(&c->st->tcp->chunks, &c->rcv.buf, data, n);
-    (void)got; /* space was checked against rcvbuf before the data was accepted */
+    assert(got == n); /* tcp_rcv_drain_ooo pops no more than brisk_sbuf_room() says fits */
+    (void)got;
 }
 
 /* Options both ends agreed on, from the peer's SYN (or SYN-ACK). */
@@ -226,9 +228,8 @@ static void retransmit_head(brisk_sock *c, uint64_t now)
 
 /* The RTT sample an ACK gives: the send time of the newest timed segment it covers (0 if none, or if the
  * covered bytes were retransmitted — Karn's rule). Covered records are dropped. */
-static uint64_t rtt_from_ack(brisk_sock *c, uint32_t ack, uint32_t flight, uint64_t now)
+static uint64_t rtt_from_ack(brisk_sock *c, uint32_t ack, uint64_t now)
 {
-    (void)flight;
     uint64_t at = 0;
     uint32_t end = 0;
     while (c->txt.len && brisk_seq_leq(c->txt.end[c->txt.head], ack)) {
@@ -279,7 +280,7 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         if (brisk_seq_lt(c->snd.nxt, ack))
             c->snd.nxt = ack;
         c->stat.bytes_acked += data;
-        uint64_t rtt = rtt_from_ack(c, ack, flight, now);
+        uint64_t rtt = rtt_from_ack(c, ack, now);
         if (rtt) {
             /* Many samples per RTT: RFC 7323 Appendix G scales the gains down accordingly. */
             brisk_rtt_sample_n(&c->rtt, rtt, now, brisk_rtt_expected_samples(flight, c->snd.mss));

@@ -5,19 +5,12 @@
  * off-path attacker). Successive connections of the same 4-tuple get increasing ISNs, which keeps old
  * duplicates out of a new incarnation's window.
  */
-#include <string.h>
-
 #include "tcp/tcp.h"
 
 uint32_t tcp_isn(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
                  uint64_t now)
 {
-    uint8_t b[12];
-    memcpy(b, &laddr, 4);
-    memcpy(b + 4, &raddr, 4);
-    memcpy(b + 8, &lport, 2);
-    memcpy(b + 10, &rport, 2);
-    /* Domain-separate from the hash-table use of the same key. */
-    uint64_t f = brisk_siphash24(st->tcp->key, b, sizeof(b)) ^ 0x69736e00ull;
+    /* Domain-separated from the connection table's use of the same keyed hash. */
+    uint64_t f = tcp_tuple_hash(st->tcp, laddr, lport, raddr, rport) ^ 0x69736e00ull;
     return (uint32_t)(now / 4000u) + (uint32_t)brisk_mix64(f);
 }

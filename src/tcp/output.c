@@ -169,6 +169,7 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
     }
     if (len) {
         size_t got = brisk_sbuf_copyout(&c->snd.buf, seq - c->snd.una, b + hlen, len);
+        assert(got == len); /* callers only send bytes the buffer holds */
         (void)got;
     }
     if (c->rt.dev->cfg.caps & BRISK_NETDEV_CAP_CSUM) {

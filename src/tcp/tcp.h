@@ -237,6 +237,9 @@ int brisk_tcp_init(brisk_stack *st);
 void brisk_tcp_destroy(brisk_stack *st);
 brisk_sock *tcp_conn_alloc(brisk_stack *st);
 void tcp_conn_free(brisk_sock *c);
+/* SipHash of a 4-tuple under the stack's secret (connection table, and RFC 6528 ISNs in isn.c). */
+uint64_t tcp_tuple_hash(const struct brisk_tcp *t, uint32_t laddr, uint16_t lport, uint32_t raddr,
+                        uint16_t rport);
 int tcp_conn_hash_add(brisk_sock *c);
 void tcp_conn_hash_del(brisk_sock *c);
 brisk_sock *tcp_conn_lookup(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);

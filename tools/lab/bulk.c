@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "brisk/sim.h"
+#include "lab/flow.h"
 #include "lab/lab.h"
 #include "lab/plot.h"
 
@@ -65,12 +66,22 @@ static void sample(void *ctx, uint64_t now)
         brisk_sim_at(tl->w, now + tl->every, sample, tl);
 }
 
-#define A_IP 0x0a000001u
-#define B_IP 0x0a000002u
+/* Before the transfer runs: the capture (if asked) and the throughput sampler (if plotting). */
+struct prep {
+    struct lab_run *r;
+    struct timeline *tl;
+};
 
-static int done(void *ctx)
+static int prepare(void *ctx, brisk_sim_world *w, brisk_sim_port *a, brisk_sim_bulk *bulk)
 {
-    return brisk_sim_bulk_done(ctx);
+    struct prep *p = ctx;
+    if (lab_capture(p->r, a) != 0)
+        return 1;
+    p->tl->w = w;
+    p->tl->bulk = bulk;
+    if (p->r->plot_dir && p->tl->every)
+        brisk_sim_at(w, p->tl->every, sample, p->tl);
+    return 0;
 }
 
 static void side(struct lab_run *r, const char *key, const char *label, const struct brisk_sim_bulk_side *s)
@@ -105,67 +116,45 @@ static int run(struct lab_run *r)
                 "txc_coalesce <= 1M\n");
         return 2;
     }
-    brisk_sim_world *w = brisk_sim_world_new(lab_u(r, "seed"));
-    struct brisk_settings s = r->settings;
-    s.seed = 0;
-    brisk_sim_host *a = brisk_sim_host_add(w, "a", &s), *b = brisk_sim_host_add(w, "b", &s);
-    struct brisk_sim_nic_config nc;
-    brisk_sim_nic_config_default(&nc);
-    nc.dev.ip = A_IP;
-    nc.tx_ring = (uint32_t)lab_u(r, "tx_ring");
+    struct timeline tl = {.every = lab_u(r, "sample")};
+    struct prep prep = {.r = r, .tl = &tl};
+    struct lab_flow f = {.rate_bps = rate,
+                         .rtt_ns = rtt,
+                         .bytes = bytes,
+                         .seed = lab_u(r, "seed"),
+                         .dir = (enum brisk_sim_bulk_dir)dir,
+                         .write_size = (uint32_t)lab_u(r, "write"),
+                         .tx_ring = (uint32_t)lab_u(r, "tx_ring"),
+                         .limit_ns = lab_u(r, "limit"),
+                         .prepare = prepare,
+                         .ctx = &prep};
     if (lab_u(r, "txc_coalesce")) {
-        nc.txc.model = BRISK_SIM_TXC_COALESCE;
-        nc.txc.frames = (uint32_t)lab_u(r, "txc_coalesce");
-        nc.txc.timeout_ns = lab_u(r, "txc_timeout");
+        f.txc.model = BRISK_SIM_TXC_COALESCE;
+        f.txc.frames = (uint32_t)lab_u(r, "txc_coalesce");
+        f.txc.timeout_ns = lab_u(r, "txc_timeout");
     } else if (lab_u(r, "txc_delay")) {
-        nc.txc.model = BRISK_SIM_TXC_DELAY;
-        nc.txc.delay_ns = lab_u(r, "txc_delay");
+        f.txc.model = BRISK_SIM_TXC_DELAY;
+        f.txc.delay_ns = lab_u(r, "txc_delay");
     }
-    brisk_sim_port *pa = brisk_sim_nic_add(a, &nc), *pb = brisk_sim_nic_add_ip(b, B_IP, 24, 0);
-    struct brisk_sim_link_config lc;
-    brisk_sim_link_config_symmetric(&lc, rate, rtt / 2);
-    struct brisk_sim_impair *im[2] = {&lc.ab.impair, &lc.ba.impair};
-    for (int i = 0; i < 2; i++) {
-        if (lab_p(r, "loss") > 0) {
-            im[i]->loss_model = BRISK_SIM_LOSS_RANDOM;
-            im[i]->loss = lab_p(r, "loss");
-        }
-        im[i]->reorder = lab_p(r, "reorder");
-        im[i]->reorder_delay_ns = rtt / 4;
-        im[i]->duplicate = lab_p(r, "duplicate");
-        im[i]->corrupt = lab_p(r, "corrupt");
+    if (lab_p(r, "loss") > 0) {
+        f.impair.loss_model = BRISK_SIM_LOSS_RANDOM;
+        f.impair.loss = lab_p(r, "loss");
     }
-    if (!w || !pa || !pb || !brisk_sim_link_connect(w, pa, pb, &lc)) {
-        fprintf(stderr, "brisk-lab bulk: cannot build the world (check the settings)\n");
-        brisk_sim_world_free(w);
-        return 1;
+    f.impair.reorder = lab_p(r, "reorder");
+    f.impair.reorder_delay_ns = rtt / 4;
+    f.impair.duplicate = lab_p(r, "duplicate");
+    f.impair.corrupt = lab_p(r, "corrupt");
+    struct lab_flow_result fr;
+    int rc = lab_flow_run(&f, &r->settings, &r->settings, &fr);
+    if (rc != 0) {
+        free(tl.t_ms);
+        free(tl.gbps);
+        return rc;
     }
-    if (lab_capture(r, pa) != 0) {
-        brisk_sim_world_free(w);
-        return 1;
-    }
-    struct brisk_sim_bulk_config bc = {.bytes = bytes,
-                                       .dir = (enum brisk_sim_bulk_dir)dir,
-                                       .port = 5001,
-                                       .seed = lab_u(r, "seed"),
-                                       .write_size = (uint32_t)lab_u(r, "write")};
-    brisk_sim_bulk *bulk = brisk_sim_bulk_start(w, a, b, B_IP, &bc);
-    if (!bulk) {
-        fprintf(stderr, "brisk-lab bulk: cannot start the transfer\n");
-        brisk_sim_world_free(w);
-        return 1;
-    }
-    struct timeline tl = {.w = w, .bulk = bulk, .every = lab_u(r, "sample")};
-    if (r->plot_dir && tl.every)
-        brisk_sim_at(w, tl.every, sample, &tl);
-    int finished = brisk_sim_run_while(w, done, bulk, lab_u(r, "limit"));
-    struct brisk_sim_bulk_result res;
-    brisk_sim_bulk_result(bulk, &res);
-    uint64_t elapsed = brisk_sim_now(w);
-    uint64_t span = res.last_byte_at != BRISK_TIME_NONE && res.last_byte_at > res.connected_at
-                        ? res.last_byte_at - res.connected_at
-                        : 0;
-    double gp = span ? (double)bytes * 8.0 * 1e9 / (double)span : 0.0;
+    const struct brisk_sim_bulk_result res = fr.bulk;
+    int finished = fr.finished;
+    uint64_t elapsed = fr.elapsed_ns, span = fr.span_ns;
+    double gp = fr.goodput_bps;
 
     lab_report_begin(r);
     lab_report_bool(r, "hash_ok", "every byte arrived intact", res.hash_ok);
@@ -187,8 +176,6 @@ static int run(struct lab_run *r)
     }
     free(tl.t_ms);
     free(tl.gbps);
-    brisk_sim_bulk_free(bulk);
-    brisk_sim_world_free(w);
     return 0;
 }
 

@@ -1,6 +1,7 @@
 /*
- * flow.h — one simulated bulk flow from host a to host b, for scenarios that compare settings (profiles) on
- * the same path: build the world, run the transfer, return the figures.
+ * flow.h — one simulated bulk transfer between host a (client, 10.0.0.1) and host b (server, 10.0.0.2): build
+ * the world, run the transfer, return the figures. Shared by the scenarios that run flows (bulk, and the seed
+ * comparisons that run the same path once per profile).
  */
 #ifndef BRISK_LAB_FLOW_H
 #define BRISK_LAB_FLOW_H
@@ -9,20 +10,32 @@
 
 struct lab_flow {
     uint64_t rate_bps, rtt_ns, bytes, seed;
-    struct brisk_sim_txc txc; /* the sender NIC's completion model */
-    uint32_t tx_ring;         /* sender NIC descriptors */
+    enum brisk_sim_bulk_dir dir;    /* 0 = BRISK_SIM_BULK_UP */
+    uint32_t write_size;            /* bytes per send(); 0 = the application's default */
+    struct brisk_sim_txc txc;       /* host a's NIC completion model */
+    uint32_t tx_ring;               /* host a's NIC descriptors */
+    struct brisk_sim_impair impair; /* applied to both link directions */
+    uint64_t limit_ns;              /* give up after this much virtual time; 0 = one hour */
+    /* Optional: called once the world and the transfer exist, before it runs (captures, samplers).
+     * Returns 0, or nonzero to abort the run. */
+    int (*prepare)(void *ctx, brisk_sim_world *w, brisk_sim_port *a, brisk_sim_bulk *bulk);
+    void *ctx;
 };
 
 struct lab_flow_result {
+    int finished; /* the transfer ended within the limit */
     int hash_ok;
-    double goodput_bps; /* connection established to last byte read */
+    double goodput_bps; /* per direction: connection established to last byte read */
     uint64_t elapsed_ns;
-    struct brisk_conn_info sender;  /* hold reasons, TSQ budget, RTT at the end */
-    struct brisk_counters counters; /* the sender stack's */
+    uint64_t span_ns;                  /* connection established to last byte read */
+    struct brisk_sim_bulk_result bulk; /* both sides: bytes, errors, brisk_conn_info */
+    struct brisk_conn_info sender;     /* host a's connection at the end (hold reasons, TSQ budget, RTT) */
+    struct brisk_counters counters;    /* host a's stack */
 };
 
-/* Runs the flow with the sender's settings `s` (the receiver uses defaults). Returns 0, or nonzero after a
+/* Runs the flow; host a uses settings `a`, host b `b` (NULL: defaults). Returns 0, or nonzero after a
  * message on stderr. */
-int lab_flow_run(const struct lab_flow *f, const struct brisk_settings *s, struct lab_flow_result *out);
+int lab_flow_run(const struct lab_flow *f, const struct brisk_settings *a, const struct brisk_settings *b,
+                 struct lab_flow_result *out);
 
 #endif

@@ -596,9 +596,10 @@ static int cmd_seeds(int argc, char **argv)
         else
             return fprintf(stderr, "brisk-lab seeds: unknown option '%s'\n", argv[i]), usage(stderr, 2);
     }
-    fprintf(stderr,
-            "brisk-lab: seed scenarios built so far: xen-tsq, mvneta (iscsi and rr-timers come next; the iscsi\n"
-            "brisk-lab: mechanism is in tests/sim); running them with the foundation scenarios.\n");
+    fprintf(
+        stderr,
+        "brisk-lab: seed scenarios built so far: xen-tsq, mvneta (iscsi and rr-timers come next; the iscsi\n"
+        "brisk-lab: mechanism is in tests/sim); running them with the foundation scenarios.\n");
     int failed = 0;
     for (size_t i = 0; i < NSCENARIOS; i++) {
         char dir[4096];

@@ -46,7 +46,7 @@ static int run(struct lab_run *r)
         brisk_settings_apply_profile(&s, "linux-3.12");
         s.tcp_limit_output_bytes = caps_kb[i] * 1024u;
         struct lab_flow_result res;
-        if (lab_flow_run(&f, &s, &res) != 0)
+        if (lab_flow_run(&f, &s, NULL, &res) != 0)
             return 1;
         char key[32], label[64];
         snprintf(key, sizeof(key), "cap_%uK", caps_kb[i]);
@@ -64,7 +64,7 @@ static int run(struct lab_run *r)
     }
     lab_report_group_end(r);
     struct lab_flow_result bres;
-    if (lab_flow_run(&f, &r->settings, &bres) != 0)
+    if (lab_flow_run(&f, &r->settings, NULL, &bres) != 0)
         return 1;
     lab_report_group_begin(r, "brisk", "brisk default (same NIC)");
     lab_report_bool(r, "hash_ok", "every byte arrived intact", bres.hash_ok);

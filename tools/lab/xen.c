@@ -61,7 +61,7 @@ static int run(struct lab_run *r)
         for (const char *const *a = rows[i].extra; a && *a; a++)
             brisk_settings_set(&s, *a);
         struct lab_flow_result res;
-        if (lab_flow_run(&f, &s, &res) != 0)
+        if (lab_flow_run(&f, &s, NULL, &res) != 0)
             return 1;
         fprintf(stderr, "brisk-lab xen-tsq: %s done\n", rows[i].label);
         lab_report_group_begin(r, rows[i].key, rows[i].label);
