@@ -75,18 +75,22 @@ struct brisk_settings {
     uint32_t arp_cache_size;       /* neighbour entries per stack; LRU-evicts resolved entries when full */
     uint64_t icmp_ratelimit_ns;    /* minimum spacing of ICMP errors, as a token bucket (0 = unlimited) */
     uint32_t icmp_ratelimit_burst; /* token bucket depth for ICMP errors */
-    uint64_t pkt_pool_bytes;       /* bound on packet-buffer memory per stack */
-    uint64_t tcp_mem_bytes;        /* bound on TCP buffer memory (send + receive chunks) per stack */
-    uint32_t tcp_sndbuf;           /* default send buffer per connection, bytes */
-    uint32_t tcp_rcvbuf;           /* default receive buffer per connection, bytes */
-    uint32_t tcp_sack;             /* negotiate SACK-permitted (RFC 2018) */
-    uint32_t tcp_timestamps;       /* negotiate timestamps (RFC 7323) */
-    uint32_t tcp_window_scaling;   /* negotiate window scaling (RFC 7323) */
-    uint32_t tcp_initial_cwnd;     /* initial congestion window, segments (RFC 6928) */
-    uint64_t tcp_rto_initial_ns;   /* RTO before the first sample (RFC 6298 §2.1) */
-    uint64_t tcp_rto_min_ns;       /* RTO lower bound (Linux 200 ms) */
-    uint64_t tcp_rto_max_ns;       /* RTO upper bound (Linux 120 s) */
-    uint64_t tcp_delack_min_ns;    /* delayed-ACK timeout bounds */
+    uint32_t bql;                  /* byte queue limits on devices that support them (BRISK_NETDEV_CAP_BQL) */
+    uint32_t bql_limit_min; /* BQL limit bounds, bytes (Linux byte_queue_limits/limit_min, limit_max) */
+    uint32_t bql_limit_max;
+    uint64_t bql_hold_time_ns;   /* how long the limit must have been too big before it shrinks */
+    uint64_t pkt_pool_bytes;     /* bound on packet-buffer memory per stack */
+    uint64_t tcp_mem_bytes;      /* bound on TCP buffer memory (send + receive chunks) per stack */
+    uint32_t tcp_sndbuf;         /* default send buffer per connection, bytes */
+    uint32_t tcp_rcvbuf;         /* default receive buffer per connection, bytes */
+    uint32_t tcp_sack;           /* negotiate SACK-permitted (RFC 2018) */
+    uint32_t tcp_timestamps;     /* negotiate timestamps (RFC 7323) */
+    uint32_t tcp_window_scaling; /* negotiate window scaling (RFC 7323) */
+    uint32_t tcp_initial_cwnd;   /* initial congestion window, segments (RFC 6928) */
+    uint64_t tcp_rto_initial_ns; /* RTO before the first sample (RFC 6298 §2.1) */
+    uint64_t tcp_rto_min_ns;     /* RTO lower bound (Linux 200 ms) */
+    uint64_t tcp_rto_max_ns;     /* RTO upper bound (Linux 120 s) */
+    uint64_t tcp_delack_min_ns;  /* delayed-ACK timeout bounds */
     uint64_t tcp_delack_max_ns;
     uint32_t tcp_syn_retries;       /* SYN retransmissions before connect fails with BRISK_ERR_TIMEDOUT */
     uint32_t tcp_synack_retries;    /* SYN-ACK retransmissions before a half-open child is dropped */

@@ -23,6 +23,9 @@ extern "C" {
 /* Device capabilities. */
 #define BRISK_NETDEV_CAP_CSUM 0x1u /* the device completes TCP/UDP checksums (CHECKSUM_PARTIAL packets) */
 #define BRISK_NETDEV_CAP_GSO  0x2u /* the device segments TCP super-frames (gso_size > 0) into MSS frames */
+/* The driver reports each completion when the packet has left the wire, so byte queue limits may size the
+ * ring from completions (src/net/bql.c). Leave it off when completions come late for other reasons. */
+#define BRISK_NETDEV_CAP_BQL 0x4u
 
 /* Packet flags. */
 #define BRISK_PKT_CSUM_PARTIAL                                                                               \
@@ -35,17 +38,18 @@ extern "C" {
  * Buffers come from the stack's pool and have headroom in front of `data` for headers.
  */
 typedef struct brisk_pkt {
-    uint8_t *data;          /* first byte of the Ethernet frame */
-    uint32_t len;           /* frame length in bytes (a GSO super-frame may exceed the MTU) */
-    uint16_t flags;         /* BRISK_PKT_* */
-    uint16_t gso_size;      /* 0, or the TCP payload bytes per wire segment of this super-frame */
-    uint16_t csum_start;    /* offset from data of the header whose checksum is partial */
-    uint16_t csum_offset;   /* offset of the checksum field from csum_start */
-    uint16_t gso_segs;      /* number of wire segments this packet becomes (1 without GSO) */
-    uint16_t pool_class;    /* stack-private: which pool size class owns the buffer */
-    uint32_t truesize;      /* memory charged for this buffer (payload + headers + per-buffer overhead) */
-    uint64_t xmit_time;     /* `now` of the xmit; the stack measures TX-completion latency from it */
-    void *owner;            /* stack-private: the connection charged for this packet, or NULL */
+    uint8_t *data;        /* first byte of the Ethernet frame */
+    uint32_t len;         /* frame length in bytes (a GSO super-frame may exceed the MTU) */
+    uint16_t flags;       /* BRISK_PKT_* */
+    uint16_t gso_size;    /* 0, or the TCP payload bytes per wire segment of this super-frame */
+    uint16_t csum_start;  /* offset from data of the header whose checksum is partial */
+    uint16_t csum_offset; /* offset of the checksum field from csum_start */
+    uint16_t gso_segs;    /* number of wire segments this packet becomes (1 without GSO) */
+    uint16_t pool_class;  /* stack-private: which pool size class owns the buffer */
+    uint32_t truesize;    /* memory charged for this buffer (payload + headers + per-buffer overhead) */
+    uint64_t xmit_time;   /* `now` of the xmit; the stack measures TX-completion latency from it */
+    uint64_t wire_done; /* stack-private: when the last frame should have left the wire (link speed known) */
+    void *owner;        /* stack-private: the connection charged for this packet, or NULL */
     uint32_t seq, end_seq;  /* stack-private: TCP sequence range of the payload (reassembly, queues) */
     struct brisk_pkt *next; /* stack-private list link (free list, neighbour queue) */
     uint8_t *head;          /* stack-private: start of the buffer */
@@ -73,10 +77,18 @@ struct brisk_netdev_config {
 brisk_netdev *brisk_netdev_add(brisk_stack *st, const struct brisk_netdev_config *cfg,
                                const struct brisk_netdev_ops *ops, void *driver, int *err);
 
-/* The driver reports that `pkt` (handed over by xmit at pkt->xmit_time) is done; the stack frees it. */
+/* The driver reports that `pkt` (handed over by xmit at pkt->xmit_time) is done; the stack frees it. Reports
+ * made with the same `now` form one completion event (one interrupt's worth) for byte queue limits. */
 void brisk_netdev_tx_done(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now);
 
 const struct brisk_netdev_config *brisk_netdev_config_of(const brisk_netdev *dev);
+
+/* The link speed in bit/s (ethtool's "speed"; 0 = unknown). With it the stack can tell how much of a
+ * completion's latency was the packet waiting for the wire behind others (tx_done_overhead_ns). */
+void brisk_netdev_set_speed(brisk_netdev *dev, uint64_t bps);
+
+/* Nonzero while byte queue limits hold the device's queue stopped (TCP data waits for a completion). */
+int brisk_netdev_stopped(const brisk_netdev *dev);
 
 struct brisk_netdev_stats {
     uint64_t tx_packets, tx_bytes; /* accepted by xmit */
@@ -87,6 +99,15 @@ struct brisk_netdev_stats {
     uint64_t rx_packets, rx_bytes;
     uint64_t tx_done_latency_ns; /* smoothed xmit -> completion latency (EWMA 1/8), 0 before a sample */
     uint64_t tx_done_latency_max_ns;
+    /* Smoothed completion time minus the time the packet should have left the wire, from the link speed and
+     * the bytes queued ahead of it: the completion delay the device adds, without the ring's own queueing.
+     * Equal to tx_done_latency_ns while the speed is unknown. */
+    uint64_t tx_done_overhead_ns;
+    /* Byte queue limits (devices with CAP_BQL while the bql setting is on; zero otherwise). */
+    uint64_t bql_limit;   /* current ring byte limit */
+    uint64_t bql_stops;   /* times the queue stopped at the limit */
+    uint64_t bql_grows;   /* limit raised after the ring starved */
+    uint64_t bql_shrinks; /* limit lowered after a hold time of slack */
 };
 void brisk_netdev_get_stats(const brisk_netdev *dev, struct brisk_netdev_stats *out);
 

@@ -30,6 +30,11 @@
       "token interval of the ICMP error rate limit (0 = unlimited)")                                         \
     X(icmp_ratelimit_burst, UINT, icmp_ratelimit_burst, uint32_t, 50, 1, 1u << 20,                           \
       "ICMP errors that may be sent back to back")                                                           \
+    X(bql, BOOL, bql, uint32_t, 1, 0, 1, "byte queue limits on devices whose driver supports them")          \
+    X(bql_limit_min, SIZE, bql_limit_min, uint32_t, 0, 0, 1u << 30, "BQL: smallest ring byte limit")         \
+    X(bql_limit_max, SIZE, bql_limit_max, uint32_t, 1u << 30, 0, 1u << 30, "BQL: largest ring byte limit")   \
+    X(bql_hold_time, TIME, bql_hold_time_ns, uint64_t, 1 * SEC, 1 * MS, 60 * SEC,                            \
+      "BQL: the limit shrinks after it has had slack for this long")                                         \
     X(pkt_pool_bytes, SIZE, pkt_pool_bytes, uint64_t, 64ull << 20, 1ull << 20, 1ull << 40,                   \
       "bound on packet-buffer memory per stack")                                                             \
     X(tcp_mem_bytes, SIZE, tcp_mem_bytes, uint64_t, 1ull << 30, 1ull << 20, 1ull << 40,                      \

@@ -10,6 +10,7 @@
 #include "core/pktbuf.h"
 #include "core/rand.h"
 #include "core/timer.h"
+#include "net/bql.h"
 #include "net/neigh.h"
 
 #define BRISK_MAX_NETDEVS 8
@@ -23,6 +24,11 @@ struct brisk_netdev {
     const struct brisk_netdev_ops *ops;
     void *driver;
     struct brisk_netdev_stats stats;
+    struct brisk_bql bql;  /* byte queue limits, when bql_on */
+    uint64_t speed_bps;    /* link speed, 0 = unknown */
+    uint64_t wire_free_at; /* when the frames handed over so far should all have left the wire */
+    uint8_t bql_on;
+    uint8_t xoff; /* stopped by BQL until a completion brings the ring under its limit */
 };
 
 struct brisk_stack {

@@ -7,6 +7,9 @@
  * gain 1/8, like SRTT) — the figure brisk's adaptive TSQ later sizes its budget from, and the one that tells
  * a user "this NIC completes in 190 µs".
  *
+ * Devices whose driver opts in (BRISK_NETDEV_CAP_BQL) also get byte queue limits (bql.c): every accepted
+ * packet is queued bytes, every completion done bytes, and the queue stops when too many are in progress.
+ *
  * Devices live in a small array inside the stack; brisk_netdev_for_addr() picks the one whose prefix covers
  * an address (longest prefix first), which is all the routing a host with directly connected networks needs.
  */
@@ -50,6 +53,11 @@ brisk_netdev *brisk_netdev_add(brisk_stack *st, const struct brisk_netdev_config
     dev->mask = brisk_ipv4_mask(cfg->prefix_len);
     dev->ops = ops;
     dev->driver = driver;
+    if ((cfg->caps & BRISK_NETDEV_CAP_BQL) && st->s.bql) {
+        dev->bql_on = 1;
+        brisk_bql_init(&dev->bql, st->s.bql_limit_min, st->s.bql_limit_max, st->s.bql_hold_time_ns, st->now);
+        dev->stats.bql_limit = dev->bql.limit;
+    }
     *err = BRISK_OK;
     return dev;
 }
@@ -62,12 +70,45 @@ const struct brisk_netdev_config *brisk_netdev_config_of(const brisk_netdev *dev
 void brisk_netdev_get_stats(const brisk_netdev *dev, struct brisk_netdev_stats *out)
 {
     *out = dev->stats;
+    if (dev->bql_on) {
+        out->bql_limit = dev->bql.limit;
+        out->bql_grows = dev->bql.grows;
+        out->bql_shrinks = dev->bql.shrinks;
+    }
+}
+
+void brisk_netdev_set_speed(brisk_netdev *dev, uint64_t bps)
+{
+    if (dev)
+        dev->speed_bps = bps;
+}
+
+/* When pkt's last frame should leave the wire if the device sends back to back at its link speed: its frames
+ * (one per GSO segment, each repeating ~66 bytes of headers, at least 60 bytes) start when the ones before
+ * them are done. Only an estimate — the driver may add framing — but queueing behind our own frames is what
+ * it must remove from a completion's latency, and that it gets right. */
+static uint64_t wire_done_estimate(brisk_netdev *dev, const brisk_pkt *pkt, uint64_t now)
+{
+    uint64_t segs = pkt->gso_segs > 1 ? pkt->gso_segs : 1;
+    uint64_t bytes = pkt->len + (segs - 1) * 66u;
+    if (bytes < 60 * segs)
+        bytes = 60 * segs;
+    uint64_t start = dev->wire_free_at > now ? dev->wire_free_at : now;
+    dev->wire_free_at =
+        start + (uint64_t)((unsigned __int128)bytes * 8u * BRISK_NSEC_PER_SEC / dev->speed_bps);
+    return dev->wire_free_at;
+}
+
+int brisk_netdev_stopped(const brisk_netdev *dev)
+{
+    return dev && dev->xoff;
 }
 
 int brisk_netdev_xmit(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now)
 {
     brisk_stack *st = dev->st;
     pkt->xmit_time = now;
+    pkt->wire_done = now;
     uint32_t len = pkt->len;
     int rc = dev->ops->xmit(dev->driver, pkt, now);
     if (rc != BRISK_OK) {
@@ -81,10 +122,16 @@ int brisk_netdev_xmit(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now)
         return rc;
     }
     st->c.EthOutFrames++;
+    if (dev->speed_bps)
+        pkt->wire_done = wire_done_estimate(dev, pkt, now);
     dev->stats.tx_packets++;
     dev->stats.tx_bytes += len;
     dev->stats.tx_inflight++;
     dev->stats.tx_inflight_bytes += len;
+    if (dev->bql_on && brisk_bql_sent(&dev->bql, len) && !dev->xoff) {
+        dev->xoff = 1; /* soft limit: this packet went, the next data segment waits (bql.c) */
+        dev->stats.bql_stops++;
+    }
     return BRISK_OK;
 }
 
@@ -96,16 +143,27 @@ void brisk_netdev_tx_done(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now)
     now = brisk_stack_clock(st, now);
     uint64_t lat = now >= pkt->xmit_time ? now - pkt->xmit_time : 0;
     struct brisk_netdev_stats *s = &dev->stats;
-    if (s->tx_completed == 0)
+    uint64_t over = now >= pkt->wire_done ? now - pkt->wire_done : 0;
+    if (s->tx_completed == 0) {
         s->tx_done_latency_ns = lat;
-    else /* srtt-style EWMA, gain 1/8, in integer ns */
+        s->tx_done_overhead_ns = over;
+    } else { /* srtt-style EWMA, gain 1/8, in integer ns */
         s->tx_done_latency_ns = s->tx_done_latency_ns - (s->tx_done_latency_ns >> 3) + (lat >> 3);
+        s->tx_done_overhead_ns = s->tx_done_overhead_ns - (s->tx_done_overhead_ns >> 3) + (over >> 3);
+    }
     if (lat > s->tx_done_latency_max_ns)
         s->tx_done_latency_max_ns = lat;
     s->tx_completed++;
     s->tx_inflight--;
     s->tx_inflight_bytes -= pkt->len <= s->tx_inflight_bytes ? pkt->len : s->tx_inflight_bytes;
     st->c.TxCompletions++;
+    if (dev->bql_on) {
+        brisk_bql_done(&dev->bql, pkt->len, now);
+        if (dev->xoff && brisk_bql_avail(&dev->bql) >= 0) {
+            dev->xoff = 0;
+            st->tx_wake = 1; /* TCP data held for the device resumes at the next poll */
+        }
+    }
     brisk_pkt_free(&st->pool, pkt);
     if (st->tx_wake_wanted) { /* room again: the next poll resumes refused senders (never from here) */
         st->tx_wake_wanted = 0;

@@ -80,6 +80,8 @@ brisk_sim_link *brisk_sim_link_connect(brisk_sim_world *w, brisk_sim_port *a, br
         d->cfg = *cfg[i];
         brisk_sim_fault_init(&d->fault, dir_seed(w->seed, l->index, (unsigned)i));
         src[i]->tx = d;
+        if (src[i]->kind == SIM_PORT_NIC) /* the NIC's driver reads its link speed, like ethtool */
+            brisk_netdev_set_speed(brisk_sim_port_netdev(src[i]), d->cfg.rate_bps);
     }
     if (w->links_tail)
         w->links_tail->next = l;

@@ -398,6 +398,11 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
             hold = BRISK_HOLD_PACING;
             break;
         }
+        if (brisk_netdev_stopped(c->rt.dev)) {
+            tcp_block(c); /* byte queue limits: the completion that reopens the queue resumes us */
+            hold = BRISK_HOLD_DEVICE;
+            break;
+        }
         uint8_t flags = BRISK_TCP_ACK;
         if (len == notsent) {
             flags |= BRISK_TCP_PSH;

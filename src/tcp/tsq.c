@@ -16,13 +16,17 @@
  *   1  max(cap, rate x hold)                 (3.13: the cap was a floor)
  *   2  min(cap, max(2 x buffer, rate x hold)) (3.19 on: the cap became a ceiling — the xen-netfront
  * regression) doubled while retransmitting. hold = 1 s >> tcp_pacing_shift (≈1 ms), and — brisk's addition,
- * with tcp_tsq_adaptive — at least tcp_tsq_latency_factor x the device's smoothed TX-completion latency, so a
- * device that completes late (Xen netfront, coalescing NICs) does not starve the flow while a fast one keeps
- * queues short. With tcp_tsq_shortcut a connection with at most one segment unacknowledged is never held
- * (Linux f921a4a5bffa). When it holds, the connection is marked throttled first and the budget re-checked,
- * the discipline that closes the completion race on SMP (here a completion may also arrive in the same poll).
- * The resume path never transmits from the completion: it parks the connection on the stack's deferred list
- * and brisk_stack_poll runs it through the one transmit function, with its current Nagle / cork mode.
+ * with tcp_tsq_adaptive — at least tcp_tsq_latency_factor x the device's smoothed TX-completion overhead, so
+ * a device that completes late (Xen netfront, coalescing NICs) does not starve the flow while a fast one
+ * keeps queues short. The overhead is the completion latency minus the time the packet waited for the wire
+ * behind frames queued before it (netdev.c estimates it from the link speed). Using the raw latency would
+ * feed back: a budget of rate x 2 x latency lets the ring hold more, which raises the latency, which raises
+ * the budget — four flows on an immediate-completion NIC filled a 4096-descriptor ring (44 ms of queue) that
+ * way. With tcp_tsq_shortcut a connection with at most one segment unacknowledged is never held (Linux
+ * f921a4a5bffa). When it holds, the connection is marked throttled first and the budget re-checked, the
+ * discipline that closes the completion race on SMP (here a completion may also arrive in the same poll). The
+ * resume path never transmits from the completion: it parks the connection on the stack's deferred list and
+ * brisk_stack_poll runs it through the one transmit function, with its current Nagle / cork mode.
  *
  * Auto-corking (linux-tx-path.md §2). On the application's send, a small tail (less than a segment) is held
  * when tcp_autocorking is on, something is in flight (never the first packet; the compat knob
@@ -106,7 +110,7 @@ uint64_t tcp_tsq_limit(const brisk_sock *c)
         return cap;
     uint64_t hold = BRISK_NSEC_PER_SEC >> s->tcp_pacing_shift;
     if (s->tcp_tsq_adaptive && c->rt.dev) {
-        uint64_t lat = c->rt.dev->stats.tx_done_latency_ns * s->tcp_tsq_latency_factor;
+        uint64_t lat = c->rt.dev->stats.tx_done_overhead_ns * s->tcp_tsq_latency_factor;
         if (lat > hold)
             hold = lat;
     }

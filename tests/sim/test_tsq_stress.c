@@ -40,7 +40,7 @@ static void one(uint64_t seed)
     brisk_sim_world *w = brisk_sim_world_new(seed);
     brisk_sim_host *h[2];
     brisk_sim_port *p[2];
-    char txc_text[2][64];
+    char txc_text[2][80];
     for (int i = 0; i < 2; i++) {
         h[i] = brisk_sim_host_add(w, i ? "b" : "a", &s);
         struct brisk_sim_nic_config nc;
@@ -63,8 +63,11 @@ static void one(uint64_t seed)
             nc.txc.timeout_ns = 1 + brisk_rand_below(&rnd, 10 * BRISK_NSEC_PER_MSEC);
             break;
         }
-        snprintf(txc_text[i], sizeof(txc_text[i]), "model %d delay %" PRIu64 " frames %u timeout %" PRIu64,
-                 nc.txc.model, nc.txc.delay_ns, nc.txc.frames, nc.txc.timeout_ns);
+        if (brisk_rand_chance(&rnd, 0.5)) /* byte queue limits stop the device queue too */
+            nc.dev.caps |= BRISK_NETDEV_CAP_BQL;
+        snprintf(txc_text[i], sizeof(txc_text[i]), "model %d delay %" PRIu64 " frames %u timeout %" PRIu64 "%s",
+                 nc.txc.model, nc.txc.delay_ns, nc.txc.frames, nc.txc.timeout_ns,
+                 (nc.dev.caps & BRISK_NETDEV_CAP_BQL) ? " bql" : "");
         p[i] = brisk_sim_nic_add(h[i], &nc);
     }
     struct brisk_sim_link_config lc;

@@ -106,12 +106,15 @@ static void test_budget_rules(void **state)
     f.t.st->s.tcp_tsq_rule = 2;
     c->rtt.srtt = 10 * BRISK_NSEC_PER_SEC;
     assert_int_equal(tcp_tsq_limit(c), 2 * TRUESIZE(1460));
-    /* Adaptive: the hold time covers twice the device's measured completion latency. */
+    /* Adaptive: the hold time covers twice the device's completion overhead (latency beyond the wire), not
+     * the raw latency, which includes the ring's own queueing. */
     c->rtt.srtt = TF_MS;
     f.t.st->s.tcp_tsq_adaptive = 1;
-    f.t.f.dev->stats.tx_done_latency_ns = 5 * TF_MS;
+    f.t.f.dev->stats.tx_done_overhead_ns = 5 * TF_MS;
+    f.t.f.dev->stats.tx_done_latency_ns = 50 * TF_MS;
     f.t.st->s.tcp_limit_output_bytes = 64u << 20;
     assert_int_equal(tcp_tsq_limit(c), rate * 10 * TF_MS / BRISK_NSEC_PER_SEC);
+    f.t.f.dev->stats.tx_done_overhead_ns = 0;
     f.t.f.dev->stats.tx_done_latency_ns = 0;
     finish(&f);
 }

@@ -82,6 +82,29 @@ static void test_completion_latency_and_inflight(void **state)
     brisk_stack_free(st);
 }
 
+/* With the link speed known, the completion overhead leaves out the time a frame waited for the wire behind
+ * the frames queued before it: two 60-byte frames (ARP, padded) at 1 Gbit/s take 480 ns each on the wire. */
+static void test_completion_overhead_excludes_ring_queueing(void **state)
+{
+    (void)state;
+    brisk_stack *st = brisk_stack_new(NULL);
+    struct fakedev f;
+    fakedev_init(&f, st, 1, IP4(10, 0, 0, 1), 24);
+    brisk_netdev_set_speed(f.dev, 1000000000ull);
+    brisk_icmp_echo_send(st, IP4(10, 0, 0, 2), 1, 1, 8, 1000);
+    brisk_icmp_echo_send(st, IP4(10, 0, 0, 3), 1, 1, 8, 1000);
+    /* The first completes 100 ns after its wire time, the second 100 ns after its own (480 ns later). */
+    brisk_netdev_tx_done(f.dev, f.held[0], 1000 + 480 + 100);
+    brisk_netdev_tx_done(f.dev, f.held[1], 1000 + 960 + 100);
+    f.nheld = 0;
+    struct brisk_netdev_stats s;
+    brisk_netdev_get_stats(f.dev, &s);
+    assert_int_equal(s.tx_done_overhead_ns, 100);                     /* the same 100 ns both times */
+    assert_int_equal(s.tx_done_latency_ns, 580 - 580 / 8 + 1060 / 8); /* the raw latency includes the wait */
+    fakedev_destroy(&f, 2000);
+    brisk_stack_free(st);
+}
+
 static void test_busy_device_drops_and_counts(void **state)
 {
     (void)state;
@@ -129,6 +152,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_add_validation),
         cmocka_unit_test(test_completion_latency_and_inflight),
+        cmocka_unit_test(test_completion_overhead_excludes_ring_queueing),
         cmocka_unit_test(test_busy_device_drops_and_counts),
         cmocka_unit_test(test_input_rejects_foreign_device),
     };
