@@ -35,6 +35,9 @@
     X(bql_limit_max, SIZE, bql_limit_max, uint32_t, 1u << 30, 0, 1u << 30, "BQL: largest ring byte limit")   \
     X(bql_hold_time, TIME, bql_hold_time_ns, uint64_t, 1 * SEC, 1 * MS, 60 * SEC,                            \
       "BQL: the limit shrinks after it has had slack for this long")                                         \
+    X(tcp_tlp, BOOL, tcp_tlp, uint32_t, 1, 0, 1, "tail loss probes (RFC 8985 §7) on SACK connections")       \
+    X(tcp_timer_eager, BOOL, tcp_timer_eager, uint32_t, 0, 0, 1,                                             \
+      "compat (Linux until 2019): re-arm RTO/TLP on every send and ACK, arm/cancel delayed ACKs each time")  \
     X(pkt_pool_bytes, SIZE, pkt_pool_bytes, uint64_t, 64ull << 20, 1ull << 20, 1ull << 40,                   \
       "bound on packet-buffer memory per stack")                                                             \
     X(tcp_mem_bytes, SIZE, tcp_mem_bytes, uint64_t, 1ull << 30, 1ull << 20, 1ull << 40,                      \

@@ -196,8 +196,11 @@ void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now)
         c->snd.resuming = 1;
         tcp_write_xmit(c, now); /* may park it again */
         c->snd.resuming = 0;
-        if (c->ack.pending && !brisk_timer_armed(&c->timer.delack) && !c->blocked)
-            tcp_send_ack(c, now); /* an ACK the device refused */
+        if (c->ack.refused && !c->blocked) {
+            c->ack.refused = 0;
+            if (c->ack.pending)
+                tcp_send_ack(c, now); /* an ACK the device refused (unless data carried one since) */
+        }
     }
 }
 

@@ -186,7 +186,8 @@ static void enter_time_wait(brisk_sock *c, uint64_t now)
 {
     tcp_set_state(c, BRISK_TCP_TIME_WAIT, now);
     tcp_clear_rtx(c);
-    brisk_timer_cancel(&c->st->wheel, &c->timer.delack);
+    c->ack.pending = 0;
+    tcp_timer_cancel(c, &c->timer.delack);
     tcp_raise(c, BRISK_EV_CLOSED);
     tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + c->st->s.tcp_time_wait_ns);
 }
@@ -267,7 +268,8 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
     }
 
     uint32_t flight = tcp_flight(c);
-    if (brisk_seq_gt(ack, c->snd.una)) {
+    int advanced = brisk_seq_gt(ack, c->snd.una);
+    if (advanced) {
         uint32_t acked = ack - c->snd.una;
         uint32_t data = (uint32_t)c->snd.buf.len < acked ? (uint32_t)c->snd.buf.len : acked;
         /* The FIN sits right after the data. It is acknowledged when the ACK passes it — even if an RTO
@@ -309,6 +311,9 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
             int app_limited = !cwnd_limited;
             c->cc_ops->on_ack(&c->cc, acked, flight, rtt, app_limited, now);
         }
+        /* After the window grew for this ACK (a reduction must not be grown back at once), before the
+         * deadline is re-armed (the episode may end here and allow a new probe). */
+        tcp_tlp_ack(c, seg, flight, now);
         c->dupacks = 0;
         c->timer.retries = 0;
         tcp_rearm_rto(c, now); /* RFC 6298 §5.3: restart for the remaining data, or stop */
@@ -334,6 +339,8 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
             tcp_rearm_rto(c, now);
         }
     }
+    if (!advanced)
+        tcp_tlp_ack(c, seg, flight, now); /* a D-SACK for the probe ends its episode too */
     if (c->timer.rtx_kind == TCP_RTX_PERSIST)
         c->timer.retries = 0; /* the peer answers: probing goes on as long as it does (RFC 1122 §4.2.2.17) */
     /* Window update (RFC 9293 §3.10.7.4): only from a segment newer than the last one that set it. */
@@ -476,7 +483,7 @@ static void fin_input(brisk_sock *c, uint64_t now)
         tcp_set_state(c, BRISK_TCP_CLOSING, now);
         break;
     case BRISK_TCP_FIN_WAIT_2:
-        brisk_timer_cancel(&c->st->wheel, &c->timer.misc);
+        tcp_timer_cancel(c, &c->timer.misc);
         enter_time_wait(c, now);
         break;
     default:

@@ -222,8 +222,10 @@ void tcp_send_ack(brisk_sock *c, uint64_t now)
     c->ack.pending = 1;
     /* snd.max, not snd.nxt: after an RTO rewound snd.nxt, a pure ACK with the old sequence number would be
      * outside the peer's window and dropped (Linux's tcp_acceptable_seq has the same purpose). */
-    if (tcp_transmit(c, c->snd.max, 0, BRISK_TCP_ACK, now) < 0)
-        tcp_block(c); /* resent from brisk_tcp_run_blocked while `pending` stays set */
+    if (tcp_transmit(c, c->snd.max, 0, BRISK_TCP_ACK, now) < 0) {
+        c->ack.refused = 1;
+        tcp_block(c); /* resent from brisk_tcp_run_blocked */
+    }
 }
 
 void tcp_send_syn(brisk_sock *c, uint64_t now)
@@ -371,7 +373,7 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
                 /* The last, partial piece of the queue. */
                 if ((c->snd.cork && !c->snd.cork_expired) || c->snd.more) {
                     if (c->snd.cork && !brisk_timer_armed(&c->timer.cork))
-                        brisk_timer_arm(&c->st->wheel, &c->timer.cork, now + TCP_CORK_CEILING_NS);
+                        tcp_timer_arm(c, &c->timer.cork, now + TCP_CORK_CEILING_NS);
                     hold = BRISK_HOLD_CORK;
                     break;
                 }
@@ -393,7 +395,7 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
         if (c->st->s.tcp_pacing && now < c->pace.next) {
             /* Not before its departure time: the pacing timer sends it (timers.c). */
             if (!brisk_timer_armed(&c->timer.pace) || c->timer.pace.expires > c->pace.next)
-                brisk_timer_arm(&c->st->wheel, &c->timer.pace, c->pace.next);
+                tcp_timer_arm(c, &c->timer.pace, c->pace.next);
             c->st->c.PacingHolds++;
             hold = BRISK_HOLD_PACING;
             break;
@@ -427,6 +429,8 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
         sent = 1;
     }
     tcp_hold(c, hold, now);
-    if (sent && c->timer.rtx_kind != TCP_RTX_RTO)
+    /* RFC 6298 §5.1: a running RTO is not restarted by a send; a probe deadline is (RFC 8985 §7.2). The
+     * eager compat discipline re-arms on every send, as Linux did until 2019. */
+    if (sent && (c->timer.rtx_kind != TCP_RTX_RTO || c->st->s.tcp_timer_eager))
         tcp_rearm_rto(c, now);
 }

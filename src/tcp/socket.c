@@ -322,7 +322,7 @@ int brisk_setsockopt(brisk_sock *s, enum brisk_sockopt opt, uint64_t v, uint64_t
         s->snd.cork = v != 0;
         if (!v) { /* uncork pushes at once */
             s->snd.more = 0;
-            brisk_timer_cancel(&s->st->wheel, &s->timer.cork);
+            tcp_timer_cancel(s, &s->timer.cork);
             tcp_write_xmit(s, now);
         }
         break;
@@ -465,6 +465,9 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *o)
     o->retransmits = s->stat.retransmits;
     o->rto_count = s->stat.rto_count;
     o->fast_retransmits = s->stat.fast_retransmits;
+    o->tlp_probes = s->stat.tlp_probes;
+    o->tlp_recoveries = s->stat.tlp_recoveries;
+    o->wheel_ops = s->stat.wheel_ops;
     o->unacked = tcp_flight(s);
     o->notsent = tcp_notsent(s);
     o->ts_ok = s->opt.ts;

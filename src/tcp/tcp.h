@@ -38,6 +38,7 @@ enum tcp_rtx_kind {
     TCP_RTX_NONE = 0,
     TCP_RTX_RTO,     /* retransmission timeout (RFC 6298) — also SYN / SYN-ACK retransmission */
     TCP_RTX_PERSIST, /* zero-window probe (RFC 9293 §3.8.6.1) */
+    TCP_RTX_TLP,     /* tail loss probe (RFC 8985 §7) */
 };
 
 enum tcp_misc_kind {
@@ -166,20 +167,25 @@ struct brisk_sock {
         uint64_t rtx_deadline;  /* when the retransmit timer should fire; the wheel entry may be earlier
                                    (lazy: it is only moved when the deadline moves earlier) */
         uint32_t retries;       /* consecutive timeouts (RTO backoffs, persist probes, SYN resends) */
+        uint32_t tlp_end;    /* TLP.end_seq: snd.max when the outstanding probe was sent (RFC 8985 §7.3) */
+        uint8_t tlp_on;      /* a probe is outstanding: no other until its episode ends */
+        uint8_t tlp_retrans; /* the probe retransmitted old data (else it sent new data) */
         struct brisk_timer delack;
-        struct brisk_timer cork; /* TCP_CORK's 200 ms ceiling on a held partial segment */
-        struct brisk_timer pace; /* the next departure time, while pacing holds data */
-        struct brisk_timer misc; /* keepalive / TIME-WAIT / FIN-WAIT-2 */
-        uint8_t misc_kind;       /* enum tcp_misc_kind */
-        uint32_t probes;         /* keepalive probes sent without answer */
-        uint64_t last_rx;        /* time of the last segment received (keepalive idle) */
-        uint64_t last_tx;        /* time of the last data sent (idle restart) */
+        uint64_t delack_deadline; /* when the owed ACK must go; the wheel entry may be earlier (lazy) */
+        struct brisk_timer cork;  /* TCP_CORK's 200 ms ceiling on a held partial segment */
+        struct brisk_timer pace;  /* the next departure time, while pacing holds data */
+        struct brisk_timer misc;  /* keepalive / TIME-WAIT / FIN-WAIT-2 */
+        uint8_t misc_kind;        /* enum tcp_misc_kind */
+        uint32_t probes;          /* keepalive probes sent without answer */
+        uint64_t last_rx;         /* time of the last segment received (keepalive idle) */
+        uint64_t last_tx;         /* time of the last data sent (idle restart) */
     } timer;
 
     struct {
         uint8_t pending;       /* an ACK is owed */
         uint8_t pingpong;      /* interactive: delay ACKs, they ride on our data */
         uint8_t quick;         /* ACKs still to send at once (quickack mode, start of connection) */
+        uint8_t refused;       /* the device or pool refused the ACK: resend when the stack resumes us */
         uint32_t unacked_segs; /* full-sized segments received since our last ACK */
         uint64_t ato;          /* current delayed-ACK timeout */
         uint64_t last_data_rx; /* for ato estimation */
@@ -209,6 +215,8 @@ struct brisk_sock {
         uint64_t bytes_sent, bytes_acked, bytes_received;
         uint64_t segs_out, segs_in;
         uint64_t retransmits, rto_count, fast_retransmits;
+        uint64_t tlp_probes, tlp_recoveries;
+        uint64_t wheel_ops; /* timer arm / cancel operations for this connection */
     } stat;
 };
 
@@ -309,7 +317,11 @@ uint32_t tcp_ts_now(const brisk_sock *c, uint64_t now);
 /* timer.c */
 void tcp_timers_init(brisk_sock *c);
 void tcp_timers_stop(brisk_sock *c);
-/* Arms the retransmit timer for the oldest outstanding segment (RTO from now), or clears it. */
+/* The only ways TCP touches the wheel: each call is one counted wheel operation (cancel only if armed). */
+void tcp_timer_arm(brisk_sock *c, struct brisk_timer *t, uint64_t at);
+void tcp_timer_cancel(brisk_sock *c, struct brisk_timer *t);
+/* Sets the retransmit deadline for what is outstanding — a tail loss probe when one is allowed and due before
+ * the RTO, else the RTO from now — or clears it when nothing is outstanding. */
 void tcp_rearm_rto(brisk_sock *c, uint64_t now);
 void tcp_arm_persist(brisk_sock *c, uint64_t now);
 void tcp_clear_rtx(brisk_sock *c);
@@ -317,6 +329,15 @@ void tcp_schedule_ack(brisk_sock *c, uint64_t now);
 void tcp_ack_sent(brisk_sock *c);
 void tcp_arm_misc(brisk_sock *c, int kind, uint64_t at);
 void tcp_keepalive_reset(brisk_sock *c, uint64_t now);
+
+/* tlp.c — tail loss probe (RFC 8985 §7) */
+/* The probe timeout if a probe may be armed now, else 0. */
+uint64_t tcp_tlp_timeout(const brisk_sock *c);
+/* The PTO expired: send the probe (new data if the window allows, else the last segment again). */
+void tcp_tlp_fire(brisk_sock *c, uint64_t now);
+/* An ACK arrived while a probe is outstanding: end the episode, reducing cwnd if the probe repaired a loss.
+ */
+void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior_flight, uint64_t now);
 
 /* isn.c */
 uint32_t tcp_isn(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,

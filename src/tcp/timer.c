@@ -54,42 +54,71 @@ void tcp_timers_init(brisk_sock *c)
     brisk_timer_init(&c->timer.misc, misc_fired, c);
 }
 
+void tcp_timer_arm(brisk_sock *c, struct brisk_timer *t, uint64_t at)
+{
+    brisk_timer_arm(&c->st->wheel, t, at);
+    c->stat.wheel_ops++;
+    c->st->c.TCPTimerWheelOps++;
+}
+
+void tcp_timer_cancel(brisk_sock *c, struct brisk_timer *t)
+{
+    if (!brisk_timer_armed(t))
+        return;
+    brisk_timer_cancel(&c->st->wheel, t);
+    c->stat.wheel_ops++;
+    c->st->c.TCPTimerWheelOps++;
+}
+
 void tcp_timers_stop(brisk_sock *c)
 {
-    struct brisk_timer_wheel *w = &c->st->wheel;
-    brisk_timer_cancel(w, &c->timer.rtx);
-    brisk_timer_cancel(w, &c->timer.delack);
-    brisk_timer_cancel(w, &c->timer.misc);
-    brisk_timer_cancel(w, &c->timer.cork);
-    brisk_timer_cancel(w, &c->timer.pace);
+    tcp_timer_cancel(c, &c->timer.rtx);
+    tcp_timer_cancel(c, &c->timer.delack);
+    tcp_timer_cancel(c, &c->timer.misc);
+    tcp_timer_cancel(c, &c->timer.cork);
+    tcp_timer_cancel(c, &c->timer.pace);
     c->timer.rtx_kind = TCP_RTX_NONE;
     c->timer.misc_kind = TCP_MISC_NONE;
+    c->timer.tlp_on = 0;
     c->ack.pending = 0;
 }
 
-/* Sets the retransmit deadline lazily: the wheel moves only when the deadline moves earlier. */
+/* Sets the retransmit deadline. Lazy (brisk): the wheel moves only when the deadline moves earlier than the
+ * armed entry. Eager (tcp_timer_eager, Linux until 2019): every call re-arms, as mod_timer did. */
 static void rtx_set(brisk_sock *c, int kind, uint64_t at)
 {
     c->timer.rtx_kind = (uint8_t)kind;
     c->timer.rtx_deadline = at;
-    if (!brisk_timer_armed(&c->timer.rtx) || at < c->timer.rtx.expires)
-        brisk_timer_arm(&c->st->wheel, &c->timer.rtx, at);
+    if (c->st->s.tcp_timer_eager || !brisk_timer_armed(&c->timer.rtx) || at < c->timer.rtx.expires)
+        tcp_timer_arm(c, &c->timer.rtx, at);
 }
 
 void tcp_clear_rtx(brisk_sock *c)
 {
     /* Lazy cancel: clear the kind; a wheel entry that fires finds nothing to do. */
     c->timer.rtx_kind = TCP_RTX_NONE;
+    if (c->st->s.tcp_timer_eager)
+        tcp_timer_cancel(c, &c->timer.rtx);
 }
 
 void tcp_rearm_rto(brisk_sock *c, uint64_t now)
 {
     if (c->snd.una == c->snd.max) {
-        if (c->timer.rtx_kind == TCP_RTX_RTO)
+        if (c->timer.rtx_kind == TCP_RTX_RTO || c->timer.rtx_kind == TCP_RTX_TLP)
             tcp_clear_rtx(c);
         return;
     }
-    rtx_set(c, TCP_RTX_RTO, now + brisk_rtt_rto(&c->rtt));
+    uint64_t rto = brisk_rtt_rto(&c->rtt);
+    uint64_t pto = tcp_tlp_timeout(c);
+    if (pto) {
+        if (pto > rto)
+            pto = rto; /* RFC 8985 §7.2: never later than the RTO would fire — a probe goes first */
+        if (c->st->s.tcp_timer_eager)
+            rtx_set(c, TCP_RTX_RTO, now + rto); /* Linux 2019 reset the RTO first, then the probe over it */
+        rtx_set(c, TCP_RTX_TLP, now + pto);
+    } else {
+        rtx_set(c, TCP_RTX_RTO, now + rto);
+    }
 }
 
 void tcp_arm_persist(brisk_sock *c, uint64_t now)
@@ -133,6 +162,7 @@ static void on_rto(brisk_sock *c, uint64_t now)
     c->cc_ops->on_rto(&c->cc, tcp_flight(c), now);
     c->cc.recover = c->snd.max; /* RFC 6582 §3.2 step 4: no fast retransmit for data sent before the RTO */
     c->dupacks = 0;
+    c->timer.tlp_on = 0; /* the RTO ends any probe episode (RFC 8985 §7.3) */
     /* Karn: everything in flight will be sent again; none of it can give a sample. */
     c->txt.len = 0;
     c->txt.rtx_high = c->snd.max;
@@ -175,29 +205,38 @@ static void rtx_fired(struct brisk_timer *t, void *arg, uint64_t now)
     if (c->timer.rtx_kind == TCP_RTX_NONE)
         return;
     if (now < c->timer.rtx_deadline) { /* fired early: the deadline moved later since it was armed */
-        brisk_timer_arm(&c->st->wheel, &c->timer.rtx, c->timer.rtx_deadline);
+        tcp_timer_arm(c, &c->timer.rtx, c->timer.rtx_deadline);
         return;
     }
     int kind = c->timer.rtx_kind;
     c->timer.rtx_kind = TCP_RTX_NONE;
     if (kind == TCP_RTX_RTO)
         on_rto(c, now);
+    else if (kind == TCP_RTX_TLP)
+        tcp_tlp_fire(c, now);
     else
         on_persist(c, now);
 }
 
+/* The owed ACK's deadline, lazily like the retransmit deadline: an ACK that rides on data clears `pending`
+ * and leaves the wheel alone; an entry that fires with nothing owed does nothing, one that fires before the
+ * deadline moves there. In a request / response exchange the delayed-ACK timer is then armed about once per
+ * ato instead of armed and cancelled once per transaction. */
 void tcp_schedule_ack(brisk_sock *c, uint64_t now)
 {
+    if (c->ack.pending)
+        return; /* already owed: the deadline counts from the first unacknowledged segment */
     c->ack.pending = 1;
-    if (brisk_timer_armed(&c->timer.delack))
-        return;
     const struct brisk_settings *s = &c->st->s;
     uint64_t ato = c->ack.ato;
     if (ato < s->tcp_delack_min_ns)
         ato = s->tcp_delack_min_ns;
     if (ato > s->tcp_delack_max_ns)
         ato = s->tcp_delack_max_ns;
-    brisk_timer_arm(&c->st->wheel, &c->timer.delack, now + ato);
+    c->timer.delack_deadline = now + ato;
+    if (s->tcp_timer_eager || !brisk_timer_armed(&c->timer.delack) ||
+        c->timer.delack.expires > c->timer.delack_deadline)
+        tcp_timer_arm(c, &c->timer.delack, c->timer.delack_deadline);
 }
 
 void tcp_ack_sent(brisk_sock *c)
@@ -205,8 +244,8 @@ void tcp_ack_sent(brisk_sock *c)
     c->ack.pending = 0;
     c->ack.unacked_segs = 0;
     c->rcv.dsack = 0;
-    if (brisk_timer_armed(&c->timer.delack))
-        brisk_timer_cancel(&c->st->wheel, &c->timer.delack);
+    if (c->st->s.tcp_timer_eager)
+        tcp_timer_cancel(c, &c->timer.delack);
 }
 
 static void delack_fired(struct brisk_timer *t, void *arg, uint64_t now)
@@ -215,6 +254,10 @@ static void delack_fired(struct brisk_timer *t, void *arg, uint64_t now)
     brisk_sock *c = arg;
     if (!c->ack.pending)
         return;
+    if (now < c->timer.delack_deadline) {
+        tcp_timer_arm(c, &c->timer.delack, c->timer.delack_deadline);
+        return;
+    }
     /* The ACK did not ride on data: the exchange is not interactive after all (Linux leaves pingpong mode
      * here), and the timeout was too long for this peer. */
     c->ack.pingpong = 0;
@@ -225,7 +268,7 @@ static void delack_fired(struct brisk_timer *t, void *arg, uint64_t now)
 void tcp_arm_misc(brisk_sock *c, int kind, uint64_t at)
 {
     c->timer.misc_kind = (uint8_t)kind;
-    brisk_timer_arm(&c->st->wheel, &c->timer.misc, at);
+    tcp_timer_arm(c, &c->timer.misc, at);
 }
 
 void tcp_keepalive_reset(brisk_sock *c, uint64_t now)

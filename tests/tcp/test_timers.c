@@ -36,6 +36,9 @@ struct fix {
 };
 
 /* A connection accepted at 0 from a peer without timestamps (MSS 1460), handshake RTT `rtt`. */
+/* These tests are about the RTO alone: tail loss probes (tests/tcp/test_tlp.c) would go first. */
+static const char *const no_tlp[] = {"tcp_tlp=0", NULL};
+
 static void setup(struct fix *f, const char *const *sets, uint64_t rtt)
 {
     memset(f, 0, sizeof(*f));
@@ -72,7 +75,7 @@ static void test_rto_backoff_and_abort(void **state)
 {
     (void)state;
     struct fix f;
-    setup(&f, (const char *const[]){"tcp_retries2=3", NULL}, 100 * TF_MS);
+    setup(&f, (const char *const[]){"tcp_retries2=3", "tcp_tlp=0", NULL}, 100 * TF_MS);
     /* The handshake's sample: SRTT 100 ms, RTTVAR 50 ms, RTO = 100 + 4 x 50 = 300 ms (RFC 6298 §2.2). */
     struct brisk_conn_info i = tf_info(f.c);
     assert_int_equal(i.srtt_ns, 100 * TF_MS);
@@ -117,7 +120,7 @@ static void test_rto_min_and_restart_on_ack(void **state)
 {
     (void)state;
     struct fix f;
-    setup(&f, NULL, 2 * TF_MS);
+    setup(&f, no_tlp, 2 * TF_MS);
     /* A 2 ms path: SRTT + 4 RTTVAR = 6 ms, raised to tcp_rto_min (200 ms). */
     assert_int_equal(tf_info(f.c).rto_ns, 200 * TF_MS);
     uint64_t t1 = TF_SEC;
@@ -145,7 +148,7 @@ static void test_rto_after_data_sample(void **state)
 {
     (void)state;
     struct fix f;
-    setup(&f, NULL, 100 * TF_MS);
+    setup(&f, no_tlp, 100 * TF_MS);
     uint64_t t1 = TF_SEC;
     send_pattern(f.c, 0, 1000, t1);
     tf_take(&f.t);
@@ -176,7 +179,7 @@ static void test_rto_go_back_n(void **state)
 {
     (void)state;
     struct fix f;
-    setup(&f, NULL, 10 * TF_MS);
+    setup(&f, no_tlp, 10 * TF_MS);
     uint64_t t1 = TF_SEC;
     send_pattern(f.c, 0, 4 * 1460, t1);
     for (uint32_t k = 0; k < 4; k++)
@@ -283,7 +286,7 @@ static void test_no_fast_retransmit_after_rto(void **state)
 {
     (void)state;
     struct fix f;
-    setup(&f, NULL, 10 * TF_MS);
+    setup(&f, no_tlp, 10 * TF_MS);
     const uint32_t m = 1460;
     uint64_t t1 = TF_SEC;
     send_pattern(f.c, 0, 6 * m, t1);

@@ -1,0 +1,137 @@
+/*
+ * tlp.c — tail loss probes (RFC 8985 §7).
+ *
+ * Fast recovery needs ACKs to notice a loss; a loss at the tail of a burst — the last segments of a response
+ * — leaves nothing behind it to provoke them, and without a probe the sender waits for the RTO (200 ms
+ * minimum, a thousand round trips on a data-centre path) and then collapses cwnd to one segment. A tail loss
+ * probe fires after about two round trips instead: it sends one segment — new data if the peer's window
+ * allows, so that the probe is useful either way, else the last segment again — whose ACK (or SACK) exposes
+ * the loss to the normal machinery, or repairs it outright.
+ *
+ * Arming (§7.2). While data is outstanding on a SACK connection that is not already recovering, the
+ * retransmit deadline becomes a probe deadline PTO = 2 x SRTT after each send of new data and each ACK of new
+ * data, plus the worst-case delayed-ACK time (tcp_delack_max) when only one segment is in flight — the peer
+ * may be holding its ACK for a second one — and never later than the RTO would be: when the PTO is longer the
+ * probe fires at the RTO's time instead, so a lost lone segment (a request, a response) is resent by a probe,
+ * which repairs it with one cwnd reduction instead of the RTO's collapse and backoff. It is the same deadline
+ * the RTO uses, multiplexed by kind (timer.c), so probing costs no extra timer.
+ *
+ * Firing (§7.3). One probe per episode: TLP.end_seq records snd.max, and until an ACK reaches it no other
+ * probe is armed; the RTO takes over the deadline.
+ *
+ * Detecting (§7.4). When an ACK covers TLP.end_seq the episode ends. If the probe carried new data there is
+ * nothing to learn (a loss before it shows up through SACK / duplicate ACKs). If it retransmitted, a D-SACK
+ * for it means both copies arrived — no loss; otherwise the probe repaired a loss and congestion control must
+ * still react: one reduction, as for a recovery episode, but without the RTO's collapse to one segment.
+ */
+#include "tcp/tcp.h"
+
+uint64_t tcp_tlp_timeout(const brisk_sock *c)
+{
+    const struct brisk_settings *s = &c->st->s;
+    if (!s->tcp_tlp || !c->opt.sack || c->timer.tlp_on || c->cc.in_recovery || c->cc.in_loss)
+        return 0;
+    if (c->state != BRISK_TCP_ESTABLISHED && c->state != BRISK_TCP_CLOSE_WAIT)
+        return 0;
+    if (c->rtt.srtt == 0)
+        return 0; /* no estimate yet: the RTO alone (the RFC's 1 s PTO would be no earlier) */
+    uint64_t pto = 2 * c->rtt.srtt;
+    if (tcp_flight(c) <= c->snd.mss)
+        pto += s->tcp_delack_max_ns; /* WCDelAckT: a lone segment may wait for the peer's delayed ACK */
+    return pto;
+}
+
+/* New data for the probe: at most one segment, within the peer's window (not cwnd: §7.3). */
+static int probe_new_data(brisk_sock *c, uint64_t now)
+{
+    uint32_t notsent = tcp_notsent(c);
+    uint32_t wnd_end = c->snd.una + c->snd.wnd;
+    if (notsent == 0 || c->snd.nxt != c->snd.max || !brisk_seq_gt(wnd_end, c->snd.nxt))
+        return 0;
+    uint32_t len = notsent < c->snd.mss ? notsent : c->snd.mss;
+    if (len > wnd_end - c->snd.nxt)
+        len = wnd_end - c->snd.nxt;
+    uint8_t flags = BRISK_TCP_ACK;
+    if (len == notsent) {
+        flags |= BRISK_TCP_PSH;
+        if (c->snd.fin_queued)
+            flags |= BRISK_TCP_FIN;
+    }
+    if (tcp_transmit(c, c->snd.nxt, len, flags, now) < 0)
+        return 0;
+    c->snd.nxt += len;
+    if (flags & BRISK_TCP_FIN) {
+        c->snd.fin_sent = 1;
+        c->snd.nxt++;
+    }
+    if (len < c->snd.mss)
+        c->snd.sml = c->snd.nxt;
+    c->snd.max = c->snd.nxt;
+    return 1;
+}
+
+/* The last segment again: up to one MSS ending at the highest byte sent, with the FIN if it was sent. */
+static int probe_last_segment(brisk_sock *c, uint64_t now)
+{
+    uint32_t end = c->snd.max - (c->snd.fin_sent ? 1u : 0u);
+    uint32_t len = end - c->snd.una;
+    if (len > c->snd.mss)
+        len = c->snd.mss;
+    uint8_t flags = BRISK_TCP_ACK | (c->snd.fin_sent ? BRISK_TCP_FIN : 0);
+    if (len == 0 && !c->snd.fin_sent)
+        return 0;
+    return tcp_transmit(c, end - len, len, flags, now) == BRISK_OK;
+}
+
+void tcp_tlp_fire(brisk_sock *c, uint64_t now)
+{
+    if (c->snd.una == c->snd.max)
+        return;
+    int retrans = 0;
+    if (!probe_new_data(c, now)) {
+        if (!probe_last_segment(c, now)) {
+            tcp_rearm_rto(c, now); /* nothing could go (device busy): the RTO stays the safety net */
+            return;
+        }
+        retrans = 1;
+    }
+    c->st->c.TCPLossProbes++;
+    c->stat.tlp_probes++;
+    c->timer.tlp_on = 1;
+    c->timer.tlp_retrans = (uint8_t)retrans;
+    c->timer.tlp_end = c->snd.max;
+    tcp_rearm_rto(c, now); /* a probe is outstanding: this arms the RTO (§7.3) */
+}
+
+/* A D-SACK (RFC 2883: the first block lies below the cumulative ACK) for bytes of the probe. */
+static int probe_dsacked(const brisk_sock *c, const struct brisk_tcp_repr *seg)
+{
+    if (!seg->opts.nsack)
+        return 0;
+    uint32_t s = seg->opts.sack[0].start, e = seg->opts.sack[0].end;
+    if (!brisk_seq_leq(e, seg->ack))
+        return 0;
+    uint32_t probe_start = c->timer.tlp_end - c->snd.mss - 1; /* generous: the probe's bytes and its FIN */
+    return brisk_seq_gt(e, probe_start) && brisk_seq_leq(s, c->timer.tlp_end);
+}
+
+void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior_flight, uint64_t now)
+{
+    if (!c->timer.tlp_on)
+        return;
+    int dsack = c->timer.tlp_retrans && probe_dsacked(c, seg);
+    if (brisk_seq_lt(seg->ack, c->timer.tlp_end) && !dsack)
+        return; /* the episode goes on */
+    c->timer.tlp_on = 0;
+    if (!c->timer.tlp_retrans || dsack)
+        return;
+    /* The retransmitted probe was needed: reduce once, as a recovery episode would (the algorithm picks
+     * ssthresh), and go on at the reduced window — the episode is already over, so RFC 6582's full-ACK
+     * deflation to the (now empty) flight would only throw the window away (Linux ends in CWR the same way).
+     */
+    c->cc_ops->on_enter_recovery(&c->cc, prior_flight, c->snd.max, now);
+    c->cc.in_recovery = 0;
+    c->cc.cwnd = c->cc.ssthresh;
+    c->st->c.TCPLossProbeRecovery++;
+    c->stat.tlp_recoveries++;
+}

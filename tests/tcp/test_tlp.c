@@ -1,0 +1,242 @@
+/*
+ * test_tlp.c — tail loss probes (src/tcp/tlp.c, RFC 8985 §7): when the probe fires, what it sends, the RTO
+ * behind it, and how the ACK that ends the episode is judged.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "support/tcpforge.h"
+#include "tcp/tcp.h"
+
+#define ACK BRISK_TCP_ACK
+#define PSH BRISK_TCP_PSH
+
+struct fix {
+    struct tf t;
+    struct tf_peer p;
+    brisk_sock *l, *c;
+    uint32_t d; /* our first data byte */
+};
+
+/* A connection accepted at 0, handshake RTT 10 ms (SRTT 10 ms, RTO 200 ms), SACK negotiated unless `sack` is
+ * 0.
+ */
+static void setup(struct fix *f, const char *const *sets, int sack)
+{
+    memset(f, 0, sizeof(*f));
+    tf_init(&f->t, sets);
+    f->l = tf_listen(&f->t, 80);
+    tf_peer_init(&f->p, &f->t, 40000, 80, 1000);
+    struct brisk_tcp_opts o = tf_opts_full();
+    o.ts_ok = 0;
+    o.sack_perm = (uint8_t)sack;
+    f->c = tf_open_passive(&f->p, f->l, &o, 0, 10 * TF_MS);
+    f->d = f->p.l_iss + 1;
+}
+
+static void finish(struct fix *f)
+{
+    brisk_abort(f->c, f->t.st->now);
+    while (tf_pending(&f->t))
+        tf_take(&f->t);
+    brisk_close(f->l, f->t.st->now);
+    tf_free(&f->t);
+}
+
+static void send_pattern(brisk_sock *c, uint64_t off, size_t len, uint64_t now)
+{
+    static uint8_t buf[65536];
+    tf_pattern(buf, len, off);
+    assert_int_equal(brisk_send(c, buf, len, 0, now), (int64_t)len);
+}
+
+/* Four segments, no ACK: at PTO = 2 x SRTT the last one goes again; the RTO (200 ms) is armed behind it. */
+static void test_probe_resends_last_segment_at_pto(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL, 1);
+    const uint32_t m = 1460;
+    uint64_t t1 = TF_SEC;
+    send_pattern(f.c, 0, 4 * m, t1);
+    for (int k = 0; k < 4; k++)
+        tf_take(&f.t);
+    tf_run(&f.t, t1 + 20 * TF_MS - 1);
+    TF_EXPECT_NONE(&f.t);
+    tf_run(&f.t, t1 + 20 * TF_MS);
+    TF_EXPECT(&f.t, t1 + 20 * TF_MS, ACK, f.d + 3 * m, 1001, m);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(tf_counters(&f.t).TCPLossProbes, 1);
+    assert_int_equal(tf_info(f.c).tlp_probes, 1);
+    /* One probe per episode: next comes the RTO, 200 ms after the probe, from snd.una. */
+    tf_run(&f.t, t1 + 220 * TF_MS - 1);
+    TF_EXPECT_NONE(&f.t);
+    tf_run(&f.t, t1 + 220 * TF_MS);
+    TF_EXPECT(&f.t, t1 + 220 * TF_MS, ACK, f.d, 1001, m);
+    assert_int_equal(tf_info(f.c).rto_count, 1);
+    finish(&f);
+}
+
+/* With unsent data and room in the peer's window, the probe is new data (cwnd does not apply to it). */
+static void test_probe_prefers_new_data(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL, 1);
+    const uint32_t m = 1460;
+    uint64_t t1 = TF_SEC;
+    send_pattern(f.c, 0, 12 * m, t1); /* IW10: ten go, two wait for cwnd */
+    for (int k = 0; k < 10; k++)
+        tf_take(&f.t);
+    TF_EXPECT_NONE(&f.t);
+    tf_run(&f.t, t1 + 20 * TF_MS);
+    TF_EXPECT(&f.t, t1 + 20 * TF_MS, ACK, f.d + 10 * m, 1001, m);
+    TF_EXPECT_NONE(&f.t);
+    finish(&f);
+}
+
+/* A lone segment: the PTO allows for the peer's delayed ACK (2 x 10 ms + 200 ms), which is later than the
+ * RTO, so the probe fires at the RTO's time — a probe, not a timeout: no backoff, no collapse. */
+static void test_lone_segment_probe_at_rto_time(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL, 1);
+    uint64_t t1 = TF_SEC;
+    send_pattern(f.c, 0, 100, t1);
+    TF_EXPECT(&f.t, t1, ACK | PSH, f.d, 1001, 100);
+    tf_run(&f.t, t1 + 200 * TF_MS - 1);
+    TF_EXPECT_NONE(&f.t);
+    tf_run(&f.t, t1 + 200 * TF_MS);
+    TF_EXPECT(&f.t, t1 + 200 * TF_MS, ACK, f.d, 1001, 100);
+    struct brisk_conn_info i = tf_info(f.c);
+    assert_int_equal(i.tlp_probes, 1);
+    assert_int_equal(i.rto_count, 0);
+    assert_int_equal(i.rto_ns, 200 * TF_MS); /* not backed off */
+    /* The probe repaired the loss: one reduction (ssthresh = max(flight / 2, 2 MSS)), not one segment. */
+    f.p.ack = f.d + 100;
+    tf_peer_send(&f.p, ACK, NULL, 0, t1 + 210 * TF_MS);
+    i = tf_info(f.c);
+    assert_int_equal(i.tlp_recoveries, 1);
+    assert_int_equal(i.cwnd, 2 * 1460);
+    assert_int_equal(tf_counters(&f.t).TCPLossProbeRecovery, 1);
+    finish(&f);
+}
+
+/* The ACK covers the probe with no D-SACK: the original was lost and the probe repaired it. */
+static void test_probe_repairs_tail_loss(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL, 1);
+    const uint32_t m = 1460;
+    uint64_t t1 = TF_SEC;
+    send_pattern(f.c, 0, 8 * m, t1);
+    for (int k = 0; k < 8; k++)
+        tf_take(&f.t);
+    tf_run(&f.t, t1 + 20 * TF_MS);
+    TF_EXPECT(&f.t, t1 + 20 * TF_MS, ACK, f.d + 7 * m, 1001, m);
+    f.p.ack = f.d + 8 * m;
+    tf_peer_send(&f.p, ACK, NULL, 0, t1 + 30 * TF_MS);
+    struct brisk_conn_info i = tf_info(f.c);
+    assert_int_equal(i.tlp_recoveries, 1);
+    assert_int_equal(i.cwnd, 4 * m); /* ssthresh = flight / 2 */
+    assert_int_equal(i.ssthresh, 4 * m);
+    assert_int_equal(i.rto_count, 0);
+    finish(&f);
+}
+
+/* A D-SACK for the probe: both copies arrived, nothing was lost, the window stays. */
+static void test_dsack_for_probe_means_no_loss(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL, 1);
+    const uint32_t m = 1460;
+    uint64_t t1 = TF_SEC;
+    send_pattern(f.c, 0, 8 * m, t1);
+    for (int k = 0; k < 8; k++)
+        tf_take(&f.t);
+    tf_run(&f.t, t1 + 20 * TF_MS);
+    TF_EXPECT(&f.t, t1 + 20 * TF_MS, ACK, f.d + 7 * m, 1001, m);
+    uint32_t cwnd = tf_info(f.c).cwnd;
+    f.p.ack = f.d + 8 * m;
+    struct brisk_tcp_repr h = tf_peer_hdr(&f.p, ACK, t1 + 30 * TF_MS);
+    h.opts.nsack = 1;
+    h.opts.sack[0].start = f.d + 7 * m;
+    h.opts.sack[0].end = f.d + 8 * m;
+    tf_inject(&f.t, &h, NULL, 0, t1 + 30 * TF_MS);
+    struct brisk_conn_info i = tf_info(f.c);
+    assert_int_equal(i.tlp_recoveries, 0);
+    assert_true(i.cwnd >= cwnd);
+    assert_false(f.c->timer.tlp_on);
+    finish(&f);
+}
+
+/* Without SACK, or with tcp_tlp=0, the RTO alone guards the tail. */
+static void test_no_probe_without_sack_or_setting(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 2; variant++) {
+        static const char *const off[] = {"tcp_tlp=0", NULL};
+        struct fix f;
+        setup(&f, variant ? off : NULL, variant ? 1 : 0);
+        const uint32_t m = 1460;
+        uint64_t t1 = TF_SEC;
+        send_pattern(f.c, 0, 4 * m, t1);
+        for (int k = 0; k < 4; k++)
+            tf_take(&f.t);
+        tf_run(&f.t, t1 + 200 * TF_MS - 1);
+        TF_EXPECT_NONE(&f.t);
+        tf_run(&f.t, t1 + 200 * TF_MS);
+        TF_EXPECT(&f.t, t1 + 200 * TF_MS, ACK, f.d, 1001, m);
+        assert_int_equal(tf_info(f.c).tlp_probes, 0);
+        assert_int_equal(tf_info(f.c).rto_count, 1);
+        finish(&f);
+    }
+}
+
+/* The lazy discipline moves the wheel only when a deadline moves earlier: a stream of sends and ACKs that
+ * each push the probe deadline later costs nothing; the eager one re-arms on every event. */
+static void test_lazy_vs_eager_wheel_ops(void **state)
+{
+    (void)state;
+    uint64_t ops[2];
+    for (int eager = 0; eager < 2; eager++) {
+        static const char *const e[] = {"tcp_timer_eager=1", NULL};
+        struct fix f;
+        setup(&f, eager ? e : NULL, 1);
+        uint64_t before = tf_info(f.c).wheel_ops;
+        uint64_t t = TF_SEC;
+        for (int k = 0; k < 10; k++, t += TF_MS) { /* 100 bytes out, acked 1 ms later, ten times */
+            send_pattern(f.c, (uint64_t)k * 100, 100, t);
+            tf_take(&f.t);
+            f.p.ack = f.d + (uint32_t)(k + 1) * 100;
+            tf_peer_send(&f.p, ACK, NULL, 0, t + TF_MS / 2);
+        }
+        ops[eager] = tf_info(f.c).wheel_ops - before;
+        finish(&f);
+    }
+    assert_true(ops[0] <= 1);
+    assert_true(ops[1] >= 20);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_probe_resends_last_segment_at_pto),
+        cmocka_unit_test(test_probe_prefers_new_data),
+        cmocka_unit_test(test_lone_segment_probe_at_rto_time),
+        cmocka_unit_test(test_probe_repairs_tail_loss),
+        cmocka_unit_test(test_dsack_for_probe_means_no_loss),
+        cmocka_unit_test(test_no_probe_without_sack_or_setting),
+        cmocka_unit_test(test_lazy_vs_eager_wheel_ops),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
