@@ -214,6 +214,39 @@ uint64_t brisk_sim_bulk_received(const brisk_sim_bulk *b); /* bytes read so far,
 void brisk_sim_bulk_result(const brisk_sim_bulk *b, struct brisk_sim_bulk_result *out);
 void brisk_sim_bulk_free(brisk_sim_bulk *b); /* before the world; closes what is still open */
 
+/* ---- request / response application ----
+ * `flows` connections from client to server; once every one is connected, each runs `transactions` request /
+ * response exchanges back to back: the client writes request_size bytes, the server answers response_size
+ * bytes when the whole request has arrived, the client sends the next request when the whole response has.
+ * The seed-004 workload (netperf TCP_RR). Timer work is measured from the moment all flows are connected to
+ * the last response, on each host's stack (TCPTimerWheelOps).
+ */
+struct brisk_sim_rr_config {
+    uint32_t flows;         /* 1 ... 65535 */
+    uint32_t request_size;  /* bytes (default 1) */
+    uint32_t response_size; /* bytes (default 1) */
+    uint32_t transactions;  /* per flow (default 100) */
+    uint16_t port;          /* server port (default 5001) */
+    int nodelay;            /* TCP_NODELAY on both sides */
+    uint64_t start_at;      /* virtual time of the connects */
+};
+struct brisk_sim_rr_result {
+    uint64_t transactions;                       /* completed, all flows */
+    uint64_t errors;                             /* flows that failed (socket error or short send) */
+    uint64_t measure_start, measure_end;         /* all connected -> last response */
+    uint64_t lat_min, lat_p50, lat_p99, lat_max; /* per-transaction time, ns */
+    uint64_t client_wheel_ops, server_wheel_ops; /* TCP timer wheel operations in the window, per host */
+    uint64_t client_timer_fires,
+        server_timer_fires;    /* wheel expirations in the window (stale ones included) */
+    uint64_t tlp_probes, rtos; /* both hosts, in the window */
+};
+typedef struct brisk_sim_rr brisk_sim_rr;
+brisk_sim_rr *brisk_sim_rr_start(brisk_sim_world *w, brisk_sim_host *client, brisk_sim_host *server,
+                                 uint32_t server_ip, const struct brisk_sim_rr_config *c);
+int brisk_sim_rr_done(const brisk_sim_rr *r); /* every flow finished (or failed) */
+void brisk_sim_rr_result(const brisk_sim_rr *r, struct brisk_sim_rr_result *out);
+void brisk_sim_rr_free(brisk_sim_rr *r); /* before the world; aborts what is still open */
+
 #ifdef __cplusplus
 }
 #endif
