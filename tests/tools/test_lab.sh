@@ -233,7 +233,7 @@ expect_2 run ping --json --out "$tmp/ping2"
 "$lab" seeds --out "$tmp/lab" >"$tmp/seeds.out" 2>"$tmp/seeds.err"
 rc=$?
 check "seeds exits 0 (every shape as expected)" "[ $rc -eq 0 ]"
-check "seeds reports progress on stderr" "grep -q '\\[1/3\\] iscsi' '$tmp/seeds.err' && grep -q 'mvneta' '$tmp/seeds.err'"
+check "seeds reports progress on stderr" "grep -q '\\[1/[0-9]\\] iscsi' '$tmp/seeds.err' && grep -q 'mvneta' '$tmp/seeds.err'"
 check "seeds runs only the seed scenarios" "[ ! -e '$tmp/lab/ping' ] && [ ! -e '$tmp/lab/bulk' ]"
 for sc in iscsi xen-tsq mvneta; do
     d=$tmp/lab/$sc
@@ -256,7 +256,11 @@ check "mvneta CSV: 11 rows with the cap" \
     "[ \$(wc -l <'$tmp/lab/mvneta/results.csv') -eq 12 ] && head -n 1 '$tmp/lab/mvneta/results.csv' | grep -q ',cap,'"
 check "CSV and JSON agree (iscsi rc2 mean)" \
     "[ \$(awk -F, '\$2 == \"rc2_autocork\" { print \$6 }' '$tmp/lab/iscsi/results.csv') = $(json_row "$tmp/lab/iscsi/results.json" rc2_autocork io_mean_ns) ]"
-check "SUMMARY names rr-timers as not built yet" "grep -q '^rr-timers .*not built yet' '$tmp/seeds.out'"
+if "$lab" list | grep -q '^rr-timers '; then
+    check "seeds rr-timers: a SUMMARY line with PASS" "grep -q '^rr-timers  *PASS ' '$tmp/seeds.out'"
+else
+    check "SUMMARY names rr-timers as not built yet" "grep -q '^rr-timers .*not built yet' '$tmp/seeds.out'"
+fi
 if command -v tcpdump >/dev/null 2>&1; then
     tcpdump -nn -r "$tmp/lab/iscsi/capture.pcap" 2>/dev/null | head -n 40 >"$tmp/iscsi.td"
     check "iscsi capture shows the 48-byte header and the 512-byte payload apart" \

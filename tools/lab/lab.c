@@ -458,6 +458,8 @@ static int cmd_list(int argc, char **argv)
             json_object_begin(&j, NULL);
             json_str(&j, "name", sc->name);
             json_str(&j, "summary", sc->summary);
+            if (sc->seed)
+                json_str(&j, "seed", sc->seed);
             json_array_begin(&j, "parameters");
             for (int i = 0; i < sc->nparams; i++) {
                 json_object_begin(&j, NULL);
@@ -699,7 +701,9 @@ static int cmd_seeds(int argc, char **argv)
     fprintf(stderr, "brisk-lab: %zu seed scenarios:", n);
     for (size_t i = 0; i < n; i++)
         fprintf(stderr, " %s", seeds[i]->name);
-    fprintf(stderr, " (rr-timers, seed 004, is not built yet)\n");
+    /* Until seed 004's scenario is registered, say so (both lines go away by themselves once it is). */
+    int rr_missing = find_scenario("rr-timers") == NULL;
+    fprintf(stderr, "%s\n", rr_missing ? " (rr-timers, seed 004, is not built yet)" : "");
     int failed = 0, shape_failed = 0;
     for (size_t i = 0; i < n; i++) {
         char dir[4096];
@@ -725,8 +729,10 @@ static int cmd_seeds(int argc, char **argv)
         if (ran[i] && shapes[i].set)
             printf("%-10s %-6s expected: %s\n", "", "", shapes[i].expect);
     }
-    printf("%-10s %-6s not built yet (seed 004: wheel operations per transaction, eager >= 3, brisk <= 1)\n",
-           "rr-timers", "-");
+    if (rr_missing)
+        printf(
+            "%-10s %-6s not built yet (seed 004: wheel operations per transaction, eager >= 3, brisk <= 1)\n",
+            "rr-timers", "-");
     fflush(stdout);
     fprintf(
         stderr,

@@ -86,12 +86,17 @@ static int run(struct lab_run *r)
     }
     f.txc.model = BRISK_SIM_TXC_DELAY;
     f.txc.delay_ns = lab_u(r, "latency");
-    lab_report_begin(r);
     uint64_t lat = f.txc.delay_ns;
-    /* The 3.19 model: 128 KB of truesize per (latency + one frame), in payload terms. */
-    double model =
-        131072.0 / (1448 + 66 + 790) * 1448 * 8 * 1e9 / ((double)lat + 1514 * 8e9 / (double)f.rate_bps);
-    lab_report_rate(r, "model_3_19_bps", "3.19 model: 128 KB per latency", model);
+    /* The 3.19 model: the row's cap (128 KB unless --set) of truesize per (latency + one frame), in payload
+     * terms: a full frame carries 1448 payload bytes (timestamps on) and costs 1514 + tcp_buf_overhead. */
+    struct brisk_settings s319;
+    if (lab_row_settings(r, rows[0].profile, rows[0].extra, &s319) != BRISK_OK)
+        return 1;
+    double truesize = 1514.0 + s319.tcp_buf_overhead;
+    double model = (double)s319.tcp_limit_output_bytes / truesize * 1448 * 8 * 1e9 /
+                   ((double)lat + 1514 * 8e9 / (double)f.rate_bps);
+    lab_report_begin(r);
+    lab_report_rate(r, "model_3_19_bps", "3.19 model: cap / latency", model);
     struct lab_table t;
     lab_table_init(&t, "rows", "one bulk flow per profile, same NIC (rows)", cols, NCOLS);
     struct lab_timeline tl[NROWS];
