@@ -251,7 +251,12 @@ static int run_row(struct lab_run *r, const struct brisk_settings *ts, const str
     }
     brisk_sock_set_callback(x.listener, on_listen, &x);
     brisk_sock_set_callback(x.ini, on_ini, &x);
-    brisk_connect(x.ini, TGT_IP, TGT_PRT, 0);
+    if (brisk_connect(x.ini, TGT_IP, TGT_PRT, 0) != BRISK_ERR_INPROGRESS) {
+        fprintf(stderr, "brisk-lab iscsi: the initiator cannot connect (check the settings)\n");
+        free(x.lat);
+        brisk_sim_world_free(w);
+        return 1;
+    }
     brisk_sim_host_kick(ih);
     if (tl) {
         tl->bytes = delivered;
