@@ -322,8 +322,8 @@ static int run(struct lab_run *r)
     int rc = 0;
     lab_report_begin(r);
     lab_report_note(r, "setup",
-                    "target -> initiator: per I/O a command, then header + payload as two sends on a "
-                    "TCP_NODELAY socket; queue depth 1");
+                    "per I/O the initiator sends a command; the target answers with header + payload, two "
+                    "sends on a TCP_NODELAY socket; queue depth 1");
     for (size_t k = 0; k < NROWS && rc == 0; k++) {
         struct brisk_settings ts;
         if (lab_row_settings(r, rows[k].profile, rows[k].extra, &ts) != BRISK_OK) {
