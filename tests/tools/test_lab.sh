@@ -14,6 +14,13 @@ bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
 check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 # json_num FILE KEY: the first number after "KEY": in FILE
 json_num() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -n 1; }
+# json_row FILE ROW KEY: the value of KEY inside the table row object "ROW": { ... } (first such row)
+json_row() {
+    awk -v row="\"$2\": {" -v key="\"$3\": " 'index($0, row) { f = 1 } f && index($0, key) {
+        sub(/.*": /, ""); sub(/,$/, ""); print; exit }' "$1"
+}
+# is AWK-EXPRESSION: true if the expression holds (numbers compared in awk)
+is() { awk "BEGIN { exit !($1) }"; }
 
 "$lab" list >"$tmp/list" 2>&1
 check "list exits 0 and names ping" "grep -q '^ping ' '$tmp/list'"
@@ -126,44 +133,161 @@ expect_2 run bulk --set rtt=fast
 rc=$?
 check "run xen-tsq exits 0" "[ $rc -eq 0 ]"
 model=$(json_num "$tmp/xen-tsq.json" model_3_19_bps)
-g319=$(json_num "$tmp/xen-tsq.json" goodput_bps)
-gbrisk=$(sed -n 's/.*"goodput_pct": \([0-9.e+-]*\).*/\1/p' "$tmp/xen-tsq.json" | tail -n 1)
+g319=$(json_row "$tmp/xen-tsq.json" linux_3_19 goodput_bps)
+gbrisk=$(json_row "$tmp/xen-tsq.json" brisk goodput_pct)
+gpatched=$(json_row "$tmp/xen-tsq.json" patched goodput_pct)
 check "linux-3.19 within 15% of 128 KB per latency ($g319 vs $model)" \
-    "awk 'BEGIN { exit !($g319 > 0.85 * $model && $g319 < 1.15 * $model) }'"
-check "brisk >= 90% of line rate with no tuning ($gbrisk%)" "awk 'BEGIN { exit !($gbrisk >= 90) }'"
+    "is '$g319 > 0.85 * $model && $g319 < 1.15 * $model'"
+check "brisk >= 90% of line rate with no tuning ($gbrisk%)" "is '$gbrisk >= 90'"
+check "3.19 patched (max rule) near line rate ($gpatched%)" "is '$gpatched >= 90'"
 check "every xen-tsq row byte-exact" "[ \$(grep -c '\"hash_ok\": true' '$tmp/xen-tsq.json') -eq 4 ]"
+check "the 3.19 row is held by TSQ, for most of its time" \
+    "is '$(json_row "$tmp/xen-tsq.json" linux_3_19 held_tsq_ns) > 0.5 * $(json_row "$tmp/xen-tsq.json" linux_3_19 transfer_ns)'"
+check "xen-tsq judges its shape PASS" "grep -q '\"pass\": true' '$tmp/xen-tsq.json'"
+# The model follows the latency: 375 us (domU) halves the 3.19 figure, and the row still sits on it.
+"$lab" run xen-tsq --json --set bytes=10M --set latency=375us >"$tmp/xen375.json" 2>/dev/null
+m375=$(json_num "$tmp/xen375.json" model_3_19_bps)
+g375=$(json_row "$tmp/xen375.json" linux_3_19 goodput_bps)
+check "375 us: linux-3.19 within 15% of its model ($g375 vs $m375)" \
+    "is '$g375 > 0.85 * $m375 && $g375 < 1.15 * $m375 && $m375 < 0.6 * $model'"
+# A --set of a knob the profile sets wins over the profile: a 4 MB cap lifts the 3.19 row.
+"$lab" run xen-tsq --json --set bytes=10M --set tcp_limit_output_bytes=4M >"$tmp/xen4m.json" 2>/dev/null
+check "--set tcp_limit_output_bytes=4M lifts linux-3.19 (>= 90%)" \
+    "is '$(json_row "$tmp/xen4m.json" linux_3_19 goodput_pct) >= 90'"
 
 # mvneta: the seed 003 sweep — collapse at 32 KB under 3.12 rules, recovered by 128 KB, brisk near line rate.
 "$lab" run mvneta --json >"$tmp/mvneta.json" 2>/dev/null
 rc=$?
 check "run mvneta exits 0" "[ $rc -eq 0 ]"
-pcts=$(sed -n 's/.*"goodput_pct": \([0-9.e+-]*\).*/\1/p' "$tmp/mvneta.json" | tr '\n' ' ')
-set -- $pcts
-check "32 KB collapses (< 10% of line rate: $1)" "awk 'BEGIN { exit !($1 < 10) }'"
-check "128 KB recovers (> 80%: $3)" "awk 'BEGIN { exit !($3 > 80) }'"
-check "brisk default >= 90% ($6)" "awk 'BEGIN { exit !($6 >= 90) }'"
+p32=$(json_row "$tmp/mvneta.json" linux_3_12_cap_32K goodput_pct)
+p128=$(json_row "$tmp/mvneta.json" linux_3_12_cap_128K goodput_pct)
+check "32 KB collapses (< 10% of line rate: $p32)" "is '$p32 < 10'"
+check "128 KB recovers (> 80%: $p128)" "is '$p128 > 80'"
+check "brisk default >= 90% ($(json_row "$tmp/mvneta.json" brisk_default goodput_pct))" \
+    "is '$(json_row "$tmp/mvneta.json" brisk_default goodput_pct) >= 90'"
+for cap in 64K 128K 256K 512K; do
+    v=$(json_row "$tmp/mvneta.json" brisk_cap_$cap goodput_pct)
+    check "brisk at a $cap cap (holds a completion batch) >= 90% ($v)" "is '$v >= 90'"
+done
+check "every mvneta row byte-exact" "[ \$(grep -c '\"hash_ok\": true' '$tmp/mvneta.json') -eq 11 ]"
+# The collapse is the coalescing timer's: with 4-frame batches 32 KB is enough again.
+"$lab" run mvneta --json --set frames=4 >"$tmp/mv4.json" 2>/dev/null
+check "with 4-frame batches the 32 KB cap no longer collapses" \
+    "is '$(json_row "$tmp/mv4.json" linux_3_12_cap_32K goodput_pct) > 80'"
+expect_2 run mvneta --set frames=0
 
-# seeds writes the files make lab promises.
+# iscsi: the seed 000 table — rc2 auto-corking resumed with Nagle on pays a delayed ACK per I/O.
+"$lab" run iscsi --json >"$tmp/iscsi.json" 2>/dev/null
+rc=$?
+check "run iscsi exits 0" "[ $rc -eq 0 ]"
+rc2=$(json_row "$tmp/iscsi.json" rc2_autocork io_mean_ns)
+rc2p50=$(json_row "$tmp/iscsi.json" rc2_autocork io_p50_ns)
+off=$(json_row "$tmp/iscsi.json" rc2_autocork_off io_mean_ns)
+fixed=$(json_row "$tmp/iscsi.json" linux_3_14 io_mean_ns)
+brisk=$(json_row "$tmp/iscsi.json" brisk io_mean_ns)
+delack=$(json_num "$tmp/iscsi.json" delack)
+check "iscsi states its parameters (delack $delack ns, ios)" "[ '$delack' = 111000000 ] && grep -q '\"ios\": 200' '$tmp/iscsi.json'"
+check "every iscsi row completed" "[ \$(grep -c '\"ok\": true' '$tmp/iscsi.json') -eq 6 ]"
+check "rc2 autocork >= 30x slower than autocork off ($rc2 vs $off ns)" "is '$rc2 >= 30 * $off'"
+check "rc2 per-I/O median ~ the initiator's delayed ACK ($rc2p50 vs $delack)" \
+    "is '$rc2p50 >= $delack && $rc2p50 <= 1.1 * $delack'"
+check "linux-3.14 within 5% of autocork off ($fixed vs $off)" "is '$fixed <= 1.05 * $off && $fixed >= 0.95 * $off'"
+check "brisk within 5% of autocork off ($brisk vs $off)" "is '$brisk <= 1.05 * $off && $brisk >= 0.95 * $off'"
+check "autocork off costs about one RTT per I/O ($off ns)" "is '$off >= 100000 && $off < 200000'"
+s2=$(json_row "$tmp/iscsi.json" brisk data_segs_per_io)
+s1=$(json_row "$tmp/iscsi.json" brisk_msg_more data_segs_per_io)
+s1rc2=$(json_row "$tmp/iscsi.json" rc2_msg_more data_segs_per_io)
+check "2 data segments per I/O without MSG_MORE ($s2)" "is '$s2 == 2'"
+check "MSG_MORE on the header: 1 data segment per I/O ($s1)" "is '$s1 == 1'"
+check "MSG_MORE also spares the buggy kernel ($s1rc2 segs, $(json_row "$tmp/iscsi.json" rc2_msg_more io_mean_ns) ns)" \
+    "is '$s1rc2 == 1 && $(json_row "$tmp/iscsi.json" rc2_msg_more io_mean_ns) <= 1.05 * $off'"
+check "the rc2 row is held by Nagle, ~ one delayed ACK per I/O" \
+    "is '$(json_row "$tmp/iscsi.json" rc2_autocork held_nagle_ns) >= 0.9 * $delack'"
+check "the rc2 row counts auto-corking (TCPAutoCorking > 0)" "is '$(json_row "$tmp/iscsi.json" rc2_autocork TCPAutoCorking) > 0'"
+check "brisk's row is never held by Nagle" "is '$(json_row "$tmp/iscsi.json" brisk held_nagle_ns) == 0'"
+check "autocork off never auto-corks" "is '$(json_row "$tmp/iscsi.json" rc2_autocork_off TCPAutoCorking) == 0'"
+check "iscsi judges its shape PASS" "grep -q '\"pass\": true' '$tmp/iscsi.json'"
+# Not a hard-coded figure: the stall follows the initiator's timer, and the knob that caused it.
+"$lab" run iscsi --json --set ios=50 --set delack=40ms >"$tmp/iscsi40.json" 2>/dev/null
+p40=$(json_row "$tmp/iscsi40.json" rc2_autocork io_p50_ns)
+check "delack=40ms: rc2 median follows it ($p40)" "is '$p40 >= 40000000 && $p40 <= 44000000'"
+"$lab" run iscsi --json --set ios=50 --set tcp_resume_nagle=0 >"$tmp/iscsinr.json" 2>/dev/null
+check "tcp_resume_nagle=0 removes the stall from the rc2 row" \
+    "is '$(json_row "$tmp/iscsinr.json" rc2_autocork io_mean_ns) <= 1.05 * $(json_row "$tmp/iscsinr.json" rc2_autocork_off io_mean_ns)'"
+"$lab" run iscsi --set ios=20 >"$tmp/iscsi.txt" 2>/dev/null
+check "iscsi table names its rows and the hold reasons" \
+    "grep -q 'linux-3.14-rc2 autocork on' '$tmp/iscsi.txt' && grep -q 'nagle/IO' '$tmp/iscsi.txt'"
+check "iscsi table states the parameters" "grep -q 'parameters: ios=20 .*delack=111ms' '$tmp/iscsi.txt'"
+expect_2 run iscsi --set ios=0
+expect_2 run iscsi --set delack=0
+expect_2 run iscsi --set data=1M
+
+# run --out: one scenario's files, as seeds writes them.
+"$lab" run ping --set count=5 --out "$tmp/ping" >/dev/null 2>&1
+check "run --out writes results.json and capture.pcap" "[ -s '$tmp/ping/results.json' ] && [ -s '$tmp/ping/capture.pcap' ]"
+"$lab" run bulk --set bytes=5M --out "$tmp/bulk" >/dev/null 2>&1
+check "bulk --out keeps the plot data" "[ -s '$tmp/bulk/throughput.dat' ]"
+expect_2 run ping --json --out "$tmp/ping2"
+
+# seeds: every seed scenario, its files, the SUMMARY — and the same seed gives the same bytes.
 "$lab" seeds --out "$tmp/lab" >"$tmp/seeds.out" 2>"$tmp/seeds.err"
 rc=$?
-check "seeds exits 0" "[ $rc -eq 0 ]"
-check "seeds writes results.json" "[ -s '$tmp/lab/ping/results.json' ]"
-check "seeds writes results.txt" "grep -q 'echo replies received' '$tmp/lab/ping/results.txt'"
-check "seeds writes capture.pcap" "[ -s '$tmp/lab/ping/capture.pcap' ]"
-check "seeds reports progress on stderr" "grep -q 'ping' '$tmp/seeds.err'"
-check "seeds writes the bulk results" "grep -q '\"hash_ok\": true' '$tmp/lab/bulk/results.json'"
-check "seeds runs xen-tsq" "[ -s '$tmp/lab/xen-tsq/results.json' ]"
-check "seeds runs mvneta" "[ -s '$tmp/lab/mvneta/results.json' ]"
-if command -v gnuplot >/dev/null 2>&1; then
-    check "seeds draws the mvneta limit sweep (PNG)" "head -c 8 '$tmp/lab/mvneta/limit_sweep.png' | grep -q PNG"
+check "seeds exits 0 (every shape as expected)" "[ $rc -eq 0 ]"
+check "seeds reports progress on stderr" "grep -q '\\[1/[0-9]\\] iscsi' '$tmp/seeds.err' && grep -q 'mvneta' '$tmp/seeds.err'"
+check "seeds runs only the seed scenarios" "[ ! -e '$tmp/lab/ping' ] && [ ! -e '$tmp/lab/bulk' ]"
+for sc in iscsi xen-tsq mvneta; do
+    d=$tmp/lab/$sc
+    check "seeds $sc: results.json, .txt, .csv and capture.pcap" \
+        "[ -s '$d/results.json' ] && [ -s '$d/results.txt' ] && [ -s '$d/results.csv' ] && [ -s '$d/capture.pcap' ]"
+    check "seeds $sc: CSV header starts scenario,row,label" "head -n 1 '$d/results.csv' | grep -q '^scenario,row,label,'"
+    ncols=$(head -n 1 "$d/results.csv" | awk -F, '{ print NF }')
+    check "seeds $sc: every CSV line has $ncols fields" \
+        "[ \$(awk -F, -v n=$ncols 'NF != n' '$d/results.csv' | wc -l) -eq 0 ]"
+    check "seeds $sc: a SUMMARY line with PASS" "grep -q '^$sc  *PASS ' '$tmp/seeds.out'"
+    if command -v tcpdump >/dev/null 2>&1; then
+        check "seeds $sc: tcpdump reads the capture" "tcpdump -nn -r '$d/capture.pcap' >/dev/null 2>&1"
+    fi
+done
+check "iscsi CSV: 6 rows with per-I/O columns" \
+    "[ \$(wc -l <'$tmp/lab/iscsi/results.csv') -eq 7 ] && head -n 1 '$tmp/lab/iscsi/results.csv' | grep -q 'io_mean_ns,io_p50_ns,io_p99_ns,iops,vs_autocork_off,data_segs_per_io,TCPAutoCorking'"
+check "iscsi CSV: the hold-reason columns" "head -n 1 '$tmp/lab/iscsi/results.csv' | grep -q 'held_nagle_ns,holds_nagle'"
+check "xen-tsq CSV: goodput columns" "head -n 1 '$tmp/lab/xen-tsq/results.csv' | grep -q 'goodput_bps,goodput_pct'"
+check "mvneta CSV: 11 rows with the cap" \
+    "[ \$(wc -l <'$tmp/lab/mvneta/results.csv') -eq 12 ] && head -n 1 '$tmp/lab/mvneta/results.csv' | grep -q ',cap,'"
+check "CSV and JSON agree (iscsi rc2 mean)" \
+    "[ \$(awk -F, '\$2 == \"rc2_autocork\" { print \$6 }' '$tmp/lab/iscsi/results.csv') = $(json_row "$tmp/lab/iscsi/results.json" rc2_autocork io_mean_ns) ]"
+if "$lab" list | grep -q '^rr-timers '; then
+    check "seeds rr-timers: a SUMMARY line with PASS" "grep -q '^rr-timers  *PASS ' '$tmp/seeds.out'"
+else
+    check "SUMMARY names rr-timers as not built yet" "grep -q '^rr-timers .*not built yet' '$tmp/seeds.out'"
 fi
+if command -v tcpdump >/dev/null 2>&1; then
+    tcpdump -nn -r "$tmp/lab/iscsi/capture.pcap" 2>/dev/null | head -n 40 >"$tmp/iscsi.td"
+    check "iscsi capture shows the 48-byte header and the 512-byte payload apart" \
+        "grep -q 'length 48' '$tmp/iscsi.td' && grep -q 'length 512' '$tmp/iscsi.td'"
+fi
+png() { [ "$(head -c 4 "$1" | tail -c 3)" = PNG ] && [ "$(wc -c <"$1")" -gt 2000 ]; }
 if command -v gnuplot >/dev/null 2>&1; then
-    check "seeds draws the throughput plot (PNG)" "head -c 8 '$tmp/lab/bulk/throughput.png' | grep -q PNG"
-    check "seeds draws the RTT plot (PNG)" "head -c 8 '$tmp/lab/ping/rtt.png' | grep -q PNG"
-    check "plot data is kept beside the PNG" "[ -s '$tmp/lab/bulk/throughput.dat' ]"
+    for f in iscsi/throughput iscsi/latency_cdf iscsi/delivered xen-tsq/throughput mvneta/throughput \
+        mvneta/limit_sweep; do
+        check "seeds draws $f.png (non-empty PNG) beside its data" "png '$tmp/lab/$f.png' && [ -s '$tmp/lab/$f.dat' ]"
+    done
+    check "the latency CDF has one series per iscsi row" "[ \$(grep -c '^# ' '$tmp/lab/iscsi/latency_cdf.dat') -eq 6 ]"
+    check "run bulk --out draws the throughput plot" "png '$tmp/bulk/throughput.png'"
+    check "run ping --out draws the RTT plot" "png '$tmp/ping/rtt.png'"
 else
     echo "skip - gnuplot not installed: plots not checked (scripts/deps.sh installs it)"
 fi
+"$lab" seeds --out "$tmp/lab2" >"$tmp/seeds2.out" 2>/dev/null
+for sc in iscsi xen-tsq mvneta; do
+    check "determinism: $sc capture.pcap byte-identical across runs" "cmp -s '$tmp/lab/$sc/capture.pcap' '$tmp/lab2/$sc/capture.pcap'"
+    check "determinism: $sc results.json and .csv identical" \
+        "cmp -s '$tmp/lab/$sc/results.json' '$tmp/lab2/$sc/results.json' && cmp -s '$tmp/lab/$sc/results.csv' '$tmp/lab2/$sc/results.csv'"
+done
+check "determinism: the same tables on stdout" "cmp -s '$tmp/seeds.out' '$tmp/seeds2.out'"
+"$lab" run iscsi --set ios=20 --set seed=2 --pcap "$tmp/s2.pcap" >/dev/null 2>&1
+"$lab" run iscsi --set ios=20 --set seed=2 --pcap "$tmp/s2b.pcap" >/dev/null 2>&1
+check "determinism: run iscsi --pcap twice, identical" "cmp -s '$tmp/s2.pcap' '$tmp/s2b.pcap'"
 
 # brisk-bench smoke run.
 "$bench" sim --quick --json >"$tmp/bench.json" 2>/dev/null

@@ -35,53 +35,12 @@ static const struct lab_param params[] = {
     {"tx_ring", LAB_UINT, "1024", "sender NIC: TX descriptors"},
 };
 
-/* Throughput over time: bytes read by the receivers, sampled every `every` ns while the transfer runs. */
-struct timeline {
-    brisk_sim_world *w;
-    brisk_sim_bulk *bulk;
-    uint64_t every, last_bytes;
-    double *t_ms, *gbps;
-    size_t n, cap;
-};
-
-static void sample(void *ctx, uint64_t now)
-{
-    struct timeline *tl = ctx;
-    uint64_t bytes = brisk_sim_bulk_received(tl->bulk);
-    if (tl->n == tl->cap) {
-        size_t cap = tl->cap ? tl->cap * 2 : 256;
-        double *a = realloc(tl->t_ms, cap * sizeof(*a)), *b = realloc(tl->gbps, cap * sizeof(*b));
-        if (a)
-            tl->t_ms = a;
-        if (b)
-            tl->gbps = b;
-        if (!a || !b)
-            return; /* keep what we have; stop sampling */
-        tl->cap = cap;
-    }
-    tl->t_ms[tl->n] = (double)now / 1e6;
-    tl->gbps[tl->n++] = (double)(bytes - tl->last_bytes) * 8.0 / (double)tl->every;
-    tl->last_bytes = bytes;
-    if (!brisk_sim_bulk_done(tl->bulk))
-        brisk_sim_at(tl->w, now + tl->every, sample, tl);
-}
-
-/* Before the transfer runs: the capture (if asked) and the throughput sampler (if plotting). */
-struct prep {
-    struct lab_run *r;
-    struct timeline *tl;
-};
-
+/* Before the transfer runs: the capture (if asked). */
 static int prepare(void *ctx, brisk_sim_world *w, brisk_sim_port *a, brisk_sim_bulk *bulk)
 {
-    struct prep *p = ctx;
-    if (lab_capture(p->r, a) != 0)
-        return 1;
-    p->tl->w = w;
-    p->tl->bulk = bulk;
-    if (p->r->plot_dir && p->tl->every)
-        brisk_sim_at(w, p->tl->every, sample, p->tl);
-    return 0;
+    (void)w;
+    (void)bulk;
+    return lab_capture(ctx, a);
 }
 
 static void side(struct lab_run *r, const char *key, const char *label, const struct brisk_sim_bulk_side *s)
@@ -116,8 +75,7 @@ static int run(struct lab_run *r)
                 "txc_coalesce <= 1M\n");
         return 2;
     }
-    struct timeline tl = {.every = lab_u(r, "sample")};
-    struct prep prep = {.r = r, .tl = &tl};
+    struct lab_timeline tl = {.every_ns = lab_u(r, "sample")};
     struct lab_flow f = {.rate_bps = rate,
                          .rtt_ns = rtt,
                          .bytes = bytes,
@@ -127,7 +85,8 @@ static int run(struct lab_run *r)
                          .tx_ring = (uint32_t)lab_u(r, "tx_ring"),
                          .limit_ns = lab_u(r, "limit"),
                          .prepare = prepare,
-                         .ctx = &prep};
+                         .ctx = r,
+                         .timeline = r->plot_dir ? &tl : NULL};
     if (lab_u(r, "txc_coalesce")) {
         f.txc.model = BRISK_SIM_TXC_COALESCE;
         f.txc.frames = (uint32_t)lab_u(r, "txc_coalesce");
@@ -147,8 +106,7 @@ static int run(struct lab_run *r)
     struct lab_flow_result fr;
     int rc = lab_flow_run(&f, &r->settings, &r->settings, &fr);
     if (rc != 0) {
-        free(tl.t_ms);
-        free(tl.gbps);
+        lab_timeline_free(&tl);
         return rc;
     }
     const struct brisk_sim_bulk_result res = fr.bulk;
@@ -170,12 +128,11 @@ static int run(struct lab_run *r)
     side(r, "b", "host b (server)", &res.server);
     lab_report_end(r);
     if (r->plot_dir && tl.n) {
-        struct lab_series ser = {"goodput (both receivers)", tl.t_ms, tl.gbps, tl.n};
-        lab_plot(r->plot_dir, "throughput", "bulk: goodput over time", "virtual time (ms)", "Gbit/s", &ser,
+        struct lab_series ser = {"goodput (both receivers)", tl.t_ms, tl.mbps, tl.n};
+        lab_plot(r->plot_dir, "throughput", "bulk: goodput over time", "virtual time (ms)", "Mbit/s", &ser,
                  1);
     }
-    free(tl.t_ms);
-    free(tl.gbps);
+    lab_timeline_free(&tl);
     return 0;
 }
 

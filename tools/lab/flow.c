@@ -4,6 +4,7 @@
 #include "lab/flow.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define A_IP 0x0a000001u
@@ -12,6 +13,56 @@
 static int done(void *ctx)
 {
     return brisk_sim_bulk_done(ctx);
+}
+
+static uint64_t bulk_bytes(void *ctx)
+{
+    return brisk_sim_bulk_received(ctx);
+}
+
+static void sample(void *ctx, uint64_t now)
+{
+    struct lab_timeline *tl = ctx;
+    uint64_t bytes = tl->bytes(tl->ctx);
+    if (tl->n == tl->cap) {
+        size_t cap = tl->cap ? tl->cap * 2 : 256;
+        double *t = realloc(tl->t_ms, cap * sizeof(*t));
+        if (t)
+            tl->t_ms = t;
+        double *m = t ? realloc(tl->mbps, cap * sizeof(*m)) : NULL;
+        if (m)
+            tl->mbps = m;
+        double *kb = m ? realloc(tl->kbytes, cap * sizeof(*kb)) : NULL;
+        if (kb)
+            tl->kbytes = kb;
+        if (!t || !m || !kb)
+            return; /* keep what we have; stop sampling */
+        tl->cap = cap;
+    }
+    tl->t_ms[tl->n] = (double)now / 1e6;
+    tl->kbytes[tl->n] = (double)bytes / 1e3;
+    tl->mbps[tl->n++] = (double)(bytes - tl->last_bytes) * 8e3 / (double)tl->every_ns;
+    tl->last_bytes = bytes;
+    if (!tl->done(tl->ctx))
+        brisk_sim_at(tl->w, now + tl->every_ns, sample, tl);
+}
+
+int lab_timeline_start(struct lab_timeline *tl, brisk_sim_world *w)
+{
+    tl->w = w;
+    tl->last_bytes = tl->bytes(tl->ctx);
+    if (tl->every_ns == 0)
+        return 1;
+    return brisk_sim_at(w, brisk_sim_now(w) + tl->every_ns, sample, tl) == BRISK_OK ? 0 : 1;
+}
+
+void lab_timeline_free(struct lab_timeline *tl)
+{
+    free(tl->t_ms);
+    free(tl->mbps);
+    free(tl->kbytes);
+    tl->t_ms = tl->mbps = tl->kbytes = NULL;
+    tl->n = tl->cap = 0;
 }
 
 static brisk_sim_host *host(brisk_sim_world *w, const char *name, const struct brisk_settings *s)
@@ -56,6 +107,12 @@ int lab_flow_run(const struct lab_flow *f, const struct brisk_settings *a_set,
         brisk_sim_bulk_free(bulk);
         brisk_sim_world_free(w);
         return 1;
+    }
+    if (f->timeline) {
+        f->timeline->bytes = bulk_bytes;
+        f->timeline->done = done;
+        f->timeline->ctx = bulk;
+        lab_timeline_start(f->timeline, w);
     }
     out->finished =
         brisk_sim_run_while(w, done, bulk, f->limit_ns ? f->limit_ns : 3600ull * BRISK_NSEC_PER_SEC);

@@ -8,6 +8,28 @@
 
 #include "brisk/sim.h"
 
+/*
+ * Throughput over time: every `every_ns` of virtual time the sampler reads how many bytes the application
+ * has delivered so far (bytes(ctx)) and records the rate over the last interval, until done(ctx). Samples
+ * live in growing arrays (a tool, not the stack: allocating here is fine); when memory runs out it stops
+ * sampling and keeps what it has.
+ */
+struct lab_timeline {
+    uint64_t every_ns;
+    uint64_t (*bytes)(void *ctx);
+    int (*done)(void *ctx);
+    void *ctx;
+    brisk_sim_world *w;
+    uint64_t last_bytes;
+    double *t_ms, *mbps; /* sample time (ms of virtual time) and Mbit/s over the interval ending there */
+    double *kbytes;      /* KB delivered by the sample time (cumulative) */
+    size_t n, cap;
+};
+
+/* Schedules the first sample one interval from now. Returns 0, or nonzero (every_ns 0, no event). */
+int lab_timeline_start(struct lab_timeline *tl, brisk_sim_world *w);
+void lab_timeline_free(struct lab_timeline *tl);
+
 struct lab_flow {
     uint64_t rate_bps, rtt_ns, bytes, seed;
     enum brisk_sim_bulk_dir dir;    /* 0 = BRISK_SIM_BULK_UP */
@@ -20,6 +42,9 @@ struct lab_flow {
      * Returns 0, or nonzero to abort the run. */
     int (*prepare)(void *ctx, brisk_sim_world *w, brisk_sim_port *a, brisk_sim_bulk *bulk);
     void *ctx;
+    /* Optional: sample the bytes the receivers read every timeline->every_ns (the flow sets bytes, done,
+     * ctx and w; the caller frees the samples with lab_timeline_free). */
+    struct lab_timeline *timeline;
 };
 
 struct lab_flow_result {

@@ -12,9 +12,17 @@ struct lab_series {
     size_t n;
 };
 
+struct lab_plot_opts {
+    int logx;  /* logarithmic x axis (latencies spanning decades) */
+    int steps; /* draw each series as steps (a CDF) instead of lines with points */
+};
+
 /* Writes DIR/NAME.dat (the points, one series per block) and DIR/NAME.png. Returns 0, or nonzero after a
  * message on stderr (gnuplot missing or failing is reported, not fatal to the caller). */
 int lab_plot(const char *dir, const char *name, const char *title, const char *xlabel, const char *ylabel,
              const struct lab_series *s, size_t nseries);
+/* The same with options (NULL: lines with points, linear axes). */
+int lab_plot_ex(const char *dir, const char *name, const char *title, const char *xlabel, const char *ylabel,
+                const struct lab_series *s, size_t nseries, const struct lab_plot_opts *o);
 
 #endif
