@@ -235,7 +235,7 @@ rc=$?
 check "seeds exits 0 (every shape as expected)" "[ $rc -eq 0 ]"
 check "seeds reports progress on stderr" "grep -q '\\[1/[0-9]\\] iscsi' '$tmp/seeds.err' && grep -q 'mvneta' '$tmp/seeds.err'"
 check "seeds runs only the seed scenarios" "[ ! -e '$tmp/lab/ping' ] && [ ! -e '$tmp/lab/bulk' ]"
-for sc in iscsi xen-tsq mvneta; do
+for sc in iscsi xen-tsq mvneta rr-timers; do
     d=$tmp/lab/$sc
     check "seeds $sc: results.json, .txt, .csv and capture.pcap" \
         "[ -s '$d/results.json' ] && [ -s '$d/results.txt' ] && [ -s '$d/results.csv' ] && [ -s '$d/capture.pcap' ]"
@@ -256,11 +256,16 @@ check "mvneta CSV: 11 rows with the cap" \
     "[ \$(wc -l <'$tmp/lab/mvneta/results.csv') -eq 12 ] && head -n 1 '$tmp/lab/mvneta/results.csv' | grep -q ',cap,'"
 check "CSV and JSON agree (iscsi rc2 mean)" \
     "[ \$(awk -F, '\$2 == \"rc2_autocork\" { print \$6 }' '$tmp/lab/iscsi/results.csv') = $(json_row "$tmp/lab/iscsi/results.json" rc2_autocork io_mean_ns) ]"
-if "$lab" list | grep -q '^rr-timers '; then
-    check "seeds rr-timers: a SUMMARY line with PASS" "grep -q '^rr-timers  *PASS ' '$tmp/seeds.out'"
-else
-    check "SUMMARY names rr-timers as not built yet" "grep -q '^rr-timers .*not built yet' '$tmp/seeds.out'"
-fi
+check "rr-timers CSV: eager and brisk rows with wheel ops per transaction" \
+    "grep -q '^rr-timers,eager,' '$tmp/lab/rr-timers/results.csv' && grep -q '^rr-timers,brisk,' '$tmp/lab/rr-timers/results.csv' && head -n 1 '$tmp/lab/rr-timers/results.csv' | grep -q 'ops_client,ops_server'"
+rr_e=$(json_row "$tmp/lab/rr-timers/results.json" eager ops_client)
+rr_b=$(json_row "$tmp/lab/rr-timers/results.json" brisk ops_client)
+check "rr-timers JSON: eager >= 3, brisk <= 1 wheel ops per transaction (client; $rr_e, $rr_b)" \
+    "is '$rr_e >= 3 && $rr_b <= 1'"
+"$lab" run rr-timers --set flows=16 --set transactions=10 --set loss=0 --set tcp_timer_eager=1 --json >"$tmp/rr.json" 2>/dev/null
+rr_b=$(json_row "$tmp/rr.json" brisk ops_client)
+check "rr-timers: --set tcp_timer_eager=1 makes the brisk row eager too ($rr_b: figures come from the run)" \
+    "is '$rr_b >= 3'"
 if command -v tcpdump >/dev/null 2>&1; then
     tcpdump -nn -r "$tmp/lab/iscsi/capture.pcap" 2>/dev/null | head -n 40 >"$tmp/iscsi.td"
     check "iscsi capture shows the 48-byte header and the 512-byte payload apart" \
@@ -279,7 +284,7 @@ else
     echo "skip - gnuplot not installed: plots not checked (scripts/deps.sh installs it)"
 fi
 "$lab" seeds --out "$tmp/lab2" >"$tmp/seeds2.out" 2>/dev/null
-for sc in iscsi xen-tsq mvneta; do
+for sc in iscsi xen-tsq mvneta rr-timers; do
     check "determinism: $sc capture.pcap byte-identical across runs" "cmp -s '$tmp/lab/$sc/capture.pcap' '$tmp/lab2/$sc/capture.pcap'"
     check "determinism: $sc results.json and .csv identical" \
         "cmp -s '$tmp/lab/$sc/results.json' '$tmp/lab2/$sc/results.json' && cmp -s '$tmp/lab/$sc/results.csv' '$tmp/lab2/$sc/results.csv'"

@@ -36,7 +36,7 @@ static const struct lab_scenario *const scenarios[] = {
     &lab_scenario_iscsi,  /* seed 000: auto-corking vs TCP_NODELAY */
     &lab_scenario_xen,    /* seed 001: slow TX completion under the 3.19 TSQ rule */
     &lab_scenario_mvneta, /* seed 003: coalesced TX completion, tcp_limit_output_bytes sweep */
-    /* seed 004, rr-timers (timer re-arms per transaction, tcp_timer_eager): &lab_scenario_rr goes here */
+    &lab_scenario_rr,     /* seed 004: timer re-arms per transaction, eager vs lazy */
 };
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
 

@@ -180,5 +180,6 @@ extern const struct lab_scenario lab_scenario_bulk;
 extern const struct lab_scenario lab_scenario_xen;
 extern const struct lab_scenario lab_scenario_mvneta;
 extern const struct lab_scenario lab_scenario_iscsi;
+extern const struct lab_scenario lab_scenario_rr;
 
 #endif
