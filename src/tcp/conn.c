@@ -215,6 +215,7 @@ void tcp_conn_free(brisk_sock *c)
     brisk_sbuf_clear(&st->tcp->chunks, &c->snd.buf);
     brisk_sbuf_clear(&st->tcp->chunks, &c->rcv.buf);
     brisk_reass_clear(&st->pool, &c->rcv.ooo);
+    tcp_sb_free(c);
     if (c->tsq.pkts > 0 && st->pool.owned_free) {
         /* Packets of ours are still below TCP: the struct lives until the last is released (tsq.c). */
         c->tsq.zombie = 1;

@@ -269,6 +269,10 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
 
     uint32_t flight = tcp_flight(c);
     int advanced = brisk_seq_gt(ack, c->snd.una);
+    int dsack = 0;
+    uint32_t delivered = tcp_sb_ack(c, seg, now, &dsack); /* SACK connections: the scoreboard and RACK */
+    if (dsack)
+        tcp_rack_dsack(c);
     if (advanced) {
         uint32_t acked = ack - c->snd.una;
         uint32_t data = (uint32_t)c->snd.buf.len < acked ? (uint32_t)c->snd.buf.len : acked;
@@ -295,7 +299,14 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
                 brisk_rtt_sample(&c->rtt, (uint64_t)ticks * BRISK_NSEC_PER_MSEC, now);
             c->rtt.backoff = 0;
         }
-        if (c->cc.in_recovery) {
+        if (c->cc.in_recovery && tcp_sb_active(c)) {
+            if (brisk_seq_geq(ack, c->cc.recover)) { /* RFC 6937 §3: the episode ends at ssthresh */
+                c->cc_ops->on_exit_recovery(&c->cc, tcp_flight(c), now);
+                c->cc.in_recovery = 0;
+                c->cc.cwnd = c->cc.ssthresh;
+                tcp_rack_recovery_done(c);
+            }
+        } else if (c->cc.in_recovery) {
             if (brisk_seq_geq(ack, c->cc.recover)) {
                 c->cc_ops->on_exit_recovery(&c->cc, tcp_flight(c), now);
                 c->cc.in_recovery = 0;
@@ -329,8 +340,14 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         /* A duplicate ACK (RFC 5681 §2). */
         c->dupacks++;
         if (c->cc.in_recovery) {
-            c->cc_ops->on_recovery_ack(&c->cc, 0, 1, flight, now);
-        } else if (c->dupacks == 3 && brisk_seq_geq(c->snd.una, c->cc.recover)) {
+            if (!tcp_sb_active(c)) /* with a scoreboard, PRR sizes the window (below) */
+                c->cc_ops->on_recovery_ack(&c->cc, 0, 1, flight, now);
+        } else if (tcp_sb_active(c)) {
+            /* RFC 6675 §5 (DupThresh): three duplicates with nothing SACKed (a peer that negotiated SACK but
+             * does not send blocks) still mean the first segment is lost. */
+            if (c->dupacks == 3 && c->sb.len && c->sb.sacked == 0 && brisk_seq_geq(c->snd.una, c->cc.recover))
+                tcp_sb_mark_lost(c, tcp_sb_at(c, 0));
+        } else if (c->dupacks == 3 && brisk_seq_geq(c->snd.una, c->cc.recover) && !tcp_sb_active(c)) {
             c->cc_ops->on_enter_recovery(&c->cc, flight, c->snd.max, now);
             c->cc.in_recovery = 1;
             st->c.TCPFastRetrans++;
@@ -341,6 +358,11 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
     }
     if (!advanced)
         tcp_tlp_ack(c, seg, flight, now); /* a D-SACK for the probe ends its episode too */
+    if (tcp_sb_active(c) && (delivered || c->cc.in_recovery || c->sb.lost)) {
+        tcp_recovery_check(c, flight, now);
+        if (c->cc.in_recovery)
+            tcp_prr_ack(c, delivered);
+    }
     if (c->timer.rtx_kind == TCP_RTX_PERSIST)
         c->timer.retries = 0; /* the peer answers: probing goes on as long as it does (RFC 1122 §4.2.2.17) */
     /* Window update (RFC 9293 §3.10.7.4): only from a segment newer than the last one that set it. */

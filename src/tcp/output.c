@@ -200,6 +200,11 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
             st->c.TCPOrigDataSent += pkt_segs;
     }
     c->stat.bytes_sent += len;
+    if (len) {
+        tcp_sb_sent(c, seq, seq + len, now); /* the scoreboard's record of it (sack.c) */
+        if (c->cc.in_recovery)
+            c->prr.out += len;
+    }
     if (len && !rtx && c->txt.len < TCP_TX_TIMES) {
         unsigned i = (c->txt.head + c->txt.len++) % TCP_TX_TIMES;
         c->txt.end[i] = seq + len;
@@ -320,6 +325,18 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
     uint32_t goal = tcp_size_goal(c, mss);         /* one MSS, or a TSO burst on a GSO device */
     int sent = 0;
     int hold = BRISK_HOLD_NONE;
+    if (tcp_sb_active(c) && c->sb.lost != c->sb.retrans) {
+        /* Lost segments go before new data (RFC 6675 §5 step 4, rule 1). */
+        uint64_t before = c->stat.bytes_sent;
+        hold = tcp_retransmit_lost(c, now);
+        sent = c->stat.bytes_sent != before;
+        if (hold != BRISK_HOLD_NONE) {
+            tcp_hold(c, hold, now);
+            if (sent && c->timer.rtx_kind != TCP_RTX_RTO)
+                tcp_rearm_rto(c, now);
+            return;
+        }
+    }
     for (;;) {
         uint32_t data_end = tcp_data_end(c);
         uint32_t notsent = tcp_notsent(c);
@@ -339,7 +356,8 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
             break;
         }
         uint32_t flight = tcp_flight(c);
-        uint32_t cwnd_avail = c->cc.cwnd > flight ? c->cc.cwnd - flight : 0;
+        uint32_t pipe = tcp_pipe(c); /* = flight without a scoreboard */
+        uint32_t cwnd_avail = c->cc.cwnd > pipe ? c->cc.cwnd - pipe : 0;
         uint32_t wnd_end = c->snd.una + c->snd.wnd;
         uint32_t wnd_avail = brisk_seq_gt(wnd_end, c->snd.nxt) ? wnd_end - c->snd.nxt : 0;
         if (wnd_avail == 0) {

@@ -39,6 +39,21 @@ enum tcp_rtx_kind {
     TCP_RTX_RTO,     /* retransmission timeout (RFC 6298) — also SYN / SYN-ACK retransmission */
     TCP_RTX_PERSIST, /* zero-window probe (RFC 9293 §3.8.6.1) */
     TCP_RTX_TLP,     /* tail loss probe (RFC 8985 §7) */
+    TCP_RTX_REO,     /* RACK reordering window: a segment becomes lost when it expires (RFC 8985 §6.2) */
+};
+
+/* Scoreboard record flags (sack.c). */
+#define TCP_SB_SACKED  0x1u /* the peer holds it (SACK) */
+#define TCP_SB_LOST    0x2u /* marked lost (RACK, or everything unSACKed after an RTO) */
+#define TCP_SB_RETRANS 0x4u /* lost and retransmitted since: counts in sb.retrans until acked or lost again  \
+                             */
+#define TCP_SB_EVER_RETRANS 0x8u /* retransmitted at least once (its ACK is ambiguous for RTT / RACK) */
+
+/* One segment sent and not yet cumulatively acknowledged: its sequence range and last transmission time. */
+struct tcp_sb_rec {
+    uint32_t seq, end;
+    uint64_t xmit;
+    uint32_t flags;
 };
 
 enum tcp_misc_kind {
@@ -156,6 +171,32 @@ struct brisk_sock {
         uint64_t events[BRISK_HOLD_COUNT];
         uint64_t ns[BRISK_HOLD_COUNT];
     } hold;
+
+    /* SACK scoreboard (sack.c, RFC 6675 §3): one record per segment (at most one MSS) in [snd.una, snd.max),
+     * in sequence order, in a ring that grows by doubling. Byte totals kept as records change state. */
+    struct {
+        struct tcp_sb_rec *r;
+        uint32_t cap, head, len; /* cap a power of two; records r[(head + i) & (cap - 1)], i < len */
+        uint32_t sacked;         /* bytes SACKed */
+        uint32_t lost;           /* bytes marked lost (retransmitted or not) */
+        uint32_t retrans;        /* bytes lost and retransmitted, not yet acknowledged */
+        uint8_t failed;          /* the ring could not grow: this connection recovers without it (NewReno) */
+    } sb;
+    /* RACK (rack.c, RFC 8985 §6): the most recently sent segment known delivered. */
+    struct {
+        uint64_t xmit_ts;  /* its transmission time */
+        uint32_t end_seq;  /* its end */
+        uint64_t rtt;      /* the RTT it measured */
+        uint32_t reo_mult; /* reordering window in units of min_rtt / 4 (grows with D-SACKs) */
+        uint32_t recoveries_since_dsack;
+        uint8_t reord; /* reordering seen (D-SACK): keep the window during recovery */
+    } rack;
+    /* PRR (prr.c, RFC 6937): during recovery, how much was delivered and sent. */
+    struct {
+        uint32_t recover_fs; /* flight when recovery began */
+        uint32_t delivered;  /* bytes newly acked or SACKed since */
+        uint32_t out;        /* bytes sent since */
+    } prr;
 
     const struct brisk_cc_ops *cc_ops;
     struct brisk_cc_state cc;
@@ -328,6 +369,8 @@ void tcp_clear_rtx(brisk_sock *c);
 void tcp_schedule_ack(brisk_sock *c, uint64_t now);
 void tcp_ack_sent(brisk_sock *c);
 void tcp_arm_misc(brisk_sock *c, int kind, uint64_t at);
+/* The RACK reordering deadline, on the retransmit timer (kind REO). */
+void tcp_arm_reo(brisk_sock *c, uint64_t at);
 void tcp_keepalive_reset(brisk_sock *c, uint64_t now);
 
 /* tlp.c — tail loss probe (RFC 8985 §7) */
@@ -339,9 +382,51 @@ void tcp_tlp_fire(brisk_sock *c, uint64_t now);
  */
 void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior_flight, uint64_t now);
 
+/* sack.c — SACK scoreboard */
+/* A data segment [seq, end) went out at now (new: appended, one record per MSS; else a retransmission). */
+void tcp_sb_sent(brisk_sock *c, uint32_t seq, uint32_t end, uint64_t now);
+/* Applies an ACK's cumulative point and SACK blocks; feeds RACK. Returns bytes newly acked or SACKed;
+ * *dsack is set when the ACK carried a D-SACK block (RFC 2883). */
+uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now, int *dsack);
+/* RFC 6675 pipe: bytes in flight not SACKed and not lost, plus lost bytes retransmitted. */
+uint32_t tcp_pipe(const brisk_sock *c);
+/* The first record marked lost and not yet retransmitted, or NULL. */
+const struct tcp_sb_rec *tcp_sb_next_lost(const brisk_sock *c);
+/* After an RTO: every record not SACKed is lost. */
+void tcp_sb_mark_all_lost(brisk_sock *c);
+void tcp_sb_mark_lost(brisk_sock *c, struct tcp_sb_rec *r);
+struct tcp_sb_rec *tcp_sb_at(const brisk_sock *c, uint32_t i);
+void tcp_sb_free(brisk_sock *c);
+
+/* rack.c — RACK loss detection */
+/* A segment was delivered (acked or SACKed): remember the most recently sent such. */
+void tcp_rack_delivered(brisk_sock *c, const struct tcp_sb_rec *r, uint64_t now);
+/* Marks lost every segment sent a reordering window before the latest delivered one. Returns how many were
+ * newly marked; *wait (0 = none) is the time until the next one could be. */
+uint32_t tcp_rack_detect(brisk_sock *c, uint64_t now, uint64_t *wait);
+void tcp_rack_dsack(brisk_sock *c);
+void tcp_rack_recovery_done(brisk_sock *c);
+
+/* prr.c — proportional rate reduction */
+void tcp_prr_start(brisk_sock *c, uint32_t flight);
+/* An ACK in recovery delivered `delivered` bytes: set cwnd to what may be sent now. */
+void tcp_prr_ack(brisk_sock *c, uint32_t delivered);
+
+/* recovery.c — SACK-based loss recovery driven by RACK */
+/* After an ACK or the RACK timer: detect losses, enter recovery if needed, and arm the reordering deadline.
+ */
+void tcp_recovery_check(brisk_sock *c, uint32_t prior_flight, uint64_t now);
+/* Retransmits lost segments while the window allows; returns the hold reason that stopped it, or NONE. */
+int tcp_retransmit_lost(brisk_sock *c, uint64_t now);
+
 /* isn.c */
 uint32_t tcp_isn(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
                  uint64_t now);
+
+static inline int tcp_sb_active(const struct brisk_sock *c)
+{
+    return c->opt.sack && !c->sb.failed;
+}
 
 static inline uint32_t tcp_flight(const brisk_sock *c)
 {

@@ -121,6 +121,14 @@ void tcp_rearm_rto(brisk_sock *c, uint64_t now)
     }
 }
 
+void tcp_arm_reo(brisk_sock *c, uint64_t at)
+{
+    /* The reordering deadline is earlier than the RTO it stands in for; the RTO comes back after it fires. */
+    if (c->timer.rtx_kind == TCP_RTX_PERSIST)
+        return;
+    rtx_set(c, TCP_RTX_REO, at);
+}
+
 void tcp_arm_persist(brisk_sock *c, uint64_t now)
 {
     if (c->timer.rtx_kind == TCP_RTX_PERSIST)
@@ -168,9 +176,15 @@ static void on_rto(brisk_sock *c, uint64_t now)
     c->txt.rtx_high = c->snd.max;
     c->txt.rtx_valid = 1;
     brisk_rtt_backoff(&c->rtt);
-    /* Go back to the oldest unacknowledged byte; the FIN, if it was sent, goes again after the data. */
-    c->snd.nxt = c->snd.una;
-    c->snd.fin_sent = 0;
+    if (tcp_sb_active(c) && c->sb.len > 0) {
+        /* With a scoreboard: everything not SACKed is lost and goes again in order, SACKed data does not
+         * (RFC 6675 §5.1); a FIN still unacknowledged after that is resent by the next timeout. */
+        tcp_sb_mark_all_lost(c);
+    } else {
+        /* Go back to the oldest unacknowledged byte; the FIN, if it was sent, goes again after the data. */
+        c->snd.nxt = c->snd.una;
+        c->snd.fin_sent = 0;
+    }
     c->timer.rtx_kind = TCP_RTX_NONE;
     tcp_write_xmit(c, now);
     if (c->timer.rtx_kind != TCP_RTX_RTO)
@@ -214,7 +228,14 @@ static void rtx_fired(struct brisk_timer *t, void *arg, uint64_t now)
         on_rto(c, now);
     else if (kind == TCP_RTX_TLP)
         tcp_tlp_fire(c, now);
-    else
+    else if (kind == TCP_RTX_REO) {
+        /* RFC 8985 §6.3: segments whose reordering window has passed are lost now; send what may go. */
+        tcp_rearm_rto(c, now);
+        tcp_recovery_check(c, tcp_flight(c), now);
+        if (c->cc.in_recovery)
+            tcp_prr_ack(c, 0);
+        tcp_write_xmit(c, now);
+    } else
         on_persist(c, now);
 }
 

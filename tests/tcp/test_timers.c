@@ -208,13 +208,14 @@ static void test_rto_go_back_n(void **state)
     finish(&f);
 }
 
-/* Fast retransmit and NewReno recovery, for connections whose ISS lies anywhere in sequence space. */
+/* Fast retransmit and NewReno recovery (connections without SACK: with it, RACK and PRR recover — see
+ * tests/tcp/test_rack.c), for connections whose ISS lies anywhere in sequence space. */
 static void fast_retransmit_once(uint64_t seed, int *upper_half)
 {
     char seedset[64];
     snprintf(seedset, sizeof(seedset), "seed=%llu", (unsigned long long)seed);
     struct fix f;
-    setup(&f, (const char *const[]){seedset, NULL}, 10 * TF_MS);
+    setup(&f, (const char *const[]){seedset, "tcp_sack=0", NULL}, 10 * TF_MS);
     *upper_half = (f.d & 0x80000000u) != 0;
     const uint32_t m = 1460;
     uint64_t t1 = TF_SEC;

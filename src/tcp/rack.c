@@ -1,0 +1,97 @@
+/*
+ * rack.c — RACK: time-based loss detection (RFC 8985 §6).
+ *
+ * Counting duplicate ACKs (three, RFC 5681) fails exactly where it matters most: at the tail of a flight
+ * there are not three segments behind the hole, a lost retransmission produces no new duplicates at all, and
+ * a reordering path produces three without any loss. RACK asks a question about time instead: a segment is
+ * lost if a segment sent *after* it has been delivered and more than a round trip plus a reordering window
+ * has passed since it was sent. That catches tail losses (with a probe's SACK, tlp.c), lost retransmissions
+ * (their new send time is compared like any other) and tolerates reordering up to the window.
+ *
+ * State (§6.1): RACK.xmit_ts / end_seq — the send time and end of the most recently sent segment known
+ * delivered (acked or SACKed), and RACK.rtt, the round trip it measured. A delivered segment that was
+ * retransmitted is ignored when its RTT is shorter than the minimum RTT: the ACK was for the original, and
+ * taking the retransmission's time would make everything look lost.
+ *
+ * Reordering window (§6.2 step 4): min_rtt / 4 x reo_mult, at most SRTT. reo_mult grows by one for each
+ * D-SACK (a spurious retransmission: the path reorders more than we allowed) up to 16, and falls back to 1
+ * after 16 recoveries without one. Until reordering has been seen, the window is zero during recovery: once a
+ * loss is known, later holes are losses too (the RFC's choice, and Linux's).
+ *
+ * Detection (§6.2 step 5) scans the unSACKed records; the ones sent after RACK.xmit_ts cannot be judged yet.
+ * The earliest time a not-yet-lost record would expire is returned, so the connection arms the reordering
+ * deadline (kind REO of the one retransmit deadline, timer.c).
+ */
+#include "tcp/tcp.h"
+
+#define RACK_MAX_MULT           16u
+#define RACK_RESET_AFTER_RECOVS 16u
+
+/* Was a sent after b (by time, then by sequence for segments of one burst)? */
+static int sent_after(uint64_t a_ts, uint32_t a_end, uint64_t b_ts, uint32_t b_end)
+{
+    return a_ts > b_ts || (a_ts == b_ts && brisk_seq_gt(a_end, b_end));
+}
+
+void tcp_rack_delivered(brisk_sock *c, const struct tcp_sb_rec *r, uint64_t now)
+{
+    uint64_t rtt = now > r->xmit ? now - r->xmit : 0;
+    if ((r->flags & TCP_SB_EVER_RETRANS) && rtt < c->rtt.min_rtt)
+        return; /* acknowledges the original transmission, not this one (§6.2 step 2) */
+    if (sent_after(r->xmit, r->end, c->rack.xmit_ts, c->rack.end_seq) || c->rack.xmit_ts == 0) {
+        c->rack.xmit_ts = r->xmit;
+        c->rack.end_seq = r->end;
+        c->rack.rtt = rtt;
+    }
+}
+
+void tcp_rack_dsack(brisk_sock *c)
+{
+    c->rack.reord = 1;
+    c->rack.recoveries_since_dsack = 0;
+    if (c->rack.reo_mult < RACK_MAX_MULT)
+        c->rack.reo_mult++;
+}
+
+void tcp_rack_recovery_done(brisk_sock *c)
+{
+    if (++c->rack.recoveries_since_dsack >= RACK_RESET_AFTER_RECOVS) {
+        c->rack.reo_mult = 1;
+        c->rack.recoveries_since_dsack = 0;
+    }
+}
+
+static uint64_t reo_wnd(const brisk_sock *c)
+{
+    if (!c->rack.reord && c->cc.in_recovery)
+        return 0;
+    uint64_t mult = c->rack.reo_mult ? c->rack.reo_mult : 1;
+    uint64_t w = c->rtt.min_rtt / 4 * mult;
+    return w < c->rtt.srtt ? w : c->rtt.srtt;
+}
+
+uint32_t tcp_rack_detect(brisk_sock *c, uint64_t now, uint64_t *wait)
+{
+    *wait = 0;
+    if (!tcp_sb_active(c) || c->rack.xmit_ts == 0)
+        return 0;
+    uint64_t win = reo_wnd(c);
+    uint32_t marked = 0;
+    for (uint32_t i = 0; i < c->sb.len; i++) {
+        struct tcp_sb_rec *r = tcp_sb_at(c, i);
+        if (r->flags & TCP_SB_SACKED)
+            continue;
+        if ((r->flags & (TCP_SB_LOST | TCP_SB_RETRANS)) == TCP_SB_LOST)
+            continue; /* lost and waiting for its retransmission */
+        if (!sent_after(c->rack.xmit_ts, c->rack.end_seq, r->xmit, r->end))
+            continue; /* sent after the latest delivered segment: nothing to compare with yet */
+        uint64_t deadline = r->xmit + c->rack.rtt + win;
+        if (deadline <= now) {
+            tcp_sb_mark_lost(c, r);
+            marked++;
+        } else if (*wait == 0 || deadline - now < *wait) {
+            *wait = deadline - now;
+        }
+    }
+    return marked;
+}

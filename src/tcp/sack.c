@@ -1,0 +1,230 @@
+/*
+ * sack.c — the sender's SACK scoreboard (RFC 6675 §3, RFC 2018, RFC 2883).
+ *
+ * Everything the sender knows about the bytes in flight: for each segment sent and not yet cumulatively
+ * acknowledged, its sequence range, when it was last sent, and whether the peer holds it (SACKed), it is
+ * considered lost, or it was retransmitted after that. RACK (rack.c) decides what is lost from the send
+ * times; recovery (recovery.c) retransmits the lost records and sizes the window from RFC 6675's "pipe".
+ *
+ * Representation. Records live in a ring ordered by sequence number, one per segment of at most one MSS (a
+ * TSO burst is recorded as its wire segments, so a SACK never has to split a record): appending is O(1), the
+ * cumulative ACK drops records from the head, and a SACK block finds its first record by binary search, so an
+ * ACK costs O(log n + records it changes) with thousands of segments in flight. The ring doubles when full —
+ * a handful of times in a connection's life, never in steady state; if it cannot grow, the connection gives
+ * the scoreboard up and recovers as NewReno (sb.failed), losing speed, not correctness. Byte totals (SACKed,
+ * lost, lost-and-retransmitted) are kept as records change state, so pipe is O(1).
+ *
+ * SACK blocks are hints (RFC 2018 §8: a receiver may renege), so SACKed data is only freed by the cumulative
+ * ACK, and after an RTO every record not SACKed is marked lost. A block is ignored where it does not cover a
+ * whole record. A D-SACK block (RFC 2883 §4: the first block below the cumulative ACK, or inside the second
+ * block) reports a duplicate, not new data: it is passed to RACK, which widens its reordering window.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tcp/tcp.h"
+
+#define SB_INITIAL 64u
+#define SB_MAX     (1u << 22)
+
+struct tcp_sb_rec *tcp_sb_at(const brisk_sock *c, uint32_t i)
+{
+    return &c->sb.r[(c->sb.head + i) & (c->sb.cap - 1)];
+}
+
+static uint32_t rec_len(const struct tcp_sb_rec *r)
+{
+    return r->end - r->seq;
+}
+
+void tcp_sb_free(brisk_sock *c)
+{
+    free(c->sb.r);
+    memset(&c->sb, 0, sizeof(c->sb));
+}
+
+static int grow(brisk_sock *c)
+{
+    uint32_t cap = c->sb.cap ? c->sb.cap * 2 : SB_INITIAL;
+    struct tcp_sb_rec *n = cap <= SB_MAX ? malloc((size_t)cap * sizeof(*n)) : NULL;
+    if (!n)
+        return -1;
+    for (uint32_t i = 0; i < c->sb.len; i++)
+        n[i] = *tcp_sb_at(c, i);
+    free(c->sb.r);
+    c->sb.r = n;
+    c->sb.cap = cap;
+    c->sb.head = 0;
+    return 0;
+}
+
+/* Gives the scoreboard up: counters zero, the connection recovers as NewReno from now on. */
+static void give_up(brisk_sock *c)
+{
+    tcp_sb_free(c);
+    c->sb.failed = 1;
+}
+
+/* Index of the first record whose end is after seq (len if none). */
+static uint32_t find(const brisk_sock *c, uint32_t seq)
+{
+    uint32_t lo = 0, hi = c->sb.len;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (brisk_seq_gt(tcp_sb_at(c, mid)->end, seq))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+void tcp_sb_mark_lost(brisk_sock *c, struct tcp_sb_rec *r)
+{
+    uint32_t n = rec_len(r);
+    if (r->flags & TCP_SB_SACKED)
+        return;
+    if (r->flags & TCP_SB_RETRANS) { /* the retransmission is lost too: it must go again */
+        r->flags &= ~TCP_SB_RETRANS;
+        c->sb.retrans -= n;
+    }
+    if (!(r->flags & TCP_SB_LOST)) {
+        r->flags |= TCP_SB_LOST;
+        c->sb.lost += n;
+    }
+}
+
+void tcp_sb_sent(brisk_sock *c, uint32_t seq, uint32_t end, uint64_t now)
+{
+    if (!tcp_sb_active(c) || seq == end)
+        return;
+    struct tcp_sb_rec *last = c->sb.len ? tcp_sb_at(c, c->sb.len - 1) : NULL;
+    if (!last || !brisk_seq_lt(seq, last->end)) { /* new data: one record per MSS */
+        uint32_t mss = c->snd.mss ? c->snd.mss : 1;
+        while (seq != end) {
+            if (c->sb.len == c->sb.cap && grow(c) != 0) {
+                give_up(c);
+                return;
+            }
+            uint32_t n = end - seq < mss ? end - seq : mss;
+            struct tcp_sb_rec *r = tcp_sb_at(c, c->sb.len++);
+            *r = (struct tcp_sb_rec){.seq = seq, .end = seq + n, .xmit = now};
+            seq += n;
+        }
+        return;
+    }
+    /* A retransmission: every record it overlaps was sent again now. */
+    for (uint32_t i = find(c, seq); i < c->sb.len; i++) {
+        struct tcp_sb_rec *r = tcp_sb_at(c, i);
+        if (!brisk_seq_lt(r->seq, end))
+            break;
+        r->xmit = now;
+        r->flags |= TCP_SB_EVER_RETRANS;
+        if ((r->flags & (TCP_SB_LOST | TCP_SB_RETRANS)) == TCP_SB_LOST) {
+            r->flags |= TCP_SB_RETRANS;
+            c->sb.retrans += rec_len(r);
+        }
+    }
+}
+
+/* A record leaves the board's accounting (acked) or becomes SACKed: undo its lost / retransmitted bytes. */
+static void unaccount(brisk_sock *c, struct tcp_sb_rec *r, uint32_t n)
+{
+    if (r->flags & TCP_SB_LOST)
+        c->sb.lost -= n;
+    if (r->flags & TCP_SB_RETRANS)
+        c->sb.retrans -= n;
+    r->flags &= ~(TCP_SB_LOST | TCP_SB_RETRANS);
+}
+
+static int is_dsack(const struct brisk_tcp_repr *seg)
+{
+    const struct brisk_tcp_opts *o = &seg->opts;
+    if (o->nsack == 0)
+        return 0;
+    if (brisk_seq_leq(o->sack[0].end, seg->ack) && brisk_seq_lt(o->sack[0].start, o->sack[0].end))
+        return 1;
+    return o->nsack > 1 && brisk_seq_geq(o->sack[0].start, o->sack[1].start) &&
+           brisk_seq_leq(o->sack[0].end, o->sack[1].end);
+}
+
+uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now, int *dsack)
+{
+    *dsack = 0;
+    if (!tcp_sb_active(c))
+        return 0;
+    uint32_t delivered = 0, ack = seg->ack;
+    /* Cumulative: drop every record below ack (a record cut by it keeps its tail). */
+    while (c->sb.len) {
+        struct tcp_sb_rec *r = tcp_sb_at(c, 0);
+        if (!brisk_seq_gt(ack, r->seq))
+            break;
+        uint32_t n = brisk_seq_lt(ack, r->end) ? ack - r->seq : rec_len(r);
+        if (!(r->flags & TCP_SB_SACKED)) {
+            delivered += n;
+            tcp_rack_delivered(c, r, now);
+        }
+        if (n < rec_len(r)) {
+            /* Partly acknowledged: its totals shrink by the acked part. */
+            if (r->flags & TCP_SB_LOST)
+                c->sb.lost -= n;
+            if (r->flags & TCP_SB_RETRANS)
+                c->sb.retrans -= n;
+            r->seq = ack;
+            break;
+        }
+        if (r->flags & TCP_SB_SACKED)
+            c->sb.sacked -= n;
+        unaccount(c, r, n);
+        c->sb.head = (c->sb.head + 1) & (c->sb.cap - 1);
+        c->sb.len--;
+    }
+    *dsack = is_dsack(seg);
+    for (unsigned b = *dsack ? 1u : 0u; b < seg->opts.nsack; b++) {
+        uint32_t start = seg->opts.sack[b].start, end = seg->opts.sack[b].end;
+        if (!brisk_seq_lt(start, end) || brisk_seq_gt(end, c->snd.max) || brisk_seq_lt(start, ack))
+            continue; /* empty, beyond what was sent, or (partly) below the cumulative ACK: not news */
+        for (uint32_t i = find(c, start); i < c->sb.len; i++) {
+            struct tcp_sb_rec *r = tcp_sb_at(c, i);
+            if (brisk_seq_gt(r->end, end))
+                break;
+            if (brisk_seq_lt(r->seq, start) || (r->flags & TCP_SB_SACKED))
+                continue; /* not wholly covered, or known already */
+            uint32_t n = rec_len(r);
+            unaccount(c, r, n);
+            r->flags |= TCP_SB_SACKED;
+            c->sb.sacked += n;
+            delivered += n;
+            tcp_rack_delivered(c, r, now);
+        }
+    }
+    return delivered;
+}
+
+uint32_t tcp_pipe(const brisk_sock *c)
+{
+    uint32_t flight = tcp_flight(c);
+    if (!tcp_sb_active(c))
+        return flight;
+    uint32_t out = c->sb.sacked + c->sb.lost;
+    uint32_t pipe = flight > out ? flight - out : 0;
+    return pipe + c->sb.retrans;
+}
+
+const struct tcp_sb_rec *tcp_sb_next_lost(const brisk_sock *c)
+{
+    if (c->sb.lost == c->sb.retrans)
+        return NULL;
+    for (uint32_t i = 0; i < c->sb.len; i++) {
+        const struct tcp_sb_rec *r = tcp_sb_at(c, i);
+        if ((r->flags & (TCP_SB_LOST | TCP_SB_RETRANS)) == TCP_SB_LOST)
+            return r;
+    }
+    return NULL;
+}
+
+void tcp_sb_mark_all_lost(brisk_sock *c)
+{
+    for (uint32_t i = 0; i < c->sb.len; i++)
+        tcp_sb_mark_lost(c, tcp_sb_at(c, i));
+}
