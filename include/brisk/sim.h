@@ -120,6 +120,10 @@ struct brisk_sim_impair {
     uint64_t reorder_delay_ns;
     double duplicate; /* probability a frame is delivered twice */
     double corrupt;   /* probability one byte of the frame is flipped (at an offset >= 14) */
+    /* A scripted drop (tests): asked about each frame the other impairments let through, before corruption;
+     * nonzero drops it. Must not change the frame; ctx must outlive the link. */
+    int (*drop_fn)(void *ctx, const uint8_t *frame, size_t len);
+    void *drop_ctx;
 };
 struct brisk_sim_link_dir {
     uint64_t rate_bps;    /* serialization rate */

@@ -97,6 +97,8 @@ unsigned brisk_sim_fault_apply(struct sim_fault *f, const struct brisk_sim_impai
             fate |= SIM_FATE_LOST;
         break;
     }
+    if (!(fate & SIM_FATE_LOST) && im->drop_fn && im->drop_fn(im->drop_ctx, data, len))
+        fate |= SIM_FATE_LOST;
     if (fate & SIM_FATE_LOST)
         return fate;
 

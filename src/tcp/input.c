@@ -267,7 +267,7 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         return -1;
     }
 
-    uint32_t flight = tcp_flight(c);
+    uint32_t flight = tcp_flight(c), prior_cwnd = c->cc.cwnd;
     int advanced = brisk_seq_gt(ack, c->snd.una);
     int dsack = 0;
     uint32_t delivered = tcp_sb_ack(c, seg, now, &dsack); /* SACK connections: the scoreboard and RACK */
@@ -324,7 +324,7 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         }
         /* After the window grew for this ACK (a reduction must not be grown back at once), before the
          * deadline is re-armed (the episode may end here and allow a new probe). */
-        tcp_tlp_ack(c, seg, flight, now);
+        tcp_tlp_ack(c, seg, prior_cwnd, now);
         c->dupacks = 0;
         c->timer.retries = 0;
         tcp_rearm_rto(c, now); /* RFC 6298 §5.3: restart for the remaining data, or stop */
@@ -357,7 +357,7 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         }
     }
     if (!advanced)
-        tcp_tlp_ack(c, seg, flight, now); /* a D-SACK for the probe ends its episode too */
+        tcp_tlp_ack(c, seg, prior_cwnd, now); /* a D-SACK for the probe ends its episode too */
     if (tcp_sb_active(c) && (delivered || c->cc.in_recovery || c->sb.lost)) {
         tcp_recovery_check(c, flight, now);
         if (c->cc.in_recovery)

@@ -43,10 +43,11 @@ enum tcp_rtx_kind {
 };
 
 /* Scoreboard record flags (sack.c). */
-#define TCP_SB_SACKED  0x1u /* the peer holds it (SACK) */
-#define TCP_SB_LOST    0x2u /* marked lost (RACK, or everything unSACKed after an RTO) */
-#define TCP_SB_RETRANS 0x4u /* lost and retransmitted since: counts in sb.retrans until acked or lost again  \
-                             */
+#define TCP_SB_SACKED 0x1u /* the peer holds it (SACK) */
+#define TCP_SB_LOST   0x2u /* marked lost (RACK, or everything unSACKed after an RTO) */
+#define TCP_SB_RETRANS                                                                                       \
+    0x4u /* lost and retransmitted since: counts in sb.retrans until acked or lost again                     \
+          */
 #define TCP_SB_EVER_RETRANS 0x8u /* retransmitted at least once (its ACK is ambiguous for RTT / RACK) */
 
 /* One segment sent and not yet cumulatively acknowledged: its sequence range and last transmission time. */
@@ -380,7 +381,7 @@ uint64_t tcp_tlp_timeout(const brisk_sock *c);
 void tcp_tlp_fire(brisk_sock *c, uint64_t now);
 /* An ACK arrived while a probe is outstanding: end the episode, reducing cwnd if the probe repaired a loss.
  */
-void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior_flight, uint64_t now);
+void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior_cwnd, uint64_t now);
 
 /* sack.c — SACK scoreboard */
 /* A data segment [seq, end) went out at now (new: appended, one record per MSS; else a retransmission). */

@@ -108,6 +108,8 @@ void tcp_rearm_rto(brisk_sock *c, uint64_t now)
             tcp_clear_rtx(c);
         return;
     }
+    if (c->timer.rtx_kind == TCP_RTX_REO && c->timer.rtx_deadline > now)
+        return; /* RACK is waiting out a reordering window; its handler re-arms the RTO when it fires */
     uint64_t rto = brisk_rtt_rto(&c->rtt);
     uint64_t pto = tcp_tlp_timeout(c);
     if (pto) {

@@ -115,7 +115,7 @@ static int probe_dsacked(const brisk_sock *c, const struct brisk_tcp_repr *seg)
     return brisk_seq_gt(e, probe_start) && brisk_seq_leq(s, c->timer.tlp_end);
 }
 
-void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior_flight, uint64_t now)
+void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior_cwnd, uint64_t now)
 {
     if (!c->timer.tlp_on)
         return;
@@ -129,7 +129,7 @@ void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior
      * ssthresh), and go on at the reduced window — the episode is already over, so RFC 6582's full-ACK
      * deflation to the (now empty) flight would only throw the window away (Linux ends in CWR the same way).
      */
-    c->cc_ops->on_enter_recovery(&c->cc, prior_flight, c->snd.max, now);
+    c->cc_ops->on_enter_recovery(&c->cc, prior_cwnd, c->snd.max, now);
     c->cc.in_recovery = 0;
     c->cc.cwnd = c->cc.ssthresh;
     c->st->c.TCPLossProbeRecovery++;

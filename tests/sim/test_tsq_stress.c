@@ -65,9 +65,9 @@ static void one(uint64_t seed)
         }
         if (brisk_rand_chance(&rnd, 0.5)) /* byte queue limits stop the device queue too */
             nc.dev.caps |= BRISK_NETDEV_CAP_BQL;
-        snprintf(txc_text[i], sizeof(txc_text[i]), "model %d delay %" PRIu64 " frames %u timeout %" PRIu64 "%s",
-                 nc.txc.model, nc.txc.delay_ns, nc.txc.frames, nc.txc.timeout_ns,
-                 (nc.dev.caps & BRISK_NETDEV_CAP_BQL) ? " bql" : "");
+        snprintf(txc_text[i], sizeof(txc_text[i]),
+                 "model %d delay %" PRIu64 " frames %u timeout %" PRIu64 "%s", nc.txc.model, nc.txc.delay_ns,
+                 nc.txc.frames, nc.txc.timeout_ns, (nc.dev.caps & BRISK_NETDEV_CAP_BQL) ? " bql" : "");
         p[i] = brisk_sim_nic_add(h[i], &nc);
     }
     struct brisk_sim_link_config lc;

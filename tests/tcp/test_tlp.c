@@ -119,12 +119,12 @@ static void test_lone_segment_probe_at_rto_time(void **state)
     assert_int_equal(i.tlp_probes, 1);
     assert_int_equal(i.rto_count, 0);
     assert_int_equal(i.rto_ns, 200 * TF_MS); /* not backed off */
-    /* The probe repaired the loss: one reduction (ssthresh = max(flight / 2, 2 MSS)), not one segment. */
+    /* The probe repaired the loss: one reduction (NewReno: half the window, IW10), not one segment. */
     f.p.ack = f.d + 100;
     tf_peer_send(&f.p, ACK, NULL, 0, t1 + 210 * TF_MS);
     i = tf_info(f.c);
     assert_int_equal(i.tlp_recoveries, 1);
-    assert_int_equal(i.cwnd, 2 * 1460);
+    assert_int_equal(i.cwnd, 5 * 1460);
     assert_int_equal(tf_counters(&f.t).TCPLossProbeRecovery, 1);
     finish(&f);
 }
@@ -146,8 +146,8 @@ static void test_probe_repairs_tail_loss(void **state)
     tf_peer_send(&f.p, ACK, NULL, 0, t1 + 30 * TF_MS);
     struct brisk_conn_info i = tf_info(f.c);
     assert_int_equal(i.tlp_recoveries, 1);
-    assert_int_equal(i.cwnd, 4 * m); /* ssthresh = flight / 2 */
-    assert_int_equal(i.ssthresh, 4 * m);
+    assert_int_equal(i.cwnd, 5 * m); /* ssthresh = half the window before this ACK (IW10) */
+    assert_int_equal(i.ssthresh, 5 * m);
     assert_int_equal(i.rto_count, 0);
     finish(&f);
 }

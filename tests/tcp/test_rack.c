@@ -1,0 +1,261 @@
+/*
+ * test_rack.c — SACK-based recovery with forged ACKs: RACK marks a hole lost one reordering window after a
+ * later segment is SACKed (RFC 8985 §6), tolerates reordering inside the window, detects a lost
+ * retransmission without an RTO, widens its window on a D-SACK; PRR paces the recovery round (RFC 6937); the
+ * scoreboard's pipe (RFC 6675) and retransmission order. Sources: src/tcp/sack.c, rack.c, prr.c, recovery.c.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "support/tcpforge.h"
+#include "tcp/tcp.h"
+
+#define ACK BRISK_TCP_ACK
+#define PSH BRISK_TCP_PSH
+#define M   1460u
+
+struct fix {
+    struct tf t;
+    struct tf_peer p;
+    brisk_sock *l, *c;
+    uint32_t d; /* our first data byte */
+};
+
+/* Accepted at 0, handshake RTT 10 ms (SRTT = min RTT = 10 ms: reordering window 2.5 ms), SACK on, no TS. */
+static void setup(struct fix *f, const char *const *sets)
+{
+    memset(f, 0, sizeof(*f));
+    tf_init(&f->t, sets);
+    f->l = tf_listen(&f->t, 80);
+    tf_peer_init(&f->p, &f->t, 40000, 80, 1000);
+    struct brisk_tcp_opts o = tf_opts_full();
+    o.ts_ok = 0;
+    f->c = tf_open_passive(&f->p, f->l, &o, 0, 10 * TF_MS);
+    f->d = f->p.l_iss + 1;
+}
+
+static void finish(struct fix *f)
+{
+    brisk_abort(f->c, f->t.st->now);
+    while (tf_pending(&f->t))
+        tf_take(&f->t);
+    brisk_close(f->l, f->t.st->now);
+    tf_free(&f->t);
+}
+
+static void send_pattern(brisk_sock *c, uint64_t off, size_t len, uint64_t now)
+{
+    static uint8_t buf[1 << 17];
+    tf_pattern(buf, len, off);
+    assert_int_equal(brisk_send(c, buf, len, 0, now), (int64_t)len);
+}
+
+/* The peer's ACK of `ack` with one SACK block [s, e) (none if s == e). */
+static void sack(struct fix *f, uint32_t ack, uint32_t s, uint32_t e, uint64_t now)
+{
+    f->p.ack = ack;
+    struct brisk_tcp_repr h = tf_peer_hdr(&f->p, ACK, now);
+    if (s != e) {
+        h.opts.nsack = 1;
+        h.opts.sack[0].start = s;
+        h.opts.sack[0].end = e;
+    }
+    tf_inject(&f->t, &h, NULL, 0, now);
+}
+
+/* Segment k (0-based) of the stream. */
+static uint32_t seg(const struct fix *f, uint32_t k)
+{
+    return f->d + k * M;
+}
+
+/* Ten segments out; the first is lost, the others are SACKed from T on, 10 us apart: the last SACK (at
+ * T + 80 us) measures RACK.rtt = T + 80 us - t1, so the hole's deadline is t1 + that + 2.5 ms. */
+#define REO_AT(T) ((T) + 80 * TF_US + 2500 * TF_US)
+static uint64_t lose_first_of_ten(struct fix *f, uint64_t t1, uint64_t T, uint32_t extra_segs)
+{
+    send_pattern(f->c, 0, (10 + extra_segs) * M, t1);
+    for (int k = 0; k < 10; k++)
+        tf_take(&f->t);
+    TF_EXPECT_NONE(&f->t);
+    for (uint32_t k = 1; k < 10; k++)
+        sack(f, seg(f, 0), seg(f, 1), seg(f, k + 1), T + (k - 1) * 10 * TF_US);
+    return T + 80 * TF_US;
+}
+
+/* The hole is lost one round trip (RACK.rtt, measured by the latest SACKed segment) plus the reordering
+ * window (min RTT / 4 = 2.5 ms) after it was sent: the REO deadline fires and the retransmission goes — no
+ * three-duplicate rule, no RTO. */
+static void test_hole_lost_after_reordering_window(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    uint64_t t1 = TF_SEC, T = t1 + 10 * TF_MS;
+    lose_first_of_ten(&f, t1, T, 0);
+    TF_EXPECT_NONE(&f.t); /* nine SACKs: still within the window */
+    assert_int_equal(f.c->sb.sacked, 9 * M);
+    assert_int_equal(f.c->timer.rtx_kind, TCP_RTX_REO);
+    tf_run(&f.t, REO_AT(T) - 1);
+    TF_EXPECT_NONE(&f.t);
+    tf_run(&f.t, REO_AT(T));
+    TF_EXPECT(&f.t, REO_AT(T), ACK, seg(&f, 0), 1001, M);
+    TF_EXPECT_NONE(&f.t);
+    struct brisk_conn_info i = tf_info(f.c);
+    assert_int_equal(i.fast_retransmits, 1);
+    assert_int_equal(i.ssthresh, 5 * M); /* NewReno: flight / 2 */
+    assert_int_equal(tcp_pipe(f.c), M);  /* 10 sent - 9 SACKed - 1 lost + 1 retransmitted */
+    /* Its ACK covers everything: recovery ends at ssthresh (RFC 6937). */
+    sack(&f, seg(&f, 10), 0, 0, T + 13 * TF_MS);
+    i = tf_info(f.c);
+    assert_int_equal(i.cwnd, 5 * M);
+    assert_int_equal(i.rto_count, 0);
+    assert_int_equal(f.c->sb.len, 0);
+    finish(&f);
+}
+
+/* Reordering inside the window: the "missing" segment arrives 1 ms after the SACKs; nothing is resent. */
+static void test_reordering_within_window_not_retransmitted(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    uint64_t t1 = TF_SEC, T = t1 + 10 * TF_MS;
+    lose_first_of_ten(&f, t1, T, 0);
+    sack(&f, seg(&f, 10), 0, 0, T + 1 * TF_MS);
+    tf_run(&f.t, T + 300 * TF_MS);
+    while (tf_pending(&f.t)) /* nothing but (possibly) pure ACKs: no data at all */
+        assert_int_equal(tf_take(&f.t)->h.payload_len, 0);
+    struct brisk_conn_info i = tf_info(f.c);
+    assert_int_equal(i.retransmits, 0);
+    assert_int_equal(i.fast_retransmits, 0);
+    assert_int_equal(i.cwnd, 10 * M + 2 * M); /* slow start grew (2 MSS per ACK at most): no reduction */
+    finish(&f);
+}
+
+/* A lost retransmission: a segment sent after it is SACKed, and RACK marks the retransmission lost at once
+ * (in recovery, before any reordering was seen, the window is zero) and sends it again — long before the
+ * 200 ms RTO, which is all NewReno would have. */
+static void test_lost_retransmission_detected(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, (const char *const[]){"tcp_pacing=0", NULL});
+    uint64_t t1 = TF_SEC, T = t1 + 10 * TF_MS;
+    lose_first_of_ten(&f, t1, T, 20); /* twenty more queued: the SACKs free the window for segments 10-18 */
+    uint32_t hi = 0;
+    while (tf_pending(&f.t)) {
+        struct tf_seg *x = tf_take(&f.t);
+        assert_true(brisk_seq_geq(x->h.seq, seg(&f, 10))); /* new data only, so far */
+        hi = x->h.seq + x->h.payload_len;
+    }
+    uint64_t R1 = REO_AT(T);
+    tf_run(&f.t, R1);
+    TF_EXPECT(&f.t, R1, ACK, seg(&f, 0), 1001, M); /* the retransmission, which will be lost */
+    /* Everything sent before it arrives: SACK 1 .. hi. PRR releases new data behind it. */
+    sack(&f, seg(&f, 0), seg(&f, 1), hi, R1 + 10 * TF_MS);
+    uint32_t first_new = 0;
+    while (tf_pending(&f.t)) {
+        struct tf_seg *x = tf_take(&f.t);
+        if (!first_new && x->h.payload_len)
+            first_new = x->h.seq;
+    }
+    assert_int_equal(first_new, hi);
+    /* That segment, sent 10 ms after the retransmission, is SACKed: the retransmission is lost. */
+    uint64_t T2 = R1 + 20 * TF_MS;
+    sack(&f, seg(&f, 0), seg(&f, 1), hi + M, T2);
+    TF_EXPECT(&f.t, T2, ACK, seg(&f, 0), 1001, M);
+    assert_int_equal(tf_info(f.c).rto_count, 0);
+    finish(&f);
+}
+
+/* A D-SACK for a retransmission shows the path reorders: the window grows by min RTT / 4. */
+static void test_dsack_widens_window(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    uint64_t t1 = TF_SEC, T = t1 + 10 * TF_MS;
+    lose_first_of_ten(&f, t1, T, 0);
+    tf_run(&f.t, REO_AT(T));
+    TF_EXPECT(&f.t, REO_AT(T), ACK, seg(&f, 0), 1001, M);
+    assert_int_equal(f.c->rack.reo_mult, 0);
+    /* The original arrives after all (ACK of everything), then the retransmission: a D-SACK for it. */
+    sack(&f, seg(&f, 10), 0, 0, T + 3 * TF_MS);
+    sack(&f, seg(&f, 10), seg(&f, 0), seg(&f, 1), T + 13 * TF_MS);
+    assert_int_equal(f.c->rack.reo_mult, 1);
+    assert_true(f.c->rack.reord);
+    finish(&f);
+}
+
+/* PRR (RFC 6937 §3): while pipe is above ssthresh it sends ssthresh / RecoverFS of what is delivered — here
+ * one segment per two SACKed (20 in flight, ssthresh 10), never two for one ACK; once pipe reaches ssthresh
+ * the slow-start bound keeps it there, so the round ends with pipe = ssthresh exactly. */
+static void test_prr_proportional(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, (const char *const[]){"tcp_initial_cwnd=20", "tcp_pacing=0", NULL});
+    uint64_t t1 = TF_SEC, T = t1 + 10 * TF_MS;
+    send_pattern(f.c, 0, 20 * M, t1);
+    for (int k = 0; k < 20; k++)
+        tf_take(&f.t);
+    TF_EXPECT_NONE(&f.t);
+    sack(&f, seg(&f, 0), seg(&f, 1), seg(&f, 2), T);
+    tf_run(&f.t, T + 2500 * TF_US);
+    TF_EXPECT(&f.t, T + 2500 * TF_US, ACK, seg(&f, 0), 1001, M);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(tf_info(f.c).ssthresh, 10 * M);
+    send_pattern(f.c, 20 * M, 20 * M, T + 2600 * TF_US); /* more data: PRR, not the application, limits */
+    TF_EXPECT_NONE(&f.t);
+    int sent = 0, max_burst = 0;
+    for (uint32_t k = 2; k < 20; k++) {
+        sack(&f, seg(&f, 0), seg(&f, 1), seg(&f, k + 1), T + 3 * TF_MS + k * 10 * TF_US);
+        int burst = 0;
+        while (tf_pending(&f.t)) {
+            struct tf_seg *x = tf_take(&f.t);
+            if (x->h.payload_len) {
+                assert_int_equal(x->h.seq, seg(&f, 20 + (uint32_t)sent)); /* new data, in order */
+                sent++;
+                burst++;
+            }
+        }
+        if (burst > max_burst)
+            max_burst = burst;
+    }
+    assert_int_equal(sent, 9);
+    assert_int_equal(max_burst, 1);
+    assert_int_equal(tcp_pipe(f.c), 10 * M);
+    finish(&f);
+}
+
+/* Without SACK the scoreboard stays empty and recovery is NewReno's (tests/tcp/test_timers.c). */
+static void test_no_scoreboard_without_sack(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, (const char *const[]){"tcp_sack=0", NULL});
+    send_pattern(f.c, 0, 4 * M, TF_SEC);
+    assert_int_equal(f.c->sb.len, 0);
+    assert_null(f.c->sb.r);
+    finish(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hole_lost_after_reordering_window),
+        cmocka_unit_test(test_reordering_within_window_not_retransmitted),
+        cmocka_unit_test(test_lost_retransmission_detected),
+        cmocka_unit_test(test_dsack_widens_window),
+        cmocka_unit_test(test_prr_proportional),
+        cmocka_unit_test(test_no_scoreboard_without_sack),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
