@@ -79,7 +79,7 @@ static const char *setting_syntax(enum brisk_value_kind kind)
     case BRISK_VAL_BOOL:
         return "on or off";
     case BRISK_VAL_CHOICE:
-        return "one of the names its help lists";
+        return "one of the names brisk-lab settings shows";
     }
     return "a value";
 }
