@@ -27,7 +27,8 @@
  * seq_valid = 1 before each on_ack; one that does not leaves seq_valid 0 and the algorithm derives the same
  * marker from the cumulative acknowledged bytes and `flight` (which is snd_nxt - snd_una before the ACK).
  *
- * Future algorithms. CUBIC (RFC 9438) computes its own ssthresh and window growth but reuses the slow start,
+ * Algorithms. NewReno (cc_newreno.c) is the helpers below as they stand. CUBIC (cc_cubic.c, RFC 9438 with
+ * HyStart++ from hystart.c) computes its own ssthresh and window growth but reuses the slow start,
  * fast-recovery and RTO helpers below with its own ssthresh. PRR (RFC 6937) replaces only the cwnd arithmetic
  * during recovery: the connection calls on_enter_recovery (which sets ssthresh and recover), lets PRR drive
  * cwnd per ACK instead of calling on_recovery_ack, and calls on_exit_recovery at the end.

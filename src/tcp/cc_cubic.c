@@ -35,7 +35,8 @@
  *                        recovery itself is cc.c's NewReno recovery with that ssthresh.
  *   on_rto               ssthresh = max(0.7 FlightSize, 2 SMSS) (held on a repeated timeout), cwnd = 1 SMSS
  *                        (RFC 5681); W_max is forgotten so the next epoch starts with K = 0 (4.8).
- *   on_idle_restart      RFC 5681 restart window; the epoch ends (a new one starts after slow start).
+ *   on_idle_restart      RFC 5681 restart window; the epoch ends (a new one starts after slow start, so the
+ *                        idle time never counts towards t).
  *   on_undo              a spurious reduction (4.9): cwnd, ssthresh, W_max, K and the epoch as before it.
  *
  * Arithmetic. The per-ACK path is integer-only. Time is taken in units of 2^-12 s (244 µs) for the curve:
@@ -359,10 +360,11 @@ static void cubic_on_idle_restart(struct brisk_cc_state *s, uint32_t initial_cwn
 {
     struct cubic c;
     load(s, &c);
-    uint32_t before = s->cwnd;
     brisk_cc_idle_restart(s, initial_cwnd_segs);
-    if (s->cwnd != before)
-        c.epoch = 0; /* slow start again; the curve resumes from wherever that ends */
+    /* The idle time must not count towards t (RFC 9438 5.8): a new epoch begins when congestion avoidance
+     * resumes, from the window it resumes at, towards the same W_max. */
+    c.epoch = 0;
+    c.app_limited = 0;
     store(s, &c);
 }
 
