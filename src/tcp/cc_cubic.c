@@ -117,7 +117,7 @@ static uint64_t icbrt64(uint64_t x)
 static uint64_t ns_to_units(uint64_t ns)
 {
     if (ns >= (UINT64_MAX >> T_SHIFT) - NSEC_PER_SEC)
-        return T_MAX_UNITS;
+        return UINT64_MAX >> 1; /* 52 days and more: far past any K, so the curve saturates */
     return ((ns << T_SHIFT) + NSEC_PER_SEC / 2) / NSEC_PER_SEC;
 }
 

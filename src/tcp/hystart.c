@@ -6,9 +6,10 @@
  * each round instead. Queueing delay shows up as a rising minimum well before the queue overflows:
  *
  *   rounds        a round begins when an ACK passes windowEnd, the SND.NXT at the start of the previous one
- *                 (RFC 9406 4.2), so each round's samples are those of the data the previous round sent. brisk measures it in cumulative acknowledged bytes: windowEnd = bytes acked
- *                 so far + bytes outstanding up to SND.NXT, which is the same point in the sequence space and
- *                 needs nothing from the connection beyond the ACK's size and the flight.
+ *                 (RFC 9406 4.2), so each round's samples are those of the data the previous round sent.
+ *                 brisk measures it in cumulative acknowledged bytes: windowEnd = bytes acked so far + bytes
+ *                 outstanding up to SND.NXT, which is the same point in the sequence space and needs nothing
+ *                 from the connection beyond the ACK's size and the flight.
  *   slow start    each round keeps currentRoundMinRTT; once N_RTT_SAMPLE (8) samples are in and the previous
  *                 round had one too, an increase of at least RttThresh = clamp(lastRoundMinRTT / 8, 4 ms,
  *                 16 ms) moves to Conservative Slow Start, remembering cssBaselineMinRtt.

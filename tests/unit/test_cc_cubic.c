@@ -154,6 +154,8 @@ static void test_k_and_curve_arithmetic(void **state)
     assert_int_equal(brisk_cc_cubic_window(MSS, 100 * MSS, 0, 3600 * SEC), UINT32_MAX);
     assert_int_equal(brisk_cc_cubic_window(MSS, 100 * MSS, 3600 * SEC, 0), 0);
     assert_int_equal(brisk_cc_cubic_window(MSS, 100 * MSS, 0, UINT64_MAX), UINT32_MAX);
+    assert_int_equal(brisk_cc_cubic_window(MSS, 100 * MSS, 500 * SEC, UINT64_MAX), UINT32_MAX);
+    assert_int_equal(brisk_cc_cubic_window(MSS, 100 * MSS, UINT64_MAX, UINT64_MAX), 100 * MSS);
     uint64_t kmax = brisk_cc_cubic_k(1, UINT32_MAX, 0); /* 4e9 one-byte segments: K ~ 2154 s, capped */
     assert_true(kmax > 500 * SEC && kmax < 600 * SEC);
 }
