@@ -121,6 +121,8 @@ struct brisk_settings {
     uint32_t tcp_autocorking;           /* auto-corking (Linux sysctl of the same name) */
     uint32_t tcp_autocork_first_packet; /* compat: may hold with nothing in flight (3.14-rc bug) */
     uint32_t tcp_resume_nagle;          /* compat: completion resume with Nagle forced on (3.14-rc bug) */
+    uint32_t tcp_congestion; /* congestion control of new connections: index of a name in the setting's
+                                choices, "newreno" (0) or "cubic" (1) (Linux tcp_congestion_control) */
 };
 
 /* Fills `s` with brisk's defaults. */
@@ -134,16 +136,27 @@ int brisk_settings_set(struct brisk_settings *s, const char *assignment);
 int brisk_settings_set_kv(struct brisk_settings *s, const char *name, const char *value);
 
 /* Describes the settings for tools (listing, JSON). `i` in [0, brisk_settings_count()). */
-enum brisk_value_kind { BRISK_VAL_UINT, BRISK_VAL_BOOL, BRISK_VAL_SIZE, BRISK_VAL_TIME, BRISK_VAL_RATE };
+enum brisk_value_kind {
+    BRISK_VAL_UINT,
+    BRISK_VAL_BOOL,
+    BRISK_VAL_SIZE,
+    BRISK_VAL_TIME,
+    BRISK_VAL_RATE,
+    BRISK_VAL_CHOICE, /* one name of `choices`, stored as its index */
+};
 struct brisk_setting_desc {
     const char *name;
     enum brisk_value_kind kind;
     const char *help;
+    const char *const *choices; /* BRISK_VAL_CHOICE: the names, NULL-terminated; NULL for other kinds */
 };
 size_t brisk_settings_count(void);
 const struct brisk_setting_desc *brisk_settings_desc(size_t i);
 /* The value of setting `i` as a plain integer (ns for times, bytes for sizes, bit/s for rates). */
 uint64_t brisk_settings_value(const struct brisk_settings *s, size_t i);
+/* The name a BRISK_VAL_CHOICE setting `i` has for value v ("cubic"), NULL if `i` is no choice or v is out of
+ * range. */
+const char *brisk_settings_choice(size_t i, uint64_t v);
 
 /* Compatibility profiles: named sets of settings reproducing historical Linux behaviour ("linux-3.19") or
  * brisk's defaults ("brisk"). apply: BRISK_OK or BRISK_ERR_NOENT (unknown name); `s` unchanged on error. */
@@ -406,6 +419,13 @@ int brisk_setsockopt(brisk_sock *s, enum brisk_sockopt opt, uint64_t value, uint
 int brisk_getsockopt(const brisk_sock *s, enum brisk_sockopt opt, uint64_t *value);
 /* The error that closed the connection (BRISK_ERR_RESET, ...), or BRISK_OK. */
 int brisk_sock_error(const brisk_sock *s);
+/* Selects the socket's congestion control by name ("newreno", "cubic"; new sockets take the stack's
+ * tcp_congestion). Allowed before connect and on a live connection, where the new algorithm starts from the
+ * current cwnd and ssthresh (like Linux's TCP_CONGESTION). Returns BRISK_OK, or BRISK_ERR_INVAL for a NULL
+ * argument or an unknown name (the socket keeps its algorithm). */
+int brisk_set_congestion(brisk_sock *s, const char *name);
+/* The name of the socket's congestion control, NULL for a NULL socket. */
+const char *brisk_get_congestion(const brisk_sock *s);
 
 enum brisk_tcp_state {
     BRISK_TCP_CLOSED,

@@ -5,6 +5,9 @@
  * decides the syntax accepted: sizes "64K", times "200ms", rates "1G", booleans "on"), the struct field, the
  * default and the bounds. brisk_settings_default() and brisk_settings_set() both read it, so a setting added
  * to the table is at once settable from every tool's `--set name=value` and listed by them.
+ *
+ * Most values are numbers. A CHOICE setting takes one name from a fixed list and stores its index; its kind
+ * token in the table (e.g. CONGESTION) names both the value kind and the list (VALKIND_ / CHOICES_ below).
  */
 #include <stddef.h>
 #include <string.h>
@@ -13,6 +16,23 @@
 
 #define MS  BRISK_NSEC_PER_MSEC
 #define SEC BRISK_NSEC_PER_SEC
+
+/* tcp_congestion: the order is src/tcp/cc.c's registry order, so the index is brisk_cc_get()'s. */
+static const char *const congestion_names[] = {"newreno", "cubic", NULL};
+#define CONGESTION_MAX (sizeof(congestion_names) / sizeof(congestion_names[0]) - 2)
+
+#define VALKIND_UINT       BRISK_VAL_UINT
+#define VALKIND_BOOL       BRISK_VAL_BOOL
+#define VALKIND_SIZE       BRISK_VAL_SIZE
+#define VALKIND_TIME       BRISK_VAL_TIME
+#define VALKIND_RATE       BRISK_VAL_RATE
+#define VALKIND_CONGESTION BRISK_VAL_CHOICE
+#define CHOICES_UINT       NULL
+#define CHOICES_BOOL       NULL
+#define CHOICES_SIZE       NULL
+#define CHOICES_TIME       NULL
+#define CHOICES_RATE       NULL
+#define CHOICES_CONGESTION congestion_names
 
 /* X(name, kind, field, field type, default, min, max, help) */
 #define BRISK_SETTINGS(X)                                                                                    \
@@ -112,7 +132,9 @@
     X(tcp_autocork_first_packet, BOOL, tcp_autocork_first_packet, uint32_t, 0, 0, 1,                         \
       "compat (Linux 3.14-rc, before a181ceb501b3): auto-corking may hold a segment with nothing in flight") \
     X(tcp_resume_nagle, BOOL, tcp_resume_nagle, uint32_t, 0, 0, 1,                                           \
-      "compat (Linux 3.14-rc, before bf06200e732d): the TX-completion resume runs with Nagle forced on")
+      "compat (Linux 3.14-rc, before bf06200e732d): the TX-completion resume runs with Nagle forced on")     \
+    X(tcp_congestion, CONGESTION, tcp_congestion, uint32_t, 0, 0, CONGESTION_MAX,                            \
+      "congestion control of new connections: newreno or cubic")
 
 struct setting {
     struct brisk_setting_desc desc;
@@ -123,7 +145,7 @@ struct setting {
 
 static const struct setting table[] = {
 #define ROW(name, kind, field, type, dflt, min, max, help)                                                   \
-    {{#name, BRISK_VAL_##kind, help},                                                                        \
+    {{#name, VALKIND_##kind, help, CHOICES_##kind},                                                          \
      offsetof(struct brisk_settings, field),                                                                 \
      sizeof(type),                                                                                           \
      (dflt),                                                                                                 \
@@ -166,9 +188,20 @@ void brisk_settings_default(struct brisk_settings *s)
         store(s, &table[i], table[i].dflt);
 }
 
-static int parse_value(enum brisk_value_kind kind, const char *value, uint64_t *out)
+static int parse_choice(const char *const *choices, const char *value, uint64_t *out)
 {
-    switch (kind) {
+    for (uint64_t i = 0; choices && choices[i]; i++) {
+        if (strcmp(choices[i], value) == 0) {
+            *out = i;
+            return BRISK_OK;
+        }
+    }
+    return BRISK_ERR_INVAL;
+}
+
+static int parse_value(const struct brisk_setting_desc *d, const char *value, uint64_t *out)
+{
+    switch (d->kind) {
     case BRISK_VAL_UINT:
         return brisk_parse_uint(value, out);
     case BRISK_VAL_SIZE:
@@ -177,6 +210,8 @@ static int parse_value(enum brisk_value_kind kind, const char *value, uint64_t *
         return brisk_parse_time(value, out);
     case BRISK_VAL_RATE:
         return brisk_parse_rate(value, out);
+    case BRISK_VAL_CHOICE:
+        return parse_choice(d->choices, value, out);
     case BRISK_VAL_BOOL: {
         int b;
         int rc = brisk_parse_bool(value, &b);
@@ -197,7 +232,7 @@ int brisk_settings_set_kv(struct brisk_settings *s, const char *name, const char
         if (strcmp(d->desc.name, name) != 0)
             continue;
         uint64_t v;
-        int rc = parse_value(d->desc.kind, value, &v);
+        int rc = parse_value(&d->desc, value, &v);
         if (rc != BRISK_OK)
             return rc;
         if (v < d->min || v > d->max)
@@ -237,6 +272,13 @@ const struct brisk_setting_desc *brisk_settings_desc(size_t i)
 uint64_t brisk_settings_value(const struct brisk_settings *s, size_t i)
 {
     return i < NSETTINGS ? load(s, &table[i]) : 0;
+}
+
+const char *brisk_settings_choice(size_t i, uint64_t v)
+{
+    if (i >= NSETTINGS || table[i].desc.kind != BRISK_VAL_CHOICE || v > table[i].max)
+        return NULL;
+    return table[i].desc.choices[v];
 }
 
 /* Used by brisk_stack_new: every field within its bounds. */

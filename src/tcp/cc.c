@@ -3,7 +3,7 @@
  *
  * A connection picks its algorithm by name (the "congestion control" setting) with brisk_cc_find() and from
  * then on only calls through the const ops table: the registry is a const array, so there is no global
- * mutable state and adding an algorithm (CUBIC next) is one line here plus its own file.
+ * mutable state and adding an algorithm is one line here plus its own file (cc_newreno.c, cc_cubic.c).
  *
  * The shared helpers encode the parts of RFC 5681 (slow start, congestion avoidance, loss window, restart
  * window), RFC 3465 (appropriate byte counting, L = 2) and RFC 6582 (NewReno fast recovery) that do not
@@ -25,6 +25,7 @@
 
 static const struct brisk_cc_ops *const algorithms[] = {
     &brisk_cc_newreno,
+    &brisk_cc_cubic, /* the order is the index of the tcp_congestion setting (settings.c) */
 };
 
 #define N_ALGORITHMS (sizeof(algorithms) / sizeof(algorithms[0]))

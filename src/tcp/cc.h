@@ -19,8 +19,16 @@
  *   on_exit_recovery             the full ACK (covers `recover`)
  *   on_rto                       the retransmission timer expired (also ends recovery)
  *   on_idle_restart              before sending after an idle period longer than the RTO
+ *   on_undo (optional, may be NULL)  the last reduction (recovery or RTO) proved spurious (F-RTO, D-SACK,
+ *                                timestamps: RFC 5682 / RFC 3522 / RFC 9438 4.9): restore the window
  *
- * Future algorithms. CUBIC (RFC 9438) computes its own ssthresh and window growth but reuses the slow start,
+ * Rounds. Algorithms that work per round trip (HyStart++, RFC 9406) need the end of the current round: the
+ * snd_nxt when it began. A connection that knows sequence numbers sets snd_una / snd_nxt in the state and
+ * seq_valid = 1 before each on_ack; one that does not leaves seq_valid 0 and the algorithm derives the same
+ * marker from the cumulative acknowledged bytes and `flight` (which is snd_nxt - snd_una before the ACK).
+ *
+ * Algorithms. NewReno (cc_newreno.c) is the helpers below as they stand. CUBIC (cc_cubic.c, RFC 9438 with
+ * HyStart++ from hystart.c) computes its own ssthresh and window growth but reuses the slow start,
  * fast-recovery and RTO helpers below with its own ssthresh. PRR (RFC 6937) replaces only the cwnd arithmetic
  * during recovery: the connection calls on_enter_recovery (which sets ssthresh and recover), lets PRR drive
  * cwnd per ACK instead of calling on_recovery_ack, and calls on_exit_recovery at the end.
@@ -39,7 +47,10 @@ struct brisk_cc_state {      /* what every algorithm reads/writes, owned by the 
     uint32_t recover;        /* RFC 6582 "recover": snd_nxt when recovery began */
     uint32_t in_loss;        /* an RTO fired and no ACK has advanced snd_una since: a further RTO (the
                                 retransmission was lost too) holds ssthresh (RFC 5681 3.1) */
-    uint64_t priv[8];        /* algorithm-private state */
+    uint32_t snd_una;        /* optional, valid when seq_valid: SND.UNA after the ACK passed to on_ack */
+    uint32_t snd_nxt;        /* optional, valid when seq_valid: SND.NXT when on_ack is called */
+    uint32_t seq_valid;      /* the connection keeps snd_una / snd_nxt above up to date before on_ack */
+    uint64_t priv[24];       /* algorithm-private state */
 };
 
 struct brisk_cc_ops {
@@ -65,6 +76,10 @@ struct brisk_cc_ops {
     void (*on_rto)(struct brisk_cc_state *s, uint32_t flight, uint64_t now);
     /* After an idle period longer than RTO (RFC 5681 4.1 restart window: cwnd = min(IW, cwnd)). */
     void (*on_idle_restart)(struct brisk_cc_state *s, uint32_t initial_cwnd_segs);
+    /* Optional (NULL when the algorithm cannot undo): the congestion event that last reduced cwnd was
+     * spurious. Restores cwnd, ssthresh and the algorithm's own state to what they were before it, and ends
+     * recovery / loss state. */
+    void (*on_undo)(struct brisk_cc_state *s, uint64_t now);
 };
 
 /* The algorithm called `name` ("newreno"), NULL if unknown or name is NULL. */
@@ -74,7 +89,31 @@ const struct brisk_cc_ops *brisk_cc_find(const char *name);
 unsigned brisk_cc_count(void);
 const struct brisk_cc_ops *brisk_cc_get(unsigned i);
 
+/* The algorithm the stack setting tcp_congestion names (cc_select.c); NewReno if it names none. */
+struct brisk_settings;
+const struct brisk_cc_ops *brisk_cc_for_stack(const struct brisk_settings *s);
+
 extern const struct brisk_cc_ops brisk_cc_newreno;
+extern const struct brisk_cc_ops brisk_cc_cubic;
+
+/* CUBIC's state (cc_cubic.c), for tests and connection info. Windows in bytes, times in ns. */
+struct brisk_cc_cubic_info {
+    uint32_t w_max;      /* RFC 9438 W_max; 0 before the first congestion event or after an RTO */
+    uint32_t cwnd_prior; /* cwnd just before the last reduction */
+    uint32_t cwnd_epoch; /* cwnd when the current congestion-avoidance epoch began */
+    uint32_t w_est;      /* Reno-friendly estimate W_est (whole bytes) */
+    uint64_t k;          /* K of the current epoch, ns */
+    uint64_t t_epoch;    /* start of the current epoch (shifted by application-limited time); 0 = none */
+    uint64_t srtt;       /* the RTT CUBIC uses for W_cubic(t + RTT), ns (0 = no sample yet) */
+    int hystart;         /* enum brisk_hystart_phase of the initial slow start */
+};
+/* Fills *out from a state whose algorithm is brisk_cc_cubic. */
+void brisk_cc_cubic_get_info(const struct brisk_cc_state *s, struct brisk_cc_cubic_info *out);
+/* W_cubic(t) = C (t - K)^3 + W_max in bytes for the given mss, w_max (bytes), k and t (ns), computed with the
+ * fixed-point arithmetic CUBIC uses on its per-ACK path; saturates at 0 and UINT32_MAX. */
+uint32_t brisk_cc_cubic_window(uint32_t mss, uint32_t w_max, uint64_t k, uint64_t t);
+/* K = cbrt((w_max - cwnd_epoch) / C) in ns (RFC 9438 eq. 2), 0 when cwnd_epoch >= w_max. */
+uint64_t brisk_cc_cubic_k(uint32_t mss, uint32_t w_max, uint32_t cwnd_epoch);
 
 /* ---------------------------------------------------------------------------------------------------------
  * Building blocks (cc.c), so every algorithm applies RFC 5681 / 6582 the same way.

@@ -359,7 +359,7 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
     if (!advanced)
         tcp_tlp_ack(c, seg, prior_cwnd, now); /* a D-SACK for the probe ends its episode too */
     if (tcp_sb_active(c) && (delivered || c->cc.in_recovery || c->sb.lost)) {
-        tcp_recovery_check(c, flight, now);
+        tcp_recovery_check(c, prior_cwnd, now);
         if (c->cc.in_recovery)
             tcp_prr_ack(c, delivered);
     }

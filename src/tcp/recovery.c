@@ -13,19 +13,25 @@
  */
 #include "tcp/tcp.h"
 
-void tcp_recovery_check(brisk_sock *c, uint32_t prior_flight, uint64_t now)
+void tcp_recovery_check(brisk_sock *c, uint32_t prior_cwnd, uint64_t now)
 {
     if (!tcp_sb_active(c))
         return;
     uint64_t wait;
     tcp_rack_detect(c, now, &wait);
     if (!c->cc.in_recovery && !c->cc.in_loss && c->sb.lost > 0) {
-        c->cc_ops->on_enter_recovery(&c->cc, prior_flight, c->snd.max, now);
+        /* The reduction is from the window (as Linux does), not RFC 5681's FlightSize: with SACK, snd.nxt -
+         * snd.una also counts everything SACKed above the holes and everything just marked lost — after a
+         * slow-start overshoot twice what the path holds — and a CUBIC-style 0.7 x that keeps pipe above the
+         * path's capacity for the whole episode (measured: ssthresh growing from one episode to the next).
+         * PRR's RecoverFS is pipe for the same reason (the RFC 6937 update does the same). */
+        uint32_t pipe_before = tcp_pipe(c) + c->sb.lost - c->sb.retrans; /* lost ones were in flight so far */
+        c->cc_ops->on_enter_recovery(&c->cc, prior_cwnd, c->snd.max, now);
         c->cc.in_recovery = 1;
         c->cc.recover = c->snd.max;
         c->st->c.TCPFastRetrans++;
         c->stat.fast_retransmits++;
-        tcp_prr_start(c, prior_flight);
+        tcp_prr_start(c, pipe_before);
     }
     if (wait)
         tcp_arm_reo(c, now + wait);

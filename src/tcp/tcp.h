@@ -416,7 +416,7 @@ void tcp_prr_ack(brisk_sock *c, uint32_t delivered);
 /* recovery.c — SACK-based loss recovery driven by RACK */
 /* After an ACK or the RACK timer: detect losses, enter recovery if needed, and arm the reordering deadline.
  */
-void tcp_recovery_check(brisk_sock *c, uint32_t prior_flight, uint64_t now);
+void tcp_recovery_check(brisk_sock *c, uint32_t prior_cwnd, uint64_t now);
 /* Retransmits lost segments while the window allows; returns the hold reason that stopped it, or NONE. */
 int tcp_retransmit_lost(brisk_sock *c, uint64_t now);
 

@@ -233,7 +233,7 @@ static void rtx_fired(struct brisk_timer *t, void *arg, uint64_t now)
     else if (kind == TCP_RTX_REO) {
         /* RFC 8985 §6.3: segments whose reordering window has passed are lost now; send what may go. */
         tcp_rearm_rto(c, now);
-        tcp_recovery_check(c, tcp_flight(c), now);
+        tcp_recovery_check(c, c->cc.cwnd, now);
         if (c->cc.in_recovery)
             tcp_prr_ack(c, 0);
         tcp_write_xmit(c, now);

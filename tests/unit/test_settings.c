@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "brisk/brisk.h"
+#include "tcp/cc.h"
 
 static void test_defaults(void **state)
 {
@@ -91,6 +92,52 @@ static void test_descriptions(void **state)
     assert_null(brisk_settings_desc(n));
 }
 
+/* A CHOICE setting: set by name, stored as the index, named back; unknown names rejected. */
+static void test_choice_tcp_congestion(void **state)
+{
+    (void)state;
+    struct brisk_settings s;
+    brisk_settings_default(&s);
+    assert_int_equal(s.tcp_congestion, 0);
+    size_t i = 0, n = brisk_settings_count();
+    while (i < n && strcmp(brisk_settings_desc(i)->name, "tcp_congestion") != 0)
+        i++;
+    assert_true(i < n);
+    const struct brisk_setting_desc *d = brisk_settings_desc(i);
+    assert_int_equal(d->kind, BRISK_VAL_CHOICE);
+    assert_non_null(d->choices);
+    assert_string_equal(brisk_settings_choice(i, brisk_settings_value(&s, i)), "newreno");
+    assert_int_equal(brisk_settings_set(&s, "tcp_congestion=cubic"), BRISK_OK);
+    assert_int_equal(s.tcp_congestion, 1);
+    assert_string_equal(brisk_settings_choice(i, brisk_settings_value(&s, i)), "cubic");
+    assert_int_equal(brisk_settings_set_kv(&s, "tcp_congestion", "newreno"), BRISK_OK);
+    assert_int_equal(s.tcp_congestion, 0);
+    /* Names only, exact: no index, no case folding; s unchanged on error. */
+    assert_int_equal(brisk_settings_set(&s, "tcp_congestion=1"), BRISK_ERR_INVAL);
+    assert_int_equal(brisk_settings_set(&s, "tcp_congestion=CUBIC"), BRISK_ERR_INVAL);
+    assert_int_equal(brisk_settings_set(&s, "tcp_congestion=bbr"), BRISK_ERR_INVAL);
+    assert_int_equal(brisk_settings_set(&s, "tcp_congestion="), BRISK_ERR_INVAL);
+    assert_int_equal(s.tcp_congestion, 0);
+    /* The names are the congestion-control registry's, in its order (the index picks the algorithm). */
+    size_t k = 0;
+    for (; d->choices[k]; k++) {
+        assert_non_null(brisk_cc_get((unsigned)k));
+        assert_string_equal(d->choices[k], brisk_cc_get((unsigned)k)->name);
+        assert_string_equal(brisk_settings_choice(i, k), d->choices[k]);
+    }
+    assert_int_equal(k, brisk_cc_count());
+    assert_null(brisk_settings_choice(i, k)); /* out of range */
+    /* Numeric kinds have no names. */
+    for (size_t j = 0; j < n; j++)
+        if (brisk_settings_desc(j)->kind != BRISK_VAL_CHOICE)
+            assert_null(brisk_settings_desc(j)->choices);
+    assert_null(brisk_settings_choice(0, 0));
+    assert_null(brisk_settings_choice(n, 0));
+    /* A struct holding an index past the list is refused by the stack like any out-of-range value. */
+    s.tcp_congestion = (uint32_t)k;
+    assert_null(brisk_stack_new(&s));
+}
+
 static void test_counter_names(void **state)
 {
     (void)state;
@@ -149,6 +196,7 @@ int main(void)
         cmocka_unit_test(test_set_errors_leave_value),
         cmocka_unit_test(test_out_of_range_struct_rejected_by_stack),
         cmocka_unit_test(test_descriptions),
+        cmocka_unit_test(test_choice_tcp_congestion),
         cmocka_unit_test(test_counter_names),
         cmocka_unit_test(test_profiles),
     };

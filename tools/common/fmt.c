@@ -83,8 +83,20 @@ char *fmt_value(char *buf, enum brisk_value_kind kind, uint64_t v)
         snprintf(buf, FMT_LEN, "%s", v ? "on" : "off");
         return buf;
     case BRISK_VAL_UINT:
+    case BRISK_VAL_CHOICE: /* the index; fmt_setting prints the name */
         break;
     }
     snprintf(buf, FMT_LEN, "%" PRIu64, v);
     return buf;
+}
+
+char *fmt_setting(char *buf, size_t i, uint64_t v)
+{
+    const char *name = brisk_settings_choice(i, v);
+    if (name) {
+        snprintf(buf, FMT_LEN, "%s", name);
+        return buf;
+    }
+    const struct brisk_setting_desc *d = brisk_settings_desc(i);
+    return fmt_value(buf, d ? d->kind : BRISK_VAL_UINT, v);
 }

@@ -87,6 +87,8 @@ static const char *setting_syntax(enum brisk_value_kind kind)
         return kind_syntax(LAB_RATE);
     case BRISK_VAL_BOOL:
         return "on or off";
+    case BRISK_VAL_CHOICE:
+        return "one of the names brisk-lab settings shows";
     }
     return "a value";
 }
@@ -275,7 +277,9 @@ static void begin_json(struct lab_run *r)
     json_object_begin(&r->j, "settings");
     for (size_t i = 0; i < brisk_settings_count(); i++) {
         const char *name = brisk_settings_desc(i)->name;
-        if (strcmp(name, "seed") != 0) /* hosts' seeds derive from the scenario's seed parameter */
+        if (brisk_settings_desc(i)->kind == BRISK_VAL_CHOICE)
+            json_str(&r->j, name, brisk_settings_choice(i, brisk_settings_value(&r->settings, i)));
+        else if (strcmp(name, "seed") != 0) /* hosts' seeds derive from the scenario's seed parameter */
             json_u64(&r->j, name, brisk_settings_value(&r->settings, i));
     }
     json_object_end(&r->j);
@@ -295,7 +299,7 @@ static void begin_table(const struct lab_run *r, FILE *f)
         if (!r->settings_changed[i])
             continue;
         const struct brisk_setting_desc *d = brisk_settings_desc(i);
-        fprintf(f, " %s=%s", d->name, fmt_value(buf, d->kind, brisk_settings_value(&r->settings, i)));
+        fprintf(f, " %s=%s", d->name, fmt_setting(buf, i, brisk_settings_value(&r->settings, i)));
         any = 1;
     }
     fprintf(f, "%s\n", any ? "" : " defaults");
@@ -497,11 +501,12 @@ static int cmd_settings(int argc, char **argv)
     for (size_t i = 0; i < brisk_settings_count(); i++) {
         const struct brisk_setting_desc *d = brisk_settings_desc(i);
         char buf[FMT_LEN];
-        if (json)
+        if (json && d->kind == BRISK_VAL_CHOICE)
+            json_str(&j, d->name, brisk_settings_choice(i, brisk_settings_value(&s, i)));
+        else if (json)
             json_u64(&j, d->name, brisk_settings_value(&s, i));
         else
-            printf("%-24s %-10s %s\n", d->name, fmt_value(buf, d->kind, brisk_settings_value(&s, i)),
-                   d->help);
+            printf("%-24s %-10s %s\n", d->name, fmt_setting(buf, i, brisk_settings_value(&s, i)), d->help);
     }
     if (json) {
         json_object_end(&j);
