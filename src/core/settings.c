@@ -133,7 +133,7 @@ static const char *const congestion_names[] = {"newreno", "cubic", NULL};
       "compat (Linux 3.14-rc, before a181ceb501b3): auto-corking may hold a segment with nothing in flight") \
     X(tcp_resume_nagle, BOOL, tcp_resume_nagle, uint32_t, 0, 0, 1,                                           \
       "compat (Linux 3.14-rc, before bf06200e732d): the TX-completion resume runs with Nagle forced on")     \
-    X(tcp_congestion, CONGESTION, tcp_congestion, uint32_t, 0, 0, CONGESTION_MAX,                            \
+    X(tcp_congestion, CONGESTION, tcp_congestion, uint32_t, 1, 0, CONGESTION_MAX,                            \
       "congestion control of new connections: newreno or cubic")
 
 struct setting {

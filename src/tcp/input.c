@@ -117,6 +117,7 @@ static void listen_input(brisk_sock *l, const struct brisk_ipv4_repr *ip, const 
     c->snd.lowat = l->snd.lowat;
     c->so = l->so;
     c->opt.mss_clamp = l->opt.mss_clamp;
+    c->cc_ops = l->cc_ops; /* brisk_set_congestion on a listener applies to what it accepts */
 
     c->rcv.irs = seg->seq;
     c->rcv.nxt = seg->seq + 1;

@@ -201,7 +201,11 @@ static void test_per_socket_selection(void **state)
     (void)state;
     struct pair p;
     memset(&p, 0, sizeof(p));
-    simnet_init(&p.n, 7, NULL, 0, 1 * GBIT, 1 * MSEC, NULL); /* the stack default: newreno */
+    struct brisk_settings s;
+    brisk_settings_default(&s);
+    assert_int_equal(brisk_settings_set(&s, "tcp_congestion=newreno"),
+                     BRISK_OK); /* a stack default of newreno */
+    simnet_init(&p.n, 7, &s, 0, 1 * GBIT, 1 * MSEC, NULL);
     int err;
     p.lis = brisk_socket(brisk_sim_host_stack(p.n.b), &err);
     assert_non_null(p.lis);

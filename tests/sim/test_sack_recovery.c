@@ -37,6 +37,8 @@ static struct res transfer(uint64_t rate, double loss, int burst, int sack, uint
     struct brisk_settings s;
     brisk_settings_default(&s);
     s.tcp_sack = (uint32_t)sack;
+    if (!sack) /* the baseline: NewReno without SACK; SACK + RACK runs with the default (CUBIC) */
+        assert_int_equal(brisk_settings_set(&s, "tcp_congestion=newreno"), BRISK_OK);
     struct brisk_sim_link_config lc;
     brisk_sim_link_config_symmetric(&lc, rate, 50 * US);
     struct brisk_sim_impair *d = &lc.ab.impair; /* data direction only: ACK loss is another test */

@@ -43,6 +43,8 @@ static void setup(struct fix *f, const char *const *sets, uint64_t rtt)
 {
     memset(f, 0, sizeof(*f));
     tf_init(&f->t, sets);
+    /* NewReno: the windows asserted below are RFC 5681's arithmetic (CUBIC is tests/unit/test_cc_cubic.c). */
+    assert_int_equal(brisk_settings_set(&f->t.st->s, "tcp_congestion=newreno"), BRISK_OK);
     f->l = tf_listen(&f->t, 80);
     tf_peer_init(&f->p, &f->t, 40000, 80, 1000);
     struct brisk_tcp_opts o = tf_opts_full();

@@ -98,7 +98,7 @@ static void test_choice_tcp_congestion(void **state)
     (void)state;
     struct brisk_settings s;
     brisk_settings_default(&s);
-    assert_int_equal(s.tcp_congestion, 0);
+    assert_int_equal(s.tcp_congestion, 1); /* cubic, as in Linux since 2.6.19 */
     size_t i = 0, n = brisk_settings_count();
     while (i < n && strcmp(brisk_settings_desc(i)->name, "tcp_congestion") != 0)
         i++;
@@ -106,6 +106,9 @@ static void test_choice_tcp_congestion(void **state)
     const struct brisk_setting_desc *d = brisk_settings_desc(i);
     assert_int_equal(d->kind, BRISK_VAL_CHOICE);
     assert_non_null(d->choices);
+    assert_string_equal(brisk_settings_choice(i, brisk_settings_value(&s, i)), "cubic");
+    assert_int_equal(brisk_settings_set(&s, "tcp_congestion=newreno"), BRISK_OK);
+    assert_int_equal(s.tcp_congestion, 0);
     assert_string_equal(brisk_settings_choice(i, brisk_settings_value(&s, i)), "newreno");
     assert_int_equal(brisk_settings_set(&s, "tcp_congestion=cubic"), BRISK_OK);
     assert_int_equal(s.tcp_congestion, 1);
