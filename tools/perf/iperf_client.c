@@ -181,8 +181,11 @@ static void move_data(struct perf_iperf_client *c, uint64_t now)
             if (n > 0)
                 c->sent += (uint64_t)n;
         } else {
-            int64_t n = perf_stream_recv(st, c->scratch, SCRATCH, now);
-            if (n > 0)
+            /* After our results went out the bytes are drained, not counted: the figures stay the ones the
+             * server was told. */
+            int count = c->state < C_WAIT_RESULTS;
+            int64_t n = perf_stream_recv(st, c->scratch, SCRATCH, count, now);
+            if (n > 0 && count)
                 c->received += (uint64_t)n;
         }
         /* A stream that fails while the test runs ends the test; after TEST_END the server closes them. */

@@ -341,7 +341,7 @@ static void on_test_end(struct perf_iperf_server *s, uint64_t now)
     for (uint32_t i = 0; i < s->nstreams; i++) {
         struct perf_stream *st = &s->streams[i];
         if (!st->sender) {
-            int64_t n = perf_stream_recv(st, s->scratch, SCRATCH, now);
+            int64_t n = perf_stream_recv(st, s->scratch, SCRATCH, 1, now);
             if (n > 0)
                 s->received += (uint64_t)n;
         }
@@ -429,7 +429,7 @@ static void move_data(struct perf_iperf_server *s, uint64_t now)
             if (n > 0)
                 s->sent += (uint64_t)n;
         } else {
-            int64_t n = perf_stream_recv(st, s->scratch, SCRATCH, now);
+            int64_t n = perf_stream_recv(st, s->scratch, SCRATCH, 1, now);
             if (n > 0)
                 s->received += (uint64_t)n;
         }

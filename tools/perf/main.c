@@ -299,11 +299,18 @@ static void kick(void *ctx)
         brisk_loop_wake_hook(run->loop, run->hook);
 }
 
+static uint64_t fine_clock(void *ctx)
+{
+    (void)ctx;
+    return brisk_loop_clock();
+}
+
 static int start_client(struct run *run, uint64_t now)
 {
     struct perf_env env = {.st = run->st, .log = stderr, .seed = brisk_loop_clock() ^ run->o->settings.seed};
     env.kick = kick;
     env.kick_ctx = run;
+    env.clock = fine_clock;
     int err;
     if (run->o->mode == M_CLIENT)
         run->client = perf_iperf_client_new(&env, &run->o->p, run->o->server_ip, now, &err);

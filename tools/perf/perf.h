@@ -32,7 +32,12 @@ struct perf_env {
     brisk_stack *st;
     void (*kick)(void *ctx); /* may be NULL */
     void *kick_ctx;
-    FILE *log;     /* progress and diagnostics, one line each; NULL = quiet */
+    FILE *log; /* progress and diagnostics, one line each; NULL = quiet */
+    /* Optional fine clock for latency stamps (rr): a real-time driver hands every callback of one loop
+     * iteration the same `now`, so a reply read in the iteration that sent its request would measure 0.
+     * NULL: use `now` (the simulator's exact virtual time). */
+    uint64_t (*clock)(void *ctx);
+    void *clock_ctx;
     uint64_t seed; /* makes the client's cookie (deterministic in the simulator) */
 };
 

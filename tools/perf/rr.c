@@ -89,6 +89,11 @@ static int record(struct perf_rr_client *c, uint64_t lat)
     return BRISK_OK;
 }
 
+static uint64_t stamp(const struct perf_rr_client *c, uint64_t now)
+{
+    return c->env.clock ? c->env.clock(c->env.clock_ctx) : now;
+}
+
 /* Advances one connection as far as it can go; returns an error or BRISK_OK. */
 static int rr_conn_pump(struct perf_rr_client *c, struct rr_conn *k, uint64_t now)
 {
@@ -102,9 +107,9 @@ static int rr_conn_pump(struct perf_rr_client *c, struct rr_conn *k, uint64_t no
             k->busy = 1;
             k->req_off = 0;
             k->resp_got = 0;
-            k->sent_at = now;
+            k->sent_at = stamp(c, now);
             if (!c->start_ns)
-                c->start_ns = now;
+                c->start_ns = k->sent_at;
         }
         while (k->req_off < c->p.req_size) {
             int64_t n = brisk_send(k->s, c->req + k->req_off, c->p.req_size - k->req_off, 0, now);
@@ -126,8 +131,9 @@ static int rr_conn_pump(struct perf_rr_client *c, struct rr_conn *k, uint64_t no
             k->resp_got += (uint32_t)n;
         }
         k->busy = 0;
-        c->last_ns = now;
-        int rc = record(c, now - k->sent_at);
+        uint64_t t = stamp(c, now);
+        c->last_ns = t;
+        int rc = record(c, t > k->sent_at ? t - k->sent_at : 0);
         if (rc < 0)
             return rc;
         if (c->p.count && c->nlat >= c->p.count)

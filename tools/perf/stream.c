@@ -35,14 +35,16 @@ int64_t perf_stream_send(struct perf_stream *st, const uint8_t *block, uint32_t 
     return (int64_t)done;
 }
 
-int64_t perf_stream_recv(struct perf_stream *st, uint8_t *scratch, size_t cap, uint64_t now)
+int64_t perf_stream_recv(struct perf_stream *st, uint8_t *scratch, size_t cap, int count, uint64_t now)
 {
     int64_t total = 0;
     while (st->s && !st->eof && !st->error) {
         int64_t n = brisk_recv(st->s, scratch, cap, now);
         if (n > 0) {
-            st->bytes += (uint64_t)n;
-            st->last_ns = now;
+            if (count) {
+                st->bytes += (uint64_t)n;
+                st->last_ns = now;
+            }
             total += n;
         } else if (n == 0) {
             st->eof = 1;

@@ -31,8 +31,9 @@ struct perf_stream {
 int64_t perf_stream_send(struct perf_stream *st, const uint8_t *block, uint32_t blksize, uint64_t budget,
                          uint64_t now);
 /* Reads everything available into scratch (discarded). Returns bytes read (>= 0) or the socket's error;
- * sets eof at the peer's FIN. */
-int64_t perf_stream_recv(struct perf_stream *st, uint8_t *scratch, size_t cap, uint64_t now);
+ * sets eof at the peer's FIN. With count 0 the bytes are drained without adding to st->bytes (after the
+ * figures were reported). */
+int64_t perf_stream_recv(struct perf_stream *st, uint8_t *scratch, size_t cap, int count, uint64_t now);
 /* Snapshots brisk_conn_info, then closes (gracefully; brisk aborts when unread data remains, like Linux). */
 void perf_stream_close(struct perf_stream *st, uint64_t now);
 
