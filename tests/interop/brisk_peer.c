@@ -33,7 +33,7 @@ enum mode { M_SOURCE, M_SINK, M_ECHO, M_RR, M_RST };
 struct peer {
     /* options */
     enum mode mode;
-    uint64_t bytes, seed, size, count, timeout_ns, connect_delay_ns;
+    uint64_t bytes, seed, size, count, timeout_ns, connect_delay_ns, busy_poll_ns;
     int listen_port, nodelay, expect_reset;
     uint32_t dst_ip;
     uint16_t dst_port;
@@ -47,6 +47,7 @@ struct peer {
     uint64_t t_start, t_end;
     uint64_t tx_off, rx_off, rx_bad_at;
     int rx_bad;
+    struct pattern pat;
     struct pattern_hash txh, rxh;
     uint8_t *buf;
     /* echo backlog: bytes received and not yet sent back */
@@ -69,11 +70,11 @@ static void send_pattern(struct peer *p, uint64_t limit, uint64_t now)
 {
     while (p->tx_off < limit) {
         size_t n = limit - p->tx_off < BUF_LEN ? (size_t)(limit - p->tx_off) : BUF_LEN;
-        pattern_fill(p->seed, p->tx_off, p->buf, n);
-        int64_t k = brisk_send(p->s, p->buf, n, 0, now);
+        const uint8_t *src = pattern_at(&p->pat, p->tx_off, &n); /* straight from the table */
+        int64_t k = brisk_send(p->s, src, n, 0, now);
         if (k <= 0)
             return;
-        pattern_hash_add(&p->txh, p->buf, (size_t)k);
+        pattern_hash_add(&p->txh, src, (size_t)k);
         p->tx_off += (uint64_t)k;
     }
 }
@@ -81,7 +82,7 @@ static void send_pattern(struct peer *p, uint64_t limit, uint64_t now)
 static void take_rx(struct peer *p, const uint8_t *b, size_t n)
 {
     if (!p->rx_bad) {
-        size_t at = pattern_check(p->seed, p->rx_off, b, n);
+        size_t at = pattern_check(&p->pat, p->rx_off, b, n);
         if (at < n) {
             p->rx_bad = 1;
             p->rx_bad_at = p->rx_off + at;
@@ -106,7 +107,7 @@ static void flush_echo(struct peer *p, uint64_t now)
 
 static void rr_send(struct peer *p, uint64_t now)
 {
-    pattern_fill(p->seed, p->tx_off, p->buf, p->size);
+    pattern_fill(&p->pat, p->tx_off, p->buf, p->size);
     int64_t k = brisk_send(p->s, p->buf, p->size, 0, now);
     if (k != (int64_t)p->size) { /* a request always fits an empty send buffer */
         p->error = k < 0 ? (int)k : BRISK_ERR_AGAIN;
@@ -311,7 +312,8 @@ static void usage(void)
         "usage: brisk-peer --tap NAME --ip ADDR/PREFIX [--gw ADDR] (--listen PORT | --connect ADDR:PORT)\n"
         "                  [--mode source|sink|echo|rr|rst] [--bytes N] [--size N] [--count N]\n"
         "                  [--seed N] [--nodelay] [--gso 0|1] [--mtu N] [--loss P] [--rx-loss P]\n"
-        "                  [--txc-delay T] [--connect-delay T] [--timeout T] [--expect eof|reset] [--set "
+        "                  [--txc-delay T] [--busy-poll T] [--connect-delay T] [--timeout T] [--expect "
+        "eof|reset] [--set "
         "name=value]...\n");
 }
 
@@ -418,6 +420,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--txc-delay")) {
             if (brisk_parse_time(v, &tc.txc_delay_ns) != BRISK_OK)
                 return bad(a, v);
+        } else if (!strcmp(a, "--busy-poll")) {
+            if (brisk_parse_time(v, &p->busy_poll_ns) != BRISK_OK)
+                return bad(a, v);
         } else if (!strcmp(a, "--connect-delay")) {
             if (brisk_parse_time(v, &p->connect_delay_ns) != BRISK_OK)
                 return bad(a, v);
@@ -447,6 +452,10 @@ int main(int argc, char **argv)
     p->buf = malloc(BUF_LEN);
     p->echo = malloc(BUF_LEN);
     p->lat = calloc(MAX_RR, sizeof(uint64_t));
+    if (!p->buf || pattern_init(&p->pat, p->seed) < 0) {
+        fprintf(stderr, "brisk-peer: out of memory\n");
+        return 1;
+    }
     pattern_hash_init(&p->txh);
     pattern_hash_init(&p->rxh);
     int err;
@@ -457,6 +466,7 @@ int main(int argc, char **argv)
         return 1;
     }
     brisk_loop_stop_on_signals(p->loop);
+    brisk_loop_set_busy_poll(p->loop, p->busy_poll_ns);
     char why[160];
     p->tap = brisk_tap_open(p->loop, &tc, &err, why, sizeof(why));
     if (!p->tap) {
@@ -515,12 +525,18 @@ int main(int argc, char **argv)
                (double)p->lat[n * 99 / 100] / 1e3);
     }
     if (p->s) { /* where the sender's time went (DESIGN.md principle 5), in ms per hold reason */
-        printf(" srtt_us=%.1f cwnd=%u holds=", (double)ci.srtt_ns / 1e3, ci.cwnd);
+        printf(" srtt_us=%.1f cwnd=%u pacing_mbps=%.1f holds=", (double)ci.srtt_ns / 1e3, ci.cwnd,
+               (double)ci.pacing_rate * 8 / 1e6);
         for (int h = 1; h < BRISK_HOLD_COUNT; h++)
             printf("%s%s:%.0f", h > 1 ? "," : "", brisk_hold_name(h), (double)ci.hold_ns[h] / 1e6);
     }
     struct brisk_tap_stats ts;
     brisk_tap_get_stats(p->tap, &ts);
+    struct brisk_loop_stats ls;
+    brisk_loop_get_stats(p->loop, &ls);
+    printf(" loop_iter=%llu loop_timer=%llu loop_fd=%llu loop_arms=%llu", (unsigned long long)ls.iterations,
+           (unsigned long long)ls.wakeups_timer, (unsigned long long)ls.wakeups_fd,
+           (unsigned long long)ls.timer_arms);
     printf(" tap_tx=%llu tap_tx_gso=%llu tap_rx=%llu tap_rx_gso=%llu tap_eagain=%llu tap_drops=%llu\n",
            (unsigned long long)ts.tx_frames, (unsigned long long)ts.tx_gso_frames,
            (unsigned long long)ts.rx_frames, (unsigned long long)ts.rx_gso_frames,
@@ -553,5 +569,6 @@ int main(int argc, char **argv)
     free(p->buf);
     free(p->echo);
     free(p->lat);
+    pattern_free(&p->pat);
     return ok ? 0 : 1;
 }

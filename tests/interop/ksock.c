@@ -209,6 +209,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "ksock: out of memory\n");
         return 1;
     }
+    struct pattern pat;
+    if (pattern_init(&pat, seed) < 0) {
+        fprintf(stderr, "ksock: out of memory\n");
+        return 1;
+    }
     struct pattern_hash txh, rxh;
     pattern_hash_init(&txh);
     pattern_hash_init(&rxh);
@@ -218,7 +223,7 @@ int main(int argc, char **argv)
     uint64_t t_start = clock_ns(), t_end = 0;
 
     if (mode == M_RR) {
-        pattern_fill(seed, 0, buf, size);
+        pattern_fill(&pat, 0, buf, size);
         if (send(fd, buf, size, 0) != (ssize_t)size) {
             fprintf(stderr, "ksock: first request: %s\n", strerror(errno));
             return 1;
@@ -237,11 +242,11 @@ int main(int argc, char **argv)
         if (mode == M_SOURCE || mode == M_RST) {
             while (tx_off < bytes) {
                 size_t n = bytes - tx_off < BUF_LEN ? (size_t)(bytes - tx_off) : BUF_LEN;
-                pattern_fill(seed, tx_off, buf, n);
-                ssize_t k = send(fd, buf, n, MSG_NOSIGNAL);
+                const uint8_t *src = pattern_at(&pat, tx_off, &n);
+                ssize_t k = send(fd, src, n, MSG_NOSIGNAL);
                 if (k <= 0)
                     break;
-                pattern_hash_add(&txh, buf, (size_t)k);
+                pattern_hash_add(&txh, src, (size_t)k);
                 tx_off += (uint64_t)k;
             }
             if (mode == M_SOURCE && tx_off == bytes && !tx_fin) {
@@ -319,7 +324,7 @@ int main(int argc, char **argv)
                 break;
             }
             if (!rx_bad) {
-                size_t at = pattern_check(seed, rx_off, dst_buf, (size_t)n);
+                size_t at = pattern_check(&pat, rx_off, dst_buf, (size_t)n);
                 if (at < (size_t)n) {
                     rx_bad = 1;
                     rx_bad_at = rx_off + at;
@@ -342,7 +347,7 @@ int main(int argc, char **argv)
                         shutdown(fd, SHUT_WR);
                         tx_fin = 1;
                     } else {
-                        pattern_fill(seed, tx_off, buf, size);
+                        pattern_fill(&pat, tx_off, buf, size);
                         if (send(fd, buf, size, MSG_NOSIGNAL) != (ssize_t)size) {
                             err = errno;
                             done = 1;
@@ -391,6 +396,7 @@ int main(int argc, char **argv)
     free(buf);
     free(echo);
     free(lat);
+    pattern_free(&pat);
 
     int ok = !rx_bad && !strcmp(result, expect_reset ? "reset" : (mode == M_RST ? "closed" : "eof"));
     if (mode == M_SOURCE || mode == M_RST)

@@ -1,10 +1,10 @@
 /*
  * pattern.h — the byte stream the interop peers send and check (brisk_peer.c, ksock.c).
  *
- * Byte i of the stream for a seed is byte (i mod 8) of mix(seed + i / 8), little-endian, where mix is the
- * splitmix64 finalizer: any window of the stream can be produced from its offset alone, so a receiver checks
- * every byte at memcmp speed without keeping anything, and a misplaced, duplicated or corrupted segment
- * shows as the offset of the first bad byte. Both ends also fold what they sent / received into a hash (a
+ * The stream is a seeded pseudo-random byte sequence with a prime period of about 1 MiB (the splitmix64
+ * finalizer over word indexes), kept in one table: any window of it follows from its offset alone, so a
+ * receiver checks every byte at memcmp speed, and a misplaced, duplicated or corrupted segment shows as the
+ * offset of the first bad byte. Both ends also fold what they sent / received into a hash (a
  * 64-bit multiply-xor over 8-byte words, carried across calls) so a run can print one number per direction
  * and a script can compare them. Self-contained: the kernel-side helper does not link brisk.
  */
@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 static inline uint64_t pattern_mix(uint64_t x)
@@ -25,32 +26,65 @@ static inline uint64_t pattern_mix(uint64_t x)
     return x;
 }
 
-/* Writes bytes [off, off + len) of the stream for `seed` into buf. */
-static inline void pattern_fill(uint64_t seed, uint64_t off, uint8_t *buf, size_t len)
+/* The stream repeats with a prime period of about 1 MiB, kept in a table: sending is a copy (or a send
+ * straight from the table) and checking a memcmp, so the peers cost little more CPU than the stacks they
+ * test. Byte i is byte (i mod P) mod 8 of mix(seed + (i mod P) / 8); a segment misplaced by anything but a
+ * multiple of P (1048573 bytes) still shows. */
+#define PATTERN_PERIOD 1048573u
+
+struct pattern {
+    uint8_t *tab; /* PATTERN_PERIOD bytes */
+};
+
+/* Returns 0, or -1 when out of memory. */
+static inline int pattern_init(struct pattern *p, uint64_t seed)
 {
-    size_t i = 0;
-    while (i < len) {
-        uint64_t pos = off + i;
-        uint64_t w = pattern_mix(seed + pos / 8);
-        uint8_t b[8];
+    p->tab = (uint8_t *)malloc(PATTERN_PERIOD + 8);
+    if (!p->tab)
+        return -1;
+    for (size_t i = 0; i < PATTERN_PERIOD; i += 8) {
+        uint64_t w = pattern_mix(seed + i / 8);
         for (int k = 0; k < 8; k++)
-            b[k] = (uint8_t)(w >> (8 * k));
-        size_t in = (size_t)(pos % 8), n = 8 - in;
-        if (n > len - i)
-            n = len - i;
-        memcpy(buf + i, b + in, n);
-        i += n;
+            p->tab[i + (size_t)k] = (uint8_t)(w >> (8 * k));
+    }
+    return 0;
+}
+
+static inline void pattern_free(struct pattern *p)
+{
+    free(p->tab);
+    p->tab = NULL;
+}
+
+/* The longest run of the stream at `off` that lies contiguous in the table (at most `len`): send it as is. */
+static inline const uint8_t *pattern_at(const struct pattern *p, uint64_t off, size_t *len)
+{
+    size_t at = (size_t)(off % PATTERN_PERIOD);
+    if (*len > PATTERN_PERIOD - at)
+        *len = PATTERN_PERIOD - at;
+    return p->tab + at;
+}
+
+/* Writes bytes [off, off + len) of the stream into buf. */
+static inline void pattern_fill(const struct pattern *p, uint64_t off, uint8_t *buf, size_t len)
+{
+    while (len) {
+        size_t n = len;
+        const uint8_t *src = pattern_at(p, off, &n);
+        memcpy(buf, src, n);
+        buf += n;
+        off += n;
+        len -= n;
     }
 }
 
 /* Offset (relative to buf) of the first byte of buf that differs from the stream at `off`, or len. */
-static inline size_t pattern_check(uint64_t seed, uint64_t off, const uint8_t *buf, size_t len)
+static inline size_t pattern_check(const struct pattern *p, uint64_t off, const uint8_t *buf, size_t len)
 {
-    uint8_t want[4096];
     size_t done = 0;
     while (done < len) {
-        size_t n = len - done < sizeof(want) ? len - done : sizeof(want);
-        pattern_fill(seed, off + done, want, n);
+        size_t n = len - done;
+        const uint8_t *want = pattern_at(p, off + done, &n);
         if (memcmp(want, buf + done, n) != 0) {
             for (size_t k = 0; k < n; k++)
                 if (want[k] != buf[done + k])
