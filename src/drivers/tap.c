@@ -263,15 +263,15 @@ brisk_tap *brisk_tap_open(brisk_loop *loop, const struct brisk_tap_config *cfg, 
         *err = BRISK_ERR_RANGE;
         goto fail;
     }
-    if (open_tun(t, why, why_len) < 0) {
-        *err = BRISK_ERR_INVAL;
-        goto fail;
-    }
     uint32_t mask = cfg->prefix_len >= 32 ? 0xffffffffu : ~(0xffffffffu >> cfg->prefix_len);
     if (cfg->gateway && ((cfg->gateway ^ cfg->ip) & mask) != 0) {
         say(why, why_len, "gateway is not inside %u.%u.%u.%u/%u", cfg->ip >> 24, (cfg->ip >> 16) & 255,
             (cfg->ip >> 8) & 255, cfg->ip & 255, cfg->prefix_len);
         *err = BRISK_ERR_NOROUTE;
+        goto fail; /* before any system call */
+    }
+    if (open_tun(t, why, why_len) < 0) {
+        *err = BRISK_ERR_INVAL;
         goto fail;
     }
     /* Everything that can be undone first: the stack cannot forget a device once added. */

@@ -312,7 +312,8 @@ static void usage(void)
         "usage: brisk-peer --tap NAME --ip ADDR/PREFIX [--gw ADDR] (--listen PORT | --connect ADDR:PORT)\n"
         "                  [--mode source|sink|echo|rr|rst] [--bytes N] [--size N] [--count N]\n"
         "                  [--seed N] [--nodelay] [--gso 0|1] [--mtu N] [--loss P] [--rx-loss P]\n"
-        "                  [--txc-delay T] [--busy-poll T] [--connect-delay T] [--timeout T] [--expect "
+        "                  [--txc-delay T] [--tx-ring N] [--busy-poll T] [--connect-delay T] [--timeout T] "
+        "[--expect "
         "eof|reset] [--set "
         "name=value]...\n");
 }
@@ -417,6 +418,10 @@ int main(int argc, char **argv)
                 tc.fault.tx_loss = d;
             else
                 tc.fault.rx_loss = d;
+        } else if (!strcmp(a, "--tx-ring")) {
+            if (brisk_parse_uint(v, &u) != BRISK_OK || u == 0 || u > 65536)
+                return bad(a, v);
+            tc.tx_ring = (uint32_t)u;
         } else if (!strcmp(a, "--txc-delay")) {
             if (brisk_parse_time(v, &tc.txc_delay_ns) != BRISK_OK)
                 return bad(a, v);
@@ -532,15 +537,20 @@ int main(int argc, char **argv)
     }
     struct brisk_tap_stats ts;
     brisk_tap_get_stats(p->tap, &ts);
+    struct brisk_netdev_stats ns;
+    brisk_netdev_get_stats(brisk_tap_netdev(p->tap), &ns);
     struct brisk_loop_stats ls;
     brisk_loop_get_stats(p->loop, &ls);
     printf(" loop_iter=%llu loop_timer=%llu loop_fd=%llu loop_arms=%llu", (unsigned long long)ls.iterations,
            (unsigned long long)ls.wakeups_timer, (unsigned long long)ls.wakeups_fd,
            (unsigned long long)ls.timer_arms);
-    printf(" tap_tx=%llu tap_tx_gso=%llu tap_rx=%llu tap_rx_gso=%llu tap_eagain=%llu tap_drops=%llu\n",
+    printf(" tap_tx=%llu tap_tx_gso=%llu tap_rx=%llu tap_rx_gso=%llu tap_eagain=%llu tap_busy=%llu "
+           "tap_drops=%llu"
+           " txc_latency_us=%.1f\n",
            (unsigned long long)ts.tx_frames, (unsigned long long)ts.tx_gso_frames,
            (unsigned long long)ts.rx_frames, (unsigned long long)ts.rx_gso_frames,
-           (unsigned long long)ts.tx_eagain, (unsigned long long)(ts.tx_fault_drops + ts.rx_fault_drops));
+           (unsigned long long)ts.tx_eagain, (unsigned long long)ts.tx_busy,
+           (unsigned long long)(ts.tx_fault_drops + ts.rx_fault_drops), (double)ns.tx_done_latency_ns / 1e3);
     fflush(stdout);
 
     int ok;
