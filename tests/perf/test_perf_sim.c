@@ -283,7 +283,7 @@ static void test_busy_server_denies(void **state)
     assert_non_null(c2);
     d2 = (struct drive){n.w, n.a, c2, cli_deadline, cli_tick};
     brisk_sim_host_kick(n.a);
-    assert_true(brisk_sim_run_while(n.w, client_done, c2, 200 * MS));
+    assert_true(brisk_sim_run_while(n.w, client_done, c2, brisk_sim_now(n.w) + 100 * MS));
     assert_false(perf_iperf_client_done(c1));
     struct perf_report r2;
     perf_iperf_client_report(c2, &r2);
@@ -347,6 +347,20 @@ static void test_hostile_length(void **state)
     assert_true(perf_iperf_server_last_report(s, &rs));
     assert_false(rs.complete);
     assert_int_equal(rs.error, BRISK_ERR_MSGSIZE);
+    /* A connection that never completes its cookie is aborted after 10 s, so idle connections cannot
+     * exhaust the server's table of new connections. */
+    brisk_sock *idle = brisk_socket(brisk_sim_host_stack(n.a), &err);
+    assert_int_equal(brisk_connect(idle, SIMNET_B_IP, 5201, brisk_sim_now(n.w)), BRISK_ERR_INPROGRESS);
+    brisk_sim_host_kick(n.a);
+    brisk_sim_run_until(n.w, brisk_sim_now(n.w) + 20 * MS);
+    assert_int_equal(brisk_send(idle, "abc", 3, 0, brisk_sim_now(n.w)), 3);
+    brisk_sim_host_kick(n.a);
+    brisk_sim_run_until(n.w, brisk_sim_now(n.w) + 9 * SEC);
+    assert_int_equal(brisk_sock_error(idle), BRISK_OK);
+    brisk_sim_run_until(n.w, brisk_sim_now(n.w) + 2 * SEC);
+    assert_int_equal(brisk_sock_error(idle), BRISK_ERR_RESET);
+    brisk_close(idle, brisk_sim_now(n.w));
+    assert_int_equal(perf_iperf_server_tests(s), 1); /* not a test: never had a cookie */
     /* The next, well-behaved client gets a full test. */
     struct perf_params p;
     perf_params_default(&p);
@@ -354,7 +368,7 @@ static void test_hostile_length(void **state)
     struct perf_iperf_client *c = perf_iperf_client_new(&ec, &p, SIMNET_B_IP, brisk_sim_now(n.w), &err);
     dc = (struct drive){n.w, n.a, c, cli_deadline, cli_tick};
     brisk_sim_host_kick(n.a);
-    assert_true(brisk_sim_run_while(n.w, client_done, c, 5 * SEC));
+    assert_true(brisk_sim_run_while(n.w, client_done, c, brisk_sim_now(n.w) + 5 * SEC)); /* limit: absolute */
     struct perf_report rc;
     perf_iperf_client_report(c, &rc);
     assert_true(rc.complete);

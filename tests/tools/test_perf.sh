@@ -112,6 +112,20 @@ for mode in "" "-R" "-P 2"; do
     echo "# iperf3 -c $mode -> brisk server: $(sum_field "$tmp/k.json" sum_received bits_per_second) bit/s"
 done
 
+# The same with 1 % seeded loss in both directions at the TAP (the driver's fault wrapper): still complete,
+# both sides still agree.
+start_brisk server -1 --json --loss 1% --seed 7
+timeout 60 ip netns exec "$ns" iperf3 -c 10.99.0.1 -t "$secs" --json >"$tmp/k.json" 2>&1
+krc=$?
+wait_brisk
+brc=$?
+kb=$(recv_bytes "$tmp/k.json")
+bb=$(recv_bytes "$tmp/brisk.json")
+check "iperf3 -c -> brisk-perf server, 1% loss: both exit 0 (iperf3 $krc, brisk $brc)" "[ $krc -eq 0 ] && [ $brc -eq 0 ]"
+check "iperf3 -c -> brisk-perf server, 1% loss: same received bytes ($kb / $bb)" \
+    "[ -n '$kb' ] && [ '$kb' = '$bb' ] && [ '$kb' -gt 0 ]"
+echo "# iperf3 -c -> brisk server, 1% loss: $(sum_field "$tmp/k.json" sum_received bits_per_second) bit/s"
+
 # brisk-perf client -> iperf3 -s
 for mode in "" "-R"; do
     ip netns exec "$ns" iperf3 -s -1 --json >"$tmp/k.json" 2>&1 &

@@ -32,12 +32,14 @@ enum sstate {
 #define PENDING_MAX  (PERF_MAX_STREAMS + 8)
 #define WATCHDOG_NS  (5 * BRISK_NSEC_PER_SEC)
 #define HANDSHAKE_NS (30 * BRISK_NSEC_PER_SEC) /* a test must reach TEST_RUNNING within this */
+#define COOKIE_NS    (10 * BRISK_NSEC_PER_SEC) /* a new connection must send its cookie within this */
 #define SCRATCH      (256u * 1024u)
 
 struct pending {
     brisk_sock *s;
     uint8_t cookie[IPERF_COOKIE_SIZE];
     uint32_t got;
+    uint64_t expires; /* a connection that has not sent its cookie by then is aborted */
 };
 
 struct perf_iperf_server {
@@ -224,8 +226,14 @@ static void pump_pending(struct perf_iperf_server *s, uint64_t now)
         if (!pd->s)
             continue;
         int64_t n = brisk_recv(pd->s, pd->cookie + pd->got, IPERF_COOKIE_SIZE - pd->got, now);
-        if (n == BRISK_ERR_AGAIN)
+        if (n == BRISK_ERR_AGAIN) {
+            /* Idle connections must not hold the table: the slots are few and anyone can connect. */
+            if (now >= pd->expires) {
+                brisk_abort(pd->s, now);
+                pd->s = NULL;
+            }
             continue;
+        }
         if (n <= 0) { /* closed or failed before its cookie */
             brisk_close(pd->s, now);
             pd->s = NULL;
@@ -266,6 +274,7 @@ static void accept_all(struct perf_iperf_server *s, uint64_t now)
         }
         s->pending[slot].s = c;
         s->pending[slot].got = 0;
+        s->pending[slot].expires = now + COOKIE_NS;
         brisk_sock_set_callback(c, on_event, s);
     }
 }
@@ -510,7 +519,11 @@ struct perf_iperf_server *perf_iperf_server_new(const struct perf_env *env, uint
 
 uint64_t perf_iperf_server_deadline(const struct perf_iperf_server *s)
 {
-    return s->state == S_IDLE ? BRISK_TIME_NONE : s->watchdog;
+    uint64_t d = s->state == S_IDLE ? BRISK_TIME_NONE : s->watchdog;
+    for (int i = 0; i < PENDING_MAX; i++)
+        if (s->pending[i].s && s->pending[i].expires < d)
+            d = s->pending[i].expires;
+    return d;
 }
 
 void perf_iperf_server_tick(struct perf_iperf_server *s, uint64_t now)

@@ -87,7 +87,7 @@ void perf_report_print(FILE *f, const struct perf_report *r)
         print_row(f, "SUM", &rcv, "receiver");
     }
     for (uint32_t i = 0; i < r->nstreams; i++) {
-        if (r->streams[i].mss) {
+        if (r->streams[i].mss && r->streams[i].sender) { /* a pure receiver has no RTT samples */
             char t[FMT_LEN];
             fprintf(f, "stream %d: mss %u, srtt %s\n", r->streams[i].id, r->streams[i].mss,
                     fmt_time(t, r->streams[i].srtt_ns));
