@@ -385,6 +385,62 @@ static int rr_done(void *ctx)
     return perf_rr_client_done(ctx);
 }
 
+/* A server that accepts and then says nothing: the iperf3 client gives up after 30 s in one state, the rr
+ * client 10 s after its duration, each with BRISK_ERR_TIMEDOUT, instead of waiting forever. */
+static void mute_accept(void *ctx, brisk_sock *ls, unsigned ev, uint64_t now)
+{
+    (void)ctx;
+    (void)ev;
+    (void)now;
+    int err;
+    while (brisk_accept(ls, &err)) /* accepted and left alone (freed with the stack) */
+        ;
+}
+
+static void test_silent_server(void **state)
+{
+    (void)state;
+    struct simnet n;
+    simnet_init(&n, 8, NULL, 0, 1 * GBIT, 50 * US, NULL);
+    int err;
+    brisk_sock *l = brisk_socket(brisk_sim_host_stack(n.b), &err);
+    assert_int_equal(brisk_bind(l, 0, 5201), BRISK_OK);
+    assert_int_equal(brisk_listen(l, 8), BRISK_OK);
+    brisk_sock_set_callback(l, mute_accept, NULL);
+    struct drive dc = {0}, dr = {0};
+    struct perf_env ec = env_for(&dc, n.a, n.w, 41), er = env_for(&dr, n.a, n.w, 42);
+    struct perf_params p;
+    perf_params_default(&p);
+    struct perf_iperf_client *c = perf_iperf_client_new(&ec, &p, SIMNET_B_IP, 0, &err);
+    dc = (struct drive){n.w, n.a, c, cli_deadline, cli_tick};
+    struct perf_rr_params q;
+    perf_rr_params_default(&q);
+    q.port = 5201;
+    q.duration_ns = 1 * SEC;
+    struct perf_rr_client *r = perf_rr_client_new(&er, &q, SIMNET_B_IP, 0, &err);
+    dr = (struct drive){n.w, n.a, r, rr_deadline, rr_tick};
+    brisk_sim_host_kick(n.a);
+    assert_true(brisk_sim_run_while(n.w, rr_done, r, 60 * SEC));
+    struct perf_rr_report rr;
+    perf_rr_client_report(r, &rr);
+    assert_int_equal(rr.error, BRISK_ERR_TIMEDOUT);
+    assert_int_equal(rr.transactions, 0);
+    assert_true(brisk_sim_now(n.w) >= 11 * SEC && brisk_sim_now(n.w) < 12 * SEC);
+    assert_false(perf_iperf_client_done(c));
+    assert_true(brisk_sim_run_while(n.w, client_done, c, 60 * SEC));
+    struct perf_report rc;
+    perf_iperf_client_report(c, &rc);
+    assert_false(rc.complete);
+    assert_int_equal(rc.error, BRISK_ERR_TIMEDOUT);
+    assert_true(brisk_sim_now(n.w) >= 30 * SEC && brisk_sim_now(n.w) < 31 * SEC);
+    uint64_t now = brisk_sim_now(n.w);
+    perf_iperf_client_free(c, now);
+    perf_rr_client_free(r, now);
+    dc.e = dr.e = NULL;
+    brisk_close(l, now);
+    simnet_free(&n);
+}
+
 /* Request/response against the echo server: a fixed number of transactions, each at least one round trip,
  * percentiles ordered; with NODELAY a 64-byte exchange takes one round trip plus serialization. */
 static void test_rr_echo(void **state)
@@ -439,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_busy_server_denies),
         cmocka_unit_test(test_hostile_length),
         cmocka_unit_test(test_rr_echo),
+        cmocka_unit_test(test_silent_server),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

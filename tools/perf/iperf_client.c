@@ -57,8 +57,13 @@ struct perf_iperf_client {
     uint8_t *block;   /* the data block written on every stream */
     uint8_t *scratch; /* receive buffer, discarded */
     int in_step, again;
-    uint64_t last_deadline; /* as last reported through env.kick */
+    uint64_t last_deadline;  /* as last reported through env.kick */
+    enum cstate guard_state; /* the state the guard timer watches */
+    uint64_t guard_at;       /* outside C_RUNNING: fail if the state has not changed by then */
 };
+
+/* Outside the running test every state waits for the server; one that waits this long has lost it. */
+#define GUARD_NS (30 * BRISK_NSEC_PER_SEC)
 
 #define SCRATCH (256u * 1024u)
 
@@ -368,6 +373,12 @@ static void step(struct perf_iperf_client *c, uint64_t now)
         c->again = 0;
         if (c->state == C_DONE)
             break;
+        if (c->state != C_RUNNING && now >= c->guard_at) {
+            char msg[96];
+            snprintf(msg, sizeof(msg), "the server did not answer for 30 s (client state %d)", (int)c->state);
+            fail(c, BRISK_ERR_TIMEDOUT, msg, now);
+            break;
+        }
         if (c->state == C_CONNECTING) {
             int e = brisk_sock_error(c->ctrl.s);
             if (e) {
@@ -391,6 +402,10 @@ static void step(struct perf_iperf_client *c, uint64_t now)
             pump_streams_open(c, now);
         if (c->state >= C_WAIT_START && c->state <= C_WAIT_DISPLAY)
             move_data(c, now);
+        if (c->state != c->guard_state) {
+            c->guard_state = c->state;
+            c->guard_at = now + GUARD_NS;
+        }
     } while (c->again);
     c->in_step = 0;
     /* Tell the driver when the deadline moved inside a socket callback, so it does not sleep past it. */
@@ -446,14 +461,17 @@ struct perf_iperf_client *perf_iperf_client_new(const struct perf_env *env, cons
         perf_iperf_client_free(c, now);
         return NULL;
     }
-    c->state = C_CONNECTING;
+    c->state = c->guard_state = C_CONNECTING;
+    c->guard_at = now + GUARD_NS;
     *err = BRISK_OK;
     return c;
 }
 
 uint64_t perf_iperf_client_deadline(const struct perf_iperf_client *c)
 {
-    return c->state == C_RUNNING ? c->end_at : BRISK_TIME_NONE;
+    if (c->state == C_DONE)
+        return BRISK_TIME_NONE;
+    return c->state == C_RUNNING ? c->end_at : c->guard_at;
 }
 
 void perf_iperf_client_tick(struct perf_iperf_client *c, uint64_t now)

@@ -18,6 +18,8 @@
 
 /* ---- client ---- */
 
+#define RR_GRACE_NS (10 * BRISK_NSEC_PER_SEC) /* after the duration, how long an answer may still take */
+
 struct rr_conn {
     struct perf_rr_client *c;
     brisk_sock *s;
@@ -108,8 +110,11 @@ static int rr_conn_pump(struct perf_rr_client *c, struct rr_conn *k, uint64_t no
             k->req_off = 0;
             k->resp_got = 0;
             k->sent_at = stamp(c, now);
-            if (!c->start_ns)
+            if (!c->start_ns) {
                 c->start_ns = k->sent_at;
+                if (c->p.duration_ns && !c->p.count)
+                    c->end_at = now + c->p.duration_ns;
+            }
         }
         while (k->req_off < c->p.req_size) {
             int64_t n = brisk_send(k->s, c->req + k->req_off, c->p.req_size - k->req_off, 0, now);
@@ -152,10 +157,12 @@ static void rr_step(struct perf_rr_client *c, uint64_t now)
         c->again = 0;
         if (c->done)
             break;
-        if (c->start_ns && c->end_at == BRISK_TIME_NONE && c->p.duration_ns && !c->p.count)
-            c->end_at = c->start_ns + c->p.duration_ns;
         if (c->end_at != BRISK_TIME_NONE && now >= c->end_at)
             c->stopping = 1;
+        if (c->end_at != BRISK_TIME_NONE && now >= c->end_at + RR_GRACE_NS) {
+            rr_stop(c, BRISK_ERR_TIMEDOUT, "no response within 10 s after the end of the test", now);
+            break;
+        }
         int busy = 0;
         for (uint32_t i = 0; i < c->p.parallel && !c->done; i++) {
             struct rr_conn *k = &c->conns[i];
@@ -248,7 +255,9 @@ struct perf_rr_client *perf_rr_client_new(const struct perf_env *env, const stru
 
 uint64_t perf_rr_client_deadline(const struct perf_rr_client *c)
 {
-    return c->done || c->stopping ? BRISK_TIME_NONE : c->end_at;
+    if (c->done || c->end_at == BRISK_TIME_NONE)
+        return BRISK_TIME_NONE;
+    return c->stopping ? c->end_at + RR_GRACE_NS : c->end_at;
 }
 
 void perf_rr_client_tick(struct perf_rr_client *c, uint64_t now)
