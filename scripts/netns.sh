@@ -4,7 +4,7 @@
 # there (it is moved into the namespace).
 #
 #   netns.sh up NS                      create namespace NS (loopback up)
-#   netns.sh tap NS IF ADDR/PREFIX      wait (5 s) for TAP IF — opened by brisk in NS, or in the caller's
+#   netns.sh tap NS IF ADDR/PREFIX      wait (10 s) for TAP IF — opened by brisk in NS, or in the caller's
 #                                       namespace and then moved into NS (its descriptor stays valid) — and
 #                                       give the kernel side ADDR/PREFIX, txqueuelen 10000, up
 #   netns.sh veth NS ADDR1 ADDR2 [MTU]  a veth pair k1 / k2 inside NS, with k2 in a nested namespace NS-peer,
@@ -31,7 +31,7 @@ up)
 tap)
     need_root
     ns=$2 ifc=$3 addr=$4
-    for _ in $(seq 1 250); do
+    for _ in $(seq 1 500); do
         if ip -n "$ns" link show "$ifc" >/dev/null 2>&1; then
             break
         fi

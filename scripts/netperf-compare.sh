@@ -93,7 +93,7 @@ if [ -x "$perf" ] && command -v iperf3 >/dev/null 2>&1; then
         n=$((n + 1))
         ip netns exec "$NS" "$perf" server -1 --tap "cmp$n" --ip "10.79.$n.2/24" $nogso $sets >"$tmp/ps$n" 2>&1 &
         echo $! >>"$tmp/pids"
-        bash "$netns" tap "$NS" "cmp$n" "10.79.$n.1/24"
+        bash "$netns" tap "$NS" "cmp$n" "10.79.$n.1/24" || cat "$tmp/ps$n" >&2
         sleep 0.3
         ip netns exec "$NS" iperf3 -c "10.79.$n.2" -n "$bytes" >"$tmp/ic$n" 2>&1
         wait
@@ -101,7 +101,7 @@ if [ -x "$perf" ] && command -v iperf3 >/dev/null 2>&1; then
         n=$((n + 1))
         ip netns exec "$NS" "$perf" server -1 --tap "cmp$n" --ip "10.79.$n.2/24" $nogso $sets >"$tmp/ps$n" 2>&1 &
         echo $! >>"$tmp/pids"
-        bash "$netns" tap "$NS" "cmp$n" "10.79.$n.1/24"
+        bash "$netns" tap "$NS" "cmp$n" "10.79.$n.1/24" || cat "$tmp/ps$n" >&2
         sleep 0.3
         ip netns exec "$NS" iperf3 -c "10.79.$n.2" -n "$bytes" -R >"$tmp/ic$n" 2>&1
         wait
