@@ -486,6 +486,12 @@ int perf_iperf_client_done(const struct perf_iperf_client *c)
     return c->state == C_DONE;
 }
 
+int perf_iperf_client_progress(const struct perf_iperf_client *c, uint64_t *bytes)
+{
+    *bytes = c->sent + c->received;
+    return c->state == C_RUNNING;
+}
+
 void perf_iperf_client_report(const struct perf_iperf_client *c, struct perf_report *r)
 {
     memset(r, 0, sizeof(*r));

@@ -543,6 +543,12 @@ uint32_t perf_iperf_server_tests(const struct perf_iperf_server *s)
     return s->tests;
 }
 
+int perf_iperf_server_progress(const struct perf_iperf_server *s, uint64_t *bytes)
+{
+    *bytes = s->sent + s->received;
+    return s->state == S_RUNNING;
+}
+
 int perf_iperf_server_last_report(const struct perf_iperf_server *s, struct perf_report *out)
 {
     if (!s->have_last)

@@ -10,7 +10,7 @@
  *                                                                                  TAP [STACK]
  *   brisk-perf echo    [--port N] [--no-nodelay]                                   TAP [STACK]
  *   TAP:   --tap NAME --ip ADDR/PREFIX [--gw ADDR] [--mtu N] [--no-gso] [--txc-delay TIME] [--loss P]
- *          [--wait TIME] [--busy-poll TIME]
+ *          [--wait TIME] [--busy-poll TIME] [-i INTERVAL]
  *   STACK: [--profile NAME] [--set name=value ...] [--seed N]
  *
  * The loop (brisk/loop.h) runs the stack; one hook drives the protocol engine (perf.h): it calls the engine's
@@ -42,6 +42,7 @@ struct opts {
     struct brisk_tap_config tap;
     int have_tap, have_ip;
     uint64_t wait_ns, busy_poll_ns;
+    uint64_t interval_ns; /* progress lines on stderr while a test runs (0 = none) */
     struct brisk_settings settings;
 };
 
@@ -57,6 +58,10 @@ struct run {
     struct perf_rr_client *rr;
     struct perf_echo_server *echo;
     int exit_code;
+    int progressing;     /* a test was running at the last progress check */
+    uint64_t prog_at;    /* next progress line */
+    uint64_t prog_bytes; /* bytes at the previous line */
+    uint64_t prog_since; /* time of the previous line */
 };
 
 static void usage(FILE *f)
@@ -70,7 +75,7 @@ static void usage(FILE *f)
         "                          [--json] TAP [STACK]\n"
         "       brisk-perf echo [--port N] [--no-nodelay] TAP [STACK]\n"
         "  TAP:   --tap NAME --ip ADDR/PREFIX [--gw ADDR] [--mtu N] [--no-gso] [--txc-delay TIME]\n"
-        "         [--loss P] [--wait TIME] [--busy-poll TIME]\n"
+        "         [--loss P] [--wait TIME] [--busy-poll TIME] [-i INTERVAL]\n"
         "  STACK: [--profile NAME] [--set name=value ...] [--seed N]\n"
         "  server and client speak iperf3's protocol (interoperate with iperf3 -c / iperf3 -s, port 5201)\n");
 }
@@ -115,6 +120,7 @@ static int parse(int argc, char **argv, struct opts *o)
     brisk_tap_config_default(&o->tap);
     brisk_settings_default(&o->settings);
     o->wait_ns = 30 * BRISK_NSEC_PER_SEC;
+    o->interval_ns = BRISK_NSEC_PER_SEC;
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -242,6 +248,9 @@ static int parse(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--wait")) {
             if (parse_secs(v, &o->wait_ns))
                 return bad("bad wait time '%s'%s", v, "");
+        } else if (!strcmp(a, "-i") || !strcmp(a, "--interval")) {
+            if (parse_secs(v, &o->interval_ns))
+                return bad("bad interval '%s'%s (like 1, 1s, 500ms; 0 = no progress lines)", v, "");
         } else if (!strcmp(a, "--busy-poll")) {
             if (brisk_parse_time(v, &o->busy_poll_ns))
                 return bad("bad busy-poll time '%s'%s", v, "");
@@ -324,6 +333,36 @@ static int start_client(struct run *run, uint64_t now)
     return BRISK_OK;
 }
 
+/* One progress line on stderr per interval while an iperf3 test runs: the rate since the previous line. */
+static uint64_t progress(struct run *run, uint64_t now)
+{
+    uint64_t bytes = 0;
+    int running = 0;
+    if (run->client)
+        running = perf_iperf_client_progress(run->client, &bytes);
+    else if (run->server)
+        running = perf_iperf_server_progress(run->server, &bytes);
+    if (!run->o->interval_ns || !running) {
+        run->progressing = 0;
+        return BRISK_TIME_NONE;
+    }
+    if (!run->progressing) { /* a test started: the first line one interval from now */
+        run->progressing = 1;
+        run->prog_since = now;
+        run->prog_bytes = bytes;
+        run->prog_at = now + run->o->interval_ns;
+    } else if (now >= run->prog_at) {
+        double secs = (double)(now - run->prog_since) / 1e9;
+        fprintf(stderr, "brisk-perf: %8.2f Mbit/s  (%llu bytes in %.2f s)\n",
+                secs > 0 ? (double)(bytes - run->prog_bytes) * 8 / secs / 1e6 : 0.0,
+                (unsigned long long)(bytes - run->prog_bytes), secs);
+        run->prog_since = now;
+        run->prog_bytes = bytes;
+        run->prog_at = now + run->o->interval_ns;
+    }
+    return run->prog_at;
+}
+
 /* The loop hook: start the client once the next hop resolves, run the engine's timers, stop when done. */
 static uint64_t hook(void *ctx, brisk_loop *l, uint64_t now)
 {
@@ -376,7 +415,8 @@ static uint64_t hook(void *ctx, brisk_loop *l, uint64_t now)
         }
         d = perf_iperf_server_deadline(run->server);
     }
-    return d;
+    uint64_t p = progress(run, now);
+    return d < p ? d : p;
 }
 
 int main(int argc, char **argv)

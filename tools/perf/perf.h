@@ -91,6 +91,9 @@ struct perf_iperf_client *perf_iperf_client_new(const struct perf_env *env, cons
 uint64_t perf_iperf_client_deadline(const struct perf_iperf_client *c);
 void perf_iperf_client_tick(struct perf_iperf_client *c, uint64_t now);
 int perf_iperf_client_done(const struct perf_iperf_client *c); /* finished or failed */
+/* Progress while a test runs: 1 and the payload bytes moved so far (sent + received here), or 0 when no
+ * test is running. */
+int perf_iperf_client_progress(const struct perf_iperf_client *c, uint64_t *bytes);
 void perf_iperf_client_report(const struct perf_iperf_client *c, struct perf_report *out);
 void perf_iperf_client_free(struct perf_iperf_client *c, uint64_t now); /* closes what is still open */
 
@@ -104,6 +107,7 @@ void perf_iperf_server_tick(struct perf_iperf_server *s, uint64_t now);
 int perf_iperf_server_done(const struct perf_iperf_server *s); /* `once` and the test ended */
 /* Tests finished so far (complete or failed), and the report of the last one (0 if none yet). */
 uint32_t perf_iperf_server_tests(const struct perf_iperf_server *s);
+int perf_iperf_server_progress(const struct perf_iperf_server *s, uint64_t *bytes); /* as the client's */
 int perf_iperf_server_last_report(const struct perf_iperf_server *s, struct perf_report *out);
 /* Called with each finished test's report (may be NULL). */
 void perf_iperf_server_on_report(struct perf_iperf_server *s,
