@@ -48,6 +48,7 @@ usage_err "unknown setting" server --tap x --ip 10.0.0.1/24 --set tcp_frob=1
 usage_err "bad setting value" server --tap x --ip 10.0.0.1/24 --set tcp_sndbuf=huge
 usage_err "unknown profile" server --tap x --ip 10.0.0.1/24 --profile linux-1.0
 usage_err "option without value" client 10.0.0.2 --tap x --ip 10.0.0.1/24 -t
+usage_err "bad interval" server --tap x --ip 10.0.0.1/24 -i often
 "$perf" --help >"$tmp/help"
 check "--help exits 0 and shows the commands" "[ $? -eq 0 ] && grep -q 'brisk-perf rr' '$tmp/help'"
 
@@ -114,7 +115,7 @@ done
 
 # The same with 1 % seeded loss in both directions at the TAP (the driver's fault wrapper): still complete,
 # both sides still agree.
-start_brisk server -1 --json --loss 1% --seed 7
+start_brisk server -1 --json --loss 1% --seed 7 --stats
 timeout 60 ip netns exec "$ns" iperf3 -c 10.99.0.1 -t "$secs" --json >"$tmp/k.json" 2>&1
 krc=$?
 wait_brisk
@@ -124,6 +125,9 @@ bb=$(recv_bytes "$tmp/brisk.json")
 check "iperf3 -c -> brisk-perf server, 1% loss: both exit 0 (iperf3 $krc, brisk $brc)" "[ $krc -eq 0 ] && [ $brc -eq 0 ]"
 check "iperf3 -c -> brisk-perf server, 1% loss: same received bytes ($kb / $bb)" \
     "[ -n '$kb' ] && [ '$kb' = '$bb' ] && [ '$kb' -gt 0 ]"
+drops=$(sed -n 's/^tap: .*, \([0-9]*\) fault drops), tx .*, \([0-9]*\) fault drops).*/\1 \2/p' "$tmp/brisk.err")
+check "1% loss: the fault wrapper dropped frames both ways (rx tx: $drops)" \
+    "[ -n '$drops' ] && [ ${drops% *} -gt 0 ] && [ ${drops#* } -gt 0 ]"
 echo "# iperf3 -c -> brisk server, 1% loss: $(sum_field "$tmp/k.json" sum_received bits_per_second) bit/s"
 
 # brisk-perf client -> iperf3 -s

@@ -10,7 +10,7 @@
  *                                                                                  TAP [STACK]
  *   brisk-perf echo    [--port N] [--no-nodelay]                                   TAP [STACK]
  *   TAP:   --tap NAME --ip ADDR/PREFIX [--gw ADDR] [--mtu N] [--no-gso] [--txc-delay TIME] [--loss P]
- *          [--wait TIME] [--busy-poll TIME] [-i INTERVAL]
+ *          [--wait TIME] [--busy-poll TIME] [-i INTERVAL] [--stats]
  *   STACK: [--profile NAME] [--set name=value ...] [--seed N]
  *
  * The loop (brisk/loop.h) runs the stack; one hook drives the protocol engine (perf.h): it calls the engine's
@@ -38,7 +38,7 @@ struct opts {
     uint32_t server_ip;
     struct perf_params p;
     struct perf_rr_params rr;
-    int once, json;
+    int once, json, stats;
     struct brisk_tap_config tap;
     int have_tap, have_ip;
     uint64_t wait_ns, busy_poll_ns;
@@ -75,7 +75,7 @@ static void usage(FILE *f)
         "                          [--json] TAP [STACK]\n"
         "       brisk-perf echo [--port N] [--no-nodelay] TAP [STACK]\n"
         "  TAP:   --tap NAME --ip ADDR/PREFIX [--gw ADDR] [--mtu N] [--no-gso] [--txc-delay TIME]\n"
-        "         [--loss P] [--wait TIME] [--busy-poll TIME] [-i INTERVAL]\n"
+        "         [--loss P] [--wait TIME] [--busy-poll TIME] [-i INTERVAL] [--stats]\n"
         "  STACK: [--profile NAME] [--set name=value ...] [--seed N]\n"
         "  server and client speak iperf3's protocol (interoperate with iperf3 -c / iperf3 -s, port 5201)\n");
 }
@@ -167,6 +167,9 @@ static int parse(int argc, char **argv, struct opts *o)
             takes = 0;
         } else if (!strcmp(a, "--no-nodelay")) {
             o->rr.nodelay = 0;
+            takes = 0;
+        } else if (!strcmp(a, "--stats")) {
+            o->stats = 1;
             takes = 0;
         } else if (!strcmp(a, "--no-gso")) {
             o->tap.gso = 0;
@@ -363,6 +366,37 @@ static uint64_t progress(struct run *run, uint64_t now)
     return run->prog_at;
 }
 
+/* --stats: the TAP driver's, the loop's and the stack's counters on stderr (non-zero counters only). */
+static void print_stats(brisk_tap *tap, brisk_loop *loop, brisk_stack *st)
+{
+    struct brisk_tap_stats t;
+    struct brisk_loop_stats l;
+    struct brisk_counters c;
+    brisk_tap_get_stats(tap, &t);
+    brisk_loop_get_stats(loop, &l);
+    brisk_stack_get_counters(st, &c);
+    fprintf(stderr,
+            "tap: rx %llu frames (%llu GRO'd, %llu csum completed, %llu errors, %llu fault drops), tx %llu "
+            "frames "
+            "(%llu GSO, %llu EAGAIN, %llu busy, %llu errors, %llu fault drops), %llu completions\n",
+            (unsigned long long)t.rx_frames, (unsigned long long)t.rx_gso_frames,
+            (unsigned long long)t.rx_csum_completed, (unsigned long long)t.rx_errors,
+            (unsigned long long)t.rx_fault_drops, (unsigned long long)t.tx_frames,
+            (unsigned long long)t.tx_gso_frames, (unsigned long long)t.tx_eagain,
+            (unsigned long long)t.tx_busy, (unsigned long long)t.tx_errors,
+            (unsigned long long)t.tx_fault_drops, (unsigned long long)t.tx_completions);
+    fprintf(stderr, "loop: %llu iterations, %llu woken by descriptors, %llu by the timer, %llu polls\n",
+            (unsigned long long)l.iterations, (unsigned long long)l.wakeups_fd,
+            (unsigned long long)l.wakeups_timer, (unsigned long long)l.polls);
+    fprintf(stderr, "stack:");
+    for (size_t i = 0; i < brisk_counters_count(); i++) {
+        uint64_t v = brisk_counter_value(&c, i);
+        if (v)
+            fprintf(stderr, " %s=%llu", brisk_counter_name(i), (unsigned long long)v);
+    }
+    fprintf(stderr, "\n");
+}
+
 /* The loop hook: start the client once the next hop resolves, run the engine's timers, stop when done. */
 static uint64_t hook(void *ctx, brisk_loop *l, uint64_t now)
 {
@@ -505,6 +539,8 @@ int main(int argc, char **argv)
         if (brisk_loop_signal(loop) && (run.client || run.rr) && o.mode != M_SERVER)
             run.exit_code = 1;
     }
+    if (o.stats)
+        print_stats(tap, loop, st);
     /* Let closing connections send their FIN / IPERF_DONE before the device goes away. */
     if (run.hook >= 0)
         brisk_loop_remove_hook(loop, run.hook);
