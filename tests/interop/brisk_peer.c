@@ -310,12 +310,10 @@ static void usage(void)
     fprintf(
         stderr,
         "usage: brisk-peer --tap NAME --ip ADDR/PREFIX [--gw ADDR] (--listen PORT | --connect ADDR:PORT)\n"
-        "                  [--mode source|sink|echo|rr|rst] [--bytes N] [--size N] [--count N]\n"
-        "                  [--seed N] [--nodelay] [--gso 0|1] [--mtu N] [--loss P] [--rx-loss P]\n"
-        "                  [--txc-delay T] [--tx-ring N] [--busy-poll T] [--connect-delay T] [--timeout T] "
-        "[--expect "
-        "eof|reset] [--set "
-        "name=value]...\n");
+        "         [--mode source|sink|echo|rr|rst] [--bytes N] [--size N] [--count N] [--seed N]\n"
+        "         [--nodelay] [--gso 0|1] [--mtu N] [--loss P] [--rx-loss P] [--txc-delay T]\n"
+        "         [--tx-ring N] [--busy-poll T] [--connect-delay T] [--timeout T] [--expect eof|reset]\n"
+        "         [--profile NAME] [--set name=value]...\n");
 }
 
 static int bad(const char *what, const char *val)
@@ -438,6 +436,9 @@ int main(int argc, char **argv)
             if (strcmp(v, "eof") && strcmp(v, "reset"))
                 return bad(a, v);
             p->expect_reset = !strcmp(v, "reset");
+        } else if (!strcmp(a, "--profile")) {
+            if (brisk_settings_apply_profile(&set, v) != BRISK_OK)
+                return bad(a, v);
         } else if (!strcmp(a, "--set")) {
             int rc = brisk_settings_set(&set, v);
             if (rc != BRISK_OK) {
