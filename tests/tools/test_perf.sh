@@ -113,6 +113,15 @@ for mode in "" "-R" "-P 2"; do
     echo "# iperf3 -c $mode -> brisk server: $(sum_field "$tmp/k.json" sum_received bits_per_second) bit/s"
 done
 
+# A test brisk-perf does not run (UDP) is refused with SERVER_ERROR; iperf3 says why and both fail.
+start_brisk server -1 -i 0
+timeout 30 ip netns exec "$ns" iperf3 -c 10.99.0.1 -u -t 1 >"$tmp/k.txt" 2>&1
+krc=$?
+wait_brisk
+brc=$?
+check "iperf3 -c -u -> brisk-perf server: refused (iperf3 $krc, brisk $brc), iperf3 says not implemented" \
+    "[ $krc -ne 0 ] && [ $brc -eq 1 ] && grep -q 'not implemented' '$tmp/k.txt'"
+
 # The same with 1 % seeded loss in both directions at the TAP (the driver's fault wrapper): still complete,
 # both sides still agree.
 start_brisk server -1 --json --loss 1% --seed 7 --stats
