@@ -202,8 +202,6 @@ int iperf_ctrl_take_json(struct iperf_ctrl *c, json_t **out)
      * jansson would reject as an integer; the readers below take whole reals and bound every value. */
     json_t *j =
         json_loadb((const char *)c->in + 4, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &jerr);
-    if (!j && getenv("BRISK_PERF_DEBUG"))
-        fprintf(stderr, "json error %s: %.*s\n", jerr.text, (int)len, (const char *)c->in + 4);
     consume(c, 4 + (size_t)len);
     if (!j)
         return BRISK_ERR_INVAL;
