@@ -4,6 +4,7 @@
 #   make lab        build and run the lab, writing tables, pcaps and JSON under out/lab/
 #   make sanitize   build into build-asan/ with ASan + UBSan and run every test there
 #   make clang      build with clang into build-clang/ (warnings are errors)
+#   make try        build, then brisk-perf against Debian's iperf3 over a TAP in a namespace (root)
 #   make clean
 # Each target installs missing Debian packages first (scripts/deps.sh).
 
@@ -27,6 +28,10 @@ test: build
 
 lab: build
 	@$(BUILD)/brisk-lab seeds --out out/lab
+
+.PHONY: try
+try: build
+	@bash scripts/try.sh $(BUILD)
 
 sanitize:
 	@$(MAKE) --no-print-directory test BUILD=build-asan CMAKE_FLAGS="-DBRISK_SANITIZE=ON -DCMAKE_C_COMPILER=clang"

@@ -4,7 +4,9 @@
 # as another user it prints the exact command to run and fails.
 set -eu
 
-pkgs="build-essential cmake pkg-config clang libcmocka-dev tcpdump gnuplot-nox"
+pkgs="build-essential cmake pkg-config clang libcmocka-dev tcpdump gnuplot-nox libjansson-dev iperf3"
+# Network namespaces for the real-network runs (scripts/netns.sh, scripts/try.sh, tests/interop/).
+pkgs="$pkgs iproute2"
 
 missing=""
 for p in $pkgs; do

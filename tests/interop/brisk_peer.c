@@ -1,0 +1,585 @@
+/*
+ * brisk_peer.c — the brisk side of the interop tests: one TCP connection over a TAP device, driven by
+ * brisk_loop, whose peer is a kernel socket (ksock.c) in a network namespace.
+ *
+ * It opens the TAP (brisk_tap_open), prints "tap NAME" on stderr so the script can configure the kernel side,
+ * then listens or connects (after the kernel answers ARP, which is how it knows the other side is ready) and
+ * plays one role:
+ *   source  send --bytes of the pattern stream (pattern.h), then FIN (half-close), and keep reading and
+ *           checking whatever comes back until the peer's FIN — with an echoing peer that is the half-close
+ *           test;
+ *   sink    read and check until the peer's FIN, then FIN;
+ *   echo    send back what arrives; FIN after the peer's FIN and the last echoed byte;
+ *   rr      --count request/response transactions of --size bytes each with NODELAY; latency percentiles;
+ *   rst     send --bytes (may be 0), then abort with RST.
+ * At the end it prints one line of key=value pairs on stdout (the same keys as ksock) and exits 0 when the
+ * connection ended the way the role expects (clean FIN both ways; "reset" for rst), 1 otherwise, 2 on bad
+ * usage, 77 when the TAP cannot be opened (no root, no /dev/net/tun).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brisk/loop.h"
+#include "brisk/tap.h"
+#include "interop/pattern.h"
+
+#define BUF_LEN (256 * 1024)
+#define MAX_RR  1000000
+
+enum mode { M_SOURCE, M_SINK, M_ECHO, M_RR, M_RST };
+
+struct peer {
+    /* options */
+    enum mode mode;
+    uint64_t bytes, seed, size, count, timeout_ns, connect_delay_ns, busy_poll_ns;
+    int listen_port, nodelay, expect_reset;
+    uint32_t dst_ip;
+    uint16_t dst_port;
+    /* runtime */
+    brisk_stack *st;
+    brisk_loop *loop;
+    brisk_tap *tap;
+    brisk_sock *ls, *s;
+    int resolved, connected, tx_fin, rx_eof, closed, error, hook;
+    uint64_t next_resolve, connect_at;
+    uint64_t t_start, t_end;
+    uint64_t tx_off, rx_off, rx_bad_at;
+    int rx_bad;
+    struct pattern pat;
+    struct pattern_hash txh, rxh;
+    uint8_t *buf;
+    /* echo backlog: bytes received and not yet sent back */
+    uint8_t *echo;
+    size_t echo_len;
+    /* rr */
+    uint64_t rr_done, rr_sent_at, rr_got;
+    uint64_t *lat;
+};
+
+static void finish(struct peer *p, uint64_t now)
+{
+    if (!p->t_end)
+        p->t_end = now;
+    brisk_loop_stop(p->loop);
+}
+
+/* Sends pattern bytes (source, rst) from tx_off up to `limit`. */
+static void send_pattern(struct peer *p, uint64_t limit, uint64_t now)
+{
+    while (p->tx_off < limit) {
+        size_t n = limit - p->tx_off < BUF_LEN ? (size_t)(limit - p->tx_off) : BUF_LEN;
+        const uint8_t *src = pattern_at(&p->pat, p->tx_off, &n); /* straight from the table */
+        int64_t k = brisk_send(p->s, src, n, 0, now);
+        if (k <= 0)
+            return;
+        pattern_hash_add(&p->txh, src, (size_t)k);
+        p->tx_off += (uint64_t)k;
+    }
+}
+
+static void take_rx(struct peer *p, const uint8_t *b, size_t n)
+{
+    if (!p->rx_bad) {
+        size_t at = pattern_check(&p->pat, p->rx_off, b, n);
+        if (at < n) {
+            p->rx_bad = 1;
+            p->rx_bad_at = p->rx_off + at;
+        }
+    }
+    pattern_hash_add(&p->rxh, b, n);
+    p->rx_off += n;
+}
+
+static void flush_echo(struct peer *p, uint64_t now)
+{
+    while (p->echo_len) {
+        int64_t k = brisk_send(p->s, p->echo, p->echo_len, 0, now);
+        if (k <= 0)
+            return;
+        pattern_hash_add(&p->txh, p->echo, (size_t)k);
+        p->tx_off += (uint64_t)k;
+        memmove(p->echo, p->echo + k, p->echo_len - (size_t)k);
+        p->echo_len -= (size_t)k;
+    }
+}
+
+static void rr_send(struct peer *p, uint64_t now)
+{
+    pattern_fill(&p->pat, p->tx_off, p->buf, p->size);
+    int64_t k = brisk_send(p->s, p->buf, p->size, 0, now);
+    if (k != (int64_t)p->size) { /* a request always fits an empty send buffer */
+        p->error = k < 0 ? (int)k : BRISK_ERR_AGAIN;
+        finish(p, now);
+        return;
+    }
+    pattern_hash_add(&p->txh, p->buf, p->size);
+    p->tx_off += p->size;
+    p->rr_sent_at = now;
+    p->rr_got = 0;
+}
+
+static void do_tx(struct peer *p, uint64_t now)
+{
+    switch (p->mode) {
+    case M_SOURCE:
+        send_pattern(p, p->bytes, now);
+        if (p->tx_off == p->bytes && !p->tx_fin) {
+            p->tx_fin = 1;
+            brisk_shutdown_write(p->s, now);
+        }
+        break;
+    case M_RST:
+        send_pattern(p, p->bytes, now); /* the hook aborts once all of it is acknowledged */
+        break;
+    case M_ECHO:
+        flush_echo(p, now);
+        if (p->rx_eof && !p->echo_len && !p->tx_fin) {
+            p->tx_fin = 1;
+            brisk_shutdown_write(p->s, now);
+        }
+        break;
+    case M_SINK:
+        if (p->rx_eof && !p->tx_fin) {
+            p->tx_fin = 1;
+            brisk_shutdown_write(p->s, now);
+        }
+        break;
+    case M_RR:
+        break;
+    }
+}
+
+static void do_rx(struct peer *p, uint64_t now)
+{
+    for (;;) {
+        size_t room = BUF_LEN;
+        uint8_t *dst = p->buf;
+        if (p->mode == M_ECHO) {
+            room = BUF_LEN - p->echo_len;
+            dst = p->echo + p->echo_len;
+            if (room == 0)
+                return; /* the peer waits for our window: resumes when the echo drains */
+        }
+        int64_t n = brisk_recv(p->s, dst, room, now);
+        if (n == BRISK_ERR_AGAIN)
+            return;
+        if (n < 0) {
+            p->error = (int)n;
+            finish(p, now);
+            return;
+        }
+        if (n == 0) {
+            p->rx_eof = 1;
+            if (p->mode == M_SINK && !p->t_end)
+                p->t_end = now;
+            return;
+        }
+        take_rx(p, dst, (size_t)n);
+        if (p->mode == M_ECHO) {
+            p->echo_len += (size_t)n;
+            flush_echo(p, now);
+        } else if (p->mode == M_RR) {
+            p->rr_got += (uint64_t)n;
+            if (p->rr_got >= p->size) {
+                if (p->rr_done < MAX_RR)
+                    p->lat[p->rr_done] = now - p->rr_sent_at;
+                p->rr_done++;
+                if (p->rr_done == p->count) {
+                    p->tx_fin = 1;
+                    brisk_shutdown_write(p->s, now);
+                    if (!p->t_end)
+                        p->t_end = now;
+                } else {
+                    rr_send(p, now);
+                }
+            }
+        }
+    }
+}
+
+static void on_sock(void *ctx, brisk_sock *s, unsigned ev, uint64_t now)
+{
+    struct peer *p = ctx;
+    if (s != p->s)
+        return;
+    if (ev & BRISK_EV_ERROR) {
+        p->error = brisk_sock_error(s);
+        p->closed = 1;
+        finish(p, now);
+        return;
+    }
+    if (ev & BRISK_EV_CONNECTED) {
+        p->connected = 1;
+        p->t_start = now;
+        if (p->mode == M_RR)
+            rr_send(p, now);
+    }
+    if (ev & BRISK_EV_READABLE)
+        do_rx(p, now);
+    if (p->s && (ev & (BRISK_EV_WRITABLE | BRISK_EV_CONNECTED | BRISK_EV_READABLE)))
+        do_tx(p, now);
+    if (p->s && (ev & BRISK_EV_CLOSED)) {
+        p->closed = 1;
+        finish(p, now);
+    }
+}
+
+static void on_listener(void *ctx, brisk_sock *ls, unsigned ev, uint64_t now)
+{
+    struct peer *p = ctx;
+    if (!(ev & BRISK_EV_ACCEPT) || p->s)
+        return;
+    int err;
+    brisk_sock *s = brisk_accept(ls, &err);
+    if (!s)
+        return;
+    p->s = s;
+    if (p->nodelay)
+        brisk_setsockopt(s, BRISK_SO_NODELAY, 1, now);
+    brisk_sock_set_callback(s, on_sock, p);
+    on_sock(p, s, BRISK_EV_CONNECTED | BRISK_EV_READABLE | BRISK_EV_WRITABLE, now);
+}
+
+/* RST once everything queued went out and was acknowledged, so the peer sees the data, then the reset. */
+static uint64_t rst_check(struct peer *p, uint64_t now)
+{
+    struct brisk_conn_info ci;
+    if (!p->s || p->tx_off < p->bytes || brisk_conn_info(p->s, &ci) != BRISK_OK || ci.unacked || ci.notsent)
+        return now + BRISK_NSEC_PER_MSEC;
+    brisk_abort(p->s, now);
+    p->s = NULL;
+    p->closed = 1;
+    finish(p, now);
+    return BRISK_TIME_NONE;
+}
+
+/* Connects once the kernel side answers ARP (its interface is then up and addressed); in rst mode, waits
+ * for the moment to abort. */
+static uint64_t on_hook(void *ctx, brisk_loop *l, uint64_t now)
+{
+    struct peer *p = ctx;
+    (void)l;
+    if (p->resolved || p->listen_port) {
+        if (p->mode != M_RST || p->closed)
+            return BRISK_TIME_NONE;
+        return p->connected ? rst_check(p, now) : now + BRISK_NSEC_PER_MSEC;
+    }
+    if (now < p->next_resolve)
+        return p->next_resolve;
+    int rc = brisk_stack_resolve(p->st, p->dst_ip, now);
+    if (rc == BRISK_ERR_AGAIN || rc == BRISK_ERR_UNREACH) {
+        p->next_resolve = now + 20 * BRISK_NSEC_PER_MSEC;
+        return p->next_resolve;
+    }
+    if (!p->connect_at) {
+        p->connect_at = now + p->connect_delay_ns;
+        if (p->connect_delay_ns)
+            return p->connect_at;
+    }
+    if (now < p->connect_at)
+        return p->connect_at;
+    p->resolved = 1;
+    int err;
+    p->s = brisk_socket(p->st, &err);
+    if (!p->s) {
+        p->error = err;
+        finish(p, now);
+        return BRISK_TIME_NONE;
+    }
+    brisk_sock_set_callback(p->s, on_sock, p);
+    if (p->nodelay)
+        brisk_setsockopt(p->s, BRISK_SO_NODELAY, 1, now);
+    rc = brisk_connect(p->s, p->dst_ip, p->dst_port, now);
+    if (rc != BRISK_ERR_INPROGRESS) {
+        p->error = rc;
+        finish(p, now);
+    }
+    return now;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void usage(void)
+{
+    fprintf(
+        stderr,
+        "usage: brisk-peer --tap NAME --ip ADDR/PREFIX [--gw ADDR] (--listen PORT | --connect ADDR:PORT)\n"
+        "         [--mode source|sink|echo|rr|rst] [--bytes N] [--size N] [--count N] [--seed N]\n"
+        "         [--nodelay] [--gso 0|1] [--mtu N] [--loss P] [--rx-loss P] [--txc-delay T]\n"
+        "         [--tx-ring N] [--busy-poll T] [--connect-delay T] [--timeout T] [--expect eof|reset]\n"
+        "         [--profile NAME] [--set name=value]...\n");
+}
+
+static int bad(const char *what, const char *val)
+{
+    fprintf(stderr, "brisk-peer: invalid %s: '%s'\n", what, val ? val : "(missing)");
+    usage();
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    struct peer P;
+    memset(&P, 0, sizeof(P));
+    struct peer *p = &P;
+    p->mode = M_SINK;
+    p->seed = 1;
+    p->size = 1;
+    p->count = 1000;
+    p->timeout_ns = 120 * BRISK_NSEC_PER_SEC;
+    struct brisk_tap_config tc;
+    brisk_tap_config_default(&tc);
+    tc.ip = 0;
+    struct brisk_settings set;
+    brisk_settings_default(&set);
+    int have_ip = 0, have_role = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t u;
+        double d;
+        if (!strcmp(a, "--nodelay")) {
+            p->nodelay = 1;
+            continue;
+        }
+        if (!v)
+            return bad(a, NULL);
+        i++;
+        if (!strcmp(a, "--tap")) {
+            if (strlen(v) >= sizeof(tc.ifname))
+                return bad(a, v);
+            snprintf(tc.ifname, sizeof(tc.ifname), "%s", v);
+        } else if (!strcmp(a, "--ip")) {
+            if (brisk_tap_parse_cidr(v, &tc.ip, &tc.prefix_len) != BRISK_OK)
+                return bad(a, v);
+            have_ip = 1;
+        } else if (!strcmp(a, "--gw")) {
+            if (brisk_ip_parse(v, &tc.gateway) != BRISK_OK)
+                return bad(a, v);
+        } else if (!strcmp(a, "--listen")) {
+            if (brisk_parse_uint(v, &u) != BRISK_OK || u == 0 || u > 65535)
+                return bad(a, v);
+            p->listen_port = (int)u;
+            have_role++;
+        } else if (!strcmp(a, "--connect")) {
+            char host[32];
+            const char *c = strchr(v, ':');
+            if (!c || (size_t)(c - v) >= sizeof(host))
+                return bad(a, v);
+            memcpy(host, v, (size_t)(c - v));
+            host[c - v] = '\0';
+            if (brisk_ip_parse(host, &p->dst_ip) != BRISK_OK || brisk_parse_uint(c + 1, &u) != BRISK_OK ||
+                u == 0 || u > 65535)
+                return bad(a, v);
+            p->dst_port = (uint16_t)u;
+            have_role++;
+        } else if (!strcmp(a, "--mode")) {
+            static const char *names[] = {"source", "sink", "echo", "rr", "rst"};
+            int m = -1;
+            for (int k = 0; k < 5; k++)
+                if (!strcmp(v, names[k]))
+                    m = k;
+            if (m < 0)
+                return bad(a, v);
+            p->mode = (enum mode)m;
+        } else if (!strcmp(a, "--bytes")) {
+            if (brisk_parse_size(v, &p->bytes) != BRISK_OK)
+                return bad(a, v);
+        } else if (!strcmp(a, "--size")) {
+            if (brisk_parse_size(v, &p->size) != BRISK_OK || p->size == 0 || p->size > 65536)
+                return bad(a, v);
+        } else if (!strcmp(a, "--count")) {
+            if (brisk_parse_uint(v, &p->count) != BRISK_OK || p->count == 0 || p->count > MAX_RR)
+                return bad(a, v);
+        } else if (!strcmp(a, "--seed")) {
+            if (brisk_parse_uint(v, &p->seed) != BRISK_OK)
+                return bad(a, v);
+        } else if (!strcmp(a, "--gso")) {
+            int b;
+            if (brisk_parse_bool(v, &b) != BRISK_OK)
+                return bad(a, v);
+            tc.gso = b;
+        } else if (!strcmp(a, "--mtu")) {
+            if (brisk_parse_uint(v, &u) != BRISK_OK || u < 68 || u > 65535)
+                return bad(a, v);
+            tc.mtu = (uint32_t)u;
+        } else if (!strcmp(a, "--loss") || !strcmp(a, "--rx-loss")) {
+            if (brisk_parse_prob(v, &d) != BRISK_OK)
+                return bad(a, v);
+            if (!strcmp(a, "--loss"))
+                tc.fault.tx_loss = d;
+            else
+                tc.fault.rx_loss = d;
+        } else if (!strcmp(a, "--tx-ring")) {
+            if (brisk_parse_uint(v, &u) != BRISK_OK || u == 0 || u > 65536)
+                return bad(a, v);
+            tc.tx_ring = (uint32_t)u;
+        } else if (!strcmp(a, "--txc-delay")) {
+            if (brisk_parse_time(v, &tc.txc_delay_ns) != BRISK_OK)
+                return bad(a, v);
+        } else if (!strcmp(a, "--busy-poll")) {
+            if (brisk_parse_time(v, &p->busy_poll_ns) != BRISK_OK)
+                return bad(a, v);
+        } else if (!strcmp(a, "--connect-delay")) {
+            if (brisk_parse_time(v, &p->connect_delay_ns) != BRISK_OK)
+                return bad(a, v);
+        } else if (!strcmp(a, "--timeout")) {
+            if (brisk_parse_time(v, &p->timeout_ns) != BRISK_OK || p->timeout_ns == 0)
+                return bad(a, v);
+        } else if (!strcmp(a, "--expect")) {
+            if (strcmp(v, "eof") && strcmp(v, "reset"))
+                return bad(a, v);
+            p->expect_reset = !strcmp(v, "reset");
+        } else if (!strcmp(a, "--profile")) {
+            if (brisk_settings_apply_profile(&set, v) != BRISK_OK)
+                return bad(a, v);
+        } else if (!strcmp(a, "--set")) {
+            int rc = brisk_settings_set(&set, v);
+            if (rc != BRISK_OK) {
+                fprintf(stderr, "brisk-peer: --set %s: %s\n", v, brisk_strerror(rc));
+                return 2;
+            }
+        } else {
+            return bad("option", a);
+        }
+    }
+    if (!have_ip || have_role != 1)
+        return bad("arguments", "need --ip and exactly one of --listen / --connect");
+    if (p->mode == M_RR && p->listen_port)
+        return bad("mode", "rr is a client role (use --connect)");
+    tc.fault.seed = p->seed;
+
+    p->buf = malloc(BUF_LEN);
+    p->echo = malloc(BUF_LEN);
+    p->lat = calloc(MAX_RR, sizeof(uint64_t));
+    if (!p->buf || pattern_init(&p->pat, p->seed) < 0) {
+        fprintf(stderr, "brisk-peer: out of memory\n");
+        return 1;
+    }
+    pattern_hash_init(&p->txh);
+    pattern_hash_init(&p->rxh);
+    int err;
+    p->st = brisk_stack_new(&set);
+    p->loop = p->st ? brisk_loop_new(p->st, &err) : NULL;
+    if (!p->buf || !p->echo || !p->lat || !p->loop) {
+        fprintf(stderr, "brisk-peer: out of memory\n");
+        return 1;
+    }
+    brisk_loop_stop_on_signals(p->loop);
+    brisk_loop_set_busy_poll(p->loop, p->busy_poll_ns);
+    char why[160];
+    p->tap = brisk_tap_open(p->loop, &tc, &err, why, sizeof(why));
+    if (!p->tap) {
+        fprintf(stderr, "brisk-peer: cannot open the TAP: %s\n", why);
+        return err == BRISK_ERR_INVAL ? 77 : 1;
+    }
+    fprintf(stderr, "tap %s\n", brisk_tap_ifname(p->tap));
+    uint64_t now = brisk_loop_clock();
+    if (p->listen_port) {
+        p->ls = brisk_socket(p->st, &err);
+        if (!p->ls || (err = brisk_bind(p->ls, 0, (uint16_t)p->listen_port)) != BRISK_OK ||
+            (err = brisk_listen(p->ls, 4)) != BRISK_OK) {
+            fprintf(stderr, "brisk-peer: listen: %s\n", brisk_strerror(err));
+            return 1;
+        }
+        brisk_sock_set_callback(p->ls, on_listener, p);
+    }
+    p->hook = brisk_loop_add_hook(p->loop, on_hook, p);
+    int rc = brisk_loop_run(p->loop, now + p->timeout_ns);
+    now = brisk_loop_clock();
+
+    const char *result;
+    if (rc == BRISK_ERR_TIMEDOUT)
+        result = "timeout";
+    else if (brisk_loop_signal(p->loop))
+        result = "signal";
+    else if (p->error == BRISK_ERR_RESET)
+        result = "reset";
+    else if (p->error)
+        result = "error";
+    else if (p->rx_eof)
+        result = "eof";
+    else
+        result = "closed";
+
+    struct brisk_conn_info ci;
+    memset(&ci, 0, sizeof(ci));
+    if (p->s)
+        brisk_conn_info(p->s, &ci);
+    double secs = p->t_end > p->t_start ? (double)(p->t_end - p->t_start) / 1e9 : 0;
+    uint64_t moved = p->mode == M_SINK ? p->rx_off : p->tx_off;
+    printf("side=brisk mode=%d result=%s err=%s tx_bytes=%llu tx_hash=%016llx rx_bytes=%llu "
+           "rx_hash=%016llx rx_bad=%d rx_bad_at=%llu secs=%.6f mbps=%.1f mss=%u ts=%u sack=%u ws=%u "
+           "snd_wscale=%u rcv_wscale=%u retrans=%llu rto=%llu",
+           (int)p->mode, result, p->error ? brisk_strerror(p->error) : "none", (unsigned long long)p->tx_off,
+           (unsigned long long)pattern_hash_final(&p->txh), (unsigned long long)p->rx_off,
+           (unsigned long long)pattern_hash_final(&p->rxh), p->rx_bad, (unsigned long long)p->rx_bad_at, secs,
+           secs > 0 ? (double)moved * 8 / secs / 1e6 : 0.0, ci.mss, ci.ts_ok, ci.sack_ok, ci.ws_ok,
+           ci.snd_wscale, ci.rcv_wscale, (unsigned long long)ci.retransmits,
+           (unsigned long long)ci.rto_count);
+    if (p->mode == M_RR && p->rr_done) {
+        uint64_t n = p->rr_done < MAX_RR ? p->rr_done : MAX_RR;
+        qsort(p->lat, n, sizeof(uint64_t), cmp_u64);
+        printf(" rr=%llu p50_us=%.1f p90_us=%.1f p99_us=%.1f", (unsigned long long)p->rr_done,
+               (double)p->lat[n / 2] / 1e3, (double)p->lat[n * 9 / 10] / 1e3,
+               (double)p->lat[n * 99 / 100] / 1e3);
+    }
+    if (p->s) { /* where the sender's time went (DESIGN.md principle 5), in ms per hold reason */
+        printf(" srtt_us=%.1f cwnd=%u pacing_mbps=%.1f holds=", (double)ci.srtt_ns / 1e3, ci.cwnd,
+               (double)ci.pacing_rate * 8 / 1e6);
+        for (int h = 1; h < BRISK_HOLD_COUNT; h++)
+            printf("%s%s:%.0f", h > 1 ? "," : "", brisk_hold_name(h), (double)ci.hold_ns[h] / 1e6);
+    }
+    struct brisk_tap_stats ts;
+    brisk_tap_get_stats(p->tap, &ts);
+    struct brisk_netdev_stats ns;
+    brisk_netdev_get_stats(brisk_tap_netdev(p->tap), &ns);
+    struct brisk_loop_stats ls;
+    brisk_loop_get_stats(p->loop, &ls);
+    printf(" loop_iter=%llu loop_timer=%llu loop_fd=%llu loop_arms=%llu", (unsigned long long)ls.iterations,
+           (unsigned long long)ls.wakeups_timer, (unsigned long long)ls.wakeups_fd,
+           (unsigned long long)ls.timer_arms);
+    printf(" tap_tx=%llu tap_tx_gso=%llu tap_rx=%llu tap_rx_gso=%llu tap_eagain=%llu tap_busy=%llu "
+           "tap_drops=%llu"
+           " txc_latency_us=%.1f\n",
+           (unsigned long long)ts.tx_frames, (unsigned long long)ts.tx_gso_frames,
+           (unsigned long long)ts.rx_frames, (unsigned long long)ts.rx_gso_frames,
+           (unsigned long long)ts.tx_eagain, (unsigned long long)ts.tx_busy,
+           (unsigned long long)(ts.tx_fault_drops + ts.rx_fault_drops), (double)ns.tx_done_latency_ns / 1e3);
+    fflush(stdout);
+
+    int ok;
+    switch (p->expect_reset ? M_RST + 1 : (int)p->mode) {
+    case M_RST:
+        ok = p->closed && !p->error;
+        break;
+    case M_RR:
+        ok = p->rr_done == p->count && !p->error && !p->rx_bad;
+        break;
+    case M_SINK:
+        ok = p->rx_eof && !p->error && !p->rx_bad && p->closed;
+        break;
+    case M_RST + 1: /* --expect reset: the peer reset the connection after sending good data */
+        ok = p->error == BRISK_ERR_RESET && !p->rx_bad;
+        break;
+    default:
+        ok = p->rx_eof && !p->error && !p->rx_bad && p->closed && p->tx_off >= p->bytes;
+        break;
+    }
+    if (p->s)
+        brisk_close(p->s, now);
+    brisk_stack_free(p->st);
+    brisk_tap_close(p->tap);
+    brisk_loop_free(p->loop);
+    free(p->buf);
+    free(p->echo);
+    free(p->lat);
+    pattern_free(&p->pat);
+    return ok ? 0 : 1;
+}

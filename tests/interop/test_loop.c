@@ -1,0 +1,286 @@
+/* tests for src/drivers/loop.c: hooks and their deadlines, descriptor watches, the stack's timers driven by
+ * the timerfd, stopping (from a callback, by a signal, by a time limit), and bad arguments. Real time, but
+ * only ordering is asserted ("not before the deadline"), never speed. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "brisk/loop.h"
+#include "support/fakedev.h"
+
+#define MS BRISK_NSEC_PER_MSEC
+
+struct env {
+    brisk_stack *st;
+    brisk_loop *l;
+};
+
+static struct env *env_new(void)
+{
+    struct env *e = calloc(1, sizeof(*e));
+    e->st = brisk_stack_new(NULL);
+    assert_non_null(e->st);
+    int err = 1;
+    e->l = brisk_loop_new(e->st, &err);
+    assert_non_null(e->l);
+    assert_int_equal(err, BRISK_OK);
+    return e;
+}
+
+static void env_free(struct env *e)
+{
+    brisk_loop_free(e->l);
+    brisk_stack_free(e->st);
+    free(e);
+}
+
+struct ticker {
+    int calls;
+    int stop_after;
+    uint64_t want;     /* absolute time asked for next */
+    uint64_t late_min; /* smallest (call time - asked time) seen, to check "never early" */
+    int early;
+    uint64_t step;
+};
+
+static uint64_t tick(void *ctx, brisk_loop *l, uint64_t now)
+{
+    struct ticker *t = ctx;
+    if (t->calls > 0 && now < t->want)
+        t->early++; /* the loop may run a hook early only when something else woke it: nothing does here */
+    t->calls++;
+    if (t->calls == t->stop_after) {
+        brisk_loop_stop(l);
+        return BRISK_TIME_NONE;
+    }
+    t->want = now + t->step;
+    return t->want;
+}
+
+/* A hook's deadline wakes the loop (timerfd), not earlier; stop from inside a hook returns BRISK_OK. */
+static void test_hook_deadlines(void **state)
+{
+    (void)state;
+    struct env *e = env_new();
+    struct ticker t = {.stop_after = 6, .step = 2 * MS};
+    int id = brisk_loop_add_hook(e->l, tick, &t);
+    assert_true(id >= 0);
+    uint64_t t0 = brisk_loop_clock();
+    assert_int_equal(brisk_loop_run(e->l, t0 + 10 * BRISK_NSEC_PER_SEC), BRISK_OK);
+    uint64_t t1 = brisk_loop_clock();
+    assert_int_equal(t.calls, 6);
+    assert_int_equal(t.early, 0);
+    assert_true(t1 - t0 >= 5 * 2 * MS); /* five waits of 2 ms each */
+    struct brisk_loop_stats s;
+    brisk_loop_get_stats(e->l, &s);
+    assert_true(s.wakeups_timer >= 5);
+    assert_true(s.polls == s.iterations);
+    assert_false(brisk_loop_stopping(e->l)); /* cleared on return */
+    assert_int_equal(brisk_loop_remove_hook(e->l, id), BRISK_OK);
+    assert_int_equal(brisk_loop_remove_hook(e->l, id), BRISK_ERR_NOENT);
+    env_free(e);
+}
+
+/* Without any deadline, run returns at `until` with BRISK_ERR_TIMEDOUT, not before. */
+static void test_run_until(void **state)
+{
+    (void)state;
+    struct env *e = env_new();
+    uint64_t t0 = brisk_loop_clock();
+    assert_int_equal(brisk_loop_run(e->l, t0 + 20 * MS), BRISK_ERR_TIMEDOUT);
+    assert_true(brisk_loop_clock() - t0 >= 20 * MS);
+    struct brisk_loop_stats s;
+    brisk_loop_get_stats(e->l, &s);
+    assert_true(s.iterations < 100); /* it slept rather than spun */
+    env_free(e);
+}
+
+struct piper {
+    int fds[2];
+    int reads;
+    int writes_ready;
+    char got[16];
+};
+
+static void on_pipe(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t now)
+{
+    (void)now;
+    struct piper *p = ctx;
+    if (ready & BRISK_LOOP_IN) {
+        ssize_t n = read(fd, p->got + p->reads, 1);
+        assert_int_equal(n, 1);
+        p->reads++;
+        if (p->reads == 3)
+            brisk_loop_stop(l);
+    }
+    if (ready & BRISK_LOOP_OUT) {
+        p->writes_ready++;
+        brisk_loop_stop(l);
+    }
+}
+
+/* Level-triggered input: three bytes written at once are read one per callback, one iteration each. */
+static void test_fd_watch(void **state)
+{
+    (void)state;
+    struct env *e = env_new();
+    struct piper p;
+    memset(&p, 0, sizeof(p));
+    assert_int_equal(pipe(p.fds), 0);
+    assert_int_equal(brisk_loop_watch_fd(e->l, p.fds[0], BRISK_LOOP_IN, on_pipe, &p), BRISK_OK);
+    assert_int_equal(brisk_loop_watch_fd(e->l, p.fds[0], BRISK_LOOP_IN, on_pipe, &p), BRISK_ERR_EXIST);
+    assert_int_equal(write(p.fds[1], "abc", 3), 3);
+    uint64_t t0 = brisk_loop_clock();
+    assert_int_equal(brisk_loop_run(e->l, t0 + 5 * BRISK_NSEC_PER_SEC), BRISK_OK);
+    assert_int_equal(p.reads, 3);
+    assert_memory_equal(p.got, "abc", 3);
+
+    /* Writability on the other end, then unwatch: nothing more is delivered. */
+    assert_int_equal(brisk_loop_watch_fd(e->l, p.fds[1], BRISK_LOOP_IN, on_pipe, &p), BRISK_OK);
+    assert_int_equal(brisk_loop_modify_fd(e->l, p.fds[1], BRISK_LOOP_OUT), BRISK_OK);
+    assert_int_equal(brisk_loop_run(e->l, brisk_loop_clock() + 5 * BRISK_NSEC_PER_SEC), BRISK_OK);
+    assert_int_equal(p.writes_ready, 1);
+    assert_int_equal(brisk_loop_unwatch_fd(e->l, p.fds[1]), BRISK_OK);
+    assert_int_equal(brisk_loop_unwatch_fd(e->l, p.fds[1]), BRISK_ERR_NOENT);
+    assert_int_equal(brisk_loop_modify_fd(e->l, p.fds[1], BRISK_LOOP_IN), BRISK_ERR_NOENT);
+    assert_int_equal(brisk_loop_run(e->l, brisk_loop_clock() + 10 * MS), BRISK_ERR_TIMEDOUT);
+    assert_int_equal(p.writes_ready, 1);
+    close(p.fds[0]);
+    close(p.fds[1]);
+    env_free(e);
+}
+
+/* The stack's own timers run from the loop: ARP retransmissions every arp_retrans, then failure. */
+static void test_stack_timers(void **state)
+{
+    (void)state;
+    struct brisk_settings s;
+    brisk_settings_default(&s);
+    assert_int_equal(brisk_settings_set(&s, "arp_retrans=5ms"), BRISK_OK);
+    assert_int_equal(brisk_settings_set(&s, "arp_retries=3"), BRISK_OK);
+    brisk_stack *st = brisk_stack_new(&s);
+    assert_non_null(st);
+    struct fakedev f;
+    fakedev_init(&f, st, 1, IP4(10, 0, 0, 1), 24);
+    int err;
+    brisk_loop *l = brisk_loop_new(st, &err);
+    assert_non_null(l);
+    uint64_t t0 = brisk_loop_clock();
+    assert_int_equal(brisk_stack_resolve(st, IP4(10, 0, 0, 9), t0), BRISK_ERR_AGAIN);
+    assert_int_equal(f.ntx, 1);
+    assert_int_equal(brisk_loop_run(l, t0 + 60 * MS), BRISK_ERR_TIMEDOUT);
+    struct brisk_counters c;
+    brisk_stack_get_counters(st, &c);
+    assert_int_equal(c.ArpOutRequests, 3);
+    assert_int_equal(c.ArpResolveFailed, 1);
+    assert_int_equal(f.ntx, 3);
+    assert_true(f.tx[1].at - f.tx[0].at >= 5 * MS); /* never before the stack's deadline */
+    assert_true(f.tx[2].at - f.tx[1].at >= 5 * MS);
+    brisk_loop_free(l);
+    fakedev_destroy(&f, brisk_loop_clock());
+    brisk_stack_free(st);
+}
+
+/* SIGTERM stops the loop through its signalfd, with no handler installed. */
+static void test_stop_on_signal(void **state)
+{
+    (void)state;
+    struct env *e = env_new();
+    assert_int_equal(brisk_loop_stop_on_signals(e->l), BRISK_OK);
+    assert_int_equal(brisk_loop_signal(e->l), 0);
+    raise(SIGTERM); /* blocked: stays pending until the loop reads it */
+    assert_int_equal(brisk_loop_run(e->l, brisk_loop_clock() + 5 * BRISK_NSEC_PER_SEC), BRISK_OK);
+    assert_int_equal(brisk_loop_signal(e->l), SIGTERM);
+    env_free(e);
+}
+
+struct selfwake {
+    int id, n;
+};
+
+static uint64_t wake_self(void *ctx, brisk_loop *l, uint64_t now)
+{
+    (void)now;
+    struct selfwake *w = ctx;
+    if (++w->n == 5)
+        brisk_loop_stop(l);
+    else
+        brisk_loop_wake_hook(l, w->id); /* wins over the BRISK_TIME_NONE returned below */
+    return BRISK_TIME_NONE;
+}
+
+static uint64_t idle(void *ctx, brisk_loop *l, uint64_t now)
+{
+    (void)l;
+    (void)now;
+    ++*(int *)ctx;
+    return BRISK_TIME_NONE;
+}
+
+/* A hook that asks for nothing lets the loop sleep; one that wakes itself keeps it running. */
+static void test_wake_and_limits(void **state)
+{
+    (void)state;
+    struct env *e = env_new();
+    int n = 0;
+    int id = brisk_loop_add_hook(e->l, idle, &n);
+    assert_true(id >= 0);
+    assert_int_equal(brisk_loop_run(e->l, brisk_loop_clock() + 20 * MS), BRISK_ERR_TIMEDOUT);
+    assert_true(n >= 1 && n <= 3); /* its first run, perhaps the wakeup at the limit; no spinning */
+    assert_int_equal(brisk_loop_remove_hook(e->l, id), BRISK_OK);
+
+    struct selfwake w = {0};
+    w.id = brisk_loop_add_hook(e->l, wake_self, &w);
+    assert_true(w.id >= 0);
+    /* Were the wake lost, the loop would sleep for the whole minute and return BRISK_ERR_TIMEDOUT. */
+    assert_int_equal(brisk_loop_run(e->l, brisk_loop_clock() + 60 * BRISK_NSEC_PER_SEC), BRISK_OK);
+    assert_int_equal(w.n, 5);
+    assert_int_equal(brisk_loop_wake_hook(e->l, 99), BRISK_ERR_NOENT);
+
+    /* The hook table is bounded. */
+    int ids = 1, rc = 0;
+    while ((rc = brisk_loop_add_hook(e->l, idle, &n)) >= 0)
+        ids++;
+    assert_int_equal(rc, BRISK_ERR_TOOMANY);
+    assert_int_equal(ids, 16);
+    /* run_once does one iteration. */
+    struct brisk_loop_stats a, b;
+    brisk_loop_get_stats(e->l, &a);
+    assert_int_equal(brisk_loop_run_once(e->l, 0), BRISK_OK);
+    brisk_loop_get_stats(e->l, &b);
+    assert_int_equal(b.iterations, a.iterations + 1);
+    env_free(e);
+}
+
+static void test_bad_args(void **state)
+{
+    (void)state;
+    int err = 0;
+    assert_null(brisk_loop_new(NULL, &err));
+    assert_int_equal(err, BRISK_ERR_INVAL);
+    struct env *e = env_new();
+    assert_int_equal(brisk_loop_watch_fd(e->l, -1, BRISK_LOOP_IN, on_pipe, NULL), BRISK_ERR_INVAL);
+    assert_int_equal(brisk_loop_watch_fd(e->l, 0, BRISK_LOOP_IN, NULL, NULL), BRISK_ERR_INVAL);
+    assert_int_equal(brisk_loop_watch_fd(e->l, 0, 0x80, on_pipe, NULL), BRISK_ERR_INVAL);
+    assert_int_equal(brisk_loop_add_hook(e->l, NULL, NULL), BRISK_ERR_INVAL);
+    assert_int_equal(brisk_loop_run(NULL, 0), BRISK_ERR_INVAL);
+    brisk_loop_free(NULL);
+    env_free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hook_deadlines), cmocka_unit_test(test_run_until),
+        cmocka_unit_test(test_fd_watch),       cmocka_unit_test(test_stack_timers),
+        cmocka_unit_test(test_stop_on_signal), cmocka_unit_test(test_wake_and_limits),
+        cmocka_unit_test(test_bad_args),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,553 @@
+/*
+ * iperf_client.c — the iperf3 client as a state machine over brisk sockets.
+ *
+ * The client opens the control connection, sends its cookie and then follows the server's state bytes
+ * (iperf_proto.c has the whole exchange): it answers PARAM_EXCHANGE with its parameters, opens the data
+ * streams on CREATE_STREAMS — one after the other, each beginning with the cookie, so the server numbers them
+ * in the same order as the client (iperf3 matches results by stream id) — starts the clock at TEST_START and
+ * moves data from TEST_RUNNING on. It decides when the test ends: when the duration has passed, or when -n
+ * bytes were sent (or, with -R, received). Then it sends TEST_END, trades results on EXCHANGE_RESULTS, and on
+ * DISPLAY_RESULTS closes the streams, sends IPERF_DONE and closes the control connection.
+ *
+ * With -R the client keeps reading its streams after TEST_END until the server closes them, as iperf3 does:
+ * a server blocked on a full pipe must still get to read the control connection.
+ *
+ * Every socket event and every tick run the same `step`, which does whatever the current state allows; a
+ * re-entrancy guard makes a callback raised inside a socket call (brisk delivers events at the end of socket
+ * calls made outside a callback) run the step again afterwards instead of nesting it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf/iperf_proto.h"
+#include "perf/stream.h"
+
+enum cstate {
+    C_CONNECTING,   /* control connection being opened */
+    C_WAIT_PARAMS,  /* cookie sent, waiting for PARAM_EXCHANGE */
+    C_WAIT_CREATE,  /* parameters sent */
+    C_STREAMS,      /* opening data streams */
+    C_WAIT_START,   /* streams open, waiting for TEST_START / TEST_RUNNING */
+    C_RUNNING,      /* moving data */
+    C_ENDING,       /* TEST_END sent, waiting for EXCHANGE_RESULTS */
+    C_WAIT_RESULTS, /* our results sent, waiting for the server's */
+    C_WAIT_DISPLAY, /* waiting for DISPLAY_RESULTS */
+    C_SERVER_ERROR, /* SERVER_ERROR read, waiting for its two error numbers */
+    C_DONE,
+};
+
+struct perf_iperf_client {
+    struct perf_env env;
+    struct perf_params p;
+    uint32_t server_ip;
+    enum cstate state;
+    struct iperf_ctrl ctrl;
+    char cookie[IPERF_COOKIE_SIZE];
+    struct perf_stream streams[PERF_MAX_STREAMS];
+    uint32_t nstreams; /* streams opened (or being opened) */
+    int test_started;  /* TEST_START seen */
+    uint64_t start_ns; /* TEST_START */
+    uint64_t end_ns;   /* TEST_END sent */
+    uint64_t end_at;   /* start + duration (BRISK_TIME_NONE if by bytes) */
+    uint64_t sent, received;
+    struct iperf_stream_result remote[PERF_MAX_STREAMS];
+    size_t nremote;
+    int complete, error;
+    char err[PERF_ERR_LEN];
+    uint8_t *block;   /* the data block written on every stream */
+    uint8_t *scratch; /* receive buffer, discarded */
+    int in_step, again;
+    uint64_t last_deadline;  /* as last reported through env.kick */
+    enum cstate guard_state; /* the state the guard timer watches */
+    uint64_t guard_at;       /* outside C_RUNNING: fail if the state has not changed by then */
+};
+
+/* Outside the running test every state waits for the server; one that waits this long has lost it. */
+#define GUARD_NS (30 * BRISK_NSEC_PER_SEC)
+
+#define SCRATCH (256u * 1024u)
+
+static void step(struct perf_iperf_client *c, uint64_t now);
+
+static void logf_(struct perf_iperf_client *c, const char *msg)
+{
+    if (c->env.log)
+        fprintf(c->env.log, "brisk-perf client: %s\n", msg);
+}
+
+static void fail(struct perf_iperf_client *c, int error, const char *what, uint64_t now)
+{
+    if (c->state == C_DONE)
+        return;
+    c->error = error ? error : BRISK_ERR_INVAL;
+    snprintf(c->err, sizeof(c->err), "%s", what);
+    logf_(c, what);
+    c->state = C_DONE;
+    for (uint32_t i = 0; i < c->nstreams; i++)
+        perf_stream_close(&c->streams[i], now);
+    if (c->ctrl.s) {
+        brisk_sock *s = c->ctrl.s;
+        c->ctrl.s = NULL;
+        brisk_abort(s, now);
+    }
+}
+
+static void on_event(void *ctx, brisk_sock *s, unsigned ev, uint64_t now)
+{
+    (void)s;
+    (void)ev;
+    step(ctx, now);
+}
+
+/* Opens data stream i: options first (the MSS and buffers are fixed at connect), then the connect. */
+static int open_stream(struct perf_iperf_client *c, uint32_t i, uint64_t now)
+{
+    struct perf_stream *st = &c->streams[i];
+    memset(st, 0, sizeof(*st));
+    st->id = iperf_stream_id(i);
+    st->sender = !c->p.reverse;
+    memcpy(st->cookie, c->cookie, IPERF_COOKIE_SIZE);
+    int err;
+    st->s = brisk_socket(c->env.st, &err);
+    if (!st->s)
+        return err;
+    brisk_sock_set_callback(st->s, on_event, c);
+    if (c->p.nodelay)
+        brisk_setsockopt(st->s, BRISK_SO_NODELAY, 1, now);
+    if (c->p.mss)
+        brisk_setsockopt(st->s, BRISK_SO_MAXSEG, c->p.mss, now);
+    if (c->p.window) {
+        brisk_setsockopt(st->s, BRISK_SO_SNDBUF, c->p.window, now);
+        brisk_setsockopt(st->s, BRISK_SO_RCVBUF, c->p.window, now);
+    }
+    int rc = brisk_connect(st->s, c->server_ip, c->p.port, now);
+    if (rc != BRISK_ERR_INPROGRESS)
+        return rc;
+    c->nstreams = i + 1;
+    return BRISK_OK;
+}
+
+/* Streams open one at a time: the next connect starts when the previous one has sent its whole cookie. */
+static void pump_streams_open(struct perf_iperf_client *c, uint64_t now)
+{
+    while (c->state == C_STREAMS) {
+        struct perf_stream *st = &c->streams[c->nstreams - 1];
+        if (st->error) {
+            fail(c, st->error, "a data stream failed to connect", now);
+            return;
+        }
+        if (st->cookie_done < IPERF_COOKIE_SIZE) {
+            int64_t n =
+                brisk_send(st->s, st->cookie + st->cookie_done, IPERF_COOKIE_SIZE - st->cookie_done, 0, now);
+            if (n == BRISK_ERR_AGAIN)
+                return; /* not connected yet, or no room */
+            if (n < 0) {
+                fail(c, (int)n, "a data stream failed before its cookie was sent", now);
+                return;
+            }
+            st->cookie_done += (uint32_t)n;
+            st->connected = 1;
+            if (st->cookie_done < IPERF_COOKIE_SIZE)
+                return;
+        }
+        if (c->nstreams == c->p.parallel) {
+            c->state = C_WAIT_START;
+            return;
+        }
+        int rc = open_stream(c, c->nstreams, now);
+        if (rc < 0) {
+            fail(c, rc, "cannot open a data stream", now);
+            return;
+        }
+    }
+}
+
+static void send_test_end(struct perf_iperf_client *c, uint64_t now)
+{
+    c->end_ns = now;
+    c->state = C_ENDING;
+    if (iperf_ctrl_put_state(&c->ctrl, IPERF_TEST_END, now) < 0)
+        fail(c, c->ctrl.error, "control connection failed sending TEST_END", now);
+}
+
+static void move_data(struct perf_iperf_client *c, uint64_t now)
+{
+    for (uint32_t i = 0; i < c->nstreams; i++) {
+        struct perf_stream *st = &c->streams[i];
+        if (!st->s)
+            continue;
+        if (st->sender) {
+            if (c->state != C_RUNNING)
+                continue;
+            uint64_t budget = UINT64_MAX;
+            if (c->p.bytes)
+                budget = c->sent < c->p.bytes ? c->p.bytes - c->sent : 0;
+            int64_t n = perf_stream_send(st, c->block, c->p.blksize, budget, now);
+            if (n > 0)
+                c->sent += (uint64_t)n;
+        } else {
+            /* After our results went out the bytes are drained, not counted: the figures stay the ones the
+             * server was told. */
+            int count = c->state < C_WAIT_RESULTS;
+            int64_t n = perf_stream_recv(st, c->scratch, SCRATCH, count, now);
+            if (n > 0 && count)
+                c->received += (uint64_t)n;
+        }
+        /* A stream that fails while the test runs ends the test; after TEST_END the server closes them. */
+        if (st->error && c->state == C_RUNNING) {
+            fail(c, st->error, "a data stream failed during the test", now);
+            return;
+        }
+    }
+    if (c->state == C_RUNNING) {
+        int by_time = c->end_at != BRISK_TIME_NONE && now >= c->end_at;
+        int by_bytes = c->p.bytes && (c->sent >= c->p.bytes || c->received >= c->p.bytes);
+        if (by_time || by_bytes)
+            send_test_end(c, now);
+    }
+}
+
+static void send_results(struct perf_iperf_client *c, uint64_t now)
+{
+    struct iperf_stream_result r[PERF_MAX_STREAMS];
+    double secs = (double)(c->end_ns - c->start_ns) / 1e9;
+    for (uint32_t i = 0; i < c->nstreams; i++) {
+        struct perf_stream *st = &c->streams[i];
+        struct brisk_conn_info info;
+        r[i].id = st->id;
+        r[i].bytes = st->bytes;
+        r[i].retransmits = -1;
+        if (st->sender && st->s && brisk_conn_info(st->s, &info) == BRISK_OK)
+            r[i].retransmits = (int64_t)info.retransmits;
+        r[i].start_time = 0;
+        r[i].end_time = secs;
+    }
+    json_t *j = iperf_results_to_json(!c->p.reverse, r, c->nstreams);
+    if (!j) {
+        fail(c, BRISK_ERR_NOMEM, "cannot build the results", now);
+        return;
+    }
+    int rc = iperf_ctrl_put_json(&c->ctrl, j, now);
+    json_decref(j);
+    if (rc < 0)
+        fail(c, rc, "control connection failed sending the results", now);
+}
+
+static void finish(struct perf_iperf_client *c, uint64_t now)
+{
+    for (uint32_t i = 0; i < c->nstreams; i++)
+        perf_stream_close(&c->streams[i], now);
+    iperf_ctrl_put_state(&c->ctrl, IPERF_IPERF_DONE, now);
+    brisk_sock *s = c->ctrl.s;
+    c->ctrl.s = NULL;
+    brisk_close(s, now); /* queued bytes (IPERF_DONE) still go out before the FIN */
+    c->complete = 1;
+    c->state = C_DONE;
+    logf_(c, "test complete");
+}
+
+/* Handles one state byte from the server. */
+static void on_state(struct perf_iperf_client *c, int state, uint64_t now)
+{
+    char msg[96];
+    switch (state) {
+    case IPERF_PARAM_EXCHANGE: {
+        if (c->state != C_WAIT_PARAMS)
+            break;
+        json_t *j = iperf_params_to_json(&c->p);
+        int rc = j ? iperf_ctrl_put_json(&c->ctrl, j, now) : BRISK_ERR_NOMEM;
+        json_decref(j);
+        if (rc < 0) {
+            fail(c, rc, "cannot send the parameters", now);
+            return;
+        }
+        c->state = C_WAIT_CREATE;
+        return;
+    }
+    case IPERF_CREATE_STREAMS: {
+        if (c->state != C_WAIT_CREATE)
+            break;
+        c->state = C_STREAMS;
+        int rc = open_stream(c, 0, now);
+        if (rc < 0)
+            fail(c, rc, "cannot open a data stream", now);
+        return;
+    }
+    case IPERF_TEST_START:
+        if (c->state != C_WAIT_START && c->state != C_STREAMS)
+            break;
+        c->test_started = 1;
+        c->start_ns = now;
+        c->end_at = c->p.duration_ns ? now + c->p.duration_ns : BRISK_TIME_NONE;
+        return;
+    case IPERF_TEST_RUNNING:
+        if (!c->test_started || (c->state != C_WAIT_START && c->state != C_STREAMS))
+            break;
+        c->state = C_RUNNING;
+        logf_(c, "test running");
+        return;
+    case IPERF_EXCHANGE_RESULTS:
+        if (c->state != C_ENDING)
+            break;
+        c->state = C_WAIT_RESULTS;
+        send_results(c, now);
+        return;
+    case IPERF_DISPLAY_RESULTS:
+        if (c->state != C_WAIT_DISPLAY)
+            break;
+        finish(c, now);
+        return;
+    case IPERF_ACCESS_DENIED:
+        fail(c, BRISK_ERR_CONNREFUSED, "the server is busy running a test (ACCESS_DENIED)", now);
+        return;
+    case IPERF_SERVER_ERROR:
+        c->state = C_SERVER_ERROR;
+        return;
+    case IPERF_SERVER_TERMINATE:
+        fail(c, BRISK_ERR_RESET, "the server terminated the test (SERVER_TERMINATE)", now);
+        return;
+    default:
+        break;
+    }
+    snprintf(msg, sizeof(msg), "unexpected control state %d (%s)", state, iperf_state_name(state));
+    fail(c, BRISK_ERR_INVAL, msg, now);
+}
+
+static void read_ctrl(struct perf_iperf_client *c, uint64_t now)
+{
+    iperf_ctrl_read(&c->ctrl, now);
+    while (c->state != C_DONE) {
+        if (c->state == C_WAIT_RESULTS) {
+            json_t *j = NULL;
+            int rc = iperf_ctrl_take_json(&c->ctrl, &j);
+            if (rc == 0)
+                break;
+            if (rc < 0) {
+                fail(c, rc, "the server's results are not a valid JSON message", now);
+                return;
+            }
+            char err[PERF_ERR_LEN - 32], msg[PERF_ERR_LEN];
+            rc = iperf_results_from_json(j, c->remote, PERF_MAX_STREAMS, &c->nremote, err, sizeof(err));
+            json_decref(j);
+            if (rc < 0) {
+                snprintf(msg, sizeof(msg), "server results: %s", err);
+                fail(c, rc, msg, now);
+                return;
+            }
+            c->state = C_WAIT_DISPLAY;
+            continue;
+        }
+        if (c->state == C_SERVER_ERROR) {
+            if (c->ctrl.in_len < 8)
+                break;
+            const uint8_t *b = c->ctrl.in;
+            uint32_t ie = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+            uint32_t en = (uint32_t)b[4] << 24 | (uint32_t)b[5] << 16 | (uint32_t)b[6] << 8 | b[7];
+            char msg[PERF_ERR_LEN];
+            snprintf(msg, sizeof(msg),
+                     "the server reported an error (SERVER_ERROR: iperf error %u, errno %u)", ie, en);
+            fail(c, BRISK_ERR_INVAL, msg, now);
+            return;
+        }
+        int state;
+        if (!iperf_ctrl_take_state(&c->ctrl, &state))
+            break;
+        on_state(c, state, now);
+    }
+    if (c->state == C_DONE)
+        return;
+    if (c->ctrl.error)
+        fail(c, c->ctrl.error, "the control connection failed", now);
+    else if (c->ctrl.eof)
+        fail(c, BRISK_ERR_RESET, "the server closed the control connection", now);
+}
+
+static void step(struct perf_iperf_client *c, uint64_t now)
+{
+    if (c->in_step) {
+        c->again = 1;
+        return;
+    }
+    c->in_step = 1;
+    do {
+        c->again = 0;
+        if (c->state == C_DONE)
+            break;
+        if (c->state != C_RUNNING && now >= c->guard_at) {
+            char msg[96];
+            snprintf(msg, sizeof(msg), "the server did not answer for 30 s (client state %d)", (int)c->state);
+            fail(c, BRISK_ERR_TIMEDOUT, msg, now);
+            break;
+        }
+        if (c->state == C_CONNECTING) {
+            int e = brisk_sock_error(c->ctrl.s);
+            if (e) {
+                fail(c, e, "cannot connect to the server", now);
+                break;
+            }
+            /* The cookie is the first thing on the wire; brisk_send refuses until connected. */
+            int64_t n = brisk_send(c->ctrl.s, c->cookie, IPERF_COOKIE_SIZE, 0, now);
+            if (n == BRISK_ERR_AGAIN)
+                continue;
+            if (n != IPERF_COOKIE_SIZE) {
+                /* A fresh connection's send buffer takes 37 bytes whole; anything else is an error. */
+                fail(c, n < 0 ? (int)n : BRISK_ERR_INVAL, "cannot send the cookie", now);
+                break;
+            }
+            c->state = C_WAIT_PARAMS;
+        }
+        iperf_ctrl_flush(&c->ctrl, now);
+        read_ctrl(c, now);
+        if (c->state == C_STREAMS)
+            pump_streams_open(c, now);
+        if (c->state >= C_WAIT_START && c->state <= C_WAIT_DISPLAY)
+            move_data(c, now);
+        if (c->state != c->guard_state) {
+            c->guard_state = c->state;
+            c->guard_at = now + GUARD_NS;
+        }
+    } while (c->again);
+    c->in_step = 0;
+    /* Tell the driver when the deadline moved inside a socket callback, so it does not sleep past it. */
+    uint64_t d = perf_iperf_client_deadline(c);
+    if (d != c->last_deadline) {
+        c->last_deadline = d;
+        if (c->env.kick)
+            c->env.kick(c->env.kick_ctx);
+    }
+}
+
+struct perf_iperf_client *perf_iperf_client_new(const struct perf_env *env, const struct perf_params *p,
+                                                uint32_t server_ip, uint64_t now, int *err)
+{
+    int dummy;
+    if (!err)
+        err = &dummy;
+    if (!env || !env->st || !p || !p->parallel || p->parallel > PERF_MAX_STREAMS || !p->blksize ||
+        (!p->duration_ns && !p->bytes)) {
+        *err = BRISK_ERR_INVAL;
+        return NULL;
+    }
+    struct perf_iperf_client *c = calloc(1, sizeof(*c));
+    if (!c) {
+        *err = BRISK_ERR_NOMEM;
+        return NULL;
+    }
+    c->env = *env;
+    c->p = *p;
+    c->server_ip = server_ip;
+    c->end_at = BRISK_TIME_NONE;
+    iperf_cookie_make(c->cookie, env->seed ^ 0x6272697366ull);
+    c->block = malloc(p->blksize);
+    c->scratch = malloc(SCRATCH);
+    brisk_sock *s = c->block && c->scratch ? brisk_socket(env->st, err) : NULL;
+    if (!s) {
+        if (!c->block || !c->scratch)
+            *err = BRISK_ERR_NOMEM;
+        perf_iperf_client_free(c, now);
+        return NULL;
+    }
+    /* iperf3 sends random bytes; any pattern does, but make it not compressible-looking zeros. */
+    uint64_t x = env->seed + 1;
+    for (uint32_t i = 0; i < p->blksize; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        c->block[i] = (uint8_t)(x >> 56);
+    }
+    iperf_ctrl_init(&c->ctrl, s);
+    brisk_sock_set_callback(s, on_event, c);
+    int rc = brisk_connect(s, server_ip, p->port, now);
+    if (rc != BRISK_ERR_INPROGRESS) {
+        *err = rc;
+        perf_iperf_client_free(c, now);
+        return NULL;
+    }
+    c->state = c->guard_state = C_CONNECTING;
+    c->guard_at = now + GUARD_NS;
+    *err = BRISK_OK;
+    return c;
+}
+
+uint64_t perf_iperf_client_deadline(const struct perf_iperf_client *c)
+{
+    if (c->state == C_DONE)
+        return BRISK_TIME_NONE;
+    return c->state == C_RUNNING ? c->end_at : c->guard_at;
+}
+
+void perf_iperf_client_tick(struct perf_iperf_client *c, uint64_t now)
+{
+    step(c, now);
+    if (c->env.kick)
+        c->env.kick(c->env.kick_ctx);
+}
+
+int perf_iperf_client_done(const struct perf_iperf_client *c)
+{
+    return c->state == C_DONE;
+}
+
+int perf_iperf_client_progress(const struct perf_iperf_client *c, uint64_t *bytes)
+{
+    *bytes = c->sent + c->received;
+    return c->state == C_RUNNING;
+}
+
+void perf_iperf_client_report(const struct perf_iperf_client *c, struct perf_report *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->role = 'c';
+    r->reverse = c->p.reverse;
+    r->complete = c->complete;
+    r->error = c->error;
+    snprintf(r->err, sizeof(r->err), "%s", c->err);
+    r->params = c->p;
+    r->nstreams = c->nstreams;
+    r->duration_ns = c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0;
+    r->sent = c->sent;
+    r->received = c->received;
+    for (uint32_t i = 0; i < c->nstreams; i++) {
+        const struct perf_stream *st = &c->streams[i];
+        struct perf_stream_report *o = &r->streams[i];
+        struct brisk_conn_info info;
+        const struct brisk_conn_info *ip = NULL;
+        if (st->info_ok)
+            ip = &st->info;
+        else if (st->s && brisk_conn_info(st->s, &info) == BRISK_OK)
+            ip = &info;
+        o->id = st->id;
+        o->sender = st->sender;
+        o->bytes = st->bytes;
+        o->seconds_ns = r->duration_ns;
+        o->remote_retrans = -1;
+        if (ip) {
+            o->retransmits = ip->retransmits;
+            o->mss = ip->mss;
+            o->srtt_ns = ip->srtt_ns;
+        }
+        for (size_t k = 0; k < c->nremote; k++) {
+            if (c->remote[k].id != st->id)
+                continue;
+            o->remote_bytes = c->remote[k].bytes;
+            o->remote_retrans = c->remote[k].retransmits;
+            o->remote_seconds = c->remote[k].end_time - c->remote[k].start_time;
+            if (st->sender)
+                r->remote_received += c->remote[k].bytes;
+            else
+                r->remote_sent += c->remote[k].bytes;
+        }
+    }
+}
+
+void perf_iperf_client_free(struct perf_iperf_client *c, uint64_t now)
+{
+    if (!c)
+        return;
+    for (uint32_t i = 0; i < c->nstreams; i++)
+        perf_stream_close(&c->streams[i], now);
+    if (c->ctrl.s)
+        brisk_abort(c->ctrl.s, now);
+    iperf_ctrl_free(&c->ctrl);
+    free(c->block);
+    free(c->scratch);
+    free(c);
+}

@@ -1,0 +1,585 @@
+/*
+ * iperf_server.c — the iperf3 server as a state machine over brisk sockets.
+ *
+ * One listener on the port takes every connection. A new connection first sends a 37-byte cookie; until it
+ * has, it waits in a small pending table. Then:
+ *   - with no test running, it becomes the control connection of a new test: PARAM_EXCHANGE is sent and the
+ *     client's parameters awaited;
+ *   - while the test waits for its streams (after CREATE_STREAMS), a connection with the test's cookie
+ * becomes the next data stream — numbered 1, 3, 4, ... in arrival order, as iperf3 numbers them;
+ *   - anything else gets ACCESS_DENIED and is closed (iperf3 tells a second client the server is busy).
+ * When all -P streams are there the server sends TEST_START and TEST_RUNNING and, with -R, starts writing.
+ * The client ends the test with TEST_END: the server closes the data streams (like iperf3; unread data makes
+ * that a reset), sends EXCHANGE_RESULTS, reads the client's results, sends its own and DISPLAY_RESULTS, and
+ * waits for IPERF_DONE or the client's close. A watchdog ends a test that outlives its duration by 5 s (as
+ * iperf3's server timer does), so a vanished client cannot hold the server forever.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf/iperf_proto.h"
+#include "perf/stream.h"
+
+enum sstate {
+    S_IDLE,         /* no test */
+    S_WAIT_PARAMS,  /* PARAM_EXCHANGE sent */
+    S_STREAMS,      /* CREATE_STREAMS sent, accepting streams */
+    S_RUNNING,      /* TEST_RUNNING sent */
+    S_WAIT_RESULTS, /* EXCHANGE_RESULTS sent, waiting for the client's results */
+    S_WAIT_DONE,    /* DISPLAY_RESULTS sent, waiting for IPERF_DONE */
+};
+
+#define PENDING_MAX  (PERF_MAX_STREAMS + 8)
+#define WATCHDOG_NS  (5 * BRISK_NSEC_PER_SEC)
+#define HANDSHAKE_NS (30 * BRISK_NSEC_PER_SEC) /* a test must reach TEST_RUNNING within this */
+#define COOKIE_NS    (10 * BRISK_NSEC_PER_SEC) /* a new connection must send its cookie within this */
+#define SCRATCH      (256u * 1024u)
+
+struct pending {
+    brisk_sock *s;
+    uint8_t cookie[IPERF_COOKIE_SIZE];
+    uint32_t got;
+    uint64_t expires; /* a connection that has not sent its cookie by then is aborted */
+};
+
+struct perf_iperf_server {
+    struct perf_env env;
+    brisk_sock *listener;
+    uint16_t port;
+    int once, finished;
+    struct pending pending[PENDING_MAX];
+    /* the current test */
+    enum sstate state;
+    struct iperf_ctrl ctrl;
+    uint8_t cookie[IPERF_COOKIE_SIZE];
+    struct perf_params p;
+    struct perf_stream streams[PERF_MAX_STREAMS];
+    uint32_t nstreams;
+    uint64_t accepted_ns, start_ns, end_ns;
+    uint64_t watchdog; /* BRISK_TIME_NONE when off */
+    uint64_t sent, received;
+    struct iperf_stream_result remote[PERF_MAX_STREAMS];
+    size_t nremote;
+    int error;
+    char err[PERF_ERR_LEN];
+    uint8_t *block;
+    uint32_t block_len;
+    uint8_t *scratch;
+    /* finished tests */
+    uint32_t tests;
+    struct perf_report last;
+    int have_last;
+    void (*on_report)(void *ctx, const struct perf_report *r);
+    void *report_ctx;
+    int in_step, again;
+    uint64_t last_deadline; /* as last reported through env.kick */
+};
+
+static void step(struct perf_iperf_server *s, uint64_t now);
+
+static void logf_(struct perf_iperf_server *s, const char *msg)
+{
+    if (s->env.log)
+        fprintf(s->env.log, "brisk-perf server: %s\n", msg);
+}
+
+static void on_event(void *ctx, brisk_sock *sk, unsigned ev, uint64_t now)
+{
+    (void)sk;
+    (void)ev;
+    step(ctx, now);
+}
+
+static void build_report(struct perf_iperf_server *s, struct perf_report *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->role = 's';
+    r->reverse = s->p.reverse;
+    r->complete = s->error == 0;
+    r->error = s->error;
+    snprintf(r->err, sizeof(r->err), "%s", s->err);
+    r->params = s->p;
+    r->nstreams = s->nstreams;
+    r->duration_ns = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
+    r->sent = s->sent;
+    r->received = s->received;
+    for (uint32_t i = 0; i < s->nstreams; i++) {
+        const struct perf_stream *st = &s->streams[i];
+        struct perf_stream_report *o = &r->streams[i];
+        o->id = st->id;
+        o->sender = st->sender;
+        o->bytes = st->bytes;
+        o->seconds_ns = r->duration_ns;
+        o->remote_retrans = -1;
+        if (st->info_ok) {
+            o->retransmits = st->info.retransmits;
+            o->mss = st->info.mss;
+            o->srtt_ns = st->info.srtt_ns;
+        }
+        for (size_t k = 0; k < s->nremote; k++) {
+            if (s->remote[k].id != st->id)
+                continue;
+            o->remote_bytes = s->remote[k].bytes;
+            o->remote_retrans = s->remote[k].retransmits;
+            o->remote_seconds = s->remote[k].end_time - s->remote[k].start_time;
+            if (st->sender)
+                r->remote_received += s->remote[k].bytes;
+            else
+                r->remote_sent += s->remote[k].bytes;
+        }
+    }
+}
+
+/* Ends the current test (complete when error == 0), reports it and returns to idle. */
+static void end_test(struct perf_iperf_server *s, int error, const char *why, uint64_t now)
+{
+    if (s->state == S_IDLE)
+        return;
+    if (error && !s->error) {
+        s->error = error;
+        snprintf(s->err, sizeof(s->err), "%s", why);
+        logf_(s, why);
+    }
+    if (!s->end_ns)
+        s->end_ns = now;
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        perf_stream_close(&s->streams[i], now);
+    if (s->ctrl.s) {
+        brisk_sock *c = s->ctrl.s;
+        s->ctrl.s = NULL;
+        /* Gracefully: a SERVER_ERROR queued just before must still reach the client. */
+        brisk_close(c, now);
+    }
+    build_report(s, &s->last);
+    s->have_last = 1;
+    s->tests++;
+    if (!error)
+        logf_(s, "test complete");
+    if (s->on_report)
+        s->on_report(s->report_ctx, &s->last);
+    iperf_ctrl_free(&s->ctrl);
+    s->state = S_IDLE;
+    s->nstreams = 0;
+    s->nremote = 0;
+    s->sent = s->received = 0;
+    s->error = 0;
+    s->err[0] = '\0';
+    s->start_ns = s->end_ns = s->accepted_ns = 0;
+    s->watchdog = BRISK_TIME_NONE;
+    if (s->once)
+        s->finished = 1;
+}
+
+static void deny(brisk_sock *sk, uint64_t now)
+{
+    uint8_t b = (uint8_t)(signed char)IPERF_ACCESS_DENIED;
+    brisk_send(sk, &b, 1, 0, now);
+    brisk_close(sk, now);
+}
+
+static void start_test(struct perf_iperf_server *s, struct pending *pd, uint64_t now)
+{
+    s->state = S_WAIT_PARAMS;
+    memcpy(s->cookie, pd->cookie, IPERF_COOKIE_SIZE);
+    iperf_ctrl_init(&s->ctrl, pd->s);
+    s->accepted_ns = now;
+    s->watchdog = now + HANDSHAKE_NS;
+    s->error = 0;
+    s->err[0] = '\0';
+    if (iperf_ctrl_put_state(&s->ctrl, IPERF_PARAM_EXCHANGE, now) < 0)
+        end_test(s, s->ctrl.error, "control connection failed", now);
+    logf_(s, "new test");
+}
+
+static void add_stream(struct perf_iperf_server *s, struct pending *pd, uint64_t now)
+{
+    struct perf_stream *st = &s->streams[s->nstreams];
+    memset(st, 0, sizeof(*st));
+    st->s = pd->s;
+    st->id = iperf_stream_id(s->nstreams);
+    st->sender = s->p.reverse;
+    st->connected = 1;
+    memcpy(st->cookie, pd->cookie, IPERF_COOKIE_SIZE);
+    st->cookie_done = IPERF_COOKIE_SIZE;
+    if (s->p.nodelay)
+        brisk_setsockopt(st->s, BRISK_SO_NODELAY, 1, now);
+    if (s->p.window)
+        brisk_setsockopt(st->s, BRISK_SO_SNDBUF, s->p.window, now);
+    s->nstreams++;
+    if (s->nstreams < s->p.parallel)
+        return;
+    s->start_ns = now;
+    s->state = S_RUNNING;
+    s->watchdog = s->p.duration_ns ? now + s->p.duration_ns + WATCHDOG_NS : BRISK_TIME_NONE;
+    if (iperf_ctrl_put_state(&s->ctrl, IPERF_TEST_START, now) < 0 ||
+        iperf_ctrl_put_state(&s->ctrl, IPERF_TEST_RUNNING, now) < 0)
+        end_test(s, s->ctrl.error, "control connection failed", now);
+    else
+        logf_(s, "test running");
+}
+
+/* Reads the cookie of each pending connection and decides what it is. */
+static void pump_pending(struct perf_iperf_server *s, uint64_t now)
+{
+    for (int i = 0; i < PENDING_MAX; i++) {
+        struct pending *pd = &s->pending[i];
+        if (!pd->s)
+            continue;
+        int64_t n = brisk_recv(pd->s, pd->cookie + pd->got, IPERF_COOKIE_SIZE - pd->got, now);
+        if (n == BRISK_ERR_AGAIN) {
+            /* Idle connections must not hold the table: the slots are few and anyone can connect. */
+            if (now >= pd->expires) {
+                brisk_abort(pd->s, now);
+                pd->s = NULL;
+            }
+            continue;
+        }
+        if (n <= 0) { /* closed or failed before its cookie */
+            brisk_close(pd->s, now);
+            pd->s = NULL;
+            continue;
+        }
+        pd->got += (uint32_t)n;
+        if (pd->got < IPERF_COOKIE_SIZE) {
+            i--; /* read again: more may be buffered */
+            continue;
+        }
+        struct pending p = *pd;
+        pd->s = NULL;
+        if (!iperf_cookie_valid(p.cookie)) {
+            brisk_abort(p.s, now);
+        } else if (s->state == S_IDLE && !s->finished) {
+            start_test(s, &p, now);
+        } else if (s->state == S_STREAMS && memcmp(p.cookie, s->cookie, IPERF_COOKIE_SIZE) == 0 &&
+                   s->nstreams < s->p.parallel) {
+            add_stream(s, &p, now);
+        } else {
+            deny(p.s, now);
+        }
+    }
+}
+
+static void accept_all(struct perf_iperf_server *s, uint64_t now)
+{
+    int err;
+    brisk_sock *c;
+    while (s->listener && (c = brisk_accept(s->listener, &err)) != NULL) {
+        int slot = -1;
+        for (int i = 0; i < PENDING_MAX && slot < 0; i++)
+            if (!s->pending[i].s)
+                slot = i;
+        if (slot < 0) {
+            brisk_abort(c, now);
+            continue;
+        }
+        s->pending[slot].s = c;
+        s->pending[slot].got = 0;
+        s->pending[slot].expires = now + COOKIE_NS;
+        brisk_sock_set_callback(c, on_event, s);
+    }
+}
+
+static void server_error(struct perf_iperf_server *s, const char *why, uint64_t now)
+{
+    /* SERVER_ERROR carries iperf3's error number and errno, big-endian: IEUNIMP (13, "not implemented yet")
+     * is what iperf3 prints for a test brisk-perf does not run; errno 0. */
+    static const uint8_t tail[8] = {0, 0, 0, 13, 0, 0, 0, 0};
+    iperf_ctrl_put_state(&s->ctrl, IPERF_SERVER_ERROR, now);
+    iperf_ctrl_put_raw(&s->ctrl, tail, sizeof(tail), now);
+    end_test(s, BRISK_ERR_INVAL, why, now);
+}
+
+static void on_params(struct perf_iperf_server *s, json_t *j, uint64_t now)
+{
+    char err[PERF_ERR_LEN - 32], msg[PERF_ERR_LEN];
+    struct perf_params p;
+    p.port = s->port;
+    int rc = iperf_params_from_json(j, &p, err, sizeof(err));
+    if (rc < 0) {
+        snprintf(msg, sizeof(msg), "client parameters refused: %s", err);
+        server_error(s, msg, now);
+        return;
+    }
+    s->p = p;
+    if (p.reverse && p.blksize != s->block_len) {
+        uint8_t *b = realloc(s->block, p.blksize);
+        if (!b) {
+            server_error(s, "out of memory for the data block", now);
+            return;
+        }
+        s->block = b;
+        s->block_len = p.blksize;
+        uint64_t x = s->env.seed + 7;
+        for (uint32_t i = 0; i < p.blksize; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            b[i] = (uint8_t)(x >> 56);
+        }
+    }
+    s->state = S_STREAMS;
+    if (iperf_ctrl_put_state(&s->ctrl, IPERF_CREATE_STREAMS, now) < 0)
+        end_test(s, s->ctrl.error, "control connection failed", now);
+}
+
+static void send_results(struct perf_iperf_server *s, uint64_t now)
+{
+    struct iperf_stream_result r[PERF_MAX_STREAMS];
+    double secs = (double)(s->end_ns - s->start_ns) / 1e9;
+    for (uint32_t i = 0; i < s->nstreams; i++) {
+        const struct perf_stream *st = &s->streams[i];
+        r[i].id = st->id;
+        r[i].bytes = st->bytes;
+        r[i].retransmits = st->sender && st->info_ok ? (int64_t)st->info.retransmits : -1;
+        r[i].start_time = 0;
+        r[i].end_time = secs;
+    }
+    json_t *j = iperf_results_to_json(s->p.reverse, r, s->nstreams);
+    int rc = j ? iperf_ctrl_put_json(&s->ctrl, j, now) : BRISK_ERR_NOMEM;
+    json_decref(j);
+    if (rc == BRISK_OK)
+        rc = iperf_ctrl_put_state(&s->ctrl, IPERF_DISPLAY_RESULTS, now);
+    if (rc < 0) {
+        end_test(s, rc, "control connection failed sending the results", now);
+        return;
+    }
+    s->state = S_WAIT_DONE;
+}
+
+static void on_test_end(struct perf_iperf_server *s, uint64_t now)
+{
+    s->end_ns = now;
+    /* Count what already arrived, then close the streams, as iperf3's server does at TEST_END. */
+    for (uint32_t i = 0; i < s->nstreams; i++) {
+        struct perf_stream *st = &s->streams[i];
+        if (!st->sender) {
+            int64_t n = perf_stream_recv(st, s->scratch, SCRATCH, 1, now);
+            if (n > 0)
+                s->received += (uint64_t)n;
+        }
+        perf_stream_close(st, now);
+    }
+    s->state = S_WAIT_RESULTS;
+    s->watchdog = now + HANDSHAKE_NS;
+    if (iperf_ctrl_put_state(&s->ctrl, IPERF_EXCHANGE_RESULTS, now) < 0)
+        end_test(s, s->ctrl.error, "control connection failed", now);
+}
+
+static void read_ctrl(struct perf_iperf_server *s, uint64_t now)
+{
+    iperf_ctrl_read(&s->ctrl, now);
+    while (s->state != S_IDLE) {
+        if (s->state == S_WAIT_PARAMS || s->state == S_WAIT_RESULTS) {
+            json_t *j = NULL;
+            int rc = iperf_ctrl_take_json(&s->ctrl, &j);
+            if (rc == 0)
+                break;
+            if (rc < 0) {
+                end_test(s, rc, "the client sent a malformed JSON message", now);
+                return;
+            }
+            if (s->state == S_WAIT_PARAMS) {
+                on_params(s, j, now);
+            } else {
+                char err[PERF_ERR_LEN - 32], msg[PERF_ERR_LEN];
+                rc = iperf_results_from_json(j, s->remote, PERF_MAX_STREAMS, &s->nremote, err, sizeof(err));
+                if (rc < 0) {
+                    snprintf(msg, sizeof(msg), "client results: %s", err);
+                    json_decref(j);
+                    end_test(s, rc, msg, now);
+                    return;
+                }
+                send_results(s, now);
+            }
+            json_decref(j);
+            continue;
+        }
+        int state;
+        if (!iperf_ctrl_take_state(&s->ctrl, &state))
+            break;
+        if (state == IPERF_TEST_END && (s->state == S_RUNNING || s->state == S_STREAMS)) {
+            on_test_end(s, now);
+        } else if (state == IPERF_IPERF_DONE && s->state == S_WAIT_DONE) {
+            end_test(s, 0, NULL, now);
+            return;
+        } else if (state == IPERF_CLIENT_TERMINATE) {
+            end_test(s, BRISK_ERR_RESET, "the client terminated the test (CLIENT_TERMINATE)", now);
+            return;
+        } else {
+            char msg[96];
+            snprintf(msg, sizeof(msg), "unexpected control state %d (%s)", state, iperf_state_name(state));
+            end_test(s, BRISK_ERR_INVAL, msg, now);
+            return;
+        }
+    }
+    if (s->state == S_IDLE)
+        return;
+    if (s->ctrl.error) {
+        end_test(s, s->ctrl.error, "the control connection failed", now);
+    } else if (s->ctrl.eof) {
+        /* A client that closes after DISPLAY_RESULTS without IPERF_DONE has still finished. */
+        if (s->state == S_WAIT_DONE)
+            end_test(s, 0, NULL, now);
+        else
+            end_test(s, BRISK_ERR_RESET, "the client closed the control connection", now);
+    }
+}
+
+static void move_data(struct perf_iperf_server *s, uint64_t now)
+{
+    for (uint32_t i = 0; i < s->nstreams; i++) {
+        struct perf_stream *st = &s->streams[i];
+        if (!st->s)
+            continue;
+        if (st->sender) {
+            if (s->state != S_RUNNING)
+                continue;
+            uint64_t budget = UINT64_MAX;
+            if (s->p.bytes)
+                budget = s->sent < s->p.bytes ? s->p.bytes - s->sent : 0;
+            int64_t n = perf_stream_send(st, s->block, s->p.blksize, budget, now);
+            if (n > 0)
+                s->sent += (uint64_t)n;
+        } else {
+            int64_t n = perf_stream_recv(st, s->scratch, SCRATCH, 1, now);
+            if (n > 0)
+                s->received += (uint64_t)n;
+        }
+        if (st->error && s->state == S_RUNNING) {
+            end_test(s, st->error, "a data stream failed during the test", now);
+            return;
+        }
+    }
+}
+
+static void step(struct perf_iperf_server *s, uint64_t now)
+{
+    if (s->in_step) {
+        s->again = 1;
+        return;
+    }
+    s->in_step = 1;
+    do {
+        s->again = 0;
+        accept_all(s, now);
+        pump_pending(s, now);
+        if (s->state != S_IDLE) {
+            iperf_ctrl_flush(&s->ctrl, now);
+            read_ctrl(s, now);
+        }
+        if (s->state == S_STREAMS || s->state == S_RUNNING)
+            move_data(s, now);
+        if (s->state != S_IDLE && s->watchdog != BRISK_TIME_NONE && now >= s->watchdog)
+            end_test(s, BRISK_ERR_TIMEDOUT, "the test outlived its duration (watchdog)", now);
+    } while (s->again);
+    s->in_step = 0;
+    /* Tell the driver when the deadline moved inside a socket callback, so it does not sleep past it. */
+    uint64_t d = perf_iperf_server_deadline(s);
+    if (d != s->last_deadline) {
+        s->last_deadline = d;
+        if (s->env.kick)
+            s->env.kick(s->env.kick_ctx);
+    }
+}
+
+struct perf_iperf_server *perf_iperf_server_new(const struct perf_env *env, uint32_t ip, uint16_t port,
+                                                int once, int *err)
+{
+    int dummy;
+    if (!err)
+        err = &dummy;
+    if (!env || !env->st || !port) {
+        *err = BRISK_ERR_INVAL;
+        return NULL;
+    }
+    struct perf_iperf_server *s = calloc(1, sizeof(*s));
+    if (!s || !(s->scratch = malloc(SCRATCH))) {
+        free(s);
+        *err = BRISK_ERR_NOMEM;
+        return NULL;
+    }
+    s->env = *env;
+    s->port = port;
+    s->once = once;
+    s->watchdog = BRISK_TIME_NONE;
+    s->listener = brisk_socket(env->st, err);
+    if (!s->listener) {
+        perf_iperf_server_free(s, 0);
+        return NULL;
+    }
+    int rc = brisk_bind(s->listener, ip, port);
+    if (rc == BRISK_OK)
+        rc = brisk_listen(s->listener, 64);
+    if (rc < 0) {
+        *err = rc;
+        perf_iperf_server_free(s, 0);
+        return NULL;
+    }
+    brisk_sock_set_callback(s->listener, on_event, s);
+    *err = BRISK_OK;
+    return s;
+}
+
+uint64_t perf_iperf_server_deadline(const struct perf_iperf_server *s)
+{
+    uint64_t d = s->state == S_IDLE ? BRISK_TIME_NONE : s->watchdog;
+    for (int i = 0; i < PENDING_MAX; i++)
+        if (s->pending[i].s && s->pending[i].expires < d)
+            d = s->pending[i].expires;
+    return d;
+}
+
+void perf_iperf_server_tick(struct perf_iperf_server *s, uint64_t now)
+{
+    step(s, now);
+    if (s->env.kick)
+        s->env.kick(s->env.kick_ctx);
+}
+
+int perf_iperf_server_done(const struct perf_iperf_server *s)
+{
+    return s->finished;
+}
+
+uint32_t perf_iperf_server_tests(const struct perf_iperf_server *s)
+{
+    return s->tests;
+}
+
+int perf_iperf_server_progress(const struct perf_iperf_server *s, uint64_t *bytes)
+{
+    *bytes = s->sent + s->received;
+    return s->state == S_RUNNING;
+}
+
+int perf_iperf_server_last_report(const struct perf_iperf_server *s, struct perf_report *out)
+{
+    if (!s->have_last)
+        return 0;
+    *out = s->last;
+    return 1;
+}
+
+void perf_iperf_server_on_report(struct perf_iperf_server *s,
+                                 void (*fn)(void *ctx, const struct perf_report *r), void *ctx)
+{
+    s->on_report = fn;
+    s->report_ctx = ctx;
+}
+
+void perf_iperf_server_free(struct perf_iperf_server *s, uint64_t now)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < PENDING_MAX; i++)
+        if (s->pending[i].s)
+            brisk_abort(s->pending[i].s, now);
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        perf_stream_close(&s->streams[i], now);
+    if (s->ctrl.s)
+        brisk_abort(s->ctrl.s, now);
+    iperf_ctrl_free(&s->ctrl);
+    if (s->listener)
+        brisk_close(s->listener, now);
+    free(s->block);
+    free(s->scratch);
+    free(s);
+}

@@ -1,0 +1,161 @@
+/*
+ * perf.h — brisk-perf's protocol engines: an iperf3-compatible client and server, a request/response client
+ * and an echo server, all running on brisk sockets.
+ *
+ * The engines are sans-IO in the brisk sense: they make no system calls and read no clock. They own brisk
+ * sockets, react to socket events (the callbacks of brisk.h) and to `perf_*_tick(now)` when their own
+ * deadline (`perf_*_deadline()`) comes, and they produce a `struct perf_report`. Whoever drives the stack —
+ * the real-time loop over a TAP device (main.c) or the simulator (tests/perf/) — also drives the engine:
+ *
+ *   e = perf_iperf_client_new(&env, &params, server_ip, &err);
+ *   loop: on every stack event the engine's socket callbacks run by themselves;
+ *         when now >= perf_iperf_client_deadline(e): perf_iperf_client_tick(e, now);
+ *   until perf_iperf_client_done(e); then perf_iperf_client_report(e, &r).
+ *
+ * `env.kick` is called when the engine touched the stack outside a stack callback (from tick), so that the
+ * driver polls the stack before it sleeps again (the simulator's brisk_sim_host_kick).
+ */
+#ifndef BRISK_PERF_H
+#define BRISK_PERF_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "brisk/brisk.h"
+
+#define PERF_DEFAULT_PORT    5201
+#define PERF_DEFAULT_BLKSIZE (128u * 1024u) /* iperf3's TCP default */
+#define PERF_MAX_STREAMS     128            /* iperf3 caps -P at 128 as well */
+#define PERF_ERR_LEN         160
+
+struct perf_env {
+    brisk_stack *st;
+    void (*kick)(void *ctx); /* may be NULL */
+    void *kick_ctx;
+    FILE *log; /* progress and diagnostics, one line each; NULL = quiet */
+    /* Optional fine clock for latency stamps (rr): a real-time driver hands every callback of one loop
+     * iteration the same `now`, so a reply read in the iteration that sent its request would measure 0.
+     * NULL: use `now` (the simulator's exact virtual time). */
+    uint64_t (*clock)(void *ctx);
+    void *clock_ctx;
+    uint64_t seed; /* makes the client's cookie (deterministic in the simulator) */
+};
+
+/* One iperf3 test as the client asks for it (the parameter exchange carries it to the server). */
+struct perf_params {
+    uint16_t port;        /* server port (5201) */
+    uint64_t duration_ns; /* -t; 0 when the test is bounded by bytes */
+    uint64_t bytes;       /* -n: total bytes over all streams; 0 = by time */
+    uint32_t parallel;    /* -P streams (1 ... PERF_MAX_STREAMS) */
+    int reverse;          /* -R: the server sends */
+    uint32_t blksize;     /* -l: bytes per write */
+    int nodelay;          /* -N: TCP_NODELAY on the data streams */
+    uint32_t mss;         /* -M: clamp the data streams' MSS (0 = leave) */
+    uint32_t window;      /* -w: socket buffers of the data streams (0 = stack default) */
+};
+void perf_params_default(struct perf_params *p); /* 10 s, one stream, 128 KB blocks, port 5201 */
+
+/* What one side saw of one test. "local" figures are measured here; "remote" ones come from the peer's
+ * results in the exchange (iperf3's EXCHANGE_RESULTS). */
+struct perf_stream_report {
+    int id;                 /* iperf3 stream id: 1, 3, 4, 5, ... (iperf3's numbering) */
+    int sender;             /* this side sent on it */
+    uint64_t bytes;         /* sent (sender) or received (receiver) here */
+    uint64_t remote_bytes;  /* the peer's figure for the same stream */
+    uint64_t retransmits;   /* sender side: segments retransmitted (brisk_conn_info) */
+    int64_t remote_retrans; /* the peer's figure (-1 = not reported) */
+    uint64_t seconds_ns;    /* here: test start to the end of this stream's activity */
+    double remote_seconds;  /* the peer's end_time - start_time */
+    uint32_t mss;           /* negotiated send MSS */
+    uint64_t srtt_ns;
+};
+struct perf_report {
+    int role;     /* 'c' or 's' */
+    int reverse;  /* the server sent */
+    int complete; /* the whole exchange ran (through DISPLAY_RESULTS / IPERF_DONE) */
+    int error;    /* 0, or what failed (err holds the text) */
+    char err[PERF_ERR_LEN];
+    uint32_t nstreams;
+    struct perf_stream_report streams[PERF_MAX_STREAMS];
+    uint64_t duration_ns;                  /* TEST_START to TEST_END here */
+    uint64_t sent, received;               /* this side, all streams */
+    uint64_t remote_sent, remote_received; /* from the peer's results */
+    struct perf_params params;             /* as negotiated */
+};
+
+/* ---- iperf3 client (speaks to iperf3 -s or brisk-perf server) ---- */
+struct perf_iperf_client;
+/* Starts the control connection to server_ip (host order). NULL with *err (BRISK_ERR_*) on failure. */
+struct perf_iperf_client *perf_iperf_client_new(const struct perf_env *env, const struct perf_params *p,
+                                                uint32_t server_ip, uint64_t now, int *err);
+uint64_t perf_iperf_client_deadline(const struct perf_iperf_client *c);
+void perf_iperf_client_tick(struct perf_iperf_client *c, uint64_t now);
+int perf_iperf_client_done(const struct perf_iperf_client *c); /* finished or failed */
+/* Progress while a test runs: 1 and the payload bytes moved so far (sent + received here), or 0 when no
+ * test is running. */
+int perf_iperf_client_progress(const struct perf_iperf_client *c, uint64_t *bytes);
+void perf_iperf_client_report(const struct perf_iperf_client *c, struct perf_report *out);
+void perf_iperf_client_free(struct perf_iperf_client *c, uint64_t now); /* closes what is still open */
+
+/* ---- iperf3 server (serves iperf3 -c or brisk-perf client), one test at a time like iperf3 ---- */
+struct perf_iperf_server;
+/* Listens on ip:port (ip 0 = any of the stack's addresses). once: stop after the first test. */
+struct perf_iperf_server *perf_iperf_server_new(const struct perf_env *env, uint32_t ip, uint16_t port,
+                                                int once, int *err);
+uint64_t perf_iperf_server_deadline(const struct perf_iperf_server *s);
+void perf_iperf_server_tick(struct perf_iperf_server *s, uint64_t now);
+int perf_iperf_server_done(const struct perf_iperf_server *s); /* `once` and the test ended */
+/* Tests finished so far (complete or failed), and the report of the last one (0 if none yet). */
+uint32_t perf_iperf_server_tests(const struct perf_iperf_server *s);
+int perf_iperf_server_progress(const struct perf_iperf_server *s, uint64_t *bytes); /* as the client's */
+int perf_iperf_server_last_report(const struct perf_iperf_server *s, struct perf_report *out);
+/* Called with each finished test's report (may be NULL). */
+void perf_iperf_server_on_report(struct perf_iperf_server *s,
+                                 void (*fn)(void *ctx, const struct perf_report *r), void *ctx);
+void perf_iperf_server_free(struct perf_iperf_server *s, uint64_t now);
+
+/* ---- request/response ---- */
+struct perf_rr_params {
+    uint16_t port;
+    uint32_t req_size, resp_size; /* the echo server answers as many bytes as it received: keep them equal
+                                     against it */
+    uint64_t duration_ns;         /* run this long ... */
+    uint64_t count;               /* ... or this many transactions (0 = by time) */
+    uint32_t parallel;            /* connections, each with one transaction outstanding */
+    int nodelay;                  /* TCP_NODELAY (default on) */
+};
+void perf_rr_params_default(struct perf_rr_params *p); /* 64/64 bytes, 10 s, 1 connection, NODELAY */
+struct perf_rr_report {
+    int complete, error;
+    char err[PERF_ERR_LEN];
+    uint64_t transactions;
+    uint64_t duration_ns; /* first request to last response */
+    double tps;           /* transactions per second */
+    uint64_t lat_min_ns, lat_max_ns, lat_mean_ns;
+    uint64_t p50_ns, p90_ns, p99_ns;
+    struct perf_rr_params params;
+};
+struct perf_rr_client;
+struct perf_rr_client *perf_rr_client_new(const struct perf_env *env, const struct perf_rr_params *p,
+                                          uint32_t server_ip, uint64_t now, int *err);
+uint64_t perf_rr_client_deadline(const struct perf_rr_client *c);
+void perf_rr_client_tick(struct perf_rr_client *c, uint64_t now);
+int perf_rr_client_done(const struct perf_rr_client *c);
+void perf_rr_client_report(const struct perf_rr_client *c, struct perf_rr_report *out);
+void perf_rr_client_free(struct perf_rr_client *c, uint64_t now);
+
+/* Echo server: every byte read is written back; many connections at once. */
+struct perf_echo_server;
+struct perf_echo_server *perf_echo_server_new(const struct perf_env *env, uint32_t ip, uint16_t port,
+                                              int nodelay, int *err);
+uint64_t perf_echo_server_bytes(const struct perf_echo_server *s);       /* echoed so far */
+uint32_t perf_echo_server_connections(const struct perf_echo_server *s); /* accepted so far */
+void perf_echo_server_free(struct perf_echo_server *s, uint64_t now);
+
+/* ---- output (report.c) ---- */
+void perf_report_print(FILE *f, const struct perf_report *r);
+void perf_report_json(FILE *f, const struct perf_report *r);
+void perf_rr_report_print(FILE *f, const struct perf_rr_report *r);
+void perf_rr_report_json(FILE *f, const struct perf_rr_report *r);
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * stream.h — one iperf3 data stream on a brisk socket: the cookie that opens it, then blocks of -l bytes one
+ * way. Shared by the iperf3 client and server engines.
+ */
+#ifndef BRISK_PERF_STREAM_H
+#define BRISK_PERF_STREAM_H
+
+#include <stdint.h>
+
+#include "perf/iperf_proto.h"
+
+struct perf_stream {
+    brisk_sock *s;
+    int id;                            /* iperf3 stream id (1, 3, 4, ...) */
+    int sender;                        /* this side writes on it */
+    uint8_t cookie[IPERF_COOKIE_SIZE]; /* client: the cookie to send; server: the cookie being read */
+    uint32_t cookie_done;              /* bytes of the cookie sent / received so far */
+    int connected;                     /* the TCP connection is established */
+    uint64_t bytes;              /* payload bytes written (sender) or read (receiver), cookie excluded */
+    uint32_t blk_off;            /* sender: bytes of the current block already written */
+    uint64_t last_ns;            /* when the last payload byte moved */
+    int eof;                     /* receiver: the peer's FIN was read */
+    int error;                   /* BRISK_ERR_* seen on the socket */
+    struct brisk_conn_info info; /* snapshot taken before the socket is closed */
+    int info_ok;
+};
+
+/* Writes whole blocks (block[0..blksize)) until the socket refuses or `budget` bytes were written in this
+ * call; a block cut short by a full buffer is finished first on the next call, so the peer sees -l sized
+ * writes as iperf3 makes them. Returns bytes written (>= 0) or the socket's error. */
+int64_t perf_stream_send(struct perf_stream *st, const uint8_t *block, uint32_t blksize, uint64_t budget,
+                         uint64_t now);
+/* Reads everything available into scratch (discarded). Returns bytes read (>= 0) or the socket's error;
+ * sets eof at the peer's FIN. With count 0 the bytes are drained without adding to st->bytes (after the
+ * figures were reported). */
+int64_t perf_stream_recv(struct perf_stream *st, uint8_t *scratch, size_t cap, int count, uint64_t now);
+/* Snapshots brisk_conn_info, then closes (gracefully; brisk aborts when unread data remains, like Linux). */
+void perf_stream_close(struct perf_stream *st, uint64_t now);
+
+#endif
