@@ -81,6 +81,7 @@ struct brisk_settings {
     uint64_t bql_hold_time_ns;   /* how long the limit must have been too big before it shrinks */
     uint32_t tcp_tlp;            /* tail loss probes (RFC 8985 §7) on SACK connections */
     uint32_t tcp_timer_eager;    /* compat: re-arm the retransmit and delayed-ACK timers on every event */
+    uint32_t tcp_frto;           /* F-RTO: detect and undo spurious retransmission timeouts (RFC 5682) */
     uint64_t pkt_pool_bytes;     /* bound on packet-buffer memory per stack */
     uint64_t tcp_mem_bytes;      /* bound on TCP buffer memory (send + receive chunks) per stack */
     uint32_t tcp_sndbuf;         /* default send buffer per connection, bytes */
@@ -242,6 +243,8 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(TCPFastRetrans, "fast retransmissions (three duplicate ACKs)")                                         \
     X(TCPLossProbes, "tail loss probes sent (RFC 8985)")                                                     \
     X(TCPLossProbeRecovery, "losses repaired by a tail loss probe (cwnd reduced without an RTO)")            \
+    X(TCPSpuriousRTOs, "retransmission timeouts found spurious by F-RTO and undone (RFC 5682)")              \
+    X(TCPDSACKUndo, "recovery episodes undone: every retransmission reported duplicate by D-SACK")           \
     X(TCPTimerWheelOps, "timer wheel arm / cancel operations made by TCP connections")                       \
     X(TCPOrigDataSent, "segments with new data sent")                                                        \
     X(DelayedACKs, "delayed ACKs sent by the timer")                                                         \
@@ -484,6 +487,7 @@ struct brisk_conn_info {
     uint64_t hold_ns[BRISK_HOLD_COUNT];     /* time each reason held data back (while data was waiting) */
     uint64_t tlp_probes;                    /* tail loss probes sent */
     uint64_t tlp_recoveries;                /* losses a probe repaired */
+    uint64_t undos;                         /* congestion responses undone as spurious (F-RTO, D-SACK) */
     uint64_t wheel_ops;                     /* timer wheel arm / cancel operations for this connection */
 };
 int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *out);

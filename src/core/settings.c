@@ -58,6 +58,7 @@ static const char *const congestion_names[] = {"newreno", "cubic", NULL};
     X(tcp_tlp, BOOL, tcp_tlp, uint32_t, 1, 0, 1, "tail loss probes (RFC 8985 §7) on SACK connections")       \
     X(tcp_timer_eager, BOOL, tcp_timer_eager, uint32_t, 0, 0, 1,                                             \
       "compat (Linux until 2019): re-arm RTO/TLP on every send and ACK, arm/cancel delayed ACKs each time")  \
+    X(tcp_frto, BOOL, tcp_frto, uint32_t, 1, 0, 1, "F-RTO: detect and undo spurious timeouts (RFC 5682)")    \
     X(pkt_pool_bytes, SIZE, pkt_pool_bytes, uint64_t, 64ull << 20, 1ull << 20, 1ull << 40,                   \
       "bound on packet-buffer memory per stack")                                                             \
     X(tcp_mem_bytes, SIZE, tcp_mem_bytes, uint64_t, 1ull << 30, 1ull << 20, 1ull << 40,                      \

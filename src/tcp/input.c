@@ -271,9 +271,14 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
     uint32_t flight = tcp_flight(c), prior_cwnd = c->cc.cwnd;
     int advanced = brisk_seq_gt(ack, c->snd.una);
     int dsack = 0;
-    uint32_t delivered = tcp_sb_ack(c, seg, now, &dsack); /* SACK connections: the scoreboard and RACK */
-    if (dsack)
+    uint32_t delivered_orig = 0;
+    uint32_t delivered = tcp_sb_ack(c, seg, now, &dsack, &delivered_orig); /* the scoreboard and RACK */
+    if (dsack) {
         tcp_rack_dsack(c);
+        tcp_undo_dsack(c, now); /* all of an episode's retransmissions duplicated: undo it (RFC 3708) */
+    }
+    if (c->undo.frto)
+        tcp_frto_ack(c, advanced, delivered_orig, now); /* spurious: undone, and the ACK proceeds normally */
     if (advanced) {
         uint32_t acked = ack - c->snd.una;
         uint32_t data = (uint32_t)c->snd.buf.len < acked ? (uint32_t)c->snd.buf.len : acked;

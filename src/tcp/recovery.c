@@ -26,6 +26,9 @@ void tcp_recovery_check(brisk_sock *c, uint32_t prior_cwnd, uint64_t now)
          * path's capacity for the whole episode (measured: ssthresh growing from one episode to the next).
          * PRR's RecoverFS is pipe for the same reason (the RFC 6937 update does the same). */
         uint32_t pipe_before = tcp_pipe(c) + c->sb.lost - c->sb.retrans; /* lost ones were in flight so far */
+        c->undo.active = 0; /* a new episode: what may be undone is this one */
+        tcp_undo_begin(c);
+        c->undo.prior_cwnd = prior_cwnd;
         c->cc_ops->on_enter_recovery(&c->cc, prior_cwnd, c->snd.max, now);
         c->cc.in_recovery = 1;
         c->cc.recover = c->snd.max;
@@ -37,25 +40,41 @@ void tcp_recovery_check(brisk_sock *c, uint32_t prior_cwnd, uint64_t now)
         tcp_arm_reo(c, now + wait);
 }
 
+/* Sends lost record r again; returns nonzero if the device or the pool refused it (the connection is parked).
+ */
+static int resend(brisk_sock *c, const struct tcp_sb_rec *r, uint64_t now)
+{
+    uint32_t len = r->end - r->seq;
+    uint8_t flags = BRISK_TCP_ACK;
+    if (r->end == tcp_data_end(c)) { /* the last data byte: PSH as first sent, and the FIN if it went */
+        flags |= BRISK_TCP_PSH;
+        if (c->snd.fin_sent && c->snd.max == r->end + 1)
+            flags |= BRISK_TCP_FIN;
+    }
+    if (brisk_netdev_stopped(c->rt.dev) || tcp_transmit(c, r->seq, len, flags, now) < 0) {
+        tcp_block(c); /* resumed by the TX completion that frees the device or the pool */
+        return -1;
+    }
+    return 0;
+}
+
+void tcp_retransmit_first_lost(brisk_sock *c, uint64_t now)
+{
+    const struct tcp_sb_rec *r = tcp_sb_next_lost(c);
+    if (r)
+        resend(c, r, now);
+}
+
 int tcp_retransmit_lost(brisk_sock *c, uint64_t now)
 {
     const struct tcp_sb_rec *r;
     while ((r = tcp_sb_next_lost(c)) != NULL) {
-        uint32_t len = r->end - r->seq;
         /* A whole segment may go while pipe is below cwnd (Linux counts packets the same way); demanding
          * room for all of it would wedge a one-segment loss window behind a FIN's sequence number. */
         if (tcp_pipe(c) >= c->cc.cwnd)
             return BRISK_HOLD_CWND;
-        uint8_t flags = BRISK_TCP_ACK;
-        if (r->end == tcp_data_end(c)) { /* the last data byte: PSH as first sent, and the FIN if it went */
-            flags |= BRISK_TCP_PSH;
-            if (c->snd.fin_sent && c->snd.max == r->end + 1)
-                flags |= BRISK_TCP_FIN;
-        }
-        if (brisk_netdev_stopped(c->rt.dev) || tcp_transmit(c, r->seq, len, flags, now) < 0) {
-            tcp_block(c); /* resumed by the TX completion that frees the device or the pool */
+        if (resend(c, r, now) != 0)
             return BRISK_HOLD_DEVICE;
-        }
     }
     return BRISK_HOLD_NONE;
 }

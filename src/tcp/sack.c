@@ -148,9 +148,11 @@ static int is_dsack(const struct brisk_tcp_repr *seg)
            brisk_seq_leq(o->sack[0].end, o->sack[1].end);
 }
 
-uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now, int *dsack)
+uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now, int *dsack,
+                    uint32_t *delivered_orig)
 {
     *dsack = 0;
+    *delivered_orig = 0;
     if (!tcp_sb_active(c))
         return 0;
     uint32_t delivered = 0, ack = seg->ack;
@@ -162,6 +164,8 @@ uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t no
         uint32_t n = brisk_seq_lt(ack, r->end) ? ack - r->seq : rec_len(r);
         if (!(r->flags & TCP_SB_SACKED)) {
             delivered += n;
+            if (!(r->flags & TCP_SB_EVER_RETRANS))
+                *delivered_orig += n;
             tcp_rack_delivered(c, r, now);
         }
         if (n < rec_len(r)) {
@@ -195,6 +199,8 @@ uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t no
             r->flags |= TCP_SB_SACKED;
             c->sb.sacked += n;
             delivered += n;
+            if (!(r->flags & TCP_SB_EVER_RETRANS))
+                *delivered_orig += n;
             tcp_rack_delivered(c, r, now);
         }
     }

@@ -467,6 +467,7 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *o)
     o->fast_retransmits = s->stat.fast_retransmits;
     o->tlp_probes = s->stat.tlp_probes;
     o->tlp_recoveries = s->stat.tlp_recoveries;
+    o->undos = s->stat.undos;
     o->wheel_ops = s->stat.wheel_ops;
     o->unacked = tcp_flight(s);
     o->notsent = tcp_notsent(s);

@@ -192,6 +192,13 @@ struct brisk_sock {
         uint32_t recoveries_since_dsack;
         uint8_t reord; /* reordering seen (D-SACK): keep the window during recovery */
     } rack;
+    /* Undo (undo.c): the window before the current episode's reduction, and its retransmissions. */
+    struct {
+        uint32_t prior_cwnd, prior_ssthresh;
+        uint32_t retrans; /* retransmissions of the episode not yet reported duplicate by a D-SACK */
+        uint8_t active;   /* an episode's reduction may still be undone */
+        uint8_t frto;     /* F-RTO: the first ACK after a timeout decides whether it was spurious */
+    } undo;
     /* PRR (prr.c, RFC 6937): during recovery, how much was delivered and sent. */
     struct {
         uint32_t recover_fs; /* flight when recovery began */
@@ -258,6 +265,7 @@ struct brisk_sock {
         uint64_t segs_out, segs_in;
         uint64_t retransmits, rto_count, fast_retransmits;
         uint64_t tlp_probes, tlp_recoveries;
+        uint64_t undos;     /* reductions undone (F-RTO, D-SACK) */
         uint64_t wheel_ops; /* timer arm / cancel operations for this connection */
     } stat;
 };
@@ -387,8 +395,10 @@ void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior
 /* A data segment [seq, end) went out at now (new: appended, one record per MSS; else a retransmission). */
 void tcp_sb_sent(brisk_sock *c, uint32_t seq, uint32_t end, uint64_t now);
 /* Applies an ACK's cumulative point and SACK blocks; feeds RACK. Returns bytes newly acked or SACKed;
- * *dsack is set when the ACK carried a D-SACK block (RFC 2883). */
-uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now, int *dsack);
+ * *dsack is set when the ACK carried a D-SACK block (RFC 2883); *delivered_orig counts the newly acked or
+ * SACKed bytes that were never retransmitted (F-RTO's evidence). */
+uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now, int *dsack,
+                    uint32_t *delivered_orig);
 /* RFC 6675 pipe: bytes in flight not SACKed and not lost, plus lost bytes retransmitted. */
 uint32_t tcp_pipe(const brisk_sock *c);
 /* The first record marked lost and not yet retransmitted, or NULL. */
@@ -408,6 +418,14 @@ uint32_t tcp_rack_detect(brisk_sock *c, uint64_t now, uint64_t *wait);
 void tcp_rack_dsack(brisk_sock *c);
 void tcp_rack_recovery_done(brisk_sock *c);
 
+/* undo.c — F-RTO and D-SACK undo */
+void tcp_undo_begin(brisk_sock *c);
+void tcp_undo_retransmitted(brisk_sock *c);
+void tcp_undo_dsack(brisk_sock *c, uint64_t now);
+void tcp_frto_start(brisk_sock *c);
+/* The first ACK after an F-RTO timeout: returns 1 if the timeout was spurious (and undone). */
+int tcp_frto_ack(brisk_sock *c, int advanced, uint32_t delivered_orig, uint64_t now);
+
 /* prr.c — proportional rate reduction */
 void tcp_prr_start(brisk_sock *c, uint32_t flight);
 /* An ACK in recovery delivered `delivered` bytes: set cwnd to what may be sent now. */
@@ -419,6 +437,8 @@ void tcp_prr_ack(brisk_sock *c, uint32_t delivered);
 void tcp_recovery_check(brisk_sock *c, uint32_t prior_cwnd, uint64_t now);
 /* Retransmits lost segments while the window allows; returns the hold reason that stopped it, or NONE. */
 int tcp_retransmit_lost(brisk_sock *c, uint64_t now);
+/* The first lost segment again, whatever the window (the RTO's retransmission, RFC 6298 §5.4). */
+void tcp_retransmit_first_lost(brisk_sock *c, uint64_t now);
 
 /* isn.c */
 uint32_t tcp_isn(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,

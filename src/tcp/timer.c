@@ -168,6 +168,11 @@ static void on_rto(brisk_sock *c, uint64_t now)
     }
     st->c.TCPTimeouts++;
     c->stat.rto_count++;
+    int first = !c->cc.in_loss;
+    if (first) {
+        c->undo.active = c->cc.in_recovery ? c->undo.active : 0; /* inside recovery: undo to before it */
+        tcp_undo_begin(c);
+    }
     /* cwnd to one segment; ssthresh from the flight at the first timeout only (the cc tracks that). */
     c->cc_ops->on_rto(&c->cc, tcp_flight(c), now);
     c->cc.recover = c->snd.max; /* RFC 6582 §3.2 step 4: no fast retransmit for data sent before the RTO */
@@ -179,9 +184,17 @@ static void on_rto(brisk_sock *c, uint64_t now)
     c->txt.rtx_valid = 1;
     brisk_rtt_backoff(&c->rtt);
     if (tcp_sb_active(c) && c->sb.len > 0) {
-        /* With a scoreboard: everything not SACKed is lost and goes again in order, SACKed data does not
-         * (RFC 6675 §5.1); a FIN still unacknowledged after that is resent by the next timeout. */
-        tcp_sb_mark_all_lost(c);
+        if (first && c->st->s.tcp_frto && !c->undo.frto) {
+            /* F-RTO (undo.c): resend only the oldest segment; the next ACK tells a spurious timeout. */
+            tcp_frto_start(c);
+            tcp_sb_mark_lost(c, tcp_sb_at(c, 0));
+            tcp_retransmit_first_lost(c, now); /* the rest of the window counts as in flight until decided */
+        } else {
+            /* Everything not SACKed is lost and goes again in order, SACKed data does not (RFC 6675 §5.1);
+             * a FIN still unacknowledged after that is resent by the next timeout. */
+            c->undo.frto = 0;
+            tcp_sb_mark_all_lost(c);
+        }
     } else {
         /* Go back to the oldest unacknowledged byte; the FIN, if it was sent, goes again after the data. */
         c->snd.nxt = c->snd.una;
