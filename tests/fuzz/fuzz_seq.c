@@ -4,17 +4,15 @@
  *
  * Input: [mode u8] then records [delay u16][len u16][body], big-endian:
  *   mode    bits 0-1: FH_FIX_CSUM / FH_FIX_ADDR for every frame; bits 2-3: the scenario (0 a listener only,
- *           1 a listener and an accepted connection, 2 a connection we opened; 3 as 1).
- *   delay   milliseconds of virtual time to run (every timer due fires) before the record.
- *   len     < 0x8000: a frame of `len` bytes follows. >= 0x8000: an application call, no body:
- *           op = (len >> 8) & 7, arg = len & 0xff:
- *             0 recv up to 64 * (arg + 1) bytes      1 send 64 * arg + 1 bytes (MSG_MORE if arg is odd)
- *             2 shutdown (write side)                3 close (the stack finishes the connection)
- *             4 setsockopt NODELAY / CORK per arg    5 accept from the listener (closed again at once)
- *             6 abort                                7 run 100 ms more
- * After every record the harness checks the invariants; at the end everything is closed, time runs out, and
- * no socket, packet buffer or buffer chunk may remain. BRISK_FUZZ_TRACE=1 in the environment prints each
- * record's effect.
+ *           1 a listener and an accepted connection, 2 a connection we opened; 3 as 1); bit 4: SYN cookies
+ * for every SYN (tcp_syncookies=2). delay   milliseconds of virtual time to run (every timer due fires)
+ * before the record. len     < 0x8000: a frame of `len` bytes follows. >= 0x8000: an application call, no
+ * body: op = (len >> 8) & 7, arg = len & 0xff: 0 recv up to 64 * (arg + 1) bytes      1 send 64 * arg + 1
+ * bytes (MSG_MORE if arg is odd) 2 shutdown (write side)                3 close (the stack finishes the
+ * connection) 4 setsockopt NODELAY / CORK per arg    5 accept from the listener (closed again at once) 6
+ * abort                                7 run 100 ms more After every record the harness checks the
+ * invariants; at the end everything is closed, time runs out, and no socket, packet buffer or buffer chunk
+ * may remain. BRISK_FUZZ_TRACE=1 in the environment prints each record's effect.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *tr = getenv("BRISK_FUZZ_TRACE");
     int trace = tr && *tr == '1';
     struct fh h;
-    fh_init(&h, sc[(mode >> 2) & 3]);
+    fh_init_with(&h, sc[(mode >> 2) & 3], (mode & 0x10) ? "tcp_syncookies=2" : NULL);
     size_t off = 1;
     for (unsigned n = 0; n < MAX_RECORDS && off + 4 <= size; n++) {
         uint16_t delay = brisk_get16(data + off);

@@ -175,6 +175,18 @@ static void gen_stack(void)
     ack.flags = BRISK_TCP_RST;
     single("stack_listen", "rst", 3, f, fh_tcp_frame(&h, f, &ack, NULL, 0));
     single("stack_listen", "arp-request", 0, f, arp_frame(f, BRISK_ARP_OP_REQUEST, FH_LOCAL_IP));
+    syn.opts = full();
+    single("stack_listen", "cookie-syn", 3 | FH_COOKIES, f, fh_tcp_frame(&h, f, &syn, NULL, 0));
+    fh_finish(&h);
+    /* A cookie ACK valid at the harness's start time: learn the cookie from a stack in the same state. */
+    fh_init_with(&h, FH_LISTEN, "tcp_syncookies=2");
+    fh_input(&h, f, fh_tcp_frame(&h, f, &syn, NULL, 0), 0);
+    ack = syn;
+    ack.seq = syn.seq + 1;
+    ack.ack = h.last.seq + 1;
+    ack.flags = BRISK_TCP_ACK;
+    ack.opts = (struct brisk_tcp_opts){.ts_ok = 1, .ts_val = 101, .ts_ecr = h.last.opts.ts_val};
+    single("stack_listen", "cookie-ack", 3 | FH_COOKIES, f, fh_tcp_frame(&h, f, &ack, NULL, 0));
     uint8_t l4[128];
     size_t m = echo(l4, BRISK_ICMP_ECHO, 32);
     single("stack_listen", "echo", 3, f, ip_frame(f, BRISK_IP_PROTO_ICMP, l4, m));
@@ -249,7 +261,7 @@ struct gseq {
 static void g_begin(struct gseq *g, uint8_t mode)
 {
     static const enum fh_scenario sc[4] = {FH_LISTEN, FH_PASSIVE, FH_ACTIVE, FH_PASSIVE};
-    fh_init(&g->h, sc[(mode >> 2) & 3]);
+    fh_init_with(&g->h, sc[(mode >> 2) & 3], (mode & 0x10) ? "tcp_syncookies=2" : NULL);
     g->buf[0] = mode;
     g->len = 1;
     g->nxt = g->h.peer_nxt;
@@ -357,6 +369,21 @@ static void gen_seq(void)
     g_app(&g, 0, 0, 15);
     g_app(&g, 0, 6, 0);
     g_end(&g, "listen-handshake-ooo");
+
+    /* Listener with SYN cookies: the handshake through a cookie, data, the peer's FIN, our close. */
+    g_begin(&g, 0x13);
+    g.pport = FH_PEER_PORT + 3;
+    g.lport = FH_PORT;
+    g.nxt = 9000;
+    g.tsval = 70;
+    g_seg(&g, 0, SYN, 0);
+    g_seg(&g, 3, ACK | PSH, 100);
+    g_app(&g, 0, 5, 0);
+    g_app(&g, 0, 0, 3);
+    g_seg(&g, 1, ACK | FIN, 0);
+    g_app(&g, 0, 3, 0);
+    g_seg(&g, 1, ACK, 0);
+    g_end(&g, "listen-cookie");
 
     /* Passive: a burst we send is lost (RTO), then acknowledged; the peer's out-of-order FIN. */
     g_begin(&g, 0x07);

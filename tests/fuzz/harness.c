@@ -251,6 +251,11 @@ static void open_active(struct fh *h)
 
 void fh_init(struct fh *h, enum fh_scenario sc)
 {
+    fh_init_with(h, sc, NULL);
+}
+
+void fh_init_with(struct fh *h, enum fh_scenario sc, const char *extra)
+{
     memset(h, 0, sizeof(*h));
     struct brisk_settings s;
     brisk_settings_default(&s);
@@ -259,6 +264,8 @@ void fh_init(struct fh *h, enum fh_scenario sc)
     for (const char *const *p = sets; *p; p++)
         if (brisk_settings_set(&s, *p) != BRISK_OK)
             fh_fail("setting %s", *p);
+    if (extra && brisk_settings_set(&s, extra) != BRISK_OK)
+        fh_fail("setting %s", extra);
     h->st = brisk_stack_new(&s);
     if (!h->st)
         abort();

@@ -30,6 +30,7 @@
 
 #define FH_FIX_CSUM 0x01
 #define FH_FIX_ADDR 0x02
+#define FH_COOKIES  0x08 /* single-frame listener and sequence targets: tcp_syncookies=2 (every SYN) */
 
 enum fh_scenario {
     FH_LISTEN,  /* a listener on FH_PORT, nothing else */
@@ -58,6 +59,8 @@ void fh_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)
 
 /* Builds the stack and the scenario at time 1 ms. */
 void fh_init(struct fh *h, enum fh_scenario sc);
+/* The same with one more setting ("name=value", NULL for none), e.g. "tcp_syncookies=2". */
+void fh_init_with(struct fh *h, enum fh_scenario sc, const char *extra);
 /* Feeds one frame (copied; repaired per `flags`) at h->now, then collects what the stack sent. */
 void fh_input(struct fh *h, const uint8_t *frame, size_t len, unsigned flags);
 /* Polls the stack at every deadline up to `until` (bounded number of polls), completing transmitted frames.
