@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 
 #include "fuzz/harness.h"
+#include "tcp/tcp.h"
+#include "tcp/tcp.h"
 #include "wire/arp.h"
 #include "wire/csum.h"
 #include "wire/eth.h"
@@ -298,6 +300,13 @@ static void g_seg_at(struct gseq *g, uint16_t delay_ms, uint8_t flags, size_t pl
     }
     if (flags & BRISK_TCP_RST)
         t.opts.ts_ok = 0;
+    if (g->buf[0] & FH_REL_SEQ) {
+        brisk_sock *c = tcp_conn_lookup(g->h.st, FH_LOCAL_IP, g->lport, FH_PEER_IP, g->pport);
+        if (c) {
+            t.seq -= c->rcv.nxt;
+            t.ack -= c->snd.una;
+        }
+    }
     uint8_t pay[1400], f[2100];
     for (size_t i = 0; i < plen; i++)
         pay[i] = (uint8_t)(g->nxt + off + i);
@@ -306,7 +315,7 @@ static void g_seg_at(struct gseq *g, uint16_t delay_ms, uint8_t flags, size_t pl
     brisk_put16(g->buf + g->len + 2, (uint16_t)n);
     memcpy(g->buf + g->len + 4, f, n);
     g->len += 4 + n;
-    fh_input(&g->h, f, n, g->buf[0] & 3);
+    fh_input(&g->h, f, n, g->buf[0] & (FH_FIX_CSUM | FH_FIX_ADDR | FH_REL_SEQ));
     if (off == 0)
         g->nxt += (uint32_t)plen + ((flags & BRISK_TCP_SYN) ? 1u : 0u) + ((flags & BRISK_TCP_FIN) ? 1u : 0u);
 }
@@ -332,17 +341,19 @@ static void gen_seq(void)
 {
     static struct gseq g;
     /* Passive: data in, data out, the peer closes first, then we do. */
-    g_begin(&g, 0x07);
-    g_seg(&g, 0, ACK | PSH, 200);
-    g_app(&g, 1, 0, 7);
-    g_app(&g, 0, 1, 15);
-    g_seg(&g, 10, ACK, 0);
-    g_seg(&g, 5, ACK | FIN, 0);
-    g_app(&g, 1, 0, 0);
-    g_app(&g, 1, 3, 0);
-    g_seg(&g, 10, ACK, 0);
-    g_app(&g, 2000, 7, 0);
-    g_end(&g, "passive-close-wait");
+    for (int rel = 0; rel < 2; rel++) {
+        g_begin(&g, (uint8_t)(0x07 | (rel ? FH_REL_SEQ : 0)));
+        g_seg(&g, 0, ACK | PSH, 200);
+        g_app(&g, 1, 0, 7);
+        g_app(&g, 0, 1, 15);
+        g_seg(&g, 10, ACK, 0);
+        g_seg(&g, 5, ACK | FIN, 0);
+        g_app(&g, 1, 0, 0);
+        g_app(&g, 1, 3, 0);
+        g_seg(&g, 10, ACK, 0);
+        g_app(&g, 2000, 7, 0);
+        g_end(&g, rel ? "passive-close-wait-rel" : "passive-close-wait");
+    }
 
     /* Active: we send and shut down first; the peer answers with data and FIN; TIME-WAIT runs out. */
     g_begin(&g, 0x0b);
@@ -386,18 +397,20 @@ static void gen_seq(void)
     g_end(&g, "listen-cookie");
 
     /* Passive: a burst we send is lost (RTO), then acknowledged; the peer's out-of-order FIN. */
-    g_begin(&g, 0x07);
-    g_app(&g, 0, 4, 1);
-    g_app(&g, 0, 1, 40);
-    g_seg(&g, 300, ACK, 0);
-    g_app(&g, 0, 7, 0);
-    g_seg(&g, 2, ACK, 0);
-    g_seg_at(&g, 1, ACK | FIN, 0, 100);
-    g_seg(&g, 1, ACK | PSH, 100);
-    g_seg(&g, 1, ACK, 0);
-    g_app(&g, 0, 3, 0);
-    g_seg(&g, 5, ACK, 0);
-    g_end(&g, "passive-rto-ooo-fin");
+    for (int rel = 0; rel < 2; rel++) {
+        g_begin(&g, (uint8_t)(0x07 | (rel ? FH_REL_SEQ : 0)));
+        g_app(&g, 0, 4, 1);
+        g_app(&g, 0, 1, 40);
+        g_seg(&g, 300, ACK, 0);
+        g_app(&g, 0, 7, 0);
+        g_seg(&g, 2, ACK, 0);
+        g_seg_at(&g, 1, ACK | FIN, 0, 100);
+        g_seg(&g, 1, ACK | PSH, 100);
+        g_seg(&g, 1, ACK, 0);
+        g_app(&g, 0, 3, 0);
+        g_seg(&g, 5, ACK, 0);
+        g_end(&g, rel ? "passive-rto-ooo-fin-rel" : "passive-rto-ooo-fin");
+    }
 
     /* Active: reset by the peer at rcv.nxt, then an in-window RST and SYN first (challenge ACKs). */
     g_begin(&g, 0x0b);

@@ -137,6 +137,24 @@ static void repair(uint8_t *b, size_t len, unsigned flags)
     }
 }
 
+/* FH_REL_SEQ: makes SEQ and ACK absolute for the connection the frame's ports (and the fixed addresses) name.
+ */
+static void relative(const struct fh *h, uint8_t *b, size_t len)
+{
+    if (len < BRISK_ETH_HLEN + BRISK_IPV4_HLEN || brisk_get16(b + 12) != BRISK_ETH_P_IPV4)
+        return;
+    uint8_t *ip = b + BRISK_ETH_HLEN;
+    size_t ihl = (size_t)(ip[0] & 0x0f) * 4;
+    if (ip[9] != BRISK_IP_PROTO_TCP || ihl < BRISK_IPV4_HLEN || BRISK_ETH_HLEN + ihl + BRISK_TCP_HLEN > len)
+        return;
+    uint8_t *t = ip + ihl;
+    brisk_sock *c = tcp_conn_lookup(h->st, FH_LOCAL_IP, brisk_get16(t + 2), FH_PEER_IP, brisk_get16(t));
+    if (!c)
+        return;
+    brisk_put32(t + 4, brisk_get32(t + 4) + c->rcv.nxt);
+    brisk_put32(t + 8, brisk_get32(t + 8) + c->snd.una);
+}
+
 void fh_input(struct fh *h, const uint8_t *frame, size_t len, unsigned flags)
 {
     uint8_t *copy = malloc(len ? len : 1);
@@ -144,6 +162,8 @@ void fh_input(struct fh *h, const uint8_t *frame, size_t len, unsigned flags)
         abort();
     if (len)
         memcpy(copy, frame, len);
+    if (flags & FH_REL_SEQ)
+        relative(h, copy, len);
     repair(copy, len, flags);
     if (brisk_stack_input(h->st, h->f.dev, copy, len, h->now) != BRISK_OK)
         fh_fail("brisk_stack_input refused a frame");

@@ -31,6 +31,10 @@
 #define FH_FIX_CSUM 0x01
 #define FH_FIX_ADDR 0x02
 #define FH_COOKIES  0x08 /* single-frame listener and sequence targets: tcp_syncookies=2 (every SYN) */
+#define FH_REL_SEQ                                                                                           \
+    0x20 /* sequence target: a TCP frame's SEQ is relative to the connection's RCV.NXT and its               \
+            ACK to SND.UNA (the harness adds them before repairing the checksum), so mutated                 \
+            numbers stay near the window instead of landing anywhere in 2^32 */
 
 enum fh_scenario {
     FH_LISTEN,  /* a listener on FH_PORT, nothing else */
