@@ -5,6 +5,7 @@
 set -eu
 
 pkgs="build-essential cmake pkg-config clang libcmocka-dev tcpdump gnuplot-nox"
+pkgs="$pkgs libclang-rt-dev" # libFuzzer and the sanitizer runtimes for clang (make fuzz, make sanitize)
 
 missing=""
 for p in $pkgs; do
