@@ -410,6 +410,24 @@ static void check_conn(const struct fh *h, const brisk_sock *c)
         fh_fail("zero MSS in %s", brisk_tcp_state_name(c->state));
     if (c->snd.wscale > TCP_MAX_WSCALE || c->rcv.wscale > TCP_MAX_WSCALE)
         fh_fail("window scale over 14");
+    if (c->state < BRISK_TCP_ESTABLISHED)
+        return;
+    /* Sequence space accounts for every byte: what RCV.NXT passed is SYN, the bytes received (read or still
+     * buffered) and the FIN; what SND.UNA passed is SYN, the bytes acknowledged and at most the FIN. */
+    if ((uint32_t)(c->rcv.nxt - c->rcv.irs - 1u - c->rcv.fin) != (uint32_t)c->stat.bytes_received)
+        fh_fail("rcv.nxt - irs = %u but %llu bytes received (fin %u)", c->rcv.nxt - c->rcv.irs,
+                (unsigned long long)c->stat.bytes_received, c->rcv.fin);
+    if (c->rcv.buf.base + c->rcv.buf.len != c->stat.bytes_received)
+        fh_fail("receive stream %llu read + %llu buffered != %llu received",
+                (unsigned long long)c->rcv.buf.base, (unsigned long long)c->rcv.buf.len,
+                (unsigned long long)c->stat.bytes_received);
+    uint32_t d = c->snd.una - c->snd.iss - 1u - (uint32_t)c->stat.bytes_acked;
+    if (d > (c->snd.fin_queued ? 1u : 0u))
+        fh_fail("snd.una - iss = %u but %llu bytes acknowledged", c->snd.una - c->snd.iss,
+                (unsigned long long)c->stat.bytes_acked);
+    if (c->snd.buf.base != c->stat.bytes_acked)
+        fh_fail("send stream consumed %llu, %llu acknowledged", (unsigned long long)c->snd.buf.base,
+                (unsigned long long)c->stat.bytes_acked);
 }
 
 void fh_check(struct fh *h)
