@@ -5,14 +5,16 @@
 #   make sanitize   build into build-asan/ with ASan + UBSan and run every test there
 #   make clang      build with clang into build-clang/ (warnings are errors)
 #   make try        build, then brisk-perf against Debian's iperf3 over a TAP in a namespace (root)
+#   make fuzz       build the libFuzzer targets into build-fuzz/ and run each FUZZ_SECONDS (default 60)
 #   make clean
 # Each target installs missing Debian packages first (scripts/deps.sh).
 
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
+FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build test lab sanitize clang clean format
+.PHONY: all deps build test lab sanitize clang clean format fuzz
 
 all: build
 
@@ -39,8 +41,13 @@ sanitize:
 clang:
 	@$(MAKE) --no-print-directory build BUILD=build-clang CMAKE_FLAGS="-DCMAKE_C_COMPILER=clang"
 
+fuzz: deps
+	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DBRISK_FUZZ=ON >/dev/null
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_all
+	@bash tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf build build-asan build-clang out
+	rm -rf build build-asan build-clang build-fuzz out

@@ -99,6 +99,8 @@ static const char *const congestion_names[] = {"newreno", "cubic", NULL};
       "unanswered probes before abort")                                                                      \
     X(tcp_max_syn_backlog, UINT, tcp_max_syn_backlog, uint32_t, 256, 1, 1u << 20,                            \
       "half-open connections per listener")                                                                  \
+    X(tcp_syncookies, UINT, tcp_syncookies, uint32_t, 1, 0, 2,                                               \
+      "SYN cookies (RFC 4987): 0 off, 1 when the SYN queue is full, 2 for every SYN")                        \
     X(tcp_ooo_max_segs, UINT, tcp_ooo_max_segs, uint32_t, 4096, 1, 1u << 20,                                 \
       "out-of-order pieces held per connection")                                                             \
     X(tcp_challenge_ack_limit, UINT, tcp_challenge_ack_limit, uint32_t, 1000, 1, 1u << 30,                   \

@@ -17,6 +17,7 @@
 #include <assert.h>
 #include <string.h>
 
+#include "tcp/syncookie.h"
 #include "tcp/tcp.h"
 #include "wire/wire.h"
 
@@ -92,6 +93,10 @@ static void listen_input(brisk_sock *l, const struct brisk_ipv4_repr *ip, const 
     }
     if (!(seg->flags & BRISK_TCP_SYN) || (seg->flags & BRISK_TCP_FIN))
         return;
+    if (brisk_syncookie_use(l)) { /* SYN queue full (or cookies always): answer statelessly, RFC 4987 */
+        brisk_syncookie_send(l, ip, seg, now);
+        return;
+    }
     if (l->lq.syn_count >= st->s.tcp_max_syn_backlog || l->lq.len >= l->lq.backlog) {
         st->c.ListenOverflows++;
         return;
@@ -682,6 +687,13 @@ void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const ui
     if (!c) {
         brisk_sock *l = tcp_listener_lookup(st, ip->dst, seg.dport);
         if (l) {
+            /* An ACK that carries a SYN cookie: the child it rebuilds takes the ACK as its third segment. */
+            brisk_sock *cc = brisk_syncookie_check(l, ip, &seg, now);
+            if (cc) {
+                conn_input(cc, &seg, now);
+                brisk_syncookie_settle(st, cc, ip->dst, seg.dport, ip->src, seg.sport, now);
+                return;
+            }
             listen_input(l, ip, &seg, now);
             return;
         }

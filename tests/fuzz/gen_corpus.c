@@ -1,0 +1,447 @@
+/*
+ * gen_corpus.c — writes the seed corpora under tests/fuzz/corpus/<target>/: valid inputs of every kind each
+ * target parses, so fuzzing starts from deep inside the accepted input space. Frames come from the wire
+ * module's own emitters; the stack and sequence seeds are played live against the harness's scenarios, so
+ * every sequence number, acknowledgment and timestamp in them is the one the stack expects.
+ *
+ * Usage: fuzz-gen-corpus DIR   (DIR/<target>/seed-*; existing files of the same name are overwritten).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fuzz/harness.h"
+#include "tcp/tcp.h"
+#include "tcp/tcp.h"
+#include "wire/arp.h"
+#include "wire/csum.h"
+#include "wire/eth.h"
+#include "wire/icmp.h"
+#include "wire/ipv4.h"
+#include "wire/wire.h"
+
+static const char *out_dir;
+
+static void put(const char *target, const char *name, const uint8_t *b, size_t n)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", out_dir, target);
+    mkdir(path, 0755);
+    snprintf(path, sizeof(path), "%s/%s/seed-%s", out_dir, target, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(b, 1, n, f) != n || fclose(f) != 0) {
+        fprintf(stderr, "gen: cannot write %s\n", path);
+        exit(1);
+    }
+}
+
+static const uint8_t mac_us[6] = {0x02, 0, 0, 0, 0, 1}, mac_peer[6] = {0x02, 0, 0, 0, 0, 2};
+
+static size_t ip_frame(uint8_t *buf, uint8_t proto, const uint8_t *l4, size_t n)
+{
+    return fakedev_ipv4_frame(buf, mac_us, mac_peer, FH_PEER_IP, FH_LOCAL_IP, proto, l4, n);
+}
+
+static size_t arp_frame(uint8_t *buf, uint16_t op, uint32_t tpa)
+{
+    memset(buf, 0, 60);
+    struct brisk_eth_repr e = {.type = BRISK_ETH_P_ARP};
+    memset(e.dst, 0xff, 6);
+    memcpy(e.src, mac_peer, 6);
+    brisk_eth_emit(buf, &e);
+    struct brisk_arp_repr a = {.op = op, .spa = FH_PEER_IP, .tpa = tpa};
+    memcpy(a.sha, mac_peer, 6);
+    brisk_arp_emit(buf + BRISK_ETH_HLEN, &a);
+    return 60;
+}
+
+static size_t echo(uint8_t *b, uint8_t type, size_t payload)
+{
+    uint8_t data[64];
+    for (size_t i = 0; i < payload; i++)
+        data[i] = (uint8_t)i;
+    struct brisk_icmp_repr r = {.type = type, .id = 7, .seq = 1, .payload = data, .payload_len = payload};
+    return brisk_icmp_emit(b, &r);
+}
+
+static size_t tcp_seg(uint8_t *b, const struct brisk_tcp_repr *t, size_t payload)
+{
+    size_t hl = brisk_tcp_emit(b, t);
+    for (size_t i = 0; i < payload; i++)
+        b[hl + i] = (uint8_t)(i * 7);
+    brisk_tcp_csum_fill(b, hl + payload, FH_PEER_IP, FH_LOCAL_IP);
+    return hl + payload;
+}
+
+static struct brisk_tcp_opts full(void)
+{
+    struct brisk_tcp_opts o = {
+        .mss_ok = 1, .mss = 1460, .wscale_ok = 1, .wscale = 7, .sack_perm = 1, .ts_ok = 1, .ts_val = 100};
+    return o;
+}
+
+static void gen_parsers(void)
+{
+    uint8_t f[2048], l4[1600];
+    size_t n = arp_frame(f, BRISK_ARP_OP_REQUEST, FH_LOCAL_IP);
+    put("eth", "arp", f, n);
+    put("arp", "request", f + BRISK_ETH_HLEN, BRISK_ARP_LEN);
+    n = arp_frame(f, BRISK_ARP_OP_REPLY, FH_LOCAL_IP);
+    put("arp", "reply", f + BRISK_ETH_HLEN, n - BRISK_ETH_HLEN);
+
+    size_t m = echo(l4, BRISK_ICMP_ECHO, 56);
+    put("icmp", "echo", l4, m);
+    n = ip_frame(f, BRISK_IP_PROTO_ICMP, l4, m);
+    put("eth", "ipv4-icmp", f, n);
+    put("ipv4", "icmp", f + BRISK_ETH_HLEN, n - BRISK_ETH_HLEN);
+    /* Fragmentation needed, quoting a TCP segment of ours. */
+    uint8_t quote[48];
+    struct brisk_ipv4_repr qi = {
+        .total_len = 40, .ttl = 64, .df = 1, .proto = 6, .src = FH_LOCAL_IP, .dst = FH_PEER_IP};
+    brisk_ipv4_emit(quote, &qi);
+    struct brisk_tcp_repr qt = {.sport = 80, .dport = FH_PEER_PORT, .seq = 1, .flags = BRISK_TCP_ACK};
+    brisk_tcp_emit(quote + 20, &qt);
+    struct brisk_icmp_repr un = {.type = BRISK_ICMP_DEST_UNREACH,
+                                 .code = BRISK_ICMP_UNREACH_FRAG_NEEDED,
+                                 .next_hop_mtu = 1280,
+                                 .payload = quote,
+                                 .payload_len = 40};
+    m = brisk_icmp_emit(l4, &un);
+    put("icmp", "frag-needed", l4, m);
+    put("ipv4", "quoted", quote, 40);
+
+    struct brisk_tcp_repr t = {.sport = FH_PEER_PORT,
+                               .dport = FH_PORT,
+                               .seq = 1000,
+                               .flags = BRISK_TCP_SYN,
+                               .window = 65535,
+                               .opts = full()};
+    m = tcp_seg(l4, &t, 0);
+    put("tcp", "syn-full", l4, m);
+    n = ip_frame(f, BRISK_IP_PROTO_TCP, l4, m);
+    put("eth", "ipv4-tcp", f, n);
+    put("ipv4", "tcp", f + BRISK_ETH_HLEN, n - BRISK_ETH_HLEN);
+    t.flags = BRISK_TCP_ACK | BRISK_TCP_PSH;
+    t.opts = (struct brisk_tcp_opts){.ts_ok = 1, .ts_val = 5, .ts_ecr = 6, .nsack = 3};
+    for (int i = 0; i < 3; i++) {
+        t.opts.sack[i].start = 5000u + 2000u * (uint32_t)i;
+        t.opts.sack[i].end = 6000u + 2000u * (uint32_t)i;
+    }
+    m = tcp_seg(l4, &t, 100);
+    put("tcp", "data-sack-ts", l4, m);
+    t.opts = (struct brisk_tcp_opts){.nsack = 4};
+    for (int i = 0; i < 4; i++) {
+        t.opts.sack[i].start = 1u + 10u * (uint32_t)i;
+        t.opts.sack[i].end = 5u + 10u * (uint32_t)i;
+    }
+    m = tcp_seg(l4, &t, 0);
+    put("tcp", "sack4", l4, m);
+    /* IPv4 with options (IHL 6) and a fragment. */
+    uint8_t ipo[64] = {0x46, 0, 0, 32, 0, 1, 0x20, 0x01, 64, 17};
+    brisk_put32(ipo + 12, FH_PEER_IP);
+    brisk_put32(ipo + 16, FH_LOCAL_IP);
+    ipo[20] = 1; /* NOP option */
+    brisk_put16(ipo + 10, 0);
+    brisk_put16(ipo + 10, brisk_csum_buf(ipo, 24));
+    put("ipv4", "options-frag", ipo, 32);
+}
+
+static void single(const char *target, const char *name, uint8_t flags, const uint8_t *frame, size_t n)
+{
+    uint8_t b[2100];
+    b[0] = flags;
+    memcpy(b + 1, frame, n);
+    put(target, name, b, n + 1);
+}
+
+/* Stack seeds: frames valid for the scenario's state right after setup. */
+static void gen_stack(void)
+{
+    uint8_t f[2100];
+    struct fh h;
+    fh_init(&h, FH_LISTEN);
+    struct brisk_tcp_repr syn = {.sport = FH_PEER_PORT + 1,
+                                 .dport = FH_PORT,
+                                 .seq = 5000,
+                                 .flags = BRISK_TCP_SYN,
+                                 .window = 65535,
+                                 .opts = full()};
+    single("stack_listen", "syn-full", 3, f, fh_tcp_frame(&h, f, &syn, NULL, 0));
+    syn.opts = (struct brisk_tcp_opts){0};
+    single("stack_listen", "syn-bare", 3, f, fh_tcp_frame(&h, f, &syn, NULL, 0));
+    struct brisk_tcp_repr ack = syn;
+    ack.flags = BRISK_TCP_ACK;
+    ack.ack = 12345;
+    single("stack_listen", "ack", 3, f, fh_tcp_frame(&h, f, &ack, NULL, 0));
+    ack.flags = BRISK_TCP_RST;
+    single("stack_listen", "rst", 3, f, fh_tcp_frame(&h, f, &ack, NULL, 0));
+    single("stack_listen", "arp-request", 0, f, arp_frame(f, BRISK_ARP_OP_REQUEST, FH_LOCAL_IP));
+    syn.opts = full();
+    single("stack_listen", "cookie-syn", 3 | FH_COOKIES, f, fh_tcp_frame(&h, f, &syn, NULL, 0));
+    fh_finish(&h);
+    /* A cookie ACK valid at the harness's start time: learn the cookie from a stack in the same state. */
+    fh_init_with(&h, FH_LISTEN, "tcp_syncookies=2");
+    fh_input(&h, f, fh_tcp_frame(&h, f, &syn, NULL, 0), 0);
+    ack = syn;
+    ack.seq = syn.seq + 1;
+    ack.ack = h.last.seq + 1;
+    ack.flags = BRISK_TCP_ACK;
+    ack.opts = (struct brisk_tcp_opts){.ts_ok = 1, .ts_val = 101, .ts_ecr = h.last.opts.ts_val};
+    single("stack_listen", "cookie-ack", 3 | FH_COOKIES, f, fh_tcp_frame(&h, f, &ack, NULL, 0));
+    uint8_t l4[128];
+    size_t m = echo(l4, BRISK_ICMP_ECHO, 32);
+    single("stack_listen", "echo", 3, f, ip_frame(f, BRISK_IP_PROTO_ICMP, l4, m));
+    fh_finish(&h);
+
+    for (int active = 0; active < 2; active++) {
+        fh_init(&h, active ? FH_ACTIVE : FH_PASSIVE);
+        uint8_t fl = (uint8_t)(3 | (active ? 4 : 0));
+        const char *pre = active ? "active-" : "passive-";
+        char name[64];
+        struct brisk_tcp_repr t = {.sport = h.peer_port,
+                                   .dport = h.local_port,
+                                   .seq = h.peer_nxt,
+                                   .ack = h.peer_ack,
+                                   .flags = BRISK_TCP_ACK | BRISK_TCP_PSH,
+                                   .window = 1024,
+                                   .opts = {.ts_ok = 1, .ts_val = h.peer_tsval + 5, .ts_ecr = h.local_tsval}};
+        uint8_t pay[1400];
+        memset(pay, 'x', sizeof(pay));
+#define SEED(label, tt, plen)                                                                                \
+    do {                                                                                                     \
+        snprintf(name, sizeof(name), "%s%s", pre, label);                                                    \
+        single("stack_conn", name, fl, f, fh_tcp_frame(&h, f, &(tt), pay, (plen)));                          \
+    } while (0)
+        SEED("data", t, 100);
+        SEED("data-full", t, 1400);
+        struct brisk_tcp_repr u = t;
+        u.flags = BRISK_TCP_ACK | BRISK_TCP_FIN;
+        SEED("fin", u, 0);
+        u = t;
+        u.seq += 3000;
+        SEED("ooo", u, 500);
+        u.flags = BRISK_TCP_RST;
+        u.seq = h.peer_nxt;
+        u.opts.ts_ok = 0;
+        SEED("rst", u, 0);
+        u.seq += 100;
+        SEED("rst-inwin", u, 0);
+        u = t;
+        u.flags = BRISK_TCP_SYN;
+        SEED("syn", u, 0);
+        u = t;
+        u.flags = BRISK_TCP_ACK;
+        u.opts.nsack = 2;
+        u.opts.sack[0].start = h.peer_ack + 100;
+        u.opts.sack[0].end = h.peer_ack + 200;
+        u.opts.sack[1].start = h.peer_ack - 100;
+        u.opts.sack[1].end = h.peer_ack;
+        SEED("ack-sack", u, 0);
+        u = t;
+        u.ack += 5000;
+        SEED("ack-unsent", u, 0);
+        u = t;
+        u.window = 0;
+        SEED("zero-window", u, 10);
+        u = t;
+        u.opts.ts_val = 1;
+        SEED("paws-old", u, 10);
+        fh_finish(&h);
+    }
+}
+
+/* A sequence seed built while it is played against the harness, so the stack's numbers are known. */
+struct gseq {
+    struct fh h;
+    uint8_t buf[1 << 16];
+    size_t len;
+    uint32_t nxt, tsval; /* peer's next sequence number and TSval */
+    uint16_t lport, pport;
+};
+
+static void g_begin(struct gseq *g, uint8_t mode)
+{
+    static const enum fh_scenario sc[4] = {FH_LISTEN, FH_PASSIVE, FH_ACTIVE, FH_PASSIVE};
+    fh_init_with(&g->h, sc[(mode >> 2) & 3], (mode & 0x10) ? "tcp_syncookies=2" : NULL);
+    g->buf[0] = mode;
+    g->len = 1;
+    g->nxt = g->h.peer_nxt;
+    g->tsval = g->h.peer_tsval;
+    g->pport = g->h.peer_port;
+    g->lport = g->h.local_port;
+}
+
+static void g_app(struct gseq *g, uint16_t delay_ms, unsigned op, unsigned arg)
+{
+    brisk_put16(g->buf + g->len, delay_ms);
+    brisk_put16(g->buf + g->len + 2, (uint16_t)(0x8000u | op << 8 | arg));
+    g->len += 4;
+    fh_run(&g->h, g->h.now + (uint64_t)delay_ms * BRISK_NSEC_PER_MSEC);
+    fh_app_call(&g->h, op, arg);
+}
+
+/* The peer sends `flags` with `plen` bytes at its next sequence number + `off`, acknowledging everything the
+ * stack sent so far; the peer's sequence number advances only for a segment at off 0. */
+static void g_seg_at(struct gseq *g, uint16_t delay_ms, uint8_t flags, size_t plen, uint32_t off)
+{
+    fh_run(&g->h, g->h.now + (uint64_t)delay_ms * BRISK_NSEC_PER_MSEC);
+    struct brisk_tcp_repr t = {.sport = g->pport,
+                               .dport = g->lport,
+                               .seq = g->nxt + off,
+                               .ack = (flags & BRISK_TCP_ACK) ? g->h.local_end : 0,
+                               .flags = flags,
+                               .window = 2048,
+                               .opts = {.ts_ok = 1, .ts_val = ++g->tsval, .ts_ecr = g->h.local_tsval}};
+    if (flags & BRISK_TCP_SYN) {
+        t.opts = full();
+        t.opts.ts_val = g->tsval;
+        t.window = 65535;
+    }
+    if (flags & BRISK_TCP_RST)
+        t.opts.ts_ok = 0;
+    if (g->buf[0] & FH_REL_SEQ) {
+        brisk_sock *c = tcp_conn_lookup(g->h.st, FH_LOCAL_IP, g->lport, FH_PEER_IP, g->pport);
+        if (c) {
+            t.seq -= c->rcv.nxt;
+            t.ack -= c->snd.una;
+        }
+    }
+    uint8_t pay[1400], f[2100];
+    for (size_t i = 0; i < plen; i++)
+        pay[i] = (uint8_t)(g->nxt + off + i);
+    size_t n = fh_tcp_frame(&g->h, f, &t, pay, plen);
+    brisk_put16(g->buf + g->len, delay_ms);
+    brisk_put16(g->buf + g->len + 2, (uint16_t)n);
+    memcpy(g->buf + g->len + 4, f, n);
+    g->len += 4 + n;
+    fh_input(&g->h, f, n, g->buf[0] & (FH_FIX_CSUM | FH_FIX_ADDR | FH_REL_SEQ));
+    if (off == 0)
+        g->nxt += (uint32_t)plen + ((flags & BRISK_TCP_SYN) ? 1u : 0u) + ((flags & BRISK_TCP_FIN) ? 1u : 0u);
+}
+
+static void g_seg(struct gseq *g, uint16_t delay_ms, uint8_t flags, size_t plen)
+{
+    g_seg_at(g, delay_ms, flags, plen, 0);
+}
+
+static void g_end(struct gseq *g, const char *name)
+{
+    put("seq", name, g->buf, g->len);
+    fh_finish(&g->h);
+}
+
+#define ACK BRISK_TCP_ACK
+#define PSH BRISK_TCP_PSH
+#define FIN BRISK_TCP_FIN
+#define SYN BRISK_TCP_SYN
+#define RST BRISK_TCP_RST
+
+static void gen_seq(void)
+{
+    static struct gseq g;
+    /* Passive: data in, data out, the peer closes first, then we do. */
+    for (int rel = 0; rel < 2; rel++) {
+        g_begin(&g, (uint8_t)(0x07 | (rel ? FH_REL_SEQ : 0)));
+        g_seg(&g, 0, ACK | PSH, 200);
+        g_app(&g, 1, 0, 7);
+        g_app(&g, 0, 1, 15);
+        g_seg(&g, 10, ACK, 0);
+        g_seg(&g, 5, ACK | FIN, 0);
+        g_app(&g, 1, 0, 0);
+        g_app(&g, 1, 3, 0);
+        g_seg(&g, 10, ACK, 0);
+        g_app(&g, 2000, 7, 0);
+        g_end(&g, rel ? "passive-close-wait-rel" : "passive-close-wait");
+    }
+
+    /* Active: we send and shut down first; the peer answers with data and FIN; TIME-WAIT runs out. */
+    g_begin(&g, 0x0b);
+    g_app(&g, 0, 1, 2);
+    g_seg(&g, 5, ACK, 0);
+    g_app(&g, 0, 2, 0);
+    g_seg(&g, 5, ACK | PSH | FIN, 50);
+    g_app(&g, 1, 0, 0);
+    g_app(&g, 1500, 7, 0);
+    g_end(&g, "active-time-wait");
+
+    /* Listener: a handshake, data out of order then in order, accept, read, abort. */
+    g_begin(&g, 0x03);
+    g.pport = FH_PEER_PORT + 2;
+    g.lport = FH_PORT;
+    g.nxt = 7000;
+    g.tsval = 50;
+    g_seg(&g, 0, SYN, 0);
+    g_seg(&g, 1, ACK, 0);
+    g_app(&g, 0, 5, 0);
+    g_seg_at(&g, 1, ACK | PSH, 300, 300);
+    g_seg(&g, 0, ACK | PSH, 300);
+    g_seg(&g, 0, ACK | PSH, 300);
+    g_app(&g, 0, 0, 15);
+    g_app(&g, 0, 6, 0);
+    g_end(&g, "listen-handshake-ooo");
+
+    /* Listener with SYN cookies: the handshake through a cookie, data, the peer's FIN, our close. */
+    g_begin(&g, 0x13);
+    g.pport = FH_PEER_PORT + 3;
+    g.lport = FH_PORT;
+    g.nxt = 9000;
+    g.tsval = 70;
+    g_seg(&g, 0, SYN, 0);
+    g_seg(&g, 3, ACK | PSH, 100);
+    g_app(&g, 0, 5, 0);
+    g_app(&g, 0, 0, 3);
+    g_seg(&g, 1, ACK | FIN, 0);
+    g_app(&g, 0, 3, 0);
+    g_seg(&g, 1, ACK, 0);
+    g_end(&g, "listen-cookie");
+
+    /* Passive: a burst we send is lost (RTO), then acknowledged; the peer's out-of-order FIN. */
+    for (int rel = 0; rel < 2; rel++) {
+        g_begin(&g, (uint8_t)(0x07 | (rel ? FH_REL_SEQ : 0)));
+        g_app(&g, 0, 4, 1);
+        g_app(&g, 0, 1, 40);
+        g_seg(&g, 300, ACK, 0);
+        g_app(&g, 0, 7, 0);
+        g_seg(&g, 2, ACK, 0);
+        g_seg_at(&g, 1, ACK | FIN, 0, 100);
+        g_seg(&g, 1, ACK | PSH, 100);
+        g_seg(&g, 1, ACK, 0);
+        g_app(&g, 0, 3, 0);
+        g_seg(&g, 5, ACK, 0);
+        g_end(&g, rel ? "passive-rto-ooo-fin-rel" : "passive-rto-ooo-fin");
+    }
+
+    /* Active: reset by the peer at rcv.nxt, then an in-window RST and SYN first (challenge ACKs). */
+    g_begin(&g, 0x0b);
+    g_seg_at(&g, 1, RST, 0, 10);
+    g_seg_at(&g, 1, SYN, 0, 5);
+    g_seg(&g, 1, RST, 0);
+    g_app(&g, 0, 0, 0);
+    g_app(&g, 0, 3, 0);
+    g_end(&g, "active-reset");
+
+    /* Passive: simultaneous close, and a zero-window peer probed by us. */
+    g_begin(&g, 0x07);
+    g_app(&g, 0, 1, 200);
+    g_seg(&g, 1, ACK, 0);
+    g_app(&g, 0, 3, 0);
+    g_seg(&g, 0, FIN | ACK, 0);
+    g_seg(&g, 1, ACK, 0);
+    g_app(&g, 1200, 7, 0);
+    g_end(&g, "passive-simultaneous-close");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s DIR\n", argv[0]);
+        return 2;
+    }
+    out_dir = argv[1];
+    mkdir(out_dir, 0755);
+    gen_parsers();
+    gen_stack();
+    gen_seq();
+    return 0;
+}
