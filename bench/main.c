@@ -13,6 +13,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -197,9 +198,106 @@ static int bench_bulk(int json, int quick)
     return 0;
 }
 
+static int rr_done(void *ctx)
+{
+    return brisk_sim_rr_done(ctx);
+}
+
+/* One rr measurement: `flows` flows of 1-byte request / response over a zero-delay, infinite-rate link,
+ * `eager` selecting the 2019 timer discipline. Fills the figures; returns nonzero on failure. */
+static int rr_once(uint32_t flows, uint32_t tx, int eager, double *tps_cpu, double *ops_per_tx, double *cpu_s)
+{
+    struct brisk_settings s;
+    brisk_settings_default(&s);
+    s.tcp_timer_eager = (uint32_t)eager;
+    brisk_sim_world *w = brisk_sim_world_new(1);
+    brisk_sim_host *a = brisk_sim_host_add(w, "a", &s), *b = brisk_sim_host_add(w, "b", &s);
+    brisk_sim_port *pa = brisk_sim_nic_add_ip(a, A_IP, 24, 0), *pb = brisk_sim_nic_add_ip(b, B_IP, 24, 0);
+    struct brisk_sim_link_config lc;
+    brisk_sim_link_config_symmetric(&lc, 0, 0);
+    if (!w || !pa || !pb || !brisk_sim_link_connect(w, pa, pb, &lc))
+        return 1;
+    struct brisk_sim_rr_config rc = {.flows = flows, .transactions = tx, .nodelay = 1};
+    brisk_sim_rr *rr = brisk_sim_rr_start(w, a, b, B_IP, &rc);
+    double c0 = cpu_seconds();
+    int ok = rr && brisk_sim_run_while(w, rr_done, rr, 3600ull * BRISK_NSEC_PER_SEC);
+    double cpu = cpu_seconds() - c0;
+    struct brisk_sim_rr_result r;
+    brisk_sim_rr_result(rr, &r);
+    brisk_sim_rr_free(rr);
+    brisk_sim_world_free(w);
+    if (!ok || r.errors || r.transactions != (uint64_t)flows * tx)
+        return 1;
+    *tps_cpu = (double)r.transactions / cpu;
+    *ops_per_tx = (double)(r.client_wheel_ops + r.server_wheel_ops) / (double)r.transactions;
+    *cpu_s = cpu;
+    return 0;
+}
+
+/* Request / response through two stacks (both on this core, with the simulator): transactions per CPU-second
+ * and timer-wheel operations per transaction (both hosts together), for 1 and 256 flows, brisk's lazy
+ * deadlines beside the eager discipline of seed 004. The CPU time includes handshakes and the simulator. */
+static int bench_rr(int json, int quick)
+{
+    static const uint32_t nflows[] = {1, 256};
+    struct json j;
+    if (json) {
+        json_init(&j, stdout);
+        json_object_begin(&j, NULL);
+        json_str(&j, "bench", "rr");
+        json_array_begin(&j, "runs");
+    }
+    for (size_t i = 0; i < 2; i++) {
+        uint32_t tx = (quick ? 20000u : 200000u) / nflows[i];
+        double tps[2] = {0, 0}, ops[2] = {0, 0}, cpu[2] = {0, 0};
+        fprintf(stderr,
+                "brisk-bench rr: %u flows x %u transactions, lazy and eager timers, best of 3 each...\n",
+                nflows[i], tx);
+        /* Interleaved, best of three: the runs share the process (its allocator, its caches), so neither
+         * discipline always goes first. */
+        for (int rep = 0; rep < 3; rep++) {
+            for (int eager = 0; eager < 2; eager++) {
+                double t1, o1, c1;
+                if (rr_once(nflows[i], tx, eager, &t1, &o1, &c1) != 0) {
+                    fprintf(stderr, "brisk-bench rr: the run did not complete\n");
+                    return 1;
+                }
+                if (t1 > tps[eager]) {
+                    tps[eager] = t1;
+                    ops[eager] = o1;
+                    cpu[eager] = c1;
+                }
+            }
+        }
+        for (int eager = 0; eager < 2; eager++) {
+            if (json) {
+                json_object_begin(&j, NULL);
+                json_u64(&j, "flows", nflows[i]);
+                json_str(&j, "timers", eager ? "eager" : "lazy");
+                json_u64(&j, "transactions", (uint64_t)nflows[i] * tx);
+                json_double(&j, "cpu_s", cpu[eager]);
+                json_double(&j, "transactions_per_cpu_s", tps[eager]);
+                json_double(&j, "wheel_ops_per_transaction", ops[eager]);
+                json_object_end(&j);
+            } else {
+                printf("rr: %3u flows, %-5s timers: %9.0f transactions per CPU-second, %.3f wheel operations "
+                       "per "
+                       "transaction (both hosts)\n",
+                       nflows[i], eager ? "eager" : "lazy", tps[eager], ops[eager]);
+            }
+        }
+    }
+    if (json) {
+        json_array_end(&j);
+        json_object_end(&j);
+        json_finish(&j);
+    }
+    return 0;
+}
+
 static int usage(FILE *f, int rc)
 {
-    fprintf(f, "usage: brisk-bench sim|bulk [--json] [--quick]\n");
+    fprintf(f, "usage: brisk-bench sim|bulk|rr [--json] [--quick]\n");
     return rc;
 }
 
@@ -220,6 +318,8 @@ int main(int argc, char **argv)
         return bench_sim(json, quick);
     if (strcmp(argv[1], "bulk") == 0)
         return bench_bulk(json, quick);
+    if (strcmp(argv[1], "rr") == 0)
+        return bench_rr(json, quick);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
         return usage(stdout, 0);
     fprintf(stderr, "brisk-bench: unknown benchmark '%s'\n", argv[1]);

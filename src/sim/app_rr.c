@@ -38,7 +38,7 @@ struct brisk_sim_rr {
     uint8_t *buf;
     struct brisk_counters cc0, sc0, cc1, sc1; /* client / server counters at the window's ends */
     uint64_t measure_start, measure_end;
-    int measuring;
+    int measuring, measured; /* the window opened / closed (times may be 0 on a zero-delay link) */
 };
 
 static void snapshot(brisk_sim_rr *r, struct brisk_counters *c, struct brisk_counters *s)
@@ -107,6 +107,7 @@ static void on_client(void *ctx, brisk_sock *s, unsigned ev, uint64_t now)
     if (++f->done == r->c.transactions) {
         if (++r->finished == r->c.flows) {
             r->measure_end = now;
+            r->measured = 1;
             snapshot(r, &r->cc1, &r->sc1);
         }
         return;
@@ -246,7 +247,7 @@ void brisk_sim_rr_result(const brisk_sim_rr *r, struct brisk_sim_rr_result *o)
         o->lat_p99 = r->lat[(r->nlat * 99) / 100];
         o->lat_max = r->lat[r->nlat - 1];
     }
-    if (r->measure_end) {
+    if (r->measured) {
         o->client_wheel_ops = r->cc1.TCPTimerWheelOps - r->cc0.TCPTimerWheelOps;
         o->server_wheel_ops = r->sc1.TCPTimerWheelOps - r->sc0.TCPTimerWheelOps;
         o->client_timer_fires = r->cc1.TimerFires - r->cc0.TimerFires;

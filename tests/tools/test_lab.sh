@@ -303,6 +303,11 @@ check "brisk-bench reports events per second" "grep -q 'events_per_wall_s' '$tmp
 rc=$?
 check "brisk-bench bulk --quick completes byte-exact (exit 0)" "[ $rc -eq 0 ]"
 check "brisk-bench bulk reports Gbit/s per CPU-second" "grep -q 'gbps_per_cpu_s' '$tmp/bbulk.json'"
+"$bench" rr --quick --json >"$tmp/brr.json" 2>/dev/null
+rc=$?
+check "brisk-bench rr --quick exits 0" "[ $rc -eq 0 ]"
+check "brisk-bench rr reports transactions per CPU-second and wheel operations, lazy and eager" \
+    "grep -q 'transactions_per_cpu_s' '$tmp/brr.json' && grep -q '\"eager\"' '$tmp/brr.json' && grep -q 'wheel_ops_per_transaction' '$tmp/brr.json'"
 "$bench" nosuch >/dev/null 2>&1
 check "brisk-bench rejects an unknown benchmark with 2" "[ $? -eq 2 ]"
 
