@@ -294,6 +294,15 @@ check "determinism: the same tables on stdout" "cmp -s '$tmp/seeds.out' '$tmp/se
 "$lab" run iscsi --set ios=20 --set seed=2 --pcap "$tmp/s2b.pcap" >/dev/null 2>&1
 check "determinism: run iscsi --pcap twice, identical" "cmp -s '$tmp/s2.pcap' '$tmp/s2b.pcap'"
 
+# soak: randomized impairments x settings; every seed byte-exact or a clean error, no stall, no leak.
+"$lab" soak --seeds 300 --first 1 >"$tmp/soak.out" 2>/dev/null
+rc=$?
+check "soak: 300 seeds, none failed (exit 0)" "[ $rc -eq 0 ] && grep -q ' 0 failed' '$tmp/soak.out'"
+"$lab" soak --seeds 20 --first 5000 --json >"$tmp/soak.json" 2>/dev/null
+check "soak --json: counts and an empty failure list" "grep -q '\"failed\": 0' '$tmp/soak.json' && grep -q '\"failures\": \[\]' '$tmp/soak.json'"
+"$lab" soak --seeds 0 >/dev/null 2>&1
+check "soak rejects --seeds 0 with 2" "[ $? -eq 2 ]"
+
 # brisk-bench smoke run.
 "$bench" sim --quick --json >"$tmp/bench.json" 2>/dev/null
 rc=$?

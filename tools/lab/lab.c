@@ -438,6 +438,7 @@ static int usage(FILE *f, int rc)
                "       brisk-lab run SCENARIO [--profile P] [--set name=value ...] [--json] [--pcap FILE "
                "[--pcap-frames N]] [--out DIR]\n"
                "       brisk-lab seeds [--out DIR]\n"
+               "       brisk-lab soak [--seeds N] [--first S] [--json] [--verbose]\n"
                "Values: sizes 1500, 64K, 4M; rates 1G, 100M (bit/s); times 100us, 10ms, 1s; "
                "probabilities 0.01 or 1%%.\n");
     return rc;
@@ -761,6 +762,8 @@ int main(int argc, char **argv)
         return cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "seeds") == 0)
         return cmd_seeds(argc - 2, argv + 2);
+    if (strcmp(cmd, "soak") == 0)
+        return lab_soak_main(argc - 2, argv + 2);
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0)
         return usage(stdout, 0);
     fprintf(stderr, "brisk-lab: unknown command '%s'\n", cmd);

@@ -174,6 +174,9 @@ double lab_table_get(const struct lab_table *t, int row, const char *col);
  * of a run) as results.csv rows: scenario,row,label,<column keys>. */
 void lab_report_table(struct lab_run *r, const struct lab_table *t);
 
+/* `brisk-lab soak` (soak.c): randomized impairments x settings over many seeds. */
+int lab_soak_main(int argc, char **argv);
+
 /* The registered scenarios. */
 extern const struct lab_scenario lab_scenario_ping;
 extern const struct lab_scenario lab_scenario_bulk;
