@@ -193,6 +193,13 @@ void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now)
         list = c->blocked_next;
         c->blocked = 0;
         c->blocked_next = NULL;
+        if (c->snd.syn_refused) {
+            c->snd.syn_refused = 0;
+            if (c->state == BRISK_TCP_SYN_SENT || c->state == BRISK_TCP_SYN_RECEIVED) {
+                tcp_send_syn(c, now); /* may park it again */
+                continue;
+            }
+        }
         c->snd.resuming = 1;
         tcp_write_xmit(c, now); /* may park it again */
         c->snd.resuming = 0;

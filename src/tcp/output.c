@@ -239,7 +239,12 @@ void tcp_send_syn(brisk_sock *c, uint64_t now)
     uint8_t flags = BRISK_TCP_SYN;
     if (c->state == BRISK_TCP_SYN_RECEIVED)
         flags |= BRISK_TCP_ACK;
-    tcp_transmit(c, c->snd.iss, 0, flags, now);
+    if (tcp_transmit(c, c->snd.iss, 0, flags, now) < 0) {
+        /* The device ring or the pool refused it: send it again when a TX completion makes room, not at the
+         * 1 s initial RTO (a SYN behind a busy bulk flow's full ring would otherwise wait that long). */
+        c->snd.syn_refused = 1;
+        tcp_block(c);
+    }
     c->snd.nxt = c->snd.iss + 1;
     if (brisk_seq_lt(c->snd.max, c->snd.nxt))
         c->snd.max = c->snd.nxt;

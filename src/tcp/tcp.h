@@ -110,6 +110,7 @@ struct brisk_sock {
         uint8_t app_push;      /* tcp_write_xmit runs for the application's send (auto-corking applies) */
         uint8_t resuming;      /* tcp_write_xmit runs for a TX-completion resume */
         uint8_t cork_expired;  /* the cork ceiling fired: send the held tail despite TCP_CORK */
+        uint8_t syn_refused;   /* our SYN / SYN-ACK was refused by the device: resend it on resume */
     } snd;
 
     struct {

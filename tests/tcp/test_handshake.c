@@ -284,6 +284,36 @@ static void test_active_open(void **state)
     tf_free(&t);
 }
 
+/* A SYN the device refuses (ring full) goes out when a TX completion makes room — not at the 1 s RTO. */
+static void test_refused_syn_resent_on_completion(void **state)
+{
+    (void)state;
+    struct tf t;
+    tf_init(&t, NULL);
+    t.hold_completions = 1;
+    uint64_t t0 = 100 * TF_MS;
+    /* Something of ours in the ring, not completed: an echo request to the peer. */
+    assert_int_equal(brisk_icmp_echo_send(t.st, TF_PEER_IP, 1, 1, 8, t0), BRISK_OK);
+    (void)tf_pending(&t);
+    t.f.busy = 1;
+    int err;
+    brisk_sock *s = brisk_socket(t.st, &err);
+    assert_int_equal(brisk_connect(s, TF_PEER_IP, 443, t0), BRISK_ERR_INPROGRESS);
+    TF_EXPECT_NONE(&t);
+    assert_true(tf_counters(&t).EthOutBusy >= 1);
+    /* The ring drains 2 ms later: the completion wakes the connection and the SYN goes at once. */
+    t.f.busy = 0;
+    fakedev_complete_all(&t.f, t0 + 2 * TF_MS);
+    tf_run(&t, t0 + 2 * TF_MS);
+    struct tf_seg *syn = tf_take(&t);
+    assert_int_equal(syn->h.flags, SYN);
+    assert_int_equal(syn->at, t0 + 2 * TF_MS);
+    brisk_abort(s, t0 + 3 * TF_MS);
+    while (tf_pending(&t))
+        tf_take(&t);
+    tf_free(&t);
+}
+
 static void test_active_open_refused(void **state)
 {
     (void)state;
@@ -694,6 +724,7 @@ int main(void)
         cmocka_unit_test(test_segments_without_connection_get_rst),
         cmocka_unit_test(test_active_open),
         cmocka_unit_test(test_active_open_refused),
+        cmocka_unit_test(test_refused_syn_resent_on_completion),
         cmocka_unit_test(test_syn_retransmit_then_timeout),
         cmocka_unit_test(test_syn_retransmitted_handshake_rto_3s),
         cmocka_unit_test(test_synsent_bad_synack_gets_rst),
