@@ -211,6 +211,35 @@ void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now)
     }
 }
 
+brisk_sock *tcp_child_new(brisk_sock *l, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg)
+{
+    brisk_stack *st = l->st;
+    brisk_sock *c = tcp_conn_alloc(st);
+    if (!c)
+        return NULL;
+    if (brisk_ip_route(st, ip->src, &c->rt) != BRISK_OK) {
+        tcp_conn_free(c);
+        return NULL;
+    }
+    c->rt.src = ip->dst;
+    c->id.laddr = ip->dst;
+    c->id.lport = seg->dport;
+    c->id.raddr = ip->src;
+    c->id.rport = seg->sport;
+    c->bound = 1;
+    /* The listener's socket options, congestion control included (brisk_set_congestion on a listener applies
+     * to what it accepts). */
+    c->snd.sndbuf = l->snd.sndbuf;
+    c->rcv.rcvbuf = l->rcv.rcvbuf;
+    c->snd.nodelay = l->snd.nodelay;
+    c->snd.cork = l->snd.cork;
+    c->snd.lowat = l->snd.lowat;
+    c->so = l->so;
+    c->opt.mss_clamp = l->opt.mss_clamp;
+    c->cc_ops = l->cc_ops;
+    return c;
+}
+
 void tcp_conn_free(brisk_sock *c)
 {
     brisk_stack *st = c->st;

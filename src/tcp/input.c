@@ -101,28 +101,9 @@ static void listen_input(brisk_sock *l, const struct brisk_ipv4_repr *ip, const 
         st->c.ListenOverflows++;
         return;
     }
-    brisk_sock *c = tcp_conn_alloc(st);
+    brisk_sock *c = tcp_child_new(l, ip, seg);
     if (!c)
         return;
-    if (brisk_ip_route(st, ip->src, &c->rt) != BRISK_OK) {
-        tcp_conn_free(c);
-        return;
-    }
-    c->rt.src = ip->dst;
-    c->id.laddr = ip->dst;
-    c->id.lport = seg->dport;
-    c->id.raddr = ip->src;
-    c->id.rport = seg->sport;
-    c->bound = 1;
-    /* Inherit the listener's socket options. */
-    c->snd.sndbuf = l->snd.sndbuf;
-    c->rcv.rcvbuf = l->rcv.rcvbuf;
-    c->snd.nodelay = l->snd.nodelay;
-    c->snd.cork = l->snd.cork;
-    c->snd.lowat = l->snd.lowat;
-    c->so = l->so;
-    c->opt.mss_clamp = l->opt.mss_clamp;
-    c->cc_ops = l->cc_ops; /* brisk_set_congestion on a listener applies to what it accepts */
 
     c->rcv.irs = seg->seq;
     c->rcv.nxt = seg->seq + 1;

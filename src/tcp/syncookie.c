@@ -182,28 +182,10 @@ brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *i
         st->c.ListenOverflows++;
         return NULL;
     }
-    brisk_sock *c = tcp_conn_alloc(st);
+    brisk_sock *c = tcp_child_new(l, ip, seg);
     if (!c)
         return NULL;
-    if (brisk_ip_route(st, ip->src, &c->rt) != BRISK_OK) {
-        tcp_conn_free(c);
-        return NULL;
-    }
     st->c.SyncookiesRecv++;
-    c->rt.src = ip->dst;
-    c->id.laddr = ip->dst;
-    c->id.lport = seg->dport;
-    c->id.raddr = ip->src;
-    c->id.rport = seg->sport;
-    c->bound = 1;
-    /* Inherit the listener's socket options (as input.c's listen_input does for a SYN-queue child). */
-    c->snd.sndbuf = l->snd.sndbuf;
-    c->rcv.rcvbuf = l->rcv.rcvbuf;
-    c->snd.nodelay = l->snd.nodelay;
-    c->snd.cork = l->snd.cork;
-    c->snd.lowat = l->snd.lowat;
-    c->so = l->so;
-    c->opt.mss_clamp = l->opt.mss_clamp;
 
     /* Options: the MSS from the cookie; scale and SACK from the echoed TSval, if timestamps are on. */
     c->opt.peer_mss = brisk_syncookie_mss[idx];

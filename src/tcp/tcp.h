@@ -296,6 +296,9 @@ int brisk_tcp_init(brisk_stack *st);
 void brisk_tcp_destroy(brisk_stack *st);
 brisk_sock *tcp_conn_alloc(brisk_stack *st);
 void tcp_conn_free(brisk_sock *c);
+/* A connection for a SYN (or a SYN cookie's ACK) to listener l: routed, addressed, with l's options. NULL if
+ * out of memory or unroutable. */
+brisk_sock *tcp_child_new(brisk_sock *l, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg);
 /* SipHash of a 4-tuple under the stack's secret (connection table, and RFC 6528 ISNs in isn.c). */
 uint64_t tcp_tuple_hash(const struct brisk_tcp *t, uint32_t laddr, uint16_t lport, uint32_t raddr,
                         uint16_t rport);

@@ -391,6 +391,26 @@ void tf_pattern(uint8_t *buf, size_t len, uint64_t off)
         buf[i] = tf_pattern_byte(off + i);
 }
 
+void tf_send_pattern(brisk_sock *c, uint64_t off, size_t len, uint64_t now)
+{
+    static uint8_t buf[1 << 17];
+    assert_true(len <= sizeof(buf));
+    tf_pattern(buf, len, off);
+    assert_int_equal(brisk_send(c, buf, len, 0, now), (int64_t)len);
+}
+
+void tf_peer_sack(struct tf_peer *p, uint32_t ack, uint32_t start, uint32_t end, uint64_t now)
+{
+    p->ack = ack;
+    struct brisk_tcp_repr h = tf_peer_hdr(p, BRISK_TCP_ACK, now);
+    if (start != end) {
+        h.opts.nsack = 1;
+        h.opts.sack[0].start = start;
+        h.opts.sack[0].end = end;
+    }
+    tf_inject(p->t, &h, NULL, 0, now);
+}
+
 int tf_payload_is(const struct tf_seg *s, uint64_t off)
 {
     for (uint32_t i = 0; i < s->len; i++)

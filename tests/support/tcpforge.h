@@ -136,6 +136,10 @@ uint8_t tf_pattern_byte(uint64_t i);
 void tf_pattern(uint8_t *buf, size_t len, uint64_t off);
 /* Whether seg's payload equals the pattern at stream offset `off`. */
 int tf_payload_is(const struct tf_seg *s, uint64_t off);
+/* The application sends `len` bytes of the pattern from stream offset `off` (asserted accepted whole). */
+void tf_send_pattern(brisk_sock *c, uint64_t off, size_t len, uint64_t now);
+/* The peer's pure ACK of `ack`, with one SACK block [start, end) unless start == end. */
+void tf_peer_sack(struct tf_peer *p, uint32_t ack, uint32_t start, uint32_t end, uint64_t now);
 
 /* An event recorder for brisk_sock_set_callback(s, tf_events_cb, &ev). */
 struct tf_events {

@@ -51,26 +51,6 @@ static void finish(struct fix *f)
     tf_free(&f->t);
 }
 
-static void send_pattern(brisk_sock *c, uint64_t off, size_t len, uint64_t now)
-{
-    static uint8_t buf[1 << 17];
-    tf_pattern(buf, len, off);
-    assert_int_equal(brisk_send(c, buf, len, 0, now), (int64_t)len);
-}
-
-/* The peer's ACK of `ack` with one SACK block [s, e) (none if s == e). */
-static void sack(struct fix *f, uint32_t ack, uint32_t s, uint32_t e, uint64_t now)
-{
-    f->p.ack = ack;
-    struct brisk_tcp_repr h = tf_peer_hdr(&f->p, ACK, now);
-    if (s != e) {
-        h.opts.nsack = 1;
-        h.opts.sack[0].start = s;
-        h.opts.sack[0].end = e;
-    }
-    tf_inject(&f->t, &h, NULL, 0, now);
-}
-
 /* Segment k (0-based) of the stream. */
 static uint32_t seg(const struct fix *f, uint32_t k)
 {
@@ -82,12 +62,12 @@ static uint32_t seg(const struct fix *f, uint32_t k)
 #define REO_AT(T) ((T) + 80 * TF_US + 2500 * TF_US)
 static uint64_t lose_first_of_ten(struct fix *f, uint64_t t1, uint64_t T, uint32_t extra_segs)
 {
-    send_pattern(f->c, 0, (10 + extra_segs) * M, t1);
+    tf_send_pattern(f->c, 0, (10 + extra_segs) * M, t1);
     for (int k = 0; k < 10; k++)
         tf_take(&f->t);
     TF_EXPECT_NONE(&f->t);
     for (uint32_t k = 1; k < 10; k++)
-        sack(f, seg(f, 0), seg(f, 1), seg(f, k + 1), T + (k - 1) * 10 * TF_US);
+        tf_peer_sack(&f->p, seg(f, 0), seg(f, 1), seg(f, k + 1), T + (k - 1) * 10 * TF_US);
     return T + 80 * TF_US;
 }
 
@@ -114,7 +94,7 @@ static void test_hole_lost_after_reordering_window(void **state)
     assert_int_equal(i.ssthresh, 5 * M); /* NewReno: flight / 2 */
     assert_int_equal(tcp_pipe(f.c), M);  /* 10 sent - 9 SACKed - 1 lost + 1 retransmitted */
     /* Its ACK covers everything: recovery ends at ssthresh (RFC 6937). */
-    sack(&f, seg(&f, 10), 0, 0, T + 13 * TF_MS);
+    tf_peer_sack(&f.p, seg(&f, 10), 0, 0, T + 13 * TF_MS);
     i = tf_info(f.c);
     assert_int_equal(i.cwnd, 5 * M);
     assert_int_equal(i.rto_count, 0);
@@ -130,7 +110,7 @@ static void test_reordering_within_window_not_retransmitted(void **state)
     setup(&f, NULL);
     uint64_t t1 = TF_SEC, T = t1 + 10 * TF_MS;
     lose_first_of_ten(&f, t1, T, 0);
-    sack(&f, seg(&f, 10), 0, 0, T + 1 * TF_MS);
+    tf_peer_sack(&f.p, seg(&f, 10), 0, 0, T + 1 * TF_MS);
     tf_run(&f.t, T + 300 * TF_MS);
     while (tf_pending(&f.t)) /* nothing but (possibly) pure ACKs: no data at all */
         assert_int_equal(tf_take(&f.t)->h.payload_len, 0);
@@ -161,7 +141,7 @@ static void test_lost_retransmission_detected(void **state)
     tf_run(&f.t, R1);
     TF_EXPECT(&f.t, R1, ACK, seg(&f, 0), 1001, M); /* the retransmission, which will be lost */
     /* Everything sent before it arrives: SACK 1 .. hi. PRR releases new data behind it. */
-    sack(&f, seg(&f, 0), seg(&f, 1), hi, R1 + 10 * TF_MS);
+    tf_peer_sack(&f.p, seg(&f, 0), seg(&f, 1), hi, R1 + 10 * TF_MS);
     uint32_t first_new = 0;
     while (tf_pending(&f.t)) {
         struct tf_seg *x = tf_take(&f.t);
@@ -171,7 +151,7 @@ static void test_lost_retransmission_detected(void **state)
     assert_int_equal(first_new, hi);
     /* That segment, sent 10 ms after the retransmission, is SACKed: the retransmission is lost. */
     uint64_t T2 = R1 + 20 * TF_MS;
-    sack(&f, seg(&f, 0), seg(&f, 1), hi + M, T2);
+    tf_peer_sack(&f.p, seg(&f, 0), seg(&f, 1), hi + M, T2);
     TF_EXPECT(&f.t, T2, ACK, seg(&f, 0), 1001, M);
     assert_int_equal(tf_info(f.c).rto_count, 0);
     finish(&f);
@@ -189,8 +169,8 @@ static void test_dsack_widens_window(void **state)
     TF_EXPECT(&f.t, REO_AT(T), ACK, seg(&f, 0), 1001, M);
     assert_int_equal(f.c->rack.reo_mult, 0);
     /* The original arrives after all (ACK of everything), then the retransmission: a D-SACK for it. */
-    sack(&f, seg(&f, 10), 0, 0, T + 3 * TF_MS);
-    sack(&f, seg(&f, 10), seg(&f, 0), seg(&f, 1), T + 13 * TF_MS);
+    tf_peer_sack(&f.p, seg(&f, 10), 0, 0, T + 3 * TF_MS);
+    tf_peer_sack(&f.p, seg(&f, 10), seg(&f, 0), seg(&f, 1), T + 13 * TF_MS);
     assert_int_equal(f.c->rack.reo_mult, 1);
     assert_true(f.c->rack.reord);
     finish(&f);
@@ -205,20 +185,20 @@ static void test_prr_proportional(void **state)
     struct fix f;
     setup(&f, (const char *const[]){"tcp_initial_cwnd=20", "tcp_pacing=0", NULL});
     uint64_t t1 = TF_SEC, T = t1 + 10 * TF_MS;
-    send_pattern(f.c, 0, 20 * M, t1);
+    tf_send_pattern(f.c, 0, 20 * M, t1);
     for (int k = 0; k < 20; k++)
         tf_take(&f.t);
     TF_EXPECT_NONE(&f.t);
-    sack(&f, seg(&f, 0), seg(&f, 1), seg(&f, 2), T);
+    tf_peer_sack(&f.p, seg(&f, 0), seg(&f, 1), seg(&f, 2), T);
     tf_run(&f.t, T + 2500 * TF_US);
     TF_EXPECT(&f.t, T + 2500 * TF_US, ACK, seg(&f, 0), 1001, M);
     TF_EXPECT_NONE(&f.t);
     assert_int_equal(tf_info(f.c).ssthresh, 10 * M);
-    send_pattern(f.c, 20 * M, 20 * M, T + 2600 * TF_US); /* more data: PRR, not the application, limits */
+    tf_send_pattern(f.c, 20 * M, 20 * M, T + 2600 * TF_US); /* more data: PRR, not the application, limits */
     TF_EXPECT_NONE(&f.t);
     int sent = 0, max_burst = 0;
     for (uint32_t k = 2; k < 20; k++) {
-        sack(&f, seg(&f, 0), seg(&f, 1), seg(&f, k + 1), T + 3 * TF_MS + k * 10 * TF_US);
+        tf_peer_sack(&f.p, seg(&f, 0), seg(&f, 1), seg(&f, k + 1), T + 3 * TF_MS + k * 10 * TF_US);
         int burst = 0;
         while (tf_pending(&f.t)) {
             struct tf_seg *x = tf_take(&f.t);
@@ -243,7 +223,7 @@ static void test_no_scoreboard_without_sack(void **state)
     (void)state;
     struct fix f;
     setup(&f, (const char *const[]){"tcp_sack=0", NULL});
-    send_pattern(f.c, 0, 4 * M, TF_SEC);
+    tf_send_pattern(f.c, 0, 4 * M, TF_SEC);
     assert_int_equal(f.c->sb.len, 0);
     assert_null(f.c->sb.r);
     finish(&f);

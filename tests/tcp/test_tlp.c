@@ -51,13 +51,6 @@ static void finish(struct fix *f)
     tf_free(&f->t);
 }
 
-static void send_pattern(brisk_sock *c, uint64_t off, size_t len, uint64_t now)
-{
-    static uint8_t buf[65536];
-    tf_pattern(buf, len, off);
-    assert_int_equal(brisk_send(c, buf, len, 0, now), (int64_t)len);
-}
-
 /* Four segments, no ACK: at PTO = 2 x SRTT the last one goes again; the RTO (200 ms) is armed behind it. */
 static void test_probe_resends_last_segment_at_pto(void **state)
 {
@@ -66,7 +59,7 @@ static void test_probe_resends_last_segment_at_pto(void **state)
     setup(&f, NULL, 1);
     const uint32_t m = 1460;
     uint64_t t1 = TF_SEC;
-    send_pattern(f.c, 0, 4 * m, t1);
+    tf_send_pattern(f.c, 0, 4 * m, t1);
     for (int k = 0; k < 4; k++)
         tf_take(&f.t);
     tf_run(&f.t, t1 + 20 * TF_MS - 1);
@@ -93,7 +86,7 @@ static void test_probe_prefers_new_data(void **state)
     setup(&f, NULL, 1);
     const uint32_t m = 1460;
     uint64_t t1 = TF_SEC;
-    send_pattern(f.c, 0, 12 * m, t1); /* IW10: ten go, two wait for cwnd */
+    tf_send_pattern(f.c, 0, 12 * m, t1); /* IW10: ten go, two wait for cwnd */
     for (int k = 0; k < 10; k++)
         tf_take(&f.t);
     TF_EXPECT_NONE(&f.t);
@@ -111,7 +104,7 @@ static void test_lone_segment_probe_at_rto_time(void **state)
     struct fix f;
     setup(&f, NULL, 1);
     uint64_t t1 = TF_SEC;
-    send_pattern(f.c, 0, 100, t1);
+    tf_send_pattern(f.c, 0, 100, t1);
     TF_EXPECT(&f.t, t1, ACK | PSH, f.d, 1001, 100);
     tf_run(&f.t, t1 + 200 * TF_MS - 1);
     TF_EXPECT_NONE(&f.t);
@@ -139,7 +132,7 @@ static void test_probe_repairs_tail_loss(void **state)
     setup(&f, NULL, 1);
     const uint32_t m = 1460;
     uint64_t t1 = TF_SEC;
-    send_pattern(f.c, 0, 8 * m, t1);
+    tf_send_pattern(f.c, 0, 8 * m, t1);
     for (int k = 0; k < 8; k++)
         tf_take(&f.t);
     tf_run(&f.t, t1 + 20 * TF_MS);
@@ -162,7 +155,7 @@ static void test_dsack_for_probe_means_no_loss(void **state)
     setup(&f, NULL, 1);
     const uint32_t m = 1460;
     uint64_t t1 = TF_SEC;
-    send_pattern(f.c, 0, 8 * m, t1);
+    tf_send_pattern(f.c, 0, 8 * m, t1);
     for (int k = 0; k < 8; k++)
         tf_take(&f.t);
     tf_run(&f.t, t1 + 20 * TF_MS);
@@ -191,7 +184,7 @@ static void test_no_probe_without_sack_or_setting(void **state)
         setup(&f, variant ? off : NULL, variant ? 1 : 0);
         const uint32_t m = 1460;
         uint64_t t1 = TF_SEC;
-        send_pattern(f.c, 0, 4 * m, t1);
+        tf_send_pattern(f.c, 0, 4 * m, t1);
         for (int k = 0; k < 4; k++)
             tf_take(&f.t);
         tf_run(&f.t, t1 + 200 * TF_MS - 1);
@@ -217,7 +210,7 @@ static void test_lazy_vs_eager_wheel_ops(void **state)
         uint64_t before = tf_info(f.c).wheel_ops;
         uint64_t t = TF_SEC;
         for (int k = 0; k < 10; k++, t += TF_MS) { /* 100 bytes out, acked 1 ms later, ten times */
-            send_pattern(f.c, (uint64_t)k * 100, 100, t);
+            tf_send_pattern(f.c, (uint64_t)k * 100, 100, t);
             tf_take(&f.t);
             f.p.ack = f.d + (uint32_t)(k + 1) * 100;
             tf_peer_send(&f.p, ACK, NULL, 0, t + TF_MS / 2);

@@ -49,25 +49,6 @@ static void finish(struct fix *f)
     tf_free(&f->t);
 }
 
-static void send_pattern(brisk_sock *c, uint64_t off, size_t len, uint64_t now)
-{
-    static uint8_t buf[1 << 16];
-    tf_pattern(buf, len, off);
-    assert_int_equal(brisk_send(c, buf, len, 0, now), (int64_t)len);
-}
-
-static void sack(struct fix *f, uint32_t ack, uint32_t s, uint32_t e, uint64_t now)
-{
-    f->p.ack = ack;
-    struct brisk_tcp_repr h = tf_peer_hdr(&f->p, ACK, now);
-    if (s != e) {
-        h.opts.nsack = 1;
-        h.opts.sack[0].start = s;
-        h.opts.sack[0].end = e;
-    }
-    tf_inject(&f->t, &h, NULL, 0, now);
-}
-
 /* Four segments, then the path stalls for 205 ms: the RTO resends only the first (F-RTO). The original ACK
  * then arrives covering all four — three of them never retransmitted — so the timeout was spurious: cwnd,
  * ssthresh and the RTO come back. */
@@ -77,7 +58,7 @@ static void test_frto_spurious_timeout_undone(void **state)
     struct fix f;
     setup(&f, NULL);
     uint64_t t1 = TF_SEC;
-    send_pattern(f.c, 0, 4 * M, t1);
+    tf_send_pattern(f.c, 0, 4 * M, t1);
     for (int k = 0; k < 4; k++)
         tf_take(&f.t);
     struct brisk_conn_info before = tf_info(f.c);
@@ -85,7 +66,7 @@ static void test_frto_spurious_timeout_undone(void **state)
     TF_EXPECT(&f.t, t1 + 200 * TF_MS, ACK, f.d, 1001, M);
     TF_EXPECT_NONE(&f.t); /* only the first segment: the rest is judged by the next ACK */
     assert_int_equal(tf_info(f.c).cwnd, M);
-    sack(&f, f.d + 4 * M, 0, 0, t1 + 205 * TF_MS);
+    tf_peer_sack(&f.p, f.d + 4 * M, 0, 0, t1 + 205 * TF_MS);
     struct brisk_conn_info i = tf_info(f.c);
     assert_int_equal(tf_counters(&f.t).TCPSpuriousRTOs, 1);
     assert_int_equal(i.undos, 1);
@@ -104,12 +85,12 @@ static void test_frto_real_timeout(void **state)
     struct fix f;
     setup(&f, NULL);
     uint64_t t1 = TF_SEC;
-    send_pattern(f.c, 0, 4 * M, t1);
+    tf_send_pattern(f.c, 0, 4 * M, t1);
     for (int k = 0; k < 4; k++)
         tf_take(&f.t);
     tf_run(&f.t, t1 + 200 * TF_MS);
     TF_EXPECT(&f.t, t1 + 200 * TF_MS, ACK, f.d, 1001, M);
-    sack(&f, f.d + M, 0, 0, t1 + 210 * TF_MS);
+    tf_peer_sack(&f.p, f.d + M, 0, 0, t1 + 210 * TF_MS);
     TF_EXPECT(&f.t, t1 + 210 * TF_MS, ACK, f.d + M, 1001, M);
     TF_EXPECT(&f.t, t1 + 210 * TF_MS, ACK, f.d + 2 * M, 1001, M);
     TF_EXPECT_NONE(&f.t);
@@ -129,17 +110,17 @@ static void test_dsack_undoes_spurious_fast_retransmit(void **state)
     struct fix f;
     setup(&f, NULL);
     uint64_t t1 = TF_SEC, T = t1 + 10 * TF_MS;
-    send_pattern(f.c, 0, 10 * M, t1);
+    tf_send_pattern(f.c, 0, 10 * M, t1);
     for (int k = 0; k < 10; k++)
         tf_take(&f.t);
     struct brisk_conn_info before = tf_info(f.c);
     for (uint32_t k = 1; k < 10; k++)
-        sack(&f, f.d, f.d + M, f.d + (k + 1) * M, T + (k - 1) * 10 * TF_US);
+        tf_peer_sack(&f.p, f.d, f.d + M, f.d + (k + 1) * M, T + (k - 1) * 10 * TF_US);
     tf_run(&f.t, T + 2580 * TF_US);
     TF_EXPECT(&f.t, T + 2580 * TF_US, ACK, f.d, 1001, M);
     assert_int_equal(tf_info(f.c).ssthresh, 5 * M);
-    sack(&f, f.d + 10 * M, 0, 0, T + 3 * TF_MS);          /* the original, late */
-    sack(&f, f.d + 10 * M, f.d, f.d + M, T + 13 * TF_MS); /* D-SACK: the copy */
+    tf_peer_sack(&f.p, f.d + 10 * M, 0, 0, T + 3 * TF_MS);          /* the original, late */
+    tf_peer_sack(&f.p, f.d + 10 * M, f.d, f.d + M, T + 13 * TF_MS); /* D-SACK: the copy */
     struct brisk_conn_info i = tf_info(f.c);
     assert_int_equal(tf_counters(&f.t).TCPDSACKUndo, 1);
     assert_int_equal(i.undos, 1);
@@ -155,13 +136,13 @@ static void test_frto_off(void **state)
     struct fix f;
     setup(&f, (const char *const[]){"tcp_frto=0", NULL});
     uint64_t t1 = TF_SEC;
-    send_pattern(f.c, 0, 4 * M, t1);
+    tf_send_pattern(f.c, 0, 4 * M, t1);
     for (int k = 0; k < 4; k++)
         tf_take(&f.t);
     tf_run(&f.t, t1 + 200 * TF_MS);
     TF_EXPECT(&f.t, t1 + 200 * TF_MS, ACK, f.d, 1001, M);
     assert_int_equal(f.c->sb.lost, 4 * M);
-    sack(&f, f.d + 4 * M, 0, 0, t1 + 205 * TF_MS);
+    tf_peer_sack(&f.p, f.d + 4 * M, 0, 0, t1 + 205 * TF_MS);
     assert_int_equal(tf_counters(&f.t).TCPSpuriousRTOs, 0);
     assert_int_equal(tf_info(f.c).undos, 0);
     finish(&f);
