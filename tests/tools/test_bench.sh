@@ -70,5 +70,8 @@ check "no benchmark named exits 2" "[ $? -eq 2 ]"
 "$bench" --help >"$tmp/help" 2>&1
 check "--help lists every benchmark" "[ $? -eq 0 ] && grep -q 'memcpy|timers|conns' '$tmp/help'"
 
+# bench/compare.sh needs root and minutes of runs: here only that it parses (it is run by hand).
+check "bench/compare.sh parses" "bash -n '$(dirname "$0")/../../bench/compare.sh'"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
