@@ -62,7 +62,7 @@ int bench_memcpy(int json, int quick)
         json_str(&j, "bench", "memcpy");
         json_u64(&j, "chunk_bytes", CHUNK);
         json_u64(&j, "working_set_bytes", WORKSET);
-        json_double(&j, "cpu_s", seconds);
+        json_double(&j, "min_cpu_s", seconds); /* copied for at least this long */
         json_double(&j, "memcpy_gbps", gbps);
         json_object_end(&j);
         json_finish(&j);
