@@ -2,8 +2,11 @@
  * brisk-bench — in-process benchmarks. Figures, not tests: they print what this machine did.
  *
  *   brisk-bench sim [--json] [--quick]    simulated packet events per wall second
- *   brisk-bench bulk [--json] [--quick]   TCP bulk between two stacks over an infinitely fast, zero-delay
- * link
+ *   brisk-bench bulk [--json] [--quick]   TCP bulk between two stacks, MTU 1500 without and with GSO (bulk.c)
+ *   brisk-bench rr [--json] [--quick]     1-byte request / response, 1 and 256 flows, lazy vs eager timers
+ *   brisk-bench memcpy [--json] [--quick] the single-copy limit (memcpy.c)
+ *   brisk-bench timers [--json] [--quick] timer wheel arm / cancel / expire at 10^6 armed timers (timers.c)
+ *   brisk-bench conns [--json] [--quick]  handshake + close rate, memory per idle connection (conns.c)
  *
  * `sim` floods a 10 Gbit/s simulated link with full-size ICMP echo requests from host a to host b (which
  * answers each) for a fixed virtual duration, and divides the simulator's event count by the wall-clock and
@@ -17,25 +20,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "brisk/sim.h"
 #include "common/json.h"
 
-#define A_IP 0x0a000001u
-#define B_IP 0x0a000002u
-
-static double wall_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double cpu_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#define A_IP         BENCH_A_IP
+#define B_IP         BENCH_B_IP
+#define wall_seconds bench_wall_seconds
+#define cpu_seconds  bench_cpu_seconds
 
 struct flood {
     brisk_sim_world *w;
@@ -122,79 +114,6 @@ static int bench_sim(int json, int quick)
                (double)events / wall / 1e6, (double)frames / wall / 1e6, (double)virt / 1e9 / wall);
     }
     brisk_sim_world_free(f.w);
-    return 0;
-}
-
-static int bulk_done(void *ctx)
-{
-    return brisk_sim_bulk_done(ctx);
-}
-
-/* Two stacks back to back, link rate 0 (no serialization time) and no delay: what TCP costs per byte with
- * everything else out of the way. One thread runs both stacks and the simulator, so the CPU time is the
- * whole system's; the single-copy memcpy figure is the ceiling to compare with. */
-static int bench_bulk(int json, int quick)
-{
-    uint64_t bytes = quick ? 200000000ull : 2000000000ull;
-    brisk_sim_world *w = brisk_sim_world_new(1);
-    brisk_sim_host *a = brisk_sim_host_add(w, "a", NULL), *b = brisk_sim_host_add(w, "b", NULL);
-    brisk_sim_port *pa = brisk_sim_nic_add_ip(a, A_IP, 24, 0), *pb = brisk_sim_nic_add_ip(b, B_IP, 24, 0);
-    struct brisk_sim_link_config lc;
-    brisk_sim_link_config_symmetric(&lc, 0, 0);
-    if (!w || !pa || !pb || !brisk_sim_link_connect(w, pa, pb, &lc)) {
-        fprintf(stderr, "brisk-bench: cannot build the world\n");
-        return 1;
-    }
-    struct brisk_sim_bulk_config bc = {.bytes = bytes, .dir = BRISK_SIM_BULK_UP, .port = 5001, .seed = 1};
-    brisk_sim_bulk *bulk = brisk_sim_bulk_start(w, a, b, B_IP, &bc);
-    fprintf(stderr, "brisk-bench bulk: %.1f GB through two stacks (MTU 1500, no GSO)...\n",
-            (double)bytes / 1e9);
-    double w0 = wall_seconds(), c0 = cpu_seconds();
-    int ok = bulk && brisk_sim_run_while(w, bulk_done, bulk, 3600ull * BRISK_NSEC_PER_SEC);
-    double wall = wall_seconds() - w0, cpu = cpu_seconds() - c0;
-    struct brisk_sim_bulk_result r;
-    if (bulk)
-        brisk_sim_bulk_result(bulk, &r);
-    if (!ok || !r.hash_ok) {
-        fprintf(stderr, "brisk-bench bulk: the transfer did not complete byte-exact\n");
-        return 1;
-    }
-    /* The single-copy limit: memcpy of 1448-byte chunks through a 1 MB working set. */
-    static uint8_t src[1 << 20], dst[1 << 20];
-    memset(src, 1, sizeof(src));
-    uint64_t copied = 0;
-    double m0 = cpu_seconds();
-    while (cpu_seconds() - m0 < (quick ? 0.05 : 0.3)) {
-        for (size_t off = 0; off + 1448 <= sizeof(src); off += 1448)
-            memcpy(dst + off, src + off, 1448);
-        copied += (sizeof(src) / 1448) * 1448;
-    }
-    double mcpu = cpu_seconds() - m0;
-    double gbps_cpu = (double)bytes * 8 / cpu / 1e9, memcpy_gbps = (double)copied * 8 / mcpu / 1e9;
-    if (json) {
-        struct json j;
-        json_init(&j, stdout);
-        json_object_begin(&j, NULL);
-        json_str(&j, "bench", "bulk");
-        json_u64(&j, "bytes", bytes);
-        json_double(&j, "wall_s", wall);
-        json_double(&j, "cpu_s", cpu);
-        json_double(&j, "gbps_per_cpu_s", gbps_cpu);
-        json_double(&j, "memcpy_1448_gbps", memcpy_gbps);
-        json_double(&j, "share_of_single_copy", gbps_cpu / memcpy_gbps);
-        json_object_end(&j);
-        json_finish(&j);
-    } else {
-        printf(
-            "bulk: %.2f GB in %.3f s CPU (%.3f s wall): %.2f Gbit/s per CPU-second (both stacks, one core)\n",
-            (double)bytes / 1e9, cpu, wall, gbps_cpu);
-        printf(
-            "      memcpy of 1448-byte chunks: %.1f Gbit/s; brisk reaches %.1f %% of the single-copy limit\n",
-            memcpy_gbps, 100 * gbps_cpu / memcpy_gbps);
-    }
-    brisk_sim_bulk_free(bulk);
-    brisk_sim_world_free(w);
-    (void)dst;
     return 0;
 }
 
@@ -297,7 +216,7 @@ static int bench_rr(int json, int quick)
 
 static int usage(FILE *f, int rc)
 {
-    fprintf(f, "usage: brisk-bench sim|bulk|rr [--json] [--quick]\n");
+    fprintf(f, "usage: brisk-bench sim|bulk|rr|memcpy|timers|conns [--json] [--quick]\n");
     return rc;
 }
 
@@ -320,6 +239,12 @@ int main(int argc, char **argv)
         return bench_bulk(json, quick);
     if (strcmp(argv[1], "rr") == 0)
         return bench_rr(json, quick);
+    if (strcmp(argv[1], "memcpy") == 0)
+        return bench_memcpy(json, quick);
+    if (strcmp(argv[1], "timers") == 0)
+        return bench_timers(json, quick);
+    if (strcmp(argv[1], "conns") == 0)
+        return bench_conns(json, quick);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
         return usage(stdout, 0);
     fprintf(stderr, "brisk-bench: unknown benchmark '%s'\n", argv[1]);

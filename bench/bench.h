@@ -1,0 +1,41 @@
+/*
+ * bench.h — what the brisk-bench benchmarks share: the clocks they read, the addresses of the two simulated
+ * hosts, and one entry point per benchmark (one benchmark per file, main.c dispatches).
+ *
+ * Every benchmark prints figures on stdout (a table line, or one JSON object with --json) and its progress on
+ * stderr; --quick shrinks the run to a CI smoke size (well under 5 s). None of them asserts a speed.
+ */
+#ifndef BRISK_BENCH_H
+#define BRISK_BENCH_H
+
+#include <stdint.h>
+#include <time.h>
+
+#define BENCH_A_IP 0x0a000001u
+#define BENCH_B_IP 0x0a000002u
+
+static inline double bench_wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Process CPU time: every benchmark runs in one thread, so this is the CPU the work itself took. */
+static inline double bench_cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The single-copy limit: memcpy bandwidth, Gbit/s of CPU time, of 1448-byte chunks (one MSS of payload with
+ * timestamps) through a 1 MB working set, copied for at least `seconds` of CPU. */
+double bench_memcpy_gbps(double seconds);
+
+int bench_memcpy(int json, int quick);
+int bench_bulk(int json, int quick);
+int bench_timers(int json, int quick);
+int bench_conns(int json, int quick);
+
+#endif

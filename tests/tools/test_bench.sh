@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# brisk-bench as CI runs it: every benchmark's --quick smoke run exits 0 and its --json names the figures the
+# documentation quotes; bad command lines exit 2. Figures are never compared with a speed: the machine is
+# shared and noisy, and a benchmark is not a test.
+# Usage: test_bench.sh BRISK_LAB BRISK_BENCH (the first argument is unused: CMake passes both tools).
+set -u
+bench=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+# has FILE KEY...: every "KEY": appears in FILE
+has() {
+    f=$1
+    shift
+    for k in "$@"; do grep -q "\"$k\": " "$f" || { echo "  missing key $k"; return 1; }; done
+}
+# json_num FILE KEY: the first number after "KEY": in FILE
+json_num() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -n 1; }
+is() { awk "BEGIN { exit !($1) }"; }
+
+run() { # run NAME: brisk-bench NAME --quick --json into $tmp/NAME.json, progress into $tmp/NAME.err
+    "$bench" "$1" --quick --json >"$tmp/$1.json" 2>"$tmp/$1.err"
+    check "brisk-bench $1 --quick --json exits 0" "[ $? -eq 0 ]"
+    check "brisk-bench $1 reports progress on stderr, not stdout" \
+        "grep -q 'brisk-bench $1' '$tmp/$1.err' && ! grep -q 'brisk-bench $1:' '$tmp/$1.json'"
+    check "brisk-bench $1 --json names the benchmark" "grep -q '\"bench\": \"$1\"' '$tmp/$1.json'"
+}
+
+run memcpy
+check "memcpy reports its bandwidth" "has '$tmp/memcpy.json' memcpy_gbps chunk_bytes"
+check "memcpy bandwidth is positive" "is '$(json_num "$tmp/memcpy.json" memcpy_gbps) > 0'"
+
+run bulk
+check "bulk reports both runs with goodput, per-CPU goodput and the share of the single-copy limit" \
+    "has '$tmp/bulk.json' memcpy_1448_gbps gbps gbps_per_cpu_s share_of_single_copy wire_frames"
+check "bulk runs without and with GSO" \
+    "grep -q '\"mode\": \"no_gso\"' '$tmp/bulk.json' && grep -q '\"mode\": \"gso\"' '$tmp/bulk.json'"
+
+run timers
+check "timers reports ns per arm, re-arm, cancel and expire at 10^6 armed" \
+    "has '$tmp/timers.json' ns_per_arm ns_per_rearm ns_per_cancel ns_per_expire && [ '$(json_num "$tmp/timers.json" armed)' = 1000000 ]"
+
+run conns
+check "conns reports the rate and the memory per idle connection, without and with buffers" \
+    "has '$tmp/conns.json' connections_per_cpu_s bytes_per_idle_endpoint bytes_per_endpoint_with_default_buffers chunks_in_use socket_struct_bytes"
+check "conns: idle connections pin no buffer chunks" "[ '$(json_num "$tmp/conns.json" chunks_in_use)' = 0 ]"
+if grep -q '"heap_measured": true' "$tmp/conns.json"; then
+    check "conns: the heap grew by at least one socket structure per endpoint" \
+        "is '$(json_num "$tmp/conns.json" bytes_per_idle_endpoint) >= $(json_num "$tmp/conns.json" socket_struct_bytes)'"
+else
+    echo "SKIP - conns heap growth: mallinfo2() does not see this build's allocator (sanitizer build)"
+fi
+
+"$bench" rr --quick --json >"$tmp/rr.json" 2>/dev/null
+check "brisk-bench rr --quick exits 0 and reports both timer disciplines" \
+    "[ $? -eq 0 ] && grep -q '\"eager\"' '$tmp/rr.json' && has '$tmp/rr.json' transactions_per_cpu_s wheel_ops_per_transaction"
+
+"$bench" memcpy --quick >"$tmp/memcpy.txt" 2>/dev/null
+check "memcpy without --json prints a table line" "grep -q '^memcpy: ' '$tmp/memcpy.txt'"
+"$bench" nosuch >/dev/null 2>&1
+check "an unknown benchmark exits 2" "[ $? -eq 2 ]"
+"$bench" timers --bogus >/dev/null 2>"$tmp/bogus.err"
+check "an unknown option exits 2 with a message" "[ $? -eq 2 ] && grep -q \"unknown option '--bogus'\" '$tmp/bogus.err'"
+"$bench" >/dev/null 2>&1
+check "no benchmark named exits 2" "[ $? -eq 2 ]"
+"$bench" --help >"$tmp/help" 2>&1
+check "--help lists every benchmark" "[ $? -eq 0 ] && grep -q 'memcpy|timers|conns' '$tmp/help'"
+
+# bench/compare.sh needs root and minutes of runs: here only that it parses (it is run by hand).
+check "bench/compare.sh parses" "bash -n '$(dirname "$0")/../../bench/compare.sh'"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
