@@ -303,22 +303,7 @@ check "soak --json: counts and an empty failure list" "grep -q '\"failed\": 0' '
 "$lab" soak --seeds 0 >/dev/null 2>&1
 check "soak rejects --seeds 0 with 2" "[ $? -eq 2 ]"
 
-# brisk-bench smoke run.
-"$bench" sim --quick --json >"$tmp/bench.json" 2>/dev/null
-rc=$?
-check "brisk-bench sim --quick exits 0" "[ $rc -eq 0 ]"
-check "brisk-bench reports events per second" "grep -q 'events_per_wall_s' '$tmp/bench.json'"
-"$bench" bulk --quick --json >"$tmp/bbulk.json" 2>/dev/null
-rc=$?
-check "brisk-bench bulk --quick completes byte-exact (exit 0)" "[ $rc -eq 0 ]"
-check "brisk-bench bulk reports Gbit/s per CPU-second" "grep -q 'gbps_per_cpu_s' '$tmp/bbulk.json'"
-"$bench" rr --quick --json >"$tmp/brr.json" 2>/dev/null
-rc=$?
-check "brisk-bench rr --quick exits 0" "[ $rc -eq 0 ]"
-check "brisk-bench rr reports transactions per CPU-second and wheel operations, lazy and eager" \
-    "grep -q 'transactions_per_cpu_s' '$tmp/brr.json' && grep -q '\"eager\"' '$tmp/brr.json' && grep -q 'wheel_ops_per_transaction' '$tmp/brr.json'"
-"$bench" nosuch >/dev/null 2>&1
-check "brisk-bench rejects an unknown benchmark with 2" "[ $? -eq 2 ]"
+# brisk-bench is checked by tests/tools/test_bench.sh.
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
