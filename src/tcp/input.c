@@ -692,18 +692,20 @@ void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const ui
             if (cc) {
                 conn_input(cc, &seg, now);
                 brisk_syncookie_settle(st, cc, ip->dst, seg.dport, ip->src, seg.sport, now);
+                TCP_CHECK_TUPLE(st, ip->dst, seg.dport, ip->src, seg.sport);
                 return;
             }
             listen_input(l, ip, &seg, now);
+            TCP_CHECK_TUPLE(st, ip->dst, seg.dport, ip->src, seg.sport);
             return;
         }
         st->c.TcpNoPort++;
         tcp_send_rst_for(st, ip, &seg, now);
         return;
     }
-    if (c->state == BRISK_TCP_SYN_SENT) {
+    if (c->state == BRISK_TCP_SYN_SENT)
         syn_sent_input(c, &seg, now);
-        return;
-    }
-    conn_input(c, &seg, now);
+    else
+        conn_input(c, &seg, now);
+    TCP_CHECK_TUPLE(st, ip->dst, seg.dport, ip->src, seg.sport); /* c may be gone: look it up again */
 }
