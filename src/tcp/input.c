@@ -195,6 +195,13 @@ static void enter_time_wait(brisk_sock *c, uint64_t now)
     c->ack.pending = 0;
     tcp_timer_cancel(c, &c->timer.delack);
     tcp_raise(c, BRISK_EV_CLOSED);
+    if (c->st->tcp->tw_count > c->st->s.tcp_max_tw_buckets) {
+        /* No bucket left (Linux's tcp_max_tw_buckets): skip the 2 MSL wait. The expiry fires at this same
+         * instant, from the stack's next poll, after the ACK of the peer's FIN has gone out. */
+        c->st->c.TCPTimeWaitOverflow++;
+        tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now);
+        return;
+    }
     tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + c->st->s.tcp_time_wait_ns);
 }
 

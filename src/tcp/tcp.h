@@ -284,6 +284,7 @@ struct brisk_tcp {
     struct brisk_sock *zombies;           /* freed connections whose packets are still below TCP */
     int delivering;                       /* inside event delivery */
     struct brisk_chunkpool chunks;        /* send / receive buffer memory */
+    uint32_t tw_count;                    /* connections in TIME-WAIT (bounded by tcp_max_tw_buckets) */
     struct {
         uint64_t window_start; /* RFC 5961 challenge ACK rate limit: one-second window */
         uint32_t count;
