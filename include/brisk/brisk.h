@@ -106,6 +106,7 @@ struct brisk_settings {
     uint32_t tcp_max_syn_backlog;     /* half-open connections per listener */
     uint32_t tcp_syncookies;          /* SYN cookies (RFC 4987): 0 off, 1 when the SYN queue is full, 2 always */
     uint32_t tcp_ooo_max_segs;        /* out-of-order pieces held per connection */
+    uint32_t tcp_max_tw_buckets;      /* connections in TIME-WAIT per stack; beyond, closed at once */
     uint32_t tcp_challenge_ack_limit; /* RFC 5961 challenge ACKs per second per stack */
     uint32_t tcp_tsq;                 /* TCP Small Queues on */
     uint32_t tcp_limit_output_bytes;  /* TSQ cap (Linux sysctl of the same name) */
@@ -265,6 +266,7 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(TCPAbortOnTimeout, "connections aborted after retransmission or keepalive timeouts")                   \
     X(TCPAbortOnClose, "connections reset on close with unread data or LINGER 0")                            \
     X(ListenOverflows, "SYNs dropped: listener's queues full")                                               \
+    X(TCPTimeWaitOverflow, "connections closed without TIME-WAIT: tcp_max_tw_buckets reached")               \
     X(SyncookiesSent, "SYN-ACKs sent with a SYN cookie (RFC 4987)")                                          \
     X(SyncookiesRecv, "ACKs with a valid SYN cookie (connections made from a cookie)")                       \
     X(SyncookiesFailed, "ACKs to a listener without a valid SYN cookie while cookies are on")                \

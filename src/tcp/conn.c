@@ -243,6 +243,8 @@ brisk_sock *tcp_child_new(brisk_sock *l, const struct brisk_ipv4_repr *ip, const
 void tcp_conn_free(brisk_sock *c)
 {
     brisk_stack *st = c->st;
+    if (c->state == BRISK_TCP_TIME_WAIT)
+        st->tcp->tw_count--;
     tcp_timers_stop(c);
     if (c->in_table)
         tcp_conn_hash_del(c);
@@ -336,6 +338,11 @@ int tcp_port_in_use(brisk_stack *st, uint32_t laddr, uint16_t lport)
 void tcp_set_state(brisk_sock *c, int state, uint64_t now)
 {
     (void)now;
+    /* TIME-WAIT buckets in use (tcp_max_tw_buckets, input.c) */
+    if (c->state != BRISK_TCP_TIME_WAIT && state == BRISK_TCP_TIME_WAIT)
+        c->st->tcp->tw_count++;
+    else if (c->state == BRISK_TCP_TIME_WAIT && state != BRISK_TCP_TIME_WAIT)
+        c->st->tcp->tw_count--;
     c->state = (uint8_t)state;
 }
 

@@ -176,6 +176,13 @@ static void enter_time_wait(brisk_sock *c, uint64_t now)
     c->ack.pending = 0;
     tcp_timer_cancel(c, &c->timer.delack);
     tcp_raise(c, BRISK_EV_CLOSED);
+    if (c->st->tcp->tw_count > c->st->s.tcp_max_tw_buckets) {
+        /* No bucket left (Linux's tcp_max_tw_buckets): skip the 2 MSL wait. The expiry fires at this same
+         * instant, from the stack's next poll, after the ACK of the peer's FIN has gone out. */
+        c->st->c.TCPTimeWaitOverflow++;
+        tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now);
+        return;
+    }
     tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + c->st->s.tcp_time_wait_ns);
 }
 
@@ -673,18 +680,20 @@ void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const ui
             if (cc) {
                 conn_input(cc, &seg, now);
                 brisk_syncookie_settle(st, cc, ip->dst, seg.dport, ip->src, seg.sport, now);
+                TCP_CHECK_TUPLE(st, ip->dst, seg.dport, ip->src, seg.sport);
                 return;
             }
             listen_input(l, ip, &seg, now);
+            TCP_CHECK_TUPLE(st, ip->dst, seg.dport, ip->src, seg.sport);
             return;
         }
         st->c.TcpNoPort++;
         tcp_send_rst_for(st, ip, &seg, now);
         return;
     }
-    if (c->state == BRISK_TCP_SYN_SENT) {
+    if (c->state == BRISK_TCP_SYN_SENT)
         syn_sent_input(c, &seg, now);
-        return;
-    }
-    conn_input(c, &seg, now);
+    else
+        conn_input(c, &seg, now);
+    TCP_CHECK_TUPLE(st, ip->dst, seg.dport, ip->src, seg.sport); /* c may be gone: look it up again */
 }

@@ -285,6 +285,7 @@ struct brisk_tcp {
     struct brisk_sock *zombies;           /* freed connections whose packets are still below TCP */
     int delivering;                       /* inside event delivery */
     struct brisk_chunkpool chunks;        /* send / receive buffer memory */
+    uint32_t tw_count;                    /* connections in TIME-WAIT (bounded by tcp_max_tw_buckets) */
     struct {
         uint64_t window_start; /* RFC 5961 challenge ACK rate limit: one-second window */
         uint32_t count;
@@ -447,6 +448,20 @@ void tcp_retransmit_first_lost(brisk_sock *c, uint64_t now);
 /* isn.c */
 uint32_t tcp_isn(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
                  uint64_t now);
+
+/* invariants.c — internal consistency of a connection (sequence space, buffers, scoreboard, TSQ, timers) */
+/* NULL when every invariant holds, else a description of the first broken one, written into buf[n]. */
+const char *tcp_invariants_violation(const brisk_sock *c, char *buf, size_t n);
+/* Prints the connection and the broken invariant to stderr and aborts; returns if all hold. */
+void tcp_check_invariants(const brisk_sock *c);
+/* Checks the connection and the listener a 4-tuple names now, if they exist (the caller's may be freed). */
+void tcp_check_tuple(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
+/* Hooks after each segment and timer callback: compiled in only with BRISK_INVARIANTS (debug, sanitizer). */
+#ifdef BRISK_INVARIANTS
+#define TCP_CHECK_TUPLE(st, la, lp, ra, rp) tcp_check_tuple(st, la, lp, ra, rp)
+#else
+#define TCP_CHECK_TUPLE(st, la, lp, ra, rp) ((void)0)
+#endif
 
 static inline int tcp_sb_active(const struct brisk_sock *c)
 {

@@ -45,6 +45,29 @@ static void pace_fired(struct brisk_timer *t, void *arg, uint64_t now)
     tcp_write_xmit(arg, now); /* the departure time came */
 }
 
+#ifdef BRISK_INVARIANTS
+/* Every TCP timer fires through here in checked builds: the callback, then the invariants of the connection
+ * (looked up again by its 4-tuple: the callback may have freed it). */
+static void checked_fired(struct brisk_timer *t, void *arg, uint64_t now)
+{
+    brisk_sock *c = arg;
+    brisk_stack *st = c->st;
+    uint32_t laddr = c->id.laddr, raddr = c->id.raddr;
+    uint16_t lport = c->id.lport, rport = c->id.rport;
+    if (t == &c->timer.rtx)
+        rtx_fired(t, arg, now);
+    else if (t == &c->timer.delack)
+        delack_fired(t, arg, now);
+    else if (t == &c->timer.misc)
+        misc_fired(t, arg, now);
+    else if (t == &c->timer.cork)
+        cork_fired(t, arg, now);
+    else
+        pace_fired(t, arg, now);
+    tcp_check_tuple(st, laddr, lport, raddr, rport);
+}
+#endif
+
 void tcp_timers_init(brisk_sock *c)
 {
     brisk_timer_init(&c->timer.cork, cork_fired, c);
@@ -52,6 +75,13 @@ void tcp_timers_init(brisk_sock *c)
     brisk_timer_init(&c->timer.rtx, rtx_fired, c);
     brisk_timer_init(&c->timer.delack, delack_fired, c);
     brisk_timer_init(&c->timer.misc, misc_fired, c);
+#ifdef BRISK_INVARIANTS
+    brisk_timer_init(&c->timer.cork, checked_fired, c);
+    brisk_timer_init(&c->timer.pace, checked_fired, c);
+    brisk_timer_init(&c->timer.rtx, checked_fired, c);
+    brisk_timer_init(&c->timer.delack, checked_fired, c);
+    brisk_timer_init(&c->timer.misc, checked_fired, c);
+#endif
 }
 
 void tcp_timer_arm(brisk_sock *c, struct brisk_timer *t, uint64_t at)
