@@ -101,8 +101,8 @@ static const char *const congestion_names[] = {"newreno", "cubic", NULL};
       "half-open connections per listener")                                                                  \
     X(tcp_syncookies, UINT, tcp_syncookies, uint32_t, 1, 0, 2,                                               \
       "SYN cookies (RFC 4987): 0 off, 1 when the SYN queue is full, 2 for every SYN")                        \
-    X(tcp_ooo_max_segs, UINT, tcp_ooo_max_segs, uint32_t, 4096, 1, 1u << 20,                                 \
-      "out-of-order pieces held per connection")                                                             \
+    X(tcp_ooo_max_segs, UINT, tcp_ooo_max_segs, uint32_t, 65536, 1, 1u << 20,                                \
+      "out-of-order pieces held per connection (the receive buffer's memory bound usually binds first)")     \
     X(tcp_max_tw_buckets, UINT, tcp_max_tw_buckets, uint32_t, 65536, 0, 1u << 24,                            \
       "connections held in TIME-WAIT per stack; beyond it a closing connection skips TIME-WAIT")             \
     X(tcp_challenge_ack_limit, UINT, tcp_challenge_ack_limit, uint32_t, 1000, 1, 1u << 30,                   \
