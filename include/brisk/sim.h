@@ -213,7 +213,8 @@ struct brisk_sim_bulk_result {
 typedef struct brisk_sim_bulk brisk_sim_bulk;
 brisk_sim_bulk *brisk_sim_bulk_start(brisk_sim_world *w, brisk_sim_host *client, brisk_sim_host *server,
                                      uint32_t server_ip, const struct brisk_sim_bulk_config *c);
-int brisk_sim_bulk_done(const brisk_sim_bulk *b);          /* both sides finished (or failed) */
+int brisk_sim_bulk_done(const brisk_sim_bulk *b);  /* both sides finished (or failed) */
+int brisk_sim_bulk_error(const brisk_sim_bulk *b); /* the first socket error either side saw, or BRISK_OK */
 uint64_t brisk_sim_bulk_received(const brisk_sim_bulk *b); /* bytes read so far, both sides together */
 void brisk_sim_bulk_result(const brisk_sim_bulk *b, struct brisk_sim_bulk_result *out);
 void brisk_sim_bulk_free(brisk_sim_bulk *b); /* before the world; closes what is still open */

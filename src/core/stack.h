@@ -26,6 +26,7 @@ struct brisk_netdev {
     struct brisk_netdev_stats stats;
     struct brisk_bql bql;  /* byte queue limits, when bql_on */
     uint64_t speed_bps;    /* link speed, 0 = unknown */
+    uint64_t wire_ns_fp;   /* ns per byte on the wire at that speed, in units of 2^-16 ns */
     uint64_t wire_free_at; /* when the frames handed over so far should all have left the wire */
     uint8_t bql_on;
     uint8_t xoff; /* stopped by BQL until a completion brings the ring under its limit */

@@ -263,6 +263,11 @@ int brisk_sim_bulk_done(const brisk_sim_bulk *b)
     return b->cli.closed && b->srv.closed;
 }
 
+int brisk_sim_bulk_error(const brisk_sim_bulk *b)
+{
+    return b->cli.r.error != BRISK_OK ? b->cli.r.error : b->srv.r.error;
+}
+
 uint64_t brisk_sim_bulk_received(const brisk_sim_bulk *b)
 {
     return b->cli.r.received + b->srv.r.received;

@@ -38,7 +38,7 @@ struct brisk_sim_rr {
     uint8_t *buf;
     struct brisk_counters cc0, sc0, cc1, sc1; /* client / server counters at the window's ends */
     uint64_t measure_start, measure_end;
-    int measuring, measured; /* the window opened / closed (times may be 0 on a zero-delay link) */
+    int measured; /* the window closed (its times may be 0 on a zero-delay link) */
 };
 
 static void snapshot(brisk_sim_rr *r, struct brisk_counters *c, struct brisk_counters *s)
@@ -66,7 +66,6 @@ static void send_request(struct rr_flow *f, uint64_t now)
 
 static void start_all(brisk_sim_rr *r, uint64_t now)
 {
-    r->measuring = 1;
     r->measure_start = now;
     snapshot(r, &r->cc0, &r->sc0);
     for (uint32_t i = 0; i < r->c.flows; i++)

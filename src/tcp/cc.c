@@ -152,3 +152,19 @@ void brisk_cc_idle_restart(struct brisk_cc_state *s, uint32_t initial_cwnd_segs)
     }
     s->bytes_acked_ca = 0;
 }
+
+void brisk_cc_op_recovery_ack(struct brisk_cc_state *s, uint32_t acked, int dupack, uint32_t flight,
+                              uint64_t now)
+{
+    (void)flight;
+    (void)now;
+    if (s->in_recovery)
+        brisk_cc_recovery_ack(s, acked, dupack);
+}
+
+void brisk_cc_op_exit_recovery(struct brisk_cc_state *s, uint32_t flight, uint64_t now)
+{
+    (void)now;
+    if (s->in_recovery)
+        brisk_cc_recovery_exit(s, flight);
+}

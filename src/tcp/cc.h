@@ -152,6 +152,11 @@ void brisk_cc_recovery_ack(struct brisk_cc_state *s, uint32_t acked, int dupack)
 /* Leaves fast recovery on the full ACK: cwnd = min(ssthresh, max(flight, mss) + mss) (RFC 6582 3.2 step 3,
  * option 1, which avoids the burst "cwnd = ssthresh" could release), at least one mss. */
 void brisk_cc_recovery_exit(struct brisk_cc_state *s, uint32_t flight);
+/* The two above as ops (on_recovery_ack, on_exit_recovery), acting only while in recovery: the standard
+ * RFC 5681 / 6582 recovery arithmetic that NewReno and CUBIC share. */
+void brisk_cc_op_recovery_ack(struct brisk_cc_state *s, uint32_t acked, int dupack, uint32_t flight,
+                              uint64_t now);
+void brisk_cc_op_exit_recovery(struct brisk_cc_state *s, uint32_t flight, uint64_t now);
 
 /* An RTO: ssthresh = `ssthresh` unless in_loss already (a repeated timeout of the retransmission holds
  * ssthresh: RFC 5681 3.1, whose FlightSize would by now be tiny), then cwnd = one mss (the loss window),

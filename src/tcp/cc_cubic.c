@@ -324,22 +324,6 @@ static void cubic_on_enter_recovery(struct brisk_cc_state *s, uint32_t flight, u
     store(s, &c);
 }
 
-static void cubic_on_recovery_ack(struct brisk_cc_state *s, uint32_t acked, int dupack, uint32_t flight,
-                                  uint64_t now)
-{
-    (void)flight;
-    (void)now;
-    if (s->in_recovery)
-        brisk_cc_recovery_ack(s, acked, dupack);
-}
-
-static void cubic_on_exit_recovery(struct brisk_cc_state *s, uint32_t flight, uint64_t now)
-{
-    (void)now;
-    if (s->in_recovery)
-        brisk_cc_recovery_exit(s, flight); /* the epoch starts with the first ACK after recovery */
-}
-
 static void cubic_on_rto(struct brisk_cc_state *s, uint32_t flight, uint64_t now)
 {
     (void)now;
@@ -415,8 +399,8 @@ const struct brisk_cc_ops brisk_cc_cubic = {
     .init = cubic_init,
     .on_ack = cubic_on_ack,
     .on_enter_recovery = cubic_on_enter_recovery,
-    .on_recovery_ack = cubic_on_recovery_ack,
-    .on_exit_recovery = cubic_on_exit_recovery,
+    .on_recovery_ack = brisk_cc_op_recovery_ack,
+    .on_exit_recovery = brisk_cc_op_exit_recovery, /* the epoch starts with the next ACK */
     .on_rto = cubic_on_rto,
     .on_idle_restart = cubic_on_idle_restart,
     .on_undo = cubic_on_undo,

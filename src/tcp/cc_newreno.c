@@ -67,22 +67,6 @@ static void newreno_on_enter_recovery(struct brisk_cc_state *s, uint32_t flight,
     brisk_cc_recovery_enter(s, brisk_cc_loss_ssthresh(flight, s->mss), snd_nxt);
 }
 
-static void newreno_on_recovery_ack(struct brisk_cc_state *s, uint32_t acked, int dupack, uint32_t flight,
-                                    uint64_t now)
-{
-    (void)flight;
-    (void)now;
-    if (s->in_recovery)
-        brisk_cc_recovery_ack(s, acked, dupack);
-}
-
-static void newreno_on_exit_recovery(struct brisk_cc_state *s, uint32_t flight, uint64_t now)
-{
-    (void)now;
-    if (s->in_recovery)
-        brisk_cc_recovery_exit(s, flight);
-}
-
 static void newreno_on_rto(struct brisk_cc_state *s, uint32_t flight, uint64_t now)
 {
     (void)now;
@@ -99,8 +83,8 @@ const struct brisk_cc_ops brisk_cc_newreno = {
     .init = newreno_init,
     .on_ack = newreno_on_ack,
     .on_enter_recovery = newreno_on_enter_recovery,
-    .on_recovery_ack = newreno_on_recovery_ack,
-    .on_exit_recovery = newreno_on_exit_recovery,
+    .on_recovery_ack = brisk_cc_op_recovery_ack,
+    .on_exit_recovery = brisk_cc_op_exit_recovery,
     .on_rto = newreno_on_rto,
     .on_idle_restart = newreno_on_idle_restart,
 };

@@ -317,6 +317,19 @@ static void tcp_pace_sent(brisk_sock *c, uint32_t len, uint64_t now)
     c->pace.next = base + interval;
 }
 
+void tcp_advance_nxt(brisk_sock *c, uint32_t len, uint8_t flags, uint32_t mss)
+{
+    c->snd.nxt += len;
+    if (flags & BRISK_TCP_FIN) {
+        c->snd.fin_sent = 1;
+        c->snd.nxt++;
+    }
+    if (len < mss)
+        c->snd.sml = c->snd.nxt; /* Minshall: the end of the last small segment */
+    if (brisk_seq_lt(c->snd.max, c->snd.nxt))
+        c->snd.max = c->snd.nxt;
+}
+
 static int can_send_data(int state)
 {
     return state == BRISK_TCP_ESTABLISHED || state == BRISK_TCP_CLOSE_WAIT || state == BRISK_TCP_FIN_WAIT_1 ||
@@ -441,15 +454,7 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
             break;
         }
         tcp_pace_sent(c, len, now);
-        c->snd.nxt += len;
-        if (flags & BRISK_TCP_FIN) {
-            c->snd.fin_sent = 1;
-            c->snd.nxt++;
-        }
-        if (len < mss)
-            c->snd.sml = c->snd.nxt;
-        if (brisk_seq_lt(c->snd.max, c->snd.nxt))
-            c->snd.max = c->snd.nxt;
+        tcp_advance_nxt(c, len, flags, mss);
         sent = 1;
     }
     tcp_hold(c, hold, now);

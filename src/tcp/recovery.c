@@ -26,9 +26,7 @@ void tcp_recovery_check(brisk_sock *c, uint32_t prior_cwnd, uint64_t now)
          * path's capacity for the whole episode (measured: ssthresh growing from one episode to the next).
          * PRR's RecoverFS is pipe for the same reason (the RFC 6937 update does the same). */
         uint32_t pipe_before = tcp_pipe(c) + c->sb.lost - c->sb.retrans; /* lost ones were in flight so far */
-        c->undo.active = 0; /* a new episode: what may be undone is this one */
-        tcp_undo_begin(c);
-        c->undo.prior_cwnd = prior_cwnd;
+        tcp_undo_begin(c, prior_cwnd); /* a new episode: what may be undone is this one */
         c->cc_ops->on_enter_recovery(&c->cc, prior_cwnd, c->snd.max, now);
         c->cc.in_recovery = 1;
         c->cc.recover = c->snd.max;

@@ -355,6 +355,9 @@ void tcp_rcv_drain_ooo(brisk_sock *c);
 /* output.c */
 /* THE transmit function: sends whatever the windows, Nagle/cork and the queue allow. */
 void tcp_write_xmit(brisk_sock *c, uint64_t now);
+/* New data [snd.nxt, +len) (and the FIN, if in flags) went out: advance snd.nxt / snd.max and the Minshall
+ * mark. */
+void tcp_advance_nxt(brisk_sock *c, uint32_t len, uint8_t flags, uint32_t mss);
 /* Sends `len` bytes at `seq` (a retransmission when seq is before snd.nxt) with `flags`. */
 int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint64_t now);
 void tcp_send_ack(brisk_sock *c, uint64_t now);
@@ -424,7 +427,8 @@ void tcp_rack_dsack(brisk_sock *c);
 void tcp_rack_recovery_done(brisk_sock *c);
 
 /* undo.c — F-RTO and D-SACK undo */
-void tcp_undo_begin(brisk_sock *c);
+/* A new episode whose reduction may be undone back to prior_cwnd and the current ssthresh. */
+void tcp_undo_begin(brisk_sock *c, uint32_t prior_cwnd);
 void tcp_undo_retransmitted(brisk_sock *c);
 void tcp_undo_dsack(brisk_sock *c, uint64_t now);
 void tcp_frto_start(brisk_sock *c);

@@ -200,8 +200,8 @@ static void on_rto(brisk_sock *c, uint64_t now)
     c->stat.rto_count++;
     int first = !c->cc.in_loss;
     if (first) {
-        c->undo.active = c->cc.in_recovery ? c->undo.active : 0; /* inside recovery: undo to before it */
-        tcp_undo_begin(c);
+        if (!(c->cc.in_recovery && c->undo.active)) /* inside recovery: undo goes back to before it */
+            tcp_undo_begin(c, c->cc.cwnd);
     }
     /* cwnd to one segment; ssthresh from the flight at the first timeout only (the cc tracks that). */
     c->cc_ops->on_rto(&c->cc, tcp_flight(c), now);

@@ -59,14 +59,7 @@ static int probe_new_data(brisk_sock *c, uint64_t now)
     }
     if (tcp_transmit(c, c->snd.nxt, len, flags, now) < 0)
         return 0;
-    c->snd.nxt += len;
-    if (flags & BRISK_TCP_FIN) {
-        c->snd.fin_sent = 1;
-        c->snd.nxt++;
-    }
-    if (len < c->snd.mss)
-        c->snd.sml = c->snd.nxt;
-    c->snd.max = c->snd.nxt;
+    tcp_advance_nxt(c, len, flags, c->snd.mss);
     return 1;
 }
 

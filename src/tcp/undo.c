@@ -25,12 +25,10 @@
  */
 #include "tcp/tcp.h"
 
-void tcp_undo_begin(brisk_sock *c)
+void tcp_undo_begin(brisk_sock *c, uint32_t prior_cwnd)
 {
-    if (c->undo.active)
-        return;
     c->undo.active = 1;
-    c->undo.prior_cwnd = c->cc.cwnd;
+    c->undo.prior_cwnd = prior_cwnd;
     c->undo.prior_ssthresh = c->cc.ssthresh;
     c->undo.retrans = 0;
 }

@@ -143,7 +143,7 @@ static void show(const char *what, const struct run *r)
 
 /* Four bulk flows share a 1 Gbit/s NIC with per-packet completions and nothing drops. Without BQL each flow
  * may keep its TSQ budget below TCP, and with no loss the windows — hence the pacing rates the budgets scale
- * with — keep growing until the 4096-descriptor ring is full: a ping waits behind milliseconds of bulk data.
+ * with — keep growing, and the ring fills with milliseconds of bulk data that a ping waits behind.
  * With BQL the ring holds what the completion cadence needs — a couple of frames — and the flows wait in TCP
  * instead ("device" holds), at the same goodput. */
 static void test_bql_cuts_ring_delay_at_line_rate(void **state)

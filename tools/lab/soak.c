@@ -178,11 +178,7 @@ static void make_case(uint64_t seed, struct soak_case *c)
  * not a stall. */
 static int done(void *ctx)
 {
-    if (brisk_sim_bulk_done(ctx))
-        return 1;
-    struct brisk_sim_bulk_result r;
-    brisk_sim_bulk_result(ctx, &r);
-    return r.client.error != BRISK_OK || r.server.error != BRISK_OK;
+    return brisk_sim_bulk_done(ctx) || brisk_sim_bulk_error(ctx) != BRISK_OK;
 }
 
 enum verdict { V_OK, V_ERROR, V_FAIL };
