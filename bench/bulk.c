@@ -21,7 +21,7 @@
 #include "common/json.h"
 
 struct bulk_run {
-    const char *name;
+    const char *name, *key;
     uint32_t caps;
     double wall, cpu;
     uint64_t wire_frames; /* frames on the wire, both directions */
@@ -70,14 +70,27 @@ static int bulk_once(struct bulk_run *run, uint64_t bytes)
     return 0;
 }
 
-int bench_bulk(int json, int quick)
+int bench_bulk(int json, int quick, const char *mode)
 {
     uint64_t bytes = quick ? 200000000ull : 2000000000ull;
     struct bulk_run runs[] = {
-        {.name = "no GSO", .caps = 0},
-        {.name = "64 KB GSO", .caps = BRISK_NETDEV_CAP_GSO | BRISK_NETDEV_CAP_CSUM},
+        {.name = "no offload", .key = "no_offload", .caps = 0},
+        {.name = "csum offload", .key = "csum", .caps = BRISK_NETDEV_CAP_CSUM},
+        {.name = "64 KB GSO", .key = "gso", .caps = BRISK_NETDEV_CAP_GSO | BRISK_NETDEV_CAP_CSUM},
     };
-    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++)
+    size_t nruns = sizeof(runs) / sizeof(runs[0]);
+    if (mode) { /* one run: move it to the front */
+        size_t k = 0;
+        while (k < nruns && strcmp(runs[k].key, mode) != 0)
+            k++;
+        if (k == nruns) {
+            fprintf(stderr, "brisk-bench bulk: unknown mode '%s' (no_offload, csum, gso)\n", mode);
+            return 2;
+        }
+        runs[0] = runs[k];
+        nruns = 1;
+    }
+    for (size_t i = 0; i < nruns; i++)
         if (bulk_once(&runs[i], bytes) != 0)
             return 1;
     double memcpy_gbps = bench_memcpy_gbps(quick ? 0.05 : 0.3);
@@ -90,13 +103,14 @@ int bench_bulk(int json, int quick)
         json_double(&j, "memcpy_1448_gbps", memcpy_gbps);
         json_array_begin(&j, "runs");
     }
-    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+    for (size_t i = 0; i < nruns; i++) {
         const struct bulk_run *r = &runs[i];
         double gbps = (double)bytes * 8 / r->wall / 1e9, gbps_cpu = (double)bytes * 8 / r->cpu / 1e9;
         if (json) {
             json_object_begin(&j, NULL);
-            json_str(&j, "mode", r->caps ? "gso" : "no_gso");
-            json_bool(&j, "gso", r->caps != 0);
+            json_str(&j, "mode", r->key);
+            json_bool(&j, "gso", (r->caps & BRISK_NETDEV_CAP_GSO) != 0);
+            json_bool(&j, "csum_offload", (r->caps & BRISK_NETDEV_CAP_CSUM) != 0);
             json_u64(&j, "mtu", 1500);
             json_double(&j, "wall_s", r->wall);
             json_double(&j, "cpu_s", r->cpu);
@@ -107,7 +121,7 @@ int bench_bulk(int json, int quick)
             json_object_end(&j);
         } else {
             printf(
-                "bulk: MTU 1500, %-9s: %.2f GB in %.3f s CPU (%.3f s wall): %.2f Gbit/s goodput, %.2f Gbit/s "
+                "bulk: MTU 1500, %-12s: %.2f GB in %.3f s CPU (%.3f s wall): %.2f Gbit/s goodput, %.2f Gbit/s "
                 "per CPU-second (both stacks, one core), %.1f %% of the single-copy limit\n",
                 r->name, (double)bytes / 1e9, r->cpu, r->wall, gbps, gbps_cpu, 100 * gbps_cpu / memcpy_gbps);
         }

@@ -2,7 +2,9 @@
  * brisk-bench — in-process benchmarks. Figures, not tests: they print what this machine did.
  *
  *   brisk-bench sim [--json] [--quick]    simulated packet events per wall second
- *   brisk-bench bulk [--json] [--quick]   TCP bulk between two stacks, MTU 1500 without and with GSO (bulk.c)
+ *   brisk-bench bulk [--json] [--quick] [--mode no_offload|csum|gso]
+ *                                         TCP bulk between two stacks, MTU 1500: no offloads, checksum
+ *                                         offload, 64 KB GSO (bulk.c); --mode runs one of them (profiling)
  *   brisk-bench rr [--json] [--quick]     1-byte request / response, 1 and 256 flows, lazy vs eager timers
  *   brisk-bench memcpy [--json] [--quick] the single-copy limit (memcpy.c)
  *   brisk-bench timers [--json] [--quick] timer wheel arm / cancel / expire at 10^6 armed timers (timers.c)
@@ -216,7 +218,8 @@ static int bench_rr(int json, int quick)
 
 static int usage(FILE *f, int rc)
 {
-    fprintf(f, "usage: brisk-bench sim|bulk|rr|memcpy|timers|conns [--json] [--quick]\n");
+    fprintf(f, "usage: brisk-bench sim|bulk|rr|memcpy|timers|conns [--json] [--quick]\n"
+                "       brisk-bench bulk ... --mode no_offload|csum|gso   (one bulk run only)\n");
     return rc;
 }
 
@@ -225,18 +228,23 @@ int main(int argc, char **argv)
     if (argc < 2)
         return usage(stderr, 2);
     int json = 0, quick = 0;
+    const char *mode = NULL;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             json = 1;
         else if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
+        else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc)
+            mode = argv[++i];
         else
             return fprintf(stderr, "brisk-bench: unknown option '%s'\n", argv[i]), usage(stderr, 2);
     }
     if (strcmp(argv[1], "sim") == 0)
         return bench_sim(json, quick);
     if (strcmp(argv[1], "bulk") == 0)
-        return bench_bulk(json, quick);
+        return bench_bulk(json, quick, mode);
+    if (mode)
+        return fprintf(stderr, "brisk-bench: --mode applies to bulk only\n"), usage(stderr, 2);
     if (strcmp(argv[1], "rr") == 0)
         return bench_rr(json, quick);
     if (strcmp(argv[1], "memcpy") == 0)

@@ -56,6 +56,21 @@ typedef struct brisk_pkt {
     uint32_t cap;           /* stack-private: bytes from head to the end of the buffer */
 } brisk_pkt;
 
+/*
+ * Receive flags: what the device already checked about a frame it hands to brisk_stack_input_flags().
+ *
+ * BRISK_RX_CSUM_VALID — the TCP checksum need not be verified: the device verified it (Linux's
+ * CHECKSUM_UNNECESSARY, virtio's VIRTIO_NET_HDR_F_DATA_VALID), or the frame never had one computed because it
+ * was built on this host with checksum offload and handed over without leaving memory (virtio's NEEDS_CSUM on
+ * receive, what a veth or loopback device passes along). The IPv4 header checksum is always verified. Pass
+ * it only for frames the device vouches for: a frame flagged wrongly bypasses corruption detection.
+ */
+#define BRISK_RX_CSUM_VALID 0x1u
+
+/* brisk_stack_input() with receive flags (BRISK_RX_*). */
+int brisk_stack_input_flags(brisk_stack *st, brisk_netdev *dev, const uint8_t *frame, size_t len, unsigned flags,
+                            uint64_t now);
+
 struct brisk_netdev_ops {
     /* Takes ownership of `pkt` on BRISK_OK; the driver must later call brisk_netdev_tx_done(dev, pkt, t)
      * exactly once. Returns BRISK_ERR_BUSY (ring full; the stack keeps the packet) or another BRISK_ERR_*. */
@@ -97,6 +112,7 @@ struct brisk_netdev_stats {
     uint64_t tx_inflight;          /* accepted and not yet completed */
     uint64_t tx_inflight_bytes;
     uint64_t rx_packets, rx_bytes;
+    uint64_t rx_csum_valid; /* frames passed with BRISK_RX_CSUM_VALID: TCP checksum not verified in software */
     uint64_t tx_done_latency_ns; /* smoothed xmit -> completion latency (EWMA 1/8), 0 before a sample */
     uint64_t tx_done_latency_max_ns;
     /* Smoothed completion time minus the time the packet should have left the wire, from the link speed and

@@ -88,7 +88,8 @@ int brisk_tap_fd(const brisk_tap *t);
 struct brisk_tap_stats {
     uint64_t rx_frames, rx_bytes; /* frames read from the descriptor (bytes without the vnet header) */
     uint64_t rx_gso_frames;       /* received super-frames (gso_type != NONE, GRO'd by the kernel) */
-    uint64_t rx_csum_completed;   /* received frames whose partial checksum the driver completed */
+    uint64_t rx_csum_valid;       /* received frames the kernel vouched for (NEEDS_CSUM / DATA_VALID): their
+                                     TCP checksum is not verified again (BRISK_RX_CSUM_VALID) */
     uint64_t rx_errors;           /* frames dropped: short, bad vnet header, csum offsets out of bounds */
     uint64_t rx_fault_drops;      /* frames dropped by the fault wrapper */
     uint64_t tx_frames, tx_bytes; /* frames written (bytes without the vnet header) */

@@ -80,12 +80,20 @@ uint64_t brisk_stack_pkts_in_use(const brisk_stack *st)
 
 int brisk_stack_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *frame, size_t len, uint64_t now)
 {
-    if (!st || !dev || dev->st != st || (!frame && len))
+    return brisk_stack_input_flags(st, dev, frame, len, 0, now);
+}
+
+int brisk_stack_input_flags(brisk_stack *st, brisk_netdev *dev, const uint8_t *frame, size_t len, unsigned flags,
+                            uint64_t now)
+{
+    if (!st || !dev || dev->st != st || (!frame && len) || (flags & ~BRISK_RX_CSUM_VALID))
         return BRISK_ERR_INVAL;
     now = brisk_stack_clock(st, now);
     st->c.EthInFrames++;
     dev->stats.rx_packets++;
     dev->stats.rx_bytes += len;
+    if (flags & BRISK_RX_CSUM_VALID)
+        dev->stats.rx_csum_valid++;
 
     struct brisk_eth_repr eth;
     if (brisk_eth_parse(frame, len, &eth) < 0) {
@@ -104,7 +112,7 @@ int brisk_stack_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *frame, 
         brisk_neigh_arp_input(st, dev, payload, plen, now);
         break;
     case BRISK_ETH_P_IPV4:
-        brisk_ip_input(st, dev, payload, plen, memcmp(eth.dst, bcast, 6) == 0, now);
+        brisk_ip_input(st, dev, payload, plen, memcmp(eth.dst, bcast, 6) == 0, flags, now);
         break;
     default:
         st->c.EthInUnknownType++;

@@ -506,7 +506,7 @@ static void rx_frame(brisk_tap *t, size_t n, uint64_t now)
     t->stats.rx_frames++;
     t->stats.rx_bytes += (uint64_t)len;
     t->stats.rx_gso_frames += info.gso ? 1u : 0u;
-    t->stats.rx_csum_completed += info.csum_completed ? 1u : 0u;
+    t->stats.rx_csum_valid += info.csum_valid ? 1u : 0u;
     if (t->cfg.fault.rx_loss > 0) {
         if (info.gso && info.gso_size) { /* loss per wire segment, as on transmit */
             t->now = now;
@@ -520,7 +520,7 @@ static void rx_frame(brisk_tap *t, size_t n, uint64_t now)
             return;
         }
     }
-    brisk_stack_input(t->st, t->dev, frame, (size_t)len, now);
+    brisk_stack_input_flags(t->st, t->dev, frame, (size_t)len, info.csum_valid ? BRISK_RX_CSUM_VALID : 0u, now);
 }
 
 static void on_fd(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t now)

@@ -30,12 +30,13 @@ int brisk_vnet_tx_hdr(brisk_pkt *pkt, int offload, uint8_t *hdr);
 struct brisk_vnet_rx {
     int gso;            /* the kernel handed a super-frame (gso_type != NONE) */
     uint16_t gso_size;  /* its payload bytes per wire segment (0 when not a super-frame) */
-    int csum_completed; /* NEEDS_CSUM was set and the checksum was completed here */
+    int csum_valid;     /* NEEDS_CSUM or DATA_VALID: the checksum need not be verified (BRISK_RX_CSUM_VALID) */
 };
 
-/* Checks a frame read from the TAP (`buf`, `n` bytes, header first) and completes a partial checksum in
- * place. On success returns the Ethernet frame's length; it starts at buf + BRISK_VNET_HDR_LEN. Otherwise a
- * brisk_vnet_err: the frame must be dropped. */
-int brisk_vnet_rx(uint8_t *buf, size_t n, struct brisk_vnet_rx *info);
+/* Checks a frame read from the TAP (`buf`, `n` bytes, header first); the frame is not modified. A partial
+ * checksum (NEEDS_CSUM) is left as it is: the frame comes from the kernel's own stack, so it is passed on as
+ * checksum-valid, like one the kernel marks DATA_VALID. On success returns the Ethernet frame's length; it
+ * starts at buf + BRISK_VNET_HDR_LEN. Otherwise a brisk_vnet_err: the frame must be dropped. */
+int brisk_vnet_rx(const uint8_t *buf, size_t n, struct brisk_vnet_rx *info);
 
 #endif

@@ -37,11 +37,10 @@ static uint8_t slice_flags(uint8_t flags, size_t i, size_t n)
     return flags;
 }
 
-int brisk_gso_segment(const uint8_t *frame, size_t len, uint16_t gso_size, int csum_partial, uint8_t *scratch,
-                      size_t scratch_len, brisk_gso_emit_fn emit, void *ctx)
+int brisk_gso_cut(const uint8_t *frame, size_t len, uint16_t gso_size, unsigned flags, uint8_t *hdrbuf,
+                  size_t hdrbuf_len, brisk_gso_piece_fn emit, void *ctx)
 {
-    (void)csum_partial; /* the input's checksum is never read: every output frame gets a fresh one */
-    if (!frame || !scratch || !emit || gso_size == 0)
+    if (!frame || !hdrbuf || !emit || gso_size == 0)
         return BRISK_ERR_INVAL;
 
     struct brisk_eth_repr eth;
@@ -67,38 +66,102 @@ int brisk_gso_segment(const uint8_t *frame, size_t len, uint16_t gso_size, int c
     size_t payload = th.payload_len;
     if ((th.flags & (BRISK_TCP_SYN | BRISK_TCP_RST)) && payload > gso_size)
         return BRISK_ERR_INVAL;
-    if (scratch_len < hdrs + (payload < gso_size ? payload : gso_size))
+    if (hdrbuf_len < hdrs)
         return BRISK_ERR_INVAL;
 
     size_t nseg = payload == 0 ? 1 : (payload + gso_size - 1) / gso_size;
-    uint8_t *sip = scratch + BRISK_ETH_HLEN;
+    uint8_t *sip = hdrbuf + BRISK_ETH_HLEN;
     uint8_t *stcp = sip + ip_hlen;
+    memcpy(hdrbuf, frame, hdrs);
+    struct brisk_gso_piece pc = {.hdrs = hdrbuf,
+                                 .hdr_len = hdrs,
+                                 .csum_start = (uint16_t)(BRISK_ETH_HLEN + ip_hlen),
+                                 .csum_offset = BRISK_TCP_CSUM_OFF};
     for (size_t i = 0; i < nseg; i++) {
         size_t off = i * gso_size;
         size_t n = payload - off < gso_size ? payload - off : gso_size;
-        memcpy(scratch, frame, hdrs);
-        memcpy(scratch + hdrs, th.payload + off, n);
 
         brisk_put16(sip + 2, (uint16_t)(ip_hlen + th.hdr_len + n));
         brisk_put16(sip + 4, (uint16_t)(iph.id + i));
         brisk_put16(sip + 10, 0);
         brisk_put16(sip + 10, brisk_csum_buf(sip, ip_hlen));
 
-        uint8_t flags = slice_flags(th.flags, i, nseg);
+        uint8_t fl = slice_flags(th.flags, i, nseg);
         uint16_t urg = th.urg;
-        if (flags & BRISK_TCP_URG) {
+        if (fl & BRISK_TCP_URG) {
             if (urg > off) {
                 urg = (uint16_t)(urg - off);
             } else {
-                flags = (uint8_t)(flags & ~BRISK_TCP_URG);
+                fl = (uint8_t)(fl & ~BRISK_TCP_URG);
                 urg = 0;
             }
         }
         brisk_put32(stcp + 4, th.seq + (uint32_t)off);
-        stcp[13] = flags;
+        stcp[13] = fl;
         brisk_put16(stcp + 18, urg);
-        brisk_tcp_csum_fill(stcp, th.hdr_len + n, iph.src, iph.dst);
-        emit(ctx, scratch, hdrs + n);
+        /* The pseudo-header sum over this frame's TCP length; the full sum adds the header and payload words
+         * (the TCP header is a whole number of 32-bit words, so the two pieces sum independently). */
+        uint32_t sum = brisk_csum_pseudo(iph.src, iph.dst, BRISK_IP_PROTO_TCP, (uint16_t)(th.hdr_len + n));
+        brisk_put16(stcp + BRISK_TCP_CSUM_OFF, 0);
+        if (flags & BRISK_GSO_CSUM_PARTIAL) {
+            brisk_put16(stcp + BRISK_TCP_CSUM_OFF, (uint16_t)~brisk_csum_fold(sum));
+        } else {
+            sum = brisk_csum_add(sum, stcp, th.hdr_len);
+            sum = brisk_csum_add(sum, th.payload + off, n);
+            brisk_put16(stcp + BRISK_TCP_CSUM_OFF, brisk_csum_fold(sum));
+        }
+        pc.payload = th.payload + off;
+        pc.payload_len = n;
+        emit(ctx, &pc);
     }
     return (int)nseg;
+}
+
+/* brisk_gso_segment's adapter: assembles each piece in the scratch buffer. */
+struct assemble {
+    uint8_t *scratch;
+    brisk_gso_emit_fn emit;
+    void *ctx;
+};
+
+static void assemble_piece(void *ctx, const struct brisk_gso_piece *pc)
+{
+    struct assemble *a = ctx;
+    memcpy(a->scratch, pc->hdrs, pc->hdr_len);
+    memcpy(a->scratch + pc->hdr_len, pc->payload, pc->payload_len);
+    a->emit(a->ctx, a->scratch, pc->hdr_len + pc->payload_len);
+}
+
+int brisk_gso_segment(const uint8_t *frame, size_t len, uint16_t gso_size, int csum_partial, uint8_t *scratch,
+                      size_t scratch_len, brisk_gso_emit_fn emit, void *ctx)
+{
+    (void)csum_partial; /* the input's checksum is never read: every output frame gets a fresh one */
+    if (!frame || !scratch || !emit || gso_size == 0)
+        return BRISK_ERR_INVAL;
+    /* The scratch buffer must take the headers plus one full slice: check before anything is emitted. */
+    struct brisk_eth_repr eth;
+    struct brisk_ipv4_repr iph;
+    struct brisk_tcp_repr th;
+    int rc = brisk_eth_parse(frame, len, &eth);
+    if (rc < 0)
+        return rc;
+    if (eth.type != BRISK_ETH_P_IPV4)
+        return BRISK_ERR_INVAL;
+    rc = brisk_ipv4_parse(frame + BRISK_ETH_HLEN, len - BRISK_ETH_HLEN, &iph);
+    if (rc < 0)
+        return rc;
+    if (iph.proto != BRISK_IP_PROTO_TCP || brisk_ipv4_is_fragment(&iph))
+        return BRISK_ERR_INVAL;
+    rc = brisk_tcp_parse(frame + BRISK_ETH_HLEN + iph.hdr_len, iph.total_len - iph.hdr_len, iph.src, iph.dst, 0,
+                         &th);
+    if (rc < 0)
+        return rc;
+    size_t hdrs = BRISK_ETH_HLEN + (size_t)iph.hdr_len + th.hdr_len;
+    size_t slice = th.payload_len < gso_size ? th.payload_len : gso_size;
+    if (scratch_len < hdrs + slice)
+        return BRISK_ERR_INVAL;
+    /* The headers are built at the front of scratch and the payload copied right behind them. */
+    struct assemble a = {.scratch = scratch, .emit = emit, .ctx = ctx};
+    uint8_t hdrbuf[BRISK_ETH_HLEN + 60 + 60];
+    return brisk_gso_cut(frame, len, gso_size, 0, hdrbuf, sizeof hdrbuf, assemble_piece, &a);
 }

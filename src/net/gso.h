@@ -28,4 +28,27 @@ typedef void (*brisk_gso_emit_fn)(void *ctx, const uint8_t *frame, size_t len);
 int brisk_gso_segment(const uint8_t *frame, size_t len, uint16_t gso_size, int csum_partial, uint8_t *scratch,
                       size_t scratch_len, brisk_gso_emit_fn emit, void *ctx);
 
+/* One wire frame in two pieces: its headers (in the caller's header buffer, valid during the call) and its
+ * payload (a slice of the super-frame). `csum_start` is the offset of the TCP header in hdrs. */
+struct brisk_gso_piece {
+    const uint8_t *hdrs;
+    size_t hdr_len;
+    const uint8_t *payload;
+    size_t payload_len;
+    uint16_t csum_start, csum_offset;
+};
+typedef void (*brisk_gso_piece_fn)(void *ctx, const struct brisk_gso_piece *piece);
+
+/* Flags for brisk_gso_cut. */
+#define BRISK_GSO_CSUM_PARTIAL 0x1u /* leave each frame's TCP checksum as the pseudo-header sum (offload) */
+
+/* The same cut without assembling frames: the headers of each frame are built in `hdrbuf` (hdrbuf_len >= the
+ * super-frame's headers) and handed over beside the payload slice, so a caller that copies the frame anyway
+ * (a NIC model writing it to the wire) copies each payload byte once. With BRISK_GSO_CSUM_PARTIAL each TCP
+ * checksum field holds that frame's pseudo-header sum, as a CHECKSUM_PARTIAL packet does, and the caller
+ * completes it (csum_start / csum_offset) or hands the frame on to something that trusts it; otherwise the
+ * checksum is complete. Same checks and return values as brisk_gso_segment. */
+int brisk_gso_cut(const uint8_t *frame, size_t len, uint16_t gso_size, unsigned flags, uint8_t *hdrbuf,
+                  size_t hdrbuf_len, brisk_gso_piece_fn emit, void *ctx);
+
 #endif

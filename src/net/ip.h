@@ -25,9 +25,10 @@ int brisk_ip_route(brisk_stack *st, uint32_t dst, struct brisk_route *rt);
 int brisk_ip_output(brisk_stack *st, const struct brisk_route *rt, uint32_t dst, uint8_t proto, uint8_t tos,
                     brisk_pkt *pkt, uint64_t now);
 
-/* Processes a received IPv4 datagram (the Ethernet payload). `l2_bcast`: it came to the broadcast MAC. */
+/* Processes a received IPv4 datagram (the Ethernet payload). `l2_bcast`: it came to the broadcast MAC;
+ * `rx_flags`: BRISK_RX_* from the device (netdev.h). */
 void brisk_ip_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *p, size_t len, int l2_bcast,
-                    uint64_t now);
+                    unsigned rx_flags, uint64_t now);
 
 /* ICMP (icmp.c). */
 void brisk_icmp_input(brisk_stack *st, brisk_netdev *dev, const struct brisk_ipv4_repr *ip, const uint8_t *p,

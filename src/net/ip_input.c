@@ -23,7 +23,7 @@
 #include "wire/wire.h"
 
 void brisk_ip_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *p, size_t len, int l2_bcast,
-                    uint64_t now)
+                    unsigned rx_flags, uint64_t now)
 {
     st->c.IpInReceives++;
     struct brisk_ipv4_repr ip;
@@ -60,7 +60,7 @@ void brisk_ip_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *p, size_t
             break;
         }
         st->c.IpInDelivers++;
-        brisk_tcp_input(st, &ip, l4, l4_len, now);
+        brisk_tcp_input(st, &ip, l4, l4_len, (rx_flags & BRISK_RX_CSUM_VALID) != 0, now);
         break;
     default:
         st->c.IpInUnknownProtos++;

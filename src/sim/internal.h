@@ -20,6 +20,7 @@
 
 #include "brisk/sim.h"
 #include "core/rand.h"
+#include "wire/csum.h"
 
 #define SIM_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - (size_t)offsetof(type, member)))
 
@@ -78,8 +79,31 @@ struct sim_frame {
     struct sim_desc *desc;    /* NIC descriptor it belongs to (NULL: raw port, or a duplicate) */
     uint32_t len;             /* bytes on the wire */
     uint32_t cap;             /* bytes available in data[] */
+    uint8_t csum;             /* SIM_CSUM_*: who vouches for the TCP checksum */
+    uint16_t csum_start, csum_offset;
     uint8_t data[];
 };
+
+/* The checksum of a frame whose sending NIC offloads it:
+ *   PENDING  still the pseudo-header seed the stack left for the NIC — the NIC's "hardware" fills it in only
+ *            when someone looks (brisk_sim_frame_csum);
+ *   FILLED   filled in by the NIC model and untouched since;
+ * either way the bytes are exactly what the sending stack built, so a receiving NIC with CAP_CSUM hands the
+ * frame over as checksum-valid. NONE: anything else (a checksum computed in software by the sender, a raw
+ * port's frame, a frame a link corrupted): the receiving stack verifies it. */
+#define SIM_CSUM_NONE    0u
+#define SIM_CSUM_PENDING 1u
+#define SIM_CSUM_FILLED  2u
+
+/* Completes a pending checksum: the frame is about to be seen (captured, corrupted, inspected, or delivered
+ * to a device that checks). Zero padding after the packet adds nothing to the sum. */
+static inline void brisk_sim_frame_csum(struct sim_frame *f)
+{
+    if (f->csum == SIM_CSUM_PENDING) {
+        brisk_csum_complete_partial(f->data, f->len, f->csum_start, f->csum_offset);
+        f->csum = SIM_CSUM_FILLED;
+    }
+}
 
 /* ---- impairments (fault.c) ---- */
 #define SIM_FATE_LOST    0x1u
@@ -239,7 +263,7 @@ void brisk_sim_nic_frame_done(struct sim_desc *d);
 void brisk_sim_nic_on_txc(struct sim_desc *d);
 void brisk_sim_nic_on_batch(struct sim_nic *n);
 /* A frame arrives at the NIC: into the stack. */
-void brisk_sim_nic_rx(struct sim_nic *n, const uint8_t *frame, size_t len);
+void brisk_sim_nic_rx(struct sim_nic *n, struct sim_frame *f);
 /* World teardown: reports packets still held, then frees the NIC. */
 void brisk_sim_nic_destroy(struct sim_nic *n);
 

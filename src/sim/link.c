@@ -104,8 +104,10 @@ void brisk_sim_link_stats(const brisk_sim_link *l, int dir, struct brisk_sim_lin
 
 static void tx_start(brisk_sim_world *w, struct sim_link_dir *d, struct sim_frame *f)
 {
-    if (d->src->cap)
+    if (d->src->cap) {
+        brisk_sim_frame_csum(f);
         brisk_sim_capture_write(d->src->cap, w->now, f->data, f->len);
+    }
     f->ev.type = SIM_EV_TX_END;
     brisk_sim_sched(w, &f->ev, sim_time_add(w->now, ser_time(f->len, d->cfg.rate_bps)));
 }
@@ -160,14 +162,19 @@ void brisk_sim_link_tx_end(brisk_sim_world *w, struct sim_frame *f)
         f->desc = NULL;
     }
 
+    /* Impairments that read or flip bytes see the wire's bytes, checksum included. */
+    if (d->cfg.impair.corrupt > 0 || d->cfg.impair.drop_fn)
+        brisk_sim_frame_csum(f);
     unsigned fate = brisk_sim_fault_apply(&d->fault, &d->cfg.impair, f->data, f->len);
     if (fate & SIM_FATE_LOST) {
         d->st.lost++;
         brisk_sim_frame_put(w, f);
     } else {
         uint64_t t = sim_time_add(w->now, d->cfg.delay_ns);
-        if (fate & SIM_FATE_CORRUPT)
+        if (fate & SIM_FATE_CORRUPT) {
             d->st.corrupted++;
+            f->csum = SIM_CSUM_NONE; /* nobody vouches for it any more */
+        }
         if (fate & SIM_FATE_REORDER) {
             d->st.reordered++;
             t = sim_time_add(t, d->cfg.impair.reorder_delay_ns);
@@ -178,6 +185,9 @@ void brisk_sim_link_tx_end(brisk_sim_world *w, struct sim_frame *f)
             struct sim_frame *g = brisk_sim_frame_get(w, f->len);
             if (g) {
                 memcpy(g->data, f->data, f->len);
+                g->csum = f->csum;
+                g->csum_start = f->csum_start;
+                g->csum_offset = f->csum_offset;
                 g->dir = d;
                 d->st.duplicated++;
                 deliver_at(w, g, t);
@@ -195,12 +205,16 @@ void brisk_sim_link_deliver(brisk_sim_world *w, struct sim_frame *f)
     d->st.delivered++;
     w->stats.frames_delivered++;
     p->rx_frames++;
-    if (p->cap)
+    if (p->cap) {
+        brisk_sim_frame_csum(f);
         brisk_sim_capture_write(p->cap, w->now, f->data, f->len);
-    if (p->nic)
-        brisk_sim_nic_rx(p->nic, f->data, f->len);
-    else if (p->rx)
+    }
+    if (p->nic) {
+        brisk_sim_nic_rx(p->nic, f);
+    } else if (p->rx) {
+        brisk_sim_frame_csum(f);
         p->rx(p->rx_ctx, p, f->data, f->len, w->now);
+    }
     brisk_sim_frame_put(w, f);
 }
 

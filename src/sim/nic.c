@@ -5,9 +5,16 @@
  * The TX ring is what makes completion timing matter (DESIGN.md principle 3). A packet accepted by xmit holds
  * one of `tx_ring` descriptors until its completion is reported with brisk_netdev_tx_done(); a full ring
  * refuses packets with BRISK_ERR_BUSY, as a driver whose queue is stopped would. xmit turns the packet into
- * wire frames — cut into MSS frames by brisk_gso_segment when it is a super-frame and the NIC has CAP_GSO,
+ * wire frames — cut into MSS frames by brisk_gso_cut when it is a super-frame and the NIC has CAP_GSO,
  * checksum completed when it is CHECKSUM_PARTIAL and the NIC has CAP_CSUM, padded to the 60-byte Ethernet
  * minimum — and copies them into the link's queue, so the packet itself is untouched until completion.
+ *
+ * Checksum offload is modelled lazily: the frame keeps the stack's pseudo-header seed and a note of where
+ * the checksum goes (sim_frame.csum, SIM_CSUM_PENDING), and the checksum is computed when something looks at
+ * the bytes — a capture, a corrupting or inspecting impairment, a receiver without CAP_CSUM. A receiving NIC
+ * with CAP_CSUM hands a frame its peer's offload produced, and no link corrupted, to its stack as
+ * checksum-valid, so neither the "hardware" nor the receiving stack spends CPU on a checksum that cannot
+ * fail: the simulator's cost stays the stacks' cost, as it is for two stacks joined by a veth pair.
  *
  * A descriptor is "done" when the last of its wire frames has finished serializing (or was dropped at the
  * queue, which a real NIC would never see, but then the frame is just as done). When it is reported depends
@@ -94,7 +101,7 @@ brisk_sim_port *brisk_sim_nic_add(brisk_sim_host *h, const struct brisk_sim_nic_
     brisk_sim_port *p = calloc(1, sizeof(*p));
     struct sim_nic *n = calloc(1, sizeof(*n));
     struct sim_desc *descs = calloc(c->tx_ring, sizeof(*descs));
-    size_t scratch_len = (c->dev.caps & BRISK_NETDEV_CAP_GSO) ? GSO_MAX_HDRS + 65535 : 0;
+    size_t scratch_len = (c->dev.caps & BRISK_NETDEV_CAP_GSO) ? GSO_MAX_HDRS : 0; /* headers only: brisk_gso_cut */
     uint8_t *scratch = scratch_len ? malloc(scratch_len) : NULL;
     if (!p || !n || !descs || (scratch_len && !scratch) || brisk_sim_reserve(w, 1 + (uint64_t)c->tx_ring)) {
         free(p);
@@ -177,11 +184,15 @@ void brisk_sim_nic_stats(const brisk_sim_port *p, struct brisk_sim_nic_stats *ou
  * Transmit
  * ------------------------------------------------------------------------------------------------------- */
 
-/* Copies one wire frame of descriptor d into a frame buffer and offers it to the link. */
-static void emit_frame(struct sim_nic *n, struct sim_desc *d, const uint8_t *data, size_t len, int csum,
-                       uint16_t csum_start, uint16_t csum_offset)
+/* Copies one wire frame of descriptor d — headers and payload, which may be two pieces — into a frame buffer
+ * and offers it to the link. `csum`: the TCP checksum at csum_start + csum_offset is a CHECKSUM_PARTIAL seed
+ * the NIC's offload completes; it is completed lazily (brisk_sim_frame_csum), which changes no byte anyone
+ * sees: zero padding adds nothing to the one's-complement sum. */
+static void emit_frame(struct sim_nic *n, struct sim_desc *d, const uint8_t *hdrs, size_t hlen,
+                       const uint8_t *payload, size_t plen, int csum, uint16_t csum_start, uint16_t csum_offset)
 {
     brisk_sim_port *p = n->port;
+    size_t len = hlen + plen;
     size_t wire_len = len < SIM_ETH_ZLEN ? SIM_ETH_ZLEN : len;
     d->nframes++;
     struct sim_frame *f = brisk_sim_frame_get(p->w, wire_len);
@@ -189,9 +200,13 @@ static void emit_frame(struct sim_nic *n, struct sim_desc *d, const uint8_t *dat
         n->tx_errors++;
         return;
     }
-    memcpy(f->data, data, len);
-    if (csum)
-        brisk_csum_complete_partial(f->data, len, csum_start, csum_offset);
+    memcpy(f->data, hdrs, hlen);
+    memcpy(f->data + hlen, payload, plen);
+    if (csum && (size_t)csum_start + csum_offset + 2 <= len) {
+        f->csum = SIM_CSUM_PENDING;
+        f->csum_start = csum_start;
+        f->csum_offset = csum_offset;
+    }
     if (wire_len > len)
         memset(f->data + len, 0, wire_len - len);
     f->desc = d;
@@ -200,10 +215,12 @@ static void emit_frame(struct sim_nic *n, struct sim_desc *d, const uint8_t *dat
     brisk_sim_link_offer(p->tx, f);
 }
 
-static void gso_emit(void *ctx, const uint8_t *frame, size_t len)
+/* A TSO NIC fills in every frame's checksum: here, lazily. */
+static void gso_emit(void *ctx, const struct brisk_gso_piece *pc)
 {
     struct sim_nic *n = ctx;
-    emit_frame(n, n->cutting, frame, len, 0, 0, 0);
+    emit_frame(n, n->cutting, pc->hdrs, pc->hdr_len, pc->payload, pc->payload_len, 1, pc->csum_start,
+               pc->csum_offset);
 }
 
 int brisk_sim_nic_xmit(void *driver, brisk_pkt *pkt, uint64_t now)
@@ -232,16 +249,16 @@ int brisk_sim_nic_xmit(void *driver, brisk_pkt *pkt, uint64_t now)
         int partial = (pkt->flags & BRISK_PKT_CSUM_PARTIAL) != 0;
         if (pkt->gso_size && (caps & BRISK_NETDEV_CAP_GSO)) {
             n->cutting = d;
-            int r = brisk_gso_segment(pkt->data, pkt->len, pkt->gso_size, partial, n->scratch, n->scratch_len,
-                                      gso_emit, n);
+            int r = brisk_gso_cut(pkt->data, pkt->len, pkt->gso_size, BRISK_GSO_CSUM_PARTIAL, n->scratch,
+                                  n->scratch_len, gso_emit, n);
             n->cutting = NULL;
             if (r < 0) /* a malformed super-frame: nothing reaches the wire, the packet completes */
                 n->tx_errors++;
         } else {
             /* Without CAP_GSO / CAP_CSUM the bytes go out as given, as they would from a real NIC: a stack
              * that relies on an offload the device lacks shows up as oversized frames or bad checksums. */
-            emit_frame(n, d, pkt->data, pkt->len, partial && (caps & BRISK_NETDEV_CAP_CSUM), pkt->csum_start,
-                       pkt->csum_offset);
+            emit_frame(n, d, pkt->data, pkt->len, NULL, 0, partial && (caps & BRISK_NETDEV_CAP_CSUM),
+                       pkt->csum_start, pkt->csum_offset);
         }
     }
     brisk_sim_nic_frame_done(d); /* drops the cutting hold */
@@ -320,9 +337,18 @@ void brisk_sim_nic_on_batch(struct sim_nic *n)
     brisk_sim_host_touch(n->host);
 }
 
-void brisk_sim_nic_rx(struct sim_nic *n, const uint8_t *frame, size_t len)
+void brisk_sim_nic_rx(struct sim_nic *n, struct sim_frame *f)
 {
-    brisk_stack_input(n->host->st, n->dev, frame, len, n->port->w->now);
+    /* A frame whose checksum only the sending NIC's offload produced (or will) is byte for byte what the
+     * sending stack built: a NIC with receive checksum offload passes it as valid, as veth and loopback pass
+     * CHECKSUM_PARTIAL along. Any other frame is checked by the stack (a real NIC would check it in hardware;
+     * the verdict is the same, only where the CPU time goes differs). */
+    unsigned flags = 0;
+    if (f->csum != SIM_CSUM_NONE && (n->cfg.dev.caps & BRISK_NETDEV_CAP_CSUM))
+        flags = BRISK_RX_CSUM_VALID;
+    else
+        brisk_sim_frame_csum(f);
+    brisk_stack_input_flags(n->host->st, n->dev, f->data, f->len, flags, n->port->w->now);
     brisk_sim_host_touch(n->host);
 }
 

@@ -156,6 +156,7 @@ ready:
     f->dir = NULL;
     f->desc = NULL;
     f->len = (uint32_t)len;
+    f->csum = SIM_CSUM_NONE;
     return f;
 }
 

@@ -655,11 +655,11 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t
 }
 
 void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const uint8_t *p, size_t len,
-                     uint64_t now)
+                     int csum_valid, uint64_t now)
 {
     st->c.TcpInSegs++;
     struct brisk_tcp_repr seg;
-    int rc = brisk_tcp_parse(p, len, ip->src, ip->dst, 1, &seg);
+    int rc = brisk_tcp_parse(p, len, ip->src, ip->dst, !csum_valid, &seg);
     if (rc < 0) {
         if (rc == BRISK_WIRE_BAD_CSUM)
             st->c.TcpInCsumErrors++;

@@ -346,8 +346,9 @@ int tcp_autocork(brisk_sock *c);
 void tcp_hold(brisk_sock *c, int reason, uint64_t now);
 
 /* input.c */
+/* `csum_valid`: the device vouched for the checksum (BRISK_RX_CSUM_VALID), so it is not verified again. */
 void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const uint8_t *seg, size_t len,
-                     uint64_t now);
+                     int csum_valid, uint64_t now);
 
 /* Moves out-of-order data that became in order into the receive stream, as far as buffer memory allows. */
 void tcp_rcv_drain_ooo(brisk_sock *c);

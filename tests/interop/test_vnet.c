@@ -140,44 +140,52 @@ static size_t rx_buf(uint8_t *buf, const struct virtio_net_hdr *h, size_t opt, s
     return BRISK_VNET_HDR_LEN + make_frame(buf + BRISK_VNET_HDR_LEN, opt, payload, partial);
 }
 
-static void test_rx_complete(void **state)
+static void test_rx_checksum_valid(void **state)
 {
     (void)state;
-    uint8_t b[8192];
+    uint8_t b[8192], copy[8192];
+    /* NEEDS_CSUM: the kernel's own frame with a partial checksum, passed on checksum-valid, not modified. */
     struct virtio_net_hdr h = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = 34, .csum_offset = 16};
     size_t n = rx_buf(b, &h, 0, 1000, 1);
+    memcpy(copy, b, n);
     struct brisk_vnet_rx info;
     int len = brisk_vnet_rx(b, n, &info);
     assert_int_equal(len, (int)(n - BRISK_VNET_HDR_LEN));
-    assert_true(info.csum_completed);
+    assert_true(info.csum_valid);
     assert_false(info.gso);
-    assert_true(tcp_csum_ok(b + BRISK_VNET_HDR_LEN, (size_t)len));
+    assert_memory_equal(copy, b, n);
+    assert_false(tcp_csum_ok(b + BRISK_VNET_HDR_LEN, (size_t)len)); /* still the seed */
 
-    /* A GRO'd super-frame from the kernel: reported with its segment size, checksum completed. */
+    /* A GRO'd super-frame from the kernel: reported with its segment size, checksum-valid. */
     h.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
     h.gso_size = 1448;
     n = rx_buf(b, &h, 12, 3000, 1);
     len = brisk_vnet_rx(b, n, &info);
     assert_true(len > 0);
     assert_true(info.gso);
+    assert_true(info.csum_valid);
     assert_int_equal(info.gso_size, 1448);
-    assert_true(tcp_csum_ok(b + BRISK_VNET_HDR_LEN, (size_t)len));
 
-    /* No flags: the frame passes untouched (a corrupt checksum is the stack's to find). */
+    /* DATA_VALID: verified below us, also checksum-valid. */
+    struct virtio_net_hdr dv = {.flags = VIRTIO_NET_HDR_F_DATA_VALID};
+    n = rx_buf(b, &dv, 0, 100, 0);
+    assert_int_equal(brisk_vnet_rx(b, n, &info), (int)(n - BRISK_VNET_HDR_LEN));
+    assert_true(info.csum_valid);
+
+    /* No flags: the frame passes untouched and unvouched for (a corrupt checksum is the stack's to find). */
     struct virtio_net_hdr plain = {0};
     n = rx_buf(b, &plain, 0, 10, 1);
-    uint8_t copy[8192];
     memcpy(copy, b, n);
     assert_int_equal(brisk_vnet_rx(b, n, &info), (int)(n - BRISK_VNET_HDR_LEN));
-    assert_false(info.csum_completed);
+    assert_false(info.csum_valid);
     assert_memory_equal(copy, b, n);
 }
 
-/* Offsets from the header are checked against the frame before anything is written. */
+/* Offsets from the header are checked against the frame: a header that lies drops the frame. */
 static void test_rx_hostile(void **state)
 {
     (void)state;
-    uint8_t b[8192];
+    uint8_t b[8192] = {0};
     struct brisk_vnet_rx info;
     assert_int_equal(brisk_vnet_rx(b, 0, &info), BRISK_VNET_SHORT);
     assert_int_equal(brisk_vnet_rx(b, BRISK_VNET_HDR_LEN + 13, &info), BRISK_VNET_SHORT);
@@ -214,7 +222,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tx_plain),   cmocka_unit_test(test_tx_partial_no_offload),
-        cmocka_unit_test(test_tx_offload), cmocka_unit_test(test_rx_complete),
+        cmocka_unit_test(test_tx_offload), cmocka_unit_test(test_rx_checksum_valid),
         cmocka_unit_test(test_rx_hostile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,9 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+#include <unistd.h>
+
+#include "brisk/netdev.h"
 #include "brisk/sim.h"
 #include "sim/internal.h"
 #include "support/testutil.h"
+#include "wire/ipv4.h"
+#include "wire/tcp.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
 #define GBIT           1000000000ull
@@ -713,6 +719,130 @@ static void test_world_free_reports_held_packets(void **state)
     assert_int_equal(g_forge.done, 3);
 }
 
+/* ---- lazy checksum offload, end to end through two stacks ---- */
+
+struct offload_out {
+    int hash_ok;
+    uint64_t rx_frames, rx_csum_valid, csum_errors, corrupted;
+    uint64_t pcap_tcp, pcap_bad; /* TCP frames in the sender-side capture, and those with a wrong checksum */
+};
+
+/* Reads a pcap written by brisk_sim_capture and checks the TCP checksum of every TCP/IPv4 frame in it. */
+static void pcap_check(const char *path, struct offload_out *o)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t gh[24], rh[16];
+    static uint8_t frame[65536 + 64];
+    assert_int_equal(fread(gh, 1, 24, f), 24);
+    while (fread(rh, 1, 16, f) == 16) {
+        uint32_t incl = (uint32_t)rh[8] | (uint32_t)rh[9] << 8 | (uint32_t)rh[10] << 16 | (uint32_t)rh[11] << 24;
+        assert_true(incl <= sizeof frame);
+        assert_int_equal(fread(frame, 1, incl, f), incl);
+        if (incl < 14 + 20 || frame[12] != 0x08 || frame[13] != 0x00 || frame[14 + 9] != 6)
+            continue;
+        struct brisk_ipv4_repr ip;
+        int hl = brisk_ipv4_parse(frame + 14, incl - 14, &ip);
+        assert_true(hl >= 20);
+        struct brisk_tcp_repr t;
+        o->pcap_tcp++;
+        if (brisk_tcp_parse(frame + 14 + hl, ip.total_len - (size_t)hl, ip.src, ip.dst, 1, &t) < 0)
+            o->pcap_bad++;
+    }
+    fclose(f);
+}
+
+/* 4 MB a -> b at 1 Gbit/s; NIC caps per side; `corrupt` flips a bit in that share of a -> b frames. */
+static struct offload_out offload_run(uint32_t caps_a, uint32_t caps_b, double corrupt, const char *pcap)
+{
+    brisk_sim_world *w = brisk_sim_world_new(brisk_test_seed(7));
+    brisk_sim_host *a = brisk_sim_host_add(w, "a", NULL), *b = brisk_sim_host_add(w, "b", NULL);
+    brisk_sim_port *pa = brisk_sim_nic_add_ip(a, IP(10, 0, 0, 1), 24, caps_a);
+    brisk_sim_port *pb = brisk_sim_nic_add_ip(b, IP(10, 0, 0, 2), 24, caps_b);
+    struct brisk_sim_link_config lc;
+    brisk_sim_link_config_symmetric(&lc, GBIT, 20000);
+    lc.ab.impair.corrupt = corrupt;
+    brisk_sim_link *link = brisk_sim_link_connect(w, pa, pb, &lc);
+    assert_non_null(link);
+    if (pcap)
+        assert_int_equal(brisk_sim_capture(pa, pcap), BRISK_OK);
+    struct brisk_sim_bulk_config c = {.bytes = 4000000, .dir = BRISK_SIM_BULK_UP, .port = 5001, .seed = 9};
+    brisk_sim_bulk *bk = brisk_sim_bulk_start(w, a, b, IP(10, 0, 0, 2), &c);
+    assert_non_null(bk);
+    while (!brisk_sim_bulk_done(bk) && brisk_sim_now(w) < 60 * 1000 * MS)
+        brisk_sim_run_until(w, brisk_sim_now(w) + 10 * MS);
+    struct offload_out o = {0};
+    struct brisk_sim_bulk_result r;
+    brisk_sim_bulk_result(bk, &r);
+    o.hash_ok = r.hash_ok;
+    struct brisk_netdev_stats ds;
+    brisk_netdev_get_stats(brisk_sim_port_netdev(pb), &ds);
+    o.rx_frames = ds.rx_packets;
+    o.rx_csum_valid = ds.rx_csum_valid;
+    struct brisk_counters cnt;
+    brisk_stack_get_counters(brisk_sim_host_stack(b), &cnt);
+    o.csum_errors = cnt.TcpInCsumErrors;
+    struct brisk_sim_link_stats ls;
+    brisk_sim_link_stats(link, 0, &ls);
+    o.corrupted = ls.corrupted;
+    brisk_sim_bulk_free(bk);
+    brisk_sim_world_free(w); /* closes the capture */
+    if (pcap)
+        pcap_check(pcap, &o);
+    return o;
+}
+
+/* Both NICs offload: the receiver's stack is told the checksums are good (they were never computed, so
+ * they cannot be wrong), yet every frame anyone can see — the capture — carries a correct checksum. */
+static void test_lazy_checksum_offload(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/brisk-test-nic-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    uint32_t off = BRISK_NETDEV_CAP_CSUM;
+    struct offload_out o = offload_run(off, off, 0, path);
+    unlink(path);
+    assert_true(o.hash_ok);
+    assert_true(o.rx_frames > 2700);                 /* 4 MB in MSS frames, plus the handshake */
+    assert_true(o.rx_csum_valid + 2 >= o.rx_frames); /* all but ARP frames came checksum-valid */
+    assert_int_equal(o.csum_errors, 0);
+    assert_true(o.pcap_tcp > 2700);
+    assert_int_equal(o.pcap_bad, 0);
+
+    /* GSO too: the NIC's cut frames are checksum-valid for the receiver and correct in the capture. */
+    fd = mkstemp(strcpy(path, "/tmp/brisk-test-nic-XXXXXX"));
+    assert_true(fd >= 0);
+    close(fd);
+    o = offload_run(off | BRISK_NETDEV_CAP_GSO, off, 0, path);
+    unlink(path);
+    assert_true(o.hash_ok);
+    assert_true(o.rx_csum_valid + 2 >= o.rx_frames);
+    assert_int_equal(o.pcap_bad, 0);
+
+    /* A receiver without CAP_CSUM verifies every frame itself. */
+    o = offload_run(off, 0, 0, NULL);
+    assert_true(o.hash_ok);
+    assert_int_equal(o.rx_csum_valid, 0);
+    assert_true(o.rx_frames > 2700);
+}
+
+/* A link that corrupts frames completes the checksum before flipping a bit, so the receiving stack still
+ * catches every corrupted frame although both NICs offload. */
+static void test_corruption_caught_with_offload(void **state)
+{
+    (void)state;
+    uint32_t off = BRISK_NETDEV_CAP_CSUM;
+    struct offload_out o = offload_run(off, off, 0.01, NULL);
+    assert_true(o.hash_ok);
+    /* ~1 % of ~2,800 frames: each flipped bit is caught by the IPv4 or the TCP checksum. */
+    assert_true(o.corrupted > 5);
+    assert_true(o.csum_errors > 0);
+    assert_true(o.rx_csum_valid > 2000);
+    assert_true(o.rx_csum_valid + o.csum_errors < o.rx_frames);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -729,6 +859,8 @@ int main(void)
         cmocka_unit_test(test_no_offload_sends_bytes_as_given),
         cmocka_unit_test(test_unconnected_nic_completes_at_once),
         cmocka_unit_test(test_world_free_reports_held_packets),
+        cmocka_unit_test(test_lazy_checksum_offload),
+        cmocka_unit_test(test_corruption_caught_with_offload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -237,6 +237,12 @@ void tf_expect_none_at(struct tf *t, const char *file, int line)
 
 void tf_inject(struct tf *t, const struct brisk_tcp_repr *h, const void *payload, size_t len, uint64_t now)
 {
+    assert_int_equal(tf_inject_rx(t, h, payload, len, 0, 0, now), BRISK_OK);
+}
+
+int tf_inject_rx(struct tf *t, const struct brisk_tcp_repr *h, const void *payload, size_t len, uint16_t csum_xor,
+                 unsigned rx_flags, uint64_t now)
+{
     size_t cap = BRISK_TCP_HLEN_MAX + len;
     uint8_t *seg = malloc(cap);
     uint8_t *frame = malloc(cap + BRISK_ETH_HLEN + BRISK_IPV4_HLEN);
@@ -246,11 +252,14 @@ void tf_inject(struct tf *t, const struct brisk_tcp_repr *h, const void *payload
     if (len)
         memcpy(seg + hlen, payload, len);
     brisk_tcp_csum_fill(seg, hlen + len, TF_PEER_IP, TF_LOCAL_IP);
+    seg[BRISK_TCP_CSUM_OFF] ^= (uint8_t)(csum_xor >> 8);
+    seg[BRISK_TCP_CSUM_OFF + 1] ^= (uint8_t)csum_xor;
     size_t n = fakedev_ipv4_frame(frame, t->f.cfg.mac, peer_mac, TF_PEER_IP, TF_LOCAL_IP, 6, seg, hlen + len);
-    assert_int_equal(brisk_stack_input(t->st, t->f.dev, frame, n, now), BRISK_OK);
+    int rc = brisk_stack_input_flags(t->st, t->f.dev, frame, n, rx_flags, now);
     free(seg);
     free(frame);
     tf_collect(t);
+    return rc;
 }
 
 void tf_peer_init(struct tf_peer *p, struct tf *t, uint16_t port, uint16_t lport, uint32_t iss)

@@ -303,6 +303,35 @@ static void test_receive_in_order(void **state)
     teardown(&t, c, l);
 }
 
+/* A segment with a wrong checksum is counted and dropped; with BRISK_RX_CSUM_VALID the device vouched for it
+ * and the stack does not look again (the IPv4 header checksum is still checked); unknown flags are refused. */
+static void test_receive_checksum_offload(void **state)
+{
+    (void)state;
+    struct tf t;
+    struct tf_peer p;
+    brisk_sock *l;
+    tf_init(&t, NULL);
+    brisk_sock *c = setup(&t, &p, &l, 0);
+    uint8_t data[100], buf[200];
+    tf_pattern(data, sizeof data, 0);
+    struct brisk_tcp_repr h = tf_peer_hdr(&p, BRISK_TCP_ACK | BRISK_TCP_PSH, 2 * TF_MS);
+    assert_int_equal(tf_inject_rx(&t, &h, data, sizeof data, 0x0101, 0, 2 * TF_MS), BRISK_OK);
+    assert_int_equal(tf_counters(&t).TcpInCsumErrors, 1);
+    assert_int_equal(brisk_recv(c, buf, sizeof buf, 2 * TF_MS), BRISK_ERR_AGAIN);
+    TF_EXPECT_NONE(&t);
+    assert_int_equal(tf_inject_rx(&t, &h, data, sizeof data, 0x0101, 0x80, 2 * TF_MS), BRISK_ERR_INVAL);
+    assert_int_equal(tf_inject_rx(&t, &h, data, sizeof data, 0x0101, BRISK_RX_CSUM_VALID, 3 * TF_MS), BRISK_OK);
+    assert_int_equal(tf_counters(&t).TcpInCsumErrors, 1);
+    assert_int_equal(brisk_recv(c, buf, sizeof buf, 3 * TF_MS), 100);
+    assert_memory_equal(buf, data, 100);
+    struct brisk_netdev_stats ds;
+    brisk_netdev_get_stats(t.f.dev, &ds);
+    assert_int_equal(ds.rx_csum_valid, 1);
+    TF_EXPECT(&t, 3 * TF_MS, ACK, p.l_iss + 1, p.nxt + 100, 0); /* quick ACK at the start */
+    teardown(&t, c, l);
+}
+
 static void test_delayed_ack(void **state)
 {
     (void)state;
@@ -663,6 +692,7 @@ int main(void)
         cmocka_unit_test(test_cork),
         cmocka_unit_test(test_msg_more),
         cmocka_unit_test(test_receive_in_order),
+        cmocka_unit_test(test_receive_checksum_offload),
         cmocka_unit_test(test_delayed_ack),
         cmocka_unit_test(test_out_of_order_sack_and_dsack),
         cmocka_unit_test(test_receive_window_and_update),

@@ -376,11 +376,11 @@ static void print_stats(brisk_tap *tap, brisk_loop *loop, brisk_stack *st)
     brisk_loop_get_stats(loop, &l);
     brisk_stack_get_counters(st, &c);
     fprintf(stderr,
-            "tap: rx %llu frames (%llu GRO'd, %llu csum completed, %llu errors, %llu fault drops), tx %llu "
+            "tap: rx %llu frames (%llu GRO'd, %llu checksum-valid, %llu errors, %llu fault drops), tx %llu "
             "frames "
             "(%llu GSO, %llu EAGAIN, %llu busy, %llu errors, %llu fault drops), %llu completions\n",
             (unsigned long long)t.rx_frames, (unsigned long long)t.rx_gso_frames,
-            (unsigned long long)t.rx_csum_completed, (unsigned long long)t.rx_errors,
+            (unsigned long long)t.rx_csum_valid, (unsigned long long)t.rx_errors,
             (unsigned long long)t.rx_fault_drops, (unsigned long long)t.tx_frames,
             (unsigned long long)t.tx_gso_frames, (unsigned long long)t.tx_eagain,
             (unsigned long long)t.tx_busy, (unsigned long long)t.tx_errors,
