@@ -102,12 +102,25 @@ const struct brisk_netdev_config *brisk_netdev_config_of(const brisk_netdev *dev
  * completion's latency was the packet waiting for the wire behind others (tx_done_overhead_ns). */
 void brisk_netdev_set_speed(brisk_netdev *dev, uint64_t bps);
 
-/* Nonzero while byte queue limits hold the device's queue stopped (TCP data waits for a completion). */
+/*
+ * Queue flow control from the driver (Linux's netif_stop_queue / netif_wake_queue). A driver whose ring has
+ * just filled stops the queue, so the stack holds its data segments (reason "device") instead of building
+ * one only for xmit to refuse it; it wakes the queue from its completion path once there is room, and the
+ * held senders resume at the next brisk_stack_poll(). Pure ACKs are never held (they may still meet a full
+ * ring). A driver that never calls these still works, at the price of the refused packets: an xmit that
+ * returns BRISK_ERR_BUSY stops the queue until the device's next completion.
+ */
+void brisk_netdev_stop_queue(brisk_netdev *dev);
+void brisk_netdev_wake_queue(brisk_netdev *dev);
+
+/* Nonzero while the device's queue is stopped — by the driver, by a refused xmit, or by byte queue limits —
+ * and TCP data waits for a completion or a wake. */
 int brisk_netdev_stopped(const brisk_netdev *dev);
 
 struct brisk_netdev_stats {
     uint64_t tx_packets, tx_bytes; /* accepted by xmit */
     uint64_t tx_busy;              /* xmit refused with BRISK_ERR_BUSY */
+    uint64_t queue_stops;          /* the driver stopped the queue (brisk_netdev_stop_queue) */
     uint64_t tx_completed;         /* completions reported */
     uint64_t tx_inflight;          /* accepted and not yet completed */
     uint64_t tx_inflight_bytes;

@@ -29,7 +29,9 @@ struct brisk_netdev {
     uint64_t wire_ns_fp;   /* ns per byte on the wire at that speed, in units of 2^-16 ns */
     uint64_t wire_free_at; /* when the frames handed over so far should all have left the wire */
     uint8_t bql_on;
-    uint8_t xoff; /* stopped by BQL until a completion brings the ring under its limit */
+    uint8_t xoff;      /* stopped by BQL until a completion brings the ring under its limit */
+    uint8_t drv_xoff;  /* stopped by the driver (brisk_netdev_stop_queue) until it wakes the queue */
+    uint8_t busy_xoff; /* xmit refused a packet (BRISK_ERR_BUSY): stopped until the next completion */
 };
 
 struct brisk_stack {

@@ -103,7 +103,23 @@ static uint64_t wire_done_estimate(brisk_netdev *dev, const brisk_pkt *pkt, uint
 
 int brisk_netdev_stopped(const brisk_netdev *dev)
 {
-    return dev && dev->xoff;
+    return dev && (dev->xoff | dev->drv_xoff | dev->busy_xoff);
+}
+
+void brisk_netdev_stop_queue(brisk_netdev *dev)
+{
+    if (dev && !dev->drv_xoff) {
+        dev->drv_xoff = 1;
+        dev->stats.queue_stops++;
+    }
+}
+
+void brisk_netdev_wake_queue(brisk_netdev *dev)
+{
+    if (dev && dev->drv_xoff) {
+        dev->drv_xoff = 0;
+        dev->st->tx_wake = 1; /* held senders resume at the next poll (never from inside the driver) */
+    }
 }
 
 int brisk_netdev_xmit(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now)
@@ -118,6 +134,7 @@ int brisk_netdev_xmit(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now)
             dev->stats.tx_busy++;
             st->c.EthOutBusy++;
             st->tx_wake_wanted = 1;
+            dev->busy_xoff = 1; /* build nothing more for it until a completion makes room */
         }
         st->c.IpOutDiscards++;
         brisk_pkt_free(&st->pool, pkt);
@@ -157,6 +174,7 @@ void brisk_netdev_tx_done(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now)
         s->tx_done_latency_max_ns = lat;
     s->tx_completed++;
     s->tx_inflight--;
+    dev->busy_xoff = 0;
     s->tx_inflight_bytes -= pkt->len <= s->tx_inflight_bytes ? pkt->len : s->tx_inflight_bytes;
     st->c.TxCompletions++;
     if (dev->bql_on) {

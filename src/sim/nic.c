@@ -243,6 +243,8 @@ int brisk_sim_nic_xmit(void *driver, brisk_pkt *pkt, uint64_t now)
     d->frames_left = 1;
     if (++n->ring_used > n->ring_max_used)
         n->ring_max_used = n->ring_used;
+    if (n->ring_used == n->cfg.tx_ring) /* full: stop the queue now rather than refuse the next packet */
+        brisk_netdev_stop_queue(n->dev);
 
     if (n->port->tx) {
         uint32_t caps = n->cfg.dev.caps;
@@ -314,6 +316,7 @@ static void desc_complete(struct sim_nic *n, struct sim_desc *d)
     n->free_descs = d;
     n->ring_used--;
     n->tx_completions++;
+    brisk_netdev_wake_queue(n->dev); /* a slot is free (a no-op unless the queue was stopped) */
     n->tx_done(n->dev, pkt, n->port->w->now);
 }
 

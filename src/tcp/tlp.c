@@ -80,6 +80,12 @@ void tcp_tlp_fire(brisk_sock *c, uint64_t now)
 {
     if (c->snd.una == c->snd.max)
         return;
+    if (brisk_netdev_stopped(c->rt.dev)) {
+        /* Our own device queue is full: the tail has not left the host, so it cannot have been lost (Linux's
+         * skb_still_in_host_queue). No probe; the RTO stays the safety net. */
+        tcp_rearm_rto(c, now);
+        return;
+    }
     int retrans = 0;
     if (!probe_new_data(c, now)) {
         if (!probe_last_segment(c, now)) {

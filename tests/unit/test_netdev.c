@@ -125,6 +125,41 @@ static void test_busy_device_drops_and_counts(void **state)
     brisk_stack_free(st);
 }
 
+/* A refused xmit stops the queue until the device's next completion; a driver can stop and wake it itself. */
+static void test_queue_stop_and_wake(void **state)
+{
+    (void)state;
+    brisk_stack *st = brisk_stack_new(NULL);
+    struct fakedev f;
+    fakedev_init(&f, st, 1, IP4(10, 0, 0, 1), 24);
+    assert_false(brisk_netdev_stopped(f.dev));
+    brisk_icmp_echo_send(st, IP4(10, 0, 0, 2), 1, 1, 8, 1000); /* ARP request: accepted, held */
+    assert_int_equal(f.nheld, 1);
+    f.busy = 1;
+    brisk_icmp_echo_send(st, IP4(10, 0, 0, 3), 1, 1, 8, 1000); /* refused */
+    assert_true(brisk_netdev_stopped(f.dev));
+    f.busy = 0;
+    brisk_netdev_tx_done(f.dev, f.held[0], 2000); /* room again */
+    f.nheld = 0;
+    assert_false(brisk_netdev_stopped(f.dev));
+    assert_int_equal(brisk_stack_next_deadline(st), 2000); /* the refused sender resumes at the next poll */
+    brisk_stack_poll(st, 2000);
+
+    brisk_netdev_stop_queue(f.dev);
+    brisk_netdev_stop_queue(f.dev); /* once is counted */
+    assert_true(brisk_netdev_stopped(f.dev));
+    struct brisk_netdev_stats s;
+    brisk_netdev_get_stats(f.dev, &s);
+    assert_int_equal(s.queue_stops, 1);
+    assert_int_equal(brisk_stack_next_deadline(st) == 2000, 0); /* nothing to resume yet */
+    brisk_netdev_wake_queue(f.dev);
+    assert_false(brisk_netdev_stopped(f.dev));
+    assert_int_equal(brisk_stack_next_deadline(st), 2000); /* held senders resume at the next poll */
+    brisk_stack_poll(st, 2000);
+    fakedev_destroy(&f, 3000);
+    brisk_stack_free(st);
+}
+
 static void test_input_rejects_foreign_device(void **state)
 {
     (void)state;
@@ -154,6 +189,7 @@ int main(void)
         cmocka_unit_test(test_completion_latency_and_inflight),
         cmocka_unit_test(test_completion_overhead_excludes_ring_queueing),
         cmocka_unit_test(test_busy_device_drops_and_counts),
+        cmocka_unit_test(test_queue_stop_and_wake),
         cmocka_unit_test(test_input_rejects_foreign_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
