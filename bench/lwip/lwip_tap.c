@@ -481,7 +481,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: lwip-tap --tap NAME --ip A.B.C.D/NN [--gw A.B.C.D] (--listen PORT | --connect A.B.C.D:PORT)\n"
             "                [--mode source|sink|echo|rr] [--bytes N[K|M|G]] [--size N] [--count N] [--seed N]\n"
-            "                [--nodelay] [--timeout SECS]\n"
+            "                [--nodelay] [--timeout SECS[s]]\n"
             "       lwip-tap --info      (the options liblwip was built with)\n");
 }
 
@@ -605,7 +605,15 @@ static int parse_args(struct harness *h, int argc, char **argv)
             if (parse_u64(v, &h->seed))
                 return bad(a, v);
         } else if (!strcmp(a, "--timeout")) {
-            if (parse_u64(v, &u) || u == 0 || u > 86400)
+            char secs[24]; /* "120" or brisk-peer's "120s" */
+            size_t len = strlen(v);
+            if (len && len < sizeof(secs) && v[len - 1] == 's')
+                len--;
+            if (len >= sizeof(secs))
+                return bad(a, v);
+            memcpy(secs, v, len);
+            secs[len] = '\0';
+            if (parse_u64(secs, &u) || u == 0 || u > 86400)
                 return bad(a, v);
             h->timeout_ns = u * 1000000000ull;
         } else {
