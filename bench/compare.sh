@@ -123,12 +123,15 @@ ks_row() {
     fi
     if [ -z "$(kv "$rx" rx_hash)" ] || [ "$(kv "$tx" tx_hash)" != "$(kv "$rx" rx_hash)" ] ||
         [ "$(kv "$rx" rx_bad)" != 0 ] || [ "$(kv "$rx" rx_bytes)" = 0 ]; then
-        skip "$key" "the transfer failed or arrived altered ($(kv "$rx" rx_bytes) bytes, result $(kv "$rx" result))"
+        local got="$(kv "$rx" rx_bytes) bytes, result $(kv "$rx" result)"
+        skip "$key" "the transfer failed or arrived altered ($got)"
         return
     fi
     fig[$key]=$(awk -v m="$(kv "$rx" mbps)" 'BEGIN { printf "%.4f", m / 1000 }')
 }
-rr_rate() { awk -v n="$(kv "$1" rr)" -v s="$(kv "$1" secs)" 'BEGIN { if (n > 0 && s > 0) printf "%.0f", n / s }'; }
+rr_rate() { # transactions per second from a result line's rr= and secs=
+    awk -v n="$(kv "$1" rr)" -v s="$(kv "$1" secs)" 'BEGIN { if (n > 0 && s > 0) printf "%.0f", n / s }'
+}
 
 if [ -z "$veth_why" ]; then
     echo "compare: kernel <-> kernel over veth..." >&2
@@ -146,7 +149,8 @@ if [ -z "$veth_why" ]; then
     ip netns exec "$NS" "$ks" --connect 10.81.0.2:5001 --mode source --bytes "$bytes" --timeout 300 \
         >"$tmp/kk_ks.s" 2>&1
     wait
-    if [ "$(kv "$tmp/kk_ks.k" rx_hash)" = "$(kv "$tmp/kk_ks.s" tx_hash)" ] && [ "$(kv "$tmp/kk_ks.k" rx_bad)" = 0 ]; then
+    if [ "$(kv "$tmp/kk_ks.k" rx_hash)" = "$(kv "$tmp/kk_ks.s" tx_hash)" ] &&
+        [ "$(kv "$tmp/kk_ks.k" rx_bad)" = 0 ]; then
         fig[kernel_ks_bulk]=$(awk -v m="$(kv "$tmp/kk_ks.k" mbps)" 'BEGIN { printf "%.4f", m / 1000 }')
     fi
     ip netns exec "$NS-peer" "$ks" --listen 5002 --mode echo --nodelay --timeout 120 >/dev/null 2>&1 &
@@ -202,8 +206,8 @@ if [ -z "$lwip_why" ]; then
     ks_row lwip_bulk_rx "$lwip" rx 9
     ip netns exec "$NS" "$ks" --listen 5004 --mode echo --nodelay --timeout 120 >/dev/null 2>&1 &
     echo $! >>"$tmp/pids"
-    timeout 300 ip netns exec "$NS" "$lwip" --tap cmpb10 --ip 10.79.10.2/24 --connect 10.79.10.1:5004 --mode rr \
-        --size 1 --count "$count" --timeout 120 >"$tmp/lw_rr" 2>"$tmp/lw_rr.err" &
+    timeout 300 ip netns exec "$NS" "$lwip" --tap cmpb10 --ip 10.79.10.2/24 --connect 10.79.10.1:5004 \
+        --mode rr --size 1 --count "$count" --timeout 120 >"$tmp/lw_rr" 2>"$tmp/lw_rr.err" &
     echo $! >>"$tmp/pids"
     bash "$netns" tap "$NS" cmpb10 10.79.10.1/24 >/dev/null 2>&1
     wait
@@ -239,8 +243,8 @@ fi
 
 # ---- the table -----------------------------------------------------------------------------------------------
 rows=(kernel_bulk brisk_bulk_tx brisk_bulk_rx kernel_ks_bulk brisk_ks_tx brisk_ks_rx brisk_ks_tx_nogso
-    brisk_ks_rx_nogso lwip_bulk_tx lwip_bulk_rx kernel_rr brisk_rr lwip_rr inproc_bulk inproc_bulk_gso inproc_rr
-    memcpy)
+    brisk_ks_rx_nogso lwip_bulk_tx lwip_bulk_rx kernel_rr brisk_rr lwip_rr inproc_bulk inproc_bulk_gso
+    inproc_rr memcpy)
 declare -A label=(
     [kernel_bulk]="kernel -> kernel, veth, iperf3"
     [brisk_bulk_tx]="brisk -> kernel, TAP, brisk-perf/iperf3"
@@ -289,7 +293,8 @@ for k in "${rows[@]}"; do
         extra=""
         if [ -n "${over[$k]:-}" ]; then
             extra="; brisk/lwIP $(div "${over[$k]}" "$k") (${over[$k]})"
-            [ -n "${over_nogso[$k]:-}" ] && extra="$extra, $(div "${over_nogso[$k]}" "$k") (${over_nogso[$k]})"
+            [ -n "${over_nogso[$k]:-}" ] &&
+                extra="$extra, $(div "${over_nogso[$k]}" "$k") (${over_nogso[$k]})"
         fi
         printf '%-40s %12.6g  %-24s %s\n' "${label[$k]}" "${fig[$k]}" "${unit[$k]}" \
             "$r${base[$k]:+ (vs ${base[$k]})}$extra"
@@ -309,13 +314,16 @@ jnum() { [ "$1" = - ] && echo null || echo "$1"; }
         if [ -n "${fig[$k]:-}" ]; then
             extra=""
             if [ -n "${over[$k]:-}" ]; then
-                extra=", \"brisk_over_lwip\": $(jnum "$(div "${over[$k]}" "$k")"), \"brisk_row\": \"${over[$k]}\""
-                [ -n "${over_nogso[$k]:-}" ] && extra="$extra, \"brisk_nogso_over_lwip\": $(jnum "$(div \
-                    "${over_nogso[$k]}" "$k")"), \"brisk_nogso_row\": \"${over_nogso[$k]}\""
+                x=$(jnum "$(div "${over[$k]}" "$k")")
+                extra=", \"brisk_over_lwip\": $x, \"brisk_row\": \"${over[$k]}\""
+                if [ -n "${over_nogso[$k]:-}" ]; then
+                    x=$(jnum "$(div "${over_nogso[$k]}" "$k")")
+                    extra="$extra, \"brisk_nogso_over_lwip\": $x, \"brisk_nogso_row\": \"${over_nogso[$k]}\""
+                fi
             fi
             printf '%s    {"row": "%s", "label": "%s", "figure": %s, "unit": "%s", "ratio": %s, "vs": "%s"%s}' \
-                "$sep" "$k" "${label[$k]}" "${fig[$k]}" "${unit[$k]}" "$(jnum "$(ratio "$k")")" "${base[$k]:-}" \
-                "$extra"
+                "$sep" "$k" "${label[$k]}" "${fig[$k]}" "${unit[$k]}" "$(jnum "$(ratio "$k")")" \
+                "${base[$k]:-}" "$extra"
         else
             printf '%s    {"row": "%s", "label": "%s", "figure": null, "unit": "%s", "skipped": "%s"}' \
                 "$sep" "$k" "${label[$k]}" "${unit[$k]}" "${why[$k]:-no figure}"

@@ -99,7 +99,7 @@ static uint64_t clock_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- the TAP netif -------------------------------------------------------------------------------------- */
+/* ---- the TAP netif ------------------------------------------------------------------------------------- */
 
 static int tap_open(struct harness *h, char *why, size_t whylen)
 {
@@ -184,7 +184,7 @@ static int tap_input(struct harness *h)
     return n;
 }
 
-/* ---- the roles ------------------------------------------------------------------------------------------ */
+/* ---- the roles ----------------------------------------------------------------------------------------- */
 
 static void take_rx(struct harness *h, const uint8_t *b, size_t n)
 {
@@ -460,7 +460,7 @@ static const char *err_name(err_t e)
     }
 }
 
-/* ---- options and the loop ------------------------------------------------------------------------------- */
+/* ---- options and the loop ------------------------------------------------------------------------------ */
 
 /* The library's build options that decide its figures: printed by --info and with every result. */
 static void print_options(FILE *f)
@@ -470,19 +470,20 @@ static void print_options(FILE *f)
             "tcp_snd_queuelen=%d tcp_oversize=%d ooseq=%d sack_out=%d timestamps=%d checksum_on_copy=%d "
             "csum_gen_tcp=%d csum_check_tcp=%d mem_libc_malloc=%d memp_mem_malloc=%d tx_single_pbuf=%d "
             "core_locking=%d",
-            LWIP_VERSION_STRING, NO_SYS, TCP_MSS, (int)TCP_WND, LWIP_WND_SCALE, TCP_RCV_SCALE, (int)TCP_SND_BUF,
-            (int)TCP_SND_QUEUELEN, (int)TCP_OVERSIZE, TCP_QUEUE_OOSEQ, LWIP_TCP_SACK_OUT, LWIP_TCP_TIMESTAMPS,
-            LWIP_CHECKSUM_ON_COPY, CHECKSUM_GEN_TCP, CHECKSUM_CHECK_TCP, MEM_LIBC_MALLOC, MEMP_MEM_MALLOC,
-            LWIP_NETIF_TX_SINGLE_PBUF, LWIP_TCPIP_CORE_LOCKING);
+            LWIP_VERSION_STRING, NO_SYS, TCP_MSS, (int)TCP_WND, LWIP_WND_SCALE, TCP_RCV_SCALE,
+            (int)TCP_SND_BUF, (int)TCP_SND_QUEUELEN, (int)TCP_OVERSIZE, TCP_QUEUE_OOSEQ, LWIP_TCP_SACK_OUT,
+            LWIP_TCP_TIMESTAMPS, LWIP_CHECKSUM_ON_COPY, CHECKSUM_GEN_TCP, CHECKSUM_CHECK_TCP, MEM_LIBC_MALLOC,
+            MEMP_MEM_MALLOC, LWIP_NETIF_TX_SINGLE_PBUF, LWIP_TCPIP_CORE_LOCKING);
 }
 
 static void usage(void)
 {
-    fprintf(stderr,
-            "usage: lwip-tap --tap NAME --ip A.B.C.D/NN [--gw A.B.C.D] (--listen PORT | --connect A.B.C.D:PORT)\n"
-            "                [--mode source|sink|echo|rr] [--bytes N[K|M|G]] [--size N] [--count N] [--seed N]\n"
-            "                [--nodelay] [--timeout SECS[s]]\n"
-            "       lwip-tap --info      (the options liblwip was built with)\n");
+    fprintf(
+        stderr,
+        "usage: lwip-tap --tap NAME --ip A.B.C.D/NN [--gw A.B.C.D] (--listen PORT | --connect A.B.C.D:PORT)\n"
+        "                [--mode source|sink|echo|rr] [--bytes N[K|M|G]] [--size N] [--count N] [--seed N]\n"
+        "                [--nodelay] [--timeout SECS[s]]\n"
+        "       lwip-tap --info      (the options liblwip was built with)\n");
 }
 
 static int bad(const char *what, const char *val)
@@ -736,17 +737,18 @@ int main(int argc, char **argv)
     printf("side=lwip mode=%d result=%s err=%s tx_bytes=%llu tx_hash=%016llx rx_bytes=%llu rx_hash=%016llx "
            "rx_bad=%d rx_bad_at=%llu secs=%.6f mbps=%.1f mss=%u tap_rx=%llu tap_tx=%llu tap_tx_errors=%llu "
            "tap_rx_oversize=%llu",
-           (int)h->mode, result, err_name(h->error),
-           (unsigned long long)h->tx_off, (unsigned long long)pattern_hash_final(&h->txh),
-           (unsigned long long)h->rx_off, (unsigned long long)pattern_hash_final(&h->rxh), h->rx_bad,
-           (unsigned long long)h->rx_bad_at, secs, secs > 0 ? (double)moved * 8 / secs / 1e6 : 0.0, h->mss,
-           (unsigned long long)h->rx_frames, (unsigned long long)h->tx_frames,
-           (unsigned long long)h->tx_errors, (unsigned long long)h->rx_oversize);
+           (int)h->mode, result, err_name(h->error), (unsigned long long)h->tx_off,
+           (unsigned long long)pattern_hash_final(&h->txh), (unsigned long long)h->rx_off,
+           (unsigned long long)pattern_hash_final(&h->rxh), h->rx_bad, (unsigned long long)h->rx_bad_at, secs,
+           secs > 0 ? (double)moved * 8 / secs / 1e6 : 0.0, h->mss, (unsigned long long)h->rx_frames,
+           (unsigned long long)h->tx_frames, (unsigned long long)h->tx_errors,
+           (unsigned long long)h->rx_oversize);
     if (h->mode == M_RR && h->rr_done) {
         uint64_t n = h->rr_done < MAX_RR ? h->rr_done : MAX_RR;
         qsort(h->lat, n, sizeof(uint64_t), cmp_u64);
         printf(" rr=%llu p50_us=%.1f p90_us=%.1f p99_us=%.1f", (unsigned long long)h->rr_done,
-               (double)h->lat[n / 2] / 1e3, (double)h->lat[n * 9 / 10] / 1e3, (double)h->lat[n * 99 / 100] / 1e3);
+               (double)h->lat[n / 2] / 1e3, (double)h->lat[n * 9 / 10] / 1e3,
+               (double)h->lat[n * 99 / 100] / 1e3);
     }
     printf(" ");
     print_options(stdout);

@@ -38,7 +38,10 @@ fail=0
 ok() { pass=$((pass + 1)); echo "ok   - $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
 check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
-kv() { awk -v k="$2" '/^side=/ { for (i = 1; i <= NF; i++) { split($i, a, "="); if (a[1] == k) v = a[2] } } END { print v }' "$1"; }
+kv() { # kv FILE KEY: KEY's value on the result line of FILE
+    awk -v k="$2" '/^side=/ { for (i = 1; i <= NF; i++) { split($i, a, "="); if (a[1] == k) v = a[2] } }
+        END { print v }' "$1"
+}
 
 # ---- command line (no privileges) ----
 usage_err() { # name, args...
@@ -61,14 +64,19 @@ usage_err "bad byte count" --tap x --ip 10.0.0.1/24 --listen 5001 --bytes lots
 usage_err "unknown option" --tap x --ip 10.0.0.1/24 --listen 5001 --frob 1
 usage_err "option without value" --tap x --ip 10.0.0.1/24 --listen
 "$lw" --info >"$tmp/info"
-check "--info exits 0 and names lwIP's TCP options" "[ $? -eq 0 ] && grep -q 'lwip=2' '$tmp/info' && grep -q 'tcp_wnd=' '$tmp/info'"
+check "--info exits 0 and names lwIP's TCP options" \
+    "[ $? -eq 0 ] && grep -q 'lwip=2' '$tmp/info' && grep -q 'tcp_wnd=' '$tmp/info'"
 
 # ---- over a TAP ----
 why=""
 [ "$(id -u)" -eq 0 ] || why="needs root (TAP device and network namespaces)"
 [ -z "$why" ] && [ ! -c /dev/net/tun ] && why="no /dev/net/tun"
 if [ -z "$why" ]; then
-    if bash "$netns" up "$NS" >/dev/null 2>&1; then touch "$tmp/ns"; else why="cannot create a network namespace"; fi
+    if bash "$netns" up "$NS" >/dev/null 2>&1; then
+        touch "$tmp/ns"
+    else
+        why="cannot create a network namespace"
+    fi
 fi
 if [ -n "$why" ]; then
     echo "$pass passed, $fail failed"
@@ -81,7 +89,8 @@ n=0
 one() {
     n=$((n + 1))
     l=$tmp/$n.lwip k=$tmp/$n.kernel
-    ip netns exec "$NS" "$lw" --tap "lwt$n" --ip "10.78.$n.2/24" --listen 5001 --timeout 120 $2 >"$l" 2>"$l.err" &
+    ip netns exec "$NS" "$lw" --tap "lwt$n" --ip "10.78.$n.2/24" --listen 5001 --timeout 120 $2 >"$l" \
+        2>"$l.err" &
     local lp=$!
     echo $lp >>"$tmp/pids"
     bash "$netns" tap "$NS" "lwt$n" "10.78.$n.1/24" || bad "$1: TAP lwt$n did not come up"
@@ -97,8 +106,8 @@ one_connect() {
     ip netns exec "$NS" "$ks" --listen 5001 --timeout 120 $3 >"$k" 2>"$k.err" &
     local kp=$!
     echo $kp >>"$tmp/pids"
-    ip netns exec "$NS" "$lw" --tap "lwt$n" --ip "10.78.$n.2/24" --connect "10.78.$n.1:5001" --timeout 120 $2 \
-        >"$l" 2>"$l.err" &
+    ip netns exec "$NS" "$lw" --tap "lwt$n" --ip "10.78.$n.2/24" --connect "10.78.$n.1:5001" --timeout 120 \
+        $2 >"$l" 2>"$l.err" &
     local lp=$!
     echo $lp >>"$tmp/pids"
     bash "$netns" tap "$NS" "lwt$n" "10.78.$n.1/24" || bad "$1: TAP lwt$n did not come up"
@@ -118,7 +127,8 @@ exact() {
 
 one "kernel -> lwIP $bytes" "--mode sink" "--mode source --bytes $bytes"
 exact "kernel -> lwIP $bytes" "$k" "$l"
-check "kernel -> lwIP: the whole $bytes arrived" "[ '$(kv "$l" rx_bytes)' -gt 0 ] && [ '$(kv "$l" result)' = eof ]"
+check "kernel -> lwIP: lwip-tap saw the peer's FIN after the bytes" \
+    "[ '$(kv "$l" rx_bytes)' -gt 0 ] && [ '$(kv "$l" result)' = eof ]"
 one "lwIP -> kernel $bytes" "--mode source --bytes $bytes" "--mode sink"
 exact "lwIP -> kernel $bytes" "$l" "$k"
 one_connect "lwIP -> kernel $bytes, lwIP connecting" "--mode source --bytes $bytes" "--mode sink"
