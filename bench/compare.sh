@@ -33,7 +33,8 @@ ks=$build/ksock
 peer=$build/brisk-peer
 perf=$build/brisk-perf
 lwip=$build/lwip-tap
-lwip_opts=""
+lwip_opts=""  # lwip-tap --info: the options Debian built liblwip with
+lwip_note=""  # the few of them that explain lwIP's figures, for the lwIP rows' notes
 tmp=$(mktemp -d)
 NS=brisk-cmpb-$$
 cleanup() {
@@ -202,6 +203,12 @@ fi
 if [ -z "$lwip_why" ]; then
     echo "compare: lwIP (TAP) <-> kernel, ksock..." >&2
     lwip_opts=$("$lwip" --info)
+    echo "$lwip_opts" >"$tmp/lwip_opts"
+    lwip_note="lwIP $(kv "$tmp/lwip_opts" lwip), TCP_WND=$(kv "$tmp/lwip_opts" tcp_wnd),"
+    lwip_note="$lwip_note TCP_MSS=$(kv "$tmp/lwip_opts" tcp_mss),"
+    lwip_note="$lwip_note TCP_SND_BUF=$(kv "$tmp/lwip_opts" tcp_snd_buf),"
+    lwip_note="$lwip_note SACK=$(kv "$tmp/lwip_opts" sack_out), timestamps=$(kv "$tmp/lwip_opts" timestamps),"
+    lwip_note="$lwip_note no offloads (software checksums, 1500-byte frames)"
     ks_row lwip_bulk_tx "$lwip" tx 8
     ks_row lwip_bulk_rx "$lwip" rx 9
     ip netns exec "$NS" "$ks" --listen 5004 --mode echo --nodelay --timeout 120 >/dev/null 2>&1 &
@@ -302,7 +309,10 @@ for k in "${rows[@]}"; do
         printf '%-40s %12s  %-24s skipped: %s\n' "${label[$k]}" - "${unit[$k]}" "${why[$k]:-no figure}"
     fi
 done
-[ -n "$lwip_opts" ] && echo "lwIP as built by Debian: $lwip_opts"
+if [ -n "$lwip_opts" ]; then
+    echo "notes, lwIP rows: $lwip_note"
+    echo "lwIP as built by Debian: $lwip_opts"
+fi
 jnum() { [ "$1" = - ] && echo null || echo "$1"; }
 {
     echo "{"
@@ -315,7 +325,7 @@ jnum() { [ "$1" = - ] && echo null || echo "$1"; }
             extra=""
             if [ -n "${over[$k]:-}" ]; then
                 x=$(jnum "$(div "${over[$k]}" "$k")")
-                extra=", \"brisk_over_lwip\": $x, \"brisk_row\": \"${over[$k]}\""
+                extra=", \"brisk_over_lwip\": $x, \"brisk_row\": \"${over[$k]}\", \"notes\": \"$lwip_note\""
                 if [ -n "${over_nogso[$k]:-}" ]; then
                     x=$(jnum "$(div "${over_nogso[$k]}" "$k")")
                     extra="$extra, \"brisk_nogso_over_lwip\": $x, \"brisk_nogso_row\": \"${over_nogso[$k]}\""
