@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # compare.sh — brisk side by side with the Linux kernel, in one run on this machine (issue 8):
-#   1. kernel <-> kernel over a veth pair between two namespaces: iperf3 goodput, and 1-byte request /
-#      response transactions per second with tests/interop/ksock (rr client <-> echo server, NODELAY);
-#   2. brisk (TAP) <-> kernel: brisk-perf server against iperf3 (both directions, GSO on), and brisk-peer's rr
-#      client against the same ksock echo server;
-#   3. lwIP (TAP) <-> kernel: not built (no lwIP harness in the tree): skipped, saying so;
+#   1. kernel <-> kernel over a veth pair between two namespaces: goodput with iperf3 and with
+#      tests/interop/ksock (source -> sink, every byte checked), and 1-byte request / response transactions
+#      per second (ksock rr client <-> ksock echo server, NODELAY);
+#   2. brisk (TAP) <-> kernel: brisk-perf server against iperf3 (both directions, GSO on); brisk-peer against
+#      ksock, the same transfers as row 1's ksock row (both directions, GSO on and off); brisk-peer's rr
+#      client against a ksock echo server;
+#   3. lwIP (TAP) <-> kernel: bench/lwip/lwip-tap (Debian's liblwip, our harness) in brisk-peer's place: the
+#      same ksock transfers both ways and the same rr against a ksock echo server;
 #   4. brisk <-> brisk in-process (brisk-bench bulk and rr) and the memcpy single-copy limit.
-# Prints one table with the ratios brisk / kernel and writes the figures as JSON.
+# Prints one table with the ratios to the kernel and brisk / lwIP (issue 8's target: >= 2), and writes the
+# figures as JSON. lwIP runs with the options Debian built it with (printed under the table; see
+# docs/performance.md).
 #
-#   bench/compare.sh [BUILD_DIR] [BYTES] [RR_COUNT]   (defaults: build, 500M, 20000; rows 1-2 need root and
-#                                                     /dev/net/tun, skipped with the reason otherwise)
+#   bench/compare.sh [BUILD_DIR] [BYTES] [RR_COUNT]   (defaults: build, 500M, 20000; rows 1-3 need root and
+#                                                     /dev/net/tun, and row 3 lwip-tap, built when
+#                                                     liblwip-dev is installed; skipped with the reason
+#                                                     otherwise)
 #   COMPARE_JSON=FILE bench/compare.sh ...             where to write the JSON (default BUILD_DIR/compare.json)
 #
 # The same two CPUs run both ends of every row, so the figures measure the stacks' CPU cost as much as
@@ -25,6 +32,9 @@ bench=$build/brisk-bench
 ks=$build/ksock
 peer=$build/brisk-peer
 perf=$build/brisk-perf
+lwip=$build/lwip-tap
+lwip_opts=""  # lwip-tap --info: the options Debian built liblwip with
+lwip_note=""  # the few of them that explain lwIP's figures, for the lwIP rows' notes
 tmp=$(mktemp -d)
 NS=brisk-cmpb-$$
 cleanup() {
@@ -46,53 +56,115 @@ iperf_gbps() {
 }
 json_num() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -n "${3:-1}" | tail -n 1; }
 
-# ---- 1 and 2: real networks --------------------------------------------------------------------------------
-net_ok=1
+# ---- 1-3: real networks ------------------------------------------------------------------------------------
+# What every TAP / veth row needs (root, /dev/net/tun, ksock, a namespace); then each group its own tools.
+net_why=""
 if [ "$(id -u)" -ne 0 ]; then
-    net_ok=0
-    reason="needs root (network namespaces, TAP)"
+    net_why="needs root (network namespaces, TAP)"
 elif [ ! -c /dev/net/tun ]; then
-    net_ok=0
-    reason="no /dev/net/tun"
-elif ! command -v iperf3 >/dev/null 2>&1; then
-    net_ok=0
-    reason="iperf3 not installed (scripts/deps.sh)"
+    net_why="no /dev/net/tun"
+elif [ ! -x "$ks" ]; then
+    net_why="$ks not built (make)"
+elif bash "$netns" up "$NS" >/dev/null 2>&1; then
+    touch "$tmp/ns"
 else
-    for f in "$ks" "$peer" "$perf"; do
-        [ -x "$f" ] || { net_ok=0; reason="$f not built (make)"; }
-    done
+    net_why="cannot create a network namespace"
 fi
-if [ $net_ok = 1 ]; then
-    if bash "$netns" up "$NS" >/dev/null 2>&1; then
-        touch "$tmp/ns"
-    else
-        net_ok=0
-        reason="cannot create a network namespace"
+veth_why=$net_why
+if [ -z "$net_why" ] && ! bash "$netns" veth "$NS" 10.81.0.1/24 10.81.0.2/24 >/dev/null 2>&1; then
+    veth_why="cannot create a veth pair"
+fi
+iperf_why=$net_why
+if [ -z "$iperf_why" ]; then
+    if ! command -v iperf3 >/dev/null 2>&1; then
+        iperf_why="iperf3 not installed (scripts/deps.sh)"
+    elif [ ! -x "$perf" ]; then
+        iperf_why="$perf not built (make)"
     fi
 fi
-if [ $net_ok = 1 ] && ! bash "$netns" veth "$NS" 10.81.0.1/24 10.81.0.2/24 >/dev/null 2>&1; then
-    net_ok=0
-    reason="cannot create a veth pair"
+peer_why=$net_why
+[ -z "$peer_why" ] && [ ! -x "$peer" ] && peer_why="$peer not built (make)"
+lwip_why=$net_why
+if [ -z "$lwip_why" ] && [ ! -x "$lwip" ]; then
+    if pkg-config --exists lwip 2>/dev/null; then
+        lwip_why="$lwip not built (make)"
+    else
+        lwip_why="liblwip-dev not installed (scripts/deps.sh, then make)"
+    fi
 fi
 
-if [ $net_ok = 1 ]; then
+# ks_row KEY PROGRAM tx|rx N [ARGS...]: one connection moving $bytes of the checked pattern between PROGRAM
+# (brisk-peer or lwip-tap, on TAP cmpbN, 10.79.N.2) and ksock (10.79.N.1): tx = PROGRAM connects and sends
+# to a ksock sink, rx = a ksock source connects and sends to PROGRAM. Figure: the receiver's goodput (from
+# the connection's start to the sender's FIN), and only when every byte arrived unaltered (hashes agree).
+ks_row() {
+    local key=$1 prog=$2 dir=$3 i=$4
+    shift 4
+    local ifc=cmpb$i net=10.79.$i r=$tmp/$key rx tx
+    if [ "$dir" = tx ]; then
+        ip netns exec "$NS" "$ks" --listen 5001 --mode sink --timeout 300 >"$r.k" 2>&1 &
+        echo $! >>"$tmp/pids"
+        sleep 0.2
+        timeout 300 ip netns exec "$NS" "$prog" --tap "$ifc" --ip "$net.2/24" --connect "$net.1:5001" \
+            --mode source --bytes "$bytes" --timeout 300s "$@" >"$r.s" 2>"$r.s.err" &
+        echo $! >>"$tmp/pids"
+        bash "$netns" tap "$NS" "$ifc" "$net.1/24" >/dev/null 2>&1
+        wait
+        tx=$r.s rx=$r.k
+    else
+        timeout 300 ip netns exec "$NS" "$prog" --tap "$ifc" --ip "$net.2/24" --listen 5001 --mode sink \
+            --timeout 300s "$@" >"$r.s" 2>"$r.s.err" &
+        echo $! >>"$tmp/pids"
+        if bash "$netns" tap "$NS" "$ifc" "$net.1/24" >/dev/null 2>&1; then
+            ip netns exec "$NS" "$ks" --connect "$net.2:5001" --mode source --bytes "$bytes" --timeout 300 \
+                >"$r.k" 2>&1
+        fi
+        wait
+        tx=$r.k rx=$r.s
+    fi
+    if [ -z "$(kv "$rx" rx_hash)" ] || [ "$(kv "$tx" tx_hash)" != "$(kv "$rx" rx_hash)" ] ||
+        [ "$(kv "$rx" rx_bad)" != 0 ] || [ "$(kv "$rx" rx_bytes)" = 0 ]; then
+        local got="$(kv "$rx" rx_bytes) bytes, result $(kv "$rx" result)"
+        skip "$key" "the transfer failed or arrived altered ($got)"
+        return
+    fi
+    fig[$key]=$(awk -v m="$(kv "$rx" mbps)" 'BEGIN { printf "%.4f", m / 1000 }')
+}
+rr_rate() { # transactions per second from a result line's rr= and secs=
+    awk -v n="$(kv "$1" rr)" -v s="$(kv "$1" secs)" 'BEGIN { if (n > 0 && s > 0) printf "%.0f", n / s }'
+}
+
+if [ -z "$veth_why" ]; then
     echo "compare: kernel <-> kernel over veth..." >&2
-    timeout 300 ip netns exec "$NS-peer" iperf3 -s -1 >/dev/null 2>&1 &
+    if [ -z "$iperf_why" ]; then
+        timeout 300 ip netns exec "$NS-peer" iperf3 -s -1 >/dev/null 2>&1 &
+        echo $! >>"$tmp/pids"
+        sleep 0.3
+        ip netns exec "$NS" iperf3 -c 10.81.0.2 -n "$bytes" >"$tmp/kk_bulk" 2>&1
+        wait
+        fig[kernel_bulk]=$(iperf_gbps "$tmp/kk_bulk")
+    fi
+    ip netns exec "$NS-peer" "$ks" --listen 5001 --mode sink --timeout 300 >"$tmp/kk_ks.k" 2>&1 &
     echo $! >>"$tmp/pids"
     sleep 0.3
-    ip netns exec "$NS" iperf3 -c 10.81.0.2 -n "$bytes" >"$tmp/kk_bulk" 2>&1
+    ip netns exec "$NS" "$ks" --connect 10.81.0.2:5001 --mode source --bytes "$bytes" --timeout 300 \
+        >"$tmp/kk_ks.s" 2>&1
     wait
-    fig[kernel_bulk]=$(iperf_gbps "$tmp/kk_bulk")
+    if [ "$(kv "$tmp/kk_ks.k" rx_hash)" = "$(kv "$tmp/kk_ks.s" tx_hash)" ] &&
+        [ "$(kv "$tmp/kk_ks.k" rx_bad)" = 0 ]; then
+        fig[kernel_ks_bulk]=$(awk -v m="$(kv "$tmp/kk_ks.k" mbps)" 'BEGIN { printf "%.4f", m / 1000 }')
+    fi
     ip netns exec "$NS-peer" "$ks" --listen 5002 --mode echo --nodelay --timeout 120 >/dev/null 2>&1 &
     echo $! >>"$tmp/pids"
     sleep 0.3
     ip netns exec "$NS" "$ks" --connect 10.81.0.2:5002 --mode rr --size 1 --count "$count" --nodelay \
         --timeout 120 >"$tmp/kk_rr" 2>&1
     wait
-    fig[kernel_rr]=$(awk -v n="$(kv "$tmp/kk_rr" rr)" -v s="$(kv "$tmp/kk_rr" secs)" \
-        'BEGIN { if (s > 0) printf "%.0f", n / s }')
+    fig[kernel_rr]=$(rr_rate "$tmp/kk_rr")
+fi
 
-    echo "compare: brisk (TAP) <-> kernel..." >&2
+if [ -z "$iperf_why" ]; then
+    echo "compare: brisk (TAP) <-> kernel, iperf3..." >&2
     timeout 300 ip netns exec "$NS" "$perf" server -1 --tap cmpb1 --ip 10.79.1.2/24 >"$tmp/ps1" 2>&1 &
     echo $! >>"$tmp/pids"
     if bash "$netns" tap "$NS" cmpb1 10.79.1.1/24 >/dev/null 2>&1; then
@@ -109,6 +181,14 @@ if [ $net_ok = 1 ]; then
         fig[brisk_bulk_rx]=$(iperf_gbps "$tmp/bk_rx")
     fi
     wait
+fi
+
+if [ -z "$peer_why" ]; then
+    echo "compare: brisk (TAP) <-> kernel, ksock..." >&2
+    ks_row brisk_ks_tx "$peer" tx 4
+    ks_row brisk_ks_rx "$peer" rx 5
+    ks_row brisk_ks_tx_nogso "$peer" tx 6 --gso 0
+    ks_row brisk_ks_rx_nogso "$peer" rx 7 --gso 0
     ip netns exec "$NS" "$ks" --listen 5003 --mode echo --nodelay --timeout 120 >/dev/null 2>&1 &
     echo $! >>"$tmp/pids"
     timeout 300 ip netns exec "$NS" "$peer" --tap cmpb3 --ip 10.79.3.2/24 --connect 10.79.3.1:5003 --mode rr --size 1 \
@@ -116,16 +196,44 @@ if [ $net_ok = 1 ]; then
     echo $! >>"$tmp/pids"
     bash "$netns" tap "$NS" cmpb3 10.79.3.1/24 >/dev/null 2>&1
     wait
-    fig[brisk_rr]=$(awk -v n="$(kv "$tmp/bk_rr" rr)" -v s="$(kv "$tmp/bk_rr" secs)" \
-        'BEGIN { if (s > 0) printf "%.0f", n / s }')
-    for k in kernel_bulk kernel_rr brisk_bulk_tx brisk_bulk_rx brisk_rr; do
-        [ -n "${fig[$k]:-}" ] || skip $k "the run produced no figure"
-    done
-else
-    for k in kernel_bulk kernel_rr brisk_bulk_tx brisk_bulk_rx brisk_rr; do skip $k "$reason"; done
+    fig[brisk_rr]=$(rr_rate "$tmp/bk_rr")
 fi
-skip lwip_bulk "no lwIP TAP harness in the tree yet (issue 8, optional)"
-skip lwip_rr "no lwIP TAP harness in the tree yet (issue 8, optional)"
+
+# 3: lwIP, the same transfers as brisk's ksock rows and brisk's rr row, lwip-tap in brisk-peer's place.
+if [ -z "$lwip_why" ]; then
+    echo "compare: lwIP (TAP) <-> kernel, ksock..." >&2
+    lwip_opts=$("$lwip" --info)
+    echo "$lwip_opts" >"$tmp/lwip_opts"
+    lwip_note="lwIP $(kv "$tmp/lwip_opts" lwip), TCP_WND=$(kv "$tmp/lwip_opts" tcp_wnd),"
+    lwip_note="$lwip_note TCP_MSS=$(kv "$tmp/lwip_opts" tcp_mss),"
+    lwip_note="$lwip_note TCP_SND_BUF=$(kv "$tmp/lwip_opts" tcp_snd_buf),"
+    lwip_note="$lwip_note SACK=$(kv "$tmp/lwip_opts" sack_out), timestamps=$(kv "$tmp/lwip_opts" timestamps),"
+    lwip_note="$lwip_note no offloads (software checksums, 1500-byte frames)"
+    ks_row lwip_bulk_tx "$lwip" tx 8
+    ks_row lwip_bulk_rx "$lwip" rx 9
+    ip netns exec "$NS" "$ks" --listen 5004 --mode echo --nodelay --timeout 120 >/dev/null 2>&1 &
+    echo $! >>"$tmp/pids"
+    timeout 300 ip netns exec "$NS" "$lwip" --tap cmpb10 --ip 10.79.10.2/24 --connect 10.79.10.1:5004 \
+        --mode rr --size 1 --count "$count" --timeout 120 >"$tmp/lw_rr" 2>"$tmp/lw_rr.err" &
+    echo $! >>"$tmp/pids"
+    bash "$netns" tap "$NS" cmpb10 10.79.10.1/24 >/dev/null 2>&1
+    wait
+    fig[lwip_rr]=$(rr_rate "$tmp/lw_rr")
+fi
+
+if [ -n "$iperf_why" ] && [ -z "$veth_why" ]; then skip kernel_bulk "$iperf_why"; fi
+for k in kernel_bulk kernel_ks_bulk kernel_rr; do
+    [ -n "${fig[$k]:-}" ] || [ -n "${why[$k]:-}" ] || skip $k "${veth_why:-the run produced no figure}"
+done
+for k in brisk_bulk_tx brisk_bulk_rx; do
+    [ -n "${fig[$k]:-}" ] || [ -n "${why[$k]:-}" ] || skip $k "${iperf_why:-the run produced no figure}"
+done
+for k in brisk_ks_tx brisk_ks_rx brisk_ks_tx_nogso brisk_ks_rx_nogso brisk_rr; do
+    [ -n "${fig[$k]:-}" ] || [ -n "${why[$k]:-}" ] || skip $k "${peer_why:-the run produced no figure}"
+done
+for k in lwip_bulk_tx lwip_bulk_rx lwip_rr; do
+    [ -n "${fig[$k]:-}" ] || [ -n "${why[$k]:-}" ] || skip $k "${lwip_why:-the run produced no figure}"
+done
 
 # ---- 4: in-process -----------------------------------------------------------------------------------------
 if [ -x "$bench" ]; then
@@ -141,13 +249,20 @@ else
 fi
 
 # ---- the table -----------------------------------------------------------------------------------------------
-rows=(kernel_bulk brisk_bulk_tx brisk_bulk_rx lwip_bulk kernel_rr brisk_rr lwip_rr inproc_bulk inproc_bulk_gso
+rows=(kernel_bulk brisk_bulk_tx brisk_bulk_rx kernel_ks_bulk brisk_ks_tx brisk_ks_rx brisk_ks_tx_nogso
+    brisk_ks_rx_nogso lwip_bulk_tx lwip_bulk_rx kernel_rr brisk_rr lwip_rr inproc_bulk inproc_bulk_gso
     inproc_rr memcpy)
 declare -A label=(
     [kernel_bulk]="kernel -> kernel, veth, iperf3"
     [brisk_bulk_tx]="brisk -> kernel, TAP, brisk-perf/iperf3"
     [brisk_bulk_rx]="kernel -> brisk, TAP, iperf3/brisk-perf"
-    [lwip_bulk]="lwIP <-> kernel, TAP"
+    [kernel_ks_bulk]="kernel -> kernel, veth, ksock"
+    [brisk_ks_tx]="brisk -> kernel, TAP, ksock, GSO"
+    [brisk_ks_rx]="kernel -> brisk, TAP, ksock, GSO"
+    [brisk_ks_tx_nogso]="brisk -> kernel, TAP, ksock, no GSO"
+    [brisk_ks_rx_nogso]="kernel -> brisk, TAP, ksock, no GSO"
+    [lwip_bulk_tx]="lwIP -> kernel, TAP, ksock"
+    [lwip_bulk_rx]="kernel -> lwIP, TAP, ksock"
     [kernel_rr]="kernel <-> kernel, veth, 1-byte rr"
     [brisk_rr]="brisk <-> kernel, TAP, 1-byte rr"
     [lwip_rr]="lwIP <-> kernel, TAP, 1-byte rr"
@@ -156,42 +271,69 @@ declare -A label=(
     [inproc_rr]="brisk <-> brisk in-process, rr 1 flow"
     [memcpy]="memcpy 1448-byte chunks"
 )
-for k in kernel_bulk brisk_bulk_tx brisk_bulk_rx lwip_bulk; do unit[$k]="Gbit/s"; done
+for k in kernel_bulk brisk_bulk_tx brisk_bulk_rx kernel_ks_bulk brisk_ks_tx brisk_ks_rx brisk_ks_tx_nogso \
+    brisk_ks_rx_nogso lwip_bulk_tx lwip_bulk_rx; do unit[$k]="Gbit/s"; done
 for k in kernel_rr brisk_rr lwip_rr; do unit[$k]="transactions/s"; done
 for k in inproc_bulk inproc_bulk_gso memcpy; do unit[$k]="Gbit/s per CPU-s"; done
 unit[inproc_rr]="transactions per CPU-s"
-declare -A base=([brisk_bulk_tx]=kernel_bulk [brisk_bulk_rx]=kernel_bulk [brisk_rr]=kernel_rr
+declare -A base=([brisk_bulk_tx]=kernel_bulk [brisk_bulk_rx]=kernel_bulk [brisk_ks_tx]=kernel_ks_bulk
+    [brisk_ks_rx]=kernel_ks_bulk [brisk_ks_tx_nogso]=kernel_ks_bulk [brisk_ks_rx_nogso]=kernel_ks_bulk
+    [lwip_bulk_tx]=kernel_ks_bulk [lwip_bulk_rx]=kernel_ks_bulk [brisk_rr]=kernel_rr [lwip_rr]=kernel_rr
     [inproc_bulk]=memcpy [inproc_bulk_gso]=memcpy)
-ratio() { # ratio KEY: brisk / its reference, or "-"
-    local b=${base[$1]:-}
-    if [ -n "$b" ] && [ -n "${fig[$1]:-}" ] && [ -n "${fig[$b]:-}" ]; then
-        awk -v x="${fig[$1]}" -v y="${fig[$b]}" 'BEGIN { if (y > 0) printf "%.3f", x / y; else print "-" }'
+# brisk / lwIP (issue 8's target): each lwIP row against brisk's row of the same transfer, brisk as it runs by
+# default (GSO on), and for goodput also brisk without GSO (plain MTU frames, as lwIP sends them).
+declare -A over=([lwip_bulk_tx]=brisk_ks_tx [lwip_bulk_rx]=brisk_ks_rx [lwip_rr]=brisk_rr)
+declare -A over_nogso=([lwip_bulk_tx]=brisk_ks_tx_nogso [lwip_bulk_rx]=brisk_ks_rx_nogso)
+div() { # div X_KEY Y_KEY: fig[X] / fig[Y] or "-"
+    if [ -n "$1" ] && [ -n "$2" ] && [ -n "${fig[$1]:-}" ] && [ -n "${fig[$2]:-}" ]; then
+        awk -v x="${fig[$1]}" -v y="${fig[$2]}" 'BEGIN { if (y > 0) printf "%.3f", x / y; else print "-" }'
     else
         echo -
     fi
 }
+ratio() { div "$1" "${base[$1]:-}"; } # a row / its reference
 echo "brisk side by side, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), bulk $bytes, rr $count"
-printf '%-42s %14s  %-24s %s\n' row figure unit "ratio (vs)"
+printf '%-40s %12s  %-24s %s\n' row figure unit "ratio (vs); brisk / lwIP (brisk row)"
 for k in "${rows[@]}"; do
     if [ -n "${fig[$k]:-}" ]; then
         r=$(ratio "$k")
-        printf '%-42s %14.6g  %-24s %s\n' "${label[$k]}" "${fig[$k]}" "${unit[$k]}" \
-            "$r${base[$k]:+ (vs ${base[$k]})}"
+        extra=""
+        if [ -n "${over[$k]:-}" ]; then
+            extra="; brisk/lwIP $(div "${over[$k]}" "$k") (${over[$k]})"
+            [ -n "${over_nogso[$k]:-}" ] &&
+                extra="$extra, $(div "${over_nogso[$k]}" "$k") (${over_nogso[$k]})"
+        fi
+        printf '%-40s %12.6g  %-24s %s\n' "${label[$k]}" "${fig[$k]}" "${unit[$k]}" \
+            "$r${base[$k]:+ (vs ${base[$k]})}$extra"
     else
-        printf '%-42s %14s  %-24s skipped: %s\n' "${label[$k]}" - "${unit[$k]}" "${why[$k]:-no figure}"
+        printf '%-40s %12s  %-24s skipped: %s\n' "${label[$k]}" - "${unit[$k]}" "${why[$k]:-no figure}"
     fi
 done
+if [ -n "$lwip_opts" ]; then
+    echo "notes, lwIP rows: $lwip_note"
+    echo "lwIP as built by Debian: $lwip_opts"
+fi
+jnum() { [ "$1" = - ] && echo null || echo "$1"; }
 {
     echo "{"
     echo "  \"bytes\": \"$bytes\", \"rr_count\": $count,"
+    echo "  \"lwip_options\": \"$lwip_opts\","
     echo "  \"rows\": ["
     sep=""
     for k in "${rows[@]}"; do
         if [ -n "${fig[$k]:-}" ]; then
-            r=$(ratio "$k")
-            [ "$r" = - ] && r=null
-            printf '%s    {"row": "%s", "label": "%s", "figure": %s, "unit": "%s", "ratio": %s, "vs": "%s"}' \
-                "$sep" "$k" "${label[$k]}" "${fig[$k]}" "${unit[$k]}" "$r" "${base[$k]:-}"
+            extra=""
+            if [ -n "${over[$k]:-}" ]; then
+                x=$(jnum "$(div "${over[$k]}" "$k")")
+                extra=", \"brisk_over_lwip\": $x, \"brisk_row\": \"${over[$k]}\", \"notes\": \"$lwip_note\""
+                if [ -n "${over_nogso[$k]:-}" ]; then
+                    x=$(jnum "$(div "${over_nogso[$k]}" "$k")")
+                    extra="$extra, \"brisk_nogso_over_lwip\": $x, \"brisk_nogso_row\": \"${over_nogso[$k]}\""
+                fi
+            fi
+            printf '%s    {"row": "%s", "label": "%s", "figure": %s, "unit": "%s", "ratio": %s, "vs": "%s"%s}' \
+                "$sep" "$k" "${label[$k]}" "${fig[$k]}" "${unit[$k]}" "$(jnum "$(ratio "$k")")" \
+                "${base[$k]:-}" "$extra"
         else
             printf '%s    {"row": "%s", "label": "%s", "figure": null, "unit": "%s", "skipped": "%s"}' \
                 "$sep" "$k" "${label[$k]}" "${unit[$k]}" "${why[$k]:-no figure}"

@@ -8,6 +8,7 @@ pkgs="build-essential cmake pkg-config clang libcmocka-dev tcpdump gnuplot-nox l
 # Network namespaces for the real-network runs (scripts/netns.sh, scripts/try.sh, tests/interop/).
 pkgs="$pkgs iproute2"
 pkgs="$pkgs libclang-rt-dev" # libFuzzer and the sanitizer runtimes for clang (make fuzz, make sanitize)
+pkgs="$pkgs liblwip-dev" # lwIP for bench/lwip/lwip-tap, the lwIP rows of bench/compare.sh (optional at build time)
 
 missing=""
 for p in $pkgs; do
