@@ -119,6 +119,7 @@ struct brisk_settings {
     uint32_t tcp_pacing_ss_ratio; /* pacing rate, % of cwnd/srtt, in slow start / congestion avoidance */
     uint32_t tcp_pacing_ca_ratio;
     uint32_t tcp_pacing;                /* internal pacing at the pacing rate */
+    uint64_t tcp_pacing_catchup_ns;     /* a late pacing timer catches up by at most this much (brisk) */
     uint32_t tcp_tso;                   /* TSO super-segments on GSO devices */
     uint32_t tcp_min_tso_segs;          /* smallest TSO burst (Linux sysctl of the same name) */
     uint32_t tcp_autocorking;           /* auto-corking (Linux sysctl of the same name) */

@@ -301,8 +301,12 @@ void tcp_send_challenge_ack(brisk_sock *c, uint64_t now)
 }
 
 /* Earliest departure time of the next packet: this one's wire bytes at the pacing rate after it (Linux's EDT
- * model). Time not used since the last departure is not banked beyond one packet's worth, so an idle
- * connection does not earn a burst. */
+ * model). Time not used since the last departure is not banked, so an idle connection does not earn a
+ * burst — except when the sender was waiting for this departure (it last stopped for pacing) and the pacing
+ * timer fired late: then the schedule stands, and what the timer is late by, up to tcp_pacing_catchup, goes
+ * out back to back. A timer that wakes a userspace loop tens of microseconds late would otherwise cap the
+ * rate at one packet per wakeup (MTU frames over a TAP device: ~0.8 Gbit/s whatever the window), where
+ * Linux's in-kernel hrtimer is microseconds late and its 64 KB TSO bursts hide the rest. */
 static void tcp_pace_sent(brisk_sock *c, uint32_t len, uint64_t now)
 {
     uint64_t rate = tcp_pacing_rate(c);
@@ -312,8 +316,12 @@ static void tcp_pace_sent(brisk_sock *c, uint32_t len, uint64_t now)
     uint64_t bytes = (uint64_t)len + (uint64_t)(segs ? segs : 1) * 66u; /* payload + headers per segment */
     uint64_t interval = (uint64_t)((unsigned __int128)bytes * BRISK_NSEC_PER_SEC / rate);
     uint64_t base = c->pace.next > now ? c->pace.next : now;
-    if (c->pace.next + interval < now)
-        base = now; /* idle: no credit */
+    if (c->pace.next < now && c->hold.reason == BRISK_HOLD_PACING) {
+        /* Late, not idle: keep the schedule, within the catch-up allowance. */
+        uint64_t catchup = c->st->s.tcp_pacing_catchup_ns;
+        uint64_t floor = now > catchup ? now - catchup : 0;
+        base = c->pace.next > floor ? c->pace.next : floor;
+    }
     c->pace.next = base + interval;
 }
 

@@ -349,6 +349,43 @@ static void test_pacing_departure_times(void **state)
     finish(&f);
 }
 
+/* A pacing timer that fires late (a userspace loop woken tens of microseconds after the deadline): the
+ * departures it missed go out at once, up to tcp_pacing_catchup's worth, and the schedule goes on from
+ * there; with no allowance the late wakeup sends one segment and the lost time is gone. */
+static void test_pacing_late_timer_catches_up(void **state)
+{
+    (void)state;
+    for (int allowance = 0; allowance <= 1; allowance++) {
+        struct fix f;
+        setup(&f, allowance ? (const char *const[]){"tcp_pacing=1", "tcp_pacing_catchup=200us", NULL}
+                            : (const char *const[]){"tcp_pacing=1", "tcp_pacing_catchup=0", NULL});
+        brisk_sock *c = f.c;
+        c->rtt.srtt = TF_MS; /* 29.2 MB/s: a 1460-byte segment every 52.260 us, as above */
+        uint64_t gap = 1526ull * BRISK_NSEC_PER_SEC / 29200000;
+        uint64_t t0 = TF_SEC;
+        send_bytes(c, 10 * 1460, t0);
+        TF_EXPECT(&f.t, t0, ACK, c->snd.iss + 1, 1001, 1460);
+        TF_EXPECT_NONE(&f.t);
+        /* The timer was due at t0 + gap; the loop runs 5.5 gaps after t0 (235 us late). */
+        uint64_t late = t0 + 5 * gap + gap / 2;
+        brisk_stack_poll(f.t.st, late);
+        tf_collect(&f.t);
+        if (!allowance) {
+            TF_EXPECT(&f.t, late, ACK, c->snd.iss + 1 + 1460, 1001, 1460);
+            TF_EXPECT_NONE(&f.t);
+            assert_int_equal(c->pace.next, late + gap); /* the schedule restarts from the late wakeup */
+        } else {
+            /* The schedule resumes from late - 200 us = t0 + 1.67 gaps (the missed departure at t0 + gap lies
+             * beyond the allowance): departures at 1.67, 2.67, 3.67 and 4.67 gaps are all due by 5.5. */
+            for (uint32_t i = 1; i <= 4; i++)
+                TF_EXPECT(&f.t, late, ACK, c->snd.iss + 1 + i * 1460, 1001, 1460);
+            TF_EXPECT_NONE(&f.t);
+            assert_true(c->pace.next > late && c->pace.next <= late + gap);
+        }
+        finish(&f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_autocork_holds_tail_until_completion),
         cmocka_unit_test(test_autocork_first_packet),
         cmocka_unit_test(test_resume_uses_current_nagle_mode),
+        cmocka_unit_test(test_pacing_late_timer_catches_up),
         cmocka_unit_test(test_tso_size_goal),
         cmocka_unit_test(test_pacing_departure_times),
     };
