@@ -21,6 +21,8 @@
  */
 #include "core/rand.h"
 
+#include <string.h>
+
 static inline uint64_t rotl64(uint64_t x, unsigned k)
 {
     return (x << k) | (x >> (64 - k));
@@ -101,10 +103,16 @@ int brisk_rand_chance(struct brisk_rand *r, double p)
 
 static inline uint64_t load_le64(const uint8_t *p)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v; /* one unaligned load on a little-endian host (memcpy: no alignment or aliasing rules) */
+    memcpy(&v, p, sizeof v);
+    return v;
+#else
     uint64_t v = 0;
     for (int i = 7; i >= 0; i--)
         v = (v << 8) | p[i];
     return v;
+#endif
 }
 
 #define SIPROUND(v0, v1, v2, v3)                                                                             \

@@ -48,10 +48,11 @@ enum sim_ev_type {
 };
 
 #define SIM_EV_IDLE UINT32_MAX /* heap_idx of an event that is not queued */
+#define SIM_EV_NOWQ 0x80000000u /* heap_idx flag: the event is in the now-queue, at this ring position */
 
 struct sim_event {
     uint64_t time;     /* when it fires (valid while queued) */
-    uint32_t heap_idx; /* slot in the heap, SIM_EV_IDLE when not queued */
+    uint32_t heap_idx; /* slot in the heap, SIM_EV_NOWQ | ring slot in the now-queue, SIM_EV_IDLE when not queued */
     uint8_t type;      /* enum sim_ev_type */
 };
 
@@ -211,6 +212,12 @@ struct brisk_sim_world {
     uint64_t seq; /* next insertion sequence */
     struct sim_heap_ent *heap;
     uint32_t heap_len, heap_cap;
+    /* Events scheduled for the current instant (most of them when links have no delay and completions are
+     * immediate), in scheduling order: a ring of heap_cap slots, so it can hold every event there is. They
+     * run after the heap's events for the same instant, which were all scheduled earlier (world.c). A
+     * cancelled entry stays as a NULL hole. */
+    struct sim_event **nowq;
+    uint32_t nowq_head, nowq_len;
     uint64_t ev_objects; /* events that exist (queued or not): the heap never needs more slots */
     struct sim_call *free_calls;
     struct sim_frame *free_frames;

@@ -78,35 +78,73 @@ static void heap_remove_at(brisk_sim_world *w, uint32_t i)
 int brisk_sim_reserve(brisk_sim_world *w, uint64_t n)
 {
     uint64_t need = w->ev_objects + n;
-    if (need > UINT32_MAX - 1)
+    if (need > (SIM_EV_NOWQ - 1))
         return BRISK_ERR_NOMEM;
     if (need > w->heap_cap) {
         uint64_t cap = w->heap_cap ? w->heap_cap : 64;
         while (cap < need)
             cap *= 2;
-        if (cap > UINT32_MAX - 1)
-            cap = UINT32_MAX - 1;
+        if (cap > SIM_EV_NOWQ - 1)
+            cap = SIM_EV_NOWQ - 1;
         struct sim_heap_ent *h = realloc(w->heap, (size_t)cap * sizeof(*h));
         if (!h)
             return BRISK_ERR_NOMEM;
         w->heap = h;
+        struct sim_event **q = malloc((size_t)cap * sizeof(*q));
+        if (!q)
+            return BRISK_ERR_NOMEM; /* the larger heap is kept; heap_cap still says the old size */
+        /* The now-queue moves to the front of the new ring; its events learn their new slots. */
+        for (uint32_t i = 0; i < w->nowq_len; i++) {
+            struct sim_event *ev = w->nowq[(w->nowq_head + i) % w->heap_cap];
+            q[i] = ev;
+            if (ev)
+                ev->heap_idx = SIM_EV_NOWQ | i;
+        }
+        free(w->nowq);
+        w->nowq = q;
+        w->nowq_head = 0;
         w->heap_cap = (uint32_t)cap;
     }
     w->ev_objects = need;
     return BRISK_OK;
 }
 
+/* Takes ev out of wherever it is queued. */
+static void dequeue(brisk_sim_world *w, struct sim_event *ev)
+{
+    if (ev->heap_idx == SIM_EV_IDLE)
+        return;
+    if (ev->heap_idx & SIM_EV_NOWQ) {
+        w->nowq[ev->heap_idx & ~SIM_EV_NOWQ] = NULL; /* a hole, skipped when reached */
+        ev->heap_idx = SIM_EV_IDLE;
+        return;
+    }
+    heap_remove_at(w, ev->heap_idx);
+}
+
 void brisk_sim_sched(brisk_sim_world *w, struct sim_event *ev, uint64_t t)
 {
     if (t < w->now) /* callers compute from now; never let an event run in the past */
         t = w->now;
+    if (t == w->now) {
+        /* The now-queue: after everything already due at this instant, as a heap entry with the next
+         * sequence number would be, without the heap's log n. Capacity covers every event object. */
+        dequeue(w, ev);
+        ev->time = t;
+        w->seq++;
+        uint32_t slot = (w->nowq_head + w->nowq_len++) % w->heap_cap;
+        w->nowq[slot] = ev;
+        ev->heap_idx = SIM_EV_NOWQ | slot;
+        return;
+    }
     ev->time = t;
     struct sim_heap_ent e = {.time = t, .seq = w->seq++, .ev = ev};
-    if (ev->heap_idx != SIM_EV_IDLE) {
+    if (ev->heap_idx != SIM_EV_IDLE && !(ev->heap_idx & SIM_EV_NOWQ)) {
         w->heap[ev->heap_idx] = e;
         heap_fix(w, ev->heap_idx);
         return;
     }
+    dequeue(w, ev);
     /* Capacity was reserved when the event object was created, so this cannot overflow. */
     uint32_t i = w->heap_len++;
     w->heap[i] = e;
@@ -116,8 +154,25 @@ void brisk_sim_sched(brisk_sim_world *w, struct sim_event *ev, uint64_t t)
 
 void brisk_sim_unsched(brisk_sim_world *w, struct sim_event *ev)
 {
-    if (ev->heap_idx != SIM_EV_IDLE)
-        heap_remove_at(w, ev->heap_idx);
+    dequeue(w, ev);
+}
+
+/* Drops cancelled entries from the front of the now-queue. */
+static void nowq_trim(brisk_sim_world *w)
+{
+    while (w->nowq_len && !w->nowq[w->nowq_head]) {
+        w->nowq_head = (w->nowq_head + 1) % w->heap_cap;
+        w->nowq_len--;
+    }
+}
+
+/* The time of the next event, BRISK_TIME_NONE when none is queued. */
+static uint64_t next_time(brisk_sim_world *w)
+{
+    nowq_trim(w);
+    if (w->nowq_len)
+        return w->now; /* the heap cannot hold anything earlier than now */
+    return w->heap_len ? w->heap[0].time : BRISK_TIME_NONE;
 }
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -185,14 +240,18 @@ void brisk_sim_world_free(brisk_sim_world *w)
         return;
     /* Queued events first, while every object they are embedded in still exists. Callbacks and frames in
      * propagation belong to the queue alone; a frame on the wire (TX_END) is also its link's, freed there. */
-    for (uint32_t i = 0; i < w->heap_len; i++) {
-        struct sim_event *ev = w->heap[i].ev;
+    for (uint32_t i = 0; i < w->heap_len + w->nowq_len; i++) {
+        struct sim_event *ev =
+            i < w->heap_len ? w->heap[i].ev : w->nowq[(w->nowq_head + i - w->heap_len) % w->heap_cap];
+        if (!ev)
+            continue;
         if (ev->type == SIM_EV_CALL)
             free(SIM_CONTAINER(ev, struct sim_call, ev));
         else if (ev->type == SIM_EV_DELIVER)
             free(SIM_CONTAINER(ev, struct sim_frame, ev));
     }
     w->heap_len = 0;
+    w->nowq_len = 0;
     for (brisk_sim_port *p = w->ports; p; p = p->next) {
         brisk_sim_capture_close(p->cap);
         p->cap = NULL;
@@ -225,6 +284,7 @@ void brisk_sim_world_free(brisk_sim_world *w)
         free(f);
     }
     free(w->heap);
+    free(w->nowq);
     free(w);
 }
 
@@ -316,11 +376,21 @@ static void world_dispatch(brisk_sim_world *w, struct sim_event *ev)
     }
 }
 
+/* Runs the next event (there is one: next_time() said so). The heap's events for this instant were all
+ * scheduled before now reached it, so before anything in the now-queue: they go first. */
 static void world_step(brisk_sim_world *w)
 {
-    struct sim_event *ev = w->heap[0].ev;
-    w->now = w->heap[0].time;
-    heap_remove_at(w, 0);
+    struct sim_event *ev;
+    if (w->heap_len && (!w->nowq_len || w->heap[0].time <= w->now)) {
+        ev = w->heap[0].ev;
+        w->now = w->heap[0].time;
+        heap_remove_at(w, 0);
+    } else {
+        ev = w->nowq[w->nowq_head];
+        w->nowq_head = (w->nowq_head + 1) % w->heap_cap;
+        w->nowq_len--;
+        ev->heap_idx = SIM_EV_IDLE;
+    }
     world_dispatch(w, ev);
     world_flush(w);
     w->stats.events++;
@@ -333,7 +403,7 @@ uint64_t brisk_sim_run_until(brisk_sim_world *w, uint64_t until)
     w->running = 1;
     world_flush(w);
     uint64_t n = 0;
-    while (w->heap_len && w->heap[0].time <= until) {
+    for (uint64_t t; (t = next_time(w)) != BRISK_TIME_NONE && t <= until;) {
         world_step(w);
         n++;
     }
@@ -350,7 +420,7 @@ int brisk_sim_run_while(brisk_sim_world *w, int (*done)(void *ctx), void *ctx, u
     w->running = 1;
     world_flush(w);
     int ret = done(ctx) != 0;
-    while (!ret && w->heap_len && w->heap[0].time <= limit) {
+    for (uint64_t t; !ret && (t = next_time(w)) != BRISK_TIME_NONE && t <= limit;) {
         world_step(w);
         ret = done(ctx) != 0;
     }

@@ -293,15 +293,24 @@ void tcp_conn_hash_del(brisk_sock *c)
         *pp = c->hnext;
     c->hnext = NULL;
     c->in_table = 0;
+    if (c->st->tcp->last == c)
+        c->st->tcp->last = NULL;
 }
 
+/* A bulk transfer brings segment after segment of one connection: the last connection found is checked
+ * before the keyed hash is computed (a one-entry cache, like Linux's early demux of a socket's dst). */
 brisk_sock *tcp_conn_lookup(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
 {
     struct brisk_tcp *t = st->tcp;
-    brisk_sock *c = t->conns[tcp_tuple_hash(t, laddr, lport, raddr, rport) & (t->nconns_buckets - 1)];
+    brisk_sock *c = t->last;
+    if (c && c->id.lport == lport && c->id.rport == rport && c->id.laddr == laddr && c->id.raddr == raddr)
+        return c;
+    c = t->conns[tcp_tuple_hash(t, laddr, lport, raddr, rport) & (t->nconns_buckets - 1)];
     for (; c; c = c->hnext)
-        if (c->id.lport == lport && c->id.rport == rport && c->id.laddr == laddr && c->id.raddr == raddr)
+        if (c->id.lport == lport && c->id.rport == rport && c->id.laddr == laddr && c->id.raddr == raddr) {
+            t->last = c;
             return c;
+        }
     return NULL;
 }
 

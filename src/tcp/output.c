@@ -314,7 +314,7 @@ static void tcp_pace_sent(brisk_sock *c, uint32_t len, uint64_t now)
         return;
     uint32_t segs = (len + c->snd.mss - 1) / (c->snd.mss ? c->snd.mss : 1);
     uint64_t bytes = (uint64_t)len + (uint64_t)(segs ? segs : 1) * 66u; /* payload + headers per segment */
-    uint64_t interval = (uint64_t)((unsigned __int128)bytes * BRISK_NSEC_PER_SEC / rate);
+    uint64_t interval = tcp_muldiv(bytes, BRISK_NSEC_PER_SEC, rate);
     uint64_t base = c->pace.next > now ? c->pace.next : now;
     if (c->pace.next < now && c->hold.reason == BRISK_HOLD_PACING) {
         /* Late, not idle: keep the schedule, within the catch-up allowance. */

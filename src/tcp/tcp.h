@@ -275,6 +275,7 @@ struct brisk_sock {
 struct brisk_tcp {
     struct brisk_sock **conns; /* hash of connections by 4-tuple */
     uint32_t nconns_buckets;
+    struct brisk_sock *last; /* the connection the last lookup found (NULL once it leaves the table) */
     struct brisk_sock **listen; /* hash of listeners by port */
     uint32_t nlisten_buckets;
     uint8_t key[16];                      /* hash key and RFC 6528 secret, from the stack's seed */
@@ -344,6 +345,16 @@ uint32_t tcp_size_goal(const brisk_sock *c, uint32_t mss);
 int tcp_autocork(brisk_sock *c);
 /* Records why the transmit function stopped (BRISK_HOLD_NONE: it is not holding anything back). */
 void tcp_hold(brisk_sock *c, int reason, uint64_t now);
+
+/* a * b / c, exact (floor) for every input whose result fits 64 bits; the 128-bit division (a libgcc call)
+ * only when a * b overflows 64 bits, which per-packet rates and sizes never do. */
+static inline uint64_t tcp_muldiv(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t p;
+    if (!__builtin_mul_overflow(a, b, &p))
+        return p / c;
+    return (uint64_t)((unsigned __int128)a * b / c);
+}
 
 /* input.c */
 /* `csum_valid`: the device vouched for the checksum (BRISK_RX_CSUM_VALID), so it is not verified again. */

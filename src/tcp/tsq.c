@@ -99,7 +99,7 @@ uint64_t tcp_pacing_rate(const brisk_sock *c)
     uint64_t w = c->cc.cwnd > tcp_flight(c) ? c->cc.cwnd : tcp_flight(c);
     uint32_t ratio = c->cc.cwnd < c->cc.ssthresh / 2 ? s->tcp_pacing_ss_ratio : s->tcp_pacing_ca_ratio;
     /* bytes/s = w * 1e9 / srtt_ns * ratio / 100, without overflow for any realistic w. */
-    return (uint64_t)((unsigned __int128)w * BRISK_NSEC_PER_SEC * ratio / 100u / c->rtt.srtt);
+    return tcp_muldiv((uint64_t)w * ratio, BRISK_NSEC_PER_SEC, 100u * c->rtt.srtt);
 }
 
 uint64_t tcp_tsq_limit(const brisk_sock *c)
@@ -116,7 +116,7 @@ uint64_t tcp_tsq_limit(const brisk_sock *c)
     }
     uint64_t rate = tcp_pacing_rate(c);
     uint64_t by_rate =
-        rate == UINT64_MAX ? UINT64_MAX : (uint64_t)((unsigned __int128)rate * hold / BRISK_NSEC_PER_SEC);
+        rate == UINT64_MAX ? UINT64_MAX : tcp_muldiv(rate, hold, BRISK_NSEC_PER_SEC);
     if (s->tcp_tsq_rule == 1)
         return by_rate > cap ? by_rate : cap;
     uint64_t two = 2ull * (c->snd.mss + 54u + s->tcp_buf_overhead);

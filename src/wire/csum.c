@@ -119,6 +119,21 @@ uint16_t brisk_csum_buf(const void *data, size_t len)
     return brisk_csum_fold(brisk_csum_add(0, data, len));
 }
 
+uint16_t brisk_csum_hdr(const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    uint64_t s = 0;
+    for (size_t i = 0; i + 4 <= len; i += 4) {
+        uint32_t w;
+        memcpy(&w, p + i, 4);
+        s += w; /* host-order 32-bit words: at most 15 of them, no overflow */
+    }
+    uint32_t s16 = fold16(s);
+    if (host_is_little_endian())
+        s16 = ((s16 & 0xff) << 8) | (s16 >> 8);
+    return (uint16_t)~s16;
+}
+
 void brisk_csum_complete_partial(uint8_t *buf, size_t len, size_t csum_start, size_t csum_offset)
 {
     if (csum_start > len || csum_offset > len - csum_start || len - csum_start - csum_offset < 2)

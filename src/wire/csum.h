@@ -31,6 +31,10 @@ uint16_t brisk_csum_update32(uint16_t csum, uint32_t old32, uint32_t new32);
 /* The checksum of a buffer: brisk_csum_fold(brisk_csum_add(0, data, len)). */
 uint16_t brisk_csum_buf(const void *data, size_t len);
 
+/* The same for a header of a whole number of 32-bit words, at most 60 bytes (an IPv4 header, options
+ * included): every packet has one, so it is summed word by word without the general loop's setup. */
+uint16_t brisk_csum_hdr(const void *data, size_t len);
+
 /* What a checksum-offloading device does with a CHECKSUM_PARTIAL packet (netdev.h): the 16-bit field at
  * buf + csum_start + csum_offset holds the folded, uncomplemented pseudo-header sum; sum the bytes from
  * csum_start to len (that field included) and store the final checksum there. Does nothing when the field

@@ -76,7 +76,7 @@ int brisk_ipv4_parse(const uint8_t *b, size_t len, struct brisk_ipv4_repr *r)
         return BRISK_WIRE_BAD_TOTLEN;
     if (total > len)
         return BRISK_WIRE_TRUNCATED;
-    if (brisk_csum_buf(b, (size_t)hlen) != 0)
+    if (brisk_csum_hdr(b, (size_t)hlen) != 0)
         return BRISK_WIRE_BAD_CSUM;
     if (bad_source(brisk_get32(b + 12)))
         return BRISK_WIRE_BAD_ADDR;
@@ -112,6 +112,6 @@ size_t brisk_ipv4_emit(uint8_t *b, const struct brisk_ipv4_repr *r)
     brisk_put16(b + 10, 0);
     brisk_put32(b + 12, r->src);
     brisk_put32(b + 16, r->dst);
-    brisk_put16(b + 10, brisk_csum_buf(b, BRISK_IPV4_HLEN));
+    brisk_put16(b + 10, brisk_csum_hdr(b, BRISK_IPV4_HLEN));
     return BRISK_IPV4_HLEN;
 }
