@@ -201,7 +201,8 @@ static void emit_frame(struct sim_nic *n, struct sim_desc *d, const uint8_t *hdr
         return;
     }
     memcpy(f->data, hdrs, hlen);
-    memcpy(f->data + hlen, payload, plen);
+    if (plen) /* a whole packet comes as hdrs alone (payload NULL) */
+        memcpy(f->data + hlen, payload, plen);
     if (csum && (size_t)csum_start + csum_offset + 2 <= len) {
         f->csum = SIM_CSUM_PENDING;
         f->csum_start = csum_start;

@@ -281,6 +281,8 @@ int tcp_conn_hash_add(brisk_sock *c)
     c->hnext = *b;
     *b = c;
     c->in_table = 1;
+    if (c->state != BRISK_TCP_LISTEN)
+        c->st->tcp->port_refs[c->id.lport % TCP_PORT_BUCKETS]++;
     return BRISK_OK;
 }
 
@@ -289,8 +291,11 @@ void tcp_conn_hash_del(brisk_sock *c)
     brisk_sock **pp = chain_of(c);
     while (*pp && *pp != c)
         pp = &(*pp)->hnext;
-    if (*pp)
+    if (*pp) {
         *pp = c->hnext;
+        if (c->state != BRISK_TCP_LISTEN)
+            c->st->tcp->port_refs[c->id.lport % TCP_PORT_BUCKETS]--;
+    }
     c->hnext = NULL;
     c->in_table = 0;
     if (c->st->tcp->last == c)
@@ -337,6 +342,8 @@ int tcp_port_in_use(brisk_stack *st, uint32_t laddr, uint16_t lport)
     if (l && (l->id.laddr == 0 || laddr == 0 || l->id.laddr == laddr))
         return 1;
     struct brisk_tcp *t = st->tcp;
+    if (t->port_refs[lport % TCP_PORT_BUCKETS] == 0)
+        return 0; /* no connection in the table has a port in this bucket */
     for (uint32_t i = 0; i < t->nconns_buckets; i++)
         for (brisk_sock *c = t->conns[i]; c; c = c->hnext)
             if (c->id.lport == lport && (laddr == 0 || c->id.laddr == laddr))

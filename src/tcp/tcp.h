@@ -26,6 +26,7 @@
 #define TCP_MAX_WIN    65535u
 #define TCP_MAX_WSCALE 14
 /* Send-time records per connection (see struct brisk_sock.txt). */
+#define TCP_PORT_BUCKETS 4096 /* struct brisk_tcp.port_refs */
 #define TCP_TX_TIMES 32
 
 /* TCP_CORK holds a partial segment at most this long (Linux tcp(7): a 200 ms ceiling). */
@@ -276,6 +277,9 @@ struct brisk_tcp {
     struct brisk_sock **conns; /* hash of connections by 4-tuple */
     uint32_t nconns_buckets;
     struct brisk_sock *last; /* the connection the last lookup found (NULL once it leaves the table) */
+    /* Connections in the table per local port, folded to TCP_PORT_BUCKETS counters: a zero answers "is this
+     * port in use?" (bind) without scanning the table. */
+    uint32_t port_refs[TCP_PORT_BUCKETS];
     struct brisk_sock **listen; /* hash of listeners by port */
     uint32_t nlisten_buckets;
     uint8_t key[16];                      /* hash key and RFC 6528 secret, from the stack's seed */
