@@ -647,8 +647,10 @@ int main(int argc, char **argv)
     h->timeout_ns = 120 * 1000000000ull;
     h->fd = -1;
     int rc = parse_args(h, argc, argv);
-    if (rc)
+    if (rc) {
+        free(h); /* nothing else is allocated yet (and a sanitizer build checks for leaks at exit) */
         return rc;
+    }
     h->echo = malloc(ECHO_LEN);
     h->req = malloc(65536);
     h->lat = h->mode == M_RR ? calloc(MAX_RR, sizeof(uint64_t)) : NULL;
