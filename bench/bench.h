@@ -35,7 +35,7 @@ double bench_memcpy_gbps(double seconds);
 
 int bench_memcpy(int json, int quick);
 /* mode: NULL for every run, or the key of one ("no_offload", "csum", "gso"). */
-int bench_bulk(int json, int quick, const char *mode);
+int bench_bulk(int json, int quick, const char *mode, uint32_t ring);
 int bench_timers(int json, int quick);
 int bench_conns(int json, int quick);
 

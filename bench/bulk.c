@@ -32,12 +32,24 @@ static int bulk_done(void *ctx)
     return brisk_sim_bulk_done(ctx);
 }
 
-static int bulk_once(struct bulk_run *run, uint64_t bytes)
+static brisk_sim_port *add_nic(brisk_sim_host *h, uint32_t ip, uint32_t caps, uint32_t ring)
+{
+    struct brisk_sim_nic_config nc;
+    brisk_sim_nic_config_default(&nc);
+    nc.dev.ip = ip;
+    nc.dev.prefix_len = 24;
+    nc.dev.caps = caps;
+    if (ring)
+        nc.tx_ring = ring;
+    return brisk_sim_nic_add(h, &nc);
+}
+
+static int bulk_once(struct bulk_run *run, uint64_t bytes, uint32_t ring)
 {
     brisk_sim_world *w = brisk_sim_world_new(1);
     brisk_sim_host *a = brisk_sim_host_add(w, "a", NULL), *b = brisk_sim_host_add(w, "b", NULL);
-    brisk_sim_port *pa = brisk_sim_nic_add_ip(a, BENCH_A_IP, 24, run->caps);
-    brisk_sim_port *pb = brisk_sim_nic_add_ip(b, BENCH_B_IP, 24, run->caps);
+    brisk_sim_port *pa = add_nic(a, BENCH_A_IP, run->caps, ring);
+    brisk_sim_port *pb = add_nic(b, BENCH_B_IP, run->caps, ring);
     struct brisk_sim_link_config lc;
     brisk_sim_link_config_symmetric(&lc, 0, 0);
     if (!w || !pa || !pb || !brisk_sim_link_connect(w, pa, pb, &lc)) {
@@ -70,7 +82,7 @@ static int bulk_once(struct bulk_run *run, uint64_t bytes)
     return 0;
 }
 
-int bench_bulk(int json, int quick, const char *mode)
+int bench_bulk(int json, int quick, const char *mode, uint32_t ring)
 {
     uint64_t bytes = quick ? 200000000ull : 2000000000ull;
     struct bulk_run runs[] = {
@@ -91,7 +103,7 @@ int bench_bulk(int json, int quick, const char *mode)
         nruns = 1;
     }
     for (size_t i = 0; i < nruns; i++)
-        if (bulk_once(&runs[i], bytes) != 0)
+        if (bulk_once(&runs[i], bytes, ring) != 0)
             return 1;
     double memcpy_gbps = bench_memcpy_gbps(quick ? 0.05 : 0.3);
     struct json j;

@@ -222,7 +222,7 @@ static int bench_rr(int json, int quick)
 static int usage(FILE *f, int rc)
 {
     fprintf(f, "usage: brisk-bench sim|bulk|rr|memcpy|timers|conns [--json] [--quick]\n"
-                "       brisk-bench bulk ... --mode no_offload|csum|gso   (one bulk run only)\n");
+                "       brisk-bench bulk ... [--mode no_offload|csum|gso] [--ring N]   (one run; NIC TX ring size)\n");
     return rc;
 }
 
@@ -232,6 +232,7 @@ int main(int argc, char **argv)
         return usage(stderr, 2);
     int json = 0, quick = 0;
     const char *mode = NULL;
+    uint32_t ring = 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             json = 1;
@@ -239,15 +240,22 @@ int main(int argc, char **argv)
             quick = 1;
         else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc)
             mode = argv[++i];
+        else if (strcmp(argv[i], "--ring") == 0 && i + 1 < argc) {
+            char *end;
+            unsigned long v = strtoul(argv[++i], &end, 10);
+            if (*end || v < 1 || v > 65536)
+                return fprintf(stderr, "brisk-bench: --ring wants 1 ... 65536 descriptors\n"), usage(stderr, 2);
+            ring = (uint32_t)v;
+        }
         else
             return fprintf(stderr, "brisk-bench: unknown option '%s'\n", argv[i]), usage(stderr, 2);
     }
     if (strcmp(argv[1], "sim") == 0)
         return bench_sim(json, quick);
     if (strcmp(argv[1], "bulk") == 0)
-        return bench_bulk(json, quick, mode);
-    if (mode)
-        return fprintf(stderr, "brisk-bench: --mode applies to bulk only\n"), usage(stderr, 2);
+        return bench_bulk(json, quick, mode, ring);
+    if (mode || ring)
+        return fprintf(stderr, "brisk-bench: --mode and --ring apply to bulk only\n"), usage(stderr, 2);
     if (strcmp(argv[1], "rr") == 0)
         return bench_rr(json, quick);
     if (strcmp(argv[1], "memcpy") == 0)
