@@ -418,6 +418,19 @@ int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, u
 /* Reads up to len bytes; returns the number read (> 0), 0 at end of stream (the peer's FIN), BRISK_ERR_AGAIN
  * (nothing yet), BRISK_ERR_NOTCONN, or the connection's error (BRISK_ERR_RESET, BRISK_ERR_TIMEDOUT). */
 int64_t brisk_recv(brisk_sock *s, void *buf, size_t len, uint64_t now);
+/*
+ * Zero-copy receive, for applications that can work on the data where it lies (checksumming, parsing,
+ * writing it to a file): brisk_recv_peek sets *data to the unread bytes at offset `off` of the receive
+ * stream and returns how many of them are contiguous there (> 0: up to the end of a 16 KB buffer chunk; peek
+ * again at off + that for the rest). Nothing is consumed. With nothing at `off` it returns what brisk_recv
+ * would with nothing to read: 0 at end of stream, BRISK_ERR_AGAIN, BRISK_ERR_NOTCONN or the connection's
+ * error. The bytes stay valid and unchanged until they are consumed or the socket is closed or aborted;
+ * brisk_recv_consume(s, n) then consumes the first n unread bytes exactly as a brisk_recv of n bytes would
+ * (buffer space freed, a window update when it is worth one) and returns n, or BRISK_ERR_INVAL if n is more
+ * than is unread.
+ */
+int64_t brisk_recv_peek(brisk_sock *s, size_t off, const uint8_t **data);
+int64_t brisk_recv_consume(brisk_sock *s, size_t n, uint64_t now);
 /* Closes the sending direction (FIN after queued data). BRISK_ERR_NOTCONN if not connected. */
 int brisk_shutdown_write(brisk_sock *s, uint64_t now);
 /* Releases the socket: queued data is still sent and the connection closes gracefully (or aborts with RST

@@ -50,7 +50,6 @@ struct brisk_sim_bulk {
     struct endpoint cli, srv;
     uint64_t connected_at, first_byte_at, last_byte_at;
     struct stream streams[2]; /* client -> server, server -> client */
-    uint8_t *rbuf;            /* read buffer */
 };
 
 /* Bytes [pos, pos + n) of the stream `seed`. Whole 8-byte blocks are stored as one little-endian word. */
@@ -100,21 +99,21 @@ static int stream_init(struct stream *st, uint64_t seed, uint64_t bytes, uint32_
     return 0;
 }
 
-/* Checks received bytes against the peer's stream; records the first difference. */
-static void check(struct endpoint *e, const uint8_t *data, size_t n)
+/* Checks received bytes, stream position pos on, against the peer's stream; records the first difference. */
+static void check(struct endpoint *e, uint64_t pos, const uint8_t *data, size_t n)
 {
     if (e->r.bad_at != UINT64_MAX)
         return;
-    if (e->r.received + n > e->expect) { /* more than the peer sends: the first extra byte is wrong */
-        e->r.bad_at = e->expect > e->r.received ? e->expect : e->r.received;
+    if (pos + n > e->expect) { /* more than the peer sends: the first extra byte is wrong */
+        e->r.bad_at = e->expect > pos ? e->expect : pos;
         return;
     }
-    const uint8_t *exp = slice(e->in, e->r.received);
+    const uint8_t *exp = slice(e->in, pos);
     if (memcmp(exp, data, n) == 0)
         return;
     for (size_t i = 0; i < n; i++) {
         if (exp[i] != data[i]) {
-            e->r.bad_at = e->r.received + i;
+            e->r.bad_at = pos + i;
             return;
         }
     }
@@ -131,11 +130,24 @@ static void pump(struct endpoint *e, uint64_t now)
     brisk_sim_bulk *b = e->b;
     if (!e->s || e->closed)
         return;
-    /* Read everything there is. */
+    /* Read everything there is, read_size bytes per read. Zero-copy (brisk_recv_peek): the bytes are checked
+     * where they lie in the receive stream, then consumed — exactly what a brisk_recv of read_size would
+     * have taken, so the stack sees the same reads. */
     while (!e->fin_seen) {
-        int64_t n = brisk_recv(e->s, b->rbuf, b->c.read_size, now);
+        size_t got = 0;
+        int64_t n = 0;
+        while (got < b->c.read_size) {
+            const uint8_t *p;
+            n = brisk_recv_peek(e->s, got, &p);
+            if (n <= 0)
+                break;
+            size_t take = (uint64_t)n < b->c.read_size - got ? (size_t)n : b->c.read_size - got;
+            check(e, e->r.received + got, p, take);
+            got += take;
+        }
+        if (got > 0)
+            n = brisk_recv_consume(e->s, got, now);
         if (n > 0) {
-            check(e, b->rbuf, (size_t)n);
             e->r.received += (uint64_t)n;
             if (b->first_byte_at == BRISK_TIME_NONE)
                 b->first_byte_at = now;
@@ -248,10 +260,9 @@ brisk_sim_bulk *brisk_sim_bulk_start(brisk_sim_world *w, brisk_sim_host *client,
         b->c.read_size = 65536;
     b->server_ip = server_ip;
     b->first_byte_at = b->last_byte_at = BRISK_TIME_NONE;
-    b->rbuf = malloc(b->c.read_size);
     int err;
     b->listener = brisk_socket(brisk_sim_host_stack(server), &err);
-    if (!b->rbuf || !b->listener || brisk_bind(b->listener, server_ip, c->port) != BRISK_OK ||
+    if (!b->listener || brisk_bind(b->listener, server_ip, c->port) != BRISK_OK ||
         brisk_listen(b->listener, 16) != BRISK_OK) {
         brisk_sim_bulk_free(b);
         return NULL;
@@ -334,6 +345,5 @@ void brisk_sim_bulk_free(brisk_sim_bulk *b)
         brisk_close(b->listener, now);
     free(b->streams[0].tab);
     free(b->streams[1].tab);
-    free(b->rbuf);
     free(b);
 }

@@ -183,22 +183,54 @@ int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, u
     return (int64_t)n;
 }
 
+/* What a read returns with nothing to read. */
+static int64_t rcv_empty(const brisk_sock *s)
+{
+    if (s->rcv.fin)
+        return 0;
+    if (s->error)
+        return s->error;
+    if (s->state == BRISK_TCP_CLOSED || s->state == BRISK_TCP_LISTEN)
+        return BRISK_ERR_NOTCONN;
+    return BRISK_ERR_AGAIN;
+}
+
+static void rcv_consumed(brisk_sock *s, size_t n, uint64_t now);
+
 int64_t brisk_recv(brisk_sock *s, void *buf, size_t len, uint64_t now)
 {
     if (!s || (!buf && len))
         return BRISK_ERR_INVAL;
     brisk_stack *st = s->st;
     now = brisk_stack_clock(st, now);
-    if (s->rcv.buf.len == 0) {
-        if (s->rcv.fin)
-            return 0;
-        if (s->error)
-            return s->error;
-        if (s->state == BRISK_TCP_CLOSED || s->state == BRISK_TCP_LISTEN)
-            return BRISK_ERR_NOTCONN;
-        return BRISK_ERR_AGAIN;
-    }
+    if (s->rcv.buf.len == 0)
+        return rcv_empty(s);
     size_t n = brisk_sbuf_copyout(&s->rcv.buf, 0, buf, len);
+    rcv_consumed(s, n, now);
+    return (int64_t)n;
+}
+
+int64_t brisk_recv_peek(brisk_sock *s, size_t off, const uint8_t **data)
+{
+    if (!s || !data)
+        return BRISK_ERR_INVAL;
+    size_t n = brisk_sbuf_span(&s->rcv.buf, off, data);
+    return n ? (int64_t)n : rcv_empty(s);
+}
+
+int64_t brisk_recv_consume(brisk_sock *s, size_t n, uint64_t now)
+{
+    if (!s || n > s->rcv.buf.len)
+        return BRISK_ERR_INVAL;
+    now = brisk_stack_clock(s->st, now);
+    rcv_consumed(s, n, now);
+    return (int64_t)n;
+}
+
+/* n bytes left the receive stream for the application: free them, and open the window if that is worth it. */
+static void rcv_consumed(brisk_sock *s, size_t n, uint64_t now)
+{
+    brisk_stack *st = s->st;
     brisk_sbuf_consume(&st->tcp->chunks, &s->rcv.buf, n);
     tcp_rcv_drain_ooo(s); /* data held back only for lack of buffer memory */
     /* Advertise the space reading made, if it is worth a segment (receiver SWS avoidance). */
@@ -214,7 +246,6 @@ int64_t brisk_recv(brisk_sock *s, void *buf, size_t len, uint64_t now)
             tcp_send_ack(s, now);
     }
     finish_call(st, now);
-    return (int64_t)n;
 }
 
 int brisk_shutdown_write(brisk_sock *s, uint64_t now)

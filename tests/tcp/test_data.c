@@ -332,6 +332,47 @@ static void test_receive_checksum_offload(void **state)
     teardown(&t, c, l);
 }
 
+/* Zero-copy receive: peek shows the unread bytes in place, contiguous up to a chunk's end, without consuming
+ * them; consume takes them as brisk_recv would; bad arguments are refused; the peer's FIN reads as 0. */
+static void test_zero_copy_receive(void **state)
+{
+    (void)state;
+    struct tf t;
+    struct tf_peer p;
+    brisk_sock *l;
+    tf_init(&t, NULL);
+    brisk_sock *c = setup(&t, &p, &l, 0);
+    const uint8_t *d;
+    assert_int_equal(brisk_recv_peek(c, 0, &d), BRISK_ERR_AGAIN);
+    uint64_t now = 2 * TF_MS;
+    for (int i = 0; i < 12; i++) /* 12 x 1460 = 17,520 bytes: more than one 16 KB chunk */
+        tf_peer_send_data(&p, 1460, now);
+    while (tf_pending(&t))
+        tf_take(&t);
+    uint8_t want[17520];
+    tf_pattern(want, sizeof want, 0);
+    int64_t first = brisk_recv_peek(c, 0, &d);
+    assert_true(first > 0 && first < 17520); /* the first chunk's worth */
+    assert_memory_equal(d, want, (size_t)first);
+    int64_t rest = brisk_recv_peek(c, (size_t)first, &d);
+    assert_int_equal(first + rest, 17520);
+    assert_memory_equal(d, want + first, (size_t)rest);
+    assert_int_equal(brisk_recv_peek(c, 17520, &d), BRISK_ERR_AGAIN); /* nothing beyond */
+    assert_int_equal(brisk_recv_peek(c, 0, NULL), BRISK_ERR_INVAL);
+    assert_int_equal(brisk_recv_consume(c, 17521, now), BRISK_ERR_INVAL);
+    assert_int_equal(tf_info(c).bytes_received, 17520); /* peeking consumed nothing */
+    assert_int_equal(brisk_recv_consume(c, 1000, now), 1000);
+    assert_int_equal(brisk_recv_peek(c, 0, &d), first - 1000);
+    assert_memory_equal(d, want + 1000, 100);
+    uint8_t buf[20000];
+    assert_int_equal(brisk_recv(c, buf, sizeof buf, now), 16520); /* brisk_recv sees the same stream */
+    assert_memory_equal(buf, want + 1000, 16520);
+    tf_peer_send(&p, BRISK_TCP_ACK | BRISK_TCP_FIN, NULL, 0, 3 * TF_MS);
+    assert_int_equal(brisk_recv_peek(c, 0, &d), 0); /* end of stream */
+    assert_int_equal(brisk_recv_consume(c, 0, 3 * TF_MS), 0);
+    teardown(&t, c, l);
+}
+
 static void test_delayed_ack(void **state)
 {
     (void)state;
@@ -693,6 +734,7 @@ int main(void)
         cmocka_unit_test(test_msg_more),
         cmocka_unit_test(test_receive_in_order),
         cmocka_unit_test(test_receive_checksum_offload),
+        cmocka_unit_test(test_zero_copy_receive),
         cmocka_unit_test(test_delayed_ack),
         cmocka_unit_test(test_out_of_order_sack_and_dsack),
         cmocka_unit_test(test_receive_window_and_update),
