@@ -82,9 +82,9 @@ struct harness {
     uint16_t mss; /* pcb->mss, kept: the pcb is lwIP's once closed */
     /* data */
     struct pattern pat;
-    struct pattern_hash txh, rxh;
-    uint64_t tx_off, rx_off, rx_bad_at;
-    int rx_bad;
+    struct pattern_hash txh;
+    uint64_t tx_off;
+    struct pattern_rx rx; /* what arrived: offset, first bad byte, hash */
     uint8_t *echo; /* bytes received and not yet sent back */
     size_t echo_len;
     uint8_t *req;
@@ -185,19 +185,6 @@ static int tap_input(struct harness *h)
 }
 
 /* ---- the roles ----------------------------------------------------------------------------------------- */
-
-static void take_rx(struct harness *h, const uint8_t *b, size_t n)
-{
-    if (!h->rx_bad) {
-        size_t at = pattern_check(&h->pat, h->rx_off, b, n);
-        if (at < n) {
-            h->rx_bad = 1;
-            h->rx_bad_at = h->rx_off + at;
-        }
-    }
-    pattern_hash_add(&h->rxh, b, n);
-    h->rx_off += n;
-}
 
 /* Detaches our callbacks and closes: from here on the pcb is lwIP's (it finishes the FIN exchange). */
 static void conn_close(struct harness *h)
@@ -318,7 +305,7 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
     if (h->mode == M_ECHO && h->echo_len + total > ECHO_LEN)
         return ERR_MEM; /* cannot happen (the window is smaller than the buffer); lwIP keeps the data */
     for (struct pbuf *q = p; q; q = q->next) {
-        take_rx(h, q->payload, q->len);
+        pattern_rx_take(&h->pat, &h->rx, q->payload, q->len);
         if (h->mode == M_ECHO) {
             memcpy(h->echo + h->echo_len, q->payload, q->len);
             h->echo_len += q->len;
@@ -493,26 +480,6 @@ static int bad(const char *what, const char *val)
     return 2;
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-    if (!s || !*s || *s == '-')
-        return -1;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    uint64_t mul = 1;
-    if (*end == 'K')
-        mul = 1024ull, end++;
-    else if (*end == 'M')
-        mul = 1024ull * 1024, end++;
-    else if (*end == 'G')
-        mul = 1024ull * 1024 * 1024, end++;
-    if (errno || *end || end == s || (uint64_t)v > UINT64_MAX / mul)
-        return -1;
-    *out = (uint64_t)v * mul;
-    return 0;
-}
-
 static int parse_ip(const char *s, ip4_addr_t *ip)
 {
     unsigned a, b, c, d;
@@ -528,7 +495,7 @@ static int parse_cidr(const char *s, ip4_addr_t *ip, ip4_addr_t *mask)
     char host[32];
     const char *slash = strchr(s, '/');
     uint64_t len;
-    if (!slash || (size_t)(slash - s) >= sizeof(host) || parse_u64(slash + 1, &len) || len < 1 || len > 32)
+    if (!slash || (size_t)(slash - s) >= sizeof(host) || pattern_parse_count(slash + 1, &len) || len < 1 || len > 32)
         return -1;
     memcpy(host, s, (size_t)(slash - s));
     host[slash - s] = '\0';
@@ -570,7 +537,7 @@ static int parse_args(struct harness *h, int argc, char **argv)
             if (parse_ip(v, &h->gw))
                 return bad(a, v);
         } else if (!strcmp(a, "--listen")) {
-            if (parse_u64(v, &u) || u == 0 || u > 65535)
+            if (pattern_parse_count(v, &u) || u == 0 || u > 65535)
                 return bad(a, v);
             h->listen_port = (int)u;
             roles++;
@@ -581,7 +548,7 @@ static int parse_args(struct harness *h, int argc, char **argv)
                 return bad(a, v);
             memcpy(host, v, (size_t)(c - v));
             host[c - v] = '\0';
-            if (parse_ip(host, &h->dst) || parse_u64(c + 1, &u) || u == 0 || u > 65535)
+            if (parse_ip(host, &h->dst) || pattern_parse_count(c + 1, &u) || u == 0 || u > 65535)
                 return bad(a, v);
             h->dst_port = (uint16_t)u;
             roles++;
@@ -594,16 +561,16 @@ static int parse_args(struct harness *h, int argc, char **argv)
                 return bad(a, v);
             h->mode = (enum mode)m;
         } else if (!strcmp(a, "--bytes")) {
-            if (parse_u64(v, &h->bytes))
+            if (pattern_parse_count(v, &h->bytes))
                 return bad(a, v);
         } else if (!strcmp(a, "--size")) {
-            if (parse_u64(v, &h->size) || h->size == 0 || h->size > 65535)
+            if (pattern_parse_count(v, &h->size) || h->size == 0 || h->size > 65535)
                 return bad(a, v);
         } else if (!strcmp(a, "--count")) {
-            if (parse_u64(v, &h->count) || h->count == 0 || h->count > MAX_RR)
+            if (pattern_parse_count(v, &h->count) || h->count == 0 || h->count > MAX_RR)
                 return bad(a, v);
         } else if (!strcmp(a, "--seed")) {
-            if (parse_u64(v, &h->seed))
+            if (pattern_parse_count(v, &h->seed))
                 return bad(a, v);
         } else if (!strcmp(a, "--timeout")) {
             char secs[24]; /* "120" or brisk-peer's "120s" */
@@ -614,7 +581,7 @@ static int parse_args(struct harness *h, int argc, char **argv)
                 return bad(a, v);
             memcpy(secs, v, len);
             secs[len] = '\0';
-            if (parse_u64(secs, &u) || u == 0 || u > 86400)
+            if (pattern_parse_count(secs, &u) || u == 0 || u > 86400)
                 return bad(a, v);
             h->timeout_ns = u * 1000000000ull;
         } else {
@@ -659,7 +626,7 @@ int main(int argc, char **argv)
         return 1;
     }
     pattern_hash_init(&h->txh);
-    pattern_hash_init(&h->rxh);
+    pattern_rx_init(&h->rx);
     char why[160];
     if (tap_open(h, why, sizeof(why)) < 0) {
         fprintf(stderr, "lwip-tap: cannot open the TAP: %s\n", why);
@@ -735,13 +702,13 @@ int main(int argc, char **argv)
         h->mss = h->pcb->mss;
 
     double secs = h->t_start && h->t_end > h->t_start ? (double)(h->t_end - h->t_start) / 1e9 : 0;
-    uint64_t moved = h->mode == M_SINK ? h->rx_off : h->tx_off;
+    uint64_t moved = h->mode == M_SINK ? h->rx.off : h->tx_off;
     printf("side=lwip mode=%d result=%s err=%s tx_bytes=%llu tx_hash=%016llx rx_bytes=%llu rx_hash=%016llx "
            "rx_bad=%d rx_bad_at=%llu secs=%.6f mbps=%.1f mss=%u tap_rx=%llu tap_tx=%llu tap_tx_errors=%llu "
            "tap_rx_oversize=%llu",
            (int)h->mode, result, err_name(h->error), (unsigned long long)h->tx_off,
-           (unsigned long long)pattern_hash_final(&h->txh), (unsigned long long)h->rx_off,
-           (unsigned long long)pattern_hash_final(&h->rxh), h->rx_bad, (unsigned long long)h->rx_bad_at, secs,
+           (unsigned long long)pattern_hash_final(&h->txh), (unsigned long long)h->rx.off,
+           (unsigned long long)pattern_hash_final(&h->rx.h), h->rx.bad, (unsigned long long)h->rx.bad_at, secs,
            secs > 0 ? (double)moved * 8 / secs / 1e6 : 0.0, h->mss, (unsigned long long)h->rx_frames,
            (unsigned long long)h->tx_frames, (unsigned long long)h->tx_errors,
            (unsigned long long)h->rx_oversize);
@@ -757,7 +724,7 @@ int main(int argc, char **argv)
     printf("\n");
     fflush(stdout);
 
-    int ok = !h->rx_bad && !strcmp(result, "eof") && h->tx_fin;
+    int ok = !h->rx.bad && !strcmp(result, "eof") && h->tx_fin;
     if (h->mode == M_SOURCE)
         ok = ok && h->tx_off == h->bytes;
     if (h->mode == M_RR)

@@ -37,12 +37,10 @@ static uint8_t slice_flags(uint8_t flags, size_t i, size_t n)
     return flags;
 }
 
-int brisk_gso_cut(const uint8_t *frame, size_t len, uint16_t gso_size, unsigned flags, uint8_t *hdrbuf,
-                  size_t hdrbuf_len, brisk_gso_piece_fn emit, void *ctx)
+/* Parses and checks a super-frame (everything but the caller's buffer sizes); *hdrs: its header bytes. */
+static int parse_super(const uint8_t *frame, size_t len, uint16_t gso_size, struct brisk_ipv4_repr *iph,
+                       struct brisk_tcp_repr *th, size_t *hdrs)
 {
-    if (!frame || !hdrbuf || !emit || gso_size == 0)
-        return BRISK_ERR_INVAL;
-
     struct brisk_eth_repr eth;
     int rc = brisk_eth_parse(frame, len, &eth);
     if (rc < 0)
@@ -50,24 +48,35 @@ int brisk_gso_cut(const uint8_t *frame, size_t len, uint16_t gso_size, unsigned 
     if (eth.type != BRISK_ETH_P_IPV4)
         return BRISK_ERR_INVAL;
     const uint8_t *ip = frame + BRISK_ETH_HLEN;
-    struct brisk_ipv4_repr iph;
-    rc = brisk_ipv4_parse(ip, len - BRISK_ETH_HLEN, &iph);
+    rc = brisk_ipv4_parse(ip, len - BRISK_ETH_HLEN, iph);
     if (rc < 0)
         return rc;
-    if (iph.proto != BRISK_IP_PROTO_TCP || brisk_ipv4_is_fragment(&iph))
+    if (iph->proto != BRISK_IP_PROTO_TCP || brisk_ipv4_is_fragment(iph))
         return BRISK_ERR_INVAL;
-    size_t ip_hlen = iph.hdr_len;
-    struct brisk_tcp_repr th;
-    rc = brisk_tcp_parse(ip + ip_hlen, iph.total_len - ip_hlen, iph.src, iph.dst, 0, &th);
+    rc = brisk_tcp_parse(ip + iph->hdr_len, iph->total_len - iph->hdr_len, iph->src, iph->dst, 0, th);
     if (rc < 0)
         return rc;
+    if ((th->flags & (BRISK_TCP_SYN | BRISK_TCP_RST)) && th->payload_len > gso_size)
+        return BRISK_ERR_INVAL;
+    *hdrs = BRISK_ETH_HLEN + (size_t)iph->hdr_len + th->hdr_len;
+    return 0;
+}
 
-    size_t hdrs = BRISK_ETH_HLEN + ip_hlen + th.hdr_len;
-    size_t payload = th.payload_len;
-    if ((th.flags & (BRISK_TCP_SYN | BRISK_TCP_RST)) && payload > gso_size)
+int brisk_gso_cut(const uint8_t *frame, size_t len, uint16_t gso_size, unsigned flags, uint8_t *hdrbuf,
+                  size_t hdrbuf_len, brisk_gso_piece_fn emit, void *ctx)
+{
+    if (!frame || !hdrbuf || !emit || gso_size == 0)
         return BRISK_ERR_INVAL;
+    struct brisk_ipv4_repr iph;
+    struct brisk_tcp_repr th;
+    size_t hdrs;
+    int rc = parse_super(frame, len, gso_size, &iph, &th, &hdrs);
+    if (rc < 0)
+        return rc;
     if (hdrbuf_len < hdrs)
         return BRISK_ERR_INVAL;
+    size_t ip_hlen = iph.hdr_len;
+    size_t payload = th.payload_len;
 
     size_t nseg = payload == 0 ? 1 : (payload + gso_size - 1) / gso_size;
     uint8_t *sip = hdrbuf + BRISK_ETH_HLEN;
@@ -139,24 +148,12 @@ int brisk_gso_segment(const uint8_t *frame, size_t len, uint16_t gso_size, int c
     if (!frame || !scratch || !emit || gso_size == 0)
         return BRISK_ERR_INVAL;
     /* The scratch buffer must take the headers plus one full slice: check before anything is emitted. */
-    struct brisk_eth_repr eth;
     struct brisk_ipv4_repr iph;
     struct brisk_tcp_repr th;
-    int rc = brisk_eth_parse(frame, len, &eth);
+    size_t hdrs;
+    int rc = parse_super(frame, len, gso_size, &iph, &th, &hdrs);
     if (rc < 0)
         return rc;
-    if (eth.type != BRISK_ETH_P_IPV4)
-        return BRISK_ERR_INVAL;
-    rc = brisk_ipv4_parse(frame + BRISK_ETH_HLEN, len - BRISK_ETH_HLEN, &iph);
-    if (rc < 0)
-        return rc;
-    if (iph.proto != BRISK_IP_PROTO_TCP || brisk_ipv4_is_fragment(&iph))
-        return BRISK_ERR_INVAL;
-    rc = brisk_tcp_parse(frame + BRISK_ETH_HLEN + iph.hdr_len, iph.total_len - iph.hdr_len, iph.src, iph.dst, 0,
-                         &th);
-    if (rc < 0)
-        return rc;
-    size_t hdrs = BRISK_ETH_HLEN + (size_t)iph.hdr_len + th.hdr_len;
     size_t slice = th.payload_len < gso_size ? th.payload_len : gso_size;
     if (scratch_len < hdrs + slice)
         return BRISK_ERR_INVAL;

@@ -45,10 +45,10 @@ struct peer {
     int resolved, connected, tx_fin, rx_eof, closed, error, hook;
     uint64_t next_resolve, connect_at;
     uint64_t t_start, t_end;
-    uint64_t tx_off, rx_off, rx_bad_at;
-    int rx_bad;
+    uint64_t tx_off;
+    struct pattern_rx rx; /* what arrived: offset, first bad byte, hash */
     struct pattern pat;
-    struct pattern_hash txh, rxh;
+    struct pattern_hash txh;
     uint8_t *buf;
     /* echo backlog: bytes received and not yet sent back */
     uint8_t *echo;
@@ -77,19 +77,6 @@ static void send_pattern(struct peer *p, uint64_t limit, uint64_t now)
         pattern_hash_add(&p->txh, src, (size_t)k);
         p->tx_off += (uint64_t)k;
     }
-}
-
-static void take_rx(struct peer *p, const uint8_t *b, size_t n)
-{
-    if (!p->rx_bad) {
-        size_t at = pattern_check(&p->pat, p->rx_off, b, n);
-        if (at < n) {
-            p->rx_bad = 1;
-            p->rx_bad_at = p->rx_off + at;
-        }
-    }
-    pattern_hash_add(&p->rxh, b, n);
-    p->rx_off += n;
 }
 
 static void flush_echo(struct peer *p, uint64_t now)
@@ -176,7 +163,7 @@ static void do_rx(struct peer *p, uint64_t now)
                 p->t_end = now;
             return;
         }
-        take_rx(p, dst, (size_t)n);
+        pattern_rx_take(&p->pat, &p->rx, dst, (size_t)n);
         if (p->mode == M_ECHO) {
             p->echo_len += (size_t)n;
             flush_echo(p, now);
@@ -463,7 +450,7 @@ int main(int argc, char **argv)
         return 1;
     }
     pattern_hash_init(&p->txh);
-    pattern_hash_init(&p->rxh);
+    pattern_rx_init(&p->rx);
     int err;
     p->st = brisk_stack_new(&set);
     p->loop = p->st ? brisk_loop_new(p->st, &err) : NULL;
@@ -513,13 +500,13 @@ int main(int argc, char **argv)
     if (p->s)
         brisk_conn_info(p->s, &ci);
     double secs = p->t_end > p->t_start ? (double)(p->t_end - p->t_start) / 1e9 : 0;
-    uint64_t moved = p->mode == M_SINK ? p->rx_off : p->tx_off;
+    uint64_t moved = p->mode == M_SINK ? p->rx.off : p->tx_off;
     printf("side=brisk mode=%d result=%s err=%s tx_bytes=%llu tx_hash=%016llx rx_bytes=%llu "
            "rx_hash=%016llx rx_bad=%d rx_bad_at=%llu secs=%.6f mbps=%.1f mss=%u ts=%u sack=%u ws=%u "
            "snd_wscale=%u rcv_wscale=%u retrans=%llu rto=%llu",
            (int)p->mode, result, p->error ? brisk_strerror(p->error) : "none", (unsigned long long)p->tx_off,
-           (unsigned long long)pattern_hash_final(&p->txh), (unsigned long long)p->rx_off,
-           (unsigned long long)pattern_hash_final(&p->rxh), p->rx_bad, (unsigned long long)p->rx_bad_at, secs,
+           (unsigned long long)pattern_hash_final(&p->txh), (unsigned long long)p->rx.off,
+           (unsigned long long)pattern_hash_final(&p->rx.h), p->rx.bad, (unsigned long long)p->rx.bad_at, secs,
            secs > 0 ? (double)moved * 8 / secs / 1e6 : 0.0, ci.mss, ci.ts_ok, ci.sack_ok, ci.ws_ok,
            ci.snd_wscale, ci.rcv_wscale, (unsigned long long)ci.retransmits,
            (unsigned long long)ci.rto_count);
@@ -560,16 +547,16 @@ int main(int argc, char **argv)
         ok = p->closed && !p->error;
         break;
     case M_RR:
-        ok = p->rr_done == p->count && !p->error && !p->rx_bad;
+        ok = p->rr_done == p->count && !p->error && !p->rx.bad;
         break;
     case M_SINK:
-        ok = p->rx_eof && !p->error && !p->rx_bad && p->closed;
+        ok = p->rx_eof && !p->error && !p->rx.bad && p->closed;
         break;
     case M_RST + 1: /* --expect reset: the peer reset the connection after sending good data */
-        ok = p->error == BRISK_ERR_RESET && !p->rx_bad;
+        ok = p->error == BRISK_ERR_RESET && !p->rx.bad;
         break;
     default:
-        ok = p->rx_eof && !p->error && !p->rx_bad && p->closed && p->tx_off >= p->bytes;
+        ok = p->rx_eof && !p->error && !p->rx.bad && p->closed && p->tx_off >= p->bytes;
         break;
     }
     if (p->s)

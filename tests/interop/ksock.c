@@ -41,26 +41,6 @@ static uint64_t clock_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-    if (!s || !*s)
-        return -1;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    uint64_t mul = 1;
-    if (*end == 'K')
-        mul = 1024ull, end++;
-    else if (*end == 'M')
-        mul = 1024ull * 1024, end++;
-    else if (*end == 'G')
-        mul = 1024ull * 1024 * 1024, end++;
-    if (errno || *end || s[0] == '-')
-        return -1;
-    *out = (uint64_t)v * mul;
-    return 0;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -100,7 +80,7 @@ int main(int argc, char **argv)
             return bad(a, NULL);
         i++;
         if (!strcmp(a, "--listen")) {
-            if (parse_u64(v, &listen_port) || listen_port == 0 || listen_port > 65535)
+            if (pattern_parse_count(v, &listen_port) || listen_port == 0 || listen_port > 65535)
                 return bad(a, v);
             roles++;
         } else if (!strcmp(a, "--connect")) {
@@ -112,7 +92,7 @@ int main(int argc, char **argv)
             memcpy(host, v, (size_t)(c - v));
             host[c - v] = '\0';
             dst.sin_family = AF_INET;
-            if (inet_pton(AF_INET, host, &dst.sin_addr) != 1 || parse_u64(c + 1, &port) || port == 0 ||
+            if (inet_pton(AF_INET, host, &dst.sin_addr) != 1 || pattern_parse_count(c + 1, &port) || port == 0 ||
                 port > 65535)
                 return bad(a, v);
             dst.sin_port = htons((uint16_t)port);
@@ -127,19 +107,19 @@ int main(int argc, char **argv)
                 return bad(a, v);
             mode = (enum mode)m;
         } else if (!strcmp(a, "--bytes")) {
-            if (parse_u64(v, &bytes))
+            if (pattern_parse_count(v, &bytes))
                 return bad(a, v);
         } else if (!strcmp(a, "--size")) {
-            if (parse_u64(v, &size) || size == 0 || size > 65536)
+            if (pattern_parse_count(v, &size) || size == 0 || size > 65536)
                 return bad(a, v);
         } else if (!strcmp(a, "--count")) {
-            if (parse_u64(v, &count) || count == 0 || count > MAX_RR)
+            if (pattern_parse_count(v, &count) || count == 0 || count > MAX_RR)
                 return bad(a, v);
         } else if (!strcmp(a, "--seed")) {
-            if (parse_u64(v, &seed))
+            if (pattern_parse_count(v, &seed))
                 return bad(a, v);
         } else if (!strcmp(a, "--timeout")) {
-            if (parse_u64(v, &timeout) || timeout == 0)
+            if (pattern_parse_count(v, &timeout) || timeout == 0)
                 return bad(a, v);
         } else if (!strcmp(a, "--expect")) {
             if (strcmp(v, "eof") && strcmp(v, "reset"))
@@ -214,12 +194,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "ksock: out of memory\n");
         return 1;
     }
-    struct pattern_hash txh, rxh;
+    struct pattern_hash txh;
+    struct pattern_rx rx;
     pattern_hash_init(&txh);
-    pattern_hash_init(&rxh);
-    uint64_t tx_off = 0, rx_off = 0, rx_bad_at = 0, rr_done = 0, rr_got = 0, rr_sent_at = 0;
+    pattern_rx_init(&rx);
+    uint64_t tx_off = 0, rr_done = 0, rr_got = 0, rr_sent_at = 0;
     size_t echo_len = 0;
-    int rx_bad = 0, rx_eof = 0, tx_fin = 0, done = 0, reset = 0;
+    int rx_eof = 0, tx_fin = 0, done = 0, reset = 0;
     uint64_t t_start = clock_ns(), t_end = 0;
 
     if (mode == M_RR) {
@@ -323,15 +304,7 @@ int main(int argc, char **argv)
                 rx_eof = 1;
                 break;
             }
-            if (!rx_bad) {
-                size_t at = pattern_check(&pat, rx_off, dst_buf, (size_t)n);
-                if (at < (size_t)n) {
-                    rx_bad = 1;
-                    rx_bad_at = rx_off + at;
-                }
-            }
-            pattern_hash_add(&rxh, dst_buf, (size_t)n);
-            rx_off += (uint64_t)n;
+            pattern_rx_take(&pat, &rx, dst_buf, (size_t)n);
             if (mode == M_ECHO)
                 echo_len += (size_t)n;
             if (mode == M_RR) {
@@ -372,13 +345,13 @@ int main(int argc, char **argv)
     if (fd >= 0)
         getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl);
     double secs = (double)(t_end - t_start) / 1e9;
-    uint64_t moved = mode == M_SINK ? rx_off : tx_off;
+    uint64_t moved = mode == M_SINK ? rx.off : tx_off;
     printf("side=kernel mode=%d result=%s err=%s tx_bytes=%llu tx_hash=%016llx rx_bytes=%llu rx_hash=%016llx "
            "rx_bad=%d rx_bad_at=%llu secs=%.6f mbps=%.1f mss=%u ts=%d sack=%d ws=%d snd_wscale=%u "
            "rcv_wscale=%u retrans=%u",
            (int)mode, result, err ? strerror(err) : "none", (unsigned long long)tx_off,
-           (unsigned long long)pattern_hash_final(&txh), (unsigned long long)rx_off,
-           (unsigned long long)pattern_hash_final(&rxh), rx_bad, (unsigned long long)rx_bad_at, secs,
+           (unsigned long long)pattern_hash_final(&txh), (unsigned long long)rx.off,
+           (unsigned long long)pattern_hash_final(&rx.h), rx.bad, (unsigned long long)rx.bad_at, secs,
            secs > 0 ? (double)moved * 8 / secs / 1e6 : 0.0, ti.tcpi_snd_mss,
            (ti.tcpi_options & TCPI_OPT_TIMESTAMPS) != 0, (ti.tcpi_options & TCPI_OPT_SACK) != 0,
            (ti.tcpi_options & TCPI_OPT_WSCALE) != 0, ti.tcpi_snd_wscale, ti.tcpi_rcv_wscale,
@@ -398,7 +371,7 @@ int main(int argc, char **argv)
     free(lat);
     pattern_free(&pat);
 
-    int ok = !rx_bad && !strcmp(result, expect_reset ? "reset" : (mode == M_RST ? "closed" : "eof"));
+    int ok = !rx.bad && !strcmp(result, expect_reset ? "reset" : (mode == M_RST ? "closed" : "eof"));
     if (mode == M_SOURCE || mode == M_RST)
         ok = ok && tx_off == bytes;
     if (mode == M_RR)

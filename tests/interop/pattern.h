@@ -1,5 +1,6 @@
 /*
- * pattern.h — the byte stream the interop peers send and check (brisk_peer.c, ksock.c).
+ * pattern.h — the byte stream the interop peers send and check (brisk_peer.c, ksock.c, bench/lwip/lwip_tap.c),
+ * and the little those peers share besides: the receiving side's bookkeeping and their byte-count parser.
  *
  * The stream is a seeded pseudo-random byte sequence with a prime period of about 1 MiB (the splitmix64
  * finalizer over word indexes), kept in one table: any window of it follows from its offset alone, so a
@@ -11,6 +12,7 @@
 #ifndef BRISK_TESTS_INTEROP_PATTERN_H
 #define BRISK_TESTS_INTEROP_PATTERN_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -145,6 +147,56 @@ static inline uint64_t pattern_hash_final(const struct pattern_hash *s)
     if (t.fill)
         pattern_hash_word(&t, t.word ^ ((uint64_t)t.fill << 60));
     return pattern_mix(t.h ^ t.bytes);
+}
+
+/* The receiving side of a checked transfer: where the next byte belongs, the first wrong byte, the hash. */
+struct pattern_rx {
+    uint64_t off;    /* bytes received so far */
+    int bad;         /* a byte differed */
+    uint64_t bad_at; /* offset of the first that did */
+    struct pattern_hash h;
+};
+
+static inline void pattern_rx_init(struct pattern_rx *r)
+{
+    memset(r, 0, sizeof(*r));
+    pattern_hash_init(&r->h);
+}
+
+/* Takes n received bytes: checks them against the stream (until the first bad byte) and hashes them. */
+static inline void pattern_rx_take(const struct pattern *p, struct pattern_rx *r, const uint8_t *b, size_t n)
+{
+    if (!r->bad) {
+        size_t at = pattern_check(p, r->off, b, n);
+        if (at < n) {
+            r->bad = 1;
+            r->bad_at = r->off + at;
+        }
+    }
+    pattern_hash_add(&r->h, b, n);
+    r->off += n;
+}
+
+/* A byte count for the command line: decimal with an optional K, M or G (binary multiples); -1 if malformed,
+ * negative or too large for 64 bits. */
+static inline int pattern_parse_count(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    uint64_t mul = 1;
+    if (*end == 'K')
+        mul = 1024ull, end++;
+    else if (*end == 'M')
+        mul = 1024ull * 1024, end++;
+    else if (*end == 'G')
+        mul = 1024ull * 1024 * 1024, end++;
+    if (errno || *end || end == s || (uint64_t)v > UINT64_MAX / mul)
+        return -1;
+    *out = (uint64_t)v * mul;
+    return 0;
 }
 
 #endif
