@@ -132,10 +132,11 @@ int bench_bulk(int json, int quick, const char *mode, uint32_t ring)
             json_u64(&j, "wire_frames", r->wire_frames);
             json_object_end(&j);
         } else {
-            printf(
-                "bulk: MTU 1500, %-12s: %.2f GB in %.3f s CPU (%.3f s wall): %.2f Gbit/s goodput, %.2f Gbit/s "
-                "per CPU-second (both stacks, one core), %.1f %% of the single-copy limit\n",
-                r->name, (double)bytes / 1e9, r->cpu, r->wall, gbps, gbps_cpu, 100 * gbps_cpu / memcpy_gbps);
+            printf("bulk: MTU 1500, %-12s: %.2f GB in %.3f s CPU (%.3f s wall): %.2f Gbit/s goodput, %.2f "
+                   "Gbit/s "
+                   "per CPU-second (both stacks, one core), %.1f %% of the single-copy limit\n",
+                   r->name, (double)bytes / 1e9, r->cpu, r->wall, gbps, gbps_cpu,
+                   100 * gbps_cpu / memcpy_gbps);
         }
     }
     if (json) {

@@ -222,7 +222,8 @@ static int bench_rr(int json, int quick)
 static int usage(FILE *f, int rc)
 {
     fprintf(f, "usage: brisk-bench sim|bulk|rr|memcpy|timers|conns [--json] [--quick]\n"
-                "       brisk-bench bulk ... [--mode no_offload|csum|gso] [--ring N]   (one run; NIC TX ring size)\n");
+               "       brisk-bench bulk ... [--mode no_offload|csum|gso] [--ring N]   (one run; NIC TX ring "
+               "size)\n");
     return rc;
 }
 
@@ -244,10 +245,10 @@ int main(int argc, char **argv)
             char *end;
             unsigned long v = strtoul(argv[++i], &end, 10);
             if (*end || v < 1 || v > 65536)
-                return fprintf(stderr, "brisk-bench: --ring wants 1 ... 65536 descriptors\n"), usage(stderr, 2);
+                return fprintf(stderr, "brisk-bench: --ring wants 1 ... 65536 descriptors\n"),
+                       usage(stderr, 2);
             ring = (uint32_t)v;
-        }
-        else
+        } else
             return fprintf(stderr, "brisk-bench: unknown option '%s'\n", argv[i]), usage(stderr, 2);
     }
     if (strcmp(argv[1], "sim") == 0)

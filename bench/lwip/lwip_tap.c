@@ -85,7 +85,7 @@ struct harness {
     struct pattern_hash txh;
     uint64_t tx_off;
     struct pattern_rx rx; /* what arrived: offset, first bad byte, hash */
-    uint8_t *echo; /* bytes received and not yet sent back */
+    uint8_t *echo;        /* bytes received and not yet sent back */
     size_t echo_len;
     uint8_t *req;
     uint64_t rr_done, rr_got, rr_sent_at;
@@ -495,7 +495,8 @@ static int parse_cidr(const char *s, ip4_addr_t *ip, ip4_addr_t *mask)
     char host[32];
     const char *slash = strchr(s, '/');
     uint64_t len;
-    if (!slash || (size_t)(slash - s) >= sizeof(host) || pattern_parse_count(slash + 1, &len) || len < 1 || len > 32)
+    if (!slash || (size_t)(slash - s) >= sizeof(host) || pattern_parse_count(slash + 1, &len) || len < 1 ||
+        len > 32)
         return -1;
     memcpy(host, s, (size_t)(slash - s));
     host[slash - s] = '\0';
@@ -708,8 +709,8 @@ int main(int argc, char **argv)
            "tap_rx_oversize=%llu",
            (int)h->mode, result, err_name(h->error), (unsigned long long)h->tx_off,
            (unsigned long long)pattern_hash_final(&h->txh), (unsigned long long)h->rx.off,
-           (unsigned long long)pattern_hash_final(&h->rx.h), h->rx.bad, (unsigned long long)h->rx.bad_at, secs,
-           secs > 0 ? (double)moved * 8 / secs / 1e6 : 0.0, h->mss, (unsigned long long)h->rx_frames,
+           (unsigned long long)pattern_hash_final(&h->rx.h), h->rx.bad, (unsigned long long)h->rx.bad_at,
+           secs, secs > 0 ? (double)moved * 8 / secs / 1e6 : 0.0, h->mss, (unsigned long long)h->rx_frames,
            (unsigned long long)h->tx_frames, (unsigned long long)h->tx_errors,
            (unsigned long long)h->rx_oversize);
     if (h->mode == M_RR && h->rr_done) {

@@ -103,10 +103,10 @@ struct brisk_settings {
     uint64_t tcp_keepalive_time_ns; /* keepalive: idle time, probe interval, probes */
     uint64_t tcp_keepalive_intvl_ns;
     uint32_t tcp_keepalive_probes;
-    uint32_t tcp_max_syn_backlog;     /* half-open connections per listener */
-    uint32_t tcp_syncookies;          /* SYN cookies (RFC 4987): 0 off, 1 when the SYN queue is full, 2 always */
-    uint32_t tcp_ooo_max_segs;        /* out-of-order pieces held per connection */
-    uint32_t tcp_max_tw_buckets;      /* connections in TIME-WAIT per stack; beyond, closed at once */
+    uint32_t tcp_max_syn_backlog; /* half-open connections per listener */
+    uint32_t tcp_syncookies;      /* SYN cookies (RFC 4987): 0 off, 1 when the SYN queue is full, 2 always */
+    uint32_t tcp_ooo_max_segs;    /* out-of-order pieces held per connection */
+    uint32_t tcp_max_tw_buckets;  /* connections in TIME-WAIT per stack; beyond, closed at once */
     uint32_t tcp_challenge_ack_limit; /* RFC 5961 challenge ACKs per second per stack */
     uint32_t tcp_tsq;                 /* TCP Small Queues on */
     uint32_t tcp_limit_output_bytes;  /* TSQ cap (Linux sysctl of the same name) */

@@ -68,8 +68,8 @@ typedef struct brisk_pkt {
 #define BRISK_RX_CSUM_VALID 0x1u
 
 /* brisk_stack_input() with receive flags (BRISK_RX_*). */
-int brisk_stack_input_flags(brisk_stack *st, brisk_netdev *dev, const uint8_t *frame, size_t len, unsigned flags,
-                            uint64_t now);
+int brisk_stack_input_flags(brisk_stack *st, brisk_netdev *dev, const uint8_t *frame, size_t len,
+                            unsigned flags, uint64_t now);
 
 struct brisk_netdev_ops {
     /* Takes ownership of `pkt` on BRISK_OK; the driver must later call brisk_netdev_tx_done(dev, pkt, t)
@@ -125,7 +125,8 @@ struct brisk_netdev_stats {
     uint64_t tx_inflight;          /* accepted and not yet completed */
     uint64_t tx_inflight_bytes;
     uint64_t rx_packets, rx_bytes;
-    uint64_t rx_csum_valid; /* frames passed with BRISK_RX_CSUM_VALID: TCP checksum not verified in software */
+    uint64_t
+        rx_csum_valid; /* frames passed with BRISK_RX_CSUM_VALID: TCP checksum not verified in software */
     uint64_t tx_done_latency_ns; /* smoothed xmit -> completion latency (EWMA 1/8), 0 before a sample */
     uint64_t tx_done_latency_max_ns;
     /* Smoothed completion time minus the time the packet should have left the wire, from the link speed and

@@ -181,8 +181,8 @@ int brisk_sim_capture_slice(brisk_sim_port *p, const char *path, uint64_t max_fr
  * Bulk transfer: the client host connects to server_ip:port on the server host (which listens there), and
  * `bytes` flow client -> server, server -> client, or both ways at once. The data is a deterministic
  * pseudo-random stream (from `seed`), written in `write_size` pieces whenever the socket is writable; each
- * receiver compares what it reads with what was sent, so a run ends with a byte-exact verdict. Every side closes when its sending
- * is done and it has read the peer's FIN.
+ * receiver compares what it reads with what was sent, so a run ends with a byte-exact verdict. Every side
+ * closes when its sending is done and it has read the peer's FIN.
  */
 enum brisk_sim_bulk_dir { BRISK_SIM_BULK_UP = 1, BRISK_SIM_BULK_DOWN = 2, BRISK_SIM_BULK_BOTH = 3 };
 struct brisk_sim_bulk_config {

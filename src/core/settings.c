@@ -130,8 +130,8 @@ static const char *const congestion_names[] = {"newreno", "cubic", NULL};
       "pacing rate in congestion avoidance, % of cwnd / srtt")                                               \
     X(tcp_pacing, BOOL, tcp_pacing, uint32_t, 1, 0, 1,                                                       \
       "pace each connection at its pacing rate (earliest departure time per packet, internal timer)")        \
-    X(tcp_pacing_catchup, TIME, tcp_pacing_catchup_ns, uint64_t, 250 * MS / 1000, 0, 1 * SEC,                 \
-      "brisk: a pacing timer that fires late sends what it is late by back to back, up to this much")      \
+    X(tcp_pacing_catchup, TIME, tcp_pacing_catchup_ns, uint64_t, 250 * MS / 1000, 0, 1 * SEC,                \
+      "brisk: a pacing timer that fires late sends what it is late by back to back, up to this much")        \
     X(tcp_tso, BOOL, tcp_tso, uint32_t, 1, 0, 1, "send TSO super-segments to devices that segment (GSO)")    \
     X(tcp_min_tso_segs, UINT, tcp_min_tso_segs, uint32_t, 2, 1, 64, "smallest TSO burst, segments")          \
     X(tcp_autocorking, BOOL, tcp_autocorking, uint32_t, 1, 0, 1,                                             \

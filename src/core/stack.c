@@ -83,8 +83,8 @@ int brisk_stack_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *frame, 
     return brisk_stack_input_flags(st, dev, frame, len, 0, now);
 }
 
-int brisk_stack_input_flags(brisk_stack *st, brisk_netdev *dev, const uint8_t *frame, size_t len, unsigned flags,
-                            uint64_t now)
+int brisk_stack_input_flags(brisk_stack *st, brisk_netdev *dev, const uint8_t *frame, size_t len,
+                            unsigned flags, uint64_t now)
 {
     if (!st || !dev || dev->st != st || (!frame && len) || (flags & ~BRISK_RX_CSUM_VALID))
         return BRISK_ERR_INVAL;

@@ -520,7 +520,8 @@ static void rx_frame(brisk_tap *t, size_t n, uint64_t now)
             return;
         }
     }
-    brisk_stack_input_flags(t->st, t->dev, frame, (size_t)len, info.csum_valid ? BRISK_RX_CSUM_VALID : 0u, now);
+    brisk_stack_input_flags(t->st, t->dev, frame, (size_t)len, info.csum_valid ? BRISK_RX_CSUM_VALID : 0u,
+                            now);
 }
 
 static void on_fd(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t now)

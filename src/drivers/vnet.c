@@ -79,8 +79,8 @@ int brisk_vnet_rx(const uint8_t *buf, size_t n, struct brisk_vnet_rx *info)
     size_t len = n - BRISK_VNET_HDR_LEN;
     if (h.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
         /* Built by the kernel's own stack with checksum offload and never on a wire: nothing to verify (as a
-         * Linux virtio-net guest treats it, CHECKSUM_PARTIAL). The offsets are still checked, so a frame whose
-         * header lies is dropped rather than trusted. */
+         * Linux virtio-net guest treats it, CHECKSUM_PARTIAL). The offsets are still checked, so a frame
+         * whose header lies is dropped rather than trusted. */
         size_t start = h.csum_start, off = h.csum_offset;
         if (start < BRISK_ETH_HLEN || start > len || off > len - start || len - start - off < 2)
             return BRISK_VNET_BAD_CSUM;

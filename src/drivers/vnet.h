@@ -28,9 +28,9 @@ enum brisk_vnet_err {
 int brisk_vnet_tx_hdr(brisk_pkt *pkt, int offload, uint8_t *hdr);
 
 struct brisk_vnet_rx {
-    int gso;            /* the kernel handed a super-frame (gso_type != NONE) */
-    uint16_t gso_size;  /* its payload bytes per wire segment (0 when not a super-frame) */
-    int csum_valid;     /* NEEDS_CSUM or DATA_VALID: the checksum need not be verified (BRISK_RX_CSUM_VALID) */
+    int gso;           /* the kernel handed a super-frame (gso_type != NONE) */
+    uint16_t gso_size; /* its payload bytes per wire segment (0 when not a super-frame) */
+    int csum_valid;    /* NEEDS_CSUM or DATA_VALID: the checksum need not be verified (BRISK_RX_CSUM_VALID) */
 };
 
 /* Checks a frame read from the TAP (`buf`, `n` bytes, header first); the frame is not modified. A partial

@@ -35,8 +35,8 @@ struct endpoint {
     brisk_sim_host *h;
     brisk_sock *s;
     int client;
-    uint64_t to_send;     /* bytes this side sends */
-    uint64_t expect;      /* bytes this side should receive */
+    uint64_t to_send; /* bytes this side sends */
+    uint64_t expect;  /* bytes this side should receive */
     int shut, fin_seen, closed;
     const struct stream *out, *in; /* the stream it sends, the one it receives */
     struct brisk_sim_bulk_side r;

@@ -47,12 +47,13 @@ enum sim_ev_type {
     SIM_EV_TXC_BATCH, /* struct sim_nic: coalesced completion of every pending descriptor */
 };
 
-#define SIM_EV_IDLE UINT32_MAX /* heap_idx of an event that is not queued */
+#define SIM_EV_IDLE UINT32_MAX  /* heap_idx of an event that is not queued */
 #define SIM_EV_NOWQ 0x80000000u /* heap_idx flag: the event is in the now-queue, at this ring position */
 
 struct sim_event {
     uint64_t time;     /* when it fires (valid while queued) */
-    uint32_t heap_idx; /* slot in the heap, SIM_EV_NOWQ | ring slot in the now-queue, SIM_EV_IDLE when not queued */
+    uint32_t heap_idx; /* slot in the heap, SIM_EV_NOWQ | ring slot in the now-queue, SIM_EV_IDLE when not
+                          queued */
     uint8_t type;      /* enum sim_ev_type */
 };
 

@@ -101,7 +101,8 @@ brisk_sim_port *brisk_sim_nic_add(brisk_sim_host *h, const struct brisk_sim_nic_
     brisk_sim_port *p = calloc(1, sizeof(*p));
     struct sim_nic *n = calloc(1, sizeof(*n));
     struct sim_desc *descs = calloc(c->tx_ring, sizeof(*descs));
-    size_t scratch_len = (c->dev.caps & BRISK_NETDEV_CAP_GSO) ? GSO_MAX_HDRS : 0; /* headers only: brisk_gso_cut */
+    size_t scratch_len =
+        (c->dev.caps & BRISK_NETDEV_CAP_GSO) ? GSO_MAX_HDRS : 0; /* headers only: brisk_gso_cut */
     uint8_t *scratch = scratch_len ? malloc(scratch_len) : NULL;
     if (!p || !n || !descs || (scratch_len && !scratch) || brisk_sim_reserve(w, 1 + (uint64_t)c->tx_ring)) {
         free(p);
@@ -189,7 +190,8 @@ void brisk_sim_nic_stats(const brisk_sim_port *p, struct brisk_sim_nic_stats *ou
  * the NIC's offload completes; it is completed lazily (brisk_sim_frame_csum), which changes no byte anyone
  * sees: zero padding adds nothing to the one's-complement sum. */
 static void emit_frame(struct sim_nic *n, struct sim_desc *d, const uint8_t *hdrs, size_t hlen,
-                       const uint8_t *payload, size_t plen, int csum, uint16_t csum_start, uint16_t csum_offset)
+                       const uint8_t *payload, size_t plen, int csum, uint16_t csum_start,
+                       uint16_t csum_offset)
 {
     brisk_sim_port *p = n->port;
     size_t len = hlen + plen;

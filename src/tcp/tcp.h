@@ -27,7 +27,7 @@
 #define TCP_MAX_WSCALE 14
 /* Send-time records per connection (see struct brisk_sock.txt). */
 #define TCP_PORT_BUCKETS 4096 /* struct brisk_tcp.port_refs */
-#define TCP_TX_TIMES 32
+#define TCP_TX_TIMES     32
 
 /* TCP_CORK holds a partial segment at most this long (Linux tcp(7): a 200 ms ceiling). */
 #define TCP_CORK_CEILING_NS (200 * BRISK_NSEC_PER_MSEC)

@@ -115,8 +115,7 @@ uint64_t tcp_tsq_limit(const brisk_sock *c)
             hold = lat;
     }
     uint64_t rate = tcp_pacing_rate(c);
-    uint64_t by_rate =
-        rate == UINT64_MAX ? UINT64_MAX : tcp_muldiv(rate, hold, BRISK_NSEC_PER_SEC);
+    uint64_t by_rate = rate == UINT64_MAX ? UINT64_MAX : tcp_muldiv(rate, hold, BRISK_NSEC_PER_SEC);
     if (s->tcp_tsq_rule == 1)
         return by_rate > cap ? by_rate : cap;
     uint64_t two = 2ull * (c->snd.mss + 54u + s->tcp_buf_overhead);

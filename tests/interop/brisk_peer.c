@@ -506,8 +506,8 @@ int main(int argc, char **argv)
            "snd_wscale=%u rcv_wscale=%u retrans=%llu rto=%llu",
            (int)p->mode, result, p->error ? brisk_strerror(p->error) : "none", (unsigned long long)p->tx_off,
            (unsigned long long)pattern_hash_final(&p->txh), (unsigned long long)p->rx.off,
-           (unsigned long long)pattern_hash_final(&p->rx.h), p->rx.bad, (unsigned long long)p->rx.bad_at, secs,
-           secs > 0 ? (double)moved * 8 / secs / 1e6 : 0.0, ci.mss, ci.ts_ok, ci.sack_ok, ci.ws_ok,
+           (unsigned long long)pattern_hash_final(&p->rx.h), p->rx.bad, (unsigned long long)p->rx.bad_at,
+           secs, secs > 0 ? (double)moved * 8 / secs / 1e6 : 0.0, ci.mss, ci.ts_ok, ci.sack_ok, ci.ws_ok,
            ci.snd_wscale, ci.rcv_wscale, (unsigned long long)ci.retransmits,
            (unsigned long long)ci.rto_count);
     if (p->mode == M_RR && p->rr_done) {

@@ -92,8 +92,8 @@ int main(int argc, char **argv)
             memcpy(host, v, (size_t)(c - v));
             host[c - v] = '\0';
             dst.sin_family = AF_INET;
-            if (inet_pton(AF_INET, host, &dst.sin_addr) != 1 || pattern_parse_count(c + 1, &port) || port == 0 ||
-                port > 65535)
+            if (inet_pton(AF_INET, host, &dst.sin_addr) != 1 || pattern_parse_count(c + 1, &port) ||
+                port == 0 || port > 65535)
                 return bad(a, v);
             dst.sin_port = htons((uint16_t)port);
             roles++;

@@ -1,6 +1,7 @@
 /*
- * pattern.h — the byte stream the interop peers send and check (brisk_peer.c, ksock.c, bench/lwip/lwip_tap.c),
- * and the little those peers share besides: the receiving side's bookkeeping and their byte-count parser.
+ * pattern.h — the byte stream the interop peers send and check (brisk_peer.c, ksock.c,
+ * bench/lwip/lwip_tap.c), and the little those peers share besides: the receiving side's bookkeeping and
+ * their byte-count parser.
  *
  * The stream is a seeded pseudo-random byte sequence with a prime period of about 1 MiB (the splitmix64
  * finalizer over word indexes), kept in one table: any window of it follows from its offset alone, so a

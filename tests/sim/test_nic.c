@@ -779,7 +779,8 @@ static void pcap_check(const char *path, struct offload_out *o)
     static uint8_t frame[65536 + 64];
     assert_int_equal(fread(gh, 1, 24, f), 24);
     while (fread(rh, 1, 16, f) == 16) {
-        uint32_t incl = (uint32_t)rh[8] | (uint32_t)rh[9] << 8 | (uint32_t)rh[10] << 16 | (uint32_t)rh[11] << 24;
+        uint32_t incl =
+            (uint32_t)rh[8] | (uint32_t)rh[9] << 8 | (uint32_t)rh[10] << 16 | (uint32_t)rh[11] << 24;
         assert_true(incl <= sizeof frame);
         assert_int_equal(fread(frame, 1, incl, f), incl);
         if (incl < 14 + 20 || frame[12] != 0x08 || frame[13] != 0x00 || frame[14 + 9] != 6)

@@ -240,8 +240,8 @@ void tf_inject(struct tf *t, const struct brisk_tcp_repr *h, const void *payload
     assert_int_equal(tf_inject_rx(t, h, payload, len, 0, 0, now), BRISK_OK);
 }
 
-int tf_inject_rx(struct tf *t, const struct brisk_tcp_repr *h, const void *payload, size_t len, uint16_t csum_xor,
-                 unsigned rx_flags, uint64_t now)
+int tf_inject_rx(struct tf *t, const struct brisk_tcp_repr *h, const void *payload, size_t len,
+                 uint16_t csum_xor, unsigned rx_flags, uint64_t now)
 {
     size_t cap = BRISK_TCP_HLEN_MAX + len;
     uint8_t *seg = malloc(cap);

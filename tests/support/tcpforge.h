@@ -90,8 +90,8 @@ void tf_print_seg(const struct tf_seg *s);
 void tf_inject(struct tf *t, const struct brisk_tcp_repr *h, const void *payload, size_t len, uint64_t now);
 /* The same with the TCP checksum XORed with `csum_xor` (0: correct) and the device's receive flags
  * (BRISK_RX_*, brisk_stack_input_flags); returns what brisk_stack_input_flags returned. */
-int tf_inject_rx(struct tf *t, const struct brisk_tcp_repr *h, const void *payload, size_t len, uint16_t csum_xor,
-                 unsigned rx_flags, uint64_t now);
+int tf_inject_rx(struct tf *t, const struct brisk_tcp_repr *h, const void *payload, size_t len,
+                 uint16_t csum_xor, unsigned rx_flags, uint64_t now);
 
 /* The peer's side of one connection. */
 struct tf_peer {

@@ -304,7 +304,8 @@ static void test_receive_in_order(void **state)
 }
 
 /* A segment with a wrong checksum is counted and dropped; with BRISK_RX_CSUM_VALID the device vouched for it
- * and the stack does not look again (the IPv4 header checksum is still checked); unknown flags are refused. */
+ * and the stack does not look again (the IPv4 header checksum is still checked); unknown flags are refused.
+ */
 static void test_receive_checksum_offload(void **state)
 {
     (void)state;
@@ -321,7 +322,8 @@ static void test_receive_checksum_offload(void **state)
     assert_int_equal(brisk_recv(c, buf, sizeof buf, 2 * TF_MS), BRISK_ERR_AGAIN);
     TF_EXPECT_NONE(&t);
     assert_int_equal(tf_inject_rx(&t, &h, data, sizeof data, 0x0101, 0x80, 2 * TF_MS), BRISK_ERR_INVAL);
-    assert_int_equal(tf_inject_rx(&t, &h, data, sizeof data, 0x0101, BRISK_RX_CSUM_VALID, 3 * TF_MS), BRISK_OK);
+    assert_int_equal(tf_inject_rx(&t, &h, data, sizeof data, 0x0101, BRISK_RX_CSUM_VALID, 3 * TF_MS),
+                     BRISK_OK);
     assert_int_equal(tf_counters(&t).TcpInCsumErrors, 1);
     assert_int_equal(brisk_recv(c, buf, sizeof buf, 3 * TF_MS), 100);
     assert_memory_equal(buf, data, 100);

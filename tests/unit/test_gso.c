@@ -275,8 +275,8 @@ static void cut_emit(void *ctx, const struct brisk_gso_piece *pc)
     size_t len = pc->hdr_len + pc->payload_len;
     if (c->complete) {
         /* The field holds this frame's pseudo-header seed: not yet a valid checksum... */
-        assert_int_not_equal(brisk_tcp_parse(f + 34, len - 34, SRC_IP, DST_IP, 1, &(struct brisk_tcp_repr){0}),
-                             32);
+        assert_int_not_equal(
+            brisk_tcp_parse(f + 34, len - 34, SRC_IP, DST_IP, 1, &(struct brisk_tcp_repr){0}), 32);
         brisk_csum_complete_partial(f, len, pc->csum_start, pc->csum_offset);
     }
     sink_emit(c->s, f, len);
@@ -291,8 +291,10 @@ static void test_cut_matches_segment(void **state)
     uint64_t seed = brisk_test_seed(2024);
     uint64_t rs = seed;
     static uint8_t frame[14 + 65535];
-    struct sf p = {.payload = 40000 + (size_t)(rng_next(&rs) % 20000), .flags = BRISK_TCP_ACK | BRISK_TCP_PSH,
-                   .seq = (uint32_t)rng_next(&rs), .csum_partial = 1};
+    struct sf p = {.payload = 40000 + (size_t)(rng_next(&rs) % 20000),
+                   .flags = BRISK_TCP_ACK | BRISK_TCP_PSH,
+                   .seq = (uint32_t)rng_next(&rs),
+                   .csum_partial = 1};
     size_t len = forge(frame, &p, &rs);
     struct sink *want = sink_new(), *full = sink_new(), *part = sink_new();
     int n = run(frame, len, 1448, 1, want);
@@ -300,17 +302,18 @@ static void test_cut_matches_segment(void **state)
     uint8_t hdrbuf[14 + 60 + 60];
     struct cut_sink cf = {.s = full, .complete = 0}, cp = {.s = part, .complete = 1};
     assert_int_equal(brisk_gso_cut(frame, len, 1448, 0, hdrbuf, sizeof hdrbuf, cut_emit, &cf), n);
-    assert_int_equal(brisk_gso_cut(frame, len, 1448, BRISK_GSO_CSUM_PARTIAL, hdrbuf, sizeof hdrbuf, cut_emit,
-                                   &cp),
-                     n);
+    assert_int_equal(
+        brisk_gso_cut(frame, len, 1448, BRISK_GSO_CSUM_PARTIAL, hdrbuf, sizeof hdrbuf, cut_emit, &cp), n);
     if (full->used != want->used || memcmp(full->data, want->data, want->used) != 0)
-        fail_msg("seed %llu: complete-checksum pieces differ from brisk_gso_segment", (unsigned long long)seed);
+        fail_msg("seed %llu: complete-checksum pieces differ from brisk_gso_segment",
+                 (unsigned long long)seed);
     if (part->used != want->used || memcmp(part->data, want->data, want->used) != 0)
         fail_msg("seed %llu: partial-checksum pieces, completed, differ", (unsigned long long)seed);
     /* A header buffer shorter than the headers is refused before anything is emitted. */
     struct sink *none = sink_new();
     struct cut_sink cn = {.s = none, .complete = 0};
-    assert_int_equal(brisk_gso_cut(frame, len, 1448, 0, hdrbuf, 14 + 20 + 31, cut_emit, &cn), BRISK_ERR_INVAL);
+    assert_int_equal(brisk_gso_cut(frame, len, 1448, 0, hdrbuf, 14 + 20 + 31, cut_emit, &cn),
+                     BRISK_ERR_INVAL);
     assert_int_equal(none->n, 0);
     sink_free(want);
     sink_free(full);
@@ -524,12 +527,9 @@ static void test_malformed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_64k_superframe),
-        cmocka_unit_test(test_cut_matches_segment),
-        cmocka_unit_test(test_odd_sizes),
-        cmocka_unit_test(test_single_frame_completed),
-        cmocka_unit_test(test_urgent_pointer),
-        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_64k_superframe), cmocka_unit_test(test_cut_matches_segment),
+        cmocka_unit_test(test_odd_sizes),      cmocka_unit_test(test_single_frame_completed),
+        cmocka_unit_test(test_urgent_pointer), cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
