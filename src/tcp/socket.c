@@ -448,10 +448,10 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *o)
     o->raddr = s->id.raddr;
     o->lport = s->id.lport;
     o->rport = s->id.rport;
-    o->srtt_ns = s->rtt.srtt;
-    o->rttvar_ns = s->rtt.rttvar;
+    o->srtt_ns = brisk_rtt_srtt(&s->rtt);
+    o->rttvar_ns = brisk_rtt_rttvar(&s->rtt);
     o->rto_ns = brisk_rtt_rto(&s->rtt);
-    o->min_rtt_ns = s->rtt.min_rtt;
+    o->min_rtt_ns = brisk_rtt_min(&s->rtt);
     o->mss = s->snd.mss;
     o->cwnd = s->cc.cwnd;
     o->ssthresh = s->cc.ssthresh;
