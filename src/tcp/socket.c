@@ -480,9 +480,10 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *o)
     o->tsq_limit = tcp_tsq_limit(s);
     o->pacing_rate = tcp_pacing_rate(s);
     o->hold = s->hold.reason;
-    for (int i = 0; i < BRISK_HOLD_COUNT; i++) {
-        o->hold_events[i] = s->hold.events[i];
-        o->hold_ns[i] = s->hold.ns[i];
+    o->hold_events[BRISK_HOLD_NONE] = o->hold_ns[BRISK_HOLD_NONE] = 0; /* not counted */
+    for (int i = BRISK_HOLD_NONE + 1; i < BRISK_HOLD_COUNT; i++) {
+        o->hold_events[i] = s->hold.events[i - 1];
+        o->hold_ns[i] = s->hold.ns[i - 1];
     }
     if (s->hold.reason != BRISK_HOLD_NONE && s->st->now > s->hold.since)
         o->hold_ns[s->hold.reason] += s->st->now - s->hold.since; /* the hold in force, so far */

@@ -176,8 +176,10 @@ struct brisk_sock {
 
     struct {
         uint64_t since; /* when it began */
-        uint64_t events[BRISK_HOLD_COUNT];
-        uint64_t ns[BRISK_HOLD_COUNT];
+        /* Per reason, at index reason - 1 (BRISK_HOLD_NONE is never counted): times it stopped the transmit
+         * function, and time it held data back. */
+        uint64_t events[BRISK_HOLD_COUNT - 1];
+        uint64_t ns[BRISK_HOLD_COUNT - 1];
         uint8_t reason; /* enum brisk_hold in force (NONE while sending or with nothing to send) */
     } hold;
 

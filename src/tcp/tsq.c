@@ -197,9 +197,9 @@ void tcp_hold(brisk_sock *c, int reason, uint64_t now)
     if (c->hold.reason == reason)
         return;
     if (c->hold.reason != BRISK_HOLD_NONE)
-        c->hold.ns[c->hold.reason] += now - c->hold.since;
+        c->hold.ns[c->hold.reason - 1] += now - c->hold.since;
     if (reason != BRISK_HOLD_NONE)
-        c->hold.events[reason]++;
+        c->hold.events[reason - 1]++;
     c->hold.reason = (uint8_t)reason;
     c->hold.since = now;
 }
