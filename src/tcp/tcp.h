@@ -458,8 +458,10 @@ int tcp_retransmit_lost(brisk_sock *c, uint64_t now);
 void tcp_retransmit_first_lost(brisk_sock *c, uint64_t now);
 
 /* txt.c — send times of segments in flight, for RTT samples (struct brisk_sock.txt) */
-/* Records that new data ending at `end` was sent at `now`; the caller has checked that the ring has room. */
-void tcp_txt_push(brisk_sock *c, uint32_t end, uint64_t now);
+/* Largest offset of a send time from txt.base. */
+#define TCP_TXT_SPAN ((UINT64_C(1) << 48) - 1)
+/* Re-expresses the ring relative to its earliest time or `now`, dropping records that cannot be. */
+void tcp_txt_rebase(brisk_sock *c, uint64_t now);
 
 /* isn.c */
 uint32_t tcp_isn(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
@@ -483,6 +485,20 @@ void tcp_check_tuple(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t r
 static inline uint64_t tcp_txt_at(const brisk_sock *c, unsigned i)
 {
     return c->txt.base + ((uint64_t)c->txt.at_hi[i] << 32 | c->txt.at_lo[i]);
+}
+
+/* Records that new data ending at `end` was sent at `now`; the caller has checked that the ring has room. */
+static inline void tcp_txt_push(brisk_sock *c, uint32_t end, uint64_t now)
+{
+    if (c->txt.len == 0)
+        c->txt.base = now;
+    else if (now < c->txt.base || now - c->txt.base > TCP_TXT_SPAN)
+        tcp_txt_rebase(c, now); /* rare: see txt.c */
+    unsigned i = (c->txt.head + c->txt.len++) % TCP_TX_TIMES;
+    uint64_t off = now - c->txt.base;
+    c->txt.end[i] = end;
+    c->txt.at_lo[i] = (uint32_t)off;
+    c->txt.at_hi[i] = (uint16_t)(off >> 32);
 }
 
 static inline int tcp_sb_active(const struct brisk_sock *c)

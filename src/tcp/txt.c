@@ -15,15 +15,14 @@
  * BRISK_RTT_SAMPLE_MAX (about 4.9 hours), which rtt.h does not take for a round trip; no configurable RTO
  * comes near it.
  *
- * Functions: tcp_txt_push (append, rebasing when needed); tcp_txt_at (tcp.h) reads a record's time.
+ * Functions: tcp_txt_rebase (the slow path). tcp_txt_push (append) and tcp_txt_at (a record's time) are
+ * inline in tcp.h: they run per segment.
  */
 #include "tcp/tcp.h"
 
-#define TXT_SPAN ((UINT64_C(1) << 48) - 1) /* largest offset a record can hold */
-
 /* Re-expresses the ring relative to the earliest of its times and `now`, first dropping the oldest records
- * while the span they and `now` cover exceeds TXT_SPAN. O(records); runs only when `now` does not fit. */
-static void txt_rebase(brisk_sock *c, uint64_t now)
+ * while the span they and `now` cover exceeds TCP_TXT_SPAN. O(records); runs only when `now` does not fit. */
+void tcp_txt_rebase(brisk_sock *c, uint64_t now)
 {
     uint64_t lo, hi;
     for (;;) {
@@ -33,7 +32,7 @@ static void txt_rebase(brisk_sock *c, uint64_t now)
             lo = t < lo ? t : lo;
             hi = t > hi ? t : hi;
         }
-        if (hi - lo <= TXT_SPAN)
+        if (hi - lo <= TCP_TXT_SPAN)
             break;
         c->txt.head = (uint8_t)((c->txt.head + 1) % TCP_TX_TIMES); /* too old to time: drop it */
         c->txt.len--;
@@ -45,17 +44,4 @@ static void txt_rebase(brisk_sock *c, uint64_t now)
         c->txt.at_hi[i] = (uint16_t)(off >> 32);
     }
     c->txt.base = lo;
-}
-
-void tcp_txt_push(brisk_sock *c, uint32_t end, uint64_t now)
-{
-    if (c->txt.len == 0)
-        c->txt.base = now;
-    else if (now < c->txt.base || now - c->txt.base > TXT_SPAN)
-        txt_rebase(c, now);
-    unsigned i = (c->txt.head + c->txt.len++) % TCP_TX_TIMES;
-    uint64_t off = now - c->txt.base;
-    c->txt.end[i] = end;
-    c->txt.at_lo[i] = (uint32_t)off;
-    c->txt.at_hi[i] = (uint16_t)(off >> 32);
 }
