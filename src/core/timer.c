@@ -143,19 +143,24 @@ static void place(struct brisk_timer_wheel *w, struct brisk_timer *t)
 
 static void unlink_timer(struct brisk_timer_wheel *w, struct brisk_timer *t)
 {
-    unsigned where = slot_index(w, t->expires);
-    unsigned level = where / BRISK_TIMER_SLOTS, s = where % BRISK_TIMER_SLOTS;
-    struct brisk_timer_slot *sl = &w->slot[level][s];
-    if (t->prev)
+    if (t->prev && t->next) { /* in the middle of its slot's list: the slot itself is not touched */
         t->prev->next = t->next;
-    else
-        sl->head = t->next;
-    if (t->next)
         t->next->prev = t->prev;
-    else
-        sl->tail = t->prev;
-    if (!sl->head)
-        w->occupied[level] &= ~(UINT64_C(1) << s);
+    } else {
+        unsigned where = slot_index(w, t->expires);
+        unsigned level = where / BRISK_TIMER_SLOTS, s = where % BRISK_TIMER_SLOTS;
+        struct brisk_timer_slot *sl = &w->slot[level][s];
+        if (t->prev)
+            t->prev->next = t->next;
+        else
+            sl->head = t->next;
+        if (t->next)
+            t->next->prev = t->prev;
+        else
+            sl->tail = t->prev;
+        if (!sl->head)
+            w->occupied[level] &= ~(UINT64_C(1) << s);
+    }
     t->next = t->prev = NULL;
     t->seq = 0; /* not armed */
 }
