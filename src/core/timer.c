@@ -114,43 +114,55 @@ static void slot_insert_sorted(struct brisk_timer_slot *sl, struct brisk_timer *
     p->next = t;
 }
 
+/* The slot a timer expiring at `expires` belongs in relative to the wheel's time: level * 64 + slot. A timer
+ * does not store it. Placement keeps it true for every armed timer until the timer leaves the wheel — the
+ * wheel's time only moves forward within the block the timer was placed in, and a coarse slot is cascaded
+ * (re-placed) when the time reaches its start (brisk_timer_wheel_check verifies this) — so unlinking
+ * recomputes it from the expiry. */
+static unsigned slot_index(const struct brisk_timer_wheel *w, uint64_t expires)
+{
+    uint64_t pt = tick_of(w->now), et = tick_of(expires);
+    if (et <= pt)
+        return (unsigned)(pt & DIGIT_MASK);
+    unsigned level = high_bit(et ^ pt) / BRISK_TIMER_LEVEL_BITS;
+    return level * BRISK_TIMER_SLOTS + (unsigned)((et >> (level * BRISK_TIMER_LEVEL_BITS)) & DIGIT_MASK);
+}
+
 /* Links an (unlinked) timer into the slot its expiry selects relative to the wheel's time. */
 static void place(struct brisk_timer_wheel *w, struct brisk_timer *t)
 {
-    uint64_t pt = tick_of(w->now), et = tick_of(t->expires);
-    unsigned level, s;
-    if (et <= pt) {
-        level = 0;
-        s = (unsigned)(pt & DIGIT_MASK);
-    } else {
-        level = high_bit(et ^ pt) / BRISK_TIMER_LEVEL_BITS;
-        s = (unsigned)((et >> (level * BRISK_TIMER_LEVEL_BITS)) & DIGIT_MASK);
-    }
+    unsigned where = slot_index(w, t->expires);
+    unsigned level = where / BRISK_TIMER_SLOTS, s = where % BRISK_TIMER_SLOTS;
     struct brisk_timer_slot *sl = &w->slot[level][s];
     if (level == 0)
         slot_insert_sorted(sl, t);
     else
         slot_append(sl, t); /* coarse slots are sorted when they cascade, not before */
     w->occupied[level] |= UINT64_C(1) << s;
-    t->where = level * BRISK_TIMER_SLOTS + s;
 }
 
 static void unlink_timer(struct brisk_timer_wheel *w, struct brisk_timer *t)
 {
-    unsigned level = t->where / BRISK_TIMER_SLOTS, s = t->where % BRISK_TIMER_SLOTS;
-    struct brisk_timer_slot *sl = &w->slot[level][s];
-    if (t->prev)
+    if (t->prev && t->next) { /* in the middle of its slot's list: the slot itself is not touched */
         t->prev->next = t->next;
-    else
-        sl->head = t->next;
-    if (t->next)
         t->next->prev = t->prev;
-    else
-        sl->tail = t->prev;
-    if (!sl->head)
-        w->occupied[level] &= ~(UINT64_C(1) << s);
+    } else {
+        unsigned where = slot_index(w, t->expires);
+        unsigned level = where / BRISK_TIMER_SLOTS, s = where % BRISK_TIMER_SLOTS;
+        struct brisk_timer_slot *sl = &w->slot[level][s];
+        if (t->prev)
+            t->prev->next = t->next;
+        else
+            sl->head = t->next;
+        if (t->next)
+            t->next->prev = t->prev;
+        else
+            sl->tail = t->prev;
+        if (!sl->head)
+            w->occupied[level] &= ~(UINT64_C(1) << s);
+    }
     t->next = t->prev = NULL;
-    t->where = BRISK_TIMER_UNARMED;
+    t->seq = 0; /* not armed */
 }
 
 /* Merges two sorted singly linked (via next) lists; ties keep a's element first (stable). */
@@ -228,16 +240,16 @@ void brisk_timer_wheel_init(struct brisk_timer_wheel *w, uint64_t now)
 {
     memset(w, 0, sizeof(*w));
     w->now = now;
+    w->next_seq = 1; /* seq 0 marks a timer that is not armed */
 }
 
 void brisk_timer_init(struct brisk_timer *t, brisk_timer_fn fn, void *arg)
 {
     t->next = t->prev = NULL;
     t->expires = 0;
-    t->seq = 0;
+    t->seq = 0; /* not armed */
     t->fn = fn;
     t->arg = arg;
-    t->where = BRISK_TIMER_UNARMED;
 }
 
 void brisk_timer_arm(struct brisk_timer_wheel *w, struct brisk_timer *t, uint64_t expires)
@@ -329,16 +341,6 @@ uint64_t brisk_timer_wheel_now(const struct brisk_timer_wheel *w)
     return w->now;
 }
 
-/* Where a timer with this expiry must sit, as level * 64 + slot. */
-static uint32_t expected_where(const struct brisk_timer_wheel *w, uint64_t expires)
-{
-    uint64_t pt = tick_of(w->now), et = tick_of(expires);
-    if (et <= pt)
-        return (uint32_t)(pt & DIGIT_MASK);
-    unsigned level = high_bit(et ^ pt) / BRISK_TIMER_LEVEL_BITS;
-    return level * BRISK_TIMER_SLOTS + (uint32_t)((et >> (level * BRISK_TIMER_LEVEL_BITS)) & DIGIT_MASK);
-}
-
 int brisk_timer_wheel_check(const struct brisk_timer_wheel *w)
 {
     size_t n = 0;
@@ -352,10 +354,10 @@ int brisk_timer_wheel_check(const struct brisk_timer_wheel *w)
             for (const struct brisk_timer *t = sl->head; t; prev = t, t = t->next) {
                 if (t->prev != prev)
                     return -2;
-                if (t->where != level * BRISK_TIMER_SLOTS + s)
-                    return -3;
-                if (t->where != expected_where(w, t->expires))
-                    return -4;
+                if (t->seq == 0)
+                    return -3; /* linked, yet marked not armed */
+                if (slot_index(w, t->expires) != level * BRISK_TIMER_SLOTS + s)
+                    return -4; /* unlinking would look for it elsewhere */
                 if (level == 0 && prev && !timer_before(prev, t))
                     return -5;
                 if (t->seq >= w->next_seq)

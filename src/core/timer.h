@@ -21,9 +21,6 @@
 #define BRISK_TIMER_SLOTS      64
 #define BRISK_TIMER_LEVELS     9
 
-/* brisk_timer.where of a timer that is not armed. */
-#define BRISK_TIMER_UNARMED UINT32_MAX
-
 struct brisk_timer;
 
 /* Called from brisk_timer_advance() with the timer already disarmed, so it may re-arm itself. `now` is the
@@ -31,13 +28,14 @@ struct brisk_timer;
  * of the same wheel, but must not call brisk_timer_advance() (such a call returns 0 and does nothing). */
 typedef void (*brisk_timer_fn)(struct brisk_timer *t, void *arg, uint64_t now);
 
+/* 48 bytes. The slot a timer sits in is not stored: it is a function of its expiry and the wheel's time (see
+ * timer.c), so a connection's five timers cost no more than they must. */
 struct brisk_timer {
     struct brisk_timer *next, *prev; /* slot list links (private) */
     uint64_t expires;                /* ns; valid while armed */
-    uint64_t seq;                    /* arm order, breaks ties (private) */
+    uint64_t seq;                    /* arm order, breaks ties; 0 = not armed (private) */
     brisk_timer_fn fn;               /* callback; may be NULL (the timer then only counts as fired) */
     void *arg;                       /* passed to fn */
-    uint32_t where;                  /* private: level * 64 + slot, or BRISK_TIMER_UNARMED */
 };
 
 struct brisk_timer_stats {
@@ -56,7 +54,7 @@ struct brisk_timer_slot {
  * timers themselves, so it may be embedded anywhere (about 9 KB). */
 struct brisk_timer_wheel {
     uint64_t now;                          /* the wheel's time: every placement is relative to it */
-    uint64_t next_seq;                     /* arm sequence for the next brisk_timer_arm */
+    uint64_t next_seq;                     /* arm sequence for the next brisk_timer_arm (from 1) */
     size_t count;                          /* armed timers */
     int advancing;                         /* inside brisk_timer_advance (re-entry guard) */
     uint64_t occupied[BRISK_TIMER_LEVELS]; /* bit s set <=> slot[level][s] is non-empty */
@@ -82,7 +80,7 @@ void brisk_timer_cancel(struct brisk_timer_wheel *w, struct brisk_timer *t);
 /* Non-zero while `t` is armed. */
 static inline int brisk_timer_armed(const struct brisk_timer *t)
 {
-    return t->where != BRISK_TIMER_UNARMED;
+    return t->seq != 0;
 }
 
 /* Moves the wheel's time to `now` (a smaller `now` counts as the wheel's current time) and fires, one at a

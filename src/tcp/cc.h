@@ -38,19 +38,22 @@
 
 #include <stdint.h>
 
+/* Room for the largest algorithm's private state: CUBIC's 160 bytes (each algorithm asserts that it fits). */
+#define BRISK_CC_PRIV_WORDS 20
+
 struct brisk_cc_state {      /* what every algorithm reads/writes, owned by the connection */
     uint32_t mss;            /* sender MSS, bytes */
     uint32_t cwnd;           /* congestion window, bytes */
     uint32_t ssthresh;       /* bytes; UINT32_MAX initially (RFC 5681 3.1: "arbitrarily high") */
-    uint64_t bytes_acked_ca; /* appropriate byte counting accumulator in congestion avoidance */
-    uint32_t in_recovery;    /* fast recovery in progress */
     uint32_t recover;        /* RFC 6582 "recover": snd_nxt when recovery began */
-    uint32_t in_loss;        /* an RTO fired and no ACK has advanced snd_una since: a further RTO (the
-                                retransmission was lost too) holds ssthresh (RFC 5681 3.1) */
     uint32_t snd_una;        /* optional, valid when seq_valid: SND.UNA after the ACK passed to on_ack */
     uint32_t snd_nxt;        /* optional, valid when seq_valid: SND.NXT when on_ack is called */
-    uint32_t seq_valid;      /* the connection keeps snd_una / snd_nxt above up to date before on_ack */
-    uint64_t priv[24];       /* algorithm-private state */
+    uint8_t in_recovery;     /* fast recovery in progress */
+    uint8_t in_loss;         /* an RTO fired and no ACK has advanced snd_una since: a further RTO (the
+                                retransmission was lost too) holds ssthresh (RFC 5681 3.1) */
+    uint8_t seq_valid;       /* the connection keeps snd_una / snd_nxt above up to date before on_ack */
+    uint64_t bytes_acked_ca; /* appropriate byte counting accumulator in congestion avoidance */
+    uint64_t priv[BRISK_CC_PRIV_WORDS]; /* algorithm-private state */
 };
 
 struct brisk_cc_ops {

@@ -65,7 +65,8 @@
 
 struct cubic_saved { /* what on_undo restores */
     uint64_t k, t_epoch, w_est;
-    uint32_t cwnd, ssthresh, w_max, cwnd_prior, cwnd_epoch, epoch, hystart_phase, valid;
+    uint32_t cwnd, ssthresh, w_max, cwnd_prior, cwnd_epoch;
+    uint8_t epoch, hystart_phase, valid;
 };
 
 struct cubic {
@@ -78,12 +79,12 @@ struct cubic {
     uint32_t w_max;             /* bytes: RFC 9438 W_max, 0 = none */
     uint32_t cwnd_prior;        /* bytes: cwnd before the last reduction */
     uint32_t cwnd_epoch;        /* bytes: cwnd when the epoch began */
-    uint32_t epoch;             /* an epoch is running (t_epoch, k, cwnd_epoch, w_est valid) */
-    uint32_t app_limited;       /* the sender is application-limited since app_limited_since */
-    uint32_t pad;
+    uint8_t epoch;              /* an epoch is running (t_epoch, k, cwnd_epoch, w_est valid) */
+    uint8_t app_limited;        /* the sender is application-limited since app_limited_since */
     struct cubic_saved saved;
 };
 
+/* Every connection carries priv[] whatever its algorithm, so it is sized to this, the largest need. */
 _Static_assert(sizeof(struct cubic) <= sizeof(((struct brisk_cc_state *)0)->priv), "cubic state fits priv");
 
 /* The state lives in priv[] as bytes; copying it in and out keeps the access well-defined C (no type
@@ -285,7 +286,7 @@ static void save_for_undo(const struct brisk_cc_state *s, struct cubic *c)
                                     .cwnd_prior = c->cwnd_prior,
                                     .cwnd_epoch = c->cwnd_epoch,
                                     .epoch = c->epoch,
-                                    .hystart_phase = c->hs.phase,
+                                    .hystart_phase = (uint8_t)c->hs.phase,
                                     .valid = 1};
 }
 

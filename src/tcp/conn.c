@@ -128,6 +128,7 @@ brisk_sock *tcp_conn_alloc(brisk_stack *st)
         return NULL;
     c->st = st;
     c->state = BRISK_TCP_CLOSED;
+    c->rtt_probe.at = BRISK_TIME_NONE;
     brisk_sbuf_init(&c->snd.buf);
     brisk_sbuf_init(&c->rcv.buf);
     brisk_reass_init(&c->rcv.ooo);
@@ -486,8 +487,7 @@ void tcp_open(brisk_sock *c, int state, uint64_t now)
     c->snd.una = c->snd.nxt = c->snd.max = c->snd.iss;
     tcp_set_state(c, state, now);
     tcp_conn_hash_add(c);
-    c->rtt_probe.on = 1; /* the handshake's RTT sample, unless the SYN is retransmitted */
-    c->rtt_probe.at = now;
+    c->rtt_probe.at = now; /* the handshake's RTT sample, unless the SYN is retransmitted */
     tcp_send_syn(c, now);
     tcp_rearm_rto(c, now);
 }

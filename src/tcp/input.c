@@ -70,9 +70,9 @@ static void establish(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
     c->snd.wl2 = seg->ack;
     c->snd.sml = c->snd.una;
     /* Karn: the handshake gives a sample only if the SYN was not retransmitted. */
-    if (c->timer.retries == 0 && c->rtt_probe.on)
+    if (c->timer.retries == 0 && c->rtt_probe.at != BRISK_TIME_NONE)
         brisk_rtt_sample(&c->rtt, now - c->rtt_probe.at, now);
-    c->rtt_probe.on = 0;
+    c->rtt_probe.at = BRISK_TIME_NONE;
     c->timer.retries = 0;
     tcp_clear_rtx(c);
     c->cc_ops->init(&c->cc, c->snd.mss, c->st->s.tcp_initial_cwnd);
@@ -228,9 +228,9 @@ static uint64_t rtt_from_ack(brisk_sock *c, uint32_t ack, uint64_t now)
     uint64_t at = 0;
     uint32_t end = 0;
     while (c->txt.len && brisk_seq_leq(c->txt.end[c->txt.head], ack)) {
-        at = c->txt.at[c->txt.head];
+        at = tcp_txt_at(c, c->txt.head);
         end = c->txt.end[c->txt.head];
-        c->txt.head = (uint16_t)((c->txt.head + 1) % TCP_TX_TIMES);
+        c->txt.head = (uint8_t)((c->txt.head + 1) % TCP_TX_TIMES);
         c->txt.len--;
     }
     if (!at)

@@ -206,9 +206,7 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
             c->prr.out += len;
     }
     if (len && !rtx && c->txt.len < TCP_TX_TIMES) {
-        unsigned i = (c->txt.head + c->txt.len++) % TCP_TX_TIMES;
-        c->txt.end[i] = seq + len;
-        c->txt.at[i] = now;
+        tcp_txt_push(c, seq + len, now);
     } else if (rtx) {
         tcp_undo_retransmitted(c);
         /* Karn: an ACK of these bytes cannot tell which transmission it answers. */

@@ -36,7 +36,7 @@ static int sent_after(uint64_t a_ts, uint32_t a_end, uint64_t b_ts, uint32_t b_e
 void tcp_rack_delivered(brisk_sock *c, const struct tcp_sb_rec *r, uint64_t now)
 {
     uint64_t rtt = now > r->xmit ? now - r->xmit : 0;
-    if ((r->flags & TCP_SB_EVER_RETRANS) && rtt < c->rtt.min_rtt)
+    if ((r->flags & TCP_SB_EVER_RETRANS) && rtt < brisk_rtt_min(&c->rtt))
         return; /* acknowledges the original transmission, not this one (§6.2 step 2) */
     if (sent_after(r->xmit, r->end, c->rack.xmit_ts, c->rack.end_seq) || c->rack.xmit_ts == 0) {
         c->rack.xmit_ts = r->xmit;
@@ -66,8 +66,8 @@ static uint64_t reo_wnd(const brisk_sock *c)
     if (!c->rack.reord && c->cc.in_recovery)
         return 0;
     uint64_t mult = c->rack.reo_mult ? c->rack.reo_mult : 1;
-    uint64_t w = c->rtt.min_rtt / 4 * mult;
-    return w < c->rtt.srtt ? w : c->rtt.srtt;
+    uint64_t w = brisk_rtt_min(&c->rtt) / 4 * mult, srtt = brisk_rtt_srtt(&c->rtt);
+    return w < srtt ? w : srtt;
 }
 
 uint32_t tcp_rack_detect(brisk_sock *c, uint64_t now, uint64_t *wait)

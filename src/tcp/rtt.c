@@ -12,9 +12,10 @@
  * would settle up to 7 ns away from its real RTT, and RTTVAR would carry the error. brisk keeps SRTT and
  * RTTVAR in fixed point with 16 fractional bits and rounds each EWMA step to nearest, so the state tracks the
  * real-valued recurrence to a small fraction of a nanosecond (the step error is at most half a unit, and
- * the recurrence contracts it), converges to exactly R on a constant input, and the public srtt / rttvar /
- * rto fields are the fixed-point values rounded to ns. Samples are clamped to [1 ns, 2^44 ns]: with that,
- * 4 * RTTVAR and SRTT stay below 2^62 and 2^60 fixed-point units, so nothing can overflow.
+ * the recurrence contracts it), converges to exactly R on a constant input, and SRTT / RTTVAR as read
+ * (brisk_rtt_srtt / brisk_rtt_rttvar in rtt.h) and the rto field are the fixed-point values rounded to ns.
+ * Samples are clamped to [1 ns, 2^44 ns]: with that, 4 * RTTVAR and SRTT stay below 2^62 and 2^60 fixed-point
+ * units, so nothing can overflow.
  *
  * Timestamps. With RFC 7323 timestamps a sender can take a sample on every ACK, many per RTT; with the
  * section 2 gains SRTT would then forget the path within a fraction of an RTT. RFC 7323 section 4 points to
@@ -117,7 +118,6 @@ void brisk_rtt_init(struct brisk_rtt *r, uint64_t rto_initial, uint64_t rto_min,
         rto_max = rto_min;
     r->rto_min = rto_min;
     r->rto_max = rto_max;
-    r->rto_initial = rto_initial;
     r->min_rtt_win = BRISK_RTT_MIN_RTT_WIN_DEFAULT;
     r->rto = clamp_u64(rto_initial, rto_min, rto_max);
 }
@@ -148,10 +148,6 @@ void brisk_rtt_sample_n(struct brisk_rtt *r, uint64_t rtt, uint64_t now, uint32_
     }
     minf_update(r, now, rtt);
     r->samples++;
-    r->latest = rtt;
-    r->srtt = fp_round(r->srtt_fp);
-    r->rttvar = fp_round(r->rttvar_fp);
-    r->min_rtt = r->minf[0].v;
 
     uint64_t var4 = 4 * r->rttvar_fp;
     uint64_t g = BRISK_RTT_GRANULARITY << FP_SHIFT;

@@ -38,23 +38,35 @@ struct brisk_rtt_minsample {
 };
 
 struct brisk_rtt {
-    uint64_t srtt;    /* smoothed RTT, ns; 0 before the first sample */
-    uint64_t rttvar;  /* RTT variation, ns */
-    uint64_t rto;     /* base RTO (before backoff), ns; always within [rto_min, rto_max] */
-    uint64_t latest;  /* last sample (after clamping), ns; 0 before the first sample */
-    uint64_t min_rtt; /* minimum over the last min_rtt_win ns (3-sample windowed min filter); 0 before the
-                         first sample. Updated by samples only: it is the minimum as of the last sample. */
-    uint32_t backoff; /* exponential backoff shift (RFC 6298 5.5); brisk_rtt_rto() applies it */
-    uint64_t samples; /* samples taken */
+    uint64_t rto;       /* base RTO (before backoff), ns; always within [rto_min, rto_max] */
+    uint64_t samples;   /* samples taken */
+    uint64_t srtt_fp;   /* SRTT in units of 2^-16 ns: brisk_rtt_srtt() rounds it */
+    uint64_t rttvar_fp; /* RTTVAR in units of 2^-16 ns: brisk_rtt_rttvar() rounds it */
     /* From settings; min_rtt_win may be changed after init. */
-    uint64_t rto_min, rto_max, rto_initial, min_rtt_win;
-
-    /* Private. */
-    uint64_t srtt_fp;                   /* SRTT in units of 2^-16 ns */
-    uint64_t rttvar_fp;                 /* RTTVAR in units of 2^-16 ns */
-    uint32_t syn_rtx;                   /* brisk_rtt_syn_timeout() was called */
-    struct brisk_rtt_minsample minf[3]; /* best, second best, third best, in increasing time */
+    uint64_t rto_min, rto_max, min_rtt_win;
+    uint32_t backoff; /* exponential backoff shift (RFC 6298 5.5); brisk_rtt_rto() applies it */
+    uint32_t syn_rtx; /* brisk_rtt_syn_timeout() was called (private) */
+    struct brisk_rtt_minsample minf[3]; /* private: best, second best, third best, in increasing time */
 };
+
+/* Smoothed RTT, ns (the fixed-point state rounded); 0 before the first sample. */
+static inline uint64_t brisk_rtt_srtt(const struct brisk_rtt *r)
+{
+    return (r->srtt_fp + (UINT64_C(1) << 15)) >> 16;
+}
+
+/* RTT variation, ns (rounded likewise). */
+static inline uint64_t brisk_rtt_rttvar(const struct brisk_rtt *r)
+{
+    return (r->rttvar_fp + (UINT64_C(1) << 15)) >> 16;
+}
+
+/* Minimum RTT over the last min_rtt_win ns (3-sample windowed min filter); 0 before the first sample. Updated
+ * by samples only: it is the minimum as of the last sample. */
+static inline uint64_t brisk_rtt_min(const struct brisk_rtt *r)
+{
+    return r->minf[0].v;
+}
 
 /* Initialises the estimator with no sample: RTO = rto_initial (RFC 6298 2.1 recommends 1 s), clamped to
  * [rto_min, rto_max]; backoff 0; min_rtt_win = BRISK_RTT_MIN_RTT_WIN_DEFAULT. If rto_max < rto_min, rto_max

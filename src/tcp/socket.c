@@ -479,10 +479,10 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *o)
     o->raddr = s->id.raddr;
     o->lport = s->id.lport;
     o->rport = s->id.rport;
-    o->srtt_ns = s->rtt.srtt;
-    o->rttvar_ns = s->rtt.rttvar;
+    o->srtt_ns = brisk_rtt_srtt(&s->rtt);
+    o->rttvar_ns = brisk_rtt_rttvar(&s->rtt);
     o->rto_ns = brisk_rtt_rto(&s->rtt);
-    o->min_rtt_ns = s->rtt.min_rtt;
+    o->min_rtt_ns = brisk_rtt_min(&s->rtt);
     o->mss = s->snd.mss;
     o->cwnd = s->cc.cwnd;
     o->ssthresh = s->cc.ssthresh;
@@ -511,9 +511,10 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *o)
     o->tsq_limit = tcp_tsq_limit(s);
     o->pacing_rate = tcp_pacing_rate(s);
     o->hold = s->hold.reason;
-    for (int i = 0; i < BRISK_HOLD_COUNT; i++) {
-        o->hold_events[i] = s->hold.events[i];
-        o->hold_ns[i] = s->hold.ns[i];
+    o->hold_events[BRISK_HOLD_NONE] = o->hold_ns[BRISK_HOLD_NONE] = 0; /* not counted */
+    for (int i = BRISK_HOLD_NONE + 1; i < BRISK_HOLD_COUNT; i++) {
+        o->hold_events[i] = s->hold.events[i - 1];
+        o->hold_ns[i] = s->hold.ns[i - 1];
     }
     if (s->hold.reason != BRISK_HOLD_NONE && s->st->now > s->hold.since)
         o->hold_ns[s->hold.reason] += s->st->now - s->hold.since; /* the hold in force, so far */

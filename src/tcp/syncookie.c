@@ -218,7 +218,7 @@ brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *i
     c->rcv.nxt = seg->seq;
     c->rcv.last_win = c->rcv.rcvbuf < TCP_MAX_WIN ? c->rcv.rcvbuf : TCP_MAX_WIN;
     c->rcv.adv = c->rcv.nxt + c->rcv.last_win;
-    c->rtt_probe.on = 0; /* the SYN-ACK's send time is not known: no handshake RTT sample */
+    c->rtt_probe.at = BRISK_TIME_NONE; /* the SYN-ACK's send time is not known: no handshake RTT sample */
     tcp_set_state(c, BRISK_TCP_SYN_RECEIVED, now);
     tcp_conn_hash_add(c);
     c->listener = l;

@@ -67,27 +67,30 @@ enum tcp_misc_kind {
 
 /* Pending socket events, delivered at the end of the stack call that raised them. */
 struct tcp_events {
-    unsigned pending;        /* BRISK_EV_* not yet delivered */
     struct brisk_sock *next; /* stack's list of sockets with pending events */
+    unsigned pending;        /* BRISK_EV_* not yet delivered */
     uint8_t queued;          /* on that list */
 };
 
+/* Fields are ordered within each group so that no group carries a hole it can avoid: this struct is most of
+ * what an idle connection costs (docs/performance.md), so keep it tight when adding to it —
+ * `gdb -batch -ex 'ptype /o struct brisk_sock' build/brisk-bench` shows the layout. */
 struct brisk_sock {
     brisk_stack *st;
+    struct brisk_sock *blocked_next;
+    struct brisk_sock *hnext; /* hash chain */
+    struct brisk_route rt;    /* cached route to raddr (device, next hop, source) */
+    struct {
+        uint32_t laddr, raddr; /* host order; laddr 0 = any (listeners) */
+        uint16_t lport, rport;
+    } id;
     uint8_t state;    /* enum brisk_tcp_state */
     uint8_t in_table; /* in the connection (or listener) hash */
     uint8_t orphan;   /* the application closed it: the stack frees it when done */
     uint8_t bound;    /* bind() or connect() fixed the local port */
     uint8_t in_aq;    /* a child on its listener's accept queue (else half-open, if listener) */
     uint8_t blocked;  /* on the stack's list of connections waiting for a device or buffers */
-    struct brisk_sock *blocked_next;
-
-    struct {
-        uint32_t laddr, raddr; /* host order; laddr 0 = any (listeners) */
-        uint16_t lport, rport;
-    } id;
-    struct brisk_sock *hnext; /* hash chain */
-    struct brisk_route rt;    /* cached route to raddr (device, next hop, source) */
+    int error;        /* the error that closed the connection */
 
     struct {
         uint32_t una;          /* oldest unacknowledged sequence number */
@@ -120,40 +123,44 @@ struct brisk_sock {
         uint32_t adv;           /* right edge of the window we last advertised (rcv.nxt + rcv.wnd) */
         uint32_t last_win;      /* the window we last advertised, bytes (zero-window transitions) */
         uint32_t rcvbuf;        /* bound on buffered bytes (in-order + out-of-order) */
+        uint32_t fin_seq;       /* sequence number of a FIN that arrived out of order (fin_pending) */
         struct brisk_sbuf buf;  /* in-order bytes not yet read by the application */
         struct brisk_reass ooo; /* out-of-order data (RFC 9293 §3.10.7.4, RFC 2018) */
-        uint8_t wscale;         /* shift we apply to our advertised window */
-        uint8_t fin;            /* the peer's FIN was received in order */
-        uint8_t fin_pending;    /* a FIN arrived out of order: it takes effect when rcv.nxt reaches fin_seq */
-        uint32_t fin_seq;
-        uint8_t dsack; /* a duplicate arrived: report it as a D-SACK block (RFC 2883) */
         uint32_t dsack_start, dsack_end;
+        uint8_t wscale;      /* shift we apply to our advertised window */
+        uint8_t fin;         /* the peer's FIN was received in order */
+        uint8_t fin_pending; /* a FIN arrived out of order: it takes effect when rcv.nxt reaches fin_seq */
+        uint8_t dsack;       /* a duplicate arrived: report it as a D-SACK block (RFC 2883) */
     } rcv;
 
     struct {
-        uint8_t ts;             /* timestamps in use (RFC 7323) */
-        uint8_t sack;           /* SACK permitted both ways (RFC 2018) */
-        uint8_t ws;             /* window scaling in use */
-        uint32_t ts_recent;     /* TS.Recent (RFC 7323 §4.3) */
         uint64_t ts_recent_age; /* when TS.Recent was set (PAWS 24-day rule) */
+        uint32_t ts_recent;     /* TS.Recent (RFC 7323 §4.3) */
         uint32_t ts_offset;     /* random per-connection TSval offset (RFC 7323 §5.4) */
         uint32_t mss_clamp;     /* MAXSEG option, 0 = none */
         uint32_t peer_mss;      /* MSS the peer announced */
+        uint8_t ts;             /* timestamps in use (RFC 7323) */
+        uint8_t sack;           /* SACK permitted both ways (RFC 2018) */
+        uint8_t ws;             /* window scaling in use */
     } opt;
 
     struct brisk_rtt rtt;
     struct {
-        uint64_t at; /* when the SYN (or SYN-ACK) was first sent: the handshake's RTT sample */
-        uint8_t on;
+        uint64_t at; /* when the SYN (or SYN-ACK) was first sent: the handshake's RTT sample; BRISK_TIME_NONE
+                        when there is none to take (not sent yet, retransmitted, taken, or a SYN cookie) */
     } rtt_probe;
     /* Send times of new-data segments still in flight, oldest first: every ACK that covers one gives an RTT
      * sample in ns (timestamps tick in ms, too coarse for 100 µs paths, so they serve PAWS and Karn-safe
-     * backoff resets only). When the ring is full, new segments go untimed until it drains. */
+     * backoff resets only). When the ring is full, new segments go untimed until it drains. A send time is
+     * kept as a 48-bit offset from `base` (tcp_txt_push / tcp_txt_at): exact, since records that would span
+     * more than 2^48 ns (78 hours, beyond any RTT sample rtt.h accepts) are not kept. */
     struct {
-        uint32_t end[TCP_TX_TIMES]; /* sequence number after the segment */
-        uint64_t at[TCP_TX_TIMES];  /* when it was sent */
-        uint16_t head, len;
-        uint32_t rtx_high; /* retransmissions happened below this: samples there are ambiguous */
+        uint64_t base;                /* send times are base + at_hi:at_lo, ns */
+        uint32_t end[TCP_TX_TIMES];   /* sequence number after the segment */
+        uint32_t at_lo[TCP_TX_TIMES]; /* when it was sent: the offset's low 32 bits */
+        uint16_t at_hi[TCP_TX_TIMES]; /* and its high 16 bits */
+        uint32_t rtx_high;            /* retransmissions happened below this: samples there are ambiguous */
+        uint8_t head, len;
         uint8_t rtx_valid;
     } txt;
 
@@ -169,10 +176,12 @@ struct brisk_sock {
     } pace;
 
     struct {
-        uint8_t reason; /* enum brisk_hold in force (NONE while sending or with nothing to send) */
         uint64_t since; /* when it began */
-        uint64_t events[BRISK_HOLD_COUNT];
-        uint64_t ns[BRISK_HOLD_COUNT];
+        /* Per reason, at index reason - 1 (BRISK_HOLD_NONE is never counted): times it stopped the transmit
+         * function, and time it held data back. */
+        uint64_t events[BRISK_HOLD_COUNT - 1];
+        uint64_t ns[BRISK_HOLD_COUNT - 1];
+        uint8_t reason; /* enum brisk_hold in force (NONE while sending or with nothing to send) */
     } hold;
 
     /* SACK scoreboard (sack.c, RFC 6675 §3): one record per segment (at most one MSS) in [snd.una, snd.max),
@@ -188,8 +197,8 @@ struct brisk_sock {
     /* RACK (rack.c, RFC 8985 §6): the most recently sent segment known delivered. */
     struct {
         uint64_t xmit_ts;  /* its transmission time */
-        uint32_t end_seq;  /* its end */
         uint64_t rtt;      /* the RTT it measured */
+        uint32_t end_seq;  /* its end */
         uint32_t reo_mult; /* reordering window in units of min_rtt / 4 (grows with D-SACKs) */
         uint32_t recoveries_since_dsack;
         uint8_t reord; /* reordering seen (D-SACK): keep the window during recovery */
@@ -207,45 +216,45 @@ struct brisk_sock {
         uint32_t delivered;  /* bytes newly acked or SACKed since */
         uint32_t out;        /* bytes sent since */
     } prr;
+    uint32_t dupacks; /* consecutive duplicate ACKs (RFC 5681 §2) */
 
     const struct brisk_cc_ops *cc_ops;
     struct brisk_cc_state cc;
-    uint32_t dupacks; /* consecutive duplicate ACKs (RFC 5681 §2) */
 
     struct {
         struct brisk_timer rtx; /* retransmit / persist, multiplexed by kind */
-        uint8_t rtx_kind;       /* enum tcp_rtx_kind */
         uint64_t rtx_deadline;  /* when the retransmit timer should fire; the wheel entry may be earlier
                                    (lazy: it is only moved when the deadline moves earlier) */
-        uint32_t retries;       /* consecutive timeouts (RTO backoffs, persist probes, SYN resends) */
-        uint32_t tlp_end;    /* TLP.end_seq: snd.max when the outstanding probe was sent (RFC 8985 §7.3) */
-        uint8_t tlp_on;      /* a probe is outstanding: no other until its episode ends */
-        uint8_t tlp_retrans; /* the probe retransmitted old data (else it sent new data) */
         struct brisk_timer delack;
         uint64_t delack_deadline; /* when the owed ACK must go; the wheel entry may be earlier (lazy) */
         struct brisk_timer cork;  /* TCP_CORK's 200 ms ceiling on a held partial segment */
         struct brisk_timer pace;  /* the next departure time, while pacing holds data */
         struct brisk_timer misc;  /* keepalive / TIME-WAIT / FIN-WAIT-2 */
-        uint8_t misc_kind;        /* enum tcp_misc_kind */
-        uint32_t probes;          /* keepalive probes sent without answer */
         uint64_t last_rx;         /* time of the last segment received (keepalive idle) */
         uint64_t last_tx;         /* time of the last data sent (idle restart) */
+        uint32_t retries;         /* consecutive timeouts (RTO backoffs, persist probes, SYN resends) */
+        uint32_t tlp_end;    /* TLP.end_seq: snd.max when the outstanding probe was sent (RFC 8985 §7.3) */
+        uint32_t probes;     /* keepalive probes sent without answer */
+        uint8_t rtx_kind;    /* enum tcp_rtx_kind */
+        uint8_t tlp_on;      /* a probe is outstanding: no other until its episode ends */
+        uint8_t tlp_retrans; /* the probe retransmitted old data (else it sent new data) */
+        uint8_t misc_kind;   /* enum tcp_misc_kind */
     } timer;
 
     struct {
+        uint64_t ato;          /* current delayed-ACK timeout */
+        uint64_t last_data_rx; /* for ato estimation */
+        uint32_t unacked_segs; /* full-sized segments received since our last ACK */
         uint8_t pending;       /* an ACK is owed */
         uint8_t pingpong;      /* interactive: delay ACKs, they ride on our data */
         uint8_t quick;         /* ACKs still to send at once (quickack mode, start of connection) */
         uint8_t refused;       /* the device or pool refused the ACK: resend when the stack resumes us */
-        uint32_t unacked_segs; /* full-sized segments received since our last ACK */
-        uint64_t ato;          /* current delayed-ACK timeout */
-        uint64_t last_data_rx; /* for ato estimation */
     } ack;
 
     struct {
-        uint8_t keepalive;
         uint64_t keepidle, keepintvl;
         uint32_t keepcnt;
+        uint8_t keepalive;
         uint8_t linger0;
     } so;
 
@@ -253,7 +262,6 @@ struct brisk_sock {
     brisk_sock_fn fn;
     void *ctx;
     struct tcp_events ev;
-    int error;                   /* the error that closed the connection */
     struct brisk_sock *listener; /* for a child: its listener until accepted */
     struct brisk_sock *aq_next;  /* accept queue / SYN queue link */
     struct {
@@ -465,6 +473,12 @@ int tcp_retransmit_lost(brisk_sock *c, uint64_t now);
 /* The first lost segment again, whatever the window (the RTO's retransmission, RFC 6298 §5.4). */
 void tcp_retransmit_first_lost(brisk_sock *c, uint64_t now);
 
+/* txt.c — send times of segments in flight, for RTT samples (struct brisk_sock.txt) */
+/* Largest offset of a send time from txt.base. */
+#define TCP_TXT_SPAN ((UINT64_C(1) << 48) - 1)
+/* Re-expresses the ring relative to its earliest time or `now`, dropping records that cannot be. */
+void tcp_txt_rebase(brisk_sock *c, uint64_t now);
+
 /* isn.c */
 uint32_t tcp_isn(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
                  uint64_t now);
@@ -482,6 +496,26 @@ void tcp_check_tuple(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t r
 #else
 #define TCP_CHECK_TUPLE(st, la, lp, ra, rp) ((void)0)
 #endif
+
+/* The send time of txt record i. */
+static inline uint64_t tcp_txt_at(const brisk_sock *c, unsigned i)
+{
+    return c->txt.base + ((uint64_t)c->txt.at_hi[i] << 32 | c->txt.at_lo[i]);
+}
+
+/* Records that new data ending at `end` was sent at `now`; the caller has checked that the ring has room. */
+static inline void tcp_txt_push(brisk_sock *c, uint32_t end, uint64_t now)
+{
+    if (c->txt.len == 0)
+        c->txt.base = now;
+    else if (now < c->txt.base || now - c->txt.base > TCP_TXT_SPAN)
+        tcp_txt_rebase(c, now); /* rare: see txt.c */
+    unsigned i = (c->txt.head + c->txt.len++) % TCP_TX_TIMES;
+    uint64_t off = now - c->txt.base;
+    c->txt.end[i] = end;
+    c->txt.at_lo[i] = (uint32_t)off;
+    c->txt.at_hi[i] = (uint16_t)(off >> 32);
+}
 
 static inline int tcp_sb_active(const struct brisk_sock *c)
 {

@@ -33,9 +33,10 @@ uint64_t tcp_tlp_timeout(const brisk_sock *c)
         return 0;
     if (c->state != BRISK_TCP_ESTABLISHED && c->state != BRISK_TCP_CLOSE_WAIT)
         return 0;
-    if (c->rtt.srtt == 0)
+    uint64_t srtt = brisk_rtt_srtt(&c->rtt);
+    if (srtt == 0)
         return 0; /* no estimate yet: the RTO alone (the RFC's 1 s PTO would be no earlier) */
-    uint64_t pto = 2 * c->rtt.srtt;
+    uint64_t pto = 2 * srtt;
     if (tcp_flight(c) <= c->snd.mss)
         pto += s->tcp_delack_max_ns; /* WCDelAckT: a lone segment may wait for the peer's delayed ACK */
     return pto;

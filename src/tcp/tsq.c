@@ -93,13 +93,14 @@ void brisk_tcp_pkt_released(void *ctx, brisk_pkt *pkt)
 
 uint64_t tcp_pacing_rate(const brisk_sock *c)
 {
-    if (c->rtt.srtt == 0)
+    uint64_t srtt = brisk_rtt_srtt(&c->rtt);
+    if (srtt == 0)
         return UINT64_MAX; /* no RTT yet: no rate-derived bound */
     const struct brisk_settings *s = &c->st->s;
     uint64_t w = c->cc.cwnd > tcp_flight(c) ? c->cc.cwnd : tcp_flight(c);
     uint32_t ratio = c->cc.cwnd < c->cc.ssthresh / 2 ? s->tcp_pacing_ss_ratio : s->tcp_pacing_ca_ratio;
     /* bytes/s = w * 1e9 / srtt_ns * ratio / 100, without overflow for any realistic w. */
-    return tcp_muldiv((uint64_t)w * ratio, BRISK_NSEC_PER_SEC, 100u * c->rtt.srtt);
+    return tcp_muldiv((uint64_t)w * ratio, BRISK_NSEC_PER_SEC, 100u * srtt);
 }
 
 uint64_t tcp_tsq_limit(const brisk_sock *c)
@@ -195,9 +196,9 @@ void tcp_hold(brisk_sock *c, int reason, uint64_t now)
     if (c->hold.reason == reason)
         return;
     if (c->hold.reason != BRISK_HOLD_NONE)
-        c->hold.ns[c->hold.reason] += now - c->hold.since;
+        c->hold.ns[c->hold.reason - 1] += now - c->hold.since;
     if (reason != BRISK_HOLD_NONE)
-        c->hold.events[reason]++;
+        c->hold.events[reason - 1]++;
     c->hold.reason = (uint8_t)reason;
     c->hold.since = now;
 }

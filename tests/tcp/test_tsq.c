@@ -91,7 +91,7 @@ static void test_budget_rules(void **state)
     /* A known pacing rate: cwnd 100 segments over a 1 ms SRTT in congestion avoidance (120 %). */
     c->cc.cwnd = 146000;
     c->cc.ssthresh = 100000;
-    c->rtt.srtt = TF_MS;
+    c->rtt.srtt_fp = TF_MS << 16; /* SRTT 1 ms (fixed point, rtt.h) */
     uint64_t rate = tcp_pacing_rate(c);
     assert_int_equal(rate, 146000ull * 1000 * 120 / 100);
     uint64_t hold = BRISK_NSEC_PER_SEC >> 10; /* pacing shift 10: 976.562 µs */
@@ -104,11 +104,11 @@ static void test_budget_rules(void **state)
     assert_int_equal(tcp_tsq_limit(c), 102400);
     /* Rule 2 never goes below two buffers. */
     f.t.st->s.tcp_tsq_rule = 2;
-    c->rtt.srtt = 10 * BRISK_NSEC_PER_SEC;
+    c->rtt.srtt_fp = 10 * BRISK_NSEC_PER_SEC << 16;
     assert_int_equal(tcp_tsq_limit(c), 2 * TRUESIZE(1460));
     /* Adaptive: the hold time covers twice the device's completion overhead (latency beyond the wire), not
      * the raw latency, which includes the ring's own queueing. */
-    c->rtt.srtt = TF_MS;
+    c->rtt.srtt_fp = TF_MS << 16; /* SRTT 1 ms (fixed point, rtt.h) */
     f.t.st->s.tcp_tsq_adaptive = 1;
     f.t.f.dev->stats.tx_done_overhead_ns = 5 * TF_MS;
     f.t.f.dev->stats.tx_done_latency_ns = 50 * TF_MS;
@@ -310,12 +310,12 @@ static void test_tso_size_goal(void **state)
     TF_EXPECT_NONE(&f.t); /* the congestion window is full */
     /* A big window: the rate-based size, capped by the device's 64 KB. */
     c->cc.cwnd = 1000 * 1460;
-    c->rtt.srtt = TF_MS;
+    c->rtt.srtt_fp = TF_MS << 16; /* SRTT 1 ms (fixed point, rtt.h) */
     uint64_t bytes = tcp_pacing_rate(c) >> 10;
     uint32_t want = (uint32_t)(bytes < 65455 ? bytes : 65455) / 1460 * 1460;
     assert_int_equal(tcp_size_goal(c, 1460), want);
     /* A slow path: never below tcp_min_tso_segs. */
-    c->rtt.srtt = 10 * TF_SEC;
+    c->rtt.srtt_fp = 10 * TF_SEC << 16;
     assert_int_equal(tcp_size_goal(c, 1460), 2 * 1460);
     finish(&f);
 }
@@ -330,7 +330,7 @@ static void test_pacing_departure_times(void **state)
     brisk_sock *c = f.c;
     /* 14600 B cwnd over a 1 ms SRTT in slow start (200 %): 29.2 MB/s, so a 1460-byte segment (1526 bytes
      * with headers) leaves every 52.260 us. */
-    c->rtt.srtt = TF_MS;
+    c->rtt.srtt_fp = TF_MS << 16; /* SRTT 1 ms (fixed point, rtt.h) */
     assert_int_equal(tcp_pacing_rate(c), 29200000);
     uint64_t gap = 1526ull * BRISK_NSEC_PER_SEC / 29200000;
     uint64_t t0 = TF_SEC;
@@ -360,7 +360,7 @@ static void test_pacing_late_timer_catches_up(void **state)
         setup(&f, allowance ? (const char *const[]){"tcp_pacing=1", "tcp_pacing_catchup=200us", NULL}
                             : (const char *const[]){"tcp_pacing=1", "tcp_pacing_catchup=0", NULL});
         brisk_sock *c = f.c;
-        c->rtt.srtt = TF_MS; /* 29.2 MB/s: a 1460-byte segment every 52.260 us, as above */
+        c->rtt.srtt_fp = TF_MS << 16; /* 29.2 MB/s: a segment every 52.260 us, as above */
         uint64_t gap = 1526ull * BRISK_NSEC_PER_SEC / 29200000;
         uint64_t t0 = TF_SEC;
         send_bytes(c, 10 * 1460, t0);

@@ -31,16 +31,15 @@ static void test_initial_state(void **state)
     (void)state;
     struct brisk_rtt r;
     brisk_rtt_init(&r, 1 * S, 200 * MS, 120 * S);
-    assert_int_equal(r.srtt, 0);
-    assert_int_equal(r.rttvar, 0);
+    assert_int_equal(brisk_rtt_srtt(&r), 0);
+    assert_int_equal(brisk_rtt_rttvar(&r), 0);
     assert_int_equal(r.samples, 0);
-    assert_int_equal(r.min_rtt, 0);
+    assert_int_equal(brisk_rtt_min(&r), 0);
     assert_int_equal(r.backoff, 0);
     assert_int_equal(r.rto, 1 * S); /* RFC 6298 2.1 */
     assert_int_equal(brisk_rtt_rto(&r), 1 * S);
     assert_int_equal(r.rto_min, 200 * MS);
     assert_int_equal(r.rto_max, 120 * S);
-    assert_int_equal(r.rto_initial, 1 * S);
     assert_int_equal(r.min_rtt_win, BRISK_RTT_MIN_RTT_WIN_DEFAULT);
 }
 
@@ -64,18 +63,17 @@ static void test_first_sample(void **state)
     struct brisk_rtt r;
     brisk_rtt_init(&r, 1 * S, 0, 120 * S);
     brisk_rtt_sample(&r, 100 * MS, 5 * S);
-    assert_int_equal(r.srtt, 100 * MS);  /* SRTT = R */
-    assert_int_equal(r.rttvar, 50 * MS); /* RTTVAR = R / 2 */
-    assert_int_equal(r.rto, 300 * MS);   /* SRTT + 4 RTTVAR */
-    assert_int_equal(r.latest, 100 * MS);
-    assert_int_equal(r.min_rtt, 100 * MS);
+    assert_int_equal(brisk_rtt_srtt(&r), 100 * MS);  /* SRTT = R */
+    assert_int_equal(brisk_rtt_rttvar(&r), 50 * MS); /* RTTVAR = R / 2 */
+    assert_int_equal(r.rto, 300 * MS);               /* SRTT + 4 RTTVAR */
+    assert_int_equal(brisk_rtt_min(&r), 100 * MS);
     assert_int_equal(r.samples, 1);
 
     /* A tiny first sample: 4 RTTVAR = 400 ns is below G = 1 us, so G is added instead. */
     brisk_rtt_init(&r, 1 * S, 0, 120 * S);
     brisk_rtt_sample(&r, 200, 0);
-    assert_int_equal(r.srtt, 200);
-    assert_int_equal(r.rttvar, 100);
+    assert_int_equal(brisk_rtt_srtt(&r), 200);
+    assert_int_equal(brisk_rtt_rttvar(&r), 100);
     assert_int_equal(r.rto, 200 + BRISK_RTT_GRANULARITY);
 }
 
@@ -88,18 +86,17 @@ static void test_second_sample_exact(void **state)
     brisk_rtt_sample(&r, 200 * MS, 1 * S);
     /* RTTVAR = 3/4 * 50 + 1/4 * |100 - 200| = 62.5 ms (with the old SRTT); SRTT = 7/8 100 + 1/8 200 = 112.5
      */
-    assert_int_equal(r.rttvar, 62500 * US);
-    assert_int_equal(r.srtt, 112500 * US);
+    assert_int_equal(brisk_rtt_rttvar(&r), 62500 * US);
+    assert_int_equal(brisk_rtt_srtt(&r), 112500 * US);
     assert_int_equal(r.rto, 362500 * US);
-    assert_int_equal(r.latest, 200 * MS);
-    assert_int_equal(r.min_rtt, 100 * MS);
+    assert_int_equal(brisk_rtt_min(&r), 100 * MS);
 
     /* Downwards: 112.5 -> R = 12.5 ms: RTTVAR = 3/4 62.5 + 1/4 100 = 71.875; SRTT = 112.5 - 100/8 = 100. */
     brisk_rtt_sample(&r, 12500 * US, 2 * S);
-    assert_int_equal(r.rttvar, 71875 * US);
-    assert_int_equal(r.srtt, 100 * MS);
+    assert_int_equal(brisk_rtt_rttvar(&r), 71875 * US);
+    assert_int_equal(brisk_rtt_srtt(&r), 100 * MS);
     assert_int_equal(r.rto, 100 * MS + 4 * 71875 * US);
-    assert_int_equal(r.min_rtt, 12500 * US);
+    assert_int_equal(brisk_rtt_min(&r), 12500 * US);
 }
 
 static void test_sample_n_gains(void **state)
@@ -108,12 +105,12 @@ static void test_sample_n_gains(void **state)
     struct brisk_rtt r;
     brisk_rtt_init(&r, 1 * S, 0, 120 * S);
     brisk_rtt_sample_n(&r, 100 * MS, 0, 4); /* the first sample ignores the divisor */
-    assert_int_equal(r.srtt, 100 * MS);
-    assert_int_equal(r.rttvar, 50 * MS);
+    assert_int_equal(brisk_rtt_srtt(&r), 100 * MS);
+    assert_int_equal(brisk_rtt_rttvar(&r), 50 * MS);
     brisk_rtt_sample_n(&r, 200 * MS, 1, 4);
     /* beta' = 1/16: 50 + (100 - 50) / 16 = 53.125; alpha' = 1/32: 100 + 100 / 32 = 103.125 */
-    assert_int_equal(r.rttvar, 53125 * US);
-    assert_int_equal(r.srtt, 103125 * US);
+    assert_int_equal(brisk_rtt_rttvar(&r), 53125 * US);
+    assert_int_equal(brisk_rtt_srtt(&r), 103125 * US);
 
     /* expected = 0 counts as 1, i.e. brisk_rtt_sample(). */
     struct brisk_rtt a, b;
@@ -123,8 +120,8 @@ static void test_sample_n_gains(void **state)
     brisk_rtt_sample_n(&b, 10 * MS, 0, 0);
     brisk_rtt_sample(&a, 30 * MS, 1);
     brisk_rtt_sample_n(&b, 30 * MS, 1, 0);
-    assert_int_equal(a.srtt, b.srtt);
-    assert_int_equal(a.rttvar, b.rttvar);
+    assert_int_equal(brisk_rtt_srtt(&a), brisk_rtt_srtt(&b));
+    assert_int_equal(brisk_rtt_rttvar(&a), brisk_rtt_rttvar(&b));
     assert_int_equal(a.rto, b.rto);
 }
 
@@ -210,8 +207,8 @@ static void test_random_vs_float_reference(void **state)
                 brisk_rtt_sample_n(&r, rtt, now, nn);
             long double rto =
                 ref_sample(&f, (long double)rtt, nn, (long double)rto_min, (long double)rto_max);
-            double es = (double)fabsl((long double)r.srtt - f.srtt);
-            double ev = (double)fabsl((long double)r.rttvar - f.rttvar);
+            double es = (double)fabsl((long double)brisk_rtt_srtt(&r) - f.srtt);
+            double ev = (double)fabsl((long double)brisk_rtt_rttvar(&r) - f.rttvar);
             double eo = (double)fabsl((long double)r.rto - rto);
             /* The reference's own error where long double is no wider than double. */
             double slack = (double)(16.0L * nn * LDBL_EPSILON * (f.srtt + 4 * f.rttvar));
@@ -219,12 +216,11 @@ static void test_random_vs_float_reference(void **state)
             worst_var = ev > worst_var ? ev : worst_var;
             worst_rto = eo > worst_rto ? eo : worst_rto;
             /* Rounded to ns from a state a tiny fraction of a ns off the exact recurrence. */
-            if (es > 0.51 + slack || ev > 0.51 + slack || eo > 1.01 + slack || r.backoff != 0 ||
-                r.latest != rtt)
+            if (es > 0.51 + slack || ev > 0.51 + slack || eo > 1.01 + slack || r.backoff != 0)
                 fail_msg("seed %" PRIu64 " run %d sample %d (R=%" PRIu64 ", n=%u): srtt %" PRIu64
                          " vs %.3f, rttvar %" PRIu64 " vs %.3f, rto %" PRIu64 " vs %.3f",
-                         seed, run, i, rtt, nn, r.srtt, (double)f.srtt, r.rttvar, (double)f.rttvar, r.rto,
-                         (double)rto);
+                         seed, run, i, rtt, nn, brisk_rtt_srtt(&r), (double)f.srtt, brisk_rtt_rttvar(&r),
+                         (double)f.rttvar, r.rto, (double)rto);
         }
         assert_int_equal(r.samples, 500);
     }
@@ -245,8 +241,8 @@ static void test_steady_path_converges_exactly(void **state)
         const uint64_t R = 10 * MS + 7;
         for (int i = 0; i < 2000; i++)
             brisk_rtt_sample(&r, R, (uint64_t)(i + 1) * MS);
-        assert_int_equal(r.srtt, R);
-        assert_int_equal(r.rttvar, 0);
+        assert_int_equal(brisk_rtt_srtt(&r), R);
+        assert_int_equal(brisk_rtt_rttvar(&r), 0);
         assert_int_equal(r.rto, R + BRISK_RTT_GRANULARITY);
     }
 }
@@ -259,7 +255,7 @@ static void test_clamping(void **state)
     brisk_rtt_init(&r, 1 * S, 200 * MS, 60 * S);
     for (int i = 0; i < 100; i++)
         brisk_rtt_sample(&r, 1 * MS, (uint64_t)i * MS);
-    assert_int_equal(r.srtt, 1 * MS);
+    assert_int_equal(brisk_rtt_srtt(&r), 1 * MS);
     assert_int_equal(r.rto, 200 * MS);
     assert_int_equal(brisk_rtt_rto(&r), 200 * MS);
 
@@ -270,19 +266,17 @@ static void test_clamping(void **state)
     /* Absurd samples are clamped, nothing overflows. */
     brisk_rtt_init(&r, 1 * S, 0, UINT64_MAX);
     brisk_rtt_sample(&r, UINT64_MAX, 0);
-    assert_int_equal(r.latest, BRISK_RTT_SAMPLE_MAX);
-    assert_int_equal(r.srtt, BRISK_RTT_SAMPLE_MAX);
-    assert_int_equal(r.rttvar, BRISK_RTT_SAMPLE_MAX / 2);
+    assert_int_equal(brisk_rtt_srtt(&r), BRISK_RTT_SAMPLE_MAX);
+    assert_int_equal(brisk_rtt_rttvar(&r), BRISK_RTT_SAMPLE_MAX / 2);
     assert_int_equal(r.rto, 3 * BRISK_RTT_SAMPLE_MAX);
     brisk_rtt_sample(&r, 1, 1);
     brisk_rtt_sample(&r, UINT64_MAX, 2);
-    assert_true(r.srtt <= BRISK_RTT_SAMPLE_MAX && r.rto > r.srtt);
+    assert_true(brisk_rtt_srtt(&r) <= BRISK_RTT_SAMPLE_MAX && r.rto > brisk_rtt_srtt(&r));
 
     /* A zero sample counts as 1 ns (the clock's resolution): SRTT is never 0 after a sample. */
     brisk_rtt_init(&r, 1 * S, 0, 60 * S);
     brisk_rtt_sample(&r, 0, 0);
-    assert_int_equal(r.srtt, 1);
-    assert_int_equal(r.latest, 1);
+    assert_int_equal(brisk_rtt_srtt(&r), 1);
     assert_int_equal(r.rto, 1 + BRISK_RTT_GRANULARITY);
 }
 
@@ -388,22 +382,22 @@ static void test_min_rtt_window_expiry(void **state)
     brisk_rtt_sample(&r, 10 * MS, 0);
     for (uint64_t t = 1; t <= 10; t++) {
         brisk_rtt_sample(&r, 20 * MS + t, t * S);
-        assert_int_equal(r.min_rtt, 10 * MS); /* still inside the window (age <= win) */
+        assert_int_equal(brisk_rtt_min(&r), 10 * MS); /* still inside the window (age <= win) */
     }
     /* At 11 s the 10 ms sample is older than the window: the best of the later ones takes over. It must be a
      * sample from within the window, and no smaller than any of them. */
     brisk_rtt_sample(&r, 20 * MS + 11, 11 * S);
-    assert_true(r.min_rtt >= 20 * MS + 1 && r.min_rtt <= 20 * MS + 11);
+    assert_true(brisk_rtt_min(&r) >= 20 * MS + 1 && brisk_rtt_min(&r) <= 20 * MS + 11);
     /* The quarter-window refresh kept a second choice from after 2.5 s: at most the 3 s sample. */
-    assert_true(r.min_rtt <= 20 * MS + 3);
+    assert_true(brisk_rtt_min(&r) <= 20 * MS + 3);
 
     /* A new minimum takes over at once. */
     brisk_rtt_sample(&r, 15 * MS, 12 * S);
-    assert_int_equal(r.min_rtt, 15 * MS);
+    assert_int_equal(brisk_rtt_min(&r), 15 * MS);
 
     /* A sample after a gap longer than the window restarts the filter, even if it is larger. */
     brisk_rtt_sample(&r, 90 * MS, 40 * S);
-    assert_int_equal(r.min_rtt, 90 * MS);
+    assert_int_equal(brisk_rtt_min(&r), 90 * MS);
 
     /* Rising samples with the window sliding: the minimum follows them up, one window behind. */
     brisk_rtt_init(&r, 1 * S, 0, 120 * S);
@@ -411,9 +405,9 @@ static void test_min_rtt_window_expiry(void **state)
     for (uint64_t t = 0; t <= 40; t++) {
         brisk_rtt_sample(&r, (100 + t) * MS, t * S);
         uint64_t lo = t >= 4 ? (100 + t - 4) * MS : 100 * MS, hi = (100 + t) * MS;
-        if (r.min_rtt < lo || r.min_rtt > hi)
-            fail_msg("t=%" PRIu64 " s: min_rtt %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "]", t, r.min_rtt,
-                     lo, hi);
+        if (brisk_rtt_min(&r) < lo || brisk_rtt_min(&r) > hi)
+            fail_msg("t=%" PRIu64 " s: min_rtt %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "]", t,
+                     brisk_rtt_min(&r), lo, hi);
     }
 }
 
@@ -425,9 +419,9 @@ static void test_min_rtt_zero_window(void **state)
     r.min_rtt_win = 0; /* degenerate: the minimum is the latest sample */
     brisk_rtt_sample(&r, 10 * MS, 0);
     brisk_rtt_sample(&r, 30 * MS, 1);
-    assert_int_equal(r.min_rtt, 30 * MS);
+    assert_int_equal(brisk_rtt_min(&r), 30 * MS);
     brisk_rtt_sample(&r, 20 * MS, 2);
-    assert_int_equal(r.min_rtt, 20 * MS);
+    assert_int_equal(brisk_rtt_min(&r), 20 * MS);
 }
 
 #define HIST 4096
@@ -462,13 +456,13 @@ static void test_min_rtt_random_vs_brute_force(void **state)
             int found = 0;
             for (int j = i; j >= 0 && now - ht[j] <= r.min_rtt_win; j--) {
                 best = hv[j] < best ? hv[j] : best;
-                found |= hv[j] == r.min_rtt;
+                found |= hv[j] == brisk_rtt_min(&r);
             }
-            if (r.min_rtt < best || !found || (rtt <= best && r.min_rtt != rtt))
+            if (brisk_rtt_min(&r) < best || !found || (rtt <= best && brisk_rtt_min(&r) != rtt))
                 fail_msg("seed %" PRIu64 " run %d sample %d: min_rtt %" PRIu64 ", window minimum %" PRIu64
                          ", found %d",
-                         seed, run, i, r.min_rtt, best, found);
-            exact += r.min_rtt == best;
+                         seed, run, i, brisk_rtt_min(&r), best, found);
+            exact += brisk_rtt_min(&r) == best;
             total++;
         }
     }
