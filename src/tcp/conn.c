@@ -194,6 +194,12 @@ void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now)
         list = c->blocked_next;
         c->blocked = 0;
         c->blocked_next = NULL;
+        if ((c->snd.syn_refused || c->ack.refused) && c->rt.dev && brisk_netdev_stopped(c->rt.dev)) {
+            /* Its device's queue is stopped again (a sender resumed before it took the room): building the
+             * SYN or ACK only for xmit to refuse it would make every wake O(blocked connections). */
+            tcp_block(c);
+            continue;
+        }
         if (c->snd.syn_refused) {
             c->snd.syn_refused = 0;
             if (c->state == BRISK_TCP_SYN_SENT || c->state == BRISK_TCP_SYN_RECEIVED) {
