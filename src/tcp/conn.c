@@ -187,19 +187,32 @@ static void blocked_unlink(brisk_sock *c)
 
 void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now)
 {
-    brisk_sock *list = st->tcp->blocked_head;
-    st->tcp->blocked_head = NULL;
+    struct brisk_tcp *t = st->tcp;
+    brisk_sock *list = t->blocked_head;
+    t->blocked_head = NULL;
     while (list) {
         brisk_sock *c = list;
-        list = c->blocked_next;
-        c->blocked = 0;
-        c->blocked_next = NULL;
-        if ((c->snd.syn_refused || c->ack.refused) && c->rt.dev && brisk_netdev_stopped(c->rt.dev)) {
-            /* Its device's queue is stopped again (a sender resumed before it took the room): building the
-             * SYN or ACK only for xmit to refuse it would make every wake O(blocked connections). */
+        if (c->rt.dev && brisk_netdev_stopped(c->rt.dev)) {
+            /* Its device's queue is stopped again (a sender resumed before it, and took the room): the rest
+             * wait for the next wake as they are — with one device they all wait for this one, so the list is
+             * put back whole rather than walked, or every wake would cost O(parked connections) and each
+             * parked SYN or ACK would be built only for xmit to refuse it. */
+            if (st->ndevs == 1) {
+                brisk_sock **tail = &t->blocked_head; /* after those parked again during this run */
+                while (*tail)
+                    tail = &(*tail)->blocked_next;
+                *tail = list;
+                break;
+            }
+            list = c->blocked_next;
+            c->blocked = 0;
+            c->blocked_next = NULL;
             tcp_block(c);
             continue;
         }
+        list = c->blocked_next;
+        c->blocked = 0;
+        c->blocked_next = NULL;
         if (c->snd.syn_refused) {
             c->snd.syn_refused = 0;
             if (c->state == BRISK_TCP_SYN_SENT || c->state == BRISK_TCP_SYN_RECEIVED) {
