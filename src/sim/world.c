@@ -122,6 +122,22 @@ static void dequeue(brisk_sim_world *w, struct sim_event *ev)
     heap_remove_at(w, ev->heap_idx);
 }
 
+/* Closes the holes cancelled entries left in the now-queue (in order). The ring has a slot per event object,
+ * but an event re-scheduled for the current instant leaves a hole each time: this makes room again. */
+static void nowq_compact(brisk_sim_world *w)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < w->nowq_len; i++) {
+        struct sim_event *ev = w->nowq[(w->nowq_head + i) % w->heap_cap];
+        if (!ev)
+            continue;
+        uint32_t slot = (w->nowq_head + n++) % w->heap_cap;
+        w->nowq[slot] = ev;
+        ev->heap_idx = SIM_EV_NOWQ | slot;
+    }
+    w->nowq_len = n;
+}
+
 void brisk_sim_sched(brisk_sim_world *w, struct sim_event *ev, uint64_t t)
 {
     if (t < w->now) /* callers compute from now; never let an event run in the past */
@@ -132,6 +148,8 @@ void brisk_sim_sched(brisk_sim_world *w, struct sim_event *ev, uint64_t t)
         dequeue(w, ev);
         ev->time = t;
         w->seq++;
+        if (w->nowq_len == w->heap_cap)
+            nowq_compact(w); /* full of holes: every live event has a slot, ev's is free */
         uint32_t slot = (w->nowq_head + w->nowq_len++) % w->heap_cap;
         w->nowq[slot] = ev;
         ev->heap_idx = SIM_EV_NOWQ | slot;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "brisk/sim.h"
+#include "sim/internal.h"
 #include "support/testutil.h"
 
 static uint64_t g_seed;
@@ -130,6 +131,50 @@ static void test_same_instant_scheduling(void **state)
     assert_int_equal(c.order[1], 2);
     assert_int_equal(c.order[2], 3);
     brisk_sim_world_free(c.w);
+}
+
+/* White box: an event re-scheduled for the current instant many times over (each time it leaves a hole in
+ * the now-queue) still runs once, after everything scheduled for that instant before its last re-schedule
+ * (here a call queued before the instant began). */
+struct resched {
+    brisk_sim_world *w;
+    brisk_sim_host *h;
+    int order[4], n;
+};
+
+static void resched_first(void *ctx, uint64_t now)
+{
+    struct resched *r = ctx;
+    r->order[r->n++] = 1;
+    for (int i = 0; i < 100000; i++) /* far more than the ring's slots */
+        brisk_sim_sched(r->w, &r->h->wake, now);
+}
+
+static void resched_last(void *ctx, uint64_t now)
+{
+    (void)now;
+    struct resched *r = ctx;
+    r->order[r->n++] = 3;
+    assert_true(r->h->wake.heap_idx & SIM_EV_NOWQ); /* still waiting: this call was queued before it */
+}
+
+static void test_reschedule_at_the_same_instant(void **state)
+{
+    (void)state;
+    struct resched r = {.w = brisk_sim_world_new(1)};
+    r.h = brisk_sim_host_add(r.w, "h", NULL);
+    brisk_sim_run_until(r.w, 5);
+    assert_int_equal(brisk_sim_at(r.w, 10, resched_first, &r), BRISK_OK);
+    assert_int_equal(brisk_sim_at(r.w, 10, resched_last, &r), BRISK_OK);
+    struct brisk_sim_stats s0, s1;
+    brisk_sim_world_stats(r.w, &s0);
+    brisk_sim_run_until(r.w, 10);
+    brisk_sim_world_stats(r.w, &s1);
+    assert_int_equal(r.n, 2);
+    assert_int_equal(r.order[0], 1);
+    assert_int_equal(r.order[1], 3);
+    assert_int_equal(s1.events - s0.events, 3); /* the two calls and the wake, once */
+    brisk_sim_world_free(r.w);
 }
 
 static void count_cb(void *ctx, uint64_t now)
@@ -417,6 +462,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_events_run_in_time_then_schedule_order),
         cmocka_unit_test(test_same_instant_scheduling),
+        cmocka_unit_test(test_reschedule_at_the_same_instant),
         cmocka_unit_test(test_run_until_and_run_while),
         cmocka_unit_test(test_free_with_pending_events),
         cmocka_unit_test(test_host_identity_and_seeds),
