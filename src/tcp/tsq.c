@@ -130,6 +130,14 @@ int tcp_tsq_holds(brisk_sock *c, uint64_t now)
     const struct brisk_settings *s = &c->st->s;
     if (!s->tcp_tsq)
         return 0;
+    /* Below the smallest limit any rule can give (rule 2 never goes under min(cap, two buffers), the others
+     * never under the cap), nothing is held: answered without the rate arithmetic, as most sends are. */
+    uint64_t floor = s->tcp_limit_output_bytes;
+    uint64_t two = 2ull * (c->snd.mss + 54u + s->tcp_buf_overhead);
+    if (s->tcp_tsq_rule == 2 && two < floor)
+        floor = two;
+    if (c->tsq.wmem <= floor)
+        return 0;
     uint64_t limit = tcp_tsq_limit(c);
     if (brisk_seq_lt(c->snd.nxt, c->snd.max))
         limit *= 2; /* retransmissions get twice the room (Linux tcp_xmit_retransmit_queue) */
