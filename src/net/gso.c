@@ -62,21 +62,13 @@ static int parse_super(const uint8_t *frame, size_t len, uint16_t gso_size, stru
     return 0;
 }
 
-int brisk_gso_cut(const uint8_t *frame, size_t len, uint16_t gso_size, unsigned flags, uint8_t *hdrbuf,
-                  size_t hdrbuf_len, brisk_gso_piece_fn emit, void *ctx)
+/* Cuts a parsed, checked super-frame: each frame's headers are built in hdrbuf (room for hdrs bytes). */
+static int cut(const uint8_t *frame, uint16_t gso_size, unsigned flags, const struct brisk_ipv4_repr *iph,
+               const struct brisk_tcp_repr *th, size_t hdrs, uint8_t *hdrbuf, brisk_gso_piece_fn emit,
+               void *ctx)
 {
-    if (!frame || !hdrbuf || !emit || gso_size == 0)
-        return BRISK_ERR_INVAL;
-    struct brisk_ipv4_repr iph;
-    struct brisk_tcp_repr th;
-    size_t hdrs;
-    int rc = parse_super(frame, len, gso_size, &iph, &th, &hdrs);
-    if (rc < 0)
-        return rc;
-    if (hdrbuf_len < hdrs)
-        return BRISK_ERR_INVAL;
-    size_t ip_hlen = iph.hdr_len;
-    size_t payload = th.payload_len;
+    size_t ip_hlen = iph->hdr_len;
+    size_t payload = th->payload_len;
 
     size_t nseg = payload == 0 ? 1 : (payload + gso_size - 1) / gso_size;
     uint8_t *sip = hdrbuf + BRISK_ETH_HLEN;
@@ -90,13 +82,13 @@ int brisk_gso_cut(const uint8_t *frame, size_t len, uint16_t gso_size, unsigned 
         size_t off = i * gso_size;
         size_t n = payload - off < gso_size ? payload - off : gso_size;
 
-        brisk_put16(sip + 2, (uint16_t)(ip_hlen + th.hdr_len + n));
-        brisk_put16(sip + 4, (uint16_t)(iph.id + i));
+        brisk_put16(sip + 2, (uint16_t)(ip_hlen + th->hdr_len + n));
+        brisk_put16(sip + 4, (uint16_t)(iph->id + i));
         brisk_put16(sip + 10, 0);
         brisk_put16(sip + 10, brisk_csum_buf(sip, ip_hlen));
 
-        uint8_t fl = slice_flags(th.flags, i, nseg);
-        uint16_t urg = th.urg;
+        uint8_t fl = slice_flags(th->flags, i, nseg);
+        uint16_t urg = th->urg;
         if (fl & BRISK_TCP_URG) {
             if (urg > off) {
                 urg = (uint16_t)(urg - off);
@@ -105,28 +97,45 @@ int brisk_gso_cut(const uint8_t *frame, size_t len, uint16_t gso_size, unsigned 
                 urg = 0;
             }
         }
-        brisk_put32(stcp + 4, th.seq + (uint32_t)off);
+        brisk_put32(stcp + 4, th->seq + (uint32_t)off);
         stcp[13] = fl;
         brisk_put16(stcp + 18, urg);
         /* The pseudo-header sum over this frame's TCP length; the full sum adds the header and payload words
          * (the TCP header is a whole number of 32-bit words, so the two pieces sum independently). */
-        uint32_t sum = brisk_csum_pseudo(iph.src, iph.dst, BRISK_IP_PROTO_TCP, (uint16_t)(th.hdr_len + n));
+        uint32_t sum = brisk_csum_pseudo(iph->src, iph->dst, BRISK_IP_PROTO_TCP, (uint16_t)(th->hdr_len + n));
         brisk_put16(stcp + BRISK_TCP_CSUM_OFF, 0);
         if (flags & BRISK_GSO_CSUM_PARTIAL) {
             brisk_put16(stcp + BRISK_TCP_CSUM_OFF, (uint16_t)~brisk_csum_fold(sum));
         } else {
-            sum = brisk_csum_add(sum, stcp, th.hdr_len);
-            sum = brisk_csum_add(sum, th.payload + off, n);
+            sum = brisk_csum_add(sum, stcp, th->hdr_len);
+            sum = brisk_csum_add(sum, th->payload + off, n);
             brisk_put16(stcp + BRISK_TCP_CSUM_OFF, brisk_csum_fold(sum));
         }
-        pc.payload = th.payload + off;
+        pc.payload = th->payload + off;
         pc.payload_len = n;
         emit(ctx, &pc);
     }
     return (int)nseg;
 }
 
-/* brisk_gso_segment's adapter: assembles each piece in the scratch buffer. */
+int brisk_gso_cut(const uint8_t *frame, size_t len, uint16_t gso_size, unsigned flags, uint8_t *hdrbuf,
+                  size_t hdrbuf_len, brisk_gso_piece_fn emit, void *ctx)
+{
+    if (!frame || !hdrbuf || !emit || gso_size == 0)
+        return BRISK_ERR_INVAL;
+    struct brisk_ipv4_repr iph;
+    struct brisk_tcp_repr th;
+    size_t hdrs;
+    int rc = parse_super(frame, len, gso_size, &iph, &th, &hdrs);
+    if (rc < 0)
+        return rc;
+    if (hdrbuf_len < hdrs)
+        return BRISK_ERR_INVAL;
+    return cut(frame, gso_size, flags, &iph, &th, hdrs, hdrbuf, emit, ctx);
+}
+
+/* brisk_gso_segment's adapter: the headers are built at the front of the scratch buffer, each payload slice
+ * is copied right behind them, and the whole frame handed on. */
 struct assemble {
     uint8_t *scratch;
     brisk_gso_emit_fn emit;
@@ -136,7 +145,6 @@ struct assemble {
 static void assemble_piece(void *ctx, const struct brisk_gso_piece *pc)
 {
     struct assemble *a = ctx;
-    memcpy(a->scratch, pc->hdrs, pc->hdr_len);
     memcpy(a->scratch + pc->hdr_len, pc->payload, pc->payload_len);
     a->emit(a->ctx, a->scratch, pc->hdr_len + pc->payload_len);
 }
@@ -157,8 +165,6 @@ int brisk_gso_segment(const uint8_t *frame, size_t len, uint16_t gso_size, int c
     size_t slice = th.payload_len < gso_size ? th.payload_len : gso_size;
     if (scratch_len < hdrs + slice)
         return BRISK_ERR_INVAL;
-    /* The headers are built at the front of scratch and the payload copied right behind them. */
     struct assemble a = {.scratch = scratch, .emit = emit, .ctx = ctx};
-    uint8_t hdrbuf[BRISK_ETH_HLEN + 60 + 60];
-    return brisk_gso_cut(frame, len, gso_size, 0, hdrbuf, sizeof hdrbuf, assemble_piece, &a);
+    return cut(frame, gso_size, 0, &iph, &th, hdrs, scratch, assemble_piece, &a);
 }

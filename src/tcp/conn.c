@@ -192,27 +192,25 @@ void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now)
     t->blocked_head = NULL;
     while (list) {
         brisk_sock *c = list;
-        if (c->rt.dev && brisk_netdev_stopped(c->rt.dev)) {
-            /* Its device's queue is stopped again (a sender resumed before it, and took the room): the rest
-             * wait for the next wake as they are — with one device they all wait for this one, so the list is
-             * put back whole rather than walked, or every wake would cost O(parked connections) and each
-             * parked SYN or ACK would be built only for xmit to refuse it. */
-            if (st->ndevs == 1) {
-                brisk_sock **tail = &t->blocked_head; /* after those parked again during this run */
-                while (*tail)
-                    tail = &(*tail)->blocked_next;
-                *tail = list;
-                break;
-            }
-            list = c->blocked_next;
-            c->blocked = 0;
-            c->blocked_next = NULL;
-            tcp_block(c);
-            continue;
+        /* A device queue stopped again (a sender resumed before this one and took the room) means waiting
+         * for the next wake: building the parked SYN, ACK or data only for xmit to refuse it would make every
+         * wake cost O(parked connections). With one device all the rest wait for this one, so the list is put
+         * back whole, after those parked again during this run, rather than walked. */
+        int stopped = c->rt.dev && brisk_netdev_stopped(c->rt.dev);
+        if (stopped && st->ndevs == 1) {
+            brisk_sock **tail = &t->blocked_head;
+            while (*tail)
+                tail = &(*tail)->blocked_next;
+            *tail = list;
+            break;
         }
         list = c->blocked_next;
         c->blocked = 0;
         c->blocked_next = NULL;
+        if (stopped) {
+            tcp_block(c);
+            continue;
+        }
         if (c->snd.syn_refused) {
             c->snd.syn_refused = 0;
             if (c->state == BRISK_TCP_SYN_SENT || c->state == BRISK_TCP_SYN_RECEIVED) {
@@ -322,17 +320,21 @@ void tcp_conn_hash_del(brisk_sock *c)
         c->st->tcp->last = NULL;
 }
 
+static int has_tuple(const brisk_sock *c, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+{
+    return c->id.lport == lport && c->id.rport == rport && c->id.laddr == laddr && c->id.raddr == raddr;
+}
+
 /* A bulk transfer brings segment after segment of one connection: the last connection found is checked
  * before the keyed hash is computed (a one-entry cache, like Linux's early demux of a socket's dst). */
 brisk_sock *tcp_conn_lookup(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
 {
     struct brisk_tcp *t = st->tcp;
-    brisk_sock *c = t->last;
-    if (c && c->id.lport == lport && c->id.rport == rport && c->id.laddr == laddr && c->id.raddr == raddr)
-        return c;
-    c = t->conns[tcp_tuple_hash(t, laddr, lport, raddr, rport) & (t->nconns_buckets - 1)];
+    if (t->last && has_tuple(t->last, laddr, lport, raddr, rport))
+        return t->last;
+    brisk_sock *c = t->conns[tcp_tuple_hash(t, laddr, lport, raddr, rport) & (t->nconns_buckets - 1)];
     for (; c; c = c->hnext)
-        if (c->id.lport == lport && c->id.rport == rport && c->id.laddr == laddr && c->id.raddr == raddr) {
+        if (has_tuple(c, laddr, lport, raddr, rport)) {
             t->last = c;
             return c;
         }

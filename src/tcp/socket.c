@@ -195,7 +195,26 @@ static int64_t rcv_empty(const brisk_sock *s)
     return BRISK_ERR_AGAIN;
 }
 
-static void rcv_consumed(brisk_sock *s, size_t n, uint64_t now);
+/* n bytes left the receive stream for the application: free them, and open the window if that is worth it. */
+static void rcv_consumed(brisk_sock *s, size_t n, uint64_t now)
+{
+    brisk_stack *st = s->st;
+    brisk_sbuf_consume(&st->tcp->chunks, &s->rcv.buf, n);
+    tcp_rcv_drain_ooo(s); /* data held back only for lack of buffer memory */
+    /* Advertise the space reading made, if it is worth a segment (receiver SWS avoidance). */
+    if (s->state == BRISK_TCP_ESTABLISHED || s->state == BRISK_TCP_FIN_WAIT_1 ||
+        s->state == BRISK_TCP_FIN_WAIT_2) {
+        uint32_t cur = brisk_seq_gt(s->rcv.adv, s->rcv.nxt) ? s->rcv.adv - s->rcv.nxt : 0;
+        uint32_t space = tcp_rcv_space(s);
+        uint32_t max = TCP_MAX_WIN << s->rcv.wscale; /* what a window field can say: more is no update */
+        if (space > max)
+            space = max;
+        uint32_t mss = s->snd.mss ? s->snd.mss : TCP_DEFAULT_MSS;
+        if (space > cur && (space - cur >= 2 * mss || (cur < mss && space >= mss)))
+            tcp_send_ack(s, now);
+    }
+    finish_call(st, now);
+}
 
 int64_t brisk_recv(brisk_sock *s, void *buf, size_t len, uint64_t now)
 {
@@ -225,27 +244,6 @@ int64_t brisk_recv_consume(brisk_sock *s, size_t n, uint64_t now)
     now = brisk_stack_clock(s->st, now);
     rcv_consumed(s, n, now);
     return (int64_t)n;
-}
-
-/* n bytes left the receive stream for the application: free them, and open the window if that is worth it. */
-static void rcv_consumed(brisk_sock *s, size_t n, uint64_t now)
-{
-    brisk_stack *st = s->st;
-    brisk_sbuf_consume(&st->tcp->chunks, &s->rcv.buf, n);
-    tcp_rcv_drain_ooo(s); /* data held back only for lack of buffer memory */
-    /* Advertise the space reading made, if it is worth a segment (receiver SWS avoidance). */
-    if (s->state == BRISK_TCP_ESTABLISHED || s->state == BRISK_TCP_FIN_WAIT_1 ||
-        s->state == BRISK_TCP_FIN_WAIT_2) {
-        uint32_t cur = brisk_seq_gt(s->rcv.adv, s->rcv.nxt) ? s->rcv.adv - s->rcv.nxt : 0;
-        uint32_t space = tcp_rcv_space(s);
-        uint32_t max = TCP_MAX_WIN << s->rcv.wscale; /* what a window field can say: more is no update */
-        if (space > max)
-            space = max;
-        uint32_t mss = s->snd.mss ? s->snd.mss : TCP_DEFAULT_MSS;
-        if (space > cur && (space - cur >= 2 * mss || (cur < mss && space >= mss)))
-            tcp_send_ack(s, now);
-    }
-    finish_call(st, now);
 }
 
 int brisk_shutdown_write(brisk_sock *s, uint64_t now)

@@ -103,6 +103,12 @@ uint64_t tcp_pacing_rate(const brisk_sock *c)
     return tcp_muldiv((uint64_t)w * ratio, BRISK_NSEC_PER_SEC, 100u * srtt);
 }
 
+/* Rule 2's floor: two full-sized packets' worth of memory. */
+static uint64_t two_bufs(const brisk_sock *c)
+{
+    return 2ull * (c->snd.mss + 54u + c->st->s.tcp_buf_overhead);
+}
+
 uint64_t tcp_tsq_limit(const brisk_sock *c)
 {
     const struct brisk_settings *s = &c->st->s;
@@ -119,7 +125,7 @@ uint64_t tcp_tsq_limit(const brisk_sock *c)
     uint64_t by_rate = rate == UINT64_MAX ? UINT64_MAX : tcp_muldiv(rate, hold, BRISK_NSEC_PER_SEC);
     if (s->tcp_tsq_rule == 1)
         return by_rate > cap ? by_rate : cap;
-    uint64_t two = 2ull * (c->snd.mss + 54u + s->tcp_buf_overhead);
+    uint64_t two = two_bufs(c);
     uint64_t want = by_rate > two ? by_rate : two;
     return want < cap ? want : cap;
 }
@@ -133,9 +139,8 @@ int tcp_tsq_holds(brisk_sock *c, uint64_t now)
     /* Below the smallest limit any rule can give (rule 2 never goes under min(cap, two buffers), the others
      * never under the cap), nothing is held: answered without the rate arithmetic, as most sends are. */
     uint64_t floor = s->tcp_limit_output_bytes;
-    uint64_t two = 2ull * (c->snd.mss + 54u + s->tcp_buf_overhead);
-    if (s->tcp_tsq_rule == 2 && two < floor)
-        floor = two;
+    if (s->tcp_tsq_rule == 2 && two_bufs(c) < floor)
+        floor = two_bufs(c);
     if (c->tsq.wmem <= floor)
         return 0;
     uint64_t limit = tcp_tsq_limit(c);

@@ -401,38 +401,53 @@ static void test_ring_full_is_busy(void **state)
     rig_close(&r);
 }
 
+/* Host a (10.0.0.1) with an 8-descriptor TX ring and completions `txc`, host b (10.0.0.2), 10 Gbit/s, 10 us.
+ */
+struct small_ring {
+    brisk_sim_world *w;
+    brisk_sim_host *a, *b;
+    brisk_sim_port *pa, *pb;
+};
+
+static void small_ring_open(struct small_ring *n, uint64_t seed, const char *txc)
+{
+    n->w = brisk_sim_world_new(brisk_test_seed(seed));
+    n->a = brisk_sim_host_add(n->w, "a", NULL);
+    n->b = brisk_sim_host_add(n->w, "b", NULL);
+    struct brisk_sim_nic_config nc;
+    brisk_sim_nic_config_default(&nc);
+    nc.dev.ip = IP(10, 0, 0, 1);
+    nc.tx_ring = 8;
+    assert_int_equal(brisk_sim_txc_parse(txc, &nc.txc), BRISK_OK);
+    n->pa = brisk_sim_nic_add(n->a, &nc);
+    n->pb = brisk_sim_nic_add_ip(n->b, IP(10, 0, 0, 2), 24, 0);
+    struct brisk_sim_link_config lc;
+    brisk_sim_link_config_symmetric(&lc, 10 * GBIT, 10000);
+    assert_non_null(brisk_sim_link_connect(n->w, n->pa, n->pb, &lc));
+}
+
 /* A TCP sender on a NIC whose ring fills: the NIC stops the queue when its last slot is taken, so the stack
  * holds data (reason "device") instead of building segments for xmit to refuse, and the transfer is
  * byte-exact. */
 static void test_full_ring_stops_the_queue(void **state)
 {
     (void)state;
-    brisk_sim_world *w = brisk_sim_world_new(brisk_test_seed(11));
-    brisk_sim_host *a = brisk_sim_host_add(w, "a", NULL), *b = brisk_sim_host_add(w, "b", NULL);
-    struct brisk_sim_nic_config nc;
-    brisk_sim_nic_config_default(&nc);
-    nc.dev.ip = IP(10, 0, 0, 1);
-    nc.tx_ring = 8;
-    assert_int_equal(brisk_sim_txc_parse("delay 50us", &nc.txc), BRISK_OK);
-    brisk_sim_port *pa = brisk_sim_nic_add(a, &nc);
-    brisk_sim_port *pb = brisk_sim_nic_add_ip(b, IP(10, 0, 0, 2), 24, 0);
-    struct brisk_sim_link_config lc;
-    brisk_sim_link_config_symmetric(&lc, 10 * GBIT, 10000);
-    assert_non_null(brisk_sim_link_connect(w, pa, pb, &lc));
+    struct small_ring n;
+    small_ring_open(&n, 11, "delay 50us");
     struct brisk_sim_bulk_config c = {.bytes = 2000000, .dir = BRISK_SIM_BULK_UP, .port = 5001, .seed = 4};
-    brisk_sim_bulk *bk = brisk_sim_bulk_start(w, a, b, IP(10, 0, 0, 2), &c);
+    brisk_sim_bulk *bk = brisk_sim_bulk_start(n.w, n.a, n.b, IP(10, 0, 0, 2), &c);
     assert_non_null(bk);
-    while (!brisk_sim_bulk_done(bk) && brisk_sim_now(w) < 10000 * MS)
-        brisk_sim_run_until(w, brisk_sim_now(w) + 10 * MS);
+    while (!brisk_sim_bulk_done(bk) && brisk_sim_now(n.w) < 10000 * MS)
+        brisk_sim_run_until(n.w, brisk_sim_now(n.w) + 10 * MS);
     struct brisk_sim_bulk_result r;
     brisk_sim_bulk_result(bk, &r);
     assert_true(r.hash_ok);
     struct brisk_netdev_stats ds;
-    brisk_netdev_get_stats(brisk_sim_port_netdev(pa), &ds);
+    brisk_netdev_get_stats(brisk_sim_port_netdev(n.pa), &ds);
     struct brisk_sim_nic_stats ns;
-    brisk_sim_nic_stats(pa, &ns);
+    brisk_sim_nic_stats(n.pa, &ns);
     struct brisk_counters cnt;
-    brisk_stack_get_counters(brisk_sim_host_stack(a), &cnt);
+    brisk_stack_get_counters(brisk_sim_host_stack(n.a), &cnt);
     assert_int_equal(ns.ring_max_used, 8);
     assert_true(ds.queue_stops > 10);
     /* Pure ACKs are never held, so one may still meet the full ring (here: the ACK of the peer's FIN);
@@ -441,7 +456,7 @@ static void test_full_ring_stops_the_queue(void **state)
     assert_int_equal(cnt.EthOutBusy, ds.tx_busy);
     assert_int_equal(cnt.IpOutDiscards, ds.tx_busy);
     brisk_sim_bulk_free(bk);
-    brisk_sim_world_free(w);
+    brisk_sim_world_free(n.w);
 }
 
 /* 400 connections open at once through an 8-descriptor ring: the SYNs that find it full wait for a wake,
@@ -455,30 +470,20 @@ static int rr_done(void *ctx)
 static void test_parked_syns_wait_for_room(void **state)
 {
     (void)state;
-    brisk_sim_world *w = brisk_sim_world_new(brisk_test_seed(12));
-    brisk_sim_host *a = brisk_sim_host_add(w, "a", NULL), *b = brisk_sim_host_add(w, "b", NULL);
-    struct brisk_sim_nic_config nc;
-    brisk_sim_nic_config_default(&nc);
-    nc.dev.ip = IP(10, 0, 0, 1);
-    nc.tx_ring = 8;
-    assert_int_equal(brisk_sim_txc_parse("delay 20us", &nc.txc), BRISK_OK);
-    brisk_sim_port *pa = brisk_sim_nic_add(a, &nc);
-    brisk_sim_port *pb = brisk_sim_nic_add_ip(b, IP(10, 0, 0, 2), 24, 0);
-    struct brisk_sim_link_config lc;
-    brisk_sim_link_config_symmetric(&lc, 10 * GBIT, 10000);
-    assert_non_null(brisk_sim_link_connect(w, pa, pb, &lc));
+    struct small_ring n;
+    small_ring_open(&n, 12, "delay 20us");
     struct brisk_sim_rr_config rc = {.flows = 400, .transactions = 2, .nodelay = 1};
-    brisk_sim_rr *rr = brisk_sim_rr_start(w, a, b, IP(10, 0, 0, 2), &rc);
+    brisk_sim_rr *rr = brisk_sim_rr_start(n.w, n.a, n.b, IP(10, 0, 0, 2), &rc);
     assert_non_null(rr);
-    assert_true(brisk_sim_run_while(w, rr_done, rr, 60 * 1000 * MS));
+    assert_true(brisk_sim_run_while(n.w, rr_done, rr, 60 * 1000 * MS));
     struct brisk_sim_rr_result r;
     brisk_sim_rr_result(rr, &r);
     assert_int_equal(r.errors, 0);
     assert_int_equal(r.transactions, 800);
     struct brisk_counters cnt;
-    brisk_stack_get_counters(brisk_sim_host_stack(a), &cnt);
+    brisk_stack_get_counters(brisk_sim_host_stack(n.a), &cnt);
     struct brisk_netdev_stats ds;
-    brisk_netdev_get_stats(brisk_sim_port_netdev(pa), &ds);
+    brisk_netdev_get_stats(brisk_sim_port_netdev(n.pa), &ds);
     /* The ring filled (the queue stopped) many times; what still meets it full are pure ACKs, which are never
      * held — each about once. Without the check: 149,715 refusals for 1,604 frames sent. */
     printf("# queue stops %llu, refused %llu, frames out %llu\n", (unsigned long long)ds.queue_stops,
@@ -486,7 +491,7 @@ static void test_parked_syns_wait_for_room(void **state)
     assert_true(ds.queue_stops > 20);
     assert_true(cnt.EthOutBusy < cnt.EthOutFrames);
     brisk_sim_rr_free(rr);
-    brisk_sim_world_free(w);
+    brisk_sim_world_free(n.w);
 }
 
 /* ---------------------------------------------------------------------------------------------------------

@@ -308,6 +308,29 @@ void tf_peer_send_data(struct tf_peer *p, size_t len, uint64_t now)
     free(buf);
 }
 
+void tf_conn_open(struct tf_conn *f, const char *const *sets, const char *const *more,
+                  const struct brisk_tcp_opts *syn_opts, uint64_t rtt)
+{
+    memset(f, 0, sizeof(*f));
+    tf_init(&f->t, sets);
+    for (; more && *more; more++)
+        assert_int_equal(brisk_settings_set(&f->t.st->s, *more), BRISK_OK);
+    f->l = tf_listen(&f->t, 80);
+    tf_peer_init(&f->p, &f->t, 40000, 80, 1000);
+    f->c = tf_open_passive(&f->p, f->l, syn_opts, 0, rtt);
+    f->d = f->p.l_iss + 1;
+}
+
+void tf_conn_close(struct tf_conn *f)
+{
+    brisk_abort(f->c, f->t.st->now);
+    while (tf_pending(&f->t))
+        tf_take(&f->t);
+    brisk_close(f->l, f->t.st->now);
+    assert_int_equal(brisk_stack_sockets(f->t.st), 0);
+    tf_free(&f->t);
+}
+
 struct brisk_tcp_opts tf_opts_full(void)
 {
     struct brisk_tcp_opts o = {

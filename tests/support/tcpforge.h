@@ -135,6 +135,20 @@ brisk_sock *tf_open_active(struct tf_peer *p, const struct brisk_tcp_opts *synac
 /* A listening socket on port. */
 brisk_sock *tf_listen(struct tf *t, uint16_t port);
 
+/* The usual fixture of the TCP tests: one connection accepted at 0 — the stack listens on port 80, the peer
+ * (port 40000, ISS 1000) connects with `syn_opts` and the handshake takes `rtt`. `sets` go to tf_init, `more`
+ * (NULL-terminated, may be NULL) are applied after it, for settings a test always needs on top of its own. */
+struct tf_conn {
+    struct tf t;
+    struct tf_peer p;
+    brisk_sock *l, *c;
+    uint32_t d; /* the stack's first data byte */
+};
+void tf_conn_open(struct tf_conn *f, const char *const *sets, const char *const *more,
+                  const struct brisk_tcp_opts *syn_opts, uint64_t rtt);
+/* Aborts the connection, drains what the stack sent, closes the listener, checks no socket is left, frees. */
+void tf_conn_close(struct tf_conn *f);
+
 /* Deterministic payload bytes: byte i of a stream is tf_pattern_byte(i). */
 uint8_t tf_pattern_byte(uint64_t i);
 void tf_pattern(uint8_t *buf, size_t len, uint64_t off);

@@ -20,39 +20,22 @@
 #define PSH BRISK_TCP_PSH
 #define M   1460u
 
-struct fix {
-    struct tf t;
-    struct tf_peer p;
-    brisk_sock *l, *c;
-    uint32_t d; /* our first data byte */
-};
-
 /* Accepted at 0, handshake RTT 10 ms (SRTT = min RTT = 10 ms: reordering window 2.5 ms), SACK on, no TS. */
-static void setup(struct fix *f, const char *const *sets)
+static void setup(struct tf_conn *f, const char *const *sets)
 {
-    memset(f, 0, sizeof(*f));
-    tf_init(&f->t, sets);
-    /* NewReno: the windows asserted below are RFC 5681's arithmetic (CUBIC is tests/unit/test_cc_cubic.c). */
-    assert_int_equal(brisk_settings_set(&f->t.st->s, "tcp_congestion=newreno"), BRISK_OK);
-    f->l = tf_listen(&f->t, 80);
-    tf_peer_init(&f->p, &f->t, 40000, 80, 1000);
     struct brisk_tcp_opts o = tf_opts_full();
     o.ts_ok = 0;
-    f->c = tf_open_passive(&f->p, f->l, &o, 0, 10 * TF_MS);
-    f->d = f->p.l_iss + 1;
+    /* NewReno: the windows asserted below are RFC 5681's arithmetic (CUBIC is tests/unit/test_cc_cubic.c). */
+    tf_conn_open(f, sets, (const char *const[]){"tcp_congestion=newreno", NULL}, &o, 10 * TF_MS);
 }
 
-static void finish(struct fix *f)
+static void finish(struct tf_conn *f)
 {
-    brisk_abort(f->c, f->t.st->now);
-    while (tf_pending(&f->t))
-        tf_take(&f->t);
-    brisk_close(f->l, f->t.st->now);
-    tf_free(&f->t);
+    tf_conn_close(f);
 }
 
 /* Segment k (0-based) of the stream. */
-static uint32_t seg(const struct fix *f, uint32_t k)
+static uint32_t seg(const struct tf_conn *f, uint32_t k)
 {
     return f->d + k * M;
 }
@@ -60,7 +43,7 @@ static uint32_t seg(const struct fix *f, uint32_t k)
 /* Ten segments out; the first is lost, the others are SACKed from T on, 10 us apart: the last SACK (at
  * T + 80 us) measures RACK.rtt = T + 80 us - t1, so the hole's deadline is t1 + that + 2.5 ms. */
 #define REO_AT(T) ((T) + 80 * TF_US + 2500 * TF_US)
-static uint64_t lose_first_of_ten(struct fix *f, uint64_t t1, uint64_t T, uint32_t extra_segs)
+static uint64_t lose_first_of_ten(struct tf_conn *f, uint64_t t1, uint64_t T, uint32_t extra_segs)
 {
     tf_send_pattern(f->c, 0, (10 + extra_segs) * M, t1);
     for (int k = 0; k < 10; k++)
@@ -77,7 +60,7 @@ static uint64_t lose_first_of_ten(struct fix *f, uint64_t t1, uint64_t T, uint32
 static void test_hole_lost_after_reordering_window(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, NULL);
     uint64_t t1 = TF_SEC, T = t1 + 10 * TF_MS;
     lose_first_of_ten(&f, t1, T, 0);
@@ -106,7 +89,7 @@ static void test_hole_lost_after_reordering_window(void **state)
 static void test_reordering_within_window_not_retransmitted(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, NULL);
     uint64_t t1 = TF_SEC, T = t1 + 10 * TF_MS;
     lose_first_of_ten(&f, t1, T, 0);
@@ -127,7 +110,7 @@ static void test_reordering_within_window_not_retransmitted(void **state)
 static void test_lost_retransmission_detected(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, (const char *const[]){"tcp_pacing=0", NULL});
     uint64_t t1 = TF_SEC, T = t1 + 10 * TF_MS;
     lose_first_of_ten(&f, t1, T, 20); /* twenty more queued: the SACKs free the window for segments 10-18 */
@@ -161,7 +144,7 @@ static void test_lost_retransmission_detected(void **state)
 static void test_dsack_widens_window(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, NULL);
     uint64_t t1 = TF_SEC, T = t1 + 10 * TF_MS;
     lose_first_of_ten(&f, t1, T, 0);
@@ -182,7 +165,7 @@ static void test_dsack_widens_window(void **state)
 static void test_prr_proportional(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, (const char *const[]){"tcp_initial_cwnd=20", "tcp_pacing=0", NULL});
     uint64_t t1 = TF_SEC, T = t1 + 10 * TF_MS;
     tf_send_pattern(f.c, 0, 20 * M, t1);
@@ -221,7 +204,7 @@ static void test_prr_proportional(void **state)
 static void test_no_scoreboard_without_sack(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, (const char *const[]){"tcp_sack=0", NULL});
     tf_send_pattern(f.c, 0, 4 * M, TF_SEC);
     assert_int_equal(f.c->sb.len, 0);

@@ -17,45 +17,28 @@
 #define ACK BRISK_TCP_ACK
 #define PSH BRISK_TCP_PSH
 
-struct fix {
-    struct tf t;
-    struct tf_peer p;
-    brisk_sock *l, *c;
-    uint32_t d; /* our first data byte */
-};
-
 /* A connection accepted at 0, handshake RTT 10 ms (SRTT 10 ms, RTO 200 ms), SACK negotiated unless `sack` is
  * 0.
  */
-static void setup(struct fix *f, const char *const *sets, int sack)
+static void setup(struct tf_conn *f, const char *const *sets, int sack)
 {
-    memset(f, 0, sizeof(*f));
-    tf_init(&f->t, sets);
-    /* NewReno: the windows asserted below are RFC 5681's arithmetic (CUBIC is tests/unit/test_cc_cubic.c). */
-    assert_int_equal(brisk_settings_set(&f->t.st->s, "tcp_congestion=newreno"), BRISK_OK);
-    f->l = tf_listen(&f->t, 80);
-    tf_peer_init(&f->p, &f->t, 40000, 80, 1000);
     struct brisk_tcp_opts o = tf_opts_full();
     o.ts_ok = 0;
     o.sack_perm = (uint8_t)sack;
-    f->c = tf_open_passive(&f->p, f->l, &o, 0, 10 * TF_MS);
-    f->d = f->p.l_iss + 1;
+    /* NewReno: the windows asserted below are RFC 5681's arithmetic (CUBIC is tests/unit/test_cc_cubic.c). */
+    tf_conn_open(f, sets, (const char *const[]){"tcp_congestion=newreno", NULL}, &o, 10 * TF_MS);
 }
 
-static void finish(struct fix *f)
+static void finish(struct tf_conn *f)
 {
-    brisk_abort(f->c, f->t.st->now);
-    while (tf_pending(&f->t))
-        tf_take(&f->t);
-    brisk_close(f->l, f->t.st->now);
-    tf_free(&f->t);
+    tf_conn_close(f);
 }
 
 /* Four segments, no ACK: at PTO = 2 x SRTT the last one goes again; the RTO (200 ms) is armed behind it. */
 static void test_probe_resends_last_segment_at_pto(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, NULL, 1);
     const uint32_t m = 1460;
     uint64_t t1 = TF_SEC;
@@ -82,7 +65,7 @@ static void test_probe_resends_last_segment_at_pto(void **state)
 static void test_probe_prefers_new_data(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, NULL, 1);
     const uint32_t m = 1460;
     uint64_t t1 = TF_SEC;
@@ -101,7 +84,7 @@ static void test_probe_prefers_new_data(void **state)
 static void test_lone_segment_probe_at_rto_time(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, NULL, 1);
     uint64_t t1 = TF_SEC;
     tf_send_pattern(f.c, 0, 100, t1);
@@ -128,7 +111,7 @@ static void test_lone_segment_probe_at_rto_time(void **state)
 static void test_probe_repairs_tail_loss(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, NULL, 1);
     const uint32_t m = 1460;
     uint64_t t1 = TF_SEC;
@@ -151,7 +134,7 @@ static void test_probe_repairs_tail_loss(void **state)
 static void test_dsack_for_probe_means_no_loss(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, NULL, 1);
     const uint32_t m = 1460;
     uint64_t t1 = TF_SEC;
@@ -180,7 +163,7 @@ static void test_no_probe_without_sack_or_setting(void **state)
     (void)state;
     for (int variant = 0; variant < 2; variant++) {
         static const char *const off[] = {"tcp_tlp=0", NULL};
-        struct fix f;
+        struct tf_conn f;
         setup(&f, variant ? off : NULL, variant ? 1 : 0);
         const uint32_t m = 1460;
         uint64_t t1 = TF_SEC;
@@ -205,7 +188,7 @@ static void test_lazy_vs_eager_wheel_ops(void **state)
     uint64_t ops[2];
     for (int eager = 0; eager < 2; eager++) {
         static const char *const e[] = {"tcp_timer_eager=1", NULL};
-        struct fix f;
+        struct tf_conn f;
         setup(&f, eager ? e : NULL, 1);
         uint64_t before = tf_info(f.c).wheel_ops;
         uint64_t t = TF_SEC;

@@ -18,35 +18,17 @@
 #define ACK BRISK_TCP_ACK
 #define M   1460u
 
-struct fix {
-    struct tf t;
-    struct tf_peer p;
-    brisk_sock *l, *c;
-    uint32_t d;
-};
-
 /* SACK on, no timestamps, handshake RTT 10 ms (RTO 200 ms), NewReno, no tail loss probes (the RTO alone). */
-static void setup(struct fix *f, const char *const *sets)
+static void setup(struct tf_conn *f, const char *const *sets)
 {
-    memset(f, 0, sizeof(*f));
-    tf_init(&f->t, sets);
-    assert_int_equal(brisk_settings_set(&f->t.st->s, "tcp_congestion=newreno"), BRISK_OK);
-    assert_int_equal(brisk_settings_set(&f->t.st->s, "tcp_tlp=0"), BRISK_OK);
-    f->l = tf_listen(&f->t, 80);
-    tf_peer_init(&f->p, &f->t, 40000, 80, 1000);
     struct brisk_tcp_opts o = tf_opts_full();
     o.ts_ok = 0;
-    f->c = tf_open_passive(&f->p, f->l, &o, 0, 10 * TF_MS);
-    f->d = f->p.l_iss + 1;
+    tf_conn_open(f, sets, (const char *const[]){"tcp_congestion=newreno", "tcp_tlp=0", NULL}, &o, 10 * TF_MS);
 }
 
-static void finish(struct fix *f)
+static void finish(struct tf_conn *f)
 {
-    brisk_abort(f->c, f->t.st->now);
-    while (tf_pending(&f->t))
-        tf_take(&f->t);
-    brisk_close(f->l, f->t.st->now);
-    tf_free(&f->t);
+    tf_conn_close(f);
 }
 
 /* Four segments, then the path stalls for 205 ms: the RTO resends only the first (F-RTO). The original ACK
@@ -55,7 +37,7 @@ static void finish(struct fix *f)
 static void test_frto_spurious_timeout_undone(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, NULL);
     uint64_t t1 = TF_SEC;
     tf_send_pattern(f.c, 0, 4 * M, t1);
@@ -82,7 +64,7 @@ static void test_frto_spurious_timeout_undone(void **state)
 static void test_frto_real_timeout(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, NULL);
     uint64_t t1 = TF_SEC;
     tf_send_pattern(f.c, 0, 4 * M, t1);
@@ -107,7 +89,7 @@ static void test_frto_real_timeout(void **state)
 static void test_dsack_undoes_spurious_fast_retransmit(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, NULL);
     uint64_t t1 = TF_SEC, T = t1 + 10 * TF_MS;
     tf_send_pattern(f.c, 0, 10 * M, t1);
@@ -133,7 +115,7 @@ static void test_dsack_undoes_spurious_fast_retransmit(void **state)
 static void test_frto_off(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, (const char *const[]){"tcp_frto=0", NULL});
     uint64_t t1 = TF_SEC;
     tf_send_pattern(f.c, 0, 4 * M, t1);
