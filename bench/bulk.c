@@ -2,12 +2,15 @@
  * bulk.c — brisk-bench bulk: TCP bulk transfer between two stacks back to back.
  *
  * Link rate 0 (no serialization time) and no delay: what TCP costs per byte with everything else out of the
- * way. Two runs, same bytes: MTU 1500 without offloads (every segment built, checksummed and sent on its
- * own), and MTU 1500 with the simulated NIC offering GSO and checksum offload (BRISK_NETDEV_CAP_GSO | CSUM):
- * the sender builds up to 64 KB super-segments (TSO, the tcp_tso setting) and the NIC cuts them into MSS
- * frames, so sender-side per-segment work is paid once per 64 KB while the receiver still takes 1500-byte
- * frames (no GRO). One thread runs both stacks and the simulator, so the CPU time is the whole system's
- * ("both stacks on one core"). Each run checks that the stream arrived byte-exact.
+ * way. Five runs, same bytes: MTU 1500 without offloads (every segment built, checksummed and sent on its
+ * own), with checksum offload only, and with the simulated NIC offering GSO and checksum offload
+ * (BRISK_NETDEV_CAP_GSO | CSUM): the sender builds up to 64 KB super-segments (TSO, the tcp_tso setting) and
+ * the NIC cuts them into MSS frames, so sender-side per-segment work is paid once per 64 KB while the
+ * receiver still takes 1500-byte frames. The "+ GRO" runs give both NICs receive polling (rx_batch 64, NAPI
+ * style): the frames of a burst reach the stack together and its receive coalescing (src/net/gro.c) joins
+ * each flow's in-order frames, so TCP processes — and acknowledges — up to 64 KB at a time while every frame
+ * on the wire is still at most 1500 bytes. One thread runs both stacks and the simulator, so the CPU time is
+ * the whole system's ("both stacks on one core"). Each run checks that the stream arrived byte-exact.
  *
  * Figures: goodput in Gbit/s of wall time, in Gbit/s per CPU-second, and that as a share of the single-copy
  * limit (memcpy of 1448-byte chunks, memcpy.c).
@@ -23,6 +26,7 @@
 struct bulk_run {
     const char *name, *key;
     uint32_t caps;
+    uint32_t rx_batch; /* NIC receive poll budget: 0 = frame by frame, else batches through GRO */
     double wall, cpu;
     uint64_t wire_frames; /* frames on the wire, both directions */
 };
@@ -32,7 +36,8 @@ static int bulk_done(void *ctx)
     return brisk_sim_bulk_done(ctx);
 }
 
-static brisk_sim_port *add_nic(brisk_sim_host *h, uint32_t ip, uint32_t caps, uint32_t ring)
+static brisk_sim_port *add_nic(brisk_sim_host *h, uint32_t ip, uint32_t caps, uint32_t ring,
+                               uint32_t rx_batch)
 {
     struct brisk_sim_nic_config nc;
     brisk_sim_nic_config_default(&nc);
@@ -41,6 +46,7 @@ static brisk_sim_port *add_nic(brisk_sim_host *h, uint32_t ip, uint32_t caps, ui
     nc.dev.caps = caps;
     if (ring)
         nc.tx_ring = ring;
+    nc.rx_batch = rx_batch;
     return brisk_sim_nic_add(h, &nc);
 }
 
@@ -48,8 +54,8 @@ static int bulk_once(struct bulk_run *run, uint64_t bytes, uint32_t ring)
 {
     brisk_sim_world *w = brisk_sim_world_new(1);
     brisk_sim_host *a = brisk_sim_host_add(w, "a", NULL), *b = brisk_sim_host_add(w, "b", NULL);
-    brisk_sim_port *pa = add_nic(a, BENCH_A_IP, run->caps, ring);
-    brisk_sim_port *pb = add_nic(b, BENCH_B_IP, run->caps, ring);
+    brisk_sim_port *pa = add_nic(a, BENCH_A_IP, run->caps, ring, run->rx_batch);
+    brisk_sim_port *pb = add_nic(b, BENCH_B_IP, run->caps, ring, run->rx_batch);
     struct brisk_sim_link_config lc;
     brisk_sim_link_config_symmetric(&lc, 0, 0);
     if (!w || !pa || !pb || !brisk_sim_link_connect(w, pa, pb, &lc)) {
@@ -88,7 +94,12 @@ int bench_bulk(int json, int quick, const char *mode, uint32_t ring)
     struct bulk_run runs[] = {
         {.name = "no offload", .key = "no_offload", .caps = 0},
         {.name = "csum offload", .key = "csum", .caps = BRISK_NETDEV_CAP_CSUM},
+        {.name = "csum + GRO", .key = "gro", .caps = BRISK_NETDEV_CAP_CSUM, .rx_batch = 64},
         {.name = "64 KB GSO", .key = "gso", .caps = BRISK_NETDEV_CAP_GSO | BRISK_NETDEV_CAP_CSUM},
+        {.name = "GSO + GRO",
+         .key = "gso_gro",
+         .caps = BRISK_NETDEV_CAP_GSO | BRISK_NETDEV_CAP_CSUM,
+         .rx_batch = 64},
     };
     size_t nruns = sizeof(runs) / sizeof(runs[0]);
     if (mode) { /* one run: move it to the front */
@@ -96,7 +107,8 @@ int bench_bulk(int json, int quick, const char *mode, uint32_t ring)
         while (k < nruns && strcmp(runs[k].key, mode) != 0)
             k++;
         if (k == nruns) {
-            fprintf(stderr, "brisk-bench bulk: unknown mode '%s' (no_offload, csum, gso)\n", mode);
+            fprintf(stderr, "brisk-bench bulk: unknown mode '%s' (no_offload, csum, gro, gso, gso_gro)\n",
+                    mode);
             return 2;
         }
         runs[0] = runs[k];
@@ -123,6 +135,7 @@ int bench_bulk(int json, int quick, const char *mode, uint32_t ring)
             json_str(&j, "mode", r->key);
             json_bool(&j, "gso", (r->caps & BRISK_NETDEV_CAP_GSO) != 0);
             json_bool(&j, "csum_offload", (r->caps & BRISK_NETDEV_CAP_CSUM) != 0);
+            json_bool(&j, "gro", r->rx_batch != 0);
             json_u64(&j, "mtu", 1500);
             json_double(&j, "wall_s", r->wall);
             json_double(&j, "cpu_s", r->cpu);

@@ -2,9 +2,10 @@
  * brisk-bench — in-process benchmarks. Figures, not tests: they print what this machine did.
  *
  *   brisk-bench sim [--json] [--quick]    simulated packet events per wall second
- *   brisk-bench bulk [--json] [--quick] [--mode no_offload|csum|gso]
+ *   brisk-bench bulk [--json] [--quick] [--mode no_offload|csum|gro|gso|gso_gro]
  *                                         TCP bulk between two stacks, MTU 1500: no offloads, checksum
- *                                         offload, 64 KB GSO (bulk.c); --mode runs one of them (profiling)
+ *                                         offload, + GRO, 64 KB GSO, GSO + GRO (bulk.c); --mode runs one
+ *                                         of them (profiling)
  *   brisk-bench rr [--json] [--quick]     1-byte request / response, 1 and 256 flows, lazy vs eager timers
  *   brisk-bench memcpy [--json] [--quick] the single-copy limit (memcpy.c)
  *   brisk-bench timers [--json] [--quick] timer wheel arm / cancel / expire at 10^6 armed timers (timers.c)
@@ -222,7 +223,8 @@ static int bench_rr(int json, int quick)
 static int usage(FILE *f, int rc)
 {
     fprintf(f, "usage: brisk-bench sim|bulk|rr|memcpy|timers|conns [--json] [--quick]\n"
-               "       brisk-bench bulk ... [--mode no_offload|csum|gso] [--ring N]   (one run; NIC TX ring "
+               "       brisk-bench bulk ... [--mode no_offload|csum|gro|gso|gso_gro] [--ring N]   (one run; "
+               "NIC TX ring "
                "size)\n");
     return rc;
 }

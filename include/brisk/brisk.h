@@ -78,7 +78,8 @@ struct brisk_settings {
     uint32_t bql;                  /* byte queue limits on devices that support them (BRISK_NETDEV_CAP_BQL) */
     uint32_t bql_limit_min; /* BQL limit bounds, bytes (Linux byte_queue_limits/limit_min, limit_max) */
     uint32_t bql_limit_max;
-    uint64_t bql_hold_time_ns;   /* how long the limit must have been too big before it shrinks */
+    uint64_t bql_hold_time_ns; /* how long the limit must have been too big before it shrinks */
+    uint32_t gro; /* coalesce in-order TCP segments of a batch handed to brisk_stack_input_batch (netdev.h) */
     uint32_t tcp_tlp;            /* tail loss probes (RFC 8985 §7) on SACK connections */
     uint32_t tcp_timer_eager;    /* compat: re-arm the retransmit and delayed-ACK timers on every event */
     uint32_t tcp_frto;           /* F-RTO: detect and undo spurious retransmission timeouts (RFC 5682) */

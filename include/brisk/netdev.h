@@ -71,6 +71,27 @@ typedef struct brisk_pkt {
 int brisk_stack_input_flags(brisk_stack *st, brisk_netdev *dev, const uint8_t *frame, size_t len,
                             unsigned flags, uint64_t now);
 
+/* One received frame of a batch (brisk_stack_input_batch). */
+struct brisk_rx_frame {
+    const uint8_t *data; /* the Ethernet frame */
+    size_t len;
+    unsigned flags; /* BRISK_RX_* */
+};
+
+/*
+ * Hands the stack a batch of frames received together — what one poll of the device's receive ring found (a
+ * NAPI poll, in Linux terms). The result is that of brisk_stack_input_flags() on each frame in order, except
+ * that with the `gro` setting on (the default) consecutive in-order TCP segments of one connection whose
+ * headers agree but for the sequence number are coalesced into one segment before TCP sees them (receive
+ * coalescing, Linux's GRO; src/net/gro.c): TCP then does its per-segment work — lookup, ACK processing, the
+ * ACK it owes — once per coalesced segment instead of once per frame, and the sender gets one ACK for up to
+ * 64 KB. Frames must stay valid for the call only; nothing is kept. Socket events are delivered once, after
+ * the batch. Returns BRISK_OK, or BRISK_ERR_INVAL (bad arguments, a frame NULL with a length, unknown flags)
+ * without taking any frame.
+ */
+int brisk_stack_input_batch(brisk_stack *st, brisk_netdev *dev, const struct brisk_rx_frame *frames, size_t n,
+                            uint64_t now);
+
 struct brisk_netdev_ops {
     /* Takes ownership of `pkt` on BRISK_OK; the driver must later call brisk_netdev_tx_done(dev, pkt, t)
      * exactly once. Returns BRISK_ERR_BUSY (ring full; the stack keeps the packet) or another BRISK_ERR_*. */
@@ -126,7 +147,9 @@ struct brisk_netdev_stats {
     uint64_t tx_inflight_bytes;
     uint64_t rx_packets, rx_bytes;
     uint64_t
-        rx_csum_valid; /* frames passed with BRISK_RX_CSUM_VALID: TCP checksum not verified in software */
+        rx_csum_valid;    /* frames passed with BRISK_RX_CSUM_VALID: TCP checksum not verified in software */
+    uint64_t rx_gro_segs; /* coalesced segments handed to TCP (each joining two or more frames) */
+    uint64_t rx_gro_merged;      /* frames joined into an earlier frame's segment: TCP segments saved */
     uint64_t tx_done_latency_ns; /* smoothed xmit -> completion latency (EWMA 1/8), 0 before a sample */
     uint64_t tx_done_latency_max_ns;
     /* Smoothed completion time minus the time the packet should have left the wire, from the link speed and

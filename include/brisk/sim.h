@@ -88,6 +88,11 @@ struct brisk_sim_nic_config {
     struct brisk_netdev_config dev; /* MAC, MTU, caps (GSO / CSUM), IPv4 address and prefix */
     uint32_t tx_ring;               /* TX descriptors (packets held from xmit until completion) */
     struct brisk_sim_txc txc;       /* TX-completion model */
+    /* Receive polling (NAPI): 0 = each arriving frame goes to the stack at once, on its own
+     * (brisk_stack_input_flags); N = an arriving frame waits for a poll at the same instant, which hands the
+     * stack every frame that arrived by then, up to N per poll, in one brisk_stack_input_batch (so the
+     * stack's receive coalescing, the gro setting, can join them). At most SIM_RX_BATCH_MAX (256). */
+    uint32_t rx_batch;
 };
 void brisk_sim_nic_config_default(struct brisk_sim_nic_config *c); /* ring 1024, immediate, MTU 1500 */
 

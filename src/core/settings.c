@@ -55,6 +55,7 @@ static const char *const congestion_names[] = {"newreno", "cubic", NULL};
     X(bql_limit_max, SIZE, bql_limit_max, uint32_t, 1u << 30, 0, 1u << 30, "BQL: largest ring byte limit")   \
     X(bql_hold_time, TIME, bql_hold_time_ns, uint64_t, 1 * SEC, 1 * MS, 60 * SEC,                            \
       "BQL: the limit shrinks after it has had slack for this long")                                         \
+    X(gro, BOOL, gro, uint32_t, 1, 0, 1, "coalesce in-order TCP segments of a received batch (GRO)")         \
     X(tcp_tlp, BOOL, tcp_tlp, uint32_t, 1, 0, 1, "tail loss probes (RFC 8985 §7) on SACK connections")       \
     X(tcp_timer_eager, BOOL, tcp_timer_eager, uint32_t, 0, 0, 1,                                             \
       "compat (Linux until 2019): re-arm RTO/TLP on every send and ACK, arm/cancel delayed ACKs each time")  \

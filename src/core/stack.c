@@ -1,10 +1,13 @@
 /*
- * stack.c — the stack instance: creation, the three entry points a driver or loop calls
- * (brisk_stack_input, brisk_stack_poll, brisk_stack_next_deadline) and the counters snapshot.
+ * stack.c — the stack instance: creation, the entry points a driver or loop calls (brisk_stack_input and
+ * brisk_stack_input_batch, brisk_stack_poll, brisk_stack_next_deadline) and the counters snapshot.
  *
  * Input is dispatched by EtherType here: ARP to net/neigh.c, IPv4 to net/ip_input.c. The Ethernet destination
  * must be the receiving device's MAC or broadcast; anything else (another host's unicast, multicast) is
  * counted and dropped, as a NIC without promiscuous mode would.
+ *
+ * A batch goes through receive coalescing (net/gro.c) when the gro setting is on; frames it does not join
+ * take the same per-frame path as brisk_stack_input.
  *
  * Socket events raised while processing (TCP) are delivered on the way out of input and poll, when every
  * structure is consistent again, so application callbacks may call back into the stack.
@@ -89,6 +92,33 @@ int brisk_stack_input_flags(brisk_stack *st, brisk_netdev *dev, const uint8_t *f
     if (!st || !dev || dev->st != st || (!frame && len) || (flags & ~BRISK_RX_CSUM_VALID))
         return BRISK_ERR_INVAL;
     now = brisk_stack_clock(st, now);
+    brisk_stack_rx_one(st, dev, frame, len, flags, now);
+    brisk_tcp_deliver_events(st, now);
+    return BRISK_OK;
+}
+
+int brisk_stack_input_batch(brisk_stack *st, brisk_netdev *dev, const struct brisk_rx_frame *frames, size_t n,
+                            uint64_t now)
+{
+    if (!st || !dev || dev->st != st || (!frames && n))
+        return BRISK_ERR_INVAL;
+    for (size_t i = 0; i < n; i++)
+        if ((!frames[i].data && frames[i].len) || (frames[i].flags & ~BRISK_RX_CSUM_VALID))
+            return BRISK_ERR_INVAL;
+    now = brisk_stack_clock(st, now);
+    if (st->s.gro) {
+        brisk_gro_receive(st, dev, frames, n, now);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            brisk_stack_rx_one(st, dev, frames[i].data, frames[i].len, frames[i].flags, now);
+    }
+    brisk_tcp_deliver_events(st, now);
+    return BRISK_OK;
+}
+
+void brisk_stack_rx_one(brisk_stack *st, brisk_netdev *dev, const uint8_t *frame, size_t len, unsigned flags,
+                        uint64_t now)
+{
     st->c.EthInFrames++;
     dev->stats.rx_packets++;
     dev->stats.rx_bytes += len;
@@ -98,12 +128,12 @@ int brisk_stack_input_flags(brisk_stack *st, brisk_netdev *dev, const uint8_t *f
     struct brisk_eth_repr eth;
     if (brisk_eth_parse(frame, len, &eth) < 0) {
         st->c.EthInErrors++;
-        return BRISK_OK;
+        return;
     }
     static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
     if (memcmp(eth.dst, dev->cfg.mac, 6) != 0 && memcmp(eth.dst, bcast, 6) != 0) {
         st->c.EthInNotForUs++;
-        return BRISK_OK;
+        return;
     }
     const uint8_t *payload = frame + BRISK_ETH_HLEN;
     size_t plen = len - BRISK_ETH_HLEN;
@@ -118,8 +148,6 @@ int brisk_stack_input_flags(brisk_stack *st, brisk_netdev *dev, const uint8_t *f
         st->c.EthInUnknownType++;
         break;
     }
-    brisk_tcp_deliver_events(st, now);
-    return BRISK_OK;
 }
 
 int brisk_stack_poll(brisk_stack *st, uint64_t now)

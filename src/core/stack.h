@@ -74,4 +74,13 @@ static inline uint64_t brisk_stack_clock(brisk_stack *st, uint64_t now)
     return st->now;
 }
 
+/* One received frame through Ethernet, ARP / IPv4 and up, counted (the body of brisk_stack_input_flags,
+ * arguments checked and clock advanced by the caller; socket events are left for the caller to deliver). */
+void brisk_stack_rx_one(brisk_stack *st, brisk_netdev *dev, const uint8_t *frame, size_t len, unsigned flags,
+                        uint64_t now);
+
+/* Receive coalescing over a batch of frames (net/gro.c); arguments checked by brisk_stack_input_batch. */
+void brisk_gro_receive(brisk_stack *st, brisk_netdev *dev, const struct brisk_rx_frame *frames, size_t n,
+                       uint64_t now);
+
 #endif

@@ -28,6 +28,8 @@
 #define SIM_RAW_FRAME_MAX (1u << 20)
 /* Shortest Ethernet frame on the wire without FCS: a NIC pads shorter ones with zeros, as hardware does. */
 #define SIM_ETH_ZLEN 60
+/* Largest receive poll budget of a NIC (brisk_sim_nic_config.rx_batch). */
+#define SIM_RX_BATCH_MAX 256u
 /* Largest TX ring a NIC may have (each descriptor reserves a heap slot). */
 #define SIM_TX_RING_MAX 65536u
 
@@ -171,7 +173,13 @@ struct sim_nic {
     struct sim_event batch;                 /* COALESCE: releases every pending descriptor */
     uint8_t *scratch;                       /* GSO segment being built */
     size_t scratch_len;
-    struct sim_desc *cutting; /* descriptor whose packet brisk_gso_segment is cutting */
+    struct sim_desc *cutting;              /* descriptor whose packet brisk_gso_segment is cutting */
+    struct sim_frame *rxq_head, *rxq_tail; /* rx_batch: arrived, waiting for the poll */
+    struct sim_nic *poll_next;             /* rx_batch: the world's list of NICs waiting to be polled */
+    int poll_queued;
+    struct brisk_rx_frame *rxv; /* rx_batch entries: one poll's frames for the stack */
+    struct sim_frame **rxf;     /* and the frames they point into */
+    uint64_t rx_polls;
     uint64_t tx_busy, tx_completions, tx_errors;
     uint32_t ring_used, ring_max_used;
     /* How completions are reported: brisk_netdev_tx_done, unless a white-box test intercepts them. */
@@ -228,6 +236,8 @@ struct brisk_sim_world {
     brisk_sim_link *links, *links_tail;
     uint32_t nhosts, nlinks;
     brisk_sim_host *dirty_head, *dirty_tail;
+    /* NICs with received frames waiting for a poll, which runs when nothing else is due at the instant. */
+    struct sim_nic *poll_head, *poll_tail;
     int running;  /* inside brisk_sim_run_*: kicks are deferred to the end of the event */
     int flushing; /* polling dirty hosts: kicks join the list being drained */
     struct brisk_sim_stats stats;
@@ -271,7 +281,12 @@ void brisk_sim_nic_frame_done(struct sim_desc *d);
 void brisk_sim_nic_on_txc(struct sim_desc *d);
 void brisk_sim_nic_on_batch(struct sim_nic *n);
 /* A frame arrives at the NIC: into the stack. */
-void brisk_sim_nic_rx(struct sim_nic *n, struct sim_frame *f);
+/* A frame arrives at a NIC. Returns 1 when the NIC keeps it (it waits for a receive poll, which puts it),
+ * 0 when it is done with it. */
+int brisk_sim_nic_rx(struct sim_nic *n, struct sim_frame *f);
+void brisk_sim_nic_on_rx_poll(struct sim_nic *n);
+/* Puts a NIC on the world's poll list (once). */
+void brisk_sim_poll_queue(brisk_sim_world *w, struct sim_nic *n);
 /* World teardown: reports packets still held, then frees the NIC. */
 void brisk_sim_nic_destroy(struct sim_nic *n);
 

@@ -210,7 +210,8 @@ void brisk_sim_link_deliver(brisk_sim_world *w, struct sim_frame *f)
         brisk_sim_capture_write(p->cap, w->now, f->data, f->len);
     }
     if (p->nic) {
-        brisk_sim_nic_rx(p->nic, f);
+        if (brisk_sim_nic_rx(p->nic, f))
+            return; /* waiting for the NIC's receive poll */
     } else if (p->rx) {
         brisk_sim_frame_csum(f);
         p->rx(p->rx_ctx, p, f->data, f->len, w->now);

@@ -95,7 +95,8 @@ brisk_sim_port *brisk_sim_nic_add(brisk_sim_host *h, const struct brisk_sim_nic_
         brisk_sim_nic_config_default(&dflt);
         c = &dflt;
     }
-    if (c->tx_ring < 1 || c->tx_ring > SIM_TX_RING_MAX || !txc_valid(&c->txc))
+    if (c->tx_ring < 1 || c->tx_ring > SIM_TX_RING_MAX || !txc_valid(&c->txc) ||
+        c->rx_batch > SIM_RX_BATCH_MAX)
         return NULL;
     brisk_sim_world *w = h->w;
     brisk_sim_port *p = calloc(1, sizeof(*p));
@@ -104,11 +105,17 @@ brisk_sim_port *brisk_sim_nic_add(brisk_sim_host *h, const struct brisk_sim_nic_
     size_t scratch_len =
         (c->dev.caps & BRISK_NETDEV_CAP_GSO) ? GSO_MAX_HDRS : 0; /* headers only: brisk_gso_cut */
     uint8_t *scratch = scratch_len ? malloc(scratch_len) : NULL;
-    if (!p || !n || !descs || (scratch_len && !scratch) || brisk_sim_reserve(w, 1 + (uint64_t)c->tx_ring)) {
+    struct brisk_rx_frame *rxv = c->rx_batch ? calloc(c->rx_batch, sizeof(*rxv)) : NULL;
+    struct sim_frame **rxf = c->rx_batch ? calloc(c->rx_batch, sizeof(*rxf)) : NULL;
+    uint64_t nev = 1 + (uint64_t)c->tx_ring; /* completion batch, descriptors */
+    if (!p || !n || !descs || (scratch_len && !scratch) || (c->rx_batch && (!rxv || !rxf)) ||
+        brisk_sim_reserve(w, nev)) {
         free(p);
         free(n);
         free(descs);
         free(scratch);
+        free(rxv);
+        free(rxf);
         return NULL;
     }
     n->cfg = *c;
@@ -121,11 +128,13 @@ brisk_sim_port *brisk_sim_nic_add(brisk_sim_host *h, const struct brisk_sim_nic_
     int err;
     n->dev = brisk_netdev_add(h->st, &n->cfg.dev, &nic_ops, n, &err);
     if (!n->dev) {
-        w->ev_objects -= 1 + (uint64_t)c->tx_ring;
+        w->ev_objects -= nev;
         free(p);
         free(n);
         free(descs);
         free(scratch);
+        free(rxv);
+        free(rxf);
         return NULL;
     }
     n->port = p;
@@ -140,6 +149,8 @@ brisk_sim_port *brisk_sim_nic_add(brisk_sim_host *h, const struct brisk_sim_nic_
     }
     n->batch.type = SIM_EV_TXC_BATCH;
     n->batch.heap_idx = SIM_EV_IDLE;
+    n->rxv = rxv;
+    n->rxf = rxf;
     n->scratch = scratch;
     n->scratch_len = scratch_len;
     n->tx_done = brisk_netdev_tx_done;
@@ -343,18 +354,61 @@ void brisk_sim_nic_on_batch(struct sim_nic *n)
     brisk_sim_host_touch(n->host);
 }
 
-void brisk_sim_nic_rx(struct sim_nic *n, struct sim_frame *f)
+/* A frame whose checksum only the sending NIC's offload produced (or will) is byte for byte what the sending
+ * stack built: a NIC with receive checksum offload passes it as valid, as veth and loopback pass
+ * CHECKSUM_PARTIAL along. Any other frame is checked by the stack (a real NIC would check it in hardware; the
+ * verdict is the same, only where the CPU time goes differs). */
+static unsigned rx_flags(struct sim_nic *n, struct sim_frame *f)
 {
-    /* A frame whose checksum only the sending NIC's offload produced (or will) is byte for byte what the
-     * sending stack built: a NIC with receive checksum offload passes it as valid, as veth and loopback pass
-     * CHECKSUM_PARTIAL along. Any other frame is checked by the stack (a real NIC would check it in hardware;
-     * the verdict is the same, only where the CPU time goes differs). */
-    unsigned flags = 0;
     if (f->csum != SIM_CSUM_NONE && (n->cfg.dev.caps & BRISK_NETDEV_CAP_CSUM))
-        flags = BRISK_RX_CSUM_VALID;
+        return BRISK_RX_CSUM_VALID;
+    brisk_sim_frame_csum(f);
+    return 0;
+}
+
+int brisk_sim_nic_rx(struct sim_nic *n, struct sim_frame *f)
+{
+    brisk_sim_world *w = n->port->w;
+    if (n->cfg.rx_batch) {
+        /* NAPI: the frame waits in the ring for a poll, which runs once nothing else is due at this instant
+         * (the interrupt is taken when the burst is over): every frame of a burst arriving together joins
+         * it. */
+        f->next = NULL;
+        if (n->rxq_tail)
+            n->rxq_tail->next = f;
+        else
+            n->rxq_head = f;
+        n->rxq_tail = f;
+        brisk_sim_poll_queue(w, n);
+        return 1;
+    }
+    unsigned flags = rx_flags(n, f);
+    brisk_stack_input_flags(n->host->st, n->dev, f->data, f->len, flags, w->now);
+    brisk_sim_host_touch(n->host);
+    return 0;
+}
+
+void brisk_sim_nic_on_rx_poll(struct sim_nic *n)
+{
+    brisk_sim_world *w = n->port->w;
+    n->rx_polls++;
+    uint32_t k = 0;
+    while (k < n->cfg.rx_batch && n->rxq_head) {
+        struct sim_frame *f = n->rxq_head;
+        n->rxq_head = f->next;
+        n->rxf[k] = f;
+        n->rxv[k].data = f->data;
+        n->rxv[k].len = f->len;
+        n->rxv[k].flags = rx_flags(n, f);
+        k++;
+    }
+    if (!n->rxq_head)
+        n->rxq_tail = NULL;
     else
-        brisk_sim_frame_csum(f);
-    brisk_stack_input_flags(n->host->st, n->dev, f->data, f->len, flags, n->port->w->now);
+        brisk_sim_poll_queue(w, n); /* over budget: the rest in the next poll */
+    brisk_stack_input_batch(n->host->st, n->dev, n->rxv, k, w->now);
+    for (uint32_t i = 0; i < k; i++)
+        brisk_sim_frame_put(w, n->rxf[i]);
     brisk_sim_host_touch(n->host);
 }
 
@@ -363,8 +417,14 @@ void brisk_sim_nic_destroy(struct sim_nic *n)
     for (uint32_t i = 0; i < n->cfg.tx_ring; i++)
         if (n->descs[i].pkt)
             n->tx_done(n->dev, n->descs[i].pkt, n->port->w->now);
+    for (struct sim_frame *f = n->rxq_head, *next; f; f = next) {
+        next = f->next;
+        brisk_sim_frame_put(n->port->w, f);
+    }
     free(n->descs);
     free(n->scratch);
+    free(n->rxv);
+    free(n->rxf);
     n->port->nic = NULL;
     free(n);
 }

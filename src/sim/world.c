@@ -188,7 +188,7 @@ static void nowq_trim(brisk_sim_world *w)
 static uint64_t next_time(brisk_sim_world *w)
 {
     nowq_trim(w);
-    if (w->nowq_len)
+    if (w->nowq_len || w->poll_head)
         return w->now; /* the heap cannot hold anything earlier than now */
     return w->heap_len ? w->heap[0].time : BRISK_TIME_NONE;
 }
@@ -340,6 +340,19 @@ int brisk_sim_at(brisk_sim_world *w, uint64_t at, void (*fn)(void *ctx, uint64_t
     return BRISK_OK;
 }
 
+void brisk_sim_poll_queue(brisk_sim_world *w, struct sim_nic *n)
+{
+    if (n->poll_queued)
+        return;
+    n->poll_queued = 1;
+    n->poll_next = NULL;
+    if (w->poll_tail)
+        w->poll_tail->poll_next = n;
+    else
+        w->poll_head = n;
+    w->poll_tail = n;
+}
+
 /* Polls every dirty host and re-arms its wake-up. A poll may make more hosts dirty (an echo handler kicking
  * another host), so this drains the list rather than walking a snapshot. */
 static void world_flush(brisk_sim_world *w)
@@ -399,6 +412,19 @@ static void world_dispatch(brisk_sim_world *w, struct sim_event *ev)
 static void world_step(brisk_sim_world *w)
 {
     struct sim_event *ev;
+    if (w->poll_head && !w->nowq_len && (!w->heap_len || w->heap[0].time > w->now)) {
+        /* Nothing else is due at this instant: the receive polls waiting for the end of it (rx_batch). */
+        struct sim_nic *n = w->poll_head;
+        w->poll_head = n->poll_next;
+        if (!w->poll_head)
+            w->poll_tail = NULL;
+        n->poll_next = NULL;
+        n->poll_queued = 0;
+        brisk_sim_nic_on_rx_poll(n);
+        world_flush(w);
+        w->stats.events++;
+        return;
+    }
     if (w->heap_len && (!w->nowq_len || w->heap[0].time <= w->now)) {
         ev = w->heap[0].ev;
         w->now = w->heap[0].time;

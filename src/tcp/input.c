@@ -408,12 +408,70 @@ void tcp_rcv_drain_ooo(brisk_sock *c)
     c->stat.bytes_received += popped;
 }
 
+/* A segment's text as a cursor over its pieces: one for a segment as it came, several for a coalesced one
+ * (brisk_tcp_input_gro). `skip` bytes of the first piece are already behind the cursor. */
+struct tcp_text {
+    const struct tcp_piece *v;
+    uint32_t n;
+    uint32_t skip;
+};
+
+static void text_skip(struct tcp_text *t, uint32_t k)
+{
+    while (k && t->n) {
+        uint32_t left = t->v->len - t->skip;
+        if (k < left) {
+            t->skip += k;
+            return;
+        }
+        k -= left;
+        t->v++;
+        t->n--;
+        t->skip = 0;
+    }
+}
+
+/* Appends the first `len` bytes of the text to the receive stream; returns how many fit (fewer only when the
+ * stack's buffer memory runs out). */
+static uint32_t text_append(brisk_sock *c, struct tcp_text t, uint32_t len)
+{
+    uint32_t done = 0;
+    for (; len && t.n; t.v++, t.n--, t.skip = 0) {
+        uint32_t k = t.v->len - t.skip;
+        if (k > len)
+            k = len;
+        uint32_t got = (uint32_t)brisk_sbuf_append(&c->st->tcp->chunks, &c->rcv.buf, t.v->data + t.skip, k);
+        done += got;
+        len -= got;
+        if (got < k)
+            break;
+    }
+    return done;
+}
+
+/* Stores the text out of order, piece by piece (each is a contiguous run of sequence space); returns the
+ * reassembly store's verdict: the first error, else the bytes newly stored. */
+static int text_reass(brisk_sock *c, struct tcp_text t, uint32_t seq, uint64_t max_mem, uint32_t max_segs)
+{
+    brisk_stack *st = c->st;
+    int stored = 0;
+    for (; t.n; t.v++, t.n--, t.skip = 0) {
+        uint32_t k = t.v->len - t.skip;
+        int rc = brisk_reass_insert(&st->pool, &c->rcv.ooo, c->rcv.nxt, seq, t.v->data + t.skip, k, max_mem,
+                                    max_segs);
+        if (rc < 0)
+            return rc;
+        stored += rc;
+        seq += k;
+    }
+    return stored;
+}
+
 /* Segment text (RFC 9293 §3.10.7.4 "seventh"). Returns 1 when an ACK must go out at once. */
-static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
+static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, struct tcp_text text, uint64_t now)
 {
     brisk_stack *st = c->st;
     uint32_t seq = seg->seq;
-    const uint8_t *data = seg->payload;
     uint32_t len = (uint32_t)seg->payload_len;
     if (brisk_seq_lt(seq, c->rcv.nxt)) { /* the front was received before */
         uint32_t dup = c->rcv.nxt - seq;
@@ -426,7 +484,7 @@ static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
         if (dup >= len)
             return 1;
         seq += dup;
-        data += dup;
+        text_skip(&text, dup);
         len -= dup;
     }
     uint32_t space = tcp_rcv_space(c);
@@ -437,10 +495,12 @@ static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
         }
         if (len == 0)
             return 1;
-        size_t got = brisk_sbuf_append(&st->tcp->chunks, &c->rcv.buf, data, len);
+        uint32_t got = text.n == 1 ? (uint32_t)brisk_sbuf_append(&st->tcp->chunks, &c->rcv.buf,
+                                                                 text.v->data + text.skip, len)
+                                   : text_append(c, text, len);
         if (got < len) { /* stack-wide buffer memory exhausted: keep what fit, the rest is retransmitted */
             st->c.TCPRcvQDrop++;
-            len = (uint32_t)got;
+            len = got;
             if (len == 0)
                 return 1;
         }
@@ -452,8 +512,11 @@ static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
         update_ato(c, now);
         if (had_ooo)
             return 1; /* a hole filled: tell the sender at once (RFC 5681 §4.2) */
-        if (len >= c->snd.mss)
-            c->ack.unacked_segs++;
+        /* A segment longer than the MSS (coalesced here or by the peer's TSO and our device) counts as the
+         * full-sized segments it carries, so one never waits for the delayed-ACK timer (Linux: more than one
+         * rcv_mss unacknowledged). */
+        uint32_t full = len / c->snd.mss;
+        c->ack.unacked_segs += full < 2 ? full : 2;
         if (c->ack.unacked_segs >= 2)
             return 1; /* at least every second full-sized segment (RFC 5681 §4.2) */
         if (c->ack.quick && !c->ack.pingpong) {
@@ -469,7 +532,7 @@ static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
     /* Out of order: hold it, and ACK at once so the sender sees the hole (RFC 5681 §4.2, RFC 2018). */
     if (brisk_reass_holds(&c->rcv.ooo, seq, len)) {
         /* Stores nothing, but records the arrival: the first SACK block must cover it (RFC 2018 §4). */
-        brisk_reass_insert(&st->pool, &c->rcv.ooo, c->rcv.nxt, seq, data, len, UINT64_MAX, UINT32_MAX);
+        text_reass(c, text, seq, UINT64_MAX, UINT32_MAX);
         if (c->opt.sack) {
             c->rcv.dsack = 1;
             c->rcv.dsack_start = seq;
@@ -480,8 +543,7 @@ static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
     }
     uint32_t limit =
         c->rcv.rcvbuf - (uint32_t)(c->rcv.buf.len < c->rcv.rcvbuf ? c->rcv.buf.len : c->rcv.rcvbuf);
-    int rc = brisk_reass_insert(&st->pool, &c->rcv.ooo, c->rcv.nxt, seq, data, len, (uint64_t)limit * 2,
-                                st->s.tcp_ooo_max_segs);
+    int rc = text_reass(c, text, seq, (uint64_t)limit * 2, st->s.tcp_ooo_max_segs);
     if (rc < 0)
         st->c.TCPOFODrop++;
     else
@@ -512,7 +574,9 @@ static void fin_input(brisk_sock *c, uint64_t now)
     }
 }
 
-static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
+/* `pieces`: the text of a coalesced segment (brisk_tcp_input_gro), or NULL for seg->payload. */
+static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct tcp_piece *pieces,
+                       uint32_t npieces, uint64_t now)
 {
     brisk_stack *st = c->st;
     uint32_t seglen = (uint32_t)seg->payload_len + ((seg->flags & BRISK_TCP_SYN) ? 1u : 0u) +
@@ -583,7 +647,7 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t
     }
     if (!(seg->flags & BRISK_TCP_ACK))
         return;
-    c->stat.segs_in++;
+    c->stat.segs_in += pieces ? npieces : 1; /* a coalesced segment counts as the segments it joins */
     tcp_keepalive_reset(c, now);
     /* TS.Recent follows the left edge (RFC 7323 §4.3). */
     if (c->opt.ts && seg->opts.ts_ok && brisk_seq_leq(seg->seq, c->rcv.nxt))
@@ -626,7 +690,9 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t
     if (seg->payload_len) {
         if (c->state == BRISK_TCP_ESTABLISHED || c->state == BRISK_TCP_FIN_WAIT_1 ||
             c->state == BRISK_TCP_FIN_WAIT_2) {
-            ack_now = data_input(c, seg, now);
+            struct tcp_piece one = {seg->payload, (uint32_t)seg->payload_len};
+            struct tcp_text text = {pieces ? pieces : &one, pieces ? npieces : 1, 0};
+            ack_now = data_input(c, seg, text, now);
         } else {
             ack_now = 1; /* data after the peer's FIN: acknowledge what we have */
         }
@@ -678,7 +744,7 @@ void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const ui
             /* An ACK that carries a SYN cookie: the child it rebuilds takes the ACK as its third segment. */
             brisk_sock *cc = brisk_syncookie_check(l, ip, &seg, now);
             if (cc) {
-                conn_input(cc, &seg, now);
+                conn_input(cc, &seg, NULL, 0, now);
                 brisk_syncookie_settle(st, cc, ip->dst, seg.dport, ip->src, seg.sport, now);
                 TCP_CHECK_TUPLE(st, ip->dst, seg.dport, ip->src, seg.sport);
                 return;
@@ -694,6 +760,18 @@ void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const ui
     if (c->state == BRISK_TCP_SYN_SENT)
         syn_sent_input(c, &seg, now);
     else
-        conn_input(c, &seg, now);
+        conn_input(c, &seg, NULL, 0, now);
     TCP_CHECK_TUPLE(st, ip->dst, seg.dport, ip->src, seg.sport); /* c may be gone: look it up again */
+}
+
+int brisk_tcp_input_gro(brisk_stack *st, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
+                        const struct tcp_piece *pieces, uint32_t n, uint64_t now)
+{
+    brisk_sock *c = tcp_conn_lookup(st, ip->dst, seg->dport, ip->src, seg->sport);
+    if (!c || c->state == BRISK_TCP_SYN_SENT)
+        return 0; /* a listener, a RST or an open to answer: frame by frame, as they came */
+    st->c.TcpInSegs += n;
+    conn_input(c, seg, pieces, n, now);
+    TCP_CHECK_TUPLE(st, ip->dst, seg->dport, ip->src, seg->sport);
+    return 1;
 }

@@ -373,6 +373,20 @@ static inline uint64_t tcp_muldiv(uint64_t a, uint64_t b, uint64_t c)
 void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const uint8_t *seg, size_t len,
                      int csum_valid, uint64_t now);
 
+/* A segment's text in pieces: receive coalescing (src/net/gro.c) joins the texts of consecutive in-order
+ * segments of one connection, each still in its own frame, into one segment. */
+struct tcp_piece {
+    const uint8_t *data;
+    uint32_t len;
+};
+
+/* Takes a coalesced segment: `seg` is the first segment's header (parsed, checksum verified) with
+ * payload_len the total of the `n` pieces, in sequence order, whose headers the caller found identical but
+ * for the sequence number (and PSH). Returns 0 without touching anything when no synchronized connection
+ * owns the segment — the caller then hands each frame to brisk_tcp_input() — else 1. */
+int brisk_tcp_input_gro(brisk_stack *st, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
+                        const struct tcp_piece *pieces, uint32_t n, uint64_t now);
+
 /* Moves out-of-order data that became in order into the receive stream, as far as buffer memory allows. */
 void tcp_rcv_drain_ooo(brisk_sock *c);
 

@@ -13,7 +13,6 @@
 
 #include "fuzz/harness.h"
 #include "tcp/tcp.h"
-#include "tcp/tcp.h"
 #include "wire/arp.h"
 #include "wire/csum.h"
 #include "wire/eth.h"
@@ -258,6 +257,7 @@ struct gseq {
     size_t len;
     uint32_t nxt, tsval; /* peer's next sequence number and TSval */
     uint16_t lport, pport;
+    int hold_ts; /* the next segments repeat the TSval (a burst sent within one peer clock tick) */
 };
 
 static void g_begin(struct gseq *g, uint8_t mode)
@@ -270,6 +270,7 @@ static void g_begin(struct gseq *g, uint8_t mode)
     g->tsval = g->h.peer_tsval;
     g->pport = g->h.peer_port;
     g->lport = g->h.local_port;
+    g->hold_ts = 0;
 }
 
 static void g_app(struct gseq *g, uint16_t delay_ms, unsigned op, unsigned arg)
@@ -286,13 +287,14 @@ static void g_app(struct gseq *g, uint16_t delay_ms, unsigned op, unsigned arg)
 static void g_seg_at(struct gseq *g, uint16_t delay_ms, uint8_t flags, size_t plen, uint32_t off)
 {
     fh_run(&g->h, g->h.now + (uint64_t)delay_ms * BRISK_NSEC_PER_MSEC);
-    struct brisk_tcp_repr t = {.sport = g->pport,
-                               .dport = g->lport,
-                               .seq = g->nxt + off,
-                               .ack = (flags & BRISK_TCP_ACK) ? g->h.local_end : 0,
-                               .flags = flags,
-                               .window = 2048,
-                               .opts = {.ts_ok = 1, .ts_val = ++g->tsval, .ts_ecr = g->h.local_tsval}};
+    struct brisk_tcp_repr t = {
+        .sport = g->pport,
+        .dport = g->lport,
+        .seq = g->nxt + off,
+        .ack = (flags & BRISK_TCP_ACK) ? g->h.local_end : 0,
+        .flags = flags,
+        .window = 2048,
+        .opts = {.ts_ok = 1, .ts_val = g->hold_ts ? g->tsval : ++g->tsval, .ts_ecr = g->h.local_tsval}};
     if (flags & BRISK_TCP_SYN) {
         t.opts = full();
         t.opts.ts_val = g->tsval;
@@ -354,6 +356,24 @@ static void gen_seq(void)
         g_app(&g, 2000, 7, 0);
         g_end(&g, rel ? "passive-close-wait-rel" : "passive-close-wait");
     }
+
+    /* Passive, frames in receive batches (mode bit 5): bursts of in-order segments that coalesce, one with a
+     * hole in the middle, the hole filled, the peer's FIN. The generator plays them one by one: the stack
+     * sends only ACKs meanwhile, so the numbers the seed carries are the same either way. */
+    g_begin(&g, 0x27);
+    g_seg(&g, 0, ACK, 0);
+    g.hold_ts = 1;
+    for (int k = 0; k < 6; k++)
+        g_seg(&g, 0, ACK, 1000);
+    g_seg_at(&g, 1, ACK, 1000, 1000);
+    g_seg_at(&g, 0, ACK, 1000, 2000);
+    g_seg(&g, 0, ACK | PSH, 1000);
+    g.hold_ts = 0;
+    g_app(&g, 0, 0, 255);
+    g_seg(&g, 1, ACK | FIN, 0);
+    g_app(&g, 0, 3, 0);
+    g_seg(&g, 1, ACK, 0);
+    g_end(&g, "passive-gro-batches");
 
     /* Active: we send and shut down first; the peer answers with data and FIN; TIME-WAIT runs out. */
     g_begin(&g, 0x0b);

@@ -171,6 +171,32 @@ void fh_input(struct fh *h, const uint8_t *frame, size_t len, unsigned flags)
     collect(h, NULL);
 }
 
+void fh_input_batch(struct fh *h, const uint8_t *const *frames, const size_t *lens, size_t n, unsigned flags)
+{
+    struct brisk_rx_frame v[FH_BATCH_MAX] = {{0}};
+    uint8_t *copy[FH_BATCH_MAX] = {0};
+    if (n > FH_BATCH_MAX)
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        copy[i] = malloc(lens[i] ? lens[i] : 1);
+        if (!copy[i])
+            abort();
+        if (lens[i])
+            memcpy(copy[i], frames[i], lens[i]);
+        if (flags & FH_REL_SEQ)
+            relative(h, copy[i], lens[i]);
+        repair(copy[i], lens[i], flags);
+        v[i].data = copy[i];
+        v[i].len = lens[i];
+        v[i].flags = 0;
+    }
+    if (brisk_stack_input_batch(h->st, h->f.dev, v, n, h->now) != BRISK_OK)
+        fh_fail("brisk_stack_input_batch refused a batch");
+    for (size_t i = 0; i < n; i++)
+        free(copy[i]);
+    collect(h, NULL);
+}
+
 size_t fh_tcp_frame(const struct fh *h, uint8_t *buf, const struct brisk_tcp_repr *t, const void *payload,
                     size_t len)
 {

@@ -67,6 +67,10 @@ void fh_init(struct fh *h, enum fh_scenario sc);
 void fh_init_with(struct fh *h, enum fh_scenario sc, const char *extra);
 /* Feeds one frame (copied; repaired per `flags`) at h->now, then collects what the stack sent. */
 void fh_input(struct fh *h, const uint8_t *frame, size_t len, unsigned flags);
+/* Feeds n frames (each copied and repaired, in order) as one receive batch (brisk_stack_input_batch, so
+ * receive coalescing sees them), then collects what the stack sent. n <= FH_BATCH_MAX. */
+#define FH_BATCH_MAX 64
+void fh_input_batch(struct fh *h, const uint8_t *const *frames, const size_t *lens, size_t n, unsigned flags);
 /* Polls the stack at every deadline up to `until` (bounded number of polls), completing transmitted frames.
  */
 void fh_run(struct fh *h, uint64_t until);

@@ -240,8 +240,8 @@ void tf_inject(struct tf *t, const struct brisk_tcp_repr *h, const void *payload
     assert_int_equal(tf_inject_rx(t, h, payload, len, 0, 0, now), BRISK_OK);
 }
 
-int tf_inject_rx(struct tf *t, const struct brisk_tcp_repr *h, const void *payload, size_t len,
-                 uint16_t csum_xor, unsigned rx_flags, uint64_t now)
+uint8_t *tf_frame(struct tf *t, const struct brisk_tcp_repr *h, const void *payload, size_t len,
+                  uint16_t csum_xor, size_t *frame_len)
 {
     size_t cap = BRISK_TCP_HLEN_MAX + len;
     uint8_t *seg = malloc(cap);
@@ -254,9 +254,18 @@ int tf_inject_rx(struct tf *t, const struct brisk_tcp_repr *h, const void *paylo
     brisk_tcp_csum_fill(seg, hlen + len, TF_PEER_IP, TF_LOCAL_IP);
     seg[BRISK_TCP_CSUM_OFF] ^= (uint8_t)(csum_xor >> 8);
     seg[BRISK_TCP_CSUM_OFF + 1] ^= (uint8_t)csum_xor;
-    size_t n = fakedev_ipv4_frame(frame, t->f.cfg.mac, peer_mac, TF_PEER_IP, TF_LOCAL_IP, 6, seg, hlen + len);
-    int rc = brisk_stack_input_flags(t->st, t->f.dev, frame, n, rx_flags, now);
+    *frame_len =
+        fakedev_ipv4_frame(frame, t->f.cfg.mac, peer_mac, TF_PEER_IP, TF_LOCAL_IP, 6, seg, hlen + len);
     free(seg);
+    return frame;
+}
+
+int tf_inject_rx(struct tf *t, const struct brisk_tcp_repr *h, const void *payload, size_t len,
+                 uint16_t csum_xor, unsigned rx_flags, uint64_t now)
+{
+    size_t n;
+    uint8_t *frame = tf_frame(t, h, payload, len, csum_xor, &n);
+    int rc = brisk_stack_input_flags(t->st, t->f.dev, frame, n, rx_flags, now);
     free(frame);
     tf_collect(t);
     return rc;

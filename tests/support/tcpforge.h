@@ -93,6 +93,10 @@ void tf_inject(struct tf *t, const struct brisk_tcp_repr *h, const void *payload
 int tf_inject_rx(struct tf *t, const struct brisk_tcp_repr *h, const void *payload, size_t len,
                  uint16_t csum_xor, unsigned rx_flags, uint64_t now);
 
+/* The Ethernet frame tf_inject_rx would feed (malloc'ed: the caller frees it); its length in *frame_len. */
+uint8_t *tf_frame(struct tf *t, const struct brisk_tcp_repr *h, const void *payload, size_t len,
+                  uint16_t csum_xor, size_t *frame_len);
+
 /* The peer's side of one connection. */
 struct tf_peer {
     struct tf *t;

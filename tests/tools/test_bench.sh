@@ -38,7 +38,7 @@ run bulk
 check "bulk reports both runs with goodput, per-CPU goodput and the share of the single-copy limit" \
     "has '$tmp/bulk.json' memcpy_1448_gbps gbps gbps_per_cpu_s share_of_single_copy wire_frames"
 check "bulk runs without offloads, with checksum offload, and with GSO" \
-    "grep -q '\"mode\": \"no_offload\"' '$tmp/bulk.json' && grep -q '\"mode\": \"csum\"' '$tmp/bulk.json' && grep -q '\"mode\": \"gso\"' '$tmp/bulk.json'"
+    "grep -q '\"mode\": \"no_offload\"' '$tmp/bulk.json' && grep -q '\"mode\": \"csum\"' '$tmp/bulk.json' && grep -q '\"mode\": \"gso\"' '$tmp/bulk.json' && grep -q '\"mode\": \"gso_gro\"' '$tmp/bulk.json'"
 
 run timers
 check "timers reports ns per arm, re-arm, cancel and expire at 10^6 armed" \

@@ -1,0 +1,165 @@
+/*
+ * gro.c — receive coalescing (Linux's GRO, "generic receive offload", in software): a batch of frames from
+ * one poll of a device, with consecutive in-order TCP segments of one connection joined into one segment
+ * before TCP processes it.
+ *
+ * Why: a bulk receiver otherwise does its whole per-segment work for every 1448 bytes — connection lookup,
+ * PAWS and window checks, ACK processing, the delayed-ACK decision — and owes the sender an ACK for every
+ * second segment (RFC 5681 §4.2), which the sender must process in turn. A device hands frames over in
+ * batches anyway (a NAPI poll, a read loop on a TAP); frames of one flow that arrive back to back in a batch
+ * are joined, and TCP takes them as the one segment the peer could have sent had its MSS been larger: one
+ * lookup, one ACK processed, one ACK owed for up to 64 KB (input.c counts such a segment as the full-sized
+ * segments it carries, so that ACK goes out at once).
+ *
+ * What may join (the conditions under which the joined segment means exactly what the frames meant):
+ *   - a frame is a candidate when it is unicast to this device, IPv4 without options or fragmentation, to one
+ *     of the stack's addresses, TCP with exactly ACK (PSH allowed), carrying text, with a good checksum
+ *     (verified here unless the device vouched for it: BRISK_RX_CSUM_VALID);
+ *   - it joins the run before it when it is the next frame of the batch, of the same 4-tuple and TOS (ECN
+ *     bits included), starts at the sequence number where the run ends, and its TCP header is byte for byte
+ *     the run's first header but for the sequence number, the checksum and PSH: same acknowledgment, window
+ *     and options (so the same timestamp — RFC 7323 processing of the joined segment is that of each frame);
+ *   - a run ends at 64 frames, at 64 KB of text (an IPv4 datagram's limit), after a frame with PSH (the
+ *     sender marked a boundary: deliver it now), or at any frame that does not join — which is then
+ *     processed in its turn, so the order in which TCP sees segments is the order of the batch.
+ * Everything else — ARP, pure ACKs, SYN / FIN / RST, IP options, bad checksums, frames for a listener or no
+ * socket — goes through brisk_stack_rx_one() unchanged, where the errors are counted in the usual places.
+ * Counters still count frames (EthInFrames, IpInReceives, TcpInSegs: Linux counts a GRO segment's gso_segs
+ * too); the device counts rx_gro_segs (joined segments) and rx_gro_merged (frames that joined an earlier one).
+ *
+ * Linux keeps runs per flow across a whole poll and flushes them at its end; brisk joins only adjacent frames
+ * of a batch. That keeps the order of everything TCP sees unchanged, and a bulk flow's frames arrive
+ * together anyway.
+ */
+#include <string.h>
+
+#include "core/stack.h"
+#include "net/ip.h"
+#include "net/netdev.h"
+#include "tcp/tcp.h"
+#include "wire/eth.h"
+#include "wire/ipv4.h"
+#include "wire/tcp.h"
+#include "wire/wire.h"
+
+#define GRO_MAX_FRAMES 64u
+#define GRO_MAX_TEXT   65535u /* the text of one IPv4 datagram cannot exceed this (less the headers) */
+
+/* The run being built: its first frame's headers and every frame's text. */
+struct gro_run {
+    const struct brisk_rx_frame *frames; /* the run's frames, consecutive in the batch */
+    uint32_t n;
+    uint32_t next_seq;   /* where the run's text ends */
+    const uint8_t *tcph; /* the first frame's TCP header, for the byte comparison */
+    struct brisk_ipv4_repr ip;
+    struct brisk_tcp_repr seg; /* the first frame's header; payload_len: the run's text */
+    struct tcp_piece text[GRO_MAX_FRAMES];
+};
+
+/* Whether f may join a run (see the opening comment); fills ip, seg and *tcph when it may. The cheap tests on
+ * raw bytes come first, so pure ACKs and other frames cost a few loads. */
+static int gro_candidate(brisk_stack *st, brisk_netdev *dev, const struct brisk_rx_frame *f,
+                         struct brisk_ipv4_repr *ip, struct brisk_tcp_repr *seg, const uint8_t **tcph)
+{
+    const uint8_t *b = f->data;
+    if (f->len < BRISK_ETH_HLEN + BRISK_IPV4_HLEN + BRISK_TCP_HLEN)
+        return 0;
+    const uint8_t *p = b + BRISK_ETH_HLEN;
+    const uint8_t *t = p + BRISK_IPV4_HLEN;
+    if (b[12] != 0x08 || b[13] != 0x00 || p[0] != 0x45 || p[9] != BRISK_IP_PROTO_TCP)
+        return 0; /* not IPv4, IP options, not TCP */
+    if ((t[13] & (uint8_t)~BRISK_TCP_PSH) != BRISK_TCP_ACK)
+        return 0; /* SYN, FIN, RST, URG, ECE / CWR, or no ACK: TCP takes it on its own */
+    uint32_t total = (uint32_t)p[2] << 8 | p[3];
+    if (total <= BRISK_IPV4_HLEN + (uint32_t)(t[12] >> 4) * 4u)
+        return 0; /* no text (or a malformed length, which the per-frame path counts) */
+    if (memcmp(b, dev->cfg.mac, 6) != 0)
+        return 0;
+    if (brisk_ipv4_parse(p, f->len - BRISK_ETH_HLEN, ip) < 0 || brisk_ipv4_is_fragment(ip) ||
+        brisk_netdev_is_broadcast(dev, ip->dst) || !brisk_netdev_is_local(st, ip->dst))
+        return 0;
+    int csum_valid = (f->flags & BRISK_RX_CSUM_VALID) != 0;
+    if (brisk_tcp_parse(t, (size_t)ip->total_len - BRISK_IPV4_HLEN, ip->src, ip->dst, !csum_valid, seg) < 0 ||
+        seg->sport == 0 || seg->dport == 0)
+        return 0;
+    *tcph = t;
+    return 1;
+}
+
+/* Whether a candidate continues the run: the next sequence number, and every header byte the same but the
+ * sequence number (4..7), the checksum (16..17) and PSH. */
+static int gro_joins(const struct gro_run *r, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
+                     const uint8_t *tcph)
+{
+    const uint8_t *h = r->tcph;
+    return r->n < GRO_MAX_FRAMES && seg->seq == r->next_seq && ip->src == r->ip.src && ip->dst == r->ip.dst &&
+           ip->tos == r->ip.tos && seg->hdr_len == r->seg.hdr_len &&
+           r->seg.payload_len + seg->payload_len <= GRO_MAX_TEXT && memcmp(tcph, h, 4) == 0 &&
+           memcmp(tcph + 8, h + 8, 5) == 0 && ((tcph[13] ^ h[13]) & (uint8_t)~BRISK_TCP_PSH) == 0 &&
+           memcmp(tcph + 14, h + 14, 2) == 0 && memcmp(tcph + 18, h + 18, (size_t)seg->hdr_len - 18) == 0;
+}
+
+/* Hands the run to TCP as one segment and counts its frames as the per-frame path would; frames no
+ * synchronized connection owns go through that path instead. */
+static void gro_flush(brisk_stack *st, brisk_netdev *dev, struct gro_run *r, uint64_t now)
+{
+    uint32_t n = r->n;
+    if (!n)
+        return;
+    r->n = 0;
+    if (!brisk_tcp_input_gro(st, &r->ip, &r->seg, r->text, n, now)) {
+        for (uint32_t i = 0; i < n; i++)
+            brisk_stack_rx_one(st, dev, r->frames[i].data, r->frames[i].len, r->frames[i].flags, now);
+        return;
+    }
+    st->c.EthInFrames += n;
+    st->c.IpInReceives += n;
+    st->c.IpInDelivers += n;
+    dev->stats.rx_packets += n;
+    for (uint32_t i = 0; i < n; i++) {
+        dev->stats.rx_bytes += r->frames[i].len;
+        if (r->frames[i].flags & BRISK_RX_CSUM_VALID)
+            dev->stats.rx_csum_valid++;
+    }
+    if (n > 1) {
+        dev->stats.rx_gro_segs++;
+        dev->stats.rx_gro_merged += n - 1;
+    }
+}
+
+void brisk_gro_receive(brisk_stack *st, brisk_netdev *dev, const struct brisk_rx_frame *frames, size_t n,
+                       uint64_t now)
+{
+    struct gro_run r;
+    r.n = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct brisk_rx_frame *f = &frames[i];
+        struct brisk_ipv4_repr ip;
+        struct brisk_tcp_repr seg;
+        const uint8_t *tcph;
+        if (!gro_candidate(st, dev, f, &ip, &seg, &tcph)) {
+            gro_flush(st, dev, &r, now);
+            brisk_stack_rx_one(st, dev, f->data, f->len, f->flags, now);
+            continue;
+        }
+        if (r.n && !gro_joins(&r, &ip, &seg, tcph))
+            gro_flush(st, dev, &r, now);
+        if (!r.n) {
+            r.frames = f;
+            r.ip = ip;
+            r.seg = seg;
+            r.tcph = tcph;
+            r.next_seq = seg.seq;
+        } else {
+            r.seg.payload_len += seg.payload_len;
+            r.seg.flags |= seg.flags; /* PSH */
+        }
+        r.text[r.n].data = seg.payload;
+        r.text[r.n].len = (uint32_t)seg.payload_len;
+        r.n++;
+        r.next_seq += (uint32_t)seg.payload_len;
+        if (seg.flags & BRISK_TCP_PSH)
+            gro_flush(st, dev, &r, now);
+    }
+    gro_flush(st, dev, &r, now);
+}
