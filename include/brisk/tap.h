@@ -90,6 +90,7 @@ struct brisk_tap_stats {
     uint64_t rx_gso_frames;       /* received super-frames (gso_type != NONE, GRO'd by the kernel) */
     uint64_t rx_csum_valid;       /* received frames the kernel vouched for (NEEDS_CSUM / DATA_VALID): their
                                      TCP checksum is not verified again (BRISK_RX_CSUM_VALID) */
+    uint64_t rx_batches;          /* batches handed to the stack (brisk_stack_input_batch) */
     uint64_t rx_errors;           /* frames dropped: short, bad vnet header, csum offsets out of bounds */
     uint64_t rx_fault_drops;      /* frames dropped by the fault wrapper */
     uint64_t tx_frames, tx_bytes; /* frames written (bytes without the vnet header) */

@@ -375,16 +375,17 @@ static void print_stats(brisk_tap *tap, brisk_loop *loop, brisk_stack *st)
     brisk_tap_get_stats(tap, &t);
     brisk_loop_get_stats(loop, &l);
     brisk_stack_get_counters(st, &c);
-    fprintf(stderr,
-            "tap: rx %llu frames (%llu GRO'd, %llu checksum-valid, %llu errors, %llu fault drops), tx %llu "
-            "frames "
-            "(%llu GSO, %llu EAGAIN, %llu busy, %llu errors, %llu fault drops), %llu completions\n",
-            (unsigned long long)t.rx_frames, (unsigned long long)t.rx_gso_frames,
-            (unsigned long long)t.rx_csum_valid, (unsigned long long)t.rx_errors,
-            (unsigned long long)t.rx_fault_drops, (unsigned long long)t.tx_frames,
-            (unsigned long long)t.tx_gso_frames, (unsigned long long)t.tx_eagain,
-            (unsigned long long)t.tx_busy, (unsigned long long)t.tx_errors,
-            (unsigned long long)t.tx_fault_drops, (unsigned long long)t.tx_completions);
+    fprintf(
+        stderr,
+        "tap: rx %llu frames in %llu batches (%llu GRO'd by the kernel, %llu checksum-valid, %llu errors, "
+        "%llu fault drops), tx %llu frames "
+        "(%llu GSO, %llu EAGAIN, %llu busy, %llu errors, %llu fault drops), %llu completions\n",
+        (unsigned long long)t.rx_frames, (unsigned long long)t.rx_batches,
+        (unsigned long long)t.rx_gso_frames, (unsigned long long)t.rx_csum_valid,
+        (unsigned long long)t.rx_errors, (unsigned long long)t.rx_fault_drops,
+        (unsigned long long)t.tx_frames, (unsigned long long)t.tx_gso_frames, (unsigned long long)t.tx_eagain,
+        (unsigned long long)t.tx_busy, (unsigned long long)t.tx_errors, (unsigned long long)t.tx_fault_drops,
+        (unsigned long long)t.tx_completions);
     fprintf(stderr, "loop: %llu iterations, %llu woken by descriptors, %llu by the timer, %llu polls\n",
             (unsigned long long)l.iterations, (unsigned long long)l.wakeups_fd,
             (unsigned long long)l.wakeups_timer, (unsigned long long)l.polls);
