@@ -74,6 +74,12 @@ static int cut(const uint8_t *frame, uint16_t gso_size, unsigned flags, const st
     uint8_t *sip = hdrbuf + BRISK_ETH_HLEN;
     uint8_t *stcp = sip + ip_hlen;
     memcpy(hdrbuf, frame, hdrs);
+    /* The IPv4 header checksum changes with the total length and the ID only: sum the rest once and add those
+     * per frame (RFC 1624 arithmetic) instead of re-reading the header just written. */
+    brisk_put16(sip + 2, 0);
+    brisk_put16(sip + 4, 0);
+    brisk_put16(sip + 10, 0);
+    uint32_t ip_base = ~(uint32_t)brisk_csum_hdr(sip, ip_hlen) & 0xffffu;
     struct brisk_gso_piece pc = {.hdrs = hdrbuf,
                                  .hdr_len = hdrs,
                                  .csum_start = (uint16_t)(BRISK_ETH_HLEN + ip_hlen),
@@ -82,10 +88,10 @@ static int cut(const uint8_t *frame, uint16_t gso_size, unsigned flags, const st
         size_t off = i * gso_size;
         size_t n = payload - off < gso_size ? payload - off : gso_size;
 
-        brisk_put16(sip + 2, (uint16_t)(ip_hlen + th->hdr_len + n));
-        brisk_put16(sip + 4, (uint16_t)(iph->id + i));
-        brisk_put16(sip + 10, 0);
-        brisk_put16(sip + 10, brisk_csum_buf(sip, ip_hlen));
+        uint16_t tot = (uint16_t)(ip_hlen + th->hdr_len + n), id = (uint16_t)(iph->id + i);
+        brisk_put16(sip + 2, tot);
+        brisk_put16(sip + 4, id);
+        brisk_put16(sip + 10, brisk_csum_fold(ip_base + tot + id));
 
         uint8_t fl = slice_flags(th->flags, i, nseg);
         uint16_t urg = th->urg;
