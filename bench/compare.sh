@@ -239,19 +239,24 @@ done
 if [ -x "$bench" ]; then
     echo "compare: brisk <-> brisk in-process (brisk-bench)..." >&2
     "$bench" bulk --json >"$tmp/bulk.json" 2>/dev/null && {
-        fig[inproc_bulk]=$(json_num "$tmp/bulk.json" gbps_per_cpu_s 2) # run 2: checksum offload, no GSO
-        fig[inproc_bulk_gso]=$(json_num "$tmp/bulk.json" gbps_per_cpu_s 3)
+        # runs in brisk-bench's order: no_offload, csum, gro, gso, gso_gro
+        fig[inproc_bulk]=$(json_num "$tmp/bulk.json" gbps_per_cpu_s 2)
+        fig[inproc_bulk_gro]=$(json_num "$tmp/bulk.json" gbps_per_cpu_s 3)
+        fig[inproc_bulk_gso]=$(json_num "$tmp/bulk.json" gbps_per_cpu_s 4)
+        fig[inproc_bulk_gso_gro]=$(json_num "$tmp/bulk.json" gbps_per_cpu_s 5)
     }
     "$bench" rr --json >"$tmp/rr.json" 2>/dev/null && fig[inproc_rr]=$(json_num "$tmp/rr.json" transactions_per_cpu_s)
     "$bench" memcpy --json >"$tmp/memcpy.json" 2>/dev/null && fig[memcpy]=$(json_num "$tmp/memcpy.json" memcpy_gbps)
 else
-    for k in inproc_bulk inproc_bulk_gso inproc_rr memcpy; do skip $k "$bench not built (make)"; done
+    for k in inproc_bulk inproc_bulk_gro inproc_bulk_gso inproc_bulk_gso_gro inproc_rr memcpy; do
+        skip $k "$bench not built (make)"
+    done
 fi
 
 # ---- the table -----------------------------------------------------------------------------------------------
 rows=(kernel_bulk brisk_bulk_tx brisk_bulk_rx kernel_ks_bulk brisk_ks_tx brisk_ks_rx brisk_ks_tx_nogso
-    brisk_ks_rx_nogso lwip_bulk_tx lwip_bulk_rx kernel_rr brisk_rr lwip_rr inproc_bulk inproc_bulk_gso
-    inproc_rr memcpy)
+    brisk_ks_rx_nogso lwip_bulk_tx lwip_bulk_rx kernel_rr brisk_rr lwip_rr inproc_bulk inproc_bulk_gro
+    inproc_bulk_gso inproc_bulk_gso_gro inproc_rr memcpy)
 declare -A label=(
     [kernel_bulk]="kernel -> kernel, veth, iperf3"
     [brisk_bulk_tx]="brisk -> kernel, TAP, brisk-perf/iperf3"
@@ -267,19 +272,21 @@ declare -A label=(
     [brisk_rr]="brisk <-> kernel, TAP, 1-byte rr"
     [lwip_rr]="lwIP <-> kernel, TAP, 1-byte rr"
     [inproc_bulk]="brisk <-> brisk in-process, MTU 1500, checksum offload"
+    [inproc_bulk_gro]="brisk <-> brisk in-process, MTU 1500, checksum offload + GRO"
     [inproc_bulk_gso]="brisk <-> brisk in-process, 64 KB GSO"
+    [inproc_bulk_gso_gro]="brisk <-> brisk in-process, 64 KB GSO + GRO"
     [inproc_rr]="brisk <-> brisk in-process, rr 1 flow"
     [memcpy]="memcpy 1448-byte chunks"
 )
 for k in kernel_bulk brisk_bulk_tx brisk_bulk_rx kernel_ks_bulk brisk_ks_tx brisk_ks_rx brisk_ks_tx_nogso \
     brisk_ks_rx_nogso lwip_bulk_tx lwip_bulk_rx; do unit[$k]="Gbit/s"; done
 for k in kernel_rr brisk_rr lwip_rr; do unit[$k]="transactions/s"; done
-for k in inproc_bulk inproc_bulk_gso memcpy; do unit[$k]="Gbit/s per CPU-s"; done
+for k in inproc_bulk inproc_bulk_gro inproc_bulk_gso inproc_bulk_gso_gro memcpy; do unit[$k]="Gbit/s per CPU-s"; done
 unit[inproc_rr]="transactions per CPU-s"
 declare -A base=([brisk_bulk_tx]=kernel_bulk [brisk_bulk_rx]=kernel_bulk [brisk_ks_tx]=kernel_ks_bulk
     [brisk_ks_rx]=kernel_ks_bulk [brisk_ks_tx_nogso]=kernel_ks_bulk [brisk_ks_rx_nogso]=kernel_ks_bulk
     [lwip_bulk_tx]=kernel_ks_bulk [lwip_bulk_rx]=kernel_ks_bulk [brisk_rr]=kernel_rr [lwip_rr]=kernel_rr
-    [inproc_bulk]=memcpy [inproc_bulk_gso]=memcpy)
+    [inproc_bulk]=memcpy [inproc_bulk_gro]=memcpy [inproc_bulk_gso]=memcpy [inproc_bulk_gso_gro]=memcpy)
 # brisk / lwIP (issue 8's target): each lwIP row against brisk's row of the same transfer, brisk as it runs by
 # default (GSO on), and for goodput also brisk without GSO (plain MTU frames, as lwIP sends them).
 declare -A over=([lwip_bulk_tx]=brisk_ks_tx [lwip_bulk_rx]=brisk_ks_rx [lwip_rr]=brisk_rr)
