@@ -107,7 +107,12 @@ int brisk_stack_input_batch(brisk_stack *st, brisk_netdev *dev, const struct bri
             return BRISK_ERR_INVAL;
     now = brisk_stack_clock(st, now);
     if (st->s.gro) {
+        /* The held ACKs go after the application has seen the data: a reader that drains the stream gets
+         * its window update into the same ACK instead of one ACK before and one after. */
+        brisk_tcp_batch_begin(st);
         brisk_gro_receive(st, dev, frames, n, now);
+        brisk_tcp_deliver_events(st, now);
+        brisk_tcp_batch_end(st, now);
     } else {
         for (size_t i = 0; i < n; i++)
             brisk_stack_rx_one(st, dev, frames[i].data, frames[i].len, frames[i].flags, now);

@@ -25,7 +25,11 @@
  * Everything else — ARP, pure ACKs, SYN / FIN / RST, IP options, bad checksums, frames for a listener or no
  * socket — goes through brisk_stack_rx_one() unchanged, where the errors are counted in the usual places.
  * Counters still count frames (EthInFrames, IpInReceives, TcpInSegs: Linux counts a GRO segment's gso_segs
- * too); the device counts rx_gro_segs (joined segments) and rx_gro_merged (frames that joined an earlier one).
+ * too); the device counts rx_gro_segs (joined segments) and rx_gro_merged (frames that joined an earlier
+ * one).
+ *
+ * brisk_stack_input_batch brackets the batch with brisk_tcp_batch_begin / _end (input.c): the ACKs it owes
+ * for in-order data are held to its end, one per connection.
  *
  * Linux keeps runs per flow across a whole poll and flushes them at its end; brisk joins only adjacent frames
  * of a batch. That keeps the order of everything TCP sees unchanged, and a bulk flow's frames arrive
@@ -88,8 +92,8 @@ static int gro_candidate(brisk_stack *st, brisk_netdev *dev, const struct brisk_
 
 /* Whether a candidate continues the run: the next sequence number, and every header byte the same but the
  * sequence number (4..7), the checksum (16..17) and PSH. */
-static int gro_joins(const struct gro_run *r, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
-                     const uint8_t *tcph)
+static int gro_joins(const struct gro_run *r, const struct brisk_ipv4_repr *ip,
+                     const struct brisk_tcp_repr *seg, const uint8_t *tcph)
 {
     const uint8_t *h = r->tcph;
     return r->n < GRO_MAX_FRAMES && seg->seq == r->next_seq && ip->src == r->ip.src && ip->dst == r->ip.dst &&

@@ -268,6 +268,7 @@ void tcp_conn_free(brisk_sock *c)
         tcp_conn_hash_del(c);
     ev_unlink(c);
     blocked_unlink(c);
+    tcp_ack_undefer(c);
     brisk_sbuf_clear(&st->tcp->chunks, &c->snd.buf);
     brisk_sbuf_clear(&st->tcp->chunks, &c->rcv.buf);
     brisk_reass_clear(&st->pool, &c->rcv.ooo);

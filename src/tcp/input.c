@@ -467,7 +467,8 @@ static int text_reass(brisk_sock *c, struct tcp_text t, uint32_t seq, uint64_t m
     return stored;
 }
 
-/* Segment text (RFC 9293 §3.10.7.4 "seventh"). Returns 1 when an ACK must go out at once. */
+/* Segment text (RFC 9293 §3.10.7.4 "seventh"). Returns 1 when an ACK must go out at once, 2 when one is
+ * owed for in-order data (a receive batch may hold it to its end), 0 when it may be delayed. */
 static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, struct tcp_text text, uint64_t now)
 {
     brisk_stack *st = c->st;
@@ -518,10 +519,10 @@ static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, struct tc
         uint32_t full = len / c->snd.mss;
         c->ack.unacked_segs += full < 2 ? full : 2;
         if (c->ack.unacked_segs >= 2)
-            return 1; /* at least every second full-sized segment (RFC 5681 §4.2) */
+            return 2; /* at least every second full-sized segment (RFC 5681 §4.2) */
         if (c->ack.quick && !c->ack.pingpong) {
             c->ack.quick--;
-            return 1;
+            return 2;
         }
         tcp_schedule_ack(c, now);
         return 0;
@@ -575,6 +576,47 @@ static void fin_input(brisk_sock *c, uint64_t now)
 }
 
 /* `pieces`: the text of a coalesced segment (brisk_tcp_input_gro), or NULL for seg->payload. */
+/* Holds c's ACK for in-order data to the end of the receive batch in progress; 0 when there is none (or no
+ * room to remember c): send it now. */
+static int ack_defer(brisk_sock *c)
+{
+    struct brisk_tcp *t = c->st->tcp;
+    if (!t->ack_defer)
+        return 0;
+    for (uint32_t i = 0; i < t->ndeferred; i++)
+        if (t->deferred[i] == c)
+            return 1;
+    if (t->ndeferred == TCP_ACK_DEFER_MAX)
+        return 0;
+    t->deferred[t->ndeferred++] = c;
+    return 1;
+}
+
+void tcp_ack_undefer(brisk_sock *c)
+{
+    struct brisk_tcp *t = c->st->tcp;
+    for (uint32_t i = 0; i < t->ndeferred; i++)
+        if (t->deferred[i] == c)
+            t->deferred[i] = NULL;
+}
+
+void brisk_tcp_batch_begin(brisk_stack *st)
+{
+    st->tcp->ack_defer = 1;
+}
+
+void brisk_tcp_batch_end(brisk_stack *st, uint64_t now)
+{
+    struct brisk_tcp *t = st->tcp;
+    t->ack_defer = 0;
+    for (uint32_t i = 0; i < t->ndeferred; i++) {
+        brisk_sock *c = t->deferred[i];
+        if (c && c->ack.pending) /* unless an ACK went out since (data, an immediate ACK) */
+            tcp_send_ack(c, now);
+    }
+    t->ndeferred = 0;
+}
+
 static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct tcp_piece *pieces,
                        uint32_t npieces, uint64_t now)
 {
@@ -716,7 +758,7 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
     if (ack_now)
         c->ack.pending = 1;
     tcp_write_xmit(c, now); /* data that goes out carries the ACK and clears `pending` */
-    if (ack_now && c->ack.pending)
+    if (ack_now && c->ack.pending && !(ack_now == 2 && ack_defer(c)))
         tcp_send_ack(c, now);
 }
 

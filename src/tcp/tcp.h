@@ -26,8 +26,9 @@
 #define TCP_MAX_WIN    65535u
 #define TCP_MAX_WSCALE 14
 /* Send-time records per connection (see struct brisk_sock.txt). */
-#define TCP_PORT_BUCKETS 4096 /* struct brisk_tcp.port_refs */
-#define TCP_TX_TIMES     32
+#define TCP_PORT_BUCKETS  4096 /* struct brisk_tcp.port_refs */
+#define TCP_ACK_DEFER_MAX 64   /* connections whose ACK a receive batch holds until its end */
+#define TCP_TX_TIMES      32
 
 /* TCP_CORK holds a partial segment at most this long (Linux tcp(7): a 200 ms ceiling). */
 #define TCP_CORK_CEILING_NS (200 * BRISK_NSEC_PER_MSEC)
@@ -299,6 +300,11 @@ struct brisk_tcp {
     int delivering;                       /* inside event delivery */
     struct brisk_chunkpool chunks;        /* send / receive buffer memory */
     uint32_t tw_count;                    /* connections in TIME-WAIT (bounded by tcp_max_tw_buckets) */
+    /* A receive batch with coalescing is in progress: the ACK a connection owes for in-order data waits for
+     * its end, so a batch gets one cumulative ACK per connection (input.c, brisk_tcp_batch_end). */
+    int ack_defer;
+    uint32_t ndeferred;
+    struct brisk_sock *deferred[TCP_ACK_DEFER_MAX];
     struct {
         uint64_t window_start; /* RFC 5961 challenge ACK rate limit: one-second window */
         uint32_t count;
@@ -386,6 +392,14 @@ struct tcp_piece {
  * owns the segment — the caller then hands each frame to brisk_tcp_input() — else 1. */
 int brisk_tcp_input_gro(brisk_stack *st, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
                         const struct tcp_piece *pieces, uint32_t n, uint64_t now);
+
+/* A receive batch begins / ends (brisk_stack_input_batch with gro): in between, ACKs owed for in-order data
+ * are held, and the end sends each connection's one cumulative ACK. An ACK owed for anything else (out of
+ * order data, a hole filled, a FIN, a duplicate) goes at once and carries the held one with it. */
+void brisk_tcp_batch_begin(brisk_stack *st);
+void brisk_tcp_batch_end(brisk_stack *st, uint64_t now);
+/* Forgets a connection's held ACK (it is being freed). */
+void tcp_ack_undefer(brisk_sock *c);
 
 /* Moves out-of-order data that became in order into the receive stream, as far as buffer memory allows. */
 void tcp_rcv_drain_ooo(brisk_sock *c);
