@@ -332,7 +332,9 @@ void tf_conn_open(struct tf_conn *f, const char *const *sets, const char *const 
 
 void tf_conn_close(struct tf_conn *f)
 {
-    brisk_abort(f->c, f->t.st->now);
+    fakedev_complete_all(&f->t.f, f->t.st->now); /* what a slow device still held: TSQ's charges go */
+    if (f->c)
+        brisk_abort(f->c, f->t.st->now);
     while (tf_pending(&f->t))
         tf_take(&f->t);
     brisk_close(f->l, f->t.st->now);

@@ -150,7 +150,8 @@ struct tf_conn {
 };
 void tf_conn_open(struct tf_conn *f, const char *const *sets, const char *const *more,
                   const struct brisk_tcp_opts *syn_opts, uint64_t rtt);
-/* Aborts the connection, drains what the stack sent, closes the listener, checks no socket is left, frees. */
+/* Completes what the device holds, aborts the connection (unless the test cleared f->c), drains what the
+ * stack sent, closes the listener, checks no socket is left, frees. */
 void tf_conn_close(struct tf_conn *f);
 
 /* Deterministic payload bytes: byte i of a stream is tf_pattern_byte(i). */

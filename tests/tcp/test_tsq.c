@@ -19,38 +19,13 @@
 #define PSH               BRISK_TCP_PSH
 #define TRUESIZE(payload) ((payload) + 20u + 20u + 14u + 790u) /* TCP + IP + Ethernet headers + overhead */
 
-struct fix {
-    struct tf t;
-    struct tf_peer p;
-    brisk_sock *l, *c;
-};
-
-static void setup(struct fix *f, const char *const *sets)
+/* tcpforge's connection fixture with TSQ on (and the test's settings after it), no timestamps (MSS 1460
+ * exactly), a 100 us handshake. */
+static void setup(struct tf_conn *f, const char *const *sets)
 {
-    memset(f, 0, sizeof(*f));
-    const char *all[16] = {"tcp_tsq=1"};
-    int n = 1;
-    for (; sets && *sets && n < 15; sets++)
-        all[n++] = *sets;
-    all[n] = NULL;
-    tf_init(&f->t, all);
-    f->l = tf_listen(&f->t, 80);
-    tf_peer_init(&f->p, &f->t, 40000, 80, 1000);
     struct brisk_tcp_opts o = tf_opts_full();
-    o.ts_ok = 0; /* MSS 1460 exactly */
-    f->c = tf_open_passive(&f->p, f->l, &o, 0, 100 * TF_US);
-}
-
-static void finish(struct fix *f)
-{
-    fakedev_complete_all(&f->t.f, f->t.st->now);
-    if (f->c)
-        brisk_abort(f->c, f->t.st->now);
-    while (tf_pending(&f->t))
-        tf_take(&f->t);
-    brisk_close(f->l, f->t.st->now);
-    assert_int_equal(f->t.st->tcp->nsocks, 0);
-    tf_free(&f->t);
+    o.ts_ok = 0;
+    tf_conn_open(f, (const char *const[]){"tcp_tsq=1", NULL}, sets, &o, 100 * TF_US);
 }
 
 static void send_bytes(brisk_sock *c, size_t len, uint64_t now)
@@ -63,7 +38,7 @@ static void send_bytes(brisk_sock *c, size_t len, uint64_t now)
 static void test_charge_and_release(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, NULL);
     size_t held0 = f.t.f.nheld;
     send_bytes(f.c, 3000, TF_MS);
@@ -79,13 +54,13 @@ static void test_charge_and_release(void **state)
     tf_peer_send_data(&f.p, 100, 3 * TF_MS);
     tf_run(&f.t, 300 * TF_MS);
     assert_int_equal(f.c->tsq.wmem, 0);
-    finish(&f);
+    tf_conn_close(&f);
 }
 
 static void test_budget_rules(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, (const char *const[]){"tcp_limit_output_bytes=100K", "tcp_tsq_adaptive=0", NULL});
     brisk_sock *c = f.c;
     /* A known pacing rate: cwnd 100 segments over a 1 ms SRTT in congestion avoidance (120 %). */
@@ -116,7 +91,7 @@ static void test_budget_rules(void **state)
     assert_int_equal(tcp_tsq_limit(c), rate * 10 * TF_MS / BRISK_NSEC_PER_SEC);
     f.t.f.dev->stats.tx_done_overhead_ns = 0;
     f.t.f.dev->stats.tx_done_latency_ns = 0;
-    finish(&f);
+    tf_conn_close(&f);
 }
 
 /* Over budget: marked throttled, held with reason "tsq"; a completion only parks it; the stack's poll sends.
@@ -124,7 +99,7 @@ static void test_budget_rules(void **state)
 static void test_throttle_and_resume_via_poll(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f,
           (const char *const[]){"tcp_limit_output_bytes=16K", "tcp_tsq_rule=0", "tcp_tsq_shortcut=0", NULL});
     brisk_sock *c = f.c;
@@ -150,14 +125,14 @@ static void test_throttle_and_resume_via_poll(void **state)
     assert_int_equal(k.TSQThrottles, 2);
     assert_true(tf_info(c).hold_events[BRISK_HOLD_TSQ] >= 1);
     assert_true(tf_info(c).hold_ns[BRISK_HOLD_TSQ] >= TF_MS);
-    finish(&f);
+    tf_conn_close(&f);
 }
 
 /* With at most one segment unacknowledged the connection is never held (Linux f921a4a5bffa). */
 static void test_one_segment_shortcut(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, (const char *const[]){"tcp_limit_output_bytes=2048", "tcp_tsq_rule=0", NULL});
     brisk_sock *c = f.c;
     size_t n0 = f.t.f.ntx;
@@ -174,14 +149,14 @@ static void test_one_segment_shortcut(void **state)
     assert_int_equal(c->snd.nxt, c->snd.iss + 1 + 2 * 1460);
     tf_inject(&f.t, &h, NULL, 0, 2 * TF_MS);
     assert_int_equal(c->snd.nxt, c->snd.iss + 1 + 3 * 1460);
-    finish(&f);
+    tf_conn_close(&f);
 }
 
 /* A connection aborted while its packets are below TCP lives on as a zombie until the last completion. */
 static void test_zombie_until_last_completion(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, NULL);
     uint64_t socks = f.t.st->tcp->nsocks;
     send_bytes(f.c, 5000, TF_MS);
@@ -193,11 +168,11 @@ static void test_zombie_until_last_completion(void **state)
     fakedev_complete_all(&f.t.f, 3 * TF_MS);
     assert_int_equal(f.t.st->tcp->nsocks, socks - 1);
     assert_null(f.t.st->tcp->zombies);
-    finish(&f);
+    tf_conn_close(&f);
 }
 
 /* Completes every packet the fake device holds and lets the stack run its deferred work at `now`. */
-static void complete_and_poll(struct fix *f, uint64_t now)
+static void complete_and_poll(struct tf_conn *f, uint64_t now)
 {
     fakedev_complete_all(&f->t.f, now);
     brisk_stack_poll(f->t.st, now);
@@ -207,7 +182,7 @@ static void complete_and_poll(struct fix *f, uint64_t now)
 static void test_autocork_holds_tail_until_completion(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, (const char *const[]){"tcp_autocorking=1", NULL});
     brisk_sock *c = f.c;
     assert_int_equal(brisk_setsockopt(c, BRISK_SO_NODELAY, 1, TF_MS), BRISK_OK);
@@ -224,7 +199,7 @@ static void test_autocork_holds_tail_until_completion(void **state)
     assert_int_equal(f.t.f.ntx - n0, 2); /* one 200-byte segment, at the completion */
     assert_int_equal(c->snd.nxt - c->snd.una, 300);
     assert_int_equal(tf_info(c).hold_ns[BRISK_HOLD_AUTOCORK], 500);
-    finish(&f);
+    tf_conn_close(&f);
 }
 
 /* a181ceb501b3: with nothing unacknowledged, never hold — unless the compat knob restores the old rule. */
@@ -232,7 +207,7 @@ static void test_autocork_first_packet(void **state)
 {
     (void)state;
     for (int bug = 0; bug <= 1; bug++) {
-        struct fix f;
+        struct tf_conn f;
         setup(&f, bug ? (const char *const[]){"tcp_autocorking=1", "tcp_autocork_first_packet=1", NULL}
                       : (const char *const[]){"tcp_autocorking=1", NULL});
         brisk_sock *c = f.c;
@@ -252,7 +227,7 @@ static void test_autocork_first_packet(void **state)
             assert_int_equal(c->snd.nxt, before); /* held with nothing in flight: the TCP_RR regression */
         else
             assert_int_equal(c->snd.nxt, before + 100);
-        finish(&f);
+        tf_conn_close(&f);
     }
 }
 
@@ -262,7 +237,7 @@ static void test_resume_uses_current_nagle_mode(void **state)
 {
     (void)state;
     for (int bug = 0; bug <= 1; bug++) {
-        struct fix f;
+        struct tf_conn f;
         setup(&f, bug ? (const char *const[]){"tcp_autocorking=1", "tcp_resume_nagle=1", NULL}
                       : (const char *const[]){"tcp_autocorking=1", NULL});
         brisk_sock *c = f.c;
@@ -284,7 +259,7 @@ static void test_resume_uses_current_nagle_mode(void **state)
             f.t.hold_completions = 0;
             assert_int_equal(c->snd.nxt, d + 48 + 512);
         }
-        finish(&f);
+        tf_conn_close(&f);
     }
 }
 
@@ -293,7 +268,7 @@ static void test_resume_uses_current_nagle_mode(void **state)
 static void test_tso_size_goal(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, NULL);
     brisk_sock *c = f.c;
     assert_int_equal(tcp_size_goal(c, 1460), 1460); /* no GSO on the device: one segment */
@@ -317,7 +292,7 @@ static void test_tso_size_goal(void **state)
     /* A slow path: never below tcp_min_tso_segs. */
     c->rtt.srtt_fp = 10 * TF_SEC << 16;
     assert_int_equal(tcp_size_goal(c, 1460), 2 * 1460);
-    finish(&f);
+    tf_conn_close(&f);
 }
 
 /* Pacing: each packet's departure time is the previous one's plus its wire bytes at the pacing rate; the
@@ -325,7 +300,7 @@ static void test_tso_size_goal(void **state)
 static void test_pacing_departure_times(void **state)
 {
     (void)state;
-    struct fix f;
+    struct tf_conn f;
     setup(&f, (const char *const[]){"tcp_pacing=1", NULL});
     brisk_sock *c = f.c;
     /* 14600 B cwnd over a 1 ms SRTT in slow start (200 %): 29.2 MB/s, so a 1460-byte segment (1526 bytes
@@ -346,7 +321,7 @@ static void test_pacing_departure_times(void **state)
     TF_EXPECT(&f.t, t0 + 2 * gap, ACK | PSH, c->snd.iss + 1 + 2920, 1001, 1460);
     assert_true(tf_counters(&f.t).PacingHolds >= 2);
     assert_int_equal(tf_info(c).hold_ns[BRISK_HOLD_PACING], 2 * gap);
-    finish(&f);
+    tf_conn_close(&f);
 }
 
 /* A pacing timer that fires late (a userspace loop woken tens of microseconds after the deadline): the
@@ -356,7 +331,7 @@ static void test_pacing_late_timer_catches_up(void **state)
 {
     (void)state;
     for (int allowance = 0; allowance <= 1; allowance++) {
-        struct fix f;
+        struct tf_conn f;
         setup(&f, allowance ? (const char *const[]){"tcp_pacing=1", "tcp_pacing_catchup=200us", NULL}
                             : (const char *const[]){"tcp_pacing=1", "tcp_pacing_catchup=0", NULL});
         brisk_sock *c = f.c;
@@ -382,7 +357,7 @@ static void test_pacing_late_timer_catches_up(void **state)
             TF_EXPECT_NONE(&f.t);
             assert_true(c->pace.next > late && c->pace.next <= late + gap);
         }
-        finish(&f);
+        tf_conn_close(&f);
     }
 }
 
