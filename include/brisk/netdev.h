@@ -88,8 +88,8 @@ struct brisk_rx_frame {
  * data are held to its end, after the application has seen the data (so a draining reader's window update
  * rides along): one cumulative ACK per connection and batch; anything that needs an ACK at once (out of order
  * data, a filled hole, a FIN) still gets it at once. Frames must stay valid for the call only; nothing is
- * kept. Socket events are delivered once, after the batch. Returns BRISK_OK, or BRISK_ERR_INVAL (bad arguments, a frame NULL with a length, unknown flags)
- * without taking any frame.
+ * kept. Socket events are delivered once, after the batch. Returns BRISK_OK, or BRISK_ERR_INVAL (bad
+ * arguments, a frame NULL with a length, unknown flags) without taking any frame.
  */
 int brisk_stack_input_batch(brisk_stack *st, brisk_netdev *dev, const struct brisk_rx_frame *frames, size_t n,
                             uint64_t now);
