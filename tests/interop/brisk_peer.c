@@ -532,13 +532,14 @@ int main(int argc, char **argv)
     printf(" loop_iter=%llu loop_timer=%llu loop_fd=%llu loop_arms=%llu", (unsigned long long)ls.iterations,
            (unsigned long long)ls.wakeups_timer, (unsigned long long)ls.wakeups_fd,
            (unsigned long long)ls.timer_arms);
-    printf(" tap_tx=%llu tap_tx_gso=%llu tap_rx=%llu tap_rx_gso=%llu tap_eagain=%llu tap_busy=%llu "
-           "tap_drops=%llu"
-           " txc_latency_us=%.1f\n",
+    printf(" tap_tx=%llu tap_tx_gso=%llu tap_rx=%llu tap_rx_gso=%llu tap_rx_batches=%llu gro_segs=%llu "
+           "gro_merged=%llu tap_eagain=%llu tap_busy=%llu tap_drops=%llu txc_latency_us=%.1f\n",
            (unsigned long long)ts.tx_frames, (unsigned long long)ts.tx_gso_frames,
            (unsigned long long)ts.rx_frames, (unsigned long long)ts.rx_gso_frames,
-           (unsigned long long)ts.tx_eagain, (unsigned long long)ts.tx_busy,
-           (unsigned long long)(ts.tx_fault_drops + ts.rx_fault_drops), (double)ns.tx_done_latency_ns / 1e3);
+           (unsigned long long)ts.rx_batches, (unsigned long long)ns.rx_gro_segs,
+           (unsigned long long)ns.rx_gro_merged, (unsigned long long)ts.tx_eagain,
+           (unsigned long long)ts.tx_busy, (unsigned long long)(ts.tx_fault_drops + ts.rx_fault_drops),
+           (double)ns.tx_done_latency_ns / 1e3);
     fflush(stdout);
 
     int ok;

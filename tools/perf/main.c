@@ -386,6 +386,10 @@ static void print_stats(brisk_tap *tap, brisk_loop *loop, brisk_stack *st)
         (unsigned long long)t.tx_frames, (unsigned long long)t.tx_gso_frames, (unsigned long long)t.tx_eagain,
         (unsigned long long)t.tx_busy, (unsigned long long)t.tx_errors, (unsigned long long)t.tx_fault_drops,
         (unsigned long long)t.tx_completions);
+    struct brisk_netdev_stats ns;
+    brisk_netdev_get_stats(brisk_tap_netdev(tap), &ns);
+    fprintf(stderr, "receive coalescing: %llu segments joined from %llu more frames\n",
+            (unsigned long long)ns.rx_gro_segs, (unsigned long long)ns.rx_gro_merged);
     fprintf(stderr, "loop: %llu iterations, %llu woken by descriptors, %llu by the timer, %llu polls\n",
             (unsigned long long)l.iterations, (unsigned long long)l.wakeups_fd,
             (unsigned long long)l.wakeups_timer, (unsigned long long)l.polls);
