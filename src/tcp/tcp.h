@@ -84,7 +84,7 @@ struct tcp_events {
  *   lines  6-8    cold  rcv's tail (reassembly list, handshake numbers), the listener side, cc's undo copy
  *   lines  9-17   hot   cc (cwnd, CUBIC's per-ACK state), pace, events, rtt, sb, opt, rack, timer's head
  *   lines 18-22   cold  cork / pace / misc timers, rtt_probe, prr, hold's history
- *   line  23      hot   hold.reason, dupacks, the per-segment stat counters
+ *   line  23      hot   hold.reason, dupacks, the per-segment stat counters (wheel_ops: eager timers)
  *   lines 24-29   cold  the other counters; txt's ring (two of its lines per ACK), then its head (hot)
  *
  * Within a group, fields are ordered so that its hot ones are at the end that borders a hot line (sub-struct
@@ -287,11 +287,11 @@ struct brisk_sock {
     struct {
         uint64_t bytes_sent, bytes_acked, bytes_received;
         uint64_t segs_out, segs_in;
+        uint64_t wheel_ops; /* timer arm / cancel operations of this connection (per segment: eager) */
         /* --- lines 24-29: cold --- */
         uint64_t retransmits, rto_count, fast_retransmits;
         uint64_t tlp_probes, tlp_recoveries;
-        uint64_t undos;     /* reductions undone (F-RTO, D-SACK) */
-        uint64_t wheel_ops; /* timer arm / cancel operations for this connection */
+        uint64_t undos; /* reductions undone (F-RTO, D-SACK) */
     } stat;
 
     /* Send times of new-data segments still in flight, oldest first: every ACK that covers one gives an RTT
