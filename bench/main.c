@@ -7,6 +7,8 @@
  *                                         offload, + GRO, 64 KB GSO, GSO + GRO (bulk.c); --mode runs one
  *                                         of them (profiling)
  *   brisk-bench rr [--json] [--quick]     1-byte request / response, 1 and 256 flows, lazy vs eager timers
+ *   brisk-bench rr [--flows N] [--tx N] [--eager]
+ *                                         one run of N flows x N transactions (profiling: deterministic work)
  *   brisk-bench memcpy [--json] [--quick] the single-copy limit (memcpy.c)
  *   brisk-bench timers [--json] [--quick] timer wheel arm / cancel / expire at 10^6 armed timers (timers.c)
  *   brisk-bench conns [--json] [--quick]  handshake + close rate, memory per idle connection (conns.c)
@@ -159,6 +161,49 @@ static int rr_once(uint32_t flows, uint32_t tx, int eager, double *tps_cpu, doub
     return 0;
 }
 
+/* One rr run as the command line asked (`--flows`, `--tx`, `--eager`): the same work every time, for
+ * cachegrind / callgrind / perf. Transactions per flow default to the table's (200,000 in all, 20,000 with
+ * --quick). */
+static int bench_rr_one(int json, int quick, uint32_t flows, uint32_t tx, int eager)
+{
+    if (flows == 0)
+        flows = 1;
+    if (tx == 0) {
+        uint32_t total = quick ? 20000u : 200000u;
+        tx = total > flows ? total / flows : 1;
+    }
+    fprintf(stderr, "brisk-bench rr: %u flows x %u transactions, %s timers, one run...\n", flows, tx,
+            eager ? "eager" : "lazy");
+    double tps, ops, cpu;
+    if (rr_once(flows, tx, eager, &tps, &ops, &cpu) != 0) {
+        fprintf(stderr, "brisk-bench rr: the run did not complete\n");
+        return 1;
+    }
+    if (json) {
+        struct json j;
+        json_init(&j, stdout);
+        json_object_begin(&j, NULL);
+        json_str(&j, "bench", "rr");
+        json_array_begin(&j, "runs");
+        json_object_begin(&j, NULL);
+        json_u64(&j, "flows", flows);
+        json_str(&j, "timers", eager ? "eager" : "lazy");
+        json_u64(&j, "transactions", (uint64_t)flows * tx);
+        json_double(&j, "cpu_s", cpu);
+        json_double(&j, "transactions_per_cpu_s", tps);
+        json_double(&j, "wheel_ops_per_transaction", ops);
+        json_object_end(&j);
+        json_array_end(&j);
+        json_object_end(&j);
+        json_finish(&j);
+    } else {
+        printf("rr: %3u flows, %-5s timers: %9.0f transactions per CPU-second, %.3f wheel operations per "
+               "transaction (both hosts), one run of %" PRIu64 " transactions\n",
+               flows, eager ? "eager" : "lazy", tps, ops, (uint64_t)flows * tx);
+    }
+    return 0;
+}
+
 /* Request / response through two stacks (both on this core, with the simulator): transactions per CPU-second
  * and timer-wheel operations per transaction (both hosts together), for 1 and 256 flows, brisk's lazy
  * deadlines beside the eager discipline of seed 004. The CPU time includes handshakes and the simulator. */
@@ -222,10 +267,13 @@ static int bench_rr(int json, int quick)
 
 static int usage(FILE *f, int rc)
 {
-    fprintf(f, "usage: brisk-bench sim|bulk|rr|memcpy|timers|conns [--json] [--quick]\n"
-               "       brisk-bench bulk ... [--mode no_offload|csum|gro|gso|gso_gro] [--ring N]   (one run; "
-               "NIC TX ring "
-               "size)\n");
+    fprintf(
+        f,
+        "usage: brisk-bench sim|bulk|rr|memcpy|timers|conns [--json] [--quick]\n"
+        "       brisk-bench bulk ... [--mode no_offload|csum|gro|gso|gso_gro] [--ring N]   (one run; NIC TX "
+        "ring size)\n"
+        "       brisk-bench rr ... [--flows N] [--tx N] [--eager]   (one run: N flows x N transactions "
+        "each)\n");
     return rc;
 }
 
@@ -235,7 +283,8 @@ int main(int argc, char **argv)
         return usage(stderr, 2);
     int json = 0, quick = 0;
     const char *mode = NULL;
-    uint32_t ring = 0;
+    uint32_t ring = 0, flows = 0, tx = 0;
+    int eager = 0, rr_one = 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             json = 1;
@@ -250,17 +299,37 @@ int main(int argc, char **argv)
                 return fprintf(stderr, "brisk-bench: --ring wants 1 ... 65536 descriptors\n"),
                        usage(stderr, 2);
             ring = (uint32_t)v;
-        } else
+        } else if ((strcmp(argv[i], "--flows") == 0 || strcmp(argv[i], "--tx") == 0) && i + 1 < argc) {
+            /* Bounds: the rr application's flow limit, and its per-transaction latency array (8 bytes each,
+             * flows x tx of them) kept under 160 MB. */
+            int is_flows = argv[i][2] == 'f';
+            char *end;
+            unsigned long v = strtoul(argv[++i], &end, 10);
+            if (*end || argv[i][0] == '-' || argv[i][0] == '\0' || v < 1 ||
+                v > (is_flows ? 45000ul : 20000000ul))
+                return fprintf(stderr, "brisk-bench: %s wants 1 ... %s\n", is_flows ? "--flows" : "--tx",
+                               is_flows ? "45000 flows" : "20000000 transactions per flow"),
+                       usage(stderr, 2);
+            *(is_flows ? &flows : &tx) = (uint32_t)v;
+            rr_one = 1;
+        } else if (strcmp(argv[i], "--eager") == 0)
+            eager = rr_one = 1;
+        else
             return fprintf(stderr, "brisk-bench: unknown option '%s'\n", argv[i]), usage(stderr, 2);
     }
+    if (rr_one && strcmp(argv[1], "rr") != 0)
+        return fprintf(stderr, "brisk-bench: --flows, --tx and --eager apply to rr only\n"), usage(stderr, 2);
     if (strcmp(argv[1], "sim") == 0)
         return bench_sim(json, quick);
     if (strcmp(argv[1], "bulk") == 0)
         return bench_bulk(json, quick, mode, ring);
     if (mode || ring)
         return fprintf(stderr, "brisk-bench: --mode and --ring apply to bulk only\n"), usage(stderr, 2);
+    if (rr_one && (uint64_t)(flows ? flows : 1) * (tx ? tx : 1) > 20000000u)
+        return fprintf(stderr, "brisk-bench: --flows x --tx wants at most 20000000 transactions\n"),
+               usage(stderr, 2);
     if (strcmp(argv[1], "rr") == 0)
-        return bench_rr(json, quick);
+        return rr_one ? bench_rr_one(json, quick, flows, tx, eager) : bench_rr(json, quick);
     if (strcmp(argv[1], "memcpy") == 0)
         return bench_memcpy(json, quick);
     if (strcmp(argv[1], "timers") == 0)

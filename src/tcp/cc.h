@@ -41,7 +41,11 @@
 /* Room for the largest algorithm's private state: CUBIC's 160 bytes (each algorithm asserts that it fits). */
 #define BRISK_CC_PRIV_WORDS 20
 
-struct brisk_cc_state {      /* what every algorithm reads/writes, owned by the connection */
+struct brisk_cc_state { /* what every algorithm reads/writes, owned by the connection */
+    /* Algorithm-private state. First, so that an algorithm's rarely used private fields can lead (CUBIC's
+     * undo copy) and the fields every ACK touches follow on, next to the ones below: a connection places
+     * this struct so that its hot part starts a cache line (tcp.h). */
+    uint64_t priv[BRISK_CC_PRIV_WORDS];
     uint32_t mss;            /* sender MSS, bytes */
     uint32_t cwnd;           /* congestion window, bytes */
     uint32_t ssthresh;       /* bytes; UINT32_MAX initially (RFC 5681 3.1: "arbitrarily high") */
@@ -53,7 +57,6 @@ struct brisk_cc_state {      /* what every algorithm reads/writes, owned by the 
                                 retransmission was lost too) holds ssthresh (RFC 5681 3.1) */
     uint8_t seq_valid;       /* the connection keeps snd_una / snd_nxt above up to date before on_ack */
     uint64_t bytes_acked_ca; /* appropriate byte counting accumulator in congestion avoidance */
-    uint64_t priv[BRISK_CC_PRIV_WORDS]; /* algorithm-private state */
 };
 
 struct brisk_cc_ops {

@@ -48,6 +48,7 @@
 #include "tcp/cc.h"
 #include "tcp/hystart.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #define NSEC_PER_SEC   1000000000ull
@@ -70,6 +71,9 @@ struct cubic_saved { /* what on_undo restores */
 };
 
 struct cubic {
+    /* First: on_ack never reads or writes it (load_ack / store_ack skip it), and it is what the connection
+     * keeps in a cold cache line (cc.h, tcp.h). */
+    struct cubic_saved saved;
     struct brisk_hystart hs;    /* HyStart++ of the initial slow start */
     uint64_t t_epoch;           /* ns: start of the epoch, moved later by application-limited time */
     uint64_t k;                 /* ns: K of the epoch */
@@ -81,11 +85,12 @@ struct cubic {
     uint32_t cwnd_epoch;        /* bytes: cwnd when the epoch began */
     uint8_t epoch;              /* an epoch is running (t_epoch, k, cwnd_epoch, w_est valid) */
     uint8_t app_limited;        /* the sender is application-limited since app_limited_since */
-    struct cubic_saved saved;
 };
 
 /* Every connection carries priv[] whatever its algorithm, so it is sized to this, the largest need. */
 _Static_assert(sizeof(struct cubic) <= sizeof(((struct brisk_cc_state *)0)->priv), "cubic state fits priv");
+_Static_assert(offsetof(struct cubic, saved) == 0 && offsetof(struct cubic, hs) == sizeof(struct cubic_saved),
+               "the undo copy leads, the per-ACK state follows");
 
 /* The state lives in priv[] as bytes; copying it in and out keeps the access well-defined C (no type
  * punning through the uint64_t array) and costs a couple of cache lines per ACK. */
@@ -97,6 +102,19 @@ static void load(const struct brisk_cc_state *s, struct cubic *c)
 static void store(struct brisk_cc_state *s, const struct cubic *c)
 {
     memcpy(s->priv, c, sizeof(*c));
+}
+
+/* The same for on_ack, without the undo copy (`saved`, which on_ack leaves alone: c->saved stays
+ * unset): 112 of the 160 bytes, the part the connection keeps in its hot cache lines. */
+#define ACK_PART offsetof(struct cubic, hs)
+static void load_ack(const struct brisk_cc_state *s, struct cubic *c)
+{
+    memcpy((unsigned char *)c + ACK_PART, (const unsigned char *)s->priv + ACK_PART, sizeof(*c) - ACK_PART);
+}
+
+static void store_ack(struct brisk_cc_state *s, const struct cubic *c)
+{
+    memcpy((unsigned char *)s->priv + ACK_PART, (const unsigned char *)c + ACK_PART, sizeof(*c) - ACK_PART);
 }
 
 /* floor(cbrt(x)), bit by bit: three bits of x per bit of the root. */
@@ -227,7 +245,7 @@ static void cubic_on_ack(struct brisk_cc_state *s, uint32_t acked, uint32_t flig
     if (s->in_recovery || acked == 0)
         return; /* recovery ACKs go through on_recovery_ack */
     struct cubic c;
-    load(s, &c);
+    load_ack(s, &c);
     s->in_loss = 0;
     if (rtt)
         c.srtt = c.srtt ? c.srtt - c.srtt / 8 + rtt / 8 : rtt;
@@ -247,7 +265,7 @@ static void cubic_on_ack(struct brisk_cc_state *s, uint32_t acked, uint32_t flig
             c.app_limited = 1;
             c.app_limited_since = now;
         }
-        store(s, &c);
+        store_ack(s, &c);
         return;
     }
     if (c.app_limited) {
@@ -262,17 +280,17 @@ static void cubic_on_ack(struct brisk_cc_state *s, uint32_t acked, uint32_t flig
             s->cwnd = brisk_cc_add(s->cwnd, brisk_hystart_css_increase(inc));
             if (s->cwnd > s->ssthresh)
                 s->cwnd = s->ssthresh;
-            store(s, &c);
+            store_ack(s, &c);
             return;
         }
         acked = brisk_cc_slow_start(s, acked);
         if (acked == 0) {
-            store(s, &c);
+            store_ack(s, &c);
             return;
         }
     }
     cubic_cong_avoid(s, &c, acked, now);
-    store(s, &c);
+    store_ack(s, &c);
 }
 
 static void save_for_undo(const struct brisk_cc_state *s, struct cubic *c)

@@ -13,12 +13,14 @@
 #define BRISK_REASS_RECENT 4
 
 struct brisk_reass {
-    brisk_pkt *head, *tail; /* pieces sorted by sequence, never overlapping; pkt->seq / end_seq / next */
+    /* The counts first: an in-order segment reads them (and only them) to learn there is nothing held, so a
+     * connection that embeds this struct can keep these 16 bytes with its per-segment state (tcp.h). */
     uint32_t nsegs;         /* pieces held */
     uint32_t bytes;         /* payload bytes held */
-    uint64_t mem;           /* buffer memory held: each piece's truesize */
     uint32_t nruns;         /* maximal contiguous held ranges */
     uint32_t nrecent;       /* entries in recent[] */
+    brisk_pkt *head, *tail; /* pieces sorted by sequence, never overlapping; pkt->seq / end_seq / next */
+    uint64_t mem;           /* buffer memory held: each piece's truesize */
     brisk_pkt *recent[BRISK_REASS_RECENT]; /* first pieces of the most recently arrived-at runs, newest
                                               first: always the nrecent runs with the latest arrivals */
     uint64_t arrivals;                     /* arrival stamps handed out */

@@ -73,174 +73,69 @@ struct tcp_events {
     uint8_t queued;          /* on that list */
 };
 
-/* Fields are ordered within each group so that no group carries a hole it can avoid: this struct is most of
- * what an idle connection costs (docs/performance.md), so keep it tight when adding to it —
- * `gdb -batch -ex 'ptype /o struct brisk_sock' build/brisk-bench` shows the layout. */
+/* Layout: hot and cold cache lines. An established connection's segment (arrival, ACK, send, the
+ * application's read and write) runs through most of this struct, and with hundreds of connections every
+ * line it touches is a cache miss (`brisk-bench rr --flows 256`: docs/performance.md). So the fields the
+ * per-segment path reads or writes sit together, in three runs of whole cache lines — the socket is
+ * allocated on a 64-byte boundary (tcp_conn_alloc) and every offset below counts from it — and the state
+ * only a handshake, a loss episode, a timer expiry, a listener or brisk_conn_info reads fills the lines
+ * between and after them:
+ *
+ *   lines  0-5    hot   identity and route, snd (its stream first), ack, tsq, rcv's hot head (128 bytes)
+ *   lines  6-8    cold  rcv's tail (reassembly list, handshake numbers), the listener side, cc's undo copy
+ *   lines  9-17   hot   cc (cwnd, CUBIC's per-ACK state), pace, events, rtt, sb, opt, rack, timer's head
+ *   lines 18-22   cold  cork / pace / misc timers, rtt_probe, prr, hold's history
+ *   line  23      hot   hold.reason, dupacks, the per-segment stat counters (wheel_ops: eager timers)
+ *   lines 24-29   cold  the other counters; txt's ring (two of its lines per ACK), then its head (hot)
+ *
+ * Within a group, fields are ordered so that its hot ones are at the end that borders a hot line (sub-struct
+ * comments say which). 1,920 bytes, exactly 30 lines. When adding a field, add it to a cold line unless the
+ * per-segment path needs it, and check the result: `gdb -batch -ex 'ptype /o struct brisk_sock'
+ * build/brisk-bench` shows the offsets, and `valgrind --tool=cachegrind --cache-sim=yes build/brisk-bench rr
+ * --flows 256 --tx 400` the D1 misses per transaction (docs/performance.md has the figures). */
 struct brisk_sock {
-    brisk_stack *st;
-    struct brisk_sock *blocked_next;
+    /* --- lines 0-5: hot --- */
     struct brisk_sock *hnext; /* hash chain */
-    struct brisk_route rt;    /* cached route to raddr (device, next hop, source) */
+    brisk_stack *st;
+    struct brisk_route rt; /* cached route to raddr (device, next hop, source) */
     struct {
         uint32_t laddr, raddr; /* host order; laddr 0 = any (listeners) */
         uint16_t lport, rport;
     } id;
     uint8_t state;    /* enum brisk_tcp_state */
-    uint8_t in_table; /* in the connection (or listener) hash */
     uint8_t orphan;   /* the application closed it: the stack frees it when done */
+    uint8_t in_table; /* in the connection (or listener) hash */
     uint8_t bound;    /* bind() or connect() fixed the local port */
     uint8_t in_aq;    /* a child on its listener's accept queue (else half-open, if listener) */
     uint8_t blocked;  /* on the stack's list of connections waiting for a device or buffers */
     int error;        /* the error that closed the connection */
+    brisk_sock_fn fn; /* the application's callback (socket side) */
 
     struct {
+        struct brisk_sbuf buf; /* bytes from una: sent-unacked, then unsent */
         uint32_t una;          /* oldest unacknowledged sequence number */
         uint32_t nxt;          /* next sequence number to send */
         uint32_t max;          /* highest sequence number sent + 1 (snd.nxt before a rewind on RTO) */
         uint32_t wnd;          /* peer's window, bytes (scaled) */
         uint32_t wl1, wl2;     /* seq and ack of the segment that last updated wnd (RFC 9293 §3.10.7.4) */
-        uint32_t iss;          /* initial send sequence number */
         uint32_t max_wnd;      /* largest window the peer offered (Nagle's half-window push rule) */
         uint32_t mss;          /* effective send MSS: payload bytes per segment, options excluded */
         uint32_t sml;          /* Minshall: end of the last small segment sent */
-        struct brisk_sbuf buf; /* bytes from una: sent-unacked, then unsent */
         uint32_t sndbuf;       /* bound on buf.len */
         uint32_t lowat;        /* notsent_lowat: writable only while unsent < lowat (0 = off) */
         uint8_t fin_queued;    /* shutdown/close asked for a FIN after the data */
-        uint8_t fin_sent;      /* the FIN occupies sequence number snd.max - 1 */
         uint8_t nodelay, cork; /* socket options */
         uint8_t more;          /* the last send carried MSG_MORE */
         uint8_t wscale;        /* shift the peer applies to its windows (we apply it to theirs) */
         uint8_t was_full;      /* send() hit the buffer limit: wake the writer when space returns */
         uint8_t app_push;      /* tcp_write_xmit runs for the application's send (auto-corking applies) */
         uint8_t resuming;      /* tcp_write_xmit runs for a TX-completion resume */
-        uint8_t cork_expired;  /* the cork ceiling fired: send the held tail despite TCP_CORK */
-        uint8_t syn_refused;   /* our SYN / SYN-ACK was refused by the device: resend it on resume */
+        /* Not per segment: */
+        uint8_t fin_sent;     /* the FIN occupies sequence number snd.max - 1 */
+        uint8_t cork_expired; /* the cork ceiling fired: send the held tail despite TCP_CORK */
+        uint8_t syn_refused;  /* our SYN / SYN-ACK was refused by the device: resend it on resume */
+        uint32_t iss;         /* initial send sequence number */
     } snd;
-
-    struct {
-        uint32_t nxt;           /* next sequence number expected */
-        uint32_t irs;           /* initial receive sequence number */
-        uint32_t adv;           /* right edge of the window we last advertised (rcv.nxt + rcv.wnd) */
-        uint32_t last_win;      /* the window we last advertised, bytes (zero-window transitions) */
-        uint32_t rcvbuf;        /* bound on buffered bytes (in-order + out-of-order) */
-        uint32_t fin_seq;       /* sequence number of a FIN that arrived out of order (fin_pending) */
-        struct brisk_sbuf buf;  /* in-order bytes not yet read by the application */
-        struct brisk_reass ooo; /* out-of-order data (RFC 9293 §3.10.7.4, RFC 2018) */
-        uint32_t dsack_start, dsack_end;
-        uint8_t wscale;      /* shift we apply to our advertised window */
-        uint8_t fin;         /* the peer's FIN was received in order */
-        uint8_t fin_pending; /* a FIN arrived out of order: it takes effect when rcv.nxt reaches fin_seq */
-        uint8_t dsack;       /* a duplicate arrived: report it as a D-SACK block (RFC 2883) */
-    } rcv;
-
-    struct {
-        uint64_t ts_recent_age; /* when TS.Recent was set (PAWS 24-day rule) */
-        uint32_t ts_recent;     /* TS.Recent (RFC 7323 §4.3) */
-        uint32_t ts_offset;     /* random per-connection TSval offset (RFC 7323 §5.4) */
-        uint32_t mss_clamp;     /* MAXSEG option, 0 = none */
-        uint32_t peer_mss;      /* MSS the peer announced */
-        uint8_t ts;             /* timestamps in use (RFC 7323) */
-        uint8_t sack;           /* SACK permitted both ways (RFC 2018) */
-        uint8_t ws;             /* window scaling in use */
-    } opt;
-
-    struct brisk_rtt rtt;
-    struct {
-        uint64_t at; /* when the SYN (or SYN-ACK) was first sent: the handshake's RTT sample; BRISK_TIME_NONE
-                        when there is none to take (not sent yet, retransmitted, taken, or a SYN cookie) */
-    } rtt_probe;
-    /* Send times of new-data segments still in flight, oldest first: every ACK that covers one gives an RTT
-     * sample in ns (timestamps tick in ms, too coarse for 100 µs paths, so they serve PAWS and Karn-safe
-     * backoff resets only). When the ring is full, new segments go untimed until it drains. A send time is
-     * kept as a 48-bit offset from `base` (tcp_txt_push / tcp_txt_at): exact, since records that would span
-     * more than 2^48 ns (78 hours, beyond any RTT sample rtt.h accepts) are not kept. */
-    struct {
-        uint64_t base;                /* send times are base + at_hi:at_lo, ns */
-        uint32_t end[TCP_TX_TIMES];   /* sequence number after the segment */
-        uint32_t at_lo[TCP_TX_TIMES]; /* when it was sent: the offset's low 32 bits */
-        uint16_t at_hi[TCP_TX_TIMES]; /* and its high 16 bits */
-        uint32_t rtx_high;            /* retransmissions happened below this: samples there are ambiguous */
-        uint8_t head, len;
-        uint8_t rtx_valid;
-    } txt;
-
-    struct {
-        uint64_t wmem;     /* truesize of this connection's packets below TCP, not yet completed */
-        uint32_t pkts;     /* those packets */
-        uint8_t throttled; /* TSQ held it: resume (via the stack's deferred list) on a completion */
-        uint8_t zombie;    /* freed by TCP while packets were below it: the struct dies with the last */
-    } tsq;
-
-    struct {
-        uint64_t next; /* earliest departure time of the next packet (EDT), ns */
-    } pace;
-
-    struct {
-        uint64_t since; /* when it began */
-        /* Per reason, at index reason - 1 (BRISK_HOLD_NONE is never counted): times it stopped the transmit
-         * function, and time it held data back. */
-        uint64_t events[BRISK_HOLD_COUNT - 1];
-        uint64_t ns[BRISK_HOLD_COUNT - 1];
-        uint8_t reason; /* enum brisk_hold in force (NONE while sending or with nothing to send) */
-    } hold;
-
-    /* SACK scoreboard (sack.c, RFC 6675 §3): one record per segment (at most one MSS) in [snd.una, snd.max),
-     * in sequence order, in a ring that grows by doubling. Byte totals kept as records change state. */
-    struct {
-        struct tcp_sb_rec *r;
-        uint32_t cap, head, len; /* cap a power of two; records r[(head + i) & (cap - 1)], i < len */
-        uint32_t sacked;         /* bytes SACKed */
-        uint32_t lost;           /* bytes marked lost (retransmitted or not) */
-        uint32_t retrans;        /* bytes lost and retransmitted, not yet acknowledged */
-        uint8_t failed;          /* the ring could not grow: this connection recovers without it (NewReno) */
-    } sb;
-    /* RACK (rack.c, RFC 8985 §6): the most recently sent segment known delivered. */
-    struct {
-        uint64_t xmit_ts;  /* its transmission time */
-        uint64_t rtt;      /* the RTT it measured */
-        uint32_t end_seq;  /* its end */
-        uint32_t reo_mult; /* reordering window in units of min_rtt / 4 (grows with D-SACKs) */
-        uint32_t recoveries_since_dsack;
-        uint8_t reord; /* reordering seen (D-SACK): keep the window during recovery */
-    } rack;
-    /* Undo (undo.c): the window before the current episode's reduction, and its retransmissions. */
-    struct {
-        uint32_t prior_cwnd, prior_ssthresh;
-        uint32_t retrans; /* retransmissions of the episode not yet reported duplicate by a D-SACK */
-        uint8_t active;   /* an episode's reduction may still be undone */
-        uint8_t frto;     /* F-RTO: the first ACK after a timeout decides whether it was spurious */
-    } undo;
-    /* PRR (prr.c, RFC 6937): during recovery, how much was delivered and sent. */
-    struct {
-        uint32_t recover_fs; /* flight when recovery began */
-        uint32_t delivered;  /* bytes newly acked or SACKed since */
-        uint32_t out;        /* bytes sent since */
-    } prr;
-    uint32_t dupacks; /* consecutive duplicate ACKs (RFC 5681 §2) */
-
-    const struct brisk_cc_ops *cc_ops;
-    struct brisk_cc_state cc;
-
-    struct {
-        struct brisk_timer rtx; /* retransmit / persist, multiplexed by kind */
-        uint64_t rtx_deadline;  /* when the retransmit timer should fire; the wheel entry may be earlier
-                                   (lazy: it is only moved when the deadline moves earlier) */
-        struct brisk_timer delack;
-        uint64_t delack_deadline; /* when the owed ACK must go; the wheel entry may be earlier (lazy) */
-        struct brisk_timer cork;  /* TCP_CORK's 200 ms ceiling on a held partial segment */
-        struct brisk_timer pace;  /* the next departure time, while pacing holds data */
-        struct brisk_timer misc;  /* keepalive / TIME-WAIT / FIN-WAIT-2 */
-        uint64_t last_rx;         /* time of the last segment received (keepalive idle) */
-        uint64_t last_tx;         /* time of the last data sent (idle restart) */
-        uint32_t retries;         /* consecutive timeouts (RTO backoffs, persist probes, SYN resends) */
-        uint32_t tlp_end;    /* TLP.end_seq: snd.max when the outstanding probe was sent (RFC 8985 §7.3) */
-        uint32_t probes;     /* keepalive probes sent without answer */
-        uint8_t rtx_kind;    /* enum tcp_rtx_kind */
-        uint8_t tlp_on;      /* a probe is outstanding: no other until its episode ends */
-        uint8_t tlp_retrans; /* the probe retransmitted old data (else it sent new data) */
-        uint8_t misc_kind;   /* enum tcp_misc_kind */
-    } timer;
 
     struct {
         uint64_t ato;          /* current delayed-ACK timeout */
@@ -253,32 +148,168 @@ struct brisk_sock {
     } ack;
 
     struct {
-        uint64_t keepidle, keepintvl;
-        uint32_t keepcnt;
-        uint8_t keepalive;
-        uint8_t linger0;
-    } so;
+        uint64_t wmem;     /* truesize of this connection's packets below TCP, not yet completed */
+        uint32_t pkts;     /* those packets */
+        uint8_t throttled; /* TSQ held it: resume (via the stack's deferred list) on a completion */
+        uint8_t zombie;    /* freed by TCP while packets were below it: the struct dies with the last */
+    } tsq;
 
-    /* Socket side. */
-    brisk_sock_fn fn;
-    void *ctx;
-    struct tcp_events ev;
-    struct brisk_sock *listener; /* for a child: its listener until accepted */
-    struct brisk_sock *aq_next;  /* accept queue / SYN queue link */
+    /* Hot head (128 bytes: the scalars, the stream, ooo's counts), then the cold tail: lines 6-8 begin. */
+    struct {
+        uint32_t nxt;           /* next sequence number expected */
+        uint32_t adv;           /* right edge of the window we last advertised (rcv.nxt + rcv.wnd) */
+        uint32_t last_win;      /* the window we last advertised, bytes (zero-window transitions) */
+        uint32_t rcvbuf;        /* bound on buffered bytes (in-order + out-of-order) */
+        uint8_t wscale;         /* shift we apply to our advertised window */
+        uint8_t fin;            /* the peer's FIN was received in order */
+        uint8_t fin_pending;    /* a FIN arrived out of order: it takes effect when rcv.nxt reaches fin_seq */
+        uint8_t dsack;          /* a duplicate arrived: report it as a D-SACK block (RFC 2883) */
+        struct brisk_sbuf buf;  /* in-order bytes not yet read by the application */
+        struct brisk_reass ooo; /* out-of-order data (RFC 9293 §3.10.7.4, RFC 2018); its counts first */
+        /* Not per segment: */
+        uint32_t irs;     /* initial receive sequence number */
+        uint32_t fin_seq; /* sequence number of a FIN that arrived out of order (fin_pending) */
+        uint32_t dsack_start, dsack_end;
+    } rcv;
+
+    /* --- lines 6-8: cold --- */
     struct {
         struct brisk_sock *head, *tail; /* established children awaiting accept */
         uint32_t len, backlog;
         uint32_t syn_count; /* children in SYN-RECEIVED */
     } lq;
+    struct brisk_sock *listener;     /* for a child: its listener until accepted */
+    struct brisk_sock *aq_next;      /* accept queue / SYN queue link */
+    struct brisk_sock *blocked_next; /* the stack's list of blocked connections */
+    /* Starts 48 bytes before line 9: its first 48 bytes are CUBIC's undo copy (cold), the rest is hot. */
+    struct brisk_cc_state cc;
 
+    /* --- lines 9-17: hot --- */
+    struct {
+        uint64_t next; /* earliest departure time of the next packet (EDT), ns */
+    } pace;
+    const struct brisk_cc_ops *cc_ops;
+    void *ctx; /* the callback's argument */
+    struct tcp_events ev;
+
+    struct brisk_rtt rtt;
+    /* Undo (undo.c): the window before the current episode's reduction, and its retransmissions. */
+    struct {
+        uint8_t frto;   /* F-RTO: the first ACK after a timeout decides whether it was spurious */
+        uint8_t active; /* an episode's reduction may still be undone */
+        uint32_t prior_cwnd, prior_ssthresh;
+        uint32_t retrans; /* retransmissions of the episode not yet reported duplicate by a D-SACK */
+    } undo;
+
+    /* SACK scoreboard (sack.c, RFC 6675 §3): one record per segment (at most one MSS) in [snd.una, snd.max),
+     * in sequence order, in a ring that grows by doubling. Byte totals kept as records change state. */
+    struct {
+        struct tcp_sb_rec *r;
+        uint32_t cap, head, len; /* cap a power of two; records r[(head + i) & (cap - 1)], i < len */
+        uint32_t sacked;         /* bytes SACKed */
+        uint32_t lost;           /* bytes marked lost (retransmitted or not) */
+        uint32_t retrans;        /* bytes lost and retransmitted, not yet acknowledged */
+        uint8_t failed;          /* the ring could not grow: this connection recovers without it (NewReno) */
+    } sb;
+
+    struct {
+        uint8_t keepalive; /* read per segment (tcp_keepalive_reset); the rest only by the keepalive timer */
+        uint8_t linger0;
+        uint32_t keepcnt;
+        uint64_t keepidle, keepintvl;
+    } so;
+
+    struct {
+        uint64_t ts_recent_age; /* when TS.Recent was set (PAWS 24-day rule) */
+        uint32_t ts_recent;     /* TS.Recent (RFC 7323 §4.3) */
+        uint32_t ts_offset;     /* random per-connection TSval offset (RFC 7323 §5.4) */
+        uint8_t ts;             /* timestamps in use (RFC 7323) */
+        uint8_t sack;           /* SACK permitted both ways (RFC 2018) */
+        uint8_t ws;             /* window scaling in use */
+        uint32_t mss_clamp;     /* MAXSEG option, 0 = none */
+        uint32_t peer_mss;      /* MSS the peer announced */
+    } opt;
+
+    /* RACK (rack.c, RFC 8985 §6): the most recently sent segment known delivered. */
+    struct {
+        uint64_t xmit_ts;  /* its transmission time */
+        uint32_t end_seq;  /* its end */
+        uint32_t reo_mult; /* reordering window in units of min_rtt / 4 (grows with D-SACKs) */
+        uint8_t reord;     /* reordering seen (D-SACK): keep the window during recovery */
+        uint32_t recoveries_since_dsack;
+        uint64_t rtt; /* the RTT it measured */
+    } rack;
+
+    /* The deadlines and the two timers an ACK checks (their expiry and armed words, in line 17) first; the
+     * other three timers begin the cold lines 18-22. */
+    struct {
+        uint64_t rtx_deadline;    /* when the retransmit timer should fire; the wheel entry may be earlier
+                                     (lazy: it is only moved when the deadline moves earlier) */
+        uint64_t delack_deadline; /* when the owed ACK must go; the wheel entry may be earlier (lazy) */
+        uint64_t last_rx;         /* time of the last segment received (keepalive idle) */
+        uint64_t last_tx;         /* time of the last data sent (idle restart) */
+        uint32_t retries;         /* consecutive timeouts (RTO backoffs, persist probes, SYN resends) */
+        uint32_t probes;          /* keepalive probes sent without answer */
+        uint32_t tlp_end;    /* TLP.end_seq: snd.max when the outstanding probe was sent (RFC 8985 §7.3) */
+        uint8_t rtx_kind;    /* enum tcp_rtx_kind */
+        uint8_t tlp_on;      /* a probe is outstanding: no other until its episode ends */
+        uint8_t tlp_retrans; /* the probe retransmitted old data (else it sent new data) */
+        uint8_t misc_kind;   /* enum tcp_misc_kind */
+        struct brisk_timer rtx;    /* retransmit / persist, multiplexed by kind */
+        struct brisk_timer delack; /* the delayed ACK */
+        struct brisk_timer cork;   /* TCP_CORK's 200 ms ceiling on a held partial segment */
+        struct brisk_timer pace;   /* the next departure time, while pacing holds data */
+        struct brisk_timer misc;   /* keepalive / TIME-WAIT / FIN-WAIT-2 */
+    } timer;
+
+    /* --- lines 18-22: cold (the timer's tail above, then) --- */
+    struct {
+        uint64_t at; /* when the SYN (or SYN-ACK) was first sent: the handshake's RTT sample; BRISK_TIME_NONE
+                        when there is none to take (not sent yet, retransmitted, taken, or a SYN cookie) */
+    } rtt_probe;
+    /* PRR (prr.c, RFC 6937): during recovery, how much was delivered and sent. */
+    struct {
+        uint32_t recover_fs; /* flight when recovery began */
+        uint32_t delivered;  /* bytes newly acked or SACKed since */
+        uint32_t out;        /* bytes sent since */
+    } prr;
+    /* Why the transmit function stopped: the reason is checked per segment (line 23), the history is not. */
+    struct {
+        uint64_t since; /* when it began */
+        /* Per reason, at index reason - 1 (BRISK_HOLD_NONE is never counted): times it stopped the transmit
+         * function, and time it held data back. */
+        uint64_t events[BRISK_HOLD_COUNT - 1];
+        uint64_t ns[BRISK_HOLD_COUNT - 1];
+        uint8_t reason; /* enum brisk_hold in force (NONE while sending or with nothing to send) */
+    } hold;
+
+    /* --- line 23: hot (hold.reason above, then) --- */
+    uint32_t dupacks; /* consecutive duplicate ACKs (RFC 5681 §2) */
     struct {
         uint64_t bytes_sent, bytes_acked, bytes_received;
         uint64_t segs_out, segs_in;
+        uint64_t wheel_ops; /* timer arm / cancel operations of this connection (per segment: eager) */
+        /* --- lines 24-29: cold --- */
         uint64_t retransmits, rto_count, fast_retransmits;
         uint64_t tlp_probes, tlp_recoveries;
-        uint64_t undos;     /* reductions undone (F-RTO, D-SACK) */
-        uint64_t wheel_ops; /* timer arm / cancel operations for this connection */
+        uint64_t undos; /* reductions undone (F-RTO, D-SACK) */
     } stat;
+
+    /* Send times of new-data segments still in flight, oldest first: every ACK that covers one gives an RTT
+     * sample in ns (timestamps tick in ms, too coarse for 100 µs paths, so they serve PAWS and Karn-safe
+     * backoff resets only). When the ring is full, new segments go untimed until it drains. A send time is
+     * kept as a 48-bit offset from `base` (tcp_txt_push / tcp_txt_at), as three adjacent 16-bit words (split
+     * low / high arrays put one time in two cache lines): exact, since records that would span more than
+     * 2^48 ns (78 hours, beyond any RTT sample rtt.h accepts) are not kept. An ACK reads one end[] and one
+     * at[] record; the scalars after the arrays are hot (line 29). */
+    struct {
+        uint32_t end[TCP_TX_TIMES];   /* sequence number after the segment */
+        uint16_t at[TCP_TX_TIMES][3]; /* when it was sent: the offset from base, low 16-bit word first */
+        uint32_t rtx_high;            /* retransmissions happened below this: samples there are ambiguous */
+        uint8_t head, len;
+        uint8_t rtx_valid;
+        uint64_t base; /* send times are base + at, ns */
+    } txt;
 };
 
 /* Per-stack TCP state (struct brisk_stack.tcp). */
@@ -528,7 +559,16 @@ void tcp_check_tuple(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t r
 /* The send time of txt record i. */
 static inline uint64_t tcp_txt_at(const brisk_sock *c, unsigned i)
 {
-    return c->txt.base + ((uint64_t)c->txt.at_hi[i] << 32 | c->txt.at_lo[i]);
+    const uint16_t *a = c->txt.at[i];
+    return c->txt.base + ((uint64_t)a[2] << 32 | (uint64_t)a[1] << 16 | a[0]);
+}
+
+/* Stores record i's offset from txt.base (below 2^48). */
+static inline void tcp_txt_set_at(brisk_sock *c, unsigned i, uint64_t off)
+{
+    c->txt.at[i][0] = (uint16_t)off;
+    c->txt.at[i][1] = (uint16_t)(off >> 16);
+    c->txt.at[i][2] = (uint16_t)(off >> 32);
 }
 
 /* Records that new data ending at `end` was sent at `now`; the caller has checked that the ring has room. */
@@ -539,10 +579,8 @@ static inline void tcp_txt_push(brisk_sock *c, uint32_t end, uint64_t now)
     else if (now < c->txt.base || now - c->txt.base > TCP_TXT_SPAN)
         tcp_txt_rebase(c, now); /* rare: see txt.c */
     unsigned i = (c->txt.head + c->txt.len++) % TCP_TX_TIMES;
-    uint64_t off = now - c->txt.base;
     c->txt.end[i] = end;
-    c->txt.at_lo[i] = (uint32_t)off;
-    c->txt.at_hi[i] = (uint16_t)(off >> 32);
+    tcp_txt_set_at(c, i, now - c->txt.base);
 }
 
 static inline int tcp_sb_active(const struct brisk_sock *c)

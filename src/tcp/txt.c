@@ -39,9 +39,7 @@ void tcp_txt_rebase(brisk_sock *c, uint64_t now)
     }
     for (unsigned k = 0; k < c->txt.len; k++) {
         unsigned i = (c->txt.head + k) % TCP_TX_TIMES;
-        uint64_t off = tcp_txt_at(c, i) - lo;
-        c->txt.at_lo[i] = (uint32_t)off;
-        c->txt.at_hi[i] = (uint16_t)(off >> 32);
+        tcp_txt_set_at(c, i, tcp_txt_at(c, i) - lo);
     }
     c->txt.base = lo;
 }

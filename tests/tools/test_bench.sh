@@ -59,6 +59,12 @@ fi
 check "brisk-bench rr --quick exits 0 and reports both timer disciplines" \
     "[ $? -eq 0 ] && grep -q '\"eager\"' '$tmp/rr.json' && has '$tmp/rr.json' transactions_per_cpu_s wheel_ops_per_transaction"
 
+"$bench" rr --flows 4 --tx 50 --eager --json >"$tmp/rr1.json" 2>/dev/null
+check "brisk-bench rr --flows 4 --tx 50 --eager is one run of 200 transactions with eager timers" \
+    "[ $? -eq 0 ] && [ '$(json_num "$tmp/rr1.json" transactions)' = 200 ] && [ '$(json_num "$tmp/rr1.json" flows)' = 4 ] && grep -q '\"eager\"' '$tmp/rr1.json' && ! grep -q '\"lazy\"' '$tmp/rr1.json'"
+"$bench" rr --flows 0 >/dev/null 2>"$tmp/flows.err"
+check "rr --flows 0 exits 2 with a message" "[ $? -eq 2 ] && grep -q 'flows wants' '$tmp/flows.err'"
+
 "$bench" memcpy --quick >"$tmp/memcpy.txt" 2>/dev/null
 check "memcpy without --json prints a table line" "grep -q '^memcpy: ' '$tmp/memcpy.txt'"
 "$bench" nosuch >/dev/null 2>&1
