@@ -185,7 +185,7 @@ static void nowq_trim(brisk_sim_world *w)
 }
 
 /* The time of the next event, BRISK_TIME_NONE when none is queued. */
-static uint64_t next_time(brisk_sim_world *w)
+static inline uint64_t next_time(brisk_sim_world *w)
 {
     nowq_trim(w);
     if (w->nowq_len || w->poll_head)
