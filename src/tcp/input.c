@@ -409,14 +409,17 @@ void tcp_rcv_drain_ooo(brisk_sock *c)
 }
 
 /* A segment's text as a cursor over its pieces: one for a segment as it came, several for a coalesced one
- * (brisk_tcp_input_gro). `skip` bytes of the first piece are already behind the cursor. */
+ * (brisk_tcp_input_gro). `skip` bytes of the first piece are already behind the cursor. The helpers below
+ * and ack_defer stay out of line: the path of a single frame (request / response) must stay small in the
+ * instruction cache — inlined, they cost rr 1 flow ~7 % (cachegrind: I1 misses 1.8 M -> 2.4 M per 20,000
+ * transactions; out of line 1.6 M). */
 struct tcp_text {
     const struct tcp_piece *v;
     uint32_t n;
     uint32_t skip;
 };
 
-static void text_skip(struct tcp_text *t, uint32_t k)
+__attribute__((cold)) static void text_skip(struct tcp_text *t, uint32_t k)
 {
     while (k && t->n) {
         uint32_t left = t->v->len - t->skip;
@@ -433,7 +436,7 @@ static void text_skip(struct tcp_text *t, uint32_t k)
 
 /* Appends the first `len` bytes of the text to the receive stream; returns how many fit (fewer only when the
  * stack's buffer memory runs out). */
-static uint32_t text_append(brisk_sock *c, struct tcp_text t, uint32_t len)
+__attribute__((noinline)) static uint32_t text_append(brisk_sock *c, struct tcp_text t, uint32_t len)
 {
     uint32_t done = 0;
     for (; len && t.n; t.v++, t.n--, t.skip = 0) {
@@ -451,7 +454,8 @@ static uint32_t text_append(brisk_sock *c, struct tcp_text t, uint32_t len)
 
 /* Stores the text out of order, piece by piece (each is a contiguous run of sequence space); returns the
  * reassembly store's verdict: the first error, else the bytes newly stored. */
-static int text_reass(brisk_sock *c, struct tcp_text t, uint32_t seq, uint64_t max_mem, uint32_t max_segs)
+__attribute__((noinline)) static int text_reass(brisk_sock *c, struct tcp_text t, uint32_t seq,
+                                                uint64_t max_mem, uint32_t max_segs)
 {
     brisk_stack *st = c->st;
     int stored = 0;
@@ -516,8 +520,8 @@ static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, struct tc
         /* A segment longer than the MSS (coalesced here or by the peer's TSO and our device) counts as the
          * full-sized segments it carries, so one never waits for the delayed-ACK timer (Linux: more than one
          * rcv_mss unacknowledged). */
-        uint32_t full = len / c->snd.mss;
-        c->ack.unacked_segs += full < 2 ? full : 2;
+        uint32_t mss = c->snd.mss;
+        c->ack.unacked_segs += len < mss ? 0u : len < 2 * mss ? 1u : 2u; /* no division per segment */
         if (c->ack.unacked_segs >= 2)
             return 2; /* at least every second full-sized segment (RFC 5681 §4.2) */
         if (c->ack.quick && !c->ack.pingpong) {
@@ -575,10 +579,9 @@ static void fin_input(brisk_sock *c, uint64_t now)
     }
 }
 
-/* `pieces`: the text of a coalesced segment (brisk_tcp_input_gro), or NULL for seg->payload. */
 /* Holds c's ACK for in-order data to the end of the receive batch in progress; 0 when there is none (or no
  * room to remember c): send it now. */
-static int ack_defer(brisk_sock *c)
+__attribute__((noinline)) static int ack_defer(brisk_sock *c)
 {
     struct brisk_tcp *t = c->st->tcp;
     if (!t->ack_defer)
@@ -617,6 +620,7 @@ void brisk_tcp_batch_end(brisk_stack *st, uint64_t now)
     t->ndeferred = 0;
 }
 
+/* `pieces`: the text of a coalesced segment (brisk_tcp_input_gro), or NULL for seg->payload. */
 static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct tcp_piece *pieces,
                        uint32_t npieces, uint64_t now)
 {
