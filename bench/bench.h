@@ -11,6 +11,9 @@
 #include <stdint.h>
 #include <time.h>
 
+struct brisk_settings;
+struct json;
+
 #define BENCH_A_IP 0x0a000001u
 #define BENCH_B_IP 0x0a000002u
 
@@ -33,10 +36,17 @@ static inline double bench_cpu_seconds(void)
  * timestamps) through a 1 MB working set, copied for at least `seconds` of CPU. */
 double bench_memcpy_gbps(double seconds);
 
+/* `--set name=value` (settings.c): applies `sets` (NULL-terminated, may be NULL) to s; BRISK_OK or the first
+ * error. */
+int bench_settings(struct brisk_settings *s, const char *const *sets);
+/* The sets as the JSON array "set" (nothing when there are none). */
+void bench_json_sets(struct json *j, const char *const *sets);
+
 int bench_memcpy(int json, int quick);
-/* mode: NULL for every run, or the key of one ("no_offload", "csum", "gso"). */
-int bench_bulk(int json, int quick, const char *mode, uint32_t ring);
+/* mode: NULL for every run, or the key of one ("no_offload", "csum", "gro", "gso", "gso_gro"). sets: --set.
+ */
+int bench_bulk(int json, int quick, const char *mode, uint32_t ring, const char *const *sets);
 int bench_timers(int json, int quick);
-int bench_conns(int json, int quick);
+int bench_conns(int json, int quick, const char *const *sets);
 
 #endif

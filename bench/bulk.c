@@ -50,10 +50,13 @@ static brisk_sim_port *add_nic(brisk_sim_host *h, uint32_t ip, uint32_t caps, ui
     return brisk_sim_nic_add(h, &nc);
 }
 
-static int bulk_once(struct bulk_run *run, uint64_t bytes, uint32_t ring)
+static int bulk_once(struct bulk_run *run, uint64_t bytes, uint32_t ring, const char *const *sets)
 {
+    struct brisk_settings s;
+    brisk_settings_default(&s);
+    bench_settings(&s, sets); /* checked by main */
     brisk_sim_world *w = brisk_sim_world_new(1);
-    brisk_sim_host *a = brisk_sim_host_add(w, "a", NULL), *b = brisk_sim_host_add(w, "b", NULL);
+    brisk_sim_host *a = brisk_sim_host_add(w, "a", &s), *b = brisk_sim_host_add(w, "b", &s);
     brisk_sim_port *pa = add_nic(a, BENCH_A_IP, run->caps, ring, run->rx_batch);
     brisk_sim_port *pb = add_nic(b, BENCH_B_IP, run->caps, ring, run->rx_batch);
     struct brisk_sim_link_config lc;
@@ -88,7 +91,7 @@ static int bulk_once(struct bulk_run *run, uint64_t bytes, uint32_t ring)
     return 0;
 }
 
-int bench_bulk(int json, int quick, const char *mode, uint32_t ring)
+int bench_bulk(int json, int quick, const char *mode, uint32_t ring, const char *const *sets)
 {
     uint64_t bytes = quick ? 200000000ull : 2000000000ull;
     struct bulk_run runs[] = {
@@ -115,7 +118,7 @@ int bench_bulk(int json, int quick, const char *mode, uint32_t ring)
         nruns = 1;
     }
     for (size_t i = 0; i < nruns; i++)
-        if (bulk_once(&runs[i], bytes, ring) != 0)
+        if (bulk_once(&runs[i], bytes, ring, sets) != 0)
             return 1;
     double memcpy_gbps = bench_memcpy_gbps(quick ? 0.05 : 0.3);
     struct json j;
@@ -123,6 +126,7 @@ int bench_bulk(int json, int quick, const char *mode, uint32_t ring)
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
         json_str(&j, "bench", "bulk");
+        bench_json_sets(&j, sets);
         json_u64(&j, "bytes", bytes);
         json_double(&j, "memcpy_1448_gbps", memcpy_gbps);
         json_array_begin(&j, "runs");

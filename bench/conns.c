@@ -189,7 +189,7 @@ static int conns_done(void *ctx)
     return brisk_stack_sockets(brisk_sim_host_stack(c->server)) == NPORTS;
 }
 
-static int conns_setup(struct conns *c, uint32_t target, int keep)
+static int conns_setup(struct conns *c, uint32_t target, int keep, const char *const *sets)
 {
     memset(c, 0, sizeof(*c));
     c->target = target;
@@ -197,6 +197,7 @@ static int conns_setup(struct conns *c, uint32_t target, int keep)
     struct brisk_settings s;
     brisk_settings_default(&s);
     s.tcp_max_syn_backlog = WINDOW;
+    bench_settings(&s, sets); /* checked by main */
     c->w = brisk_sim_world_new(1);
     c->client = brisk_sim_host_add(c->w, "client", &s);
     c->server = brisk_sim_host_add(c->w, "server", &s);
@@ -236,14 +237,14 @@ static void conns_free(struct conns *c)
     free(c->keep_s);
 }
 
-int bench_conns(int json, int quick)
+int bench_conns(int json, int quick, const char *const *sets)
 {
     uint32_t nrate = quick ? 10000u : 100000u, nmem = quick ? 10000u : 100000u;
     struct conns c;
 
     /* Rate. */
     fprintf(stderr, "brisk-bench conns: %u connections opened and closed, %u in flight...\n", nrate, WINDOW);
-    if (conns_setup(&c, nrate, 0) != 0) {
+    if (conns_setup(&c, nrate, 0, sets) != 0) {
         fprintf(stderr, "brisk-bench conns: cannot build the world\n");
         conns_free(&c);
         return 1;
@@ -263,7 +264,7 @@ int bench_conns(int json, int quick)
 
     /* Memory. */
     fprintf(stderr, "brisk-bench conns: %u idle established connections...\n", nmem);
-    if (conns_setup(&c, nmem, 1) != 0) {
+    if (conns_setup(&c, nmem, 1, sets) != 0) {
         fprintf(stderr, "brisk-bench conns: cannot build the world\n");
         conns_free(&c);
         return 1;
@@ -294,6 +295,7 @@ int bench_conns(int json, int quick)
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
         json_str(&j, "bench", "conns");
+        bench_json_sets(&j, sets);
         json_u64(&j, "connections", nrate);
         json_double(&j, "wall_s", wall);
         json_double(&j, "cpu_s", cpu);

@@ -12,6 +12,7 @@
  *   brisk-bench memcpy [--json] [--quick] the single-copy limit (memcpy.c)
  *   brisk-bench timers [--json] [--quick] timer wheel arm / cancel / expire at 10^6 armed timers (timers.c)
  *   brisk-bench conns [--json] [--quick]  handshake + close rate, memory per idle connection (conns.c)
+ *   ... [--set name=value]...             bulk, rr, conns, sim: brisk settings of both hosts (settings.c)
  *
  * `sim` floods a 10 Gbit/s simulated link with full-size ICMP echo requests from host a to host b (which
  * answers each) for a fixed virtual duration, and divides the simulator's event count by the wall-clock and
@@ -62,12 +63,15 @@ static void burst(void *ctx, uint64_t now)
         brisk_sim_at(f->w, now + f->period, burst, f);
 }
 
-static int bench_sim(int json, int quick)
+static int bench_sim(int json, int quick, const char *const *sets)
 {
     struct flood f = {.period = 10000, .burst = 8};
+    struct brisk_settings s;
+    brisk_settings_default(&s);
+    bench_settings(&s, sets); /* checked by main */
     f.w = brisk_sim_world_new(1);
-    f.a = brisk_sim_host_add(f.w, "a", NULL);
-    brisk_sim_host *b = brisk_sim_host_add(f.w, "b", NULL);
+    f.a = brisk_sim_host_add(f.w, "a", &s);
+    brisk_sim_host *b = brisk_sim_host_add(f.w, "b", &s);
     brisk_sim_port *pa = brisk_sim_nic_add_ip(f.a, A_IP, 24, 0), *pb = brisk_sim_nic_add_ip(b, B_IP, 24, 0);
     struct brisk_sim_link_config lc;
     brisk_sim_link_config_symmetric(&lc, 10000000000ull, 10000);
@@ -98,6 +102,7 @@ static int bench_sim(int json, int quick)
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
         json_str(&j, "bench", "sim");
+        bench_json_sets(&j, sets);
         json_u64(&j, "virtual_ns", virt);
         json_u64(&j, "events", events);
         json_u64(&j, "frames_delivered", frames);
@@ -129,11 +134,13 @@ static int rr_done(void *ctx)
 
 /* One rr measurement: `flows` flows of 1-byte request / response over a zero-delay, infinite-rate link,
  * `eager` selecting the 2019 timer discipline. Fills the figures; returns nonzero on failure. */
-static int rr_once(uint32_t flows, uint32_t tx, int eager, double *tps_cpu, double *ops_per_tx, double *cpu_s)
+static int rr_once(uint32_t flows, uint32_t tx, int eager, const char *const *sets, double *tps_cpu,
+                   double *ops_per_tx, double *cpu_s)
 {
     struct brisk_settings s;
     brisk_settings_default(&s);
     s.tcp_timer_eager = (uint32_t)eager;
+    bench_settings(&s, sets); /* checked by main */
     brisk_sim_world *w = brisk_sim_world_new(1);
     brisk_sim_host *a = brisk_sim_host_add(w, "a", &s), *b = brisk_sim_host_add(w, "b", &s);
     /* NICs with checksum offload, as every NIC (and veth, and loopback) has: the figure is the stacks' cost,
@@ -164,7 +171,7 @@ static int rr_once(uint32_t flows, uint32_t tx, int eager, double *tps_cpu, doub
 /* One rr run as the command line asked (`--flows`, `--tx`, `--eager`): the same work every time, for
  * cachegrind / callgrind / perf. Transactions per flow default to the table's (200,000 in all, 20,000 with
  * --quick). */
-static int bench_rr_one(int json, int quick, uint32_t flows, uint32_t tx, int eager)
+static int bench_rr_one(int json, int quick, uint32_t flows, uint32_t tx, int eager, const char *const *sets)
 {
     if (flows == 0)
         flows = 1;
@@ -175,7 +182,7 @@ static int bench_rr_one(int json, int quick, uint32_t flows, uint32_t tx, int ea
     fprintf(stderr, "brisk-bench rr: %u flows x %u transactions, %s timers, one run...\n", flows, tx,
             eager ? "eager" : "lazy");
     double tps, ops, cpu;
-    if (rr_once(flows, tx, eager, &tps, &ops, &cpu) != 0) {
+    if (rr_once(flows, tx, eager, sets, &tps, &ops, &cpu) != 0) {
         fprintf(stderr, "brisk-bench rr: the run did not complete\n");
         return 1;
     }
@@ -184,6 +191,7 @@ static int bench_rr_one(int json, int quick, uint32_t flows, uint32_t tx, int ea
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
         json_str(&j, "bench", "rr");
+        bench_json_sets(&j, sets);
         json_array_begin(&j, "runs");
         json_object_begin(&j, NULL);
         json_u64(&j, "flows", flows);
@@ -207,7 +215,7 @@ static int bench_rr_one(int json, int quick, uint32_t flows, uint32_t tx, int ea
 /* Request / response through two stacks (both on this core, with the simulator): transactions per CPU-second
  * and timer-wheel operations per transaction (both hosts together), for 1 and 256 flows, brisk's lazy
  * deadlines beside the eager discipline of seed 004. The CPU time includes handshakes and the simulator. */
-static int bench_rr(int json, int quick)
+static int bench_rr(int json, int quick, const char *const *sets)
 {
     static const uint32_t nflows[] = {1, 256};
     struct json j;
@@ -215,6 +223,7 @@ static int bench_rr(int json, int quick)
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
         json_str(&j, "bench", "rr");
+        bench_json_sets(&j, sets);
         json_array_begin(&j, "runs");
     }
     for (size_t i = 0; i < 2; i++) {
@@ -228,7 +237,7 @@ static int bench_rr(int json, int quick)
         for (int rep = 0; rep < 3; rep++) {
             for (int eager = 0; eager < 2; eager++) {
                 double t1, o1, c1;
-                if (rr_once(nflows[i], tx, eager, &t1, &o1, &c1) != 0) {
+                if (rr_once(nflows[i], tx, eager, sets, &t1, &o1, &c1) != 0) {
                     fprintf(stderr, "brisk-bench rr: the run did not complete\n");
                     return 1;
                 }
@@ -273,14 +282,15 @@ static int usage(FILE *f, int rc)
         "       brisk-bench bulk ... [--mode no_offload|csum|gro|gso|gso_gro] [--ring N]   (one run; NIC TX "
         "ring size)\n"
         "       brisk-bench rr ... [--flows N] [--tx N] [--eager]   (one run: N flows x N transactions "
-        "each)\n");
+        "each)\n"
+        "       brisk-bench bulk|rr|conns|sim ... [--set name=value]...   (brisk settings of both hosts)\n");
     return rc;
 }
 
-int main(int argc, char **argv)
+/* Parses the options (a bad one, --set included, is a usage error before anything runs) and runs the
+ * benchmark. */
+static int run(int argc, char **argv, const char **sets, size_t *nsets)
 {
-    if (argc < 2)
-        return usage(stderr, 2);
     int json = 0, quick = 0;
     const char *mode = NULL;
     uint32_t ring = 0, flows = 0, tx = 0;
@@ -312,32 +322,61 @@ int main(int argc, char **argv)
                        usage(stderr, 2);
             *(is_flows ? &flows : &tx) = (uint32_t)v;
             rr_one = 1;
-        } else if (strcmp(argv[i], "--eager") == 0)
+        } else if (strcmp(argv[i], "--eager") == 0) {
             eager = rr_one = 1;
-        else
+        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
+            struct brisk_settings probe;
+            brisk_settings_default(&probe);
+            const char *a = argv[++i];
+            int err = brisk_settings_set(&probe, a);
+            if (err == BRISK_ERR_NOENT)
+                return fprintf(stderr, "brisk-bench: --set %s: not a brisk setting\n", a), usage(stderr, 2);
+            if (err != BRISK_OK)
+                return fprintf(stderr, "brisk-bench: --set %s: %s (name=value)\n", a, brisk_strerror(err)),
+                       usage(stderr, 2);
+            sets[(*nsets)++] = a;
+        } else
             return fprintf(stderr, "brisk-bench: unknown option '%s'\n", argv[i]), usage(stderr, 2);
     }
     if (rr_one && strcmp(argv[1], "rr") != 0)
         return fprintf(stderr, "brisk-bench: --flows, --tx and --eager apply to rr only\n"), usage(stderr, 2);
+    const char *const *set = *nsets ? sets : NULL;
     if (strcmp(argv[1], "sim") == 0)
-        return bench_sim(json, quick);
+        return bench_sim(json, quick, set);
     if (strcmp(argv[1], "bulk") == 0)
-        return bench_bulk(json, quick, mode, ring);
+        return bench_bulk(json, quick, mode, ring, set);
     if (mode || ring)
         return fprintf(stderr, "brisk-bench: --mode and --ring apply to bulk only\n"), usage(stderr, 2);
     if (rr_one && (uint64_t)(flows ? flows : 1) * (tx ? tx : 1) > 20000000u)
         return fprintf(stderr, "brisk-bench: --flows x --tx wants at most 20000000 transactions\n"),
                usage(stderr, 2);
     if (strcmp(argv[1], "rr") == 0)
-        return rr_one ? bench_rr_one(json, quick, flows, tx, eager) : bench_rr(json, quick);
+        return rr_one ? bench_rr_one(json, quick, flows, tx, eager, set) : bench_rr(json, quick, set);
+    if (set && (strcmp(argv[1], "memcpy") == 0 || strcmp(argv[1], "timers") == 0))
+        return fprintf(stderr, "brisk-bench: --set applies to bulk, rr, conns and sim (they run stacks)\n"),
+               usage(stderr, 2);
     if (strcmp(argv[1], "memcpy") == 0)
         return bench_memcpy(json, quick);
     if (strcmp(argv[1], "timers") == 0)
         return bench_timers(json, quick);
     if (strcmp(argv[1], "conns") == 0)
-        return bench_conns(json, quick);
+        return bench_conns(json, quick, set);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
         return usage(stdout, 0);
     fprintf(stderr, "brisk-bench: unknown benchmark '%s'\n", argv[1]);
     return usage(stderr, 2);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage(stderr, 2);
+    /* Room for every --set assignment (at most one per two arguments). */
+    const char **sets = calloc((size_t)argc, sizeof(*sets));
+    if (!sets)
+        return fprintf(stderr, "brisk-bench: out of memory\n"), 1;
+    size_t nsets = 0;
+    int rc = run(argc, argv, sets, &nsets);
+    free(sets);
+    return rc;
 }

@@ -18,8 +18,8 @@ has() {
     shift
     for k in "$@"; do grep -q "\"$k\": " "$f" || { echo "  missing key $k"; return 1; }; done
 }
-# json_num FILE KEY: the first number after "KEY": in FILE
-json_num() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -n 1; }
+# json_num FILE KEY [N]: the Nth (default first) number after "KEY": in FILE
+json_num() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -n "${3:-1}" | tail -n 1; }
 is() { awk "BEGIN { exit !($1) }"; }
 
 run() { # run NAME: brisk-bench NAME --quick --json into $tmp/NAME.json, progress into $tmp/NAME.err
@@ -39,6 +39,12 @@ check "bulk reports both runs with goodput, per-CPU goodput and the share of the
     "has '$tmp/bulk.json' memcpy_1448_gbps gbps gbps_per_cpu_s share_of_single_copy wire_frames"
 check "bulk runs without offloads, with checksum offload, and with GSO" \
     "grep -q '\"mode\": \"no_offload\"' '$tmp/bulk.json' && grep -q '\"mode\": \"csum\"' '$tmp/bulk.json' && grep -q '\"mode\": \"gso\"' '$tmp/bulk.json' && grep -q '\"mode\": \"gso_gro\"' '$tmp/bulk.json'"
+
+# --set reaches the stacks: with gro=0 the GRO run's frames reach TCP one by one again, and the receiver's ACKs
+# (about one per two segments, against one per batch) put many more frames on the wire.
+"$bench" bulk --quick --mode gro --set gro=0 --json >"$tmp/bulk-nogro.json" 2>/dev/null
+check "bulk --set gro=0 lists the setting and coalesces nothing" \
+    "[ $? -eq 0 ] && grep -q '\"gro=0\"' '$tmp/bulk-nogro.json' && is '$(json_num "$tmp/bulk-nogro.json" wire_frames) > 1.3 * $(json_num "$tmp/bulk.json" wire_frames 3)'"
 
 run timers
 check "timers reports ns per arm, re-arm, cancel and expire at 10^6 armed" \
@@ -62,6 +68,13 @@ check "brisk-bench rr --quick exits 0 and reports both timer disciplines" \
 "$bench" rr --flows 4 --tx 50 --eager --json >"$tmp/rr1.json" 2>/dev/null
 check "brisk-bench rr --flows 4 --tx 50 --eager is one run of 200 transactions with eager timers" \
     "[ $? -eq 0 ] && [ '$(json_num "$tmp/rr1.json" transactions)' = 200 ] && [ '$(json_num "$tmp/rr1.json" flows)' = 4 ] && grep -q '\"eager\"' '$tmp/rr1.json' && ! grep -q '\"lazy\"' '$tmp/rr1.json'"
+"$bench" rr --flows 2 --tx 50 --set tcp_timer_eager=1 --json >"$tmp/rr-set.json" 2>/dev/null
+check "rr --set tcp_timer_eager=1 runs the eager discipline (wheel operations on every transaction)" \
+    "[ $? -eq 0 ] && grep -q '\"tcp_timer_eager=1\"' '$tmp/rr-set.json' && is '$(json_num "$tmp/rr-set.json" wheel_ops_per_transaction) >= 1'"
+"$bench" rr --set no_such_setting=1 >/dev/null 2>"$tmp/set.err"
+check "--set with an unknown name exits 2 with a message" "[ $? -eq 2 ] && grep -q 'not a brisk setting' '$tmp/set.err'"
+"$bench" memcpy --set gro=0 >/dev/null 2>&1
+check "--set on a benchmark without stacks exits 2" "[ $? -eq 2 ]"
 "$bench" rr --flows 0 >/dev/null 2>"$tmp/flows.err"
 check "rr --flows 0 exits 2 with a message" "[ $? -eq 2 ] && grep -q 'flows wants' '$tmp/flows.err'"
 
