@@ -762,7 +762,7 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
     if (ack_now)
         c->ack.pending = 1;
     tcp_write_xmit(c, now); /* data that goes out carries the ACK and clears `pending` */
-    if (ack_now && c->ack.pending && !(ack_now == 2 && ack_defer(c)))
+    if (ack_now && c->ack.pending && !(ack_now == 2 && c->st->tcp->ack_defer && ack_defer(c)))
         tcp_send_ack(c, now);
 }
 
