@@ -47,6 +47,7 @@ struct brisk_stack {
     uint32_t gateway; /* default gateway, 0 = none */
 
     struct brisk_neigh_table neigh; /* ARP cache */
+    struct brisk_gro *gro;          /* receive coalescing's open runs (net/gro.c) */
     struct brisk_tcp *tcp;          /* TCP: connection tables, buffer memory, pending events */
     uint8_t tx_wake_wanted;         /* a sender was refused (device busy, no buffer): wake it on completion */
     uint8_t tx_wake;                /* a completion came since: poll runs the refused senders now */
@@ -79,7 +80,10 @@ static inline uint64_t brisk_stack_clock(brisk_stack *st, uint64_t now)
 void brisk_stack_rx_one(brisk_stack *st, brisk_netdev *dev, const uint8_t *frame, size_t len, unsigned flags,
                         uint64_t now);
 
-/* Receive coalescing over a batch of frames (net/gro.c); arguments checked by brisk_stack_input_batch. */
+/* Receive coalescing (net/gro.c): its state, allocated with the stack; a batch of frames (arguments checked
+ * by brisk_stack_input_batch). */
+int brisk_gro_init(brisk_stack *st);
+void brisk_gro_destroy(brisk_stack *st);
 void brisk_gro_receive(brisk_stack *st, brisk_netdev *dev, const struct brisk_rx_frame *frames, size_t n,
                        uint64_t now);
 

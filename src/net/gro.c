@@ -15,13 +15,17 @@
  *   - a frame is a candidate when it is unicast to this device, IPv4 without options or fragmentation, to one
  *     of the stack's addresses, TCP with exactly ACK (PSH allowed), carrying text, with a good checksum
  *     (verified here unless the device vouched for it: BRISK_RX_CSUM_VALID);
- *   - it joins the run before it when it is the next frame of the batch, of the same 4-tuple and TOS (ECN
- *     bits included), starts at the sequence number where the run ends, and its TCP header is byte for byte
- *     the run's first header but for the sequence number, the checksum and PSH: same acknowledgment, window
- *     and options (so the same timestamp — RFC 7323 processing of the joined segment is that of each frame);
+ *   - it joins its connection's run (up to 8 connections have one open at a time, as in Linux) when it is
+ *     of the same TOS (ECN bits included), starts at the sequence number where the run ends, and its TCP
+ *     header is byte for byte the run's first header but for the sequence number, the checksum and PSH:
+ *     same acknowledgment, window and options (so the same timestamp — RFC 7323 processing of the joined
+ *     segment is that of each frame); frames of other connections in between do not matter;
  *   - a run ends at 64 frames, at 64 KB of text (an IPv4 datagram's limit), after a frame with PSH (the
- *     sender marked a boundary: deliver it now), or at any frame that does not join — which is then
- *     processed in its turn, so the order in which TCP sees segments is the order of the batch.
+ *     sender marked a boundary: deliver it now), at a frame of its connection that does not join (the run
+ *     goes to TCP first, then that frame starts the next), when its slot is needed for a ninth connection
+ *     (the oldest run goes), at any frame that is not a candidate (every run goes first: such a frame may
+ *     belong to any of them), and at the end of the batch (oldest first). So each connection's segments
+ *     reach TCP in the order they came; only segments of different connections may pass each other.
  * Everything else — ARP, pure ACKs, SYN / FIN / RST, IP options, bad checksums, frames for a listener or no
  * socket — goes through brisk_stack_rx_one() unchanged, where the errors are counted in the usual places.
  * Counters still count frames (EthInFrames, IpInReceives, TcpInSegs: Linux counts a GRO segment's gso_segs
@@ -31,10 +35,9 @@
  * brisk_stack_input_batch brackets the batch with brisk_tcp_batch_begin / _end (input.c): the ACKs it owes
  * for in-order data are held to its end, one per connection.
  *
- * Linux keeps runs per flow across a whole poll and flushes them at its end; brisk joins only adjacent frames
- * of a batch. That keeps the order of everything TCP sees unchanged, and a bulk flow's frames arrive
- * together anyway.
+ * The runs live in the stack (struct brisk_gro, allocated with it: nothing is allocated per batch).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/stack.h"
@@ -47,18 +50,36 @@
 #include "wire/wire.h"
 
 #define GRO_MAX_FRAMES 64u
+#define GRO_MAX_FLOWS  8u
 #define GRO_MAX_TEXT   65535u /* the text of one IPv4 datagram cannot exceed this (less the headers) */
 
-/* The run being built: its first frame's headers and every frame's text. */
+/* A run being built: its first frame's headers, and every frame with its text. */
 struct gro_run {
-    const struct brisk_rx_frame *frames; /* the run's frames, consecutive in the batch */
-    uint32_t n;
+    uint32_t n;          /* frames; 0 = the slot is free */
+    size_t first;        /* batch index of the first frame: runs go to TCP oldest first */
     uint32_t next_seq;   /* where the run's text ends */
     const uint8_t *tcph; /* the first frame's TCP header, for the byte comparison */
     struct brisk_ipv4_repr ip;
     struct brisk_tcp_repr seg; /* the first frame's header; payload_len: the run's text */
+    const struct brisk_rx_frame *frame[GRO_MAX_FRAMES];
     struct tcp_piece text[GRO_MAX_FRAMES];
 };
+
+struct brisk_gro {
+    struct gro_run run[GRO_MAX_FLOWS];
+};
+
+int brisk_gro_init(brisk_stack *st)
+{
+    st->gro = calloc(1, sizeof(*st->gro));
+    return st->gro ? BRISK_OK : BRISK_ERR_NOMEM;
+}
+
+void brisk_gro_destroy(brisk_stack *st)
+{
+    free(st->gro);
+    st->gro = NULL;
+}
 
 /* Whether f may join a run (see the opening comment); fills ip, seg and *tcph when it may. The cheap tests on
  * raw bytes come first, so pure ACKs and other frames cost a few loads. */
@@ -90,8 +111,14 @@ static int gro_candidate(brisk_stack *st, brisk_netdev *dev, const struct brisk_
     return 1;
 }
 
-/* Whether a candidate continues the run: the next sequence number, and every header byte the same but the
- * sequence number (4..7), the checksum (16..17) and PSH. */
+/* Whether a candidate belongs to the run's connection (ports first: they differ most). */
+static int gro_same_flow(const struct gro_run *r, const struct brisk_ipv4_repr *ip, const uint8_t *tcph)
+{
+    return memcmp(tcph, r->tcph, 4) == 0 && ip->src == r->ip.src && ip->dst == r->ip.dst;
+}
+
+/* Whether a candidate of the run's connection continues it: the next sequence number, and every header byte
+ * the same but the sequence number (4..7), the checksum (16..17) and PSH. */
 static int gro_joins(const struct gro_run *r, const struct brisk_ipv4_repr *ip,
                      const struct brisk_tcp_repr *seg, const uint8_t *tcph)
 {
@@ -113,7 +140,7 @@ static void gro_flush(brisk_stack *st, brisk_netdev *dev, struct gro_run *r, uin
     r->n = 0;
     if (!brisk_tcp_input_gro(st, &r->ip, &r->seg, r->text, n, now)) {
         for (uint32_t i = 0; i < n; i++)
-            brisk_stack_rx_one(st, dev, r->frames[i].data, r->frames[i].len, r->frames[i].flags, now);
+            brisk_stack_rx_one(st, dev, r->frame[i]->data, r->frame[i]->len, r->frame[i]->flags, now);
         return;
     }
     st->c.EthInFrames += n;
@@ -121,8 +148,8 @@ static void gro_flush(brisk_stack *st, brisk_netdev *dev, struct gro_run *r, uin
     st->c.IpInDelivers += n;
     dev->stats.rx_packets += n;
     for (uint32_t i = 0; i < n; i++) {
-        dev->stats.rx_bytes += r->frames[i].len;
-        if (r->frames[i].flags & BRISK_RX_CSUM_VALID)
+        dev->stats.rx_bytes += r->frame[i]->len;
+        if (r->frame[i]->flags & BRISK_RX_CSUM_VALID)
             dev->stats.rx_csum_valid++;
     }
     if (n > 1) {
@@ -131,39 +158,72 @@ static void gro_flush(brisk_stack *st, brisk_netdev *dev, struct gro_run *r, uin
     }
 }
 
+/* Every open run to TCP, oldest first. */
+static void gro_flush_all(brisk_stack *st, brisk_netdev *dev, uint64_t now)
+{
+    struct gro_run *runs = st->gro->run;
+    for (;;) {
+        struct gro_run *oldest = NULL;
+        for (uint32_t k = 0; k < GRO_MAX_FLOWS; k++)
+            if (runs[k].n && (!oldest || runs[k].first < oldest->first))
+                oldest = &runs[k];
+        if (!oldest)
+            return;
+        gro_flush(st, dev, oldest, now);
+    }
+}
+
 void brisk_gro_receive(brisk_stack *st, brisk_netdev *dev, const struct brisk_rx_frame *frames, size_t n,
                        uint64_t now)
 {
-    struct gro_run r;
-    r.n = 0;
+    struct gro_run *runs = st->gro->run;
     for (size_t i = 0; i < n; i++) {
         const struct brisk_rx_frame *f = &frames[i];
         struct brisk_ipv4_repr ip;
         struct brisk_tcp_repr seg;
         const uint8_t *tcph;
         if (!gro_candidate(st, dev, f, &ip, &seg, &tcph)) {
-            gro_flush(st, dev, &r, now);
+            gro_flush_all(st, dev, now);
             brisk_stack_rx_one(st, dev, f->data, f->len, f->flags, now);
             continue;
         }
-        if (r.n && !gro_joins(&r, &ip, &seg, tcph))
-            gro_flush(st, dev, &r, now);
-        if (!r.n) {
-            r.frames = f;
-            r.ip = ip;
-            r.seg = seg;
-            r.tcph = tcph;
-            r.next_seq = seg.seq;
-        } else {
-            r.seg.payload_len += seg.payload_len;
-            r.seg.flags |= seg.flags; /* PSH */
+        /* Its connection's run, else a free slot, else the oldest run's slot. */
+        struct gro_run *r = NULL, *free_slot = NULL, *oldest = NULL;
+        for (uint32_t k = 0; k < GRO_MAX_FLOWS && !r; k++) {
+            struct gro_run *q = &runs[k];
+            if (!q->n)
+                free_slot = free_slot ? free_slot : q;
+            else if (gro_same_flow(q, &ip, tcph))
+                r = q;
+            else if (!oldest || q->first < oldest->first)
+                oldest = q;
         }
-        r.text[r.n].data = seg.payload;
-        r.text[r.n].len = (uint32_t)seg.payload_len;
-        r.n++;
-        r.next_seq += (uint32_t)seg.payload_len;
+        if (r && !gro_joins(r, &ip, &seg, tcph))
+            gro_flush(st, dev, r, now); /* the slot stays this connection's */
+        if (!r) {
+            r = free_slot;
+            if (!r) {
+                r = oldest;
+                gro_flush(st, dev, r, now);
+            }
+        }
+        if (!r->n) {
+            r->first = i;
+            r->ip = ip;
+            r->seg = seg;
+            r->tcph = tcph;
+            r->next_seq = seg.seq;
+        } else {
+            r->seg.payload_len += seg.payload_len;
+            r->seg.flags |= seg.flags; /* PSH */
+        }
+        r->frame[r->n] = f;
+        r->text[r->n].data = seg.payload;
+        r->text[r->n].len = (uint32_t)seg.payload_len;
+        r->n++;
+        r->next_seq += (uint32_t)seg.payload_len;
         if (seg.flags & BRISK_TCP_PSH)
-            gro_flush(st, dev, &r, now);
+            gro_flush(st, dev, r, now);
     }
-    gro_flush(st, dev, &r, now);
+    gro_flush_all(st, dev, now);
 }

@@ -277,6 +277,81 @@ static void test_other_frames_in_order(void **state)
     tf_conn_close(&f);
 }
 
+/* Frames of two connections interleaved (A B A B ...): each connection's frames still join its own run —
+ * frames of other connections in between do not end it — and each gets one ACK. */
+static void test_interleaved_connections(void **state)
+{
+    (void)state;
+    struct tf_conn f;
+    setup(&f, NULL);
+    struct tf_peer q;
+    tf_peer_init(&q, &f.t, 40001, 80, 5000);
+    brisk_sock *c2 = tf_open_passive(&q, f.l, NULL, 100 * TF_MS, 10 * TF_MS);
+    struct batch b = {.n = 0};
+    uint64_t t1 = TF_SEC;
+    struct tf_peer p1 = f.p;
+    for (uint32_t k = 0; k < 5; k++) {
+        f.p = p1;
+        add(&b, &f, k * M, M, ACK, 0, t1);
+        f.p = q;
+        add(&b, &f, k * M, M, ACK, 0, t1);
+    }
+    f.p = p1;
+    feed(&b, &f, t1);
+    TF_EXPECT(&f.t, t1, ACK, f.d, 1001 + 5 * M, 0); /* the older run first */
+    TF_EXPECT(&f.t, t1, ACK, q.l_iss + 1, 5001 + 5 * M, 0);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(dev_stats(&f).rx_gro_segs, 2);
+    assert_int_equal(dev_stats(&f).rx_gro_merged, 8);
+    expect_read(f.c, 0, 5 * M, t1);
+    expect_read(c2, 0, 5 * M, t1);
+    brisk_abort(c2, t1);
+    tf_conn_close(&f);
+}
+
+/* Eight connections take turns, one frame each, twice: their frames join eight runs. A ninth connection's
+ * frame then needs a slot: the oldest run (connection 0's) goes to TCP to make room. Every byte arrives in
+ * order; every connection gets one ACK. */
+static void test_more_connections_than_runs(void **state)
+{
+    (void)state;
+    struct tf_conn f;
+    setup(&f, NULL);
+    enum { N = 9 };
+    struct tf_peer q[N];
+    brisk_sock *c[N];
+    for (int i = 0; i < N; i++) {
+        tf_peer_init(&q[i], &f.t, (uint16_t)(41000 + i), 80, 7000u + 100000u * (uint32_t)i);
+        c[i] = tf_open_passive(&q[i], f.l, NULL, (uint64_t)(100 + 20 * i) * TF_MS, 10 * TF_MS);
+    }
+    struct batch b = {.n = 0};
+    uint64_t t1 = TF_SEC;
+    struct tf_peer p1 = f.p;
+    for (uint32_t k = 0; k < 2; k++)
+        for (int i = 0; i < N - 1; i++) {
+            f.p = q[i];
+            add(&b, &f, k * M, M, ACK, 0, t1);
+        }
+    f.p = q[N - 1];
+    add(&b, &f, 0, M, ACK, 0, t1);
+    f.p = p1;
+    feed(&b, &f, t1);
+    struct brisk_netdev_stats ds = dev_stats(&f);
+    assert_int_equal(ds.rx_gro_segs, N - 1); /* connections 0..7: two frames each */
+    assert_int_equal(ds.rx_gro_merged, N - 1);
+    for (int i = 0; i < N; i++) { /* one ACK each, in the order their runs went to TCP */
+        struct tf_seg *s = tf_take(&f.t);
+        assert_int_equal(s->h.flags, ACK);
+        assert_int_equal(s->h.ack, q[i].iss + 1 + (i < N - 1 ? 2 * M : M));
+    }
+    TF_EXPECT_NONE(&f.t);
+    for (int i = 0; i < N; i++) {
+        expect_read(c[i], 0, i < N - 1 ? 2 * M : M, t1);
+        brisk_abort(c[i], t1);
+    }
+    tf_conn_close(&f);
+}
+
 /* A connection whose ACK the batch holds is reset later in the same batch: nothing is sent for it, and —
  * closed by the application already, so the reset frees it there and then — its memory is not touched after
  * it is gone (the sanitizer build checks). Another connection's held ACK still goes out. */
@@ -373,6 +448,8 @@ int main(void)
         cmocka_unit_test(test_trimmed_at_window),
         cmocka_unit_test(test_other_frames_in_order),
         cmocka_unit_test(test_held_ack_of_reset_connection),
+        cmocka_unit_test(test_interleaved_connections),
+        cmocka_unit_test(test_more_connections_than_runs),
         cmocka_unit_test(test_no_socket_per_frame),
         cmocka_unit_test(test_bad_arguments),
     };
