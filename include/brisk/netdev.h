@@ -81,15 +81,16 @@ struct brisk_rx_frame {
 /*
  * Hands the stack a batch of frames received together — what one poll of the device's receive ring found (a
  * NAPI poll, in Linux terms). The result is that of brisk_stack_input_flags() on each frame in order, except
- * that with the `gro` setting on (the default) consecutive in-order TCP segments of one connection whose
- * headers agree but for the sequence number are coalesced into one segment before TCP sees them (receive
- * coalescing, Linux's GRO; src/net/gro.c): TCP then does its per-segment work — lookup, ACK processing, the
- * ACK it owes — once per coalesced segment instead of once per frame. The ACKs a batch owes for in-order
- * data are held to its end, after the application has seen the data (so a draining reader's window update
- * rides along): one cumulative ACK per connection and batch; anything that needs an ACK at once (out of order
- * data, a filled hole, a FIN) still gets it at once. Frames must stay valid for the call only; nothing is
- * kept. Socket events are delivered once, after the batch. Returns BRISK_OK, or BRISK_ERR_INVAL (bad
- * arguments, a frame NULL with a length, unknown flags) without taking any frame.
+ * that with the `gro` setting on (the default) a connection's in-order TCP segments whose headers agree but
+ * for the sequence number are coalesced into one segment before TCP sees them (receive coalescing, Linux's
+ * GRO; src/net/gro.c; each connection's segments stay in order, different connections' may pass each other):
+ * TCP then does its per-segment work — lookup, ACK processing, the ACK it owes — once per coalesced segment
+ * instead of once per frame. The ACKs a batch owes for in-order data are held to its end, after the
+ * application has seen the data (so a draining reader's window update rides along): one cumulative ACK per
+ * connection and batch; anything that needs an ACK at once (out of order data, a filled hole, a FIN) still
+ * gets it at once. Frames must stay valid for the call only; nothing is kept. Socket events are delivered
+ * once, after the batch. Returns BRISK_OK, or BRISK_ERR_INVAL (bad arguments, a frame NULL with a length,
+ * unknown flags) without taking any frame.
  */
 int brisk_stack_input_batch(brisk_stack *st, brisk_netdev *dev, const struct brisk_rx_frame *frames, size_t n,
                             uint64_t now);

@@ -1,13 +1,13 @@
 /*
  * gro.c — receive coalescing (Linux's GRO, "generic receive offload", in software): a batch of frames from
- * one poll of a device, with consecutive in-order TCP segments of one connection joined into one segment
- * before TCP processes it.
+ * one poll of a device, with each connection's in-order TCP segments joined into one segment before TCP
+ * processes it.
  *
  * Why: a bulk receiver otherwise does its whole per-segment work for every 1448 bytes — connection lookup,
  * PAWS and window checks, ACK processing, the delayed-ACK decision — and owes the sender an ACK for every
  * second segment (RFC 5681 §4.2), which the sender must process in turn. A device hands frames over in
- * batches anyway (a NAPI poll, a read loop on a TAP); frames of one flow that arrive back to back in a batch
- * are joined, and TCP takes them as the one segment the peer could have sent had its MSS been larger: one
+ * batches anyway (a NAPI poll, a read loop on a TAP); frames of one flow that arrive in the same batch are
+ * joined, and TCP takes them as the one segment the peer could have sent had its MSS been larger: one
  * lookup, one ACK processed, one ACK owed for up to 64 KB (input.c counts such a segment as the full-sized
  * segments it carries, so that ACK goes out at once).
  *
