@@ -30,22 +30,34 @@ struct batch {
     size_t n;
 };
 
-/* The peer's segment [off, off + len) of its stream (pattern bytes), with `flags`, as the next frame. */
-static struct brisk_tcp_repr *add(struct batch *b, struct tf_conn *f, uint32_t off, uint32_t len,
-                                  uint8_t flags, uint16_t csum_xor, uint64_t now)
+/* Peer p's segment [off, off + len) of its stream (pattern bytes), with `flags`, as the next frame. */
+static void add_from(struct batch *b, struct tf *t, const struct tf_peer *p, uint32_t off, uint32_t len,
+                     uint8_t flags, uint16_t csum_xor, uint64_t now)
 {
-    static struct brisk_tcp_repr h;
-    h = tf_peer_hdr(&f->p, flags, now);
-    h.seq = f->p.iss + 1 + off;
+    struct brisk_tcp_repr h = tf_peer_hdr(p, flags, now);
+    h.seq = p->iss + 1 + off;
     uint8_t *data = malloc(len ? len : 1);
     assert_non_null(data);
     tf_pattern(data, len, off);
-    b->frame[b->n] = tf_frame(&f->t, &h, data, len, csum_xor, &b->v[b->n].len);
+    b->frame[b->n] = tf_frame(t, &h, data, len, csum_xor, &b->v[b->n].len);
     b->v[b->n].data = b->frame[b->n];
     b->v[b->n].flags = 0;
     b->n++;
     free(data);
-    return &h;
+}
+
+/* The same from the fixture's peer. */
+static void add(struct batch *b, struct tf_conn *f, uint32_t off, uint32_t len, uint8_t flags,
+                uint16_t csum_xor, uint64_t now)
+{
+    add_from(b, &f->t, &f->p, off, len, flags, csum_xor, now);
+}
+
+/* A second connection, from peer port 40001 (ISS 5000), accepted at 100 ms. */
+static brisk_sock *second(struct tf_conn *f, struct tf_peer *q)
+{
+    tf_peer_init(q, &f->t, 40001, 80, 5000);
+    return tf_open_passive(q, f->l, NULL, 100 * TF_MS, 10 * TF_MS);
 }
 
 static void feed(struct batch *b, struct tf_conn *f, uint64_t now)
@@ -285,18 +297,13 @@ static void test_interleaved_connections(void **state)
     struct tf_conn f;
     setup(&f, NULL);
     struct tf_peer q;
-    tf_peer_init(&q, &f.t, 40001, 80, 5000);
-    brisk_sock *c2 = tf_open_passive(&q, f.l, NULL, 100 * TF_MS, 10 * TF_MS);
+    brisk_sock *c2 = second(&f, &q);
     struct batch b = {.n = 0};
     uint64_t t1 = TF_SEC;
-    struct tf_peer p1 = f.p;
     for (uint32_t k = 0; k < 5; k++) {
-        f.p = p1;
         add(&b, &f, k * M, M, ACK, 0, t1);
-        f.p = q;
-        add(&b, &f, k * M, M, ACK, 0, t1);
+        add_from(&b, &f.t, &q, k * M, M, ACK, 0, t1);
     }
-    f.p = p1;
     feed(&b, &f, t1);
     TF_EXPECT(&f.t, t1, ACK, f.d, 1001 + 5 * M, 0); /* the older run first */
     TF_EXPECT(&f.t, t1, ACK, q.l_iss + 1, 5001 + 5 * M, 0);
@@ -326,15 +333,10 @@ static void test_more_connections_than_runs(void **state)
     }
     struct batch b = {.n = 0};
     uint64_t t1 = TF_SEC;
-    struct tf_peer p1 = f.p;
     for (uint32_t k = 0; k < 2; k++)
-        for (int i = 0; i < N - 1; i++) {
-            f.p = q[i];
-            add(&b, &f, k * M, M, ACK, 0, t1);
-        }
-    f.p = q[N - 1];
-    add(&b, &f, 0, M, ACK, 0, t1);
-    f.p = p1;
+        for (int i = 0; i < N - 1; i++)
+            add_from(&b, &f.t, &q[i], k * M, M, ACK, 0, t1);
+    add_from(&b, &f.t, &q[N - 1], 0, M, ACK, 0, t1);
     feed(&b, &f, t1);
     struct brisk_netdev_stats ds = dev_stats(&f);
     assert_int_equal(ds.rx_gro_segs, N - 1); /* connections 0..7: two frames each */
@@ -361,8 +363,7 @@ static void test_held_ack_of_reset_connection(void **state)
     struct tf_conn f;
     setup(&f, NULL);
     struct tf_peer q;
-    tf_peer_init(&q, &f.t, 40001, 80, 5000);
-    brisk_sock *c2 = tf_open_passive(&q, f.l, NULL, 100 * TF_MS, 10 * TF_MS);
+    brisk_sock *c2 = second(&f, &q);
     struct batch b = {.n = 0};
     uint64_t t1 = TF_SEC;
     assert_int_equal(brisk_close(f.c, t1), BRISK_OK);
@@ -373,11 +374,8 @@ static void test_held_ack_of_reset_connection(void **state)
     add(&b, &f, M, M, ACK, 0, t1);
     add(&b, &f, 2 * M, 0, BRISK_TCP_RST, 0, t1);
     /* the other connection's segments, after the reset */
-    struct tf_peer p1 = f.p;
-    f.p = q;
-    add(&b, &f, 0, M, ACK, 0, t1);
-    add(&b, &f, M, M, ACK, 0, t1);
-    f.p = p1;
+    add_from(&b, &f.t, &q, 0, M, ACK, 0, t1);
+    add_from(&b, &f.t, &q, M, M, ACK, 0, t1);
     feed(&b, &f, t1);
     TF_EXPECT(&f.t, t1, ACK, q.l_iss + 1, 5001 + 2 * M, 0);
     TF_EXPECT_NONE(&f.t);
