@@ -579,13 +579,11 @@ static void fin_input(brisk_sock *c, uint64_t now)
     }
 }
 
-/* Holds c's ACK for in-order data to the end of the receive batch in progress; 0 when there is none (or no
- * room to remember c): send it now. */
+/* Holds c's ACK for in-order data to the end of the receive batch in progress (the caller checked there is
+ * one); 0 when there is no room to remember c: send it now. */
 __attribute__((noinline)) static int ack_defer(brisk_sock *c)
 {
     struct brisk_tcp *t = c->st->tcp;
-    if (!t->ack_defer)
-        return 0;
     for (uint32_t i = 0; i < t->ndeferred; i++)
         if (t->deferred[i] == c)
             return 1;

@@ -501,8 +501,8 @@ struct batch_out {
     uint64_t done_at, frames, acks, gro_segs, gro_merged, polls, csum_errors;
 };
 
-static struct batch_out batch_run_c(uint32_t rx_batch, uint64_t rate, uint64_t delay, double loss,
-                                    double corrupt)
+static struct batch_out batch_run(uint32_t rx_batch, uint64_t rate, uint64_t delay, double loss,
+                                  double corrupt)
 {
     brisk_sim_world *w = brisk_sim_world_new(brisk_test_seed(21));
     brisk_sim_host *a = brisk_sim_host_add(w, "a", NULL), *b = brisk_sim_host_add(w, "b", NULL);
@@ -554,19 +554,14 @@ static struct batch_out batch_run_c(uint32_t rx_batch, uint64_t rate, uint64_t d
     return o;
 }
 
-static struct batch_out batch_run(uint32_t rx_batch, uint64_t rate, uint64_t delay, double loss)
-{
-    return batch_run_c(rx_batch, rate, delay, loss, 0);
-}
-
 /* A burst arriving at one instant is polled once it is over and coalesced: the receiver sends a fraction of
  * the ACKs it sends frame by frame, the bytes arrive exact; the same seed gives the same run. */
 static void test_rx_batch_coalesces_bursts(void **state)
 {
     (void)state;
-    struct batch_out one = batch_run(0, 0, 0, 0);
-    struct batch_out bat = batch_run(64, 0, 0, 0);
-    struct batch_out again = batch_run(64, 0, 0, 0);
+    struct batch_out one = batch_run(0, 0, 0, 0, 0);
+    struct batch_out bat = batch_run(64, 0, 0, 0, 0);
+    struct batch_out again = batch_run(64, 0, 0, 0, 0);
     assert_true(one.hash_ok);
     assert_true(bat.hash_ok);
     assert_int_equal(one.gro_segs, 0);
@@ -585,15 +580,15 @@ static void test_rx_batch_coalesces_bursts(void **state)
 static void test_rx_batch_spread_and_lossy(void **state)
 {
     (void)state;
-    struct batch_out spread = batch_run(64, 10 * GBIT, 10000, 0);
+    struct batch_out spread = batch_run(64, 10 * GBIT, 10000, 0, 0);
     assert_true(spread.hash_ok);
     assert_int_equal(spread.gro_segs, 0);
-    struct batch_out lossy = batch_run(64, 0, 0, 0.01);
+    struct batch_out lossy = batch_run(64, 0, 0, 0.01, 0);
     assert_true(lossy.hash_ok);
     assert_true(lossy.gro_segs > 0);
     /* Corrupted frames in a batch: caught by the checksum (the NIC does not vouch for a frame the link
      * changed), dropped on the per-frame path, the rest still coalesced, every byte exact. */
-    struct batch_out corrupt = batch_run_c(64, 0, 0, 0, 0.01);
+    struct batch_out corrupt = batch_run(64, 0, 0, 0, 0.01);
     assert_true(corrupt.hash_ok);
     assert_true(corrupt.csum_errors > 0);
     assert_true(corrupt.gro_segs > 0);
