@@ -74,9 +74,14 @@ static uint64_t ewma(uint64_t old, uint64_t target, uint64_t div)
     return old - (old - target + div / 2) / div;
 }
 
+/* Each slot is stored from s itself: a chained assignment made the compiler copy a slot it had just written
+ * with a wider load, which waits for those stores to reach the cache (a store-forwarding stall, and a miss
+ * when the socket's line is cold). */
 static void minf_reset(struct brisk_rtt *r, struct brisk_rtt_minsample s)
 {
-    r->minf[0] = r->minf[1] = r->minf[2] = s;
+    r->minf[0] = s;
+    r->minf[1] = s;
+    r->minf[2] = s;
 }
 
 static void minf_update(struct brisk_rtt *r, uint64_t now, uint64_t rtt)
@@ -89,10 +94,12 @@ static void minf_update(struct brisk_rtt *r, uint64_t now, uint64_t rtt)
         minf_reset(r, s); /* a new best, or nothing in the window is left */
         return;
     }
-    if (rtt <= f[1].v)
-        f[1] = f[2] = s;
-    else if (rtt <= f[2].v)
+    if (rtt <= f[1].v) {
+        f[1] = s;
         f[2] = s;
+    } else if (rtt <= f[2].v) {
+        f[2] = s;
+    }
 
     uint64_t age = elapsed(now, f[0].t);
     if (age > win) {
@@ -105,7 +112,9 @@ static void minf_update(struct brisk_rtt *r, uint64_t now, uint64_t rtt)
             f[1] = f[2];
         }
     } else if (f[1].t == f[0].t && age > win / 4) {
-        f[1] = f[2] = s; /* no distinct second choice a quarter window on: take one from now */
+        /* no distinct second choice a quarter window on: take one from now */
+        f[1] = s;
+        f[2] = s;
     } else if (f[2].t == f[1].t && age > win / 2) {
         f[2] = s;
     }
