@@ -296,7 +296,9 @@ static int run(int argc, char **argv, const char **sets, size_t *nsets)
     uint32_t ring = 0, flows = 0, tx = 0;
     int eager = 0, rr_one = 0;
     for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return usage(stdout, 0);
+        else if (strcmp(argv[i], "--json") == 0)
             json = 1;
         else if (strcmp(argv[i], "--quick") == 0)
             quick = 1;

@@ -88,6 +88,9 @@ check "an unknown option exits 2 with a message" "[ $? -eq 2 ] && grep -q \"unkn
 check "no benchmark named exits 2" "[ $? -eq 2 ]"
 "$bench" --help >"$tmp/help" 2>&1
 check "--help lists every benchmark" "[ $? -eq 0 ] && grep -q 'memcpy|timers|conns' '$tmp/help'"
+"$bench" rr --help >"$tmp/help-rr" 2>/dev/null
+check "--help after a benchmark's name prints the usage and runs nothing" \
+    "[ $? -eq 0 ] && grep -q -- '--flows N' '$tmp/help-rr' && ! grep -q 'transactions per CPU' '$tmp/help-rr'"
 
 # bench/compare.sh needs root and minutes of runs: here only that it parses (it is run by hand).
 check "bench/compare.sh parses" "bash -n '$(dirname "$0")/../../bench/compare.sh'"
