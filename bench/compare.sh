@@ -13,7 +13,7 @@
 # figures as JSON. lwIP runs with the options Debian built it with (printed under the table; see
 # docs/performance.md).
 #
-#   bench/compare.sh [BUILD_DIR] [BYTES] [RR_COUNT]   (defaults: build, 500M, 20000; rows 1-3 need root and
+#   bench/compare.sh [BUILD_DIR] [BYTES] [RR_COUNT]   (defaults: build, 1G, 20000; rows 1-3 need root and
 #                                                     /dev/net/tun, and row 3 lwip-tap, built when
 #                                                     liblwip-dev is installed; skipped with the reason
 #                                                     otherwise)
@@ -23,7 +23,7 @@
 # anything: compare rows of one run, not runs on different machines.
 set -u
 build=${1:-build}
-bytes=${2:-500M}
+bytes=${2:-1G}
 count=${3:-20000}
 out=${COMPARE_JSON:-$build/compare.json}
 here=$(cd "$(dirname "$0")" && pwd)
