@@ -93,7 +93,24 @@ check "--help after a benchmark's name prints the usage and runs nothing" \
     "[ $? -eq 0 ] && grep -q -- '--flows N' '$tmp/help-rr' && ! grep -q 'transactions per CPU' '$tmp/help-rr'"
 
 # bench/compare.sh needs root and minutes of runs: here only that it parses (it is run by hand).
-check "bench/compare.sh parses" "bash -n '$(dirname "$0")/../../bench/compare.sh'"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+check "bench/compare.sh parses" "bash -n '$root/bench/compare.sh'"
+# bench/ceiling.sh builds a second tree (minutes): here that it parses, refuses bad arguments, and that its
+# patch still applies to the sources — a patch that has rotted would only be found by the next person to run it.
+check "bench/ceiling.sh parses" "bash -n '$root/bench/ceiling.sh'"
+bash "$root/bench/ceiling.sh" "$(dirname "$bench")" 2 no_offload >/dev/null 2>"$tmp/ceil.err"
+check "bench/ceiling.sh refuses no_offload with a message" "[ $? -eq 2 ] && grep -q 'no_offload' '$tmp/ceil.err'"
+if command -v git >/dev/null 2>&1; then
+    cp -R "$root/src" "$tmp/src"
+    if (cd "$tmp" && git apply --check "$root/bench/nocopy.patch") 2>"$tmp/patch.err"; then
+        ok "bench/nocopy.patch applies to src/"
+    else
+        bad "bench/nocopy.patch applies to src/ (update it with the sources it edits)"
+        cat "$tmp/patch.err"
+    fi
+else
+    echo "skip - bench/nocopy.patch applies (no git here)"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
