@@ -290,11 +290,16 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
             /* Many samples per RTT: RFC 7323 Appendix G scales the gains down accordingly. */
             brisk_rtt_sample_n(&c->rtt, rtt, now, brisk_rtt_expected_samples(flight, c->snd.mss));
         } else if (c->opt.ts && seg->opts.ts_ok && seg->opts.ts_ecr && c->rtt.backoff) {
-            /* Only retransmitted data was acknowledged (Karn forbids a timed sample), but the echoed
-             * timestamp tells which transmission arrived (RFC 7323 §4): the path works again, so the
-             * backed-off RTO is stale. Feed the sample when the 1 ms clock resolves it; reset either way. */
+            /* Only retransmitted data was acknowledged (Karn forbids a timed sample), but the path works
+             * again, so the backed-off RTO is stale: reset it. The echoed timestamp is a sample only when it
+             * is that of the latest data sent (RFC 7323 §4) and the 1 ms clock resolves it. An older echo
+             * says that an earlier copy arrived and its ACK was lost: the receiver echoes TS.Recent, which
+             * the later copies, whole duplicates, do not update (§5.3 rejects them at R2, before R3). Taken
+             * as a sample, it would be the time since that copy — minutes after a few backoffs — and
+             * would inflate SRTT, and with it the RTO and the pacing interval, for dozens of round trips. */
             uint32_t ticks = tcp_ts_now(c, now) - seg->opts.ts_ecr;
-            if (ticks >= 1 && ticks < 0x7fffffffu)
+            uint32_t since_last = tcp_ts_now(c, now) - tcp_ts_now(c, c->timer.last_tx);
+            if (ticks >= 1 && ticks <= since_last)
                 brisk_rtt_sample(&c->rtt, (uint64_t)ticks * BRISK_NSEC_PER_MSEC, now);
             c->rtt.backoff = 0;
         }

@@ -39,7 +39,8 @@ struct fix {
 /* These tests are about the RTO alone: tail loss probes (tests/tcp/test_tlp.c) would go first. */
 static const char *const no_tlp[] = {"tcp_tlp=0", NULL};
 
-static void setup(struct fix *f, const char *const *sets, uint64_t rtt)
+/* setup() with or without timestamps (RFC 7323) on the peer's side. */
+static void setup_ts(struct fix *f, const char *const *sets, uint64_t rtt, int ts)
 {
     memset(f, 0, sizeof(*f));
     tf_init(&f->t, sets);
@@ -48,10 +49,15 @@ static void setup(struct fix *f, const char *const *sets, uint64_t rtt)
     f->l = tf_listen(&f->t, 80);
     tf_peer_init(&f->p, &f->t, 40000, 80, 1000);
     struct brisk_tcp_opts o = tf_opts_full();
-    o.ts_ok = 0;
+    o.ts_ok = (uint8_t)ts;
     f->c = tf_open_passive(&f->p, f->l, &o, 0, rtt);
     brisk_sock_set_callback(f->c, tf_events_cb, &f->ev);
     f->d = f->p.l_iss + 1;
+}
+
+static void setup(struct fix *f, const char *const *sets, uint64_t rtt)
+{
+    setup_ts(f, sets, rtt, 0);
 }
 
 static void finish(struct fix *f)
@@ -174,6 +180,52 @@ static void test_rto_after_data_sample(void **state)
     i = tf_info(f.c);
     assert_int_equal(i.srtt_ns, 93750 * TF_US);
     finish(&f);
+}
+
+/* Sends 1000 bytes at `t1` and lets the RTO resend them three times (+200, +400, +800 ms, with TLP off and
+ * the 200 ms floor); returns the TSval of each transmission in tsval[0..3]. */
+static void lose_three_times(struct fix *f, uint64_t t1, uint32_t tsval[4])
+{
+    send_pattern(f->c, 0, 1000, t1);
+    tsval[0] = TF_EXPECT(&f->t, t1, ACK | PSH, f->d, 1001, 1000)->h.opts.ts_val;
+    uint64_t at = t1;
+    for (int k = 0; k < 3; k++) {
+        at += (200 * TF_MS) << k;
+        tf_run(&f->t, at);
+        tsval[k + 1] = TF_EXPECT(&f->t, at, ACK | PSH, f->d, 1001, 1000)->h.opts.ts_val;
+    }
+    assert_int_equal(tf_info(f->c).rto_ns, 1600 * TF_MS);
+}
+
+/* Only retransmitted data is acknowledged (Karn: no timed sample), but the ACK shows the path works again:
+ * the backed-off RTO is reset (RFC 6298 §5.7 spirit, Linux too). Its echoed timestamp is a round-trip sample
+ * only when it is the latest transmission's. An earlier copy's echo means that copy arrived and its ACK was
+ * lost; the receiver keeps echoing it (TS.Recent is not updated by whole duplicates, RFC 7323 §5.3 R2), and
+ * "now - TSecr" is then the time since that copy, not a round trip. */
+static void test_backoff_reset_by_timestamp_echo(void **state)
+{
+    (void)state;
+    uint64_t t1 = TF_SEC, t_ack = t1 + 1400 * TF_MS + 5 * TF_MS;
+    uint32_t tsval[4];
+    for (int fresh = 0; fresh <= 1; fresh++) {
+        struct fix f;
+        setup_ts(&f, no_tlp, 10 * TF_MS, 1);
+        struct brisk_conn_info before = tf_info(f.c);
+        assert_int_equal(before.srtt_ns, 10 * TF_MS);
+        lose_three_times(&f, t1, tsval);
+        f.p.ack = f.d + 1000;
+        struct brisk_tcp_repr h = tf_peer_hdr(&f.p, ACK, t_ack);
+        /* Stale: the first retransmission's timestamp (1.2 s ago); fresh: the last one's (5 ms ago). */
+        h.opts.ts_ecr = fresh ? tsval[3] : tsval[1];
+        tf_inject(&f.t, &h, NULL, 0, t_ack);
+        struct brisk_conn_info i = tf_info(f.c);
+        if (fresh) /* 7/8 x 10 ms + 1/8 x 5 ms */
+            assert_int_equal(i.srtt_ns, 9375 * TF_US);
+        else /* no sample: a 1.2 s one would have made SRTT 159 ms and the RTO over 1 s */
+            assert_int_equal(i.srtt_ns, before.srtt_ns);
+        assert_int_equal(i.rto_ns, 200 * TF_MS); /* the backoff is gone either way */
+        finish(&f);
+    }
 }
 
 /* After an RTO: cwnd one segment, ssthresh half the flight, go back to SND.UNA, slow start again. */
@@ -394,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_rto_backoff_and_abort),
         cmocka_unit_test(test_rto_min_and_restart_on_ack),
         cmocka_unit_test(test_rto_after_data_sample),
+        cmocka_unit_test(test_backoff_reset_by_timestamp_echo),
         cmocka_unit_test(test_rto_go_back_n),
         cmocka_unit_test(test_fast_retransmit_newreno),
         cmocka_unit_test(test_no_fast_retransmit_after_rto),
