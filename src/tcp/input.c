@@ -173,7 +173,12 @@ static void enter_time_wait(brisk_sock *c, uint64_t now)
 {
     tcp_set_state(c, BRISK_TCP_TIME_WAIT, now);
     tcp_clear_rtx(c);
-    c->ack.pending = 0;
+    /* A delayed ACK is settled by the one the peer's FIN gets at once (from fin_input's caller) — but not an
+     * ACK the device refused: the connection is parked for it (tcp_block), brisk_tcp_run_blocked sends it on
+     * the next wake, and it may be the only ACK of the peer's FIN (a simultaneous close, whose ACK of our
+     * FIN brings us here). Dropped, the peer would sit in CLOSING until its RTO resent the FIN. */
+    if (!c->ack.refused)
+        c->ack.pending = 0;
     tcp_timer_cancel(c, &c->timer.delack);
     tcp_raise(c, BRISK_EV_CLOSED);
     if (c->st->tcp->tw_count > c->st->s.tcp_max_tw_buckets) {

@@ -281,6 +281,38 @@ static void test_simultaneous_close(void **state)
     finish(&f);
 }
 
+/* A simultaneous close whose ACK of the peer's FIN the device refuses (ring full). The ACK of our FIN then
+ * takes the connection to TIME-WAIT before the ring drains; the refused ACK must still go out on the wake —
+ * it is the only ACK of the peer's FIN, and without it the peer sits in CLOSING until its RTO (found by
+ * tests/sim/test_tsq_stress.c once brisk_sim_bulk reported whole connections: a 200 ms stall). */
+static void test_simultaneous_close_refused_ack(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    f.t.hold_completions = 1;
+    uint64_t t1 = TF_SEC;
+    assert_int_equal(brisk_shutdown_write(f.c, t1), BRISK_OK);
+    TF_EXPECT(&f.t, t1, FIN | ACK, f.d, 1001, 0);
+    f.t.f.busy = 1;
+    f.p.ack = f.d;
+    tf_peer_send(&f.p, FIN | ACK, NULL, 0, t1 + 5 * TF_MS);
+    TF_EXPECT_NONE(&f.t); /* the ACK of the peer's FIN: refused */
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_CLOSING);
+    f.p.ack = f.d + 1;
+    tf_peer_send(&f.p, ACK, NULL, 0, t1 + 6 * TF_MS);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_TIME_WAIT);
+    /* The ring drains: the completion's wake sends it. */
+    f.t.f.busy = 0;
+    fakedev_complete_all(&f.t.f, t1 + 7 * TF_MS);
+    tf_run(&f.t, t1 + 7 * TF_MS);
+    TF_EXPECT(&f.t, t1 + 7 * TF_MS, ACK, f.d + 1, 1002, 0);
+    TF_EXPECT_NONE(&f.t);
+    brisk_close(f.c, t1 + 8 * TF_MS);
+    tf_run(&f.t, t1 + 200 * TF_SEC);
+    finish(&f);
+}
+
 /* FIN and ACK of our FIN in one segment from FIN-WAIT-1: straight to TIME-WAIT. */
 static void test_fin_ack_in_fin_wait_1(void **state)
 {
@@ -475,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_out_of_order_fin_is_kept),
         cmocka_unit_test(test_passive_close_not_orphaned),
         cmocka_unit_test(test_simultaneous_close),
+        cmocka_unit_test(test_simultaneous_close_refused_ack),
         cmocka_unit_test(test_fin_ack_in_fin_wait_1),
         cmocka_unit_test(test_half_close_still_receives),
         cmocka_unit_test(test_close_with_unread_data_resets),
