@@ -9,7 +9,7 @@
  *   3. does the congestion window allow it (cwnd, RFC 5681)?
  *   4. is a partial segment to be held: TCP_CORK or MSG_MORE; auto-corking (on the application's send only,
  *      tsq.c); or Nagle (RFC 9293 §3.7.4) with Minshall's refinement — hold only while a previous small
- *      segment is unacknowledged — unless TCP_NODELAY?
+ *      segment is unacknowledged — unless TCP_NODELAY? (None of them holds the piece that goes with the FIN.)
    5. is the connection over its TCP Small Queues budget (bytes below TCP, tsq.c)?
  * and then cuts the segment from the send buffer at transmit time (the buffer is a byte stream, so a segment
  * is any size the answers allow) and hands it to tcp_transmit(). When it stops with data waiting it records
@@ -412,8 +412,10 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
                     hold = len == cwnd_avail ? BRISK_HOLD_CWND : BRISK_HOLD_RWND;
                     break;
                 }
-            } else {
-                /* The last, partial piece of the queue. */
+            } else if (!c->snd.fin_queued) {
+                /* The last, partial piece of the queue. Cork, auto-cork and Nagle wait for more data to fill
+                 * it; after shutdown there is none, so a piece that goes with the FIN is not held (Linux:
+                 * tcp_nagle_test lets a FIN segment through, and tcp_send_fin pushes with Nagle off). */
                 if ((c->snd.cork && !c->snd.cork_expired) || c->snd.more) {
                     if (c->snd.cork && !brisk_timer_armed(&c->timer.cork))
                         tcp_timer_arm(c, &c->timer.cork, now + TCP_CORK_CEILING_NS);

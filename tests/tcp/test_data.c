@@ -228,6 +228,40 @@ static void test_cork(void **state)
     teardown(&t, c, l);
 }
 
+/* After shutdown nothing more will come to fill a partial segment: the piece that goes with the FIN is held
+ * neither by Nagle nor by TCP_CORK (Linux: tcp_nagle_test passes a FIN segment, tcp_send_fin pushes with Nagle
+ * off). Held, the tail and the FIN would wait for the ACK of the previous small segment — a delayed ACK (up
+ * to tcp_delack_max) at the end of every transfer whose last two writes were small — or for the cork timer. */
+static void test_fin_takes_held_tail(void **state)
+{
+    (void)state;
+    for (int corked = 0; corked <= 1; corked++) {
+        struct tf t;
+        struct tf_peer p;
+        brisk_sock *l;
+        tf_init(&t, NULL);
+        brisk_sock *c = setup(&t, &p, &l, 0);
+        uint32_t d = p.l_iss + 1;
+        uint64_t t1 = 10 * TF_MS;
+        if (corked) {
+            assert_int_equal(brisk_setsockopt(c, BRISK_SO_CORK, 1, t1), BRISK_OK);
+            send_pattern(c, 0, 100, 0, t1);
+            TF_EXPECT_NONE(&t); /* corked: the partial segment waits */
+        } else {
+            send_pattern(c, 0, 100, 0, t1);
+            TF_EXPECT(&t, t1, ACK | PSH, d, 1001, 100);
+            send_pattern(c, 100, 50, 0, t1 + TF_MS);
+            TF_EXPECT_NONE(&t); /* Nagle: a small segment is unacknowledged */
+        }
+        uint32_t off = corked ? 0 : 100, len = corked ? 100 : 50;
+        assert_int_equal(brisk_shutdown_write(c, t1 + 2 * TF_MS), BRISK_OK);
+        struct tf_seg *s = TF_EXPECT(&t, t1 + 2 * TF_MS, ACK | PSH | FIN, d + off, 1001, len);
+        assert_true(tf_payload_is(s, off));
+        TF_EXPECT_NONE(&t);
+        teardown(&t, c, l);
+    }
+}
+
 static void test_msg_more(void **state)
 {
     (void)state;
@@ -731,6 +765,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_send_segments),
         cmocka_unit_test(test_nagle),
+        cmocka_unit_test(test_fin_takes_held_tail),
         cmocka_unit_test(test_nodelay),
         cmocka_unit_test(test_cork),
         cmocka_unit_test(test_msg_more),
