@@ -37,7 +37,7 @@ struct endpoint {
     int client;
     uint64_t to_send; /* bytes this side sends */
     uint64_t expect;  /* bytes this side should receive */
-    int shut, fin_seen, closed;
+    int shut, fin_seen, finished, closed; /* finished: the connection is (BRISK_EV_CLOSED) */
     const struct stream *out, *in; /* the stream it sends, the one it receives */
     struct brisk_sim_bulk_side r;
 };
@@ -178,12 +178,19 @@ static void pump(struct endpoint *e, uint64_t now)
         e->shut = 1;
         brisk_shutdown_write(e->s, now);
     }
-    if (e->r.error || (e->shut && e->fin_seen)) {
+    if (e->r.error) {
         finish_side(e);
         e->closed = 1;
         brisk_sock *s = e->s;
         e->s = NULL;
         brisk_close(s, now);
+    } else if (e->shut && e->fin_seen && e->finished) {
+        /* Done when the connection is: everything sent was acknowledged, the FIN too. Not when the peer's FIN
+         * was read — a receiving side shuts down at once, so a sender sees that FIN while the last send
+         * buffer's worth of its data is still queued, and the connection's counters and hold times
+         * (brisk_sim_bulk_result) must cover its delivery. The socket stays open until brisk_sim_bulk_free
+         * for them; both directions are shut, so holding the handle changes nothing on the wire. */
+        e->closed = 1;
     }
 }
 
@@ -193,6 +200,8 @@ static void on_event(void *ctx, brisk_sock *s, unsigned ev, uint64_t now)
     (void)s;
     if ((ev & BRISK_EV_CONNECTED) && e->client)
         e->b->connected_at = now;
+    if (ev & BRISK_EV_CLOSED)
+        e->finished = 1;
     if (ev & BRISK_EV_ERROR) {
         e->r.error = brisk_sock_error(e->s);
         finish_side(e);
@@ -337,10 +346,15 @@ void brisk_sim_bulk_free(brisk_sim_bulk *b)
     if (!b)
         return;
     uint64_t now = brisk_sim_now(b->w);
-    if (b->cli.s)
-        brisk_abort(b->cli.s, now);
-    if (b->srv.s)
-        brisk_abort(b->srv.s, now);
+    struct endpoint *ends[2] = {&b->cli, &b->srv};
+    for (int i = 0; i < 2; i++) {
+        if (!ends[i]->s)
+            continue;
+        if (ends[i]->closed)
+            brisk_close(ends[i]->s, now); /* finished: both directions already shut */
+        else
+            brisk_abort(ends[i]->s, now); /* cut short (the run's time limit) */
+    }
     if (b->listener)
         brisk_close(b->listener, now);
     free(b->streams[0].tab);

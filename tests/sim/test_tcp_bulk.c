@@ -96,6 +96,13 @@ static void test_clean_one_way_line_rate(void **state)
     report("clean 10G, 100 MB up", &x, bytes);
     assert_true(x.r.hash_ok);
     assert_true(goodput(&x, bytes) >= 0.9 * 10 * GBIT);
+    /* The sender's figures cover the whole transfer: its last 4 MB (a send buffer) were still queued when
+     * its application had written them and seen the receiver's FIN (the receiver shuts down at once). */
+    assert_int_equal(x.r.client.info.bytes_acked, bytes);
+    assert_true(x.r.client.info.hold_ns[BRISK_HOLD_TSQ] + x.r.client.info.hold_ns[BRISK_HOLD_CWND] +
+                    x.r.client.info.hold_ns[BRISK_HOLD_RWND] + x.r.client.info.hold_ns[BRISK_HOLD_DEVICE] +
+                    x.r.client.info.hold_ns[BRISK_HOLD_PACING] <=
+                x.r.last_byte_at - x.r.connected_at);
     /* 1 Gbit/s too. */
     brisk_sim_link_config_symmetric(&lc, 1 * GBIT, 50 * US);
     bytes = 20000000;
@@ -103,6 +110,7 @@ static void test_clean_one_way_line_rate(void **state)
     report("clean 1G, 20 MB down", &x, bytes);
     assert_true(x.r.hash_ok);
     assert_true(goodput(&x, bytes) >= 0.9 * 1 * GBIT);
+    assert_int_equal(x.r.server.info.bytes_acked, bytes);
 }
 
 static void impaired(const char *what, uint64_t seed, double loss, double reorder, double dup, double corrupt,
