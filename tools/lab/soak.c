@@ -9,8 +9,9 @@
  * transfer (10 KB … 2 MB, 160 KB above 10 % loss; up, down or both ways, random write and read sizes). The
  * verdict for a seed:
  *
- *   ok      every byte arrived and equals the byte sent, both sides saw the FIN;
- *   error   the transfer ended with a clear socket error (a timeout under extreme loss) within the bound, or
+ *   ok      every byte arrived and equals the byte sent, both sides saw the FIN, both connections closed;
+ *   error   the transfer ended with a clear socket error (a timeout under extreme loss — during the transfer,
+ *           or while closing: every byte arrived but a FIN was never acknowledged) within the bound, or
  *           one side's connection timed out after its application had closed it and the RST was lost: the
  *           other side is then half-open and waits, as TCP without keepalive does;
  *   FAIL    corrupted data, a transfer still running at the bound (a stall), or — after everything is closed
