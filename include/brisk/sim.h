@@ -187,7 +187,9 @@ int brisk_sim_capture_slice(brisk_sim_port *p, const char *path, uint64_t max_fr
  * `bytes` flow client -> server, server -> client, or both ways at once. The data is a deterministic
  * pseudo-random stream (from `seed`), written in `write_size` pieces whenever the socket is writable; each
  * receiver compares what it reads with what was sent, so a run ends with a byte-exact verdict. Every side
- * closes when its sending is done and it has read the peer's FIN.
+ * shuts down its sending once it has written everything, and is finished when it has read the peer's FIN and
+ * its connection is over (BRISK_EV_CLOSED: its own FIN acknowledged) — so a sender's figures cover the
+ * delivery of its last send buffer. Its socket stays open until brisk_sim_bulk_free.
  */
 enum brisk_sim_bulk_dir { BRISK_SIM_BULK_UP = 1, BRISK_SIM_BULK_DOWN = 2, BRISK_SIM_BULK_BOTH = 3 };
 struct brisk_sim_bulk_config {
@@ -205,7 +207,7 @@ struct brisk_sim_bulk_side {
                                     UINT64_MAX if none */
     uint64_t done_at;            /* when this side read the peer's FIN (BRISK_TIME_NONE if never) */
     int error;                   /* socket error seen, BRISK_OK if none */
-    struct brisk_conn_info info; /* at the end of the transfer */
+    struct brisk_conn_info info; /* when brisk_sim_bulk_result was called, or when the side failed */
 };
 struct brisk_sim_bulk_result {
     struct brisk_sim_bulk_side client, server;

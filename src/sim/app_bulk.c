@@ -37,7 +37,8 @@ struct endpoint {
     int client;
     uint64_t to_send; /* bytes this side sends */
     uint64_t expect;  /* bytes this side should receive */
-    int shut, fin_seen, finished, closed; /* finished: the connection is (BRISK_EV_CLOSED) */
+    int shut, fin_seen, closed;
+    int finished; /* the connection is over: BRISK_EV_CLOSED came */
     const struct stream *out, *in; /* the stream it sends, the one it receives */
     struct brisk_sim_bulk_side r;
 };
