@@ -229,9 +229,10 @@ static void test_cork(void **state)
 }
 
 /* After shutdown nothing more will come to fill a partial segment: the piece that goes with the FIN is held
- * neither by Nagle nor by TCP_CORK (Linux: tcp_nagle_test passes a FIN segment, tcp_send_fin pushes with Nagle
- * off). Held, the tail and the FIN would wait for the ACK of the previous small segment — a delayed ACK (up
- * to tcp_delack_max) at the end of every transfer whose last two writes were small — or for the cork timer. */
+ * neither by Nagle nor by TCP_CORK (Linux: tcp_nagle_test passes a FIN segment, tcp_send_fin pushes with
+ * Nagle off). Held, the tail and the FIN would wait for the ACK of the previous small segment — a delayed ACK
+ * (up to tcp_delack_max) at the end of every transfer whose last two writes were small — or for the cork
+ * timer. */
 static void test_fin_takes_held_tail(void **state)
 {
     (void)state;

@@ -198,10 +198,10 @@ static void lose_three_times(struct fix *f, uint64_t t1, uint32_t tsval[4])
 }
 
 /* Only retransmitted data is acknowledged (Karn: no timed sample), but the ACK shows the path works again:
- * the backed-off RTO is reset (RFC 6298 §5.7 spirit, Linux too). Its echoed timestamp is a round-trip sample
- * only when it is the latest transmission's. An earlier copy's echo means that copy arrived and its ACK was
- * lost; the receiver keeps echoing it (TS.Recent is not updated by whole duplicates, RFC 7323 §5.3 R2), and
- * "now - TSecr" is then the time since that copy, not a round trip. */
+ * the backed-off RTO is reset (Linux does the same on a timestamp-validated ACK). Its echoed timestamp is a
+ * round-trip sample only when it is the latest transmission's. An earlier copy's echo means that copy arrived
+ * and its ACK was lost; the receiver keeps echoing it (TS.Recent is not updated by whole duplicates, RFC 7323
+ * §5.3 R2), and "now - TSecr" is then the time since that copy, not a round trip. */
 static void test_backoff_reset_by_timestamp_echo(void **state)
 {
     (void)state;

@@ -8,9 +8,9 @@
  *
  * One flow per row, same path and NIC; the rows differ only in settings (compatibility profiles). Columns:
  * transfer time, goodput (and % of line rate), the TSQ budget at the end, TSQ throttles, and how long each
- * hold reason held data back over the transfer (brisk_conn_info). Every row that reaches its budget is held by
- * TSQ most of the time — queueing no more than the budget is TSQ's job; what tells the rows apart is whether
- * that budget keeps the link busy: the 3.19 row is held for its whole, three times longer, transfer.
+ * hold reason held data back over the transfer (brisk_conn_info). Every row that reaches its budget is held
+ * by TSQ most of the time — queueing no more than the budget is TSQ's job; what tells the rows apart is
+ * whether that budget keeps the link busy: the 3.19 row is held for its whole, three times longer, transfer.
  */
 #include <string.h>
 
