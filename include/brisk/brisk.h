@@ -510,8 +510,48 @@ struct brisk_conn_info {
     uint64_t tlp_recoveries;                /* losses a probe repaired */
     uint64_t undos;                         /* congestion responses undone as spurious (F-RTO, D-SACK) */
     uint64_t wheel_ops;                     /* timer wheel arm / cancel operations for this connection */
+    /* Loss recovery and timers, in Linux's tcp_info terms. */
+    int ca_state;              /* enum brisk_ca_state */
+    uint32_t sacked_bytes;     /* in flight and SACKed by the peer */
+    uint32_t lost_bytes;       /* marked lost (retransmitted or not) */
+    uint32_t retrans_bytes;    /* lost, retransmitted, not yet acknowledged */
+    uint32_t backoff;          /* consecutive timeouts: RTO backoffs, zero-window probes, SYN resends */
+    uint32_t keepalive_probes; /* keepalive probes sent without an answer */
+    uint64_t ato_ns;           /* delayed-ACK timeout now */
+    uint64_t last_data_sent_ns; /* `now` of the last data segment sent (0: never) */
+    uint64_t last_data_recv_ns; /* `now` of the last data segment received (0: never) */
+    uint64_t last_recv_ns;      /* `now` of the last segment received (0: never) */
+    uint64_t rcv_queued;        /* in-order bytes waiting for the application (Linux FIONREAD / TCP_INQ) */
+    uint64_t snd_queued;        /* bytes in the send buffer: unacknowledged + not sent (Linux SIOCOUTQ) */
+    uint32_t advmss;            /* the MSS we announced */
+    uint32_t peer_mss;          /* the MSS the peer announced (0: none) */
+};
+/* Congestion states as Linux's tcpi_ca_state numbers them (there is no CWR: brisk has no ECN). */
+enum brisk_ca_state {
+    BRISK_CA_OPEN = 0,     /* no loss suspected */
+    BRISK_CA_DISORDER = 1, /* duplicate ACKs or SACKs seen, no loss declared yet */
+    BRISK_CA_RECOVERY = 3, /* fast recovery */
+    BRISK_CA_LOSS = 4,     /* a retransmission timeout, until the ACK of what was outstanding */
 };
 int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *out);
+
+/* Readiness of a socket, with the rules of Linux's tcp_poll (what poll(2) and epoll report), for event
+ * loops and POSIX-style facades:
+ *   BRISK_POLL_IN     a read would not wait: data, the peer's FIN, an error, or (listener) a connection to
+ *                     accept
+ *   BRISK_POLL_OUT    a write would not wait: the send buffer has room (free >= half of what is queued, and
+ *                     with notsent_lowat, unsent bytes below half the low-water mark — Linux's wakeup rule),
+ *                     or sending was shut down (a write fails at once)
+ *   BRISK_POLL_RDHUP  the peer closed its sending direction
+ *   BRISK_POLL_HUP    both directions are closed, or the connection is over
+ *   BRISK_POLL_ERR    the connection ended with an error (brisk_sock_error)
+ * Returns 0 for a NULL socket. */
+#define BRISK_POLL_IN    0x01u
+#define BRISK_POLL_OUT   0x04u
+#define BRISK_POLL_ERR   0x08u
+#define BRISK_POLL_HUP   0x10u
+#define BRISK_POLL_RDHUP 0x2000u
+unsigned brisk_sock_poll(const brisk_sock *s);
 
 #ifdef __cplusplus
 }

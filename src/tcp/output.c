@@ -34,7 +34,7 @@ uint32_t tcp_ts_now(const brisk_sock *c, uint64_t now)
     return (uint32_t)(now / BRISK_NSEC_PER_MSEC) + c->opt.ts_offset;
 }
 
-uint32_t tcp_local_mss(brisk_sock *c)
+uint32_t tcp_local_mss(const brisk_sock *c)
 {
     uint32_t mss = c->rt.dev ? c->rt.dev->cfg.mtu - 40u : TCP_DEFAULT_MSS;
     if (c->opt.mss_clamp && c->opt.mss_clamp < mss)

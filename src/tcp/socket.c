@@ -516,5 +516,26 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *o)
     }
     if (s->hold.reason != BRISK_HOLD_NONE && s->st->now > s->hold.since)
         o->hold_ns[s->hold.reason] += s->st->now - s->hold.since; /* the hold in force, so far */
+    if (s->cc.in_loss)
+        o->ca_state = BRISK_CA_LOSS;
+    else if (s->cc.in_recovery)
+        o->ca_state = BRISK_CA_RECOVERY;
+    else if (s->dupacks > 0 || s->sb.sacked > 0)
+        o->ca_state = BRISK_CA_DISORDER;
+    else
+        o->ca_state = BRISK_CA_OPEN;
+    o->sacked_bytes = s->sb.sacked;
+    o->lost_bytes = s->sb.lost;
+    o->retrans_bytes = s->sb.retrans;
+    o->backoff = s->timer.retries;
+    o->keepalive_probes = s->timer.probes;
+    o->ato_ns = s->ack.ato;
+    o->last_data_sent_ns = s->timer.last_tx;
+    o->last_data_recv_ns = s->ack.last_data_rx;
+    o->last_recv_ns = s->timer.last_rx;
+    o->rcv_queued = s->rcv.buf.len;
+    o->snd_queued = s->snd.buf.len;
+    o->advmss = s->state == BRISK_TCP_LISTEN ? 0 : tcp_local_mss(s);
+    o->peer_mss = s->opt.peer_mss;
     return BRISK_OK;
 }

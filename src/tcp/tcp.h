@@ -451,7 +451,7 @@ void tcp_send_rst(brisk_sock *c, uint64_t now);
 /* Challenge ACK (RFC 5961 §3.2, §4.2), rate limited per stack. */
 void tcp_send_challenge_ack(brisk_sock *c, uint64_t now);
 /* Our MSS to announce on a SYN: device MTU - 40, clamped by MAXSEG. */
-uint32_t tcp_local_mss(brisk_sock *c);
+uint32_t tcp_local_mss(const brisk_sock *c);
 /* TSval for `now` on this connection (1 ms clock, RFC 7323 §5.4). */
 uint32_t tcp_ts_now(const brisk_sock *c, uint64_t now);
 

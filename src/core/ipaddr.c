@@ -1,10 +1,6 @@
 /*
  * ipaddr.c — brisk_ip_parse and brisk_ip_format (declared in brisk.h): dotted-quad IPv4 text, for the tools
- * that configure real devices.
- *
- * They live with the drivers because the real-network tools were their first users; they need nothing but
- * libc and belong in libbrisk proper (src/core) once the core wants them — move the file, keep the names.
- * Parsing is strict: exactly four decimal fields 0-255, no signs, no spaces, at most three digits each (so
+ * and for every program that links libbrisk (they need nothing but libc). Parsing is strict: exactly four decimal fields 0-255, no signs, no spaces, at most three digits each (so
  * "010.1.1.1" is ten, never octal), nothing after the last field.
  */
 #include <stdio.h>
