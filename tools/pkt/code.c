@@ -34,11 +34,12 @@ struct val {
     int64_t i;
     double f;
     char s[STR_MAX];
-    struct val *items; /* V_TUPLE (malloc'ed) */
+    struct val *items; /* V_TUPLE: owned by the run's arena (struct cx.tuples), freed when it ends */
     size_t nitems;
 };
 
 #define LOCALS_MAX 16
+#define TUPLES_MAX 64
 
 struct cx {
     const char *src;
@@ -56,15 +57,13 @@ struct cx {
     size_t errlen;
     int status; /* PKT_PASS until an error */
     int depth;
+    struct val *tuples[TUPLES_MAX]; /* every tuple's items, freed together at the end of the run */
+    size_t ntuples;
 };
 
+/* Values own nothing (tuples live in the run's arena): forgetting one is all there is to freeing it. */
 static void vfree(struct val *v)
 {
-    if (v->k == V_TUPLE) {
-        for (size_t i = 0; i < v->nitems; i++)
-            vfree(&v->items[i]);
-        free(v->items);
-    }
     v->items = NULL;
     v->nitems = 0;
 }
@@ -99,8 +98,10 @@ static int at_kw(struct cx *c, const char *kw)
 {
     skip_ws(c);
     size_t n = strlen(kw);
-    char nx = c->src[c->i + n];
-    return strncmp(c->src + c->i, kw, n) == 0 && !isalnum((unsigned char)nx) && nx != '_';
+    if (strncmp(c->src + c->i, kw, n) != 0)
+        return 0;
+    char nx = c->src[c->i + n]; /* within the string: the n characters before it matched */
+    return !isalnum((unsigned char)nx) && nx != '_';
 }
 
 static int eat(struct cx *c, const char *s)
@@ -114,6 +115,18 @@ static int eat(struct cx *c, const char *s)
 static double num(const struct val *v)
 {
     return v->k == V_INT ? (double)v->i : v->f;
+}
+
+/* A double as an integer, saturating (and 0 for NaN), as no C conversion of an out-of-range value may be. */
+static int64_t to_i64(double d)
+{
+    if (!(d == d))
+        return 0;
+    if (d >= 9.2233720368547758e18)
+        return INT64_MAX;
+    if (d <= -9.2233720368547758e18)
+        return INT64_MIN;
+    return (int64_t)d;
 }
 
 static int truthy(const struct val *v)
@@ -197,10 +210,10 @@ static int format(struct cx *c, const char *fmt, const struct val *args, size_t 
         case 'd':
         case 'i':
         case 'u':
-            snprintf(buf, sizeof(buf), "%lld", v->k == V_INT ? (long long)v->i : (long long)num(v));
+            snprintf(buf, sizeof(buf), "%lld", v->k == V_INT ? (long long)v->i : (long long)to_i64(num(v)));
             break;
         case 'x':
-            snprintf(buf, sizeof(buf), "%llx", (unsigned long long)(v->k == V_INT ? v->i : (int64_t)num(v)));
+            snprintf(buf, sizeof(buf), "%llx", (unsigned long long)(v->k == V_INT ? v->i : to_i64(num(v))));
             break;
         case 'f':
         case 'g':
@@ -301,12 +314,15 @@ static int atom(struct cx *c, struct val *v)
                     *v = args[k];
             }
             if (!strcmp(name, "abs")) {
-                if (v->k == V_INT)
+                if (v->k == V_INT && v->i == INT64_MIN) {
+                    v->k = V_FLT;
+                    v->f = -(double)v->i;
+                } else if (v->k == V_INT)
                     v->i = v->i < 0 ? -v->i : v->i;
                 else
                     v->f = fabs(v->f);
             } else if (!strcmp(name, "int") && v->k == V_FLT) {
-                vint(v, (int64_t)v->f);
+                vint(v, to_i64(v->f));
             }
         } else {
             rc = lookup(c, name, v);
@@ -318,9 +334,12 @@ static int atom(struct cx *c, struct val *v)
             return -1;
         if (at(c, ",")) {
             v->k = V_TUPLE;
+            if (c->ntuples == TUPLES_MAX)
+                return cfail(c, PKT_UNSUPPORTED, "code: more than %d tuples", TUPLES_MAX);
             v->items = calloc(TUPLE_MAX, sizeof(struct val));
             if (!v->items)
                 return cfail(c, PKT_BAD_SCRIPT, "code: out of memory");
+            c->tuples[c->ntuples++] = v->items;
             v->items[v->nitems++] = first;
             while (eat(c, ",") && !at(c, ")")) {
                 if (v->nitems == TUPLE_MAX)
@@ -355,9 +374,12 @@ static int unary(struct cx *c, struct val *v)
     if (eat(c, "-")) {
         if (unary(c, v) < 0)
             return -1;
-        if (v->k == V_INT)
+        if (v->k == V_INT && v->i != INT64_MIN)
             v->i = -v->i;
-        else if (v->k == V_FLT)
+        else if (v->k == V_INT) {
+            v->k = V_FLT;
+            v->f = -(double)v->i;
+        } else if (v->k == V_FLT)
             v->f = -v->f;
         else
             return cfail(c, PKT_BAD_SCRIPT, "code: unary minus of a non-number");
@@ -377,7 +399,7 @@ static int power(struct cx *c, struct val *v)
         if (unary(c, &e) < 0 || arith_check(c, v, &e) < 0)
             return -1;
         double r = pow(num(v), num(&e));
-        if (v->k == V_INT && e.k == V_INT && e.i >= 0 && r < 9.2e18)
+        if (v->k == V_INT && e.k == V_INT && e.i >= 0 && fabs(r) < 9.2e18)
             vint(v, (int64_t)r);
         else {
             v->k = V_FLT;
@@ -430,9 +452,21 @@ static int term(struct cx *c, struct val *v)
             if (op != '*' && b.i == 0)
                 return cfail(c, PKT_FAIL, "code: division by zero");
             int64_t x = v->i, y = b.i, r;
-            if (op == '*')
-                r = x * y;
-            else {
+            if (op == '*') {
+                if (__builtin_mul_overflow(x, y, &r)) { /* Python's integers do not overflow: go on in floats */
+                    v->k = V_FLT;
+                    v->f = (double)x * (double)y;
+                    continue;
+                }
+            } else if (x == INT64_MIN && y == -1) { /* the one quotient that does not fit */
+                if (op == '%') {
+                    vint(v, 0);
+                } else {
+                    v->k = V_FLT;
+                    v->f = -(double)x;
+                }
+                continue;
+            } else {
                 r = x / y; /* Python floors */
                 if ((x % y != 0) && ((x < 0) != (y < 0)))
                     r--;
@@ -459,12 +493,14 @@ static int arith(struct cx *c, struct val *v)
         struct val b;
         if (term(c, &b) < 0 || arith_check(c, v, &b) < 0)
             return -1;
-        if (v->k == V_INT && b.k == V_INT) {
-            v->i = op == '+' ? v->i + b.i : v->i - b.i;
+        int64_t sum;
+        if (v->k == V_INT && b.k == V_INT &&
+            !(op == '+' ? __builtin_add_overflow(v->i, b.i, &sum) : __builtin_sub_overflow(v->i, b.i, &sum))) {
+            v->i = sum;
         } else {
-            double r = op == '+' ? num(v) + num(&b) : num(v) - num(&b);
+            double d = op == '+' ? num(v) + num(&b) : num(v) - num(&b);
             v->k = V_FLT;
-            v->f = r;
+            v->f = d;
         }
     }
 }
@@ -739,5 +775,7 @@ int pkt_code_run(const char *code, const struct pkt_var *vars, size_t nvars, cha
         if (statement(&c) < 0)
             break;
     }
+    for (size_t i = 0; i < c.ntuples; i++)
+        free(c.tuples[i]);
     return c.status;
 }

@@ -110,6 +110,18 @@ static int perr(struct ps *p, const struct tok *t, const char *fmt, ...)
     return -1;
 }
 
+/* A semantic error at token t: what is wrong, without the "found" of a syntax error. */
+static int serr(struct ps *p, const struct tok *t, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    snprintf(p->err, p->errlen, "%s:%d:%d: error: %s", p->path, t->line, t->col, what);
+    return -1;
+}
+
 static int expect_punct(struct ps *p, char c)
 {
     if (!is_punct(peek(p), c))
@@ -134,7 +146,7 @@ static int time_us(struct ps *p, int64_t *out)
     struct tok *t = peek(p);
     if (t->kind == TOK_INT) {
         if (t->num > INT64_MAX / 1000000)
-            return perr(p, t, "time out of range");
+            return serr(p, t, "time out of range");
         *out = t->num * 1000000;
         next(p);
         return 0;
@@ -146,7 +158,7 @@ static int time_us(struct ps *p, int64_t *out)
     int fd = 0;
     for (; isdigit((unsigned char)*s); s++) {
         if (whole > (INT64_MAX / 1000000 - 9) / 10)
-            return perr(p, t, "time out of range");
+            return serr(p, t, "time out of range");
         whole = whole * 10 + (*s - '0');
     }
     if (*s == '.')
@@ -393,7 +405,7 @@ static int parse_tcp_options(struct ps *p, struct pkt_tcp *tcp)
             if (expect_u32(p, "the MSS", &v) < 0)
                 return -1;
             if (v > 65535)
-                return perr(p, t, "mss value out of range");
+                return serr(p, t, "mss value out of range");
             b[0] = BRISK_TCPOPT_MSS;
             b[1] = 4;
             b[2] = (uint8_t)(v >> 8);
@@ -404,7 +416,7 @@ static int parse_tcp_options(struct ps *p, struct pkt_tcp *tcp)
             if (expect_u32(p, "the window scale", &v) < 0)
                 return -1;
             if (v > 255)
-                return perr(p, t, "window scale shift count out of range");
+                return serr(p, t, "window scale shift count out of range");
             b[0] = BRISK_TCPOPT_WSCALE;
             b[1] = 3;
             b[2] = (uint8_t)v;
@@ -466,7 +478,7 @@ static int parse_tcp_options(struct ps *p, struct pkt_tcp *tcp)
         return perr(p, peek(p), "expected ',' or '>' in the option list");
     }
     if (tcp->opts_len % 4)
-        return perr(p, peek(p), "TCP options are not padded to a multiple of 4 bytes (%u bytes)", tcp->opts_len);
+        return serr(p, peek(p), "TCP options are not padded to a multiple of 4 bytes (%u bytes)", tcp->opts_len);
     return 0;
 }
 
@@ -479,9 +491,9 @@ static int parse_seq(struct ps *p, uint32_t *seq, uint32_t *end, uint32_t *len)
         expect_u32(p, "the payload length", len) < 0 || expect_punct(p, ')') < 0)
         return -1;
     if (*len > 65535)
-        return perr(p, t, "TCP payload size out of range");
+        return serr(p, t, "TCP payload size out of range");
     if (*end != *seq + *len)
-        return perr(p, t, "inconsistent TCP sequence numbers and payload size");
+        return serr(p, t, "inconsistent TCP sequence numbers and payload size");
     return 0;
 }
 
@@ -650,7 +662,7 @@ static int parse_packet(struct ps *p, struct pkt_event *ev)
             expect_u32(p, "a destination port", &dp) < 0)
             return -1;
         if (sp > 65535 || dp > 65535)
-            return perr(p, t, "port out of range");
+            return serr(p, t, "port out of range");
         tcp->sport = (uint16_t)sp;
         tcp->dport = (uint16_t)dp;
     }
@@ -672,14 +684,14 @@ static int parse_packet(struct ps *p, struct pkt_event *ev)
             if (expect_u32(p, "the window", &v) < 0)
                 return -1;
             if (v > 65535)
-                return perr(p, t, "TCP window value out of range");
+                return serr(p, t, "TCP window value out of range");
             tcp->win = (int32_t)v;
         } else if (is_word(t, "urg")) {
             next(p);
             if (expect_u32(p, "the urgent pointer", &v) < 0)
                 return -1;
             if (v > 65535)
-                return perr(p, t, "urg_ptr value out of range");
+                return serr(p, t, "urg_ptr value out of range");
             tcp->urg = (uint16_t)v;
         } else if (is_punct(t, '<')) {
             if ((rc = parse_tcp_options(p, tcp)) < 0)
@@ -689,9 +701,9 @@ static int parse_packet(struct ps *p, struct pkt_event *ev)
         }
     }
     if (ev->act == ACT_INBOUND && tcp->win < 0)
-        return perr(p, peek(p), "window must be specified for inbound packets ('win N')");
+        return serr(p, d, "window must be specified for inbound packets ('win N')");
     if (ev->act == ACT_INBOUND && tcp->opts_any)
-        return perr(p, peek(p), "<...> for TCP options can only be used with outbound packets");
+        return serr(p, d, "<...> for TCP options can only be used with outbound packets");
     return 0;
 }
 
@@ -787,7 +799,7 @@ static int parse_event(struct ps *p, struct pkt_event *ev)
         return perr(p, t, "expected an event time (0.100, +0.1, +0.1~+0.2 or *)");
     }
     if ((ev->tkind == TIME_ABS_RANGE || ev->tkind == TIME_REL_RANGE) && ev->t_end_us < ev->t_us)
-        return perr(p, t, "time range is backwards");
+        return serr(p, t, "time range is backwards");
     struct tok *a = peek(p);
     int rc;
     if (is_punct(a, '<') || is_punct(a, '>')) {
@@ -803,9 +815,9 @@ static int parse_event(struct ps *p, struct pkt_event *ev)
             return rc;
     }
     if (ev->tkind == TIME_ANY && ev->act != ACT_OUTBOUND)
-        return perr(p, t, "event time * can only be used with outbound packets");
+        return serr(p, t, "event time * can only be used with outbound packets");
     if ((ev->tkind == TIME_ABS_RANGE || ev->tkind == TIME_REL_RANGE) && ev->act != ACT_OUTBOUND)
-        return perr(p, t, "event time range can only be used with outbound packets");
+        return serr(p, t, "event time range can only be used with outbound packets");
     return 0;
 }
 
