@@ -226,19 +226,6 @@ static int our_fin_acked(brisk_sock *c, uint64_t now)
     }
 }
 
-/* NewReno (RFC 6582 §3.2): retransmit the first unacknowledged segment — only bytes already sent (a
- * retransmission never carries new data: the segment may have been cut smaller than today's MSS). */
-static void retransmit_head(brisk_sock *c, uint64_t now)
-{
-    uint32_t sent = c->snd.max - c->snd.una;
-    if (c->snd.fin_sent && sent > 0)
-        sent--; /* the FIN's sequence number is not a buffer byte */
-    uint32_t len = sent < c->snd.mss ? sent : c->snd.mss;
-    if (len == 0)
-        return;
-    tcp_transmit(c, c->snd.una, len, BRISK_TCP_ACK, now);
-}
-
 /* The RTT sample an ACK gives: the send time of the newest timed segment it covers (0 if none, or if the
  * covered bytes were retransmitted — Karn's rule). Covered records are dropped. */
 static uint64_t rtt_from_ack(brisk_sock *c, uint32_t ack, uint64_t now)
@@ -270,6 +257,17 @@ static void ts_recent_update(brisk_sock *c, const struct brisk_tcp_repr *seg, ui
 {
     if (c->opt.ts && seg->opts.ts_ok && brisk_seq_leq(seg->seq, c->rcv.nxt))
         c->opt.ts_recent = seg->opts.ts_val, c->opt.ts_recent_age = now;
+}
+
+/* An ACK of `acked` new bytes outside recovery; `flight` was in flight before it. cwnd grows only when it was
+ * what limited the flight (RFC 7661 spirit; Linux's tcp_is_cwnd_limited): not when the application or the
+ * peer's window held the sender back. */
+static void grow_cwnd(brisk_sock *c, uint32_t acked, uint32_t flight, uint64_t rtt, uint64_t now)
+{
+    int cwnd_limited =
+        flight + c->snd.mss > c->cc.cwnd || (c->cc.cwnd < c->cc.ssthresh && c->cc.cwnd < 2 * flight);
+    int app_limited = !cwnd_limited;
+    c->cc_ops->on_ack(&c->cc, acked, flight, rtt, app_limited, now);
 }
 
 /* The ACK field: RFC 9293 §3.10.7.4 "fifth". Returns 1 to go on with the segment, 0 if the connection is
@@ -344,7 +342,12 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
                 brisk_rtt_sample(&c->rtt, (uint64_t)ticks * BRISK_NSEC_PER_MSEC, now);
             c->rtt.backoff = 0;
         }
-        if (c->cc.in_recovery && tcp_sb_active(c)) {
+        if (!tcp_sb_active(c) && st->s.tcp_nosack_prr) {
+            tcp_reno_ack(c, acked, 0, prior_cwnd, now); /* recovery.c: Linux's way without SACK */
+            /* Growth as Linux's tcp_cong_control: not in recovery; on the ACK that ends it, from ssthresh. */
+            if (!c->cc.in_recovery)
+                grow_cwnd(c, acked, flight, rtt, now);
+        } else if (c->cc.in_recovery && tcp_sb_active(c)) {
             if (brisk_seq_geq(ack, c->cc.recover)) { /* RFC 6937 §3: the episode ends at ssthresh */
                 c->cc_ops->on_exit_recovery(&c->cc, tcp_flight(c), now);
                 c->cc.in_recovery = 0;
@@ -357,15 +360,10 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
                 c->cc.in_recovery = 0;
             } else {
                 c->cc_ops->on_recovery_ack(&c->cc, acked, 0, tcp_flight(c), now);
-                retransmit_head(c, now); /* partial ACK: the next hole */
+                tcp_retransmit_head(c, now); /* partial ACK: the next hole */
             }
         } else {
-            /* Grow cwnd only when it was what limited the flight (RFC 7661 spirit; Linux's
-             * tcp_is_cwnd_limited): not when the application or the peer's window held the sender back. */
-            int cwnd_limited =
-                flight + c->snd.mss > c->cc.cwnd || (c->cc.cwnd < c->cc.ssthresh && c->cc.cwnd < 2 * flight);
-            int app_limited = !cwnd_limited;
-            c->cc_ops->on_ack(&c->cc, acked, flight, rtt, app_limited, now);
+            grow_cwnd(c, acked, flight, rtt, now);
         }
         /* After the window grew for this ACK (a reduction must not be grown back at once), before the
          * deadline is re-armed (the episode may end here and allow a new probe). */
@@ -384,7 +382,9 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
                !(seg->flags & (BRISK_TCP_SYN | BRISK_TCP_FIN))) {
         /* A duplicate ACK (RFC 5681 §2). */
         c->dupacks++;
-        if (c->cc.in_recovery) {
+        if (!tcp_sb_active(c) && st->s.tcp_nosack_prr) {
+            tcp_reno_ack(c, 0, 1, prior_cwnd, now); /* recovery.c: Linux's way without SACK */
+        } else if (c->cc.in_recovery) {
             if (!tcp_sb_active(c)) /* with a scoreboard, PRR sizes the window (below) */
                 c->cc_ops->on_recovery_ack(&c->cc, 0, 1, flight, now);
         } else if (tcp_sb_active(c)) {
@@ -397,7 +397,7 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
             c->cc.in_recovery = 1;
             st->c.TCPFastRetrans++;
             c->stat.fast_retransmits++;
-            retransmit_head(c, now);
+            tcp_retransmit_head(c, now);
             tcp_rearm_rto(c, now);
         }
     }
