@@ -15,12 +15,18 @@ struct profile {
     const char *const *sets;
 };
 
+/* Receive path and loss recovery where Linux departs from the RFCs, the same in every Linux version these
+ * profiles name (docs/recovery.md, "Linux and the RFCs"): recovery without SACK the Linux way, an ACK of
+ * unsent data dropped silently in ESTABLISHED, a SYN-ACK's text discarded. */
+#define LINUX_RECEIVE "tcp_nosack_prr=1", "tcp_unsent_ack_reply=0", "tcp_synack_data=0"
+
 static const char *const p_3_12[] = {"tcp_tsq_rule=0",
                                      "tcp_limit_output_bytes=128K",
                                      "tcp_tsq_shortcut=0",
                                      "tcp_tsq_adaptive=0",
                                      "tcp_autocorking=0",
                                      "tcp_pacing=0",
+                                     LINUX_RECEIVE,
                                      NULL};
 static const char *const p_3_14_rc2[] = {"tcp_tsq_rule=1",
                                          "tcp_limit_output_bytes=128K",
@@ -30,6 +36,7 @@ static const char *const p_3_14_rc2[] = {"tcp_tsq_rule=1",
                                          "tcp_resume_nagle=1",
                                          "tcp_autocork_first_packet=1",
                                          "tcp_pacing=0",
+                                         LINUX_RECEIVE,
                                          NULL};
 static const char *const p_3_14[] = {"tcp_tsq_rule=1",
                                      "tcp_limit_output_bytes=128K",
@@ -39,6 +46,7 @@ static const char *const p_3_14[] = {"tcp_tsq_rule=1",
                                      "tcp_resume_nagle=0",
                                      "tcp_autocork_first_packet=0",
                                      "tcp_pacing=0",
+                                     LINUX_RECEIVE,
                                      NULL};
 static const char *const p_3_19[] = {"tcp_tsq_rule=2",
                                      "tcp_limit_output_bytes=128K",
@@ -46,6 +54,7 @@ static const char *const p_3_19[] = {"tcp_tsq_rule=2",
                                      "tcp_tsq_adaptive=0",
                                      "tcp_autocorking=1",
                                      "tcp_pacing=0",
+                                     LINUX_RECEIVE,
                                      NULL};
 static const char *const p_6_x[] = {"tcp_tsq_rule=2",
                                     "tcp_limit_output_bytes=4M",
@@ -53,6 +62,7 @@ static const char *const p_6_x[] = {"tcp_tsq_rule=2",
                                     "tcp_tsq_adaptive=0",
                                     "tcp_autocorking=1",
                                     "tcp_pacing=0",
+                                    LINUX_RECEIVE,
                                     NULL};
 static const char *const p_brisk[] = {NULL};
 

@@ -60,6 +60,13 @@ static const char *const congestion_names[] = {"newreno", "cubic", NULL};
     X(tcp_timer_eager, BOOL, tcp_timer_eager, uint32_t, 0, 0, 1,                                             \
       "compat (Linux until 2019): re-arm RTO/TLP on every send and ACK, arm/cancel delayed ACKs each time")  \
     X(tcp_frto, BOOL, tcp_frto, uint32_t, 1, 0, 1, "F-RTO: detect and undo spurious timeouts (RFC 5682)")    \
+    X(tcp_nosack_prr, BOOL, tcp_nosack_prr, uint32_t, 0, 0, 1,                                               \
+      "compat (Linux): recovery without SACK counts duplicate ACKs as SACKed segments and sizes the window "  \
+      "by PRR, not by RFC 6582's inflation")                                                                 \
+    X(tcp_unsent_ack_reply, BOOL, tcp_unsent_ack_reply, uint32_t, 1, 0, 1,                                   \
+      "answer an ACK of data never sent with an ACK in ESTABLISHED (RFC 9293; 0: drop it silently, Linux)")  \
+    X(tcp_synack_data, BOOL, tcp_synack_data, uint32_t, 1, 0, 1,                                             \
+      "queue text (and a FIN) carried by a SYN-ACK (RFC 9293 3.10.7.3; 0: discard it, Linux without TFO)")  \
     X(pkt_pool_bytes, SIZE, pkt_pool_bytes, uint64_t, 64ull << 20, 1ull << 20, 1ull << 40,                   \
       "bound on packet-buffer memory per stack")                                                             \
     X(tcp_mem_bytes, SIZE, tcp_mem_bytes, uint64_t, 1ull << 30, 1ull << 20, 1ull << 40,                      \

@@ -29,6 +29,9 @@ static void deliver_to_rcvbuf(void *ctx, const uint8_t *data, uint32_t n)
     (void)got;
 }
 
+static int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct tcp_piece *pieces,
+                      uint32_t npieces, uint64_t now);
+
 /* Options both ends agreed on, from the peer's SYN (or SYN-ACK). */
 static void negotiate(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
 {
@@ -141,8 +144,18 @@ static void syn_sent_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint
     negotiate(c, seg, now);
     if (seg->flags & BRISK_TCP_ACK) {
         establish(c, seg, now);
-        tcp_send_ack(c, now);
         tcp_raise(c, BRISK_EV_CONNECTED | BRISK_EV_WRITABLE);
+        if ((seg->payload_len || (seg->flags & BRISK_TCP_FIN)) && c->st->s.tcp_synack_data) {
+            /* RFC 9293 §3.10.7.3: with our SYN acknowledged, "continue processing at the sixth step": the
+             * text (and a FIN) after the SYN's sequence number is queued like any in-order text, and the ACK
+             * below acknowledges it. Linux without Fast Open discards it (tcp_rcv_state_process frees the
+             * SYN-ACK after tcp_rcv_synsent_state_process) and the peer must send it again. */
+            struct brisk_tcp_repr text = *seg;
+            text.seq = seg->seq + 1;
+            text.flags = (uint8_t)(seg->flags & ~BRISK_TCP_SYN);
+            text_input(c, &text, NULL, 0, now);
+        }
+        tcp_send_ack(c, now);
         return;
     }
     /* Simultaneous open (RFC 9293 §3.5, figure 7). */
@@ -213,19 +226,6 @@ static int our_fin_acked(brisk_sock *c, uint64_t now)
     }
 }
 
-/* NewReno (RFC 6582 §3.2): retransmit the first unacknowledged segment — only bytes already sent (a
- * retransmission never carries new data: the segment may have been cut smaller than today's MSS). */
-static void retransmit_head(brisk_sock *c, uint64_t now)
-{
-    uint32_t sent = c->snd.max - c->snd.una;
-    if (c->snd.fin_sent && sent > 0)
-        sent--; /* the FIN's sequence number is not a buffer byte */
-    uint32_t len = sent < c->snd.mss ? sent : c->snd.mss;
-    if (len == 0)
-        return;
-    tcp_transmit(c, c->snd.una, len, BRISK_TCP_ACK, now);
-}
-
 /* The RTT sample an ACK gives: the send time of the newest timed segment it covers (0 if none, or if the
  * covered bytes were retransmitted — Karn's rule). Covered records are dropped. */
 static uint64_t rtt_from_ack(brisk_sock *c, uint32_t ack, uint64_t now)
@@ -249,22 +249,56 @@ static uint64_t rtt_from_ack(brisk_sock *c, uint32_t ack, uint64_t now)
     return now > at ? now - at : 1;
 }
 
+/* TS.Recent (RFC 7323 §4.3) from a segment that passed every check so far — PAWS, the window, and the ACK
+ * field — and starts at or before the left edge. Recording it earlier would let a segment that is then
+ * dropped (an ACK of data never sent) decide what our next segments echo. (Linux: tcp_ack records it only
+ * after rejecting such ACKs and old ones, tcp_replace_ts_recent.) */
+static void ts_recent_update(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
+{
+    if (c->opt.ts && seg->opts.ts_ok && brisk_seq_leq(seg->seq, c->rcv.nxt))
+        c->opt.ts_recent = seg->opts.ts_val, c->opt.ts_recent_age = now;
+}
+
+/* An ACK of `acked` new bytes outside recovery; `flight` was in flight before it. cwnd grows only when it was
+ * what limited the flight (RFC 7661 spirit; Linux's tcp_is_cwnd_limited): not when the application or the
+ * peer's window held the sender back. */
+static void grow_cwnd(brisk_sock *c, uint32_t acked, uint32_t flight, uint64_t rtt, uint64_t now)
+{
+    int cwnd_limited =
+        flight + c->snd.mss > c->cc.cwnd || (c->cc.cwnd < c->cc.ssthresh && c->cc.cwnd < 2 * flight);
+    int app_limited = !cwnd_limited;
+    c->cc_ops->on_ack(&c->cc, acked, flight, rtt, app_limited, now);
+}
+
 /* The ACK field: RFC 9293 §3.10.7.4 "fifth". Returns 1 to go on with the segment, 0 if the connection is
  * gone, -1 if the segment must be dropped (its ACK is outside SND.UNA - MAX.SND.WND .. SND.NXT). */
 static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
 {
     brisk_stack *st = c->st;
     uint32_t ack = seg->ack;
-    if (brisk_seq_gt(ack, c->snd.max)) { /* acks data never sent: RFC 5961 §5.2 */
+    if (brisk_seq_gt(ack, c->snd.max)) { /* acks data never sent */
         st->c.TCPACKOutOfWindow++;
-        tcp_send_challenge_ack(c, now);
-        return -1; /* the whole segment goes, data and FIN included */
+        /* RFC 9293 §3.10.7.4 and RFC 5961 §5.2: send an ACK, drop the segment. Linux 6.x drops it silently
+         * in ESTABLISHED (tcp_rcv_established: tcp_ack fails with TCP_ACK_UNSENT_DATA, "discard") and
+         * answers only in the other states (tcp_rcv_state_process: tcp_send_challenge_ack). */
+        if (c->state != BRISK_TCP_ESTABLISHED || st->s.tcp_unsent_ack_reply)
+            tcp_send_challenge_ack(c, now);
+        return -1; /* the whole segment goes, data and FIN included; TS.Recent is not touched */
     }
     uint32_t win = (uint32_t)seg->window << c->snd.wscale;
     if (brisk_seq_lt(ack, c->snd.una - c->snd.max_wnd)) { /* too old: RFC 5961 §5.2, drop and ACK */
         tcp_send_challenge_ack(c, now);
         return -1;
     }
+    /* An ACK below SND.UNA is old news (RFC 9293: "it can be ignored"): it neither records TS.Recent, nor
+     * updates the window (only SND.UNA =< SEG.ACK =< SND.NXT may), nor counts as a duplicate ACK; without
+     * SACK blocks nothing else in it concerns the sender (Linux: tcp_ack's old_ack path, which only runs
+     * the SACK blocks). Its text, if any, is processed as usual. */
+    int old = brisk_seq_lt(ack, c->snd.una);
+    if (old && seg->opts.nsack == 0)
+        return 1;
+    if (!old)
+        ts_recent_update(c, seg, now);
 
     uint32_t flight = tcp_flight(c), prior_cwnd = c->cc.cwnd;
     int advanced = brisk_seq_gt(ack, c->snd.una);
@@ -308,7 +342,12 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
                 brisk_rtt_sample(&c->rtt, (uint64_t)ticks * BRISK_NSEC_PER_MSEC, now);
             c->rtt.backoff = 0;
         }
-        if (c->cc.in_recovery && tcp_sb_active(c)) {
+        if (!tcp_sb_active(c) && st->s.tcp_nosack_prr) {
+            tcp_reno_ack(c, acked, 0, prior_cwnd, now); /* recovery.c: Linux's way without SACK */
+            /* Growth as Linux's tcp_cong_control: not in recovery; on the ACK that ends it, from ssthresh. */
+            if (!c->cc.in_recovery)
+                grow_cwnd(c, acked, flight, rtt, now);
+        } else if (c->cc.in_recovery && tcp_sb_active(c)) {
             if (brisk_seq_geq(ack, c->cc.recover)) { /* RFC 6937 §3: the episode ends at ssthresh */
                 c->cc_ops->on_exit_recovery(&c->cc, tcp_flight(c), now);
                 c->cc.in_recovery = 0;
@@ -321,15 +360,10 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
                 c->cc.in_recovery = 0;
             } else {
                 c->cc_ops->on_recovery_ack(&c->cc, acked, 0, tcp_flight(c), now);
-                retransmit_head(c, now); /* partial ACK: the next hole */
+                tcp_retransmit_head(c, now); /* partial ACK: the next hole */
             }
         } else {
-            /* Grow cwnd only when it was what limited the flight (RFC 7661 spirit; Linux's
-             * tcp_is_cwnd_limited): not when the application or the peer's window held the sender back. */
-            int cwnd_limited =
-                flight + c->snd.mss > c->cc.cwnd || (c->cc.cwnd < c->cc.ssthresh && c->cc.cwnd < 2 * flight);
-            int app_limited = !cwnd_limited;
-            c->cc_ops->on_ack(&c->cc, acked, flight, rtt, app_limited, now);
+            grow_cwnd(c, acked, flight, rtt, now);
         }
         /* After the window grew for this ACK (a reduction must not be grown back at once), before the
          * deadline is re-armed (the episode may end here and allow a new probe). */
@@ -348,7 +382,9 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
                !(seg->flags & (BRISK_TCP_SYN | BRISK_TCP_FIN))) {
         /* A duplicate ACK (RFC 5681 §2). */
         c->dupacks++;
-        if (c->cc.in_recovery) {
+        if (!tcp_sb_active(c) && st->s.tcp_nosack_prr) {
+            tcp_reno_ack(c, 0, 1, prior_cwnd, now); /* recovery.c: Linux's way without SACK */
+        } else if (c->cc.in_recovery) {
             if (!tcp_sb_active(c)) /* with a scoreboard, PRR sizes the window (below) */
                 c->cc_ops->on_recovery_ack(&c->cc, 0, 1, flight, now);
         } else if (tcp_sb_active(c)) {
@@ -361,7 +397,7 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
             c->cc.in_recovery = 1;
             st->c.TCPFastRetrans++;
             c->stat.fast_retransmits++;
-            retransmit_head(c, now);
+            tcp_retransmit_head(c, now);
             tcp_rearm_rto(c, now);
         }
     }
@@ -372,10 +408,11 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         if (c->cc.in_recovery)
             tcp_prr_ack(c, delivered);
     }
-    if (c->timer.rtx_kind == TCP_RTX_PERSIST)
+    if (c->timer.rtx_kind == TCP_RTX_PERSIST && !old)
         c->timer.retries = 0; /* the peer answers: probing goes on as long as it does (RFC 1122 §4.2.2.17) */
     /* Window update (RFC 9293 §3.10.7.4): only from a segment newer than the last one that set it. */
-    if (brisk_seq_lt(c->snd.wl1, seg->seq) || (c->snd.wl1 == seg->seq && brisk_seq_leq(c->snd.wl2, ack))) {
+    if (!old &&
+        (brisk_seq_lt(c->snd.wl1, seg->seq) || (c->snd.wl1 == seg->seq && brisk_seq_leq(c->snd.wl2, ack)))) {
         c->snd.wnd = win;
         c->snd.wl1 = seg->seq;
         c->snd.wl2 = ack;
@@ -481,21 +518,46 @@ __attribute__((noinline)) static int text_reass(brisk_sock *c, struct tcp_text t
     return stored;
 }
 
+/* A duplicate [start, end) for the D-SACK block of the next ACK (RFC 2883 §4). The first duplicate a segment
+ * reveals sets the block (`*set` becomes 1); a later one extends it only when it touches it, so the block
+ * stays one range that was all received twice (Linux: tcp_dsack_set, then tcp_dsack_extend). */
+static void dsack_note(brisk_sock *c, uint32_t start, uint32_t end, int *set)
+{
+    if (!c->opt.sack || !brisk_seq_lt(start, end))
+        return;
+    if (!*set) {
+        *set = 1;
+        c->rcv.dsack = 1;
+        c->rcv.dsack_start = start;
+        c->rcv.dsack_end = end;
+        c->st->c.TCPDSACKSent++;
+        return;
+    }
+    if (brisk_seq_gt(start, c->rcv.dsack_end) || brisk_seq_gt(c->rcv.dsack_start, end))
+        return;
+    if (brisk_seq_lt(start, c->rcv.dsack_start))
+        c->rcv.dsack_start = start;
+    if (brisk_seq_gt(end, c->rcv.dsack_end))
+        c->rcv.dsack_end = end;
+}
+
 /* Segment text (RFC 9293 §3.10.7.4 "seventh"). Returns 1 when an ACK must go out at once, 2 when one is
- * owed for in-order data (a receive batch may hold it to its end), 0 when it may be delayed. */
+ * owed for in-order data (a receive batch may hold it to its end), 0 when it may be delayed.
+ *
+ * Duplicates are reported as one D-SACK block (RFC 2883 §4.2), whatever they duplicate: the part below
+ * rcv.nxt; else, for in-order text that runs into data held out of order, the part of the first held run it
+ * covers; else, for out-of-order text, its intersection with the first held run it overlaps (all of it when
+ * it lies inside one) — Linux's tcp_data_queue / tcp_ofo_queue / tcp_data_queue_ofo report the same ranges.
+ * The SACK blocks follow it, the first one covering this segment (RFC 2018 §4). */
 static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, struct tcp_text text, uint64_t now)
 {
     brisk_stack *st = c->st;
     uint32_t seq = seg->seq;
     uint32_t len = (uint32_t)seg->payload_len;
+    int dsack_set = 0;
     if (brisk_seq_lt(seq, c->rcv.nxt)) { /* the front was received before */
         uint32_t dup = c->rcv.nxt - seq;
-        if (c->opt.sack) {
-            c->rcv.dsack = 1;
-            c->rcv.dsack_start = seq;
-            c->rcv.dsack_end = seq + (dup < len ? dup : len);
-            st->c.TCPDSACKSent++;
-        }
+        dsack_note(c, seq, seq + (dup < len ? dup : len), &dsack_set);
         if (dup >= len)
             return 1;
         seq += dup;
@@ -519,9 +581,12 @@ static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, struct tc
             if (len == 0)
                 return 1;
         }
+        int had_ooo = c->rcv.ooo.nsegs > 0;
+        uint32_t dup_start, dup_end;
+        if (had_ooo && brisk_reass_overlap(&c->rcv.ooo, seq, len, &dup_start, &dup_end))
+            dsack_note(c, dup_start, dup_end, &dsack_set); /* it ran into data held out of order */
         c->rcv.nxt += len;
         c->stat.bytes_received += len;
-        int had_ooo = c->rcv.ooo.nsegs > 0;
         tcp_rcv_drain_ooo(c);
         tcp_raise(c, BRISK_EV_READABLE);
         update_ato(c, now);
@@ -545,16 +610,14 @@ static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, struct tc
     if (c->rcv.fin_pending && brisk_seq_gt(seq + len, c->rcv.fin_seq))
         c->rcv.fin_pending = 0;
     /* Out of order: hold it, and ACK at once so the sender sees the hole (RFC 5681 §4.2, RFC 2018). */
-    if (brisk_reass_holds(&c->rcv.ooo, seq, len)) {
-        /* Stores nothing, but records the arrival: the first SACK block must cover it (RFC 2018 §4). */
-        text_reass(c, text, seq, UINT64_MAX, UINT32_MAX);
-        if (c->opt.sack) {
-            c->rcv.dsack = 1;
-            c->rcv.dsack_start = seq;
-            c->rcv.dsack_end = seq + len;
-            st->c.TCPDSACKSent++;
+    uint32_t dup_start, dup_end;
+    if (c->rcv.ooo.nsegs && brisk_reass_overlap(&c->rcv.ooo, seq, len, &dup_start, &dup_end)) {
+        dsack_note(c, dup_start, dup_end, &dsack_set);
+        if (dup_start == seq && dup_end == seq + len) {
+            /* Stores nothing, but records the arrival: the first SACK block must cover it (RFC 2018 §4). */
+            text_reass(c, text, seq, UINT64_MAX, UINT32_MAX);
+            return 1;
         }
-        return 1;
     }
     uint32_t limit =
         c->rcv.rcvbuf - (uint32_t)(c->rcv.buf.len < c->rcv.rcvbuf ? c->rcv.buf.len : c->rcv.rcvbuf);
@@ -703,9 +766,6 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
         return;
     c->stat.segs_in += pieces ? npieces : 1; /* a coalesced segment counts as the segments it joins */
     tcp_keepalive_reset(c, now);
-    /* TS.Recent follows the left edge (RFC 7323 §4.3). */
-    if (c->opt.ts && seg->opts.ts_ok && brisk_seq_leq(seg->seq, c->rcv.nxt))
-        c->opt.ts_recent = seg->opts.ts_val, c->opt.ts_recent_age = now;
 
     if (c->state == BRISK_TCP_SYN_RECEIVED) {
         if (brisk_seq_leq(seg->ack, c->snd.una) || brisk_seq_gt(seg->ack, c->snd.max)) {
@@ -713,6 +773,7 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
             tcp_send_rst_for(st, &ip, seg, now);
             return;
         }
+        ts_recent_update(c, seg, now);
         establish(c, seg, now);
         brisk_sock *l = c->listener;
         if (l) { /* to the accept queue */
@@ -730,6 +791,7 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
             tcp_raise(c, BRISK_EV_CONNECTED | BRISK_EV_WRITABLE); /* simultaneous open */
         }
     } else if (c->state == BRISK_TCP_TIME_WAIT) {
+        ts_recent_update(c, seg, now);
         /* Only a retransmitted FIN is expected: acknowledge it and restart the 2 MSL wait. */
         if (seg->flags & BRISK_TCP_FIN) {
             tcp_send_ack(c, now);
@@ -740,6 +802,18 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
         return; /* LAST-ACK finished (the connection is gone), or an unacceptable ACK dropped the segment */
     }
 
+    int ack_now = text_input(c, seg, pieces, npieces, now);
+    tcp_write_xmit(c, now); /* data that goes out carries the ACK and clears `pending` */
+    if (ack_now && c->ack.pending && !(ack_now == 2 && c->st->tcp->ack_defer && ack_defer(c)))
+        tcp_send_ack(c, now);
+}
+
+/* RFC 9293 §3.10.7.4 "seventh" and "eighth": the segment's text and its FIN, once its ACK was accepted.
+ * Returns what data_input does (1: an ACK must go at once, 2: one is owed for in-order data, 0: it may be
+ * delayed), with `ack.pending` set for 1 and 2. */
+static int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct tcp_piece *pieces,
+                      uint32_t npieces, uint64_t now)
+{
     int ack_now = 0;
     if (seg->payload_len) {
         if (c->state == BRISK_TCP_ESTABLISHED || c->state == BRISK_TCP_FIN_WAIT_1 ||
@@ -754,9 +828,12 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
     if ((seg->flags & BRISK_TCP_FIN) && !c->rcv.fin) {
         uint32_t fin_seq = seg->seq + (uint32_t)seg->payload_len;
         if (brisk_seq_gt(fin_seq, c->rcv.nxt)) {
-            /* Out of order: keep it with the data before it, rather than making the peer resend it. */
+            /* Out of order: keep it with the data before it, rather than making the peer resend it, and
+             * acknowledge at once like any out-of-order segment (RFC 5681 §4.2: the duplicate ACK tells the
+             * sender about the hole; Linux queues the FIN out of order and ACKs it at once too). */
             c->rcv.fin_pending = 1;
             c->rcv.fin_seq = fin_seq;
+            ack_now = 1;
         } else if (fin_seq == c->rcv.nxt) {
             c->rcv.fin_pending = 1;
             c->rcv.fin_seq = fin_seq;
@@ -769,9 +846,7 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
     }
     if (ack_now)
         c->ack.pending = 1;
-    tcp_write_xmit(c, now); /* data that goes out carries the ACK and clears `pending` */
-    if (ack_now && c->ack.pending && !(ack_now == 2 && c->st->tcp->ack_defer && ack_defer(c)))
-        tcp_send_ack(c, now);
+    return ack_now;
 }
 
 void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const uint8_t *p, size_t len,

@@ -33,12 +33,14 @@
  * common cases: in-order flight after a loss, and the retransmission that repairs it) are O(1). Otherwise an
  * insert steps over the k' runs before the segment one run at a time and then over the pieces the segment
  * overlaps: O(k + overlapped pieces), at most O(n). A merge or pop that shortens recent[] costs O(k) for the
- * refill. pop is O(pieces freed + 1); brisk_reass_sack is O(blocks); brisk_reass_holds is O(k).
+ * refill. pop is O(pieces freed + 1); brisk_reass_sack is O(blocks); brisk_reass_holds and
+ * brisk_reass_overlap are O(k).
  *
  *   brisk_reass_insert   plan → allocate → commit (walk(), fill_gap(), link_piece()), then arrived()
  *   brisk_reass_pop      deliver up to a limit and free from the front (drop_front())
  *   brisk_reass_sack     recent[] (plus a scan of older runs when more blocks are asked for)
  *   brisk_reass_holds    run lookup for D-SACK (RFC 2883)
+ *   brisk_reass_overlap  the part of a segment the first run it overlaps already holds (D-SACK, RFC 2883)
  */
 #include "tcp/reass.h"
 
@@ -437,6 +439,24 @@ int brisk_reass_holds(const struct brisk_reass *r, uint32_t seq, uint32_t len)
         if (brisk_seq_leq(last->end_seq, seq))
             continue;
         return brisk_seq_leq(p->seq, seq) && brisk_seq_geq(last->end_seq, e);
+    }
+    return 0;
+}
+
+int brisk_reass_overlap(const struct brisk_reass *r, uint32_t seq, uint32_t len, uint32_t *start, uint32_t *end)
+{
+    if (len == 0)
+        return 0;
+    uint32_t e = seq + len;
+    for (const brisk_pkt *p = r->head; p; p = run_last(p)->next) {
+        const brisk_pkt *last = run_last(p);
+        if (brisk_seq_leq(last->end_seq, seq))
+            continue; /* wholly before the segment */
+        if (brisk_seq_geq(p->seq, e))
+            return 0; /* this run and every later one start after it */
+        *start = brisk_seq_gt(p->seq, seq) ? p->seq : seq;
+        *end = brisk_seq_lt(last->end_seq, e) ? last->end_seq : e;
+        return 1;
     }
     return 0;
 }

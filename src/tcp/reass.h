@@ -58,6 +58,10 @@ int brisk_reass_sack(const struct brisk_reass *r, uint32_t (*blocks)[2], int max
 /* Whether [seq, seq+len) is entirely held already (for D-SACK, RFC 2883); 0 for len == 0. */
 int brisk_reass_holds(const struct brisk_reass *r, uint32_t seq, uint32_t len);
 
+/* The duplicate part of [seq, seq+len) for a D-SACK block (RFC 2883 §4): its intersection with the lowest held
+ * run it overlaps, in [*start, *end). Returns 0 (and leaves both alone) when it overlaps nothing held. */
+int brisk_reass_overlap(const struct brisk_reass *r, uint32_t seq, uint32_t len, uint32_t *start, uint32_t *end);
+
 /* Frees every piece; the store is empty (as after init, but walk_steps keeps counting). */
 void brisk_reass_clear(struct brisk_pktpool *pool, struct brisk_reass *r);
 

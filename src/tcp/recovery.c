@@ -8,8 +8,18 @@
  * recovery: congestion control picks ssthresh once (the algorithm's on_enter_recovery), `recover` is snd.max,
  * and PRR drives cwnd from then on. The episode ends when the cumulative ACK reaches `recover`; cwnd is then
  * ssthresh (RFC 6937 §3). Lost segments go out before any new data, in sequence order, while pipe is below
- * cwnd (tcp_retransmit_lost, called first thing by the one transmit function). Connections without SACK keep
- * NewReno's duplicate-ACK recovery (input.c).
+ * cwnd (tcp_retransmit_lost, called first thing by the one transmit function).
+ *
+ * Connections without SACK recover on duplicate ACKs, one of two ways (docs/recovery.md). By default as RFC
+ * 5681 / 6582 say (input.c): the third duplicate retransmits the head, cwnd is inflated by each further one
+ * and deflated by partial ACKs, each of which retransmits the next hole; before that, RFC 3042's limited
+ * transmit lets the first two duplicates each send a new segment (tcp_reno_pipe). With tcp_nosack_prr (the
+ * linux-* profiles) as Linux 6.x does (tcp_reno_ack): each duplicate ACK counts as a segment that left the
+ * network (tcp_add_reno_sack), which gives the same limited transmit; the third marks the head lost and
+ * starts recovery with ssthresh from cwnd; PRR (tcp_cwnd_reduction, counted in segments) sizes the window on
+ * every ACK; every partial ACK marks the new head lost, and the head goes again when the window allows,
+ * before any new data. An ACK below snd.una is ignored (input.c) — it neither counts as a duplicate nor
+ * sends anything.
  */
 #include "tcp/tcp.h"
 
@@ -75,4 +85,148 @@ int tcp_retransmit_lost(brisk_sock *c, uint64_t now)
             return BRISK_HOLD_DEVICE;
     }
     return BRISK_HOLD_NONE;
+}
+
+void tcp_retransmit_head(brisk_sock *c, uint64_t now)
+{
+    uint32_t sent = c->snd.max - c->snd.una;
+    if (c->snd.fin_sent && sent > 0)
+        sent--; /* the FIN's sequence number is not a buffer byte */
+    uint32_t len = sent < c->snd.mss ? sent : c->snd.mss;
+    if (len == 0)
+        return;
+    tcp_transmit(c, c->snd.una, len, BRISK_TCP_ACK, now);
+}
+
+uint32_t tcp_reno_pipe(const brisk_sock *c)
+{
+    uint32_t flight = tcp_flight(c), gone = 0;
+    if (c->cc.in_loss)
+        return flight; /* after a timeout everything goes again from snd.una (timer.c) */
+    if (c->st->s.tcp_nosack_prr) {
+        /* Linux's packets in flight: out - sacked_out - lost_out + retrans_out, in segments of one MSS. */
+        gone = c->reno_sacked + (c->reno.lost && !c->reno.retrans ? 1u : 0u);
+    } else if (!c->cc.in_recovery) {
+        /* RFC 3042: with one or two duplicate ACKs, up to cwnd + 2 SMSS may be outstanding. */
+        gone = c->dupacks < 2 ? c->dupacks : 2;
+    }
+    uint64_t out = (uint64_t)gone * c->snd.mss;
+    return flight > out ? flight - (uint32_t)out : 0;
+}
+
+/* Segments in flight as Linux counts them (tcp_packets_in_flight), one per MSS of sequence space. */
+static uint32_t reno_in_flight(const brisk_sock *c)
+{
+    return (tcp_reno_pipe(c) + c->snd.mss - 1) / c->snd.mss;
+}
+
+/* Linux's tcp_newreno_mark_lost: the segment at snd.una is lost. */
+static int reno_mark_head_lost(brisk_sock *c)
+{
+    if (c->reno.lost || c->snd.una == c->snd.max)
+        return 0;
+    c->reno.lost = 1;
+    c->reno.retrans = 0;
+    return 1;
+}
+
+/* Linux's tcp_cwnd_reduction (RFC 6937 PRR), in segments: `delivered` segments left the network with this
+ * ACK. prr.recover_fs is cwnd when recovery began, prr.delivered counts segments, prr.out bytes sent. */
+static void reno_prr(brisk_sock *c, uint32_t delivered, int advanced, int newly_lost)
+{
+    if (delivered == 0)
+        return;
+    uint32_t mss = c->snd.mss;
+    c->prr.delivered += delivered;
+    int64_t ssthresh = c->cc.ssthresh / mss, in_flight = reno_in_flight(c);
+    int64_t prior = c->prr.recover_fs / mss, out = (c->prr.out + mss - 1) / mss;
+    int64_t delta = ssthresh - in_flight, sndcnt;
+    if (prior < 1)
+        prior = 1;
+    if (delta < 0) {
+        sndcnt = (ssthresh * c->prr.delivered + prior - 1) / prior - out;
+    } else {
+        sndcnt = (int64_t)c->prr.delivered - out;
+        if (sndcnt < (int64_t)delivered)
+            sndcnt = delivered;
+        if (advanced && !newly_lost)
+            sndcnt++;
+        if (sndcnt > delta)
+            sndcnt = delta;
+    }
+    if (sndcnt < (out ? 0 : 1))
+        sndcnt = out ? 0 : 1; /* the fast retransmit itself always goes */
+    c->cc.cwnd = (uint32_t)((uint64_t)(in_flight + sndcnt) * mss);
+}
+
+void tcp_reno_ack(brisk_sock *c, uint32_t acked, int dupack, uint32_t prior_cwnd, uint64_t now)
+{
+    uint32_t mss = c->snd.mss, delivered = 0;
+    int newly_lost = 0;
+    if (c->cc.in_loss) {
+        /* After a timeout the connection goes back to snd.una (timer.c): nothing counted before holds. */
+        c->reno_sacked = 0;
+        c->reno.lost = c->reno.retrans = 0;
+        return;
+    }
+    uint32_t packets_out = (tcp_flight(c) + mss - 1) / mss;
+    if (acked) {
+        /* tcp_clean_rtx_queue and tcp_remove_reno_sacks: the head left (it was lost or not); one of the
+         * acknowledged segments filled the hole, the others were already counted by duplicate ACKs. */
+        c->reno.lost = c->reno.retrans = 0;
+        uint32_t pkts = (acked + mss - 1) / mss;
+        delivered = pkts > c->reno_sacked + 1 ? pkts - c->reno_sacked : 1;
+        c->reno_sacked = pkts - 1 >= c->reno_sacked ? 0 : c->reno_sacked - (pkts - 1);
+    }
+    if (dupack) {
+        /* tcp_add_reno_sack, bounded by tcp_limit_reno_sacked: at least one hole stays. */
+        uint32_t prior = c->reno_sacked, holes = 1;
+        c->reno_sacked++;
+        if (holes > packets_out)
+            holes = packets_out;
+        if (c->reno_sacked + holes > packets_out)
+            c->reno_sacked = packets_out - holes;
+        if (c->reno_sacked > prior)
+            delivered += c->reno_sacked - prior;
+    }
+    if (c->cc.in_recovery) {
+        if (brisk_seq_geq(c->snd.una, c->cc.recover)) {
+            c->reno_sacked = 0;
+            if (c->snd.una != c->cc.recover) {
+                /* tcp_end_cwnd_reduction: recovery ends at ssthresh (Linux holds the state while snd.una
+                 * is exactly `recover` — tcp_is_non_sack_preventing_reopen — and ends it on the next). */
+                c->cc_ops->on_exit_recovery(&c->cc, tcp_flight(c), now);
+                c->cc.in_recovery = 0;
+                c->cc.cwnd = c->cc.ssthresh;
+                return;
+            }
+        }
+        if (acked)
+            newly_lost = reno_mark_head_lost(c); /* a partial ACK: the next hole is lost too */
+    } else {
+        if (acked)
+            c->reno_sacked = 0; /* tcp_reset_reno_sack: back to Open */
+        if (c->reno_sacked >= 3 && !c->cc.in_loss && brisk_seq_geq(c->snd.una, c->cc.recover))
+            newly_lost = reno_mark_head_lost(c); /* the reordering threshold (tcp_reordering, 3) */
+        if (!c->reno.lost)
+            return;
+        /* tcp_enter_recovery / tcp_init_cwnd_reduction: ssthresh from cwnd, counted in whole segments. */
+        c->cc_ops->on_enter_recovery(&c->cc, prior_cwnd, c->snd.max, now);
+        uint32_t ssthresh = c->cc.ssthresh / mss * mss;
+        c->cc.ssthresh = ssthresh > 2 * mss ? ssthresh : 2 * mss;
+        c->cc.in_recovery = 1;
+        c->cc.recover = c->snd.max;
+        c->st->c.TCPFastRetrans++;
+        c->stat.fast_retransmits++;
+        c->prr.recover_fs = prior_cwnd;
+        c->prr.delivered = 0;
+        c->prr.out = 0;
+    }
+    reno_prr(c, delivered, acked != 0, newly_lost);
+    /* tcp_xmit_retransmit_queue: the lost head goes first, when the window has room for it. */
+    if (c->reno.lost && !c->reno.retrans && reno_in_flight(c) < c->cc.cwnd / mss) {
+        tcp_retransmit_head(c, now);
+        c->reno.retrans = 1;
+        tcp_rearm_rto(c, now);
+    }
 }

@@ -209,9 +209,9 @@ uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t no
 
 uint32_t tcp_pipe(const brisk_sock *c)
 {
-    uint32_t flight = tcp_flight(c);
     if (!tcp_sb_active(c))
-        return flight;
+        return tcp_reno_pipe(c);
+    uint32_t flight = tcp_flight(c);
     uint32_t out = c->sb.sacked + c->sb.lost;
     uint32_t pipe = flight > out ? flight - out : 0;
     return pipe + c->sb.retrans;

@@ -273,6 +273,12 @@ struct brisk_sock {
         uint32_t delivered;  /* bytes newly acked or SACKed since */
         uint32_t out;        /* bytes sent since */
     } prr;
+    /* Recovery without SACK the Linux way (recovery.c, tcp_nosack_prr): the segment at snd.una is marked
+     * lost, and was retransmitted since (Linux's lost_out and retrans_out for a connection without SACK). */
+    struct {
+        uint8_t lost;
+        uint8_t retrans;
+    } reno;
     /* Why the transmit function stopped: the reason is checked per segment (line 23), the history is not. */
     struct {
         uint64_t since; /* when it began */
@@ -284,7 +290,8 @@ struct brisk_sock {
     } hold;
 
     /* --- line 23: hot (hold.reason above, then) --- */
-    uint32_t dupacks; /* consecutive duplicate ACKs (RFC 5681 §2) */
+    uint32_t dupacks;     /* consecutive duplicate ACKs (RFC 5681 §2) */
+    uint32_t reno_sacked; /* tcp_nosack_prr: duplicate ACKs counted as segments gone (Linux sacked_out) */
     struct {
         uint64_t bytes_sent, bytes_acked, bytes_received;
         uint64_t segs_out, segs_in;
@@ -531,6 +538,15 @@ void tcp_recovery_check(brisk_sock *c, uint32_t prior_cwnd, uint64_t now);
 int tcp_retransmit_lost(brisk_sock *c, uint64_t now);
 /* The first lost segment again, whatever the window (the RTO's retransmission, RFC 6298 §5.4). */
 void tcp_retransmit_first_lost(brisk_sock *c, uint64_t now);
+/* Without SACK: the segment at snd.una again, at most one MSS of bytes already sent (RFC 6582 §3.2). */
+void tcp_retransmit_head(brisk_sock *c, uint64_t now);
+/* Without SACK: pipe, the bytes in flight less what duplicate ACKs say has left the network — RFC 3042's
+ * limited transmit before recovery, or Linux's accounting with tcp_nosack_prr (docs/recovery.md). */
+uint32_t tcp_reno_pipe(const brisk_sock *c);
+/* Without SACK and with tcp_nosack_prr: an ACK that advanced snd.una by `acked` bytes (already applied) or
+ * a duplicate ACK, processed as Linux 6.x does (tcp_fastretrans_alert for a Reno connection, PRR, then the
+ * retransmission of the head when it is marked lost); prior_cwnd is cwnd before the ACK. */
+void tcp_reno_ack(brisk_sock *c, uint32_t acked, int dupack, uint32_t prior_cwnd, uint64_t now);
 
 /* txt.c — send times of segments in flight, for RTT samples (struct brisk_sock.txt) */
 /* Largest offset of a send time from txt.base. */

@@ -5,8 +5,9 @@
  * and MSG_MORE. Receiving: in-order delivery and the readable event, quick ACKs at the start of a connection,
  * delayed ACKs (RFC 1122 §4.2.3.2 / RFC 9293 §3.8.6.3: at most tcp_delack_max, and every second full-sized
  * segment at once, RFC 5681 §4.2), out-of-order data with SACK blocks (RFC 2018), hole filling and D-SACK
- * (RFC 2883). Flow control: the advertised window shrinking as data sits unread, the window update when the
- * application reads, and the sender's persist probes against a zero window (RFC 9293 §3.8.6.1).
+ * (RFC 2883), also for segments that partly repeat held data, and the immediate ACK of an out-of-order FIN.
+ * Flow control: the advertised window shrinking as data sits unread, the window update when the application
+ * reads, and the sender's persist probes against a zero window (RFC 9293 §3.8.6.1).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -569,6 +570,105 @@ static void test_out_of_order_sack_and_dsack(void **state)
     teardown(&t, c, l);
 }
 
+/* Asserts the SACK option of s: n blocks, given as start, end offsets from r. */
+static void expect_sack(const struct tf_seg *s, uint32_t r, int n, const uint32_t (*blocks)[2])
+{
+    assert_int_equal(s->h.opts.nsack, n);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(s->h.opts.sack[i].start, r + blocks[i][0]);
+        assert_int_equal(s->h.opts.sack[i].end, r + blocks[i][1]);
+    }
+}
+
+/* RFC 2883 §4.2: a segment that partly duplicates data held out of order gets a D-SACK block for the
+ * duplicated part — the intersection with the first held run it overlaps — then the SACK blocks, the first
+ * covering the segment. The same ranges as Linux (tcp_data_queue_ofo, tcp_ofo_queue). */
+static void test_dsack_partial_overlap(void **state)
+{
+    (void)state;
+    struct tf t;
+    struct tf_peer p;
+    brisk_sock *l;
+    tf_init(&t, NULL);
+    brisk_sock *c = setup(&t, &p, &l, 0);
+    uint32_t d = p.l_iss + 1;
+    uint32_t r = 1001; /* the peer's first data byte; [0, 1000) never arrives until the end */
+    /* Held out of order: [2000, 3000) and [4000, 5000). */
+    p.nxt = r + 2000;
+    tf_peer_send_data(&p, 1000, TF_MS);
+    tf_take(&t);
+    p.nxt = r + 4000;
+    tf_peer_send_data(&p, 1000, 2 * TF_MS);
+    tf_take(&t);
+    /* [2500, 3500): starts inside the first run, runs past it. D-SACK [2500, 3000). */
+    p.nxt = r + 2500;
+    tf_peer_send_data(&p, 1000, 3 * TF_MS);
+    struct tf_seg *s = TF_EXPECT(&t, 3 * TF_MS, ACK, d, r, 0);
+    expect_sack(s, r, 3, (const uint32_t[][2]){{2500, 3000}, {2000, 3500}, {4000, 5000}});
+    /* [3800, 4200): starts in a gap, covers the front of the second run. D-SACK [4000, 4200). */
+    p.nxt = r + 3800;
+    tf_peer_send_data(&p, 400, 4 * TF_MS);
+    s = TF_EXPECT(&t, 4 * TF_MS, ACK, d, r, 0);
+    expect_sack(s, r, 3, (const uint32_t[][2]){{4000, 4200}, {3800, 5000}, {2000, 3500}});
+    /* [1500, 6000): spans both runs and the gap between them. The D-SACK is one range received twice:
+     * the first run it overlaps, [2000, 3500); the rest of what it repeats is in the SACK block. */
+    p.nxt = r + 1500;
+    tf_peer_send_data(&p, 4500, 5 * TF_MS);
+    s = TF_EXPECT(&t, 5 * TF_MS, ACK, d, r, 0);
+    expect_sack(s, r, 2, (const uint32_t[][2]){{2000, 3500}, {1500, 6000}});
+    /* The next ACK carries no D-SACK. */
+    p.nxt = r + 7000;
+    tf_peer_send_data(&p, 100, 6 * TF_MS);
+    s = TF_EXPECT(&t, 6 * TF_MS, ACK, d, r, 0);
+    expect_sack(s, r, 2, (const uint32_t[][2]){{7000, 7100}, {1500, 6000}});
+    /* In-order text that runs into held data: [0, 2000) overlaps [1500, 6000) by 500 bytes. The ACK covers
+     * everything contiguous, the D-SACK (below it, RFC 2883 §4.1) the duplicated part. */
+    p.nxt = r;
+    tf_peer_send_data(&p, 2000, 7 * TF_MS);
+    s = TF_EXPECT(&t, 7 * TF_MS, ACK, d, r + 6000, 0);
+    expect_sack(s, r, 2, (const uint32_t[][2]){{1500, 2000}, {7000, 7100}});
+    assert_int_equal(tf_counters(&t).TCPDSACKSent, 4);
+    uint8_t buf[8000], want[6000];
+    assert_int_equal(brisk_recv(c, buf, sizeof(buf), 8 * TF_MS), 6000);
+    tf_pattern(want, sizeof(want), 0);
+    assert_memory_equal(buf, want, sizeof(want));
+    teardown(&t, c, l);
+}
+
+/* An out-of-order FIN is acknowledged at once, like any out-of-order segment (RFC 5681 §4.2), and takes
+ * effect when the hole before it fills. */
+static void test_out_of_order_fin_acked(void **state)
+{
+    (void)state;
+    struct tf t;
+    struct tf_peer p;
+    brisk_sock *l;
+    tf_init(&t, NULL);
+    brisk_sock *c = setup(&t, &p, &l, 0);
+    uint32_t d = p.l_iss + 1;
+    uint32_t r = 1001;
+    tf_peer_send_data(&p, 1000, TF_MS);
+    TF_EXPECT(&t, TF_MS, ACK, d, r + 1000, 0);
+    /* [1000, 2000) is lost; a bare FIN at 2000 arrives: a duplicate ACK at once. */
+    p.nxt = r + 2000;
+    tf_peer_send(&p, ACK | FIN, NULL, 0, 2 * TF_MS);
+    struct tf_seg *s = TF_EXPECT(&t, 2 * TF_MS, ACK, d, r + 1000, 0);
+    assert_int_equal(s->h.opts.nsack, 0);
+    TF_EXPECT_NONE(&t);
+    assert_int_equal(tf_info(c).state, BRISK_TCP_ESTABLISHED);
+    /* Its retransmission (a duplicate of what is held) is acknowledged at once as well. */
+    p.nxt = r + 2000;
+    tf_peer_send(&p, ACK | FIN, NULL, 0, 3 * TF_MS);
+    TF_EXPECT(&t, 3 * TF_MS, ACK, d, r + 1000, 0);
+    /* The hole fills: the FIN takes effect, and one ACK covers both. */
+    p.nxt = r + 1000;
+    tf_peer_send_data(&p, 1000, 4 * TF_MS);
+    TF_EXPECT(&t, 4 * TF_MS, ACK, d, r + 2001, 0);
+    TF_EXPECT_NONE(&t);
+    assert_int_equal(tf_info(c).state, BRISK_TCP_CLOSE_WAIT);
+    teardown(&t, c, l);
+}
+
 static void test_receive_window_and_update(void **state)
 {
     (void)state;
@@ -775,6 +875,8 @@ int main(void)
         cmocka_unit_test(test_zero_copy_receive),
         cmocka_unit_test(test_delayed_ack),
         cmocka_unit_test(test_out_of_order_sack_and_dsack),
+        cmocka_unit_test(test_dsack_partial_overlap),
+        cmocka_unit_test(test_out_of_order_fin_acked),
         cmocka_unit_test(test_receive_window_and_update),
         cmocka_unit_test(test_zero_window_persist),
         cmocka_unit_test(test_zero_window_kept_open_while_answered),

@@ -2,7 +2,8 @@
  * test_handshake.c — opening connections (RFC 9293 §3.5, §3.10.7.1-3): passive and active open with the exact
  * SYN / SYN-ACK / ACK segments and their options, resets for segments without a connection, refused and
  * timed-out connects (SYN retransmission at 1 s, 2 s, 4 s ... RFC 6298 §5.5 and tcp_syn_retries), SYN-ACK
- * retransmission and the half-open child's end, and simultaneous open (RFC 9293 figure 8).
+ * retransmission and the half-open child's end, and simultaneous open (RFC 9293 figure 8). Text and a FIN on
+ * a SYN-ACK: queued (§3.10.7.3), or discarded as Linux without Fast Open does in the linux-* profiles.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -281,6 +282,91 @@ static void test_active_open(void **state)
     assert_int_equal(tf_info(s).snd_wnd, 4000);
     brisk_abort(s, t1 + TF_MS);
     TF_EXPECT(&t, t1 + TF_MS, RST | ACK, iss + 1, 0x80000001u, 0);
+    tf_free(&t);
+}
+
+/* A SYN-ACK from `p` (ISS 5000) carrying `len` bytes of text, and FIN when `fin`, to the SYN a connect() at
+ * t0 sent; returns the socket and leaves the segments the stack sent in reply queued. */
+static brisk_sock *synack_with_text(struct tf *t, struct tf_peer *p, struct tf_events *ev, uint32_t len,
+                                    int fin, uint64_t t0)
+{
+    int err;
+    brisk_sock *s = brisk_socket(t->st, &err);
+    brisk_sock_set_callback(s, tf_events_cb, ev);
+    assert_int_equal(brisk_connect(s, TF_PEER_IP, 443, t0), BRISK_ERR_INPROGRESS);
+    struct tf_seg *syn = tf_take(t);
+    tf_peer_init(p, t, 443, syn->h.sport, 5000);
+    p->l_iss = syn->h.seq;
+    p->ack = syn->h.seq + 1;
+    struct brisk_tcp_repr h = tf_peer_hdr(p, (uint8_t)(SYN | ACK | (fin ? FIN : 0)), t0 + 10 * TF_MS);
+    h.opts = tf_opts_full();
+    h.opts.ts_ok = 0;
+    uint8_t data[100];
+    tf_pattern(data, len, 0);
+    tf_inject(t, &h, data, len, t0 + 10 * TF_MS);
+    return s;
+}
+
+/* RFC 9293 §3.10.7.3: text on a SYN-ACK is queued once the SYN is acknowledged, and the ACK covers it. */
+static void test_synack_data_queued(void **state)
+{
+    (void)state;
+    struct tf t;
+    struct tf_peer p;
+    struct tf_events ev = {0};
+    tf_init(&t, NULL);
+    uint64_t t1 = 10 * TF_MS;
+    brisk_sock *s = synack_with_text(&t, &p, &ev, 3, 0, 0);
+    TF_EXPECT(&t, t1, ACK, p.l_iss + 1, 5000 + 1 + 3, 0); /* ack 4, relative */
+    TF_EXPECT_NONE(&t);
+    assert_int_equal(ev.all, BRISK_EV_CONNECTED | BRISK_EV_WRITABLE | BRISK_EV_READABLE);
+    uint8_t buf[10], want[3];
+    tf_pattern(want, sizeof(want), 0);
+    assert_int_equal(brisk_recv(s, buf, sizeof(buf), t1), 3);
+    assert_memory_equal(buf, want, 3);
+    assert_int_equal(tf_info(s).state, BRISK_TCP_ESTABLISHED);
+    brisk_abort(s, t1);
+    tf_take(&t);
+    /* With a FIN too: the connection goes straight to CLOSE-WAIT, the ACK covers the FIN. */
+    memset(&ev, 0, sizeof(ev));
+    s = synack_with_text(&t, &p, &ev, 3, 1, TF_SEC);
+    TF_EXPECT(&t, TF_SEC + t1, ACK, p.l_iss + 1, 5000 + 1 + 3 + 1, 0);
+    TF_EXPECT_NONE(&t);
+    assert_int_equal(tf_info(s).state, BRISK_TCP_CLOSE_WAIT);
+    assert_int_equal(brisk_recv(s, buf, sizeof(buf), TF_SEC + t1), 3);
+    assert_int_equal(brisk_recv(s, buf, sizeof(buf), TF_SEC + t1), 0); /* then the end of the stream */
+    brisk_abort(s, TF_SEC + t1);
+    tf_take(&t);
+    assert_int_equal(t.st->tcp->nsocks, 0);
+    tf_free(&t);
+}
+
+/* Linux 6.x without Fast Open discards a SYN-ACK's text (tcp_rcv_state_process frees the segment after
+ * tcp_rcv_synsent_state_process): the ACK says only the SYN arrived, and the peer sends the text again. The
+ * linux-* profiles do the same (tcp_synack_data=0). */
+static void test_synack_data_linux(void **state)
+{
+    (void)state;
+    struct tf t;
+    struct tf_peer p;
+    struct tf_events ev = {0};
+    tf_init(&t, NULL);
+    assert_int_equal(brisk_settings_apply_profile(&t.st->s, "linux-6.x"), BRISK_OK);
+    uint64_t t1 = 10 * TF_MS;
+    brisk_sock *s = synack_with_text(&t, &p, &ev, 3, 1, 0);
+    TF_EXPECT(&t, t1, ACK, p.l_iss + 1, 5000 + 1, 0); /* ack 1: the text and the FIN are not taken */
+    TF_EXPECT_NONE(&t);
+    assert_int_equal(ev.all, BRISK_EV_CONNECTED | BRISK_EV_WRITABLE);
+    assert_int_equal(tf_info(s).state, BRISK_TCP_ESTABLISHED);
+    uint8_t buf[10];
+    assert_int_equal(brisk_recv(s, buf, sizeof(buf), t1), BRISK_ERR_AGAIN);
+    /* Its retransmission is taken like any in-order data. */
+    p.nxt = 5001;
+    tf_peer_send_data(&p, 3, t1 + 200 * TF_MS);
+    TF_EXPECT(&t, t1 + 200 * TF_MS, ACK, p.l_iss + 1, 5004, 0);
+    assert_int_equal(brisk_recv(s, buf, sizeof(buf), t1 + 200 * TF_MS), 3);
+    brisk_abort(s, t1 + 200 * TF_MS);
+    tf_take(&t);
     tf_free(&t);
 }
 
@@ -723,6 +809,8 @@ int main(void)
         cmocka_unit_test(test_passive_open_minimal_peer),
         cmocka_unit_test(test_segments_without_connection_get_rst),
         cmocka_unit_test(test_active_open),
+        cmocka_unit_test(test_synack_data_queued),
+        cmocka_unit_test(test_synack_data_linux),
         cmocka_unit_test(test_active_open_refused),
         cmocka_unit_test(test_refused_syn_resent_on_completion),
         cmocka_unit_test(test_syn_retransmit_then_timeout),

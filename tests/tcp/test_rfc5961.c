@@ -4,8 +4,9 @@
  * RST (§3.2): reset only when SEG.SEQ is exactly RCV.NXT; anywhere else in the window a challenge ACK, and
  * the connection survives; outside the window nothing. SYN in a synchronized state (§4.2): a challenge ACK,
  * never a reset. ACK (§5.2): an ACK of data never sent, or older than SND.UNA - MAX.SND.WND, drops the whole
- * segment and is answered with an ACK. Challenge ACKs are rate limited per stack (§7, tcp_challenge_ack_limit
- * per second). PAWS: a segment whose TSval is older than TS.Recent is dropped and acknowledged.
+ * segment and is answered with an ACK (the linux-* profiles: not in ESTABLISHED, as Linux 6.x), and leaves
+ * TS.Recent alone (RFC 7323 §4.3), as does an ACK below SND.UNA. Challenge ACKs are rate limited per stack
+ * (§7, tcp_challenge_ack_limit per second). PAWS: a segment whose TSval is older than TS.Recent is dropped and acknowledged.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -229,6 +230,80 @@ static void test_ack_of_unsent_data_dropped(void **state)
     teardown(&f);
 }
 
+/* RFC 7323 §4.3: TS.Recent is recorded only from a segment that is accepted. A segment whose ACK covers data
+ * never sent is dropped, so its TSval must not become what our next segments echo. */
+static void test_ack_of_unsent_data_keeps_ts_recent(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL, NULL, 1000);
+    uint32_t rn = f.p.nxt;
+    uint64_t now = TF_SEC;
+    tf_peer_send_data(&f.p, 100, now);
+    struct tf_seg *s = TF_EXPECT(&f.t, now, ACK, f.d, rn + 100, 0);
+    uint32_t recent = f.p.ts_base + (uint32_t)(now / TF_MS);
+    assert_int_equal(s->h.opts.ts_ecr, recent);
+    /* A newer TSval on a segment that acknowledges unsent data: the ACK it gets echoes the old TS.Recent. */
+    struct brisk_tcp_repr h = tf_peer_hdr(&f.p, ACK, now + 50 * TF_MS);
+    h.ack = f.d + 1;
+    tf_inject(&f.t, &h, NULL, 0, now + 50 * TF_MS);
+    s = TF_EXPECT(&f.t, now + 50 * TF_MS, ACK, f.d, rn + 100, 0);
+    assert_int_equal(s->h.opts.ts_ecr, recent);
+    /* So does the duplicate ACK for out-of-order data (which does not record TS.Recent either). */
+    f.p.nxt += 100;
+    tf_peer_send_data(&f.p, 100, now + 60 * TF_MS);
+    s = TF_EXPECT(&f.t, now + 60 * TF_MS, ACK, f.d, rn + 100, 0);
+    assert_int_equal(s->h.opts.ts_ecr, recent);
+    /* An old ACK (below SND.UNA) is accepted with its text, but does not record TS.Recent either (Linux:
+     * tcp_ack's old_ack path returns before tcp_replace_ts_recent). */
+    f.p.nxt = rn + 100;
+    h = tf_peer_hdr(&f.p, ACK | PSH, now + 70 * TF_MS);
+    h.ack = f.d - 500;
+    uint8_t data[100];
+    tf_pattern(data, sizeof(data), 100);
+    tf_inject(&f.t, &h, data, sizeof(data), now + 70 * TF_MS);
+    f.p.nxt = rn + 300;
+    s = TF_EXPECT(&f.t, now + 70 * TF_MS, ACK, f.d, rn + 300, 0); /* the hole filled: ACK at once */
+    assert_int_equal(s->h.opts.ts_ecr, recent);
+    /* An acceptable segment records it. */
+    tf_peer_send_data(&f.p, 100, now + 80 * TF_MS);
+    s = TF_EXPECT(&f.t, now + 80 * TF_MS, ACK, f.d, rn + 400, 0);
+    assert_int_equal(s->h.opts.ts_ecr, f.p.ts_base + (uint32_t)((now + 80 * TF_MS) / TF_MS));
+    teardown(&f);
+}
+
+/* Linux 6.x drops an ACK of unsent data silently in ESTABLISHED (tcp_rcv_established discards the segment
+ * when tcp_ack fails) and answers it only in the other synchronized states (tcp_rcv_state_process sends a
+ * challenge ACK); the linux-* profiles do the same (tcp_unsent_ack_reply=0), brisk's answers in every state
+ * (RFC 9293 §3.10.7.4, the previous test). */
+static void test_ack_of_unsent_data_linux(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL, NULL, 1000);
+    assert_int_equal(brisk_settings_apply_profile(&f.t.st->s, "linux-6.x"), BRISK_OK);
+    uint32_t rn = f.p.nxt;
+    uint64_t now = TF_SEC;
+    uint8_t data[100];
+    tf_pattern(data, sizeof(data), 0);
+    struct brisk_tcp_repr h = tf_peer_hdr(&f.p, ACK | PSH, now);
+    h.ack = f.d + 1;
+    tf_inject(&f.t, &h, data, sizeof(data), now);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(tf_counters(&f.t).TCPACKOutOfWindow, 1);
+    assert_int_equal(tf_info(f.c).bytes_received, 0);
+    /* In CLOSE-WAIT it is answered. */
+    tf_peer_send(&f.p, ACK | FIN, NULL, 0, now + TF_MS);
+    TF_EXPECT(&f.t, now + TF_MS, ACK, f.d, rn + 1, 0);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_CLOSE_WAIT);
+    h = tf_peer_hdr(&f.p, ACK, now + 2 * TF_MS);
+    h.ack = f.d + 1;
+    tf_inject(&f.t, &h, NULL, 0, now + 2 * TF_MS);
+    TF_EXPECT(&f.t, now + 2 * TF_MS, ACK, f.d, rn + 1, 0);
+    assert_int_equal(tf_counters(&f.t).TCPACKOutOfWindow, 2);
+    teardown(&f);
+}
+
 static void test_ack_too_old_dropped(void **state)
 {
     (void)state;
@@ -361,6 +436,8 @@ int main(void)
         cmocka_unit_test(test_rst_exact_resets),
         cmocka_unit_test(test_syn_in_established_gets_challenge_ack),
         cmocka_unit_test(test_ack_of_unsent_data_dropped),
+        cmocka_unit_test(test_ack_of_unsent_data_keeps_ts_recent),
+        cmocka_unit_test(test_ack_of_unsent_data_linux),
         cmocka_unit_test(test_ack_too_old_dropped),
         cmocka_unit_test(test_challenge_ack_rate_limit),
         cmocka_unit_test(test_paws),
