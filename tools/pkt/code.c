@@ -467,11 +467,16 @@ static int term(struct cx *c, struct val *v)
                 }
                 continue;
             } else {
-                r = x / y; /* Python floors */
-                if ((x % y != 0) && ((x < 0) != (y < 0)))
-                    r--;
-                if (op == '%')
-                    r = x - r * y;
+                /* Python floors the quotient; the remainder takes the divisor's sign. */
+                if (op == '%') {
+                    r = x % y;
+                    if (r != 0 && ((r < 0) != (y < 0)))
+                        r += y;
+                } else {
+                    r = x / y;
+                    if ((x % y != 0) && ((x < 0) != (y < 0)))
+                        r--;
+                }
             }
             v->i = r;
         }
@@ -505,10 +510,33 @@ static int arith(struct cx *c, struct val *v)
     }
 }
 
+/* Python's bitwise operators bind tighter than comparisons, looser than + and -: a == B | C is a == (B | C). */
+static int bitop(struct cx *c, struct val *v, int level)
+{
+    static const char ops[] = {'|', '^', '&'};
+    if (level == 3)
+        return arith(c, v);
+    if (bitop(c, v, level + 1) < 0)
+        return -1;
+    for (;;) {
+        skip_ws(c);
+        char ch = c->src[c->i];
+        if (ch != ops[level] || c->src[c->i + 1] == '=')
+            return 0;
+        c->i++;
+        struct val b;
+        if (bitop(c, &b, level + 1) < 0)
+            return -1;
+        if (v->k != V_INT || b.k != V_INT)
+            return cfail(c, PKT_BAD_SCRIPT, "code: '%c' of non-integers", ops[level]);
+        v->i = level == 0 ? (v->i | b.i) : level == 1 ? (v->i ^ b.i) : (v->i & b.i);
+    }
+}
+
 static int compare(struct cx *c, struct val *v)
 {
     struct val a;
-    if (arith(c, &a) < 0)
+    if (bitop(c, &a, 0) < 0)
         return -1;
     int result = 1, any = 0;
     for (;;) {
@@ -524,7 +552,7 @@ static int compare(struct cx *c, struct val *v)
             break;
         c->i += strlen(op);
         struct val b;
-        if (arith(c, &b) < 0)
+        if (bitop(c, &b, 0) < 0)
             return -1;
         int r;
         if (a.k == V_STR || b.k == V_STR) {

@@ -122,8 +122,8 @@ static int lex_number(struct lx *l)
         while (isxdigit((unsigned char)s[l->i])) {
             char c = s[l->i];
             unsigned d = (unsigned)(isdigit((unsigned char)c) ? c - '0' : (tolower((unsigned char)c) - 'a' + 10));
-            if (++digits > 16)
-                return fail(l, line, col, "hex number too long");
+            if (++digits > 16 || (v << 4 | d) > (uint64_t)INT64_MAX)
+                return fail(l, line, col, "number out of range");
             v = v << 4 | d;
             adv(l);
         }
