@@ -469,7 +469,7 @@ enum brisk_tcp_state {
 };
 const char *brisk_tcp_state_name(int state);
 
-/* Why the transmit function last declined to send (hold reasons, DESIGN.md principle 5). */
+/* Why the transmit function last declined to send (hold reasons, docs/design.md principle 5). */
 enum brisk_hold {
     BRISK_HOLD_NONE,     /* sending, or nothing to send */
     BRISK_HOLD_CWND,     /* congestion window full */

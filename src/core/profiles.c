@@ -1,8 +1,8 @@
 /*
  * profiles.c — compatibility profiles: named sets of settings that reproduce historical Linux transmit-path
- * behaviour, for comparison in the lab (DESIGN.md, "Settings and compatibility profiles"). A profile is only
- * knobs: the mechanisms that run are brisk's own, configured the way each kernel behaved (see
- * shared/reference/linux-tx-path.md for the history each line encodes). None of them paces: Linux paces a
+ * behaviour, for comparison in the lab (docs/design.md, "Settings and compatibility profiles"). A profile is
+ * only knobs: the mechanisms that run are brisk's own, configured the way each kernel behaved (see
+ * docs/transmit-engine.md for the history each line encodes). None of them paces: Linux paces a
  * flow only under the fq qdisc or when its congestion control asks (BBR), not by default.
  */
 #include <string.h>

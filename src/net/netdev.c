@@ -1,11 +1,11 @@
 /*
  * netdev.c — devices: registration, transmit, and TX completion.
  *
- * TX completion is first-class in brisk (DESIGN.md, principle 3). A packet handed to a driver stays owned by
- * the driver until it calls brisk_netdev_tx_done(); only then is the buffer returned to the pool. Every
- * completion is also a measurement: the time from xmit to completion is smoothed per device (an EWMA with
- * gain 1/8, like SRTT) — the figure brisk's adaptive TSQ later sizes its budget from, and the one that tells
- * a user "this NIC completes in 190 µs".
+ * TX completion is first-class in brisk (docs/design.md, principle 3). A packet handed to a driver stays
+ * owned by the driver until it calls brisk_netdev_tx_done(); only then is the buffer returned to the pool.
+ * Every completion is also a measurement: the time from xmit to completion is smoothed per device (an EWMA
+ * with gain 1/8, like SRTT) — the figure brisk's adaptive TSQ later sizes its budget from, and the one that
+ * tells a user "this NIC completes in 190 µs".
  *
  * Devices whose driver opts in (BRISK_NETDEV_CAP_BQL) also get byte queue limits (bql.c): every accepted
  * packet is queued bytes, every completion done bytes, and the queue stops when too many are in progress.

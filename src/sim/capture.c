@@ -8,8 +8,8 @@
  * capture is byte-identical on any machine; readers detect the byte order from the magic.
  *
  * Timestamps are the world's virtual time, and records are written from inside events in event order, so the
- * same seed and configuration give the same file byte for byte (DESIGN.md principle 6). Writes go through a
- * large stdio buffer: no system call per frame. brisk_sim_world_free flushes and closes the file.
+ * same seed and configuration give the same file byte for byte (docs/design.md principle 6). Writes go
+ * through a large stdio buffer: no system call per frame. brisk_sim_world_free flushes and closes the file.
  *
  * Functions: brisk_sim_capture (opens a port's capture), brisk_sim_capture_write (one record),
  * brisk_sim_capture_close.

@@ -2,10 +2,10 @@
  * nic.c — simulated NICs: a TX ring, segmentation and checksum offload, TX-completion models, and the glue
  * that makes the NIC a brisk netdev (netdev.h).
  *
- * The TX ring is what makes completion timing matter (DESIGN.md principle 3). A packet accepted by xmit holds
- * one of `tx_ring` descriptors until its completion is reported with brisk_netdev_tx_done(); a full ring
- * refuses packets with BRISK_ERR_BUSY, as a driver whose queue is stopped would. xmit turns the packet into
- * wire frames — cut into MSS frames by brisk_gso_cut when it is a super-frame and the NIC has CAP_GSO,
+ * The TX ring is what makes completion timing matter (docs/design.md principle 3). A packet accepted by xmit
+ * holds one of `tx_ring` descriptors until its completion is reported with brisk_netdev_tx_done(); a full
+ * ring refuses packets with BRISK_ERR_BUSY, as a driver whose queue is stopped would. xmit turns the packet
+ * into wire frames — cut into MSS frames by brisk_gso_cut when it is a super-frame and the NIC has CAP_GSO,
  * checksum completed when it is CHECKSUM_PARTIAL and the NIC has CAP_CSUM, padded to the 60-byte Ethernet
  * minimum — and copies them into the link's queue, so the packet itself is untouched until completion.
  *

@@ -4,11 +4,11 @@
  * A world is a discrete-event simulation: nothing happens between events, and the clock jumps from one
  * event's time to the next. The queue is an indexed binary heap keyed by (time, insertion sequence), so
  * events at the same instant run in the order they were scheduled and a run is a pure function of
- * configuration and seed (DESIGN.md principle 6). Each event knows its heap slot, which lets a host's wake-up
- * move to a new deadline in O(log n) instead of leaving stale entries behind. Event objects are embedded in
- * what they concern (frames, descriptors, hosts, NICs) or come from a free list (brisk_sim_at), and frame
- * buffers are recycled through a free list sized by the largest frame seen, so a running world allocates
- * nothing once it is warm.
+ * configuration and seed (docs/design.md principle 6). Each event knows its heap slot, which lets a host's
+ * wake-up move to a new deadline in O(log n) instead of leaving stale entries behind. Event objects are
+ * embedded in what they concern (frames, descriptors, hosts, NICs) or come from a free list (brisk_sim_at),
+ * and frame buffers are recycled through a free list sized by the largest frame seen, so a running world
+ * allocates nothing once it is warm.
  *
  * Host driving. A brisk stack is sans-IO: it only acts when called. After every event that touches a host (a
  * frame delivered to one of its NICs, a TX completion, its wake-up, an application kick) the host is put on a

@@ -1,9 +1,9 @@
 /*
  * output.c — everything TCP sends, through one transmit function.
  *
- * tcp_write_xmit() is THE transmit function (DESIGN.md principle 4): the application path (send, close), the
- * ACK path (a window opened, data was acknowledged) and the timer path (retransmission) all call it, and it
- * always reads the connection's current Nagle / cork / MSG_MORE state. Per segment it asks, in order:
+ * tcp_write_xmit() is THE transmit function (docs/design.md principle 4): the application path (send, close),
+ * the ACK path (a window opened, data was acknowledged) and the timer path (retransmission) all call it, and
+ * it always reads the connection's current Nagle / cork / MSG_MORE state. Per segment it asks, in order:
  *   1. is there data (or a FIN) not yet sent?
  *   2. does the peer's window allow it (rwnd), with sender-side silly-window avoidance (RFC 9293 §3.8.6.2.1)?
  *   3. does the congestion window allow it (cwnd, RFC 5681)?

@@ -4,9 +4,9 @@
  *
  * Retransmit (RFC 6298). While data, a SYN or a FIN is outstanding the connection keeps one deadline, RTO
  * after the last time the oldest segment was (re)sent or acknowledged progress. The deadline is lazy, as
- * DESIGN.md asks: the connection stores the wanted time in rtx_deadline and touches the wheel only when that
- * time moves earlier than the armed entry; an entry that fires early re-arms itself to the stored deadline.
- * So the common case — an ACK that pushes the deadline later — costs no wheel operation. On expiry:
+ * docs/design.md asks: the connection stores the wanted time in rtx_deadline and touches the wheel only when
+ * that time moves earlier than the armed entry; an entry that fires early re-arms itself to the stored
+ * deadline. So the common case — an ACK that pushes the deadline later — costs no wheel operation. On expiry:
  * exponential backoff (§5.5), congestion window to one segment (RFC 5681 §3.1), and go-back to snd.una
  * (§5.4); after tcp_retries2 backoffs the connection fails with BRISK_ERR_TIMEDOUT. SYN and SYN-ACK use the
  * same timer with their own retry limits.

@@ -39,7 +39,7 @@
  * super-segment at transmit time: about rate >> tcp_pacing_shift bytes (≈1 ms of data), at least
  * tcp_min_tso_segs segments, within the device's gso_max_size, and at most half the congestion window.
  *
- * Hold reasons (DESIGN.md principle 5). tcp_hold() records why the transmit function stopped with data
+ * Hold reasons (docs/design.md principle 5). tcp_hold() records why the transmit function stopped with data
  * waiting — cwnd, rwnd, nagle, cork, tsq, device — counting each stop and accumulating the time each reason
  * was in force, for brisk_conn_info() and the tools.
  */

@@ -517,7 +517,7 @@ int main(int argc, char **argv)
                (double)p->lat[n / 2] / 1e3, (double)p->lat[n * 9 / 10] / 1e3,
                (double)p->lat[n * 99 / 100] / 1e3);
     }
-    if (p->s) { /* where the sender's time went (DESIGN.md principle 5), in ms per hold reason */
+    if (p->s) { /* where the sender's time went (docs/design.md principle 5), in ms per hold reason */
         printf(" srtt_us=%.1f cwnd=%u pacing_mbps=%.1f holds=", (double)ci.srtt_ns / 1e3, ci.cwnd,
                (double)ci.pacing_rate * 8 / 1e6);
         for (int h = 1; h < BRISK_HOLD_COUNT; h++)

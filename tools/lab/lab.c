@@ -7,7 +7,7 @@
  *   brisk-lab run SCENARIO [--profile P] [--set k=v ...] [--json] [--pcap FILE [--pcap-frames N]]
  *                          [--out DIR]      --out: also write DIR/results.{txt,json,csv}, capture.pcap and
  *                                           the plots, as seeds does for each scenario
- *   brisk-lab seeds [--out DIR]             every seed scenario (shared/seeds/) with its defaults: tables on
+ *   brisk-lab seeds [--out DIR]             every seed scenario (docs/lab.md) with its defaults: tables on
  *                                           stdout, and per scenario DIR/<name>/results.json, results.txt,
  *                                           results.csv, capture.pcap (the first 2000 frames of the first
  *                                           row, headers only) and plots (PNG); then a SUMMARY table: one
@@ -728,7 +728,7 @@ static int cmd_seeds(int argc, char **argv)
         else if (r.shape.set && !r.shape.pass)
             shape_failed++;
     }
-    printf("== SUMMARY: the seed scenarios beside their expected shapes (shared/SCENARIOS.md) ==\n");
+    printf("== SUMMARY: the seed scenarios beside their expected shapes (docs/lab.md) ==\n");
     for (size_t i = 0; i < n; i++) {
         const char *verdict = !ran[i] ? "ERROR" : !shapes[i].set ? "-" : shapes[i].pass ? "PASS" : "FAIL";
         printf("%-10s %-6s %s\n", seeds[i]->name, verdict, ran[i] ? shapes[i].headline : "did not run");

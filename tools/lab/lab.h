@@ -37,7 +37,7 @@ struct lab_run;
 struct lab_scenario {
     const char *name;
     const char *summary;
-    const char *seed; /* the netdev report it reproduces (shared/seeds/), or NULL: `seeds` runs those */
+    const char *seed; /* the netdev report it reproduces (docs/lab.md), or NULL: `seeds` runs those */
     const struct lab_param *params;
     int nparams;
     /* Runs the scenario; returns 0, or nonzero after printing why it could not run. */
@@ -48,7 +48,7 @@ struct lab_scenario {
 #define LAB_MAX_TABLES   2
 #define LAB_MAX_SETS     64
 
-/* A scenario's verdict on its expected shape (shared/SCENARIOS.md), for the seeds SUMMARY table. */
+/* A scenario's verdict on its expected shape (docs/lab.md), for the seeds SUMMARY table. */
 struct lab_shape {
     int set;            /* the scenario judged its shape */
     int pass;           /* the expected shape holds */
