@@ -362,6 +362,10 @@ static void misc_fired(struct brisk_timer *t, void *arg, uint64_t now)
             return;
         }
         if (c->timer.probes >= c->so.keepcnt) {
+            /* The peer is presumed gone, but may only have lost the path back: tell it (Linux
+             * tcp_keepalive_timer sends an active reset before the error; a retransmission timeout does
+             * not, as nothing got through). */
+            tcp_send_rst(c, now);
             abort_timeout(c, now);
             return;
         }
