@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/json.h"
 #include "pkt/pkt.h"
@@ -263,13 +264,14 @@ int main(int argc, char **argv)
     if (!res)
         return 2;
     size_t count[4] = {0};
+    int progress = !single && paths.n > 20 && isatty(2); /* long runs show progress on a terminal */
     for (size_t i = 0; i < paths.n; i++) {
-        if (!single && !json && paths.n > 20)
+        if (progress)
             fprintf(stderr, "\r[%zu/%zu] %s\033[K", i + 1, paths.n, paths.v[i]);
         run_one(paths.v[i], &cfg, &res[i]);
         count[res[i].status]++;
     }
-    if (!single && !json && paths.n > 20)
+    if (progress)
         fprintf(stderr, "\r\033[K");
     int rc;
     if (single) {
