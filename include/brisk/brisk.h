@@ -379,6 +379,8 @@ enum brisk_sock_event {
     BRISK_EV_ACCEPT = 0x08,    /* a listener has an established connection to accept */
     BRISK_EV_CLOSED = 0x10,    /* the connection finished (both directions closed, or TIME-WAIT entered) */
     BRISK_EV_ERROR = 0x20,     /* a fatal error: brisk_sock_error() says which; the socket is closed */
+    BRISK_EV_FIN_ACKED = 0x40, /* the peer acknowledged our FIN, so every byte sent before it: the sending
+                                  direction is finished (FIN-WAIT-1 / CLOSING / LAST-ACK left) */
 };
 typedef void (*brisk_sock_fn)(void *ctx, brisk_sock *s, unsigned events, uint64_t now);
 
@@ -396,7 +398,25 @@ enum brisk_sockopt {
     BRISK_SO_KEEPCNT,       /* probes */
     BRISK_SO_QUICKACK,      /* 1: ACK at once for a while (leaves delayed-ACK pingpong mode) */
     BRISK_SO_MAXSEG,        /* clamp the MSS (set before connect/listen) */
-    BRISK_SO_LINGER0,       /* 1: close() aborts with RST */
+    BRISK_SO_LINGER0,       /* 1: close() aborts with RST (the same as BRISK_SO_LINGER 0); 0: no linger */
+    /* TCP_USER_TIMEOUT (RFC 5482), ns; 0 = off (default). With it set, a connection whose retransmissions go
+     * unacknowledged this long after the first of them (or whose zero-window probes have gone on this long,
+     * or that has been idle this long with a keepalive probe out) fails with BRISK_ERR_TIMEDOUT, in place of
+     * the tcp_retries2 / KEEPCNT counts; retransmissions are brought forward to meet the deadline. */
+    BRISK_SO_USER_TIMEOUT,
+    /* Read only: the bytes a read returns now (Linux's ioctl SIOCINQ / FIONREAD, tcp_inq): the peer's FIN is
+     * not counted; 0 while the handshake is in progress. A facade building Linux's TCP_CM_INQ cmsg adds 1
+     * once the FIN is in (brisk_recv_peek at this offset returns 0), as tcp_inq_hint does. Linux's own
+     * getsockopt(TCP_INQ) only says whether that cmsg is on. setsockopt: BRISK_ERR_INVAL. */
+    BRISK_SO_INQ,
+    /* IP_TOS: the TOS byte of every IPv4 datagram the connection sends (SYN, SYN-ACK, data, ACK, RST), 0..255
+     * (else BRISK_ERR_RANGE). As Linux does for TCP sockets, the two ECN bits stay TCP's: brisk has no ECN,
+     * so they are sent (and read back) as 0. A listener passes its value to the connections it accepts. */
+    BRISK_SO_TOS,
+    /* SO_LINGER, ns: BRISK_TIME_NONE = off (default: close returns at once, the stack finishes the close);
+     * 0 = close aborts with RST (LINGER0); more = a lingering close (brisk_close), which a blocking POSIX
+     * facade turns into close() waiting up to this long for the FIN to be acknowledged. */
+    BRISK_SO_LINGER,
 };
 
 /* Creates a TCP socket. Returns NULL (and *err) on BRISK_ERR_NOMEM / BRISK_ERR_INVAL. */
@@ -438,11 +458,21 @@ int64_t brisk_recv_consume(brisk_sock *s, size_t n, uint64_t now);
 /* Closes the sending direction (FIN after queued data). BRISK_ERR_NOTCONN if not connected. */
 int brisk_shutdown_write(brisk_sock *s, uint64_t now);
 /* Releases the socket: queued data is still sent and the connection closes gracefully (or aborts with RST
- * when LINGER0 is set or unread data remains, RFC 2525 §2.17). The handle must not be used afterwards. */
+ * when LINGER0 is set or unread data remains, RFC 2525 §2.17). The handle must not be used afterwards, and
+ * BRISK_OK is returned — except for a lingering close: with BRISK_SO_LINGER above 0, a close that leaves our
+ * FIN unacknowledged (FIN-WAIT-1, CLOSING, LAST-ACK) returns BRISK_ERR_INPROGRESS and keeps the handle and
+ * its callback. BRISK_EV_FIN_ACKED, BRISK_EV_CLOSED or BRISK_EV_ERROR follows; on it, or when the linger time
+ * has passed (the caller's clock: the core never waits), call brisk_close again, which releases the handle as
+ * a close without linger would from the state reached. Linux's close() waits that way in sk_stream_wait_close
+ * and returns 0 either way; a blocking facade does the same around these two calls (docs/sockets.md). */
 int brisk_close(brisk_sock *s, uint64_t now);
 /* Sends a RST and releases the socket at once. */
 int brisk_abort(brisk_sock *s, uint64_t now);
+/* Sets an option (enum brisk_sockopt says each one's unit). Returns BRISK_OK, BRISK_ERR_RANGE (value out of
+ * the option's bounds) or BRISK_ERR_INVAL (NULL socket, unknown or read-only option). */
 int brisk_setsockopt(brisk_sock *s, enum brisk_sockopt opt, uint64_t value, uint64_t now);
+/* Reads an option into *value. Returns BRISK_OK or BRISK_ERR_INVAL (NULL argument, unknown option, or
+ * BRISK_SO_INQ on a listener). */
 int brisk_getsockopt(const brisk_sock *s, enum brisk_sockopt opt, uint64_t *value);
 /* The error that closed the connection (BRISK_ERR_RESET, ...), or BRISK_OK. */
 int brisk_sock_error(const brisk_sock *s);
@@ -495,6 +525,7 @@ struct brisk_conn_info {
     uint64_t bytes_sent;       /* payload bytes transmitted, retransmissions included */
     uint64_t bytes_acked;
     uint64_t bytes_received; /* in-order payload bytes */
+    uint64_t inq;            /* bytes a read returns now (BRISK_SO_INQ) */
     uint64_t segs_out, segs_in;
     uint64_t retransmits; /* segments retransmitted */
     uint64_t rto_count;   /* retransmission timeouts */

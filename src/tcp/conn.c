@@ -257,6 +257,9 @@ brisk_sock *tcp_child_new(brisk_sock *l, const struct brisk_ipv4_repr *ip, const
     c->snd.cork = l->snd.cork;
     c->snd.lowat = l->snd.lowat;
     c->so = l->so;
+    c->sox = l->sox; /* TCP_USER_TIMEOUT and SO_LINGER too (Linux's clone copies the listener's socket) */
+    c->sox.lingering = 0;
+    c->tos = l->tos; /* the SYN-ACK already carries it (Linux tcp_v4_send_synack: the listener's TOS) */
     c->opt.mss_clamp = l->opt.mss_clamp;
     c->cc_ops = l->cc_ops;
     return c;

@@ -207,6 +207,7 @@ static void enter_time_wait(brisk_sock *c, uint64_t now)
 /* Our FIN was acknowledged: advance the closing states. Returns 0 if the connection is gone. */
 static int our_fin_acked(brisk_sock *c, uint64_t now)
 {
+    tcp_raise(c, BRISK_EV_FIN_ACKED); /* what a lingering close waits for (socket.c) */
     switch (c->state) {
     case BRISK_TCP_FIN_WAIT_1:
         tcp_set_state(c, BRISK_TCP_FIN_WAIT_2, now);

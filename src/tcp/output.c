@@ -184,7 +184,7 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
     uint32_t pkt_segs = pkt->gso_segs ? pkt->gso_segs : 1;
     if (len || (flags & (BRISK_TCP_SYN | BRISK_TCP_FIN)))
         tcp_charge(c, pkt); /* below-TCP bytes, released when the buffer is freed (tsq.c) */
-    int rc = brisk_ip_output(st, &c->rt, c->id.raddr, BRISK_IP_PROTO_TCP, 0, pkt, now);
+    int rc = brisk_ip_output(st, &c->rt, c->id.raddr, BRISK_IP_PROTO_TCP, c->tos, pkt, now); /* IP_TOS */
     if (rc == BRISK_ERR_BUSY || rc == BRISK_ERR_NOBUFS)
         return rc;                   /* not sent: the caller keeps the bytes unsent */
     assert(rc != BRISK_ERR_MSGSIZE); /* segments are sized to the MTU above */

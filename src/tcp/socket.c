@@ -7,8 +7,15 @@
  * send() copies into the send buffer (bounded by SNDBUF) and calls tcp_write_xmit(); MSG_MORE holds the tail
  * of this call like a one-shot cork. recv() copies out of the receive buffer and, when reading opened the
  * window by at least two segments (or reopened a closed one), advertises it at once (RFC 9293 §3.8.6.2.2).
- * close() follows RFC 9293 §3.10.4 and RFC 2525 §2.17: unread data or LINGER 0 aborts with a RST; otherwise
- * the FIN is queued after the data and the stack finishes the close on its own.
+ * close() follows RFC 9293 §3.10.4 and RFC 2525 §2.17 in Linux's order (__tcp_close): unread data aborts
+ * with a RST, then LINGER 0 (a RST where tcp_disconnect sends one); otherwise the FIN is queued after the
+ * data and the stack finishes the close on its own. With a linger time the core still never waits: a close
+ * that leaves our FIN unacknowledged keeps the handle (BRISK_ERR_INPROGRESS) until the caller closes again,
+ * after BRISK_EV_FIN_ACKED or its linger time (docs/sockets.md has how a blocking facade uses it).
+ *
+ * Socket options follow Linux's semantics where Linux has the option (brisk.h, enum brisk_sockopt), with
+ * times in ns: TCP_USER_TIMEOUT (applied by timer.c), IP_TOS (the ECN bits kept clear), SIOCINQ's count as
+ * a read-only BRISK_SO_INQ, SO_LINGER.
  */
 #include <string.h>
 
@@ -305,35 +312,79 @@ int brisk_abort(brisk_sock *s, uint64_t now)
     return BRISK_OK;
 }
 
+/* LINGER 0 resets the peer where it holds the connection open (Linux tcp_disconnect, tcp_need_reset): also in
+ * CLOSING and LAST-ACK if our FIN never went out, but not once it did — the peer has closed too. */
+static int linger0_resets(const brisk_sock *s)
+{
+    switch (s->state) {
+    case BRISK_TCP_ESTABLISHED:
+    case BRISK_TCP_CLOSE_WAIT:
+    case BRISK_TCP_FIN_WAIT_1:
+    case BRISK_TCP_FIN_WAIT_2:
+        return 1;
+    case BRISK_TCP_CLOSING:
+    case BRISK_TCP_LAST_ACK:
+        return s->snd.max != tcp_data_end(s) + 1;
+    default:
+        return 0;
+    }
+}
+
+/* The close that discards the connection: a RST if `rst`, then CLOSED and freed. */
+static int close_discard(brisk_sock *s, int rst, uint64_t now)
+{
+    brisk_stack *st = s->st;
+    st->c.TCPAbortOnClose++;
+    s->orphan = 1;
+    s->fn = NULL;
+    if (rst)
+        tcp_send_rst(s, now);
+    tcp_set_state(s, BRISK_TCP_CLOSED, now);
+    tcp_conn_done(s, now);
+    finish_call(st, now);
+    return BRISK_OK;
+}
+
+static int in_closing(int state)
+{
+    return state == BRISK_TCP_FIN_WAIT_1 || state == BRISK_TCP_CLOSING || state == BRISK_TCP_LAST_ACK;
+}
+
+/* In Linux's order (__tcp_close): unread data, then LINGER 0, then the FIN, then the linger wait. */
 int brisk_close(brisk_sock *s, uint64_t now)
 {
     if (!s)
         return BRISK_ERR_INVAL;
     brisk_stack *st = s->st;
     now = brisk_stack_clock(st, now);
-    switch (s->state) {
-    case BRISK_TCP_LISTEN:
-    case BRISK_TCP_CLOSED:
-    case BRISK_TCP_SYN_SENT:
+    if (s->state == BRISK_TCP_LISTEN || s->state == BRISK_TCP_CLOSED || s->state == BRISK_TCP_SYN_SENT)
         return brisk_abort(s, now);
-    case BRISK_TCP_ESTABLISHED:
-    case BRISK_TCP_CLOSE_WAIT:
-        if (s->so.linger0 || s->rcv.buf.len > 0) {
-            st->c.TCPAbortOnClose++;
-            return brisk_abort(s, now);
-        }
+    /* Data the application will never read is lost: a RST tells the peer so (RFC 2525 §2.17, RFC 1122
+     * §4.2.2.13), in any state — but TIME-WAIT, where Linux's socket is closed already (tcp_time_wait). */
+    if (s->rcv.buf.len > 0 && s->state != BRISK_TCP_TIME_WAIT)
+        return close_discard(s, 1, now);
+    if (s->sox.linger_on && s->sox.linger == 0 && !s->sox.lingering && s->state != BRISK_TCP_TIME_WAIT)
+        return close_discard(s, linger0_resets(s), now);
+    int linger = s->sox.linger_on && s->sox.linger > 0 && !s->sox.lingering;
+    if (!linger) {
         s->orphan = 1;
         s->fn = NULL;
-        brisk_shutdown_write(s, now);
-        return BRISK_OK;
-    default:
-        s->orphan = 1;
-        s->fn = NULL;
-        if (s->state == BRISK_TCP_FIN_WAIT_2 && s->timer.misc_kind == TCP_MISC_NONE)
-            tcp_arm_misc(s, TCP_MISC_FINWAIT2, now + st->s.tcp_fin_timeout_ns);
-        finish_call(st, now);
-        return BRISK_OK;
     }
+    if (s->state == BRISK_TCP_ESTABLISHED || s->state == BRISK_TCP_CLOSE_WAIT)
+        brisk_shutdown_write(s, now); /* the FIN after the queued data */
+    if (linger && in_closing(s->state)) {
+        /* Linux's close() would sleep here (sk_stream_wait_close) until the state leaves FIN-WAIT-1, CLOSING
+         * and LAST-ACK, or the linger time passes: the caller waits instead, and closes again. */
+        s->sox.lingering = 1;
+        finish_call(st, now);
+        return BRISK_ERR_INPROGRESS;
+    }
+    s->orphan = 1;
+    s->fn = NULL;
+    if (s->state == BRISK_TCP_FIN_WAIT_2 && s->timer.misc_kind == TCP_MISC_NONE)
+        tcp_arm_misc(s, TCP_MISC_FINWAIT2, now + st->s.tcp_fin_timeout_ns);
+    finish_call(st, now);
+    return BRISK_OK;
 }
 
 int brisk_setsockopt(brisk_sock *s, enum brisk_sockopt opt, uint64_t v, uint64_t now)
@@ -408,13 +459,42 @@ int brisk_setsockopt(brisk_sock *s, enum brisk_sockopt opt, uint64_t v, uint64_t
         s->opt.mss_clamp = (uint32_t)v;
         break;
     case BRISK_SO_LINGER0:
-        s->so.linger0 = v != 0;
+        s->sox.linger_on = v != 0;
+        s->sox.linger = 0;
         break;
+    case BRISK_SO_LINGER:
+        s->sox.linger_on = v != BRISK_TIME_NONE;
+        s->sox.linger = v != BRISK_TIME_NONE ? v : 0;
+        break;
+    case BRISK_SO_USER_TIMEOUT:
+        /* Linux takes an int of ms (tcp_sock_set_user_timeout): the same bound here. Nothing is re-armed:
+         * the next timeout applies it, as in Linux. */
+        if (v > (uint64_t)INT32_MAX * BRISK_NSEC_PER_MSEC)
+            return BRISK_ERR_RANGE;
+        s->sox.user_timeout = v;
+        break;
+    case BRISK_SO_TOS:
+        if (v > 255)
+            return BRISK_ERR_RANGE;
+        /* The ECN field belongs to TCP (Linux __ip_sock_set_tos masks INET_ECN_MASK on stream sockets);
+         * brisk negotiates no ECN, so it stays 0. Read per segment from the connection's first line. */
+        s->tos = (uint8_t)(v & 0xfcu);
+        break;
+    case BRISK_SO_INQ: /* read only */
     default:
         return BRISK_ERR_INVAL;
     }
     finish_call(s->st, now);
     return BRISK_OK;
+}
+
+/* What a read returns now (Linux tcp_inq): the in-order bytes not yet read — the receive stream holds no FIN
+ * byte, so there is none to subtract — and nothing while the handshake is in progress. */
+static uint64_t sock_inq(const brisk_sock *s)
+{
+    if (s->state == BRISK_TCP_SYN_SENT || s->state == BRISK_TCP_SYN_RECEIVED || s->state == BRISK_TCP_LISTEN)
+        return 0;
+    return s->rcv.buf.len;
 }
 
 int brisk_getsockopt(const brisk_sock *s, enum brisk_sockopt opt, uint64_t *v)
@@ -456,7 +536,21 @@ int brisk_getsockopt(const brisk_sock *s, enum brisk_sockopt opt, uint64_t *v)
         *v = s->snd.mss ? s->snd.mss : s->opt.mss_clamp;
         return BRISK_OK;
     case BRISK_SO_LINGER0:
-        *v = s->so.linger0;
+        *v = s->sox.linger_on && s->sox.linger == 0;
+        return BRISK_OK;
+    case BRISK_SO_LINGER:
+        *v = s->sox.linger_on ? s->sox.linger : BRISK_TIME_NONE;
+        return BRISK_OK;
+    case BRISK_SO_USER_TIMEOUT:
+        *v = s->sox.user_timeout;
+        return BRISK_OK;
+    case BRISK_SO_TOS:
+        *v = s->tos;
+        return BRISK_OK;
+    case BRISK_SO_INQ:
+        if (s->state == BRISK_TCP_LISTEN)
+            return BRISK_ERR_INVAL; /* as Linux's SIOCINQ on a listener */
+        *v = sock_inq(s);
         return BRISK_OK;
     }
     return BRISK_ERR_INVAL;
@@ -489,6 +583,7 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *o)
     o->bytes_sent = s->stat.bytes_sent;
     o->bytes_acked = s->stat.bytes_acked;
     o->bytes_received = s->stat.bytes_received;
+    o->inq = sock_inq(s);
     o->segs_out = s->stat.segs_out;
     o->segs_in = s->stat.segs_in;
     o->retransmits = s->stat.retransmits;

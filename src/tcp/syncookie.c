@@ -153,7 +153,7 @@ void brisk_syncookie_send(brisk_sock *l, const struct brisk_ipv4_repr *ip, const
     brisk_tcp_csum_fill(b, hlen, rt.src, ip->src);
     st->c.SyncookiesSent++;
     st->c.TcpOutSegs++;
-    brisk_ip_output(st, &rt, ip->src, BRISK_IP_PROTO_TCP, 0, pkt, now);
+    brisk_ip_output(st, &rt, ip->src, BRISK_IP_PROTO_TCP, l->tos, pkt, now); /* the listener's IP_TOS */
 }
 
 brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *ip,

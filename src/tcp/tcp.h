@@ -87,10 +87,11 @@ struct tcp_events {
  *   lines 18-22   cold  cork / pace / misc timers, rtt_probe, prr, hold's history
  *   line  23      hot   hold.reason, dupacks, the per-segment stat counters (wheel_ops: eager timers)
  *   lines 24-29   cold  the other counters; txt's ring (two of its lines per ACK), then its head (hot)
+ *   line  30      cold  the socket options and state only socket calls and timers read
  *
  * Within a group, fields are ordered so that its hot ones are at the end that borders a hot line (sub-struct
- * comments say which). 1,920 bytes, exactly 30 lines. When adding a field, add it to a cold line unless the
- * per-segment path needs it, and check the result: `gdb -batch -ex 'ptype /o struct brisk_sock'
+ * comments say which). 1,968 bytes: 30 lines and most of a 31st. When adding a field, add it to a cold line
+ * unless the per-segment path needs it, and check the result: `gdb -batch -ex 'ptype /o struct brisk_sock'
  * build/brisk-bench` shows the offsets, and `valgrind --tool=cachegrind --cache-sim=yes build/brisk-bench rr
  * --flows 256 --tx 400` the D1 misses per transaction (docs/performance.md has the figures). */
 struct brisk_sock {
@@ -108,6 +109,7 @@ struct brisk_sock {
     uint8_t bound;    /* bind() or connect() fixed the local port */
     uint8_t in_aq;    /* a child on its listener's accept queue (else half-open, if listener) */
     uint8_t blocked;  /* on the stack's list of connections waiting for a device or buffers */
+    uint8_t tos;      /* IP_TOS of every datagram it sends, ECN bits clear (BRISK_SO_TOS) */
     int error;        /* the error that closed the connection */
     brisk_sock_fn fn; /* the application's callback (socket side) */
 
@@ -214,7 +216,6 @@ struct brisk_sock {
 
     struct {
         uint8_t keepalive; /* read per segment (tcp_keepalive_reset); the rest only by the keepalive timer */
-        uint8_t linger0;
         uint32_t keepcnt;
         uint64_t keepidle, keepintvl;
     } so;
@@ -317,6 +318,22 @@ struct brisk_sock {
         uint8_t rtx_valid;
         uint64_t base; /* send times are base + at, ns */
     } txt;
+
+    /* --- line 30: cold --- */
+    /* Socket options no segment reads (the rest of `so`; a child copies both from its listener). */
+    struct {
+        uint64_t user_timeout; /* TCP_USER_TIMEOUT (RFC 5482), ns; 0 = off */
+        uint64_t linger;       /* SO_LINGER time, ns, when linger_on (0: close aborts) */
+        uint8_t linger_on;     /* SO_LINGER set */
+        uint8_t lingering;     /* brisk_close returned INPROGRESS: the next close releases the handle */
+    } sox;
+    /* Where the user timeout counts from (timer.c). */
+    struct {
+        uint64_t rtx_first;    /* first retransmission of the timeouts in progress (Linux retrans_stamp) */
+        uint64_t probe0_first; /* the first zero-window probe of the closed window (icsk_probes_tstamp) */
+        uint8_t rtx_on;        /* rtx_first is set: retransmitted data is outstanding */
+        uint8_t probe0_on;     /* probe0_first is set */
+    } uto;
 };
 
 /* Per-stack TCP state (struct brisk_stack.tcp). */

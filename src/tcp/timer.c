@@ -23,6 +23,16 @@
  *
  * Keepalive (RFC 1122 §4.2.3.6): after keepidle without input, probes every keepintvl; keepcnt unanswered
  * probes abort with BRISK_ERR_TIMEDOUT. TIME-WAIT lasts tcp_time_wait (2 MSL), then the connection is freed.
+ *
+ * User timeout (TCP_USER_TIMEOUT, RFC 5482 §3: "how long transmitted data may remain unacknowledged"), as
+ * Linux 6.x applies it. Retransmission: an expiry that finds the timeouts in progress began at least that
+ * long ago — counted from the first retransmission (Linux tcp_write_timeout / retransmits_timed_out from
+ * retrans_stamp, which tcp_retransmit_skb sets to the head's time once it is resent) — aborts, and replaces
+ * tcp_retries2 (and adds to tcp_syn_retries in SYN-SENT); each backed-off deadline is brought forward to the
+ * moment the user timeout runs out (tcp_clamp_rto_to_user_timeout). Zero-window probes: from the first probe
+ * of a closed window, however many are answered, the same bound (tcp_probe_timer, the next probe clamped by
+ * tcp_clamp_probe0_to_user_timeout, at least 2 ms ahead). Keepalive: an idle time past the user timeout with
+ * a probe out aborts (with the RST either abort sends) instead of the KEEPCNT count (tcp_keepalive_timer).
  */
 #include "tcp/tcp.h"
 
@@ -131,8 +141,21 @@ void tcp_clear_rtx(brisk_sock *c)
         tcp_timer_cancel(c, &c->timer.rtx);
 }
 
+/* Whether something retransmitted is still unacknowledged (Linux tcp_any_retrans_done): a resent SYN or
+ * SYN-ACK, else bytes (or the FIN) below the highest retransmission. */
+static int rtx_outstanding(const brisk_sock *c)
+{
+    if (c->state == BRISK_TCP_SYN_SENT || c->state == BRISK_TCP_SYN_RECEIVED)
+        return c->timer.retries > 0;
+    return c->txt.rtx_valid && brisk_seq_gt(c->txt.rtx_high, c->snd.una);
+}
+
 void tcp_rearm_rto(brisk_sock *c, uint64_t now)
 {
+    /* Every ACK that moves snd.una comes here: the user timeout's start is forgotten once nothing
+     * retransmitted is outstanding (Linux clears retrans_stamp back in the Open state). */
+    if (c->uto.rtx_on && !rtx_outstanding(c))
+        c->uto.rtx_on = 0;
     if (c->snd.una == c->snd.max) {
         if (c->timer.rtx_kind == TCP_RTX_RTO || c->timer.rtx_kind == TCP_RTX_TLP)
             tcp_clear_rtx(c);
@@ -166,6 +189,7 @@ void tcp_arm_persist(brisk_sock *c, uint64_t now)
     if (c->timer.rtx_kind == TCP_RTX_PERSIST)
         return;
     c->timer.retries = 0;
+    c->uto.probe0_on = 0; /* a new closed window: the user timeout counts from its first probe */
     uint64_t rto = brisk_rtt_rto(&c->rtt);
     rtx_set(c, TCP_RTX_PERSIST, now + rto);
 }
@@ -176,13 +200,47 @@ static void abort_timeout(brisk_sock *c, uint64_t now)
     tcp_conn_fail(c, BRISK_ERR_TIMEDOUT, now);
 }
 
+/* Whether the user timeout has run out for retransmissions that began at rtx_first, at an expiry that comes
+ * after `prior` earlier ones (Linux retransmits_timed_out with icsk_user_timeout: never at the first). */
+static int user_timeout_expired(const brisk_sock *c, uint32_t prior, uint64_t now)
+{
+    return c->sox.user_timeout && prior > 0 && c->uto.rtx_on && now - c->uto.rtx_first >= c->sox.user_timeout;
+}
+
+/* The retransmission just made is the first of this run: the user timeout counts from it. */
+static void user_timeout_start(brisk_sock *c, uint64_t now)
+{
+    if (!c->uto.rtx_on) {
+        c->uto.rtx_on = 1;
+        c->uto.rtx_first = now;
+    }
+}
+
+/* The RTO just armed, brought forward to when the user timeout runs out (Linux
+ * tcp_clamp_rto_to_user_timeout; 1 ms when it already has, Linux's one jiffy). */
+static void rto_clamp(brisk_sock *c, uint64_t now)
+{
+    uint64_t u = c->sox.user_timeout;
+    if (!u || !c->uto.rtx_on || c->timer.rtx_kind != TCP_RTX_RTO)
+        return;
+    uint64_t elapsed = now - c->uto.rtx_first;
+    uint64_t at = now + (elapsed < u ? u - elapsed : BRISK_NSEC_PER_MSEC);
+    if (at < c->timer.rtx_deadline)
+        rtx_set(c, TCP_RTX_RTO, at);
+}
+
 static void on_rto(brisk_sock *c, uint64_t now)
 {
     brisk_stack *st = c->st;
-    c->timer.retries++;
+    uint32_t prior = c->timer.retries++; /* expiries before this one (Linux icsk_retransmits) */
+    if (prior == 0 && !rtx_outstanding(c))
+        c->uto.rtx_on = 0; /* a start left from an episode whose retransmissions are all acknowledged */
     if (c->state == BRISK_TCP_SYN_SENT || c->state == BRISK_TCP_SYN_RECEIVED) {
         uint32_t limit = c->state == BRISK_TCP_SYN_SENT ? st->s.tcp_syn_retries : st->s.tcp_synack_retries;
-        if (c->timer.retries > limit) {
+        /* A half-open child answers to its listener's SYN-ACK limit alone: in Linux it is a request sock,
+         * which the user timeout does not reach; an active (or simultaneous) open has both. */
+        int uto = !c->listener;
+        if (c->timer.retries > limit || (uto && user_timeout_expired(c, prior, now))) {
             abort_timeout(c, now);
             return;
         }
@@ -190,9 +248,15 @@ static void on_rto(brisk_sock *c, uint64_t now)
         brisk_rtt_syn_timeout(&c->rtt);
         tcp_send_syn(c, now); /* a SYN, or a SYN-ACK in SYN-RECEIVED */
         tcp_rearm_rto(c, now);
+        if (uto) {
+            user_timeout_start(c, now);
+            rto_clamp(c, now);
+        }
         return;
     }
-    if (c->timer.retries > st->s.tcp_retries2) {
+    /* With a user timeout, time alone decides; tcp_retries2 is not consulted (Linux passes the user timeout
+     * to retransmits_timed_out in place of the boundary's modelled time). */
+    if (c->sox.user_timeout ? user_timeout_expired(c, prior, now) : c->timer.retries > st->s.tcp_retries2) {
         abort_timeout(c, now);
         return;
     }
@@ -234,6 +298,8 @@ static void on_rto(brisk_sock *c, uint64_t now)
     tcp_write_xmit(c, now);
     if (c->timer.rtx_kind != TCP_RTX_RTO)
         rtx_set(c, TCP_RTX_RTO, now + brisk_rtt_rto(&c->rtt));
+    user_timeout_start(c, now);
+    rto_clamp(c, now);
 }
 
 static void on_persist(brisk_sock *c, uint64_t now)
@@ -242,6 +308,16 @@ static void on_persist(brisk_sock *c, uint64_t now)
     if (c->snd.wnd != 0 || tcp_notsent(c) == 0) {
         tcp_clear_rtx(c);
         tcp_write_xmit(c, now);
+        return;
+    }
+    /* The user timeout bounds how long the window may stay closed, answered or not (Linux 5.11+
+     * tcp_probe_timer: from the first probe, icsk_probes_tstamp, which only an open window resets). */
+    uint64_t u = c->sox.user_timeout;
+    if (!c->uto.probe0_on) {
+        c->uto.probe0_on = 1;
+        c->uto.probe0_first = now;
+    } else if (u && now - c->uto.probe0_first >= u) {
+        abort_timeout(c, now);
         return;
     }
     /* `retries` counts probes the peer left unanswered (any ACK resets it: RFC 1122 §4.2.2.17 keeps a
@@ -254,7 +330,16 @@ static void on_persist(brisk_sock *c, uint64_t now)
     /* A segment at snd.una - 1 is outside the peer's window: it answers with an ACK and its window. */
     tcp_transmit(c, c->snd.una - 1, 0, BRISK_TCP_ACK, now);
     brisk_rtt_backoff(&c->rtt); /* doubling, up to tcp_rto_max */
-    rtx_set(c, TCP_RTX_PERSIST, now + brisk_rtt_rto(&c->rtt));
+    uint64_t when = brisk_rtt_rto(&c->rtt);
+    if (u) { /* tcp_clamp_probe0_to_user_timeout: no later than the timeout, no sooner than 2 ms */
+        uint64_t elapsed = now - c->uto.probe0_first;
+        uint64_t left = elapsed < u ? u - elapsed : 0;
+        if (left < 2 * BRISK_NSEC_PER_MSEC)
+            left = 2 * BRISK_NSEC_PER_MSEC;
+        if (left < when)
+            when = left;
+    }
+    rtx_set(c, TCP_RTX_PERSIST, now + when);
 }
 
 static void rtx_fired(struct brisk_timer *t, void *arg, uint64_t now)
@@ -361,10 +446,13 @@ static void misc_fired(struct brisk_timer *t, void *arg, uint64_t now)
             tcp_arm_misc(c, TCP_MISC_KEEPALIVE, idle_until);
             return;
         }
-        if (c->timer.probes >= c->so.keepcnt) {
+        /* With a user timeout, the idle time decides once a probe is out, not the probe count (Linux
+         * tcp_keepalive_timer). */
+        uint64_t u = c->sox.user_timeout;
+        if (u ? c->timer.probes > 0 && now - c->timer.last_rx >= u : c->timer.probes >= c->so.keepcnt) {
             /* The peer is presumed gone, but may only have lost the path back: tell it (Linux
-             * tcp_keepalive_timer sends an active reset before the error; a retransmission timeout does
-             * not, as nothing got through). */
+             * tcp_keepalive_timer sends an active reset before the error, in both cases; a retransmission
+             * timeout does not, as nothing got through). */
             tcp_send_rst(c, now);
             abort_timeout(c, now);
             return;

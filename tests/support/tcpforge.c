@@ -271,6 +271,11 @@ int tf_inject_rx(struct tf *t, const struct brisk_tcp_repr *h, const void *paylo
     return rc;
 }
 
+uint8_t tf_seg_tos(const struct tf_seg *s)
+{
+    return s->frame[BRISK_ETH_HLEN + 1];
+}
+
 void tf_peer_init(struct tf_peer *p, struct tf *t, uint16_t port, uint16_t lport, uint32_t iss)
 {
     memset(p, 0, sizeof(*p));

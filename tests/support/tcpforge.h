@@ -97,6 +97,8 @@ int tf_inject_rx(struct tf *t, const struct brisk_tcp_repr *h, const void *paylo
 uint8_t *tf_frame(struct tf *t, const struct brisk_tcp_repr *h, const void *payload, size_t len,
                   uint16_t csum_xor, size_t *frame_len);
 
+/* The TOS byte of the IPv4 header that carried a segment. */
+uint8_t tf_seg_tos(const struct tf_seg *s);
 /* The peer's side of one connection. */
 struct tf_peer {
     struct tf *t;

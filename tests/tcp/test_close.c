@@ -117,7 +117,7 @@ static void test_time_wait_retransmitted_fin(void **state)
     tf_peer_send(&f.p, FIN | ACK, NULL, 0, t2);
     TF_EXPECT(&f.t, t2, ACK, f.d + 1, 1002, 0);
     assert_int_equal(tf_info(f.c).state, BRISK_TCP_TIME_WAIT);
-    assert_int_equal(f.ev.all, BRISK_EV_READABLE | BRISK_EV_CLOSED);
+    assert_int_equal(f.ev.all, BRISK_EV_READABLE | BRISK_EV_FIN_ACKED | BRISK_EV_CLOSED);
     /* Our ACK was lost: the peer's FIN again, 5 s later. */
     f.p.nxt--;
     tf_peer_send(&f.p, FIN | ACK, NULL, 0, t2 + 5 * TF_SEC);
@@ -244,7 +244,7 @@ static void test_passive_close_not_orphaned(void **state)
     tf_peer_send(&f.p, ACK, NULL, 0, TF_SEC + 5 * TF_MS);
     TF_EXPECT_NONE(&f.t);
     assert_int_equal(tf_info(f.c).state, BRISK_TCP_CLOSED);
-    assert_int_equal(f.ev.all, BRISK_EV_CLOSED);
+    assert_int_equal(f.ev.all, BRISK_EV_FIN_ACKED | BRISK_EV_CLOSED);
     assert_int_equal(brisk_sock_error(f.c), BRISK_OK);
     brisk_close(f.c, 2 * TF_SEC);
     TF_EXPECT_NONE(&f.t);
