@@ -45,9 +45,10 @@ enum brisk_err {
     BRISK_ERR_NOBUFS = -8,   /* the packet-buffer pool is exhausted */
     BRISK_ERR_MSGSIZE = -9,  /* the message does not fit in one packet */
     BRISK_ERR_EXIST = -10,   /* the object already exists (address, device) */
-    BRISK_ERR_UNREACH = -11, /* the destination is unreachable (ARP resolution failed, ICMP unreachable) */
+    BRISK_ERR_UNREACH = -11, /* the host is unreachable (ARP resolution failed; ICMP host unreachable or time
+                                exceeded: EHOSTUNREACH) */
     BRISK_ERR_TOOMANY = -12, /* a fixed-size table is full */
-    BRISK_ERR_CONNREFUSED = -13,  /* the peer answered the SYN with a reset */
+    BRISK_ERR_CONNREFUSED = -13,  /* the peer answered the SYN with a reset (or ICMP port unreachable) */
     BRISK_ERR_RESET = -14,        /* the connection was reset by the peer */
     BRISK_ERR_TIMEDOUT = -15,     /* retransmissions (or keepalive probes) went unanswered */
     BRISK_ERR_NOTCONN = -16,      /* the socket is not connected */
@@ -56,6 +57,14 @@ enum brisk_err {
     BRISK_ERR_PIPE = -19,         /* sending after shutdown or close */
     BRISK_ERR_INPROGRESS = -20,   /* connect started; BRISK_EV_CONNECTED or an error follows */
     BRISK_ERR_ADDRNOTAVAIL = -21, /* no such local address, or no free ephemeral port */
+    /* ICMP errors that ended a connection attempt (or, kept as its soft error, a connection that timed out),
+     * one per errno Linux reports for them (icmp_err_convert), so a POSIX facade can map them back. */
+    BRISK_ERR_NETUNREACH = -22, /* ICMP net unreachable / unknown / prohibited (ENETUNREACH) */
+    BRISK_ERR_HOSTDOWN = -23,   /* ICMP destination host unknown (EHOSTDOWN) */
+    BRISK_ERR_NONET = -24,      /* ICMP source host isolated (ENONET) */
+    BRISK_ERR_NOPROTOOPT = -25, /* ICMP protocol unreachable: the peer does not run TCP (ENOPROTOOPT) */
+    BRISK_ERR_PROTO = -26,      /* ICMP parameter problem (EPROTO) */
+    BRISK_ERR_OPNOTSUPP = -27,  /* ICMP source route failed (EOPNOTSUPP) */
 };
 
 /* A short English description of a BRISK_ERR_* code ("invalid argument"); never NULL. */
@@ -131,6 +140,8 @@ struct brisk_settings {
     uint32_t tcp_resume_nagle;          /* compat: completion resume with Nagle forced on (3.14-rc bug) */
     uint32_t tcp_congestion; /* congestion control of new connections: index of a name in the setting's
                                 choices, "newreno" (0) or "cubic" (1) (Linux tcp_congestion_control) */
+    uint32_t tcp_syn_icmp_errors; /* which ICMP errors end an opening connection: "rfc1122" (0, hard errors
+                                     only) or "linux" (1, every error; tcp_v4_err) */
 };
 
 /* Fills `s` with brisk's defaults. */
@@ -222,10 +233,12 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(IpOutNoRoutes, "IPv4 datagrams dropped: no route")                                                     \
     X(IpOutDiscards, "IPv4 datagrams dropped on output: no buffer, device busy")                             \
     X(IcmpInMsgs, "ICMP messages received")                                                                  \
-    X(IcmpInErrors, "ICMP messages dropped: malformed or bad checksum")                                      \
+    X(IcmpInErrors, "ICMP messages dropped: malformed, bad checksum, or an error for no connection of ours") \
     X(IcmpInEchos, "ICMP echo requests received")                                                            \
     X(IcmpInEchoReps, "ICMP echo replies received")                                                          \
     X(IcmpInDestUnreachs, "ICMP destination unreachable received")                                           \
+    X(IcmpInTimeExcds, "ICMP time exceeded received")                                                        \
+    X(IcmpInParmProbs, "ICMP parameter problem received")                                                    \
     X(IcmpOutMsgs, "ICMP messages sent")                                                                     \
     X(IcmpOutEchos, "ICMP echo requests sent")                                                               \
     X(IcmpOutEchoReps, "ICMP echo replies sent")                                                             \
@@ -260,6 +273,7 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(TCPSYNChallenge, "SYNs in a synchronized state answered with a challenge ACK")                         \
     X(TCPRSTChallenge, "in-window RSTs not at rcv.nxt answered with a challenge ACK")                        \
     X(TCPACKOutOfWindow, "ACKs for data never sent, dropped (RFC 5961 §5)")                                  \
+    X(OutOfWindowIcmps, "ICMP errors ignored: the quoted sequence number is not in SND.UNA..SND.NXT")        \
     X(PAWSEstab, "segments dropped by PAWS (RFC 7323 §5)")                                                   \
     X(TCPOutOfWindow, "segments outside the receive window (answered with an ACK)")                          \
     X(TCPOFOQueue, "segments queued out of order")                                                           \

@@ -4,6 +4,9 @@
  * only knobs: the mechanisms that run are brisk's own, configured the way each kernel behaved (see
  * docs/transmit-engine.md for the history each line encodes). None of them paces: Linux paces a
  * flow only under the fq qdisc or when its congestion control asks (BBR), not by default.
+ *
+ * Where Linux departs from the RFCs outside the transmit path, every linux-* profile takes Linux's side,
+ * since all these versions behaved alike there (LINUX_RECEIVE, LINUX_SOCKETS below).
  */
 #include <string.h>
 
@@ -19,6 +22,9 @@ struct profile {
  * profiles name (docs/recovery.md, "Linux and the RFCs"): recovery without SACK the Linux way, an ACK of
  * unsent data dropped silently in ESTABLISHED, a SYN-ACK's text discarded. */
 #define LINUX_RECEIVE "tcp_nosack_prr=1", "tcp_unsent_ack_reply=0", "tcp_synack_data=0"
+/* Connection errors (docs/sockets.md): any ICMP error ends a connect (tcp_v4_err, every version since 2.x),
+ * where RFC 1122 §4.2.3.9 lets only hard errors do so. */
+#define LINUX_SOCKETS "tcp_syn_icmp_errors=linux"
 
 static const char *const p_3_12[] = {"tcp_tsq_rule=0",
                                      "tcp_limit_output_bytes=128K",
@@ -27,6 +33,7 @@ static const char *const p_3_12[] = {"tcp_tsq_rule=0",
                                      "tcp_autocorking=0",
                                      "tcp_pacing=0",
                                      LINUX_RECEIVE,
+                                     LINUX_SOCKETS,
                                      NULL};
 static const char *const p_3_14_rc2[] = {"tcp_tsq_rule=1",
                                          "tcp_limit_output_bytes=128K",
@@ -37,6 +44,7 @@ static const char *const p_3_14_rc2[] = {"tcp_tsq_rule=1",
                                          "tcp_autocork_first_packet=1",
                                          "tcp_pacing=0",
                                          LINUX_RECEIVE,
+                                         LINUX_SOCKETS,
                                          NULL};
 static const char *const p_3_14[] = {"tcp_tsq_rule=1",
                                      "tcp_limit_output_bytes=128K",
@@ -47,6 +55,7 @@ static const char *const p_3_14[] = {"tcp_tsq_rule=1",
                                      "tcp_autocork_first_packet=0",
                                      "tcp_pacing=0",
                                      LINUX_RECEIVE,
+                                     LINUX_SOCKETS,
                                      NULL};
 static const char *const p_3_19[] = {"tcp_tsq_rule=2",
                                      "tcp_limit_output_bytes=128K",
@@ -55,6 +64,7 @@ static const char *const p_3_19[] = {"tcp_tsq_rule=2",
                                      "tcp_autocorking=1",
                                      "tcp_pacing=0",
                                      LINUX_RECEIVE,
+                                     LINUX_SOCKETS,
                                      NULL};
 static const char *const p_6_x[] = {"tcp_tsq_rule=2",
                                     "tcp_limit_output_bytes=4M",
@@ -63,6 +73,7 @@ static const char *const p_6_x[] = {"tcp_tsq_rule=2",
                                     "tcp_autocorking=1",
                                     "tcp_pacing=0",
                                     LINUX_RECEIVE,
+                                    LINUX_SOCKETS,
                                     NULL};
 static const char *const p_brisk[] = {NULL};
 

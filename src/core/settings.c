@@ -26,13 +26,19 @@ static const char *const congestion_names[] = {"newreno", "cubic", NULL};
 #define VALKIND_SIZE       BRISK_VAL_SIZE
 #define VALKIND_TIME       BRISK_VAL_TIME
 #define VALKIND_RATE       BRISK_VAL_RATE
+/* tcp_syn_icmp_errors: the index is the value src/tcp/icmp_err.c tests (TCP_SYN_ICMP_*). */
+static const char *const syn_icmp_names[] = {"rfc1122", "linux", NULL};
+#define SYN_ICMP_MAX (sizeof(syn_icmp_names) / sizeof(syn_icmp_names[0]) - 2)
+
 #define VALKIND_CONGESTION BRISK_VAL_CHOICE
+#define VALKIND_SYN_ICMP   BRISK_VAL_CHOICE
 #define CHOICES_UINT       NULL
 #define CHOICES_BOOL       NULL
 #define CHOICES_SIZE       NULL
 #define CHOICES_TIME       NULL
 #define CHOICES_RATE       NULL
 #define CHOICES_CONGESTION congestion_names
+#define CHOICES_SYN_ICMP   syn_icmp_names
 
 /* X(name, kind, field, field type, default, min, max, help) */
 #define BRISK_SETTINGS(X)                                                                                    \
@@ -149,7 +155,10 @@ static const char *const congestion_names[] = {"newreno", "cubic", NULL};
     X(tcp_resume_nagle, BOOL, tcp_resume_nagle, uint32_t, 0, 0, 1,                                           \
       "compat (Linux 3.14-rc, before bf06200e732d): the TX-completion resume runs with Nagle forced on")     \
     X(tcp_congestion, CONGESTION, tcp_congestion, uint32_t, 1, 0, CONGESTION_MAX,                            \
-      "congestion control of new connections: newreno or cubic")
+      "congestion control of new connections: newreno or cubic")                                           \
+    X(tcp_syn_icmp_errors, SYN_ICMP, tcp_syn_icmp_errors, uint32_t, 0, 0, SYN_ICMP_MAX,                      \
+      "ICMP errors that end an opening connection: rfc1122 = hard ones only (port / protocol unreachable; "  \
+      "the rest are kept and reported if the open times out, RFC 1122 4.2.3.9), linux = all (tcp_v4_err)")
 
 struct setting {
     struct brisk_setting_desc desc;

@@ -411,6 +411,18 @@ const char *brisk_strerror(int err)
         return "address not available";
     case BRISK_ERR_TOOMANY:
         return "table full";
+    case BRISK_ERR_NETUNREACH:
+        return "network unreachable";
+    case BRISK_ERR_HOSTDOWN:
+        return "host is down";
+    case BRISK_ERR_NONET:
+        return "host not on the network";
+    case BRISK_ERR_NOPROTOOPT:
+        return "protocol not available";
+    case BRISK_ERR_PROTO:
+        return "protocol error";
+    case BRISK_ERR_OPNOTSUPP:
+        return "operation not supported";
     default:
         return "unknown error";
     }

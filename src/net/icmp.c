@@ -12,11 +12,18 @@
  * a broadcast or a non-initial fragment (RFC 1122 §3.2.2). Errors are rate limited by a token bucket — one
  * token per icmp_ratelimit, icmp_ratelimit_burst deep — so a stream of bad packets cannot make the stack a
  * reflector. Suppressed errors are counted (IcmpOutRateLimited).
+ *
+ * Errors received. Destination unreachable, time exceeded and parameter problem quote the datagram that
+ * caused them (RFC 792: its IP header and at least 8 bytes after it); when that datagram is TCP, the quote
+ * goes to TCP's error handler (src/tcp/icmp_err.c), which checks it against the connection it names and
+ * decides (RFC 1122 §4.2.3.9, RFC 5927). A quote too short to hold the ports and sequence number is a
+ * malformed message (IcmpInErrors).
  */
 #include <string.h>
 
 #include "net/ip.h"
 #include "net/netdev.h"
+#include "tcp/tcp.h"
 #include "wire/icmp.h"
 #include "wire/wire.h"
 
@@ -74,6 +81,19 @@ static void echo_reply(brisk_stack *st, const struct brisk_ipv4_repr *ip, const 
         st->c.IcmpOutEchoReps++;
 }
 
+/* An error message: the datagram it quotes, to the protocol that sent it (TCP is the only one). */
+static void error_input(brisk_stack *st, const struct brisk_icmp_repr *r, uint64_t now)
+{
+    struct brisk_ipv4_repr q;
+    int hl = brisk_ipv4_parse_quoted(r->payload, r->payload_len, &q);
+    if (hl < 0) {
+        st->c.IcmpInErrors++;
+        return;
+    }
+    if (q.proto == BRISK_IP_PROTO_TCP)
+        brisk_tcp_icmp_error(st, r->type, r->code, &q, r->payload + hl, r->payload_len - (size_t)hl, now);
+}
+
 void brisk_icmp_input(brisk_stack *st, brisk_netdev *dev, const struct brisk_ipv4_repr *ip, const uint8_t *p,
                       size_t len, int bcast, uint64_t now)
 {
@@ -108,6 +128,15 @@ void brisk_icmp_input(brisk_stack *st, brisk_netdev *dev, const struct brisk_ipv
     }
     case BRISK_ICMP_DEST_UNREACH:
         st->c.IcmpInDestUnreachs++;
+        error_input(st, &r, now);
+        break;
+    case BRISK_ICMP_TIME_EXCEEDED:
+        st->c.IcmpInTimeExcds++;
+        error_input(st, &r, now);
+        break;
+    case BRISK_ICMP_PARAM_PROB:
+        st->c.IcmpInParmProbs++;
+        error_input(st, &r, now);
         break;
     default:
         break;

@@ -87,11 +87,11 @@ struct tcp_events {
  *   lines 18-22   cold  cork / pace / misc timers, rtt_probe, prr, hold's history
  *   line  23      hot   hold.reason, dupacks, the per-segment stat counters (wheel_ops: eager timers)
  *   lines 24-29   cold  the other counters; txt's ring (two of its lines per ACK), then its head (hot)
- *   line  30      cold  the socket options and state only socket calls and timers read
+ *   line  30      cold  the socket options and error state only socket calls, timers and ICMP errors read
  *
  * Within a group, fields are ordered so that its hot ones are at the end that borders a hot line (sub-struct
- * comments say which). 1,968 bytes: 30 lines and most of a 31st. When adding a field, add it to a cold line
- * unless the per-segment path needs it, and check the result: `gdb -batch -ex 'ptype /o struct brisk_sock'
+ * comments say which). 1,984 bytes, exactly 31 lines. When adding a field, add it to a cold line unless the
+ * per-segment path needs it, and check the result: `gdb -batch -ex 'ptype /o struct brisk_sock'
  * build/brisk-bench` shows the offsets, and `valgrind --tool=cachegrind --cache-sim=yes build/brisk-bench rr
  * --flows 256 --tx 400` the D1 misses per transaction (docs/performance.md has the figures). */
 struct brisk_sock {
@@ -334,6 +334,12 @@ struct brisk_sock {
         uint8_t rtx_on;        /* rtx_first is set: retransmitted data is outstanding */
         uint8_t probe0_on;     /* probe0_first is set */
     } uto;
+    /* The last ICMP error the connection kept instead of failing (Linux sk_err_soft, icmp_err.c): reported in
+     * place of BRISK_ERR_TIMEDOUT if the connection times out before the peer is heard from again. */
+    struct {
+        int err;         /* BRISK_ERR_*, 0 = none */
+        uint64_t segs_in; /* stat.segs_in when it came: a segment since clears it */
+    } soft;
 };
 
 /* Per-stack TCP state (struct brisk_stack.tcp). */
@@ -570,6 +576,19 @@ void tcp_reno_ack(brisk_sock *c, uint32_t acked, int dupack, uint32_t prior_cwnd
 #define TCP_TXT_SPAN ((UINT64_C(1) << 48) - 1)
 /* Re-expresses the ring relative to its earliest time or `now`, dropping records that cannot be. */
 void tcp_txt_rebase(brisk_sock *c, uint64_t now);
+
+/* icmp_err.c — ICMP errors about segments we sent (RFC 1122 §4.2.3.9, RFC 5927) */
+/* How tcp_syn_icmp_errors treats errors for an opening connection. */
+#define TCP_SYN_ICMP_RFC1122 0 /* hard errors end it; soft ones are kept for the timeout */
+#define TCP_SYN_ICMP_LINUX   1 /* every error ends it (tcp_v4_err); half-open children: tcp_req_err */
+/* An ICMP error of `type` / `code` quoting a TCP segment: `quoted` is the quoted IPv4 header and `th` the
+ * first `len` (>= 8) bytes of its TCP header. Validated against the connection it names (ports, sequence
+ * number), then it fails the connection, is kept as its soft error, or is ignored. */
+void brisk_tcp_icmp_error(brisk_stack *st, uint8_t type, uint8_t code, const struct brisk_ipv4_repr *quoted,
+                          const uint8_t *th, size_t len, uint64_t now);
+/* The error a timeout reports: the soft error kept since the peer was last heard from, else
+ * BRISK_ERR_TIMEDOUT (Linux tcp_write_err). */
+int tcp_timeout_error(const brisk_sock *c);
 
 /* isn.c */
 uint32_t tcp_isn(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,

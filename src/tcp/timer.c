@@ -33,6 +33,8 @@
  * of a closed window, however many are answered, the same bound (tcp_probe_timer, the next probe clamped by
  * tcp_clamp_probe0_to_user_timeout, at least 2 ms ahead). Keepalive: an idle time past the user timeout with
  * a probe out aborts (with the RST either abort sends) instead of the KEEPCNT count (tcp_keepalive_timer).
+ * A timeout reports the ICMP soft error kept since the peer was last heard from, if any (icmp_err.c), like
+ * Linux's tcp_write_err.
  */
 #include "tcp/tcp.h"
 
@@ -197,7 +199,7 @@ void tcp_arm_persist(brisk_sock *c, uint64_t now)
 static void abort_timeout(brisk_sock *c, uint64_t now)
 {
     c->st->c.TCPAbortOnTimeout++;
-    tcp_conn_fail(c, BRISK_ERR_TIMEDOUT, now);
+    tcp_conn_fail(c, tcp_timeout_error(c), now);
 }
 
 /* Whether the user timeout has run out for retransmissions that began at rtx_first, at an expiry that comes

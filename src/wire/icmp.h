@@ -14,6 +14,7 @@ enum {
     BRISK_ICMP_DEST_UNREACH = 3,
     BRISK_ICMP_ECHO = 8,
     BRISK_ICMP_TIME_EXCEEDED = 11,
+    BRISK_ICMP_PARAM_PROB = 12,
 };
 
 /* Destination-unreachable codes brisk looks at. */

@@ -25,6 +25,7 @@
 #include "core/stack.h"
 #include "wire/arp.h"
 #include "wire/eth.h"
+#include "wire/icmp.h"
 #include "wire/ipv4.h"
 
 static const uint8_t peer_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
@@ -274,6 +275,27 @@ int tf_inject_rx(struct tf *t, const struct brisk_tcp_repr *h, const void *paylo
 uint8_t tf_seg_tos(const struct tf_seg *s)
 {
     return s->frame[BRISK_ETH_HLEN + 1];
+}
+
+void tf_inject_icmp(struct tf *t, uint32_t from, uint8_t type, uint8_t code, const struct tf_seg *s,
+                    size_t tcp_bytes, void (*edit)(uint8_t *quote, size_t len), uint64_t now)
+{
+    const uint8_t *ip = s->frame + BRISK_ETH_HLEN;
+    size_t ihl = (size_t)(ip[0] & 0x0f) * 4;
+    size_t qlen = ihl + tcp_bytes;
+    uint8_t msg[BRISK_ICMP_HLEN + BRISK_IPV4_HLEN_MAX + BRISK_TCP_HLEN_MAX];
+    assert_true(qlen <= sizeof(msg) - BRISK_ICMP_HLEN);
+    uint8_t *quote = msg + BRISK_ICMP_HLEN;
+    memcpy(quote, ip, qlen);
+    if (edit)
+        edit(quote, qlen);
+    struct brisk_icmp_repr r = {.type = type, .code = code, .payload = quote, .payload_len = qlen};
+    size_t n = brisk_icmp_emit(msg, &r);
+    uint8_t frame[BRISK_ETH_HLEN + BRISK_IPV4_HLEN + sizeof(msg)];
+    size_t flen =
+        fakedev_ipv4_frame(frame, t->f.cfg.mac, peer_mac, from, TF_LOCAL_IP, BRISK_IP_PROTO_ICMP, msg, n);
+    assert_int_equal(brisk_stack_input(t->st, t->f.dev, frame, flen, now), BRISK_OK);
+    tf_collect(t);
 }
 
 void tf_peer_init(struct tf_peer *p, struct tf *t, uint16_t port, uint16_t lport, uint32_t iss)

@@ -99,6 +99,12 @@ uint8_t *tf_frame(struct tf *t, const struct brisk_tcp_repr *h, const void *payl
 
 /* The TOS byte of the IPv4 header that carried a segment. */
 uint8_t tf_seg_tos(const struct tf_seg *s);
+/* An ICMP error (type, code) from `from` (the peer, or a router on the path) about segment `s`: the message
+ * quotes its IPv4 header and the first `tcp_bytes` bytes of its TCP header (RFC 792: at least 8); a quote
+ * may be edited through `edit` (NULL: none) before the checksum, to forge ports or sequence numbers. */
+void tf_inject_icmp(struct tf *t, uint32_t from, uint8_t type, uint8_t code, const struct tf_seg *s,
+                    size_t tcp_bytes, void (*edit)(uint8_t *quote, size_t len), uint64_t now);
+
 /* The peer's side of one connection. */
 struct tf_peer {
     struct tf *t;

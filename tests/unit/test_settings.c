@@ -188,7 +188,25 @@ static void test_profiles(void **state)
         brisk_settings_default(&t);
         assert_non_null(brisk_profile_help(i));
         assert_int_equal(brisk_settings_apply_profile(&t, brisk_profile_name(i)), BRISK_OK);
+        /* Every Linux version ends a connect on any ICMP error; brisk keeps RFC 1122's soft errors. */
+        int is_linux = strncmp(brisk_profile_name(i), "linux-", 6) == 0;
+        assert_int_equal(t.tcp_syn_icmp_errors, is_linux ? 1u : 0u);
     }
+}
+
+/* tcp_syn_icmp_errors takes its two names, stored as their index. */
+static void test_choice_syn_icmp_errors(void **state)
+{
+    (void)state;
+    struct brisk_settings s;
+    brisk_settings_default(&s);
+    assert_int_equal(s.tcp_syn_icmp_errors, 0);
+    assert_int_equal(brisk_settings_set(&s, "tcp_syn_icmp_errors=linux"), BRISK_OK);
+    assert_int_equal(s.tcp_syn_icmp_errors, 1);
+    assert_int_equal(brisk_settings_set(&s, "tcp_syn_icmp_errors=bsd"), BRISK_ERR_INVAL);
+    assert_int_equal(s.tcp_syn_icmp_errors, 1);
+    assert_int_equal(brisk_settings_set(&s, "tcp_syn_icmp_errors=rfc1122"), BRISK_OK);
+    assert_int_equal(s.tcp_syn_icmp_errors, 0);
 }
 
 int main(void)
@@ -202,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_choice_tcp_congestion),
         cmocka_unit_test(test_counter_names),
         cmocka_unit_test(test_profiles),
+        cmocka_unit_test(test_choice_syn_icmp_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

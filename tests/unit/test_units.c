@@ -379,12 +379,18 @@ static void test_strerror(void **state)
         BRISK_ERR_PIPE,
         BRISK_ERR_INPROGRESS,
         BRISK_ERR_ADDRNOTAVAIL,
+        BRISK_ERR_NETUNREACH,
+        BRISK_ERR_HOSTDOWN,
+        BRISK_ERR_NONET,
+        BRISK_ERR_NOPROTOOPT,
+        BRISK_ERR_PROTO,
+        BRISK_ERR_OPNOTSUPP,
     };
     const char *unknown = brisk_strerror(-1000);
     assert_non_null(unknown);
     assert_string_equal(unknown, "unknown error");
     assert_string_equal(brisk_strerror(1), "unknown error");
-    assert_string_equal(brisk_strerror(BRISK_ERR_ADDRNOTAVAIL - 1), "unknown error");
+    assert_string_equal(brisk_strerror(BRISK_ERR_OPNOTSUPP - 1), "unknown error");
     assert_string_equal(brisk_strerror(BRISK_ERR_INVAL), "invalid argument");
     for (size_t i = 0; i < N(codes); i++) {
         const char *s = brisk_strerror(codes[i]);

@@ -1,0 +1,138 @@
+/*
+ * icmp_err.c — what TCP does with an ICMP error about a segment it sent (RFC 1122 §4.2.3.9, RFC 5927).
+ *
+ * src/net/icmp.c hands over destination unreachable, time exceeded and parameter problem messages whose
+ * quoted datagram is TCP. brisk_tcp_icmp_error() first checks that the quote names one of our connections —
+ * its 4-tuple (addresses and ports) and a sequence number in SND.UNA..SND.NXT, the bytes we have in flight
+ * (RFC 5927 §4.1; Linux tcp_v4_err's `between(seq, snd_una, snd_nxt)`) — so that a blind attacker has to
+ * guess the window as it would for a RST; anything else is counted (IcmpInErrors: no such connection,
+ * OutOfWindowIcmps: a sequence number outside the window) and dropped. TIME-WAIT ignores errors.
+ *
+ * Then the error becomes a BRISK_ERR_* code, the errno Linux reports for it (icmp_err_convert: port
+ * unreachable ECONNREFUSED, protocol unreachable ENOPROTOOPT, net unreachable ENETUNREACH, host unreachable
+ * and time exceeded EHOSTUNREACH, parameter problem EPROTO, ...), and what it does depends on the state:
+ *
+ *   opening (SYN-SENT, or SYN-RECEIVED of a simultaneous open): under tcp_syn_icmp_errors=rfc1122 (brisk's
+ *     default) a hard error — protocol or port unreachable, RFC 1122 §4.2.3.9 "codes 2-4" — fails the
+ *     connect with its error, and a soft one (every other code, time exceeded, parameter problem) is kept:
+ *     RFC 1122 says TCP MUST NOT abort on it, because a route that is failing now may work by the next SYN.
+ *     Under "linux" (every linux-* profile) every error fails the connect at once (tcp_v4_err's SYN_SENT
+ *     case; RFC 5461 describes this widespread practice).
+ *   half-open child of a listener (SYN-RECEIVED): the quote must be our SYN-ACK itself (sequence number =
+ *     ISS). rfc1122: a hard error drops the child. linux: net or host unreachable, time exceeded and
+ *     parameter problem drop it, other codes are ignored (tcp_req_err: "POSIX does not want network errors
+ *     returned from accept()"). The child dies silently; the listener never saw it.
+ *   synchronized states: every error is soft, in every profile — RFC 5927 §7 recommends treating even hard
+ *     errors as soft once connected (an ICMP port unreachable is the cheapest blind reset there is), and
+ *     Linux does the same (without IP_RECVERR).
+ *
+ * A kept (soft) error is reported only if the connection later times out — in place of BRISK_ERR_TIMEDOUT
+ * (tcp_timeout_error; Linux's tcp_write_err reports sk_err_soft) — and is forgotten as soon as the peer
+ * sends a segment again (Linux clears sk_err_soft on an ACK). Fragmentation needed (RFC 1191) is not acted
+ * on: brisk sends DF datagrams sized to its device MTU and does no path MTU discovery. Redirects and source
+ * quench never reach TCP.
+ */
+#include "tcp/tcp.h"
+#include "wire/icmp.h"
+#include "wire/wire.h"
+
+/* The brisk error for an ICMP error; 0 when TCP does not act on it (fragmentation needed, unknown codes). */
+static int icmp_to_err(uint8_t type, uint8_t code)
+{
+    static const int unreach[16] = {
+        BRISK_ERR_NETUNREACH,  /* 0 net unreachable */
+        BRISK_ERR_UNREACH,     /* 1 host unreachable */
+        BRISK_ERR_NOPROTOOPT,  /* 2 protocol unreachable */
+        BRISK_ERR_CONNREFUSED, /* 3 port unreachable */
+        0,                     /* 4 fragmentation needed: path MTU discovery, not an error */
+        BRISK_ERR_OPNOTSUPP,   /* 5 source route failed */
+        BRISK_ERR_NETUNREACH,  /* 6 destination network unknown */
+        BRISK_ERR_HOSTDOWN,    /* 7 destination host unknown */
+        BRISK_ERR_NONET,       /* 8 source host isolated */
+        BRISK_ERR_NETUNREACH,  /* 9 network administratively prohibited */
+        BRISK_ERR_UNREACH,     /* 10 host administratively prohibited */
+        BRISK_ERR_NETUNREACH,  /* 11 network unreachable for TOS */
+        BRISK_ERR_UNREACH,     /* 12 host unreachable for TOS */
+        BRISK_ERR_UNREACH,     /* 13 communication administratively prohibited (RFC 1812) */
+        BRISK_ERR_UNREACH,     /* 14 host precedence violation */
+        BRISK_ERR_UNREACH,     /* 15 precedence cutoff in effect */
+    };
+    switch (type) {
+    case BRISK_ICMP_DEST_UNREACH:
+        return code < 16 ? unreach[code] : 0;
+    case BRISK_ICMP_TIME_EXCEEDED:
+        return BRISK_ERR_UNREACH;
+    case BRISK_ICMP_PARAM_PROB:
+        return BRISK_ERR_PROTO;
+    default:
+        return 0;
+    }
+}
+
+/* RFC 1122 §4.2.3.9's hard errors (code 4 is left to path MTU discovery). */
+static int is_hard(uint8_t type, uint8_t code)
+{
+    return type == BRISK_ICMP_DEST_UNREACH &&
+           (code == BRISK_ICMP_UNREACH_PROTO || code == BRISK_ICMP_UNREACH_PORT);
+}
+
+/* A half-open child under the linux rule: what tcp_req_err drops. */
+static int linux_drops_child(uint8_t type, uint8_t code)
+{
+    return type == BRISK_ICMP_PARAM_PROB || type == BRISK_ICMP_TIME_EXCEEDED ||
+           (type == BRISK_ICMP_DEST_UNREACH &&
+            (code == BRISK_ICMP_UNREACH_NET || code == BRISK_ICMP_UNREACH_HOST));
+}
+
+static void keep_soft(brisk_sock *c, int err)
+{
+    c->soft.err = err;
+    c->soft.segs_in = c->stat.segs_in;
+}
+
+int tcp_timeout_error(const brisk_sock *c)
+{
+    if (c->soft.err && c->soft.segs_in == c->stat.segs_in)
+        return c->soft.err;
+    return BRISK_ERR_TIMEDOUT;
+}
+
+void brisk_tcp_icmp_error(brisk_stack *st, uint8_t type, uint8_t code, const struct brisk_ipv4_repr *quoted,
+                          const uint8_t *th, size_t len, uint64_t now)
+{
+    if (len < 8) /* ports and sequence number: RFC 792's 64 bits (the caller checked) */
+        return;
+    uint16_t sport = brisk_get16(th), dport = brisk_get16(th + 2);
+    uint32_t seq = brisk_get32(th + 4);
+    /* The quote is a datagram we sent: its source is our end of the connection. */
+    brisk_sock *c = tcp_conn_lookup(st, quoted->src, sport, quoted->dst, dport);
+    if (!c) {
+        st->c.IcmpInErrors++; /* as Linux counts ICMP_MIB_INERRORS for an error matching no socket */
+        return;
+    }
+    if (c->state == BRISK_TCP_TIME_WAIT)
+        return;
+    int child = c->state == BRISK_TCP_SYN_RECEIVED && c->listener;
+    /* Only the bytes in flight could have drawn the error (a child's: its SYN-ACK alone). */
+    if (child ? seq != c->snd.iss : !brisk_seq_leq(c->snd.una, seq) || !brisk_seq_leq(seq, c->snd.max)) {
+        st->c.OutOfWindowIcmps++;
+        return;
+    }
+    int err = icmp_to_err(type, code);
+    if (!err)
+        return;
+    int linux_rule = st->s.tcp_syn_icmp_errors == TCP_SYN_ICMP_LINUX;
+    if (child) {
+        if (linux_rule ? linux_drops_child(type, code) : is_hard(type, code))
+            tcp_conn_fail(c, err, now); /* no application to tell: the child is freed with its listener's
+                                           count of half-open connections */
+        return;
+    }
+    if (c->state == BRISK_TCP_SYN_SENT || c->state == BRISK_TCP_SYN_RECEIVED) {
+        if (linux_rule || is_hard(type, code)) {
+            tcp_conn_fail(c, err, now); /* connect fails with the error; nothing is sent */
+            return;
+        }
+    }
+    keep_soft(c, err);
+}
