@@ -105,6 +105,7 @@ static const struct errname errs[] = {
     E(ENETDOWN),     E(ENETUNREACH), E(ENETRESET),   E(ECONNABORTED), E(ECONNRESET), E(ENOBUFS),
     E(EISCONN),      E(ENOTCONN),   E(ESHUTDOWN),    E(ETIMEDOUT),   E(ECONNREFUSED), E(EHOSTDOWN),
     E(EHOSTUNREACH), E(EALREADY),   E(EINPROGRESS),  E(ENOTTY),      E(EPROTO),      E(ENODATA),
+    E(ENONET),
 };
 
 int pkt_sym(const char *name, int64_t *out)

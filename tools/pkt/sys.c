@@ -79,6 +79,12 @@ static int brisk_to_errno(int e)
     case BRISK_ERR_INPROGRESS: return EINPROGRESS;
     case BRISK_ERR_UNREACH: return EHOSTUNREACH;
     case BRISK_ERR_NOROUTE: return ENETUNREACH;
+    case BRISK_ERR_NETUNREACH: return ENETUNREACH;
+    case BRISK_ERR_HOSTDOWN: return EHOSTDOWN;
+    case BRISK_ERR_NONET: return ENONET;
+    case BRISK_ERR_NOPROTOOPT: return ENOPROTOOPT;
+    case BRISK_ERR_PROTO: return EPROTO;
+    case BRISK_ERR_OPNOTSUPP: return EOPNOTSUPP;
     case BRISK_ERR_NOMEM:
     case BRISK_ERR_NOBUFS: return ENOBUFS;
     case BRISK_ERR_MSGSIZE: return EMSGSIZE;
@@ -747,12 +753,16 @@ static struct out do_setsockopt(struct run *r, const struct pkt_event *ev, int *
         case TCP_KEEPIDLE: bo = BRISK_SO_KEEPIDLE; bv = (uint64_t)v * BRISK_NSEC_PER_SEC; break;
         case TCP_KEEPINTVL: bo = BRISK_SO_KEEPINTVL; bv = (uint64_t)v * BRISK_NSEC_PER_SEC; break;
         case TCP_KEEPCNT: bo = BRISK_SO_KEEPCNT; bv = (uint64_t)v; break;
+        case TCP_USER_TIMEOUT: bo = BRISK_SO_USER_TIMEOUT; bv = (uint64_t)v * BRISK_NSEC_PER_MSEC; break;
         default:
             *rc = unsup(r, ev, "this SOL_TCP option");
             return WAIT;
         }
         if ((name == TCP_KEEPIDLE || name == TCP_KEEPINTVL || name == TCP_KEEPCNT) && v < 1)
             return fail_errno(EINVAL);
+    } else if ((level == SOL_IP || level == IPPROTO_IP) && name == IP_TOS) {
+        bo = BRISK_SO_TOS;
+        bv = (uint64_t)v & 0xffu; /* Linux keeps the low byte of the int */
     } else {
         *rc = unsup(r, ev, "this option level");
         return WAIT;
@@ -800,6 +810,9 @@ static struct out do_getsockopt(struct run *r, const struct pkt_event *ev, int *
     } else if (level == SOL_SOCKET && name == SO_KEEPALIVE) {
         e = brisk_getsockopt(f->s, BRISK_SO_KEEPALIVE, &v);
         actual = (int64_t)v;
+    } else if ((level == SOL_IP || level == IPPROTO_IP) && name == IP_TOS) {
+        e = brisk_getsockopt(f->s, BRISK_SO_TOS, &v);
+        actual = (int64_t)v;
     } else if (level == SOL_TCP && name == TCP_INQ) {
         struct brisk_conn_info ci;
         brisk_conn_info(f->s, &ci);
@@ -815,6 +828,7 @@ static struct out do_getsockopt(struct run *r, const struct pkt_event *ev, int *
         case TCP_KEEPINTVL: bo = BRISK_SO_KEEPINTVL; break;
         case TCP_KEEPCNT: bo = BRISK_SO_KEEPCNT; break;
         case TCP_QUICKACK: bo = BRISK_SO_QUICKACK; break;
+        case TCP_USER_TIMEOUT: bo = BRISK_SO_USER_TIMEOUT; break;
         default:
             *rc = unsup(r, ev, "this SOL_TCP option");
             return WAIT;
@@ -823,6 +837,8 @@ static struct out do_getsockopt(struct run *r, const struct pkt_event *ev, int *
         actual = (int64_t)v;
         if (name == TCP_KEEPIDLE || name == TCP_KEEPINTVL)
             actual = (int64_t)(v / BRISK_NSEC_PER_SEC);
+        if (name == TCP_USER_TIMEOUT)
+            actual = (int64_t)(v / BRISK_NSEC_PER_MSEC);
         if (name == TCP_MAXSEG) {
             /* Linux reports the connection's MSS once it has one (mss_cache), else the user's value, else
              * the default 536. */
