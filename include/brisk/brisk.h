@@ -539,7 +539,7 @@ struct brisk_conn_info {
     uint64_t bytes_sent;       /* payload bytes transmitted, retransmissions included */
     uint64_t bytes_acked;
     uint64_t bytes_received; /* in-order payload bytes */
-    uint64_t inq;            /* bytes a read returns now (BRISK_SO_INQ) */
+    uint64_t inq;            /* bytes a read returns now (BRISK_SO_INQ): rcv_queued, 0 in the handshake */
     uint64_t segs_out, segs_in;
     uint64_t retransmits; /* segments retransmitted */
     uint64_t rto_count;   /* retransmission timeouts */

@@ -916,7 +916,7 @@ static struct out do_ioctl(struct run *r, const struct pkt_event *ev, int *rc)
     if (req == FIONREAD) {
         if (f->listening)
             return fail_errno(EINVAL);
-        actual = (int64_t)ci.rcv_queued;
+        actual = (int64_t)ci.inq; /* tcp_inq: 0 while the handshake is in progress */
     } else if (req == SIOCOUTQ) {
         if (f->listening)
             return fail_errno(EINVAL);
