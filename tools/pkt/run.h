@@ -46,6 +46,7 @@ struct run_fd {
     uint32_t wakeups;  /* socket callbacks since the last epoll report (edge-triggered epoll) */
     uint64_t linger_ns; /* SO_LINGER on with a timeout: close waits up to this long */
     int linger_on;
+    int inq_cmsg;      /* setsockopt(TCP_INQ, 1): recvmsg would add TCP_CM_INQ */
     uint64_t sndbuf, rcvbuf; /* as set (getsockopt doubles them, as Linux) */
     /* FD_EPOLL */
     struct run_epoll_entry ep[RUN_EPOLL_MAX];

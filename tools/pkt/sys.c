@@ -750,6 +750,12 @@ static struct out do_setsockopt(struct run *r, const struct pkt_event *ev, int *
         case TCP_MAXSEG: bo = BRISK_SO_MAXSEG; bv = (uint64_t)v; break;
         case TCP_NOTSENT_LOWAT: bo = BRISK_SO_NOTSENT_LOWAT; bv = (uint64_t)v; break;
         case TCP_QUICKACK: bo = BRISK_SO_QUICKACK; bv = v != 0; break;
+        case TCP_INQ:
+            /* Linux: 0 or 1, whether recvmsg reports the queue (the count itself is FIONREAD's). */
+            if (v < 0 || v > 1)
+                return fail_errno(EINVAL);
+            f->inq_cmsg = (int)v;
+            return ok(0);
         case TCP_KEEPIDLE: bo = BRISK_SO_KEEPIDLE; bv = (uint64_t)v * BRISK_NSEC_PER_SEC; break;
         case TCP_KEEPINTVL: bo = BRISK_SO_KEEPINTVL; bv = (uint64_t)v * BRISK_NSEC_PER_SEC; break;
         case TCP_KEEPCNT: bo = BRISK_SO_KEEPCNT; bv = (uint64_t)v; break;
@@ -814,9 +820,7 @@ static struct out do_getsockopt(struct run *r, const struct pkt_event *ev, int *
         e = brisk_getsockopt(f->s, BRISK_SO_TOS, &v);
         actual = (int64_t)v;
     } else if (level == SOL_TCP && name == TCP_INQ) {
-        struct brisk_conn_info ci;
-        brisk_conn_info(f->s, &ci);
-        actual = (int64_t)ci.rcv_queued;
+        actual = f->inq_cmsg; /* Linux reports whether recvmsg adds the TCP_CM_INQ message, not the count */
     } else if (level == SOL_TCP) {
         enum brisk_sockopt bo;
         switch (name) {
