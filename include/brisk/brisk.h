@@ -138,6 +138,9 @@ struct brisk_settings {
     uint32_t tcp_autocorking;           /* auto-corking (Linux sysctl of the same name) */
     uint32_t tcp_autocork_first_packet; /* compat: may hold with nothing in flight (3.14-rc bug) */
     uint32_t tcp_resume_nagle;          /* compat: completion resume with Nagle forced on (3.14-rc bug) */
+    uint32_t tcp_push_each_write;       /* PSH on every write's last segment and on forced pushes (Linux) */
+    uint32_t tcp_cork_probe_timer; /* a held tail leaves on Linux's probe timer, not 200 ms after the hold */
+    uint32_t tcp_sws_partial;      /* RFC 9293 §3.8.6.2.1 partial segments into a small window (0: Linux) */
     uint32_t tcp_congestion; /* congestion control of new connections: index of a name in the setting's
                                 choices, "newreno" (0) or "cubic" (1) (Linux tcp_congestion_control) */
     uint32_t tcp_syn_icmp_errors; /* which ICMP errors end an opening connection: "rfc1122" (0, hard errors
@@ -399,13 +402,15 @@ enum brisk_sock_event {
 typedef void (*brisk_sock_fn)(void *ctx, brisk_sock *s, unsigned events, uint64_t now);
 
 #define BRISK_MSG_MORE 0x1 /* more data follows soon: do not push a partial segment for this call */
+/* End of record: no segment carries both this write's last byte and a later write's first (MSG_EOR). */
+#define BRISK_MSG_EOR 0x2
 
 enum brisk_sockopt {
     BRISK_SO_NODELAY = 1,   /* disable Nagle */
     BRISK_SO_CORK,          /* hold partial segments until uncorked (TCP_CORK) */
     BRISK_SO_SNDBUF,        /* bytes */
     BRISK_SO_RCVBUF,        /* bytes (set before connect/listen to size the window scale) */
-    BRISK_SO_NOTSENT_LOWAT, /* writable only while unsent bytes < this */
+    BRISK_SO_NOTSENT_LOWAT, /* a send stops at this many unsent bytes; writable again below half of it */
     BRISK_SO_KEEPALIVE,     /* 0/1 */
     BRISK_SO_KEEPIDLE,      /* ns */
     BRISK_SO_KEEPINTVL,     /* ns */
@@ -449,9 +454,14 @@ brisk_sock *brisk_accept(brisk_sock *ls, int *err);
 /* Starts an active open; returns BRISK_ERR_INPROGRESS on success (BRISK_EV_CONNECTED or BRISK_EV_ERROR
  * follows), or BRISK_ERR_ISCONN, BRISK_ERR_NOROUTE, BRISK_ERR_ADDRNOTAVAIL, BRISK_ERR_INVAL. */
 int brisk_connect(brisk_sock *s, uint32_t addr, uint16_t port, uint64_t now);
-/* Queues up to len bytes; returns the number queued (> 0), or BRISK_ERR_AGAIN (send buffer full: wait for
- * BRISK_EV_WRITABLE), BRISK_ERR_PIPE (after shutdown/close), BRISK_ERR_NOTCONN, or the connection's error.
- * flags: BRISK_MSG_MORE. */
+/* Queues up to len bytes; returns the number queued (> 0), or BRISK_ERR_AGAIN (send buffer full, or as many
+ * unsent bytes as BRISK_SO_NOTSENT_LOWAT allows: wait for BRISK_EV_WRITABLE), BRISK_ERR_PIPE (after
+ * shutdown/close), BRISK_ERR_NOTCONN, or the connection's error. Fewer than len bytes are queued when the
+ * send buffer fills or, with a low-water mark, when a new segment-sized piece would start with that many
+ * unsent bytes queued already (Linux's per-skb check); BRISK_EV_WRITABLE follows when there is room again.
+ * flags: BRISK_MSG_MORE, BRISK_MSG_EOR (the record ends after the last byte of a write queued whole; send
+ * the rest of a shorter one with the flag again. A write that would end a record is refused with
+ * BRISK_ERR_AGAIN while 32 records are unacknowledged). */
 int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, uint64_t now);
 /* Reads up to len bytes; returns the number read (> 0), 0 at end of stream (the peer's FIN), BRISK_ERR_AGAIN
  * (nothing yet), BRISK_ERR_NOTCONN, or the connection's error (BRISK_ERR_RESET, BRISK_ERR_TIMEDOUT). */

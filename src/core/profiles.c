@@ -25,6 +25,11 @@ struct profile {
 /* Connection errors (docs/sockets.md): any ICMP error ends a connect (tcp_v4_err, every version since 2.x),
  * where RFC 1122 §4.2.3.9 lets only hard errors do so. */
 #define LINUX_SOCKETS "tcp_syn_icmp_errors=linux"
+/* The send path where Linux departs from brisk's defaults, the same in every version these profiles name
+ * (docs/transmit-engine.md, "Writes, pieces, records and PSH"): PSH on the end of each write and on forced
+ * pushes, a TCP_CORK / MSG_MORE tail released by the zero-window probe timer, and no segment cut short by the
+ * peer's window but by that timer (tcp_snd_wnd_test). */
+#define LINUX_SEND "tcp_push_each_write=1", "tcp_cork_probe_timer=1", "tcp_sws_partial=0"
 
 static const char *const p_3_12[] = {"tcp_tsq_rule=0",
                                      "tcp_limit_output_bytes=128K",
@@ -34,6 +39,7 @@ static const char *const p_3_12[] = {"tcp_tsq_rule=0",
                                      "tcp_pacing=0",
                                      LINUX_RECEIVE,
                                      LINUX_SOCKETS,
+                                     LINUX_SEND,
                                      NULL};
 static const char *const p_3_14_rc2[] = {"tcp_tsq_rule=1",
                                          "tcp_limit_output_bytes=128K",
@@ -45,6 +51,7 @@ static const char *const p_3_14_rc2[] = {"tcp_tsq_rule=1",
                                          "tcp_pacing=0",
                                          LINUX_RECEIVE,
                                          LINUX_SOCKETS,
+                                         LINUX_SEND,
                                          NULL};
 static const char *const p_3_14[] = {"tcp_tsq_rule=1",
                                      "tcp_limit_output_bytes=128K",
@@ -56,6 +63,7 @@ static const char *const p_3_14[] = {"tcp_tsq_rule=1",
                                      "tcp_pacing=0",
                                      LINUX_RECEIVE,
                                      LINUX_SOCKETS,
+                                     LINUX_SEND,
                                      NULL};
 static const char *const p_3_19[] = {"tcp_tsq_rule=2",
                                      "tcp_limit_output_bytes=128K",
@@ -65,6 +73,7 @@ static const char *const p_3_19[] = {"tcp_tsq_rule=2",
                                      "tcp_pacing=0",
                                      LINUX_RECEIVE,
                                      LINUX_SOCKETS,
+                                     LINUX_SEND,
                                      NULL};
 static const char *const p_6_x[] = {"tcp_tsq_rule=2",
                                     "tcp_limit_output_bytes=4M",
@@ -74,6 +83,7 @@ static const char *const p_6_x[] = {"tcp_tsq_rule=2",
                                     "tcp_pacing=0",
                                     LINUX_RECEIVE,
                                     LINUX_SOCKETS,
+                                    LINUX_SEND,
                                     NULL};
 static const char *const p_brisk[] = {NULL};
 

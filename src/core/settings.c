@@ -154,6 +154,17 @@ static const char *const syn_icmp_names[] = {"rfc1122", "linux", NULL};
       "compat (Linux 3.14-rc, before a181ceb501b3): auto-corking may hold a segment with nothing in flight") \
     X(tcp_resume_nagle, BOOL, tcp_resume_nagle, uint32_t, 0, 0, 1,                                           \
       "compat (Linux 3.14-rc, before bf06200e732d): the TX-completion resume runs with Nagle forced on")     \
+    X(tcp_push_each_write, BOOL, tcp_push_each_write, uint32_t, 0, 0, 1,                                     \
+      "compat (Linux): PSH on the last segment of every write and on forced pushes; 0: PSH on the segment "  \
+      "that empties the send queue or ends a record (RFC 9293 MUST-61), so bursts keep receivers' GRO "      \
+      "batches whole")                                                                                       \
+    X(tcp_cork_probe_timer, BOOL, tcp_cork_probe_timer, uint32_t, 0, 0, 1,                                   \
+      "compat (Linux): a TCP_CORK / MSG_MORE tail leaves on the zero-window probe timer, max(RTO, 200 ms) "  \
+      "once nothing is in flight, restarted by each ACK; 0: at most 200 ms after the hold began")            \
+    X(tcp_sws_partial, BOOL, tcp_sws_partial, uint32_t, 1, 0, 1,                                             \
+      "a segment cut short by the peer's window goes if it is at least half the largest window offered or "  \
+      "nothing is in flight (RFC 9293 §3.8.6.2.1); 0 (Linux): only whole segments, a window-sized piece "   \
+      "from the probe timer")                                                                                \
     X(tcp_congestion, CONGESTION, tcp_congestion, uint32_t, 1, 0, CONGESTION_MAX,                            \
       "congestion control of new connections: newreno or cubic")                                           \
     X(tcp_syn_icmp_errors, SYN_ICMP, tcp_syn_icmp_errors, uint32_t, 0, 0, SYN_ICMP_MAX,                      \

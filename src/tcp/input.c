@@ -372,11 +372,6 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         c->dupacks = 0;
         c->timer.retries = 0;
         tcp_rearm_rto(c, now); /* RFC 6298 §5.3: restart for the remaining data, or stop */
-        if (c->snd.was_full && c->snd.buf.len < c->snd.sndbuf &&
-            (c->snd.lowat == 0 || tcp_notsent(c) < c->snd.lowat)) {
-            c->snd.was_full = 0;
-            tcp_raise(c, BRISK_EV_WRITABLE);
-        }
         if (fin_acked && !our_fin_acked(c, now))
             return 0;
     } else if (ack == c->snd.una && seg->payload_len == 0 && win == c->snd.wnd && flight > 0 &&
@@ -424,6 +419,8 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
             c->rtt.backoff = 0; /* the probes' backoff says nothing about the path (Linux's tcp_ack_probe) */
         }
     }
+    if (flight == 0)
+        tcp_cork_ack(c); /* Linux's tcp_ack_probe: a held tail's probe timer restarts (output.c) */
     return 1;
 }
 
@@ -805,6 +802,7 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
 
     int ack_now = text_input(c, seg, pieces, npieces, now);
     tcp_write_xmit(c, now); /* data that goes out carries the ACK and clears `pending` */
+    tcp_check_writable(c);  /* after the sends: they are what brings notsent below a low-water mark */
     if (ack_now && c->ack.pending && !(ack_now == 2 && c->st->tcp->ack_defer && ack_defer(c)))
         tcp_send_ack(c, now);
 }

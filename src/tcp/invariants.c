@@ -89,6 +89,20 @@ static const char *check_send(const brisk_sock *c, struct vbuf *v)
     if (extra > (c->snd.fin_queued ? 1u : 0u))
         return fail(v, "snd.una - iss - 1 = %u but %llu bytes acknowledged", c->snd.una - c->snd.iss - 1u,
                     (unsigned long long)c->stat.bytes_acked);
+    /* Write marks (mark.c): in sequence order, none past the data; those at or before snd.una are dropped
+     * lazily, so only the order and the end are guaranteed. */
+    if (c->snd.marks > TCP_MARKS)
+        return fail(v, "%u write marks in a ring of %u", c->snd.marks, TCP_MARKS);
+    for (uint32_t i = 0; i < c->snd.marks; i++) {
+        uint32_t k = (c->mark.head + i) & (TCP_MARKS - 1);
+        if (!c->mark.kind[k])
+            return fail(v, "write mark %u at %u has no kind", i, c->mark.seq[k]);
+        if (brisk_seq_gt(c->mark.seq[k], end))
+            return fail(v, "write mark at %u beyond the data end %u", c->mark.seq[k], end);
+        uint32_t prev = (k + TCP_MARKS - 1) & (TCP_MARKS - 1);
+        if (i > 0 && !brisk_seq_gt(c->mark.seq[k], c->mark.seq[prev]))
+            return fail(v, "write marks at %u and %u out of order", c->mark.seq[prev], c->mark.seq[k]);
+    }
     return NULL;
 }
 

@@ -12,8 +12,13 @@
  *      segment is unacknowledged — unless TCP_NODELAY? (None of them holds the piece that goes with the FIN.)
    5. is the connection over its TCP Small Queues budget (bytes below TCP, tsq.c)?
  * and then cuts the segment from the send buffer at transmit time (the buffer is a byte stream, so a segment
- * is any size the answers allow) and hands it to tcp_transmit(). When it stops with data waiting it records
- * which answer stopped it (the hold reason: cwnd, rwnd, nagle, cork, tsq, device).
+ * is any size the answers allow, short of a record boundary: BRISK_MSG_EOR, mark.c) and hands it to
+ * tcp_transmit(). When it stops with data waiting it records which answer stopped it (the hold reason: cwnd,
+ * rwnd, nagle, cork, tsq, device). Step 2 follows tcp_sws_partial: RFC 9293's half-window rule, or Linux's
+ * whole-segment test (tcp_snd_wnd_test) with the persist timer sending what fits. Step 4 is never indefinite
+ * (RFC 9293 MUST-60): TCP_CORK's and MSG_MORE's timer (cork_arm) ends it, and a probe-timer call (snd.wakeup)
+ * sends the head whatever holds it. PSH follows tcp_push_each_write (tcp_psh): the segment that empties the
+ * queue or ends a record (RFC 9293 MUST-61), or Linux's per-write marks.
  *
  * tcp_transmit() builds one segment: header and options (MSS / window scale / SACK-permitted / timestamps on
  * SYNs, timestamps and SACK blocks afterwards: RFC 7323, RFC 2018, RFC 2883), the advertised window (receiver
@@ -342,6 +347,48 @@ static int can_send_data(int state)
            state == BRISK_TCP_CLOSING || state == BRISK_TCP_LAST_ACK;
 }
 
+uint8_t tcp_psh(brisk_sock *c, uint32_t seq, uint32_t len)
+{
+    if (len == 0)
+        return 0;
+    uint32_t end = seq + len;
+    unsigned mark = c->snd.marks ? tcp_mark_at(c, end) : 0;
+    if (c->st->s.tcp_push_each_write)
+        return (mark & TCP_MARK_PSH) ? BRISK_TCP_PSH : 0;
+    return end == tcp_data_end(c) || (mark & TCP_MARK_EOR) ? BRISK_TCP_PSH : 0;
+}
+
+/* A TCP_CORK or MSG_MORE hold began or goes on: make sure something ends it (RFC 9293 MUST-60: no data is
+ * held indefinitely). brisk: TCP_CORK's documented 200 ms ceiling from the start of the hold (tcp(7)); a
+ * MSG_MORE tail needs it only with nothing in flight, since otherwise the ACK that comes releases it
+ * (MSG_MORE holds for its own call only). tcp_cork_probe_timer (Linux): neither has a timer of its own — the
+ * transmit function finds nothing in flight and the queue not empty, so tcp_check_probe_timer arms the
+ * zero-window probe timer at max(RTO, TCP_RTO_MIN), and its expiry sends the head of the queue with PSH
+ * (tcp_write_wakeup). With data in flight the retransmit timer owns that timer slot and nothing is armed
+ * until the flight empties. */
+static void cork_arm(brisk_sock *c, uint32_t flight, uint64_t now)
+{
+    if (brisk_timer_armed(&c->timer.cork))
+        return;
+    if (c->st->s.tcp_cork_probe_timer) {
+        if (flight)
+            return;
+        uint64_t base = brisk_rtt_rto(&c->rtt);
+        tcp_timer_arm(c, &c->timer.cork, now + (base > TCP_CORK_CEILING_NS ? base : TCP_CORK_CEILING_NS));
+    } else if (c->snd.cork || flight == 0) {
+        tcp_timer_arm(c, &c->timer.cork, now + TCP_CORK_CEILING_NS);
+    }
+}
+
+void tcp_cork_ack(brisk_sock *c)
+{
+    /* Linux: an ACK that finds nothing in flight goes to tcp_ack_probe, which clears the probe timer when the
+     * head of the queue fits the window; the push that follows re-arms it from now. So a held tail waits
+     * max(RTO, 200 ms) after the last segment the peer sent, not after the hold began. */
+    if (c->st->s.tcp_cork_probe_timer)
+        tcp_timer_cancel(c, &c->timer.cork);
+}
+
 void tcp_write_xmit(brisk_sock *c, uint64_t now)
 {
     if (!can_send_data(c->state))
@@ -362,6 +409,9 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
             return;
         }
     }
+    const struct brisk_settings *set = &c->st->s;
+    int wake = c->snd.wakeup; /* a probe timer fired: the head goes, held or not, with PSH */
+    uint32_t sent_new = 0;
     for (;;) {
         uint32_t data_end = tcp_data_end(c);
         uint32_t notsent = tcp_notsent(c);
@@ -380,6 +430,11 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
             }
             break;
         }
+        /* The piece at snd.nxt runs to the end of the queue or to the next record boundary: no segment
+         * crosses one (BRISK_MSG_EOR, mark.c). Only the queue's last piece may wait for more data; a record
+         * ended by a later write has none coming (Linux: Nagle and cork apply to the last skb only). */
+        uint32_t seg = c->snd.marks ? tcp_mark_eor_clip(c, c->snd.nxt, notsent) : notsent;
+        int last = seg == notsent;
         uint32_t flight = tcp_flight(c);
         uint32_t pipe = tcp_pipe(c); /* = flight without a scoreboard */
         uint32_t cwnd_avail = c->cc.cwnd > pipe ? c->cc.cwnd - pipe : 0;
@@ -395,49 +450,68 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
             hold = BRISK_HOLD_CWND;
             break;
         }
-        uint32_t len = notsent;
+        uint32_t len = seg;
         if (len > goal)
             len = goal;
         if (len > cwnd_avail)
             len = cwnd_avail;
         if (len > wnd_avail)
             len = wnd_avail;
-        if (len > mss && len < notsent)
+        if (wake && len > mss)
+            len = mss; /* the probe is one segment (Linux: tcp_write_wakeup) */
+        if (len > mss && len < seg)
             len -= len % mss; /* a burst cut by a window ends on a segment boundary */
-        if (len < mss) {
-            if (len < notsent) {
-                /* Limited by a window, not by the data: sender SWS avoidance — send a partial segment only
-                 * if it is at least half the largest window the peer offered, or nothing is in flight. */
+        if (len < mss && len < seg && !wake) {
+            /* Cut short by a window, not by the data: sender SWS avoidance (RFC 9293 §3.8.6.2.1). */
+            int rwnd = len == wnd_avail;
+            if (set->tcp_sws_partial) {
+                /* A partial segment goes if it is at least half the largest window the peer offered, or
+                 * nothing is in flight (no ACK is coming to open the window further). */
                 if (flight > 0 && len < c->snd.max_wnd / 2) {
                     hold = len == cwnd_avail ? BRISK_HOLD_CWND : BRISK_HOLD_RWND;
                     break;
                 }
-            } else if (!c->snd.fin_queued) {
-                /* The last, partial piece of the queue. Cork, auto-cork and Nagle wait for more data to fill
-                 * it; after shutdown there is none, so a piece that goes with the FIN is not held (Linux:
-                 * tcp_nagle_test lets a FIN segment through, and tcp_send_fin pushes with Nagle off). */
-                if ((c->snd.cork && !c->snd.cork_expired) || c->snd.more) {
-                    if (c->snd.cork && !brisk_timer_armed(&c->timer.cork))
-                        tcp_timer_arm(c, &c->timer.cork, now + TCP_CORK_CEILING_NS);
-                    hold = BRISK_HOLD_CORK;
-                    break;
-                }
-                if (c->snd.app_push && tcp_autocork(c)) {
-                    hold = BRISK_HOLD_AUTOCORK;
-                    break;
-                }
-                int nodelay = c->snd.nodelay && !(c->snd.resuming && c->st->s.tcp_resume_nagle);
-                if (!nodelay && flight > 0 && brisk_seq_gt(c->snd.sml, c->snd.una)) {
-                    hold = BRISK_HOLD_NAGLE; /* Minshall: a small segment is still unacknowledged */
-                    break;
-                }
+            } else {
+                /* Linux: tcp_snd_wnd_test sends a segment only if it fits the window whole; with nothing
+                 * in flight the probe timer sends what fits (tcp_write_wakeup), at max(RTO, 200 ms). */
+                if (rwnd && flight == 0 && c->timer.rtx_kind != TCP_RTX_RTO)
+                    tcp_arm_persist(c, now);
+                hold = rwnd ? BRISK_HOLD_RWND : BRISK_HOLD_CWND;
+                break;
+            }
+        } else if (len < mss && last && !c->snd.fin_queued && !wake) {
+            /* The last, partial piece of the queue. Cork, auto-cork and Nagle wait for more data to fill
+             * it; after shutdown there is none, so a piece that goes with the FIN is not held (Linux:
+             * tcp_nagle_test lets a FIN segment through, and tcp_send_fin pushes with Nagle off). MSG_MORE
+             * holds for its call whatever TCP_NODELAY says (Linux: tcp_push with TCP_NAGLE_CORK); setting
+             * TCP_NODELAY (push_once) or a send cut short (push_write) pushes past TCP_CORK and Nagle
+             * (Linux: TCP_NAGLE_PUSH). */
+            int push = c->snd.push_once || c->snd.push_write;
+            if (c->snd.more || (c->snd.cork && !push)) {
+                cork_arm(c, flight, now);
+                hold = BRISK_HOLD_CORK;
+                break;
+            }
+            /* A piece that ends a record cannot grow (Linux: tcp_should_autocork wants a collapsible skb). */
+            int record = c->snd.marks && (tcp_mark_at(c, c->snd.nxt + len) & TCP_MARK_EOR);
+            if (c->snd.app_push && !record && tcp_autocork(c)) {
+                hold = BRISK_HOLD_AUTOCORK;
+                break;
+            }
+            int nodelay = push || (c->snd.nodelay && !(c->snd.resuming && set->tcp_resume_nagle));
+            /* Minshall: hold only while a small segment is unacknowledged — sent before snd.nxt, which an
+             * RTO may have rewound below it (Linux: tcp_minshall_check). */
+            if (!nodelay && flight > 0 && brisk_seq_gt(c->snd.sml, c->snd.una) &&
+                brisk_seq_leq(c->snd.sml, c->snd.nxt)) {
+                hold = BRISK_HOLD_NAGLE;
+                break;
             }
         }
         if (tcp_tsq_holds(c, now)) {
             hold = BRISK_HOLD_TSQ;
             break;
         }
-        if (c->st->s.tcp_pacing && now < c->pace.next) {
+        if (set->tcp_pacing && now < c->pace.next) {
             /* Not before its departure time: the pacing timer sends it (timers.c). */
             if (!brisk_timer_armed(&c->timer.pace) || c->timer.pace.expires > c->pace.next)
                 tcp_timer_arm(c, &c->timer.pace, c->pace.next);
@@ -450,21 +524,29 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
             hold = BRISK_HOLD_DEVICE;
             break;
         }
-        uint8_t flags = BRISK_TCP_ACK;
-        if (len == notsent) {
-            flags |= BRISK_TCP_PSH;
-            if (c->snd.fin_queued)
-                flags |= BRISK_TCP_FIN;
-        }
-        if (tcp_transmit(c, c->snd.nxt, len, flags, now) < 0) {
+        uint32_t seq = c->snd.nxt;
+        uint8_t flags = BRISK_TCP_ACK | (wake ? BRISK_TCP_PSH : tcp_psh(c, seq, len));
+        if (len == notsent && c->snd.fin_queued)
+            flags |= BRISK_TCP_FIN;
+        if (tcp_transmit(c, seq, len, flags, now) < 0) {
             tcp_block(c); /* the device or the pool refused: resume on the next TX completion */
             hold = BRISK_HOLD_DEVICE;
             break;
         }
+        if (c->snd.marks)
+            tcp_mark_sent(c, seq, seq + len);
+        if (wake && brisk_seq_lt(c->mark.pushed, seq + len))
+            c->mark.pushed = seq + len; /* Linux: tcp_write_wakeup moves pushed_seq past what it sent */
+        wake = 0;
         tcp_pace_sent(c, len, now);
         tcp_advance_nxt(c, len, flags, mss);
         sent = 1;
+        sent_new += len;
     }
+    /* Nothing held: no ceiling to keep. And under Linux's probe timer, data sent means a retransmit timer
+     * now owns the slot the probe timer used (its expiry would find data in flight and do nothing). */
+    if (brisk_timer_armed(&c->timer.cork) && (tcp_notsent(c) == 0 || (sent_new && set->tcp_cork_probe_timer)))
+        tcp_timer_cancel(c, &c->timer.cork);
     tcp_hold(c, hold, now);
     /* RFC 6298 §5.1: a running RTO is not restarted by a send; a probe deadline is (RFC 8985 §7.2). The
      * eager compat discipline re-arms on every send, as Linux did until 2019. */

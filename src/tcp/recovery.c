@@ -53,12 +53,9 @@ void tcp_recovery_check(brisk_sock *c, uint32_t prior_cwnd, uint64_t now)
 static int resend(brisk_sock *c, const struct tcp_sb_rec *r, uint64_t now)
 {
     uint32_t len = r->end - r->seq;
-    uint8_t flags = BRISK_TCP_ACK;
-    if (r->end == tcp_data_end(c)) { /* the last data byte: PSH as first sent, and the FIN if it went */
-        flags |= BRISK_TCP_PSH;
-        if (c->snd.fin_sent && c->snd.max == r->end + 1)
-            flags |= BRISK_TCP_FIN;
-    }
+    uint8_t flags = BRISK_TCP_ACK | tcp_psh(c, r->seq, len); /* PSH as the rule gives it (output.c) */
+    if (r->end == tcp_data_end(c) && c->snd.fin_sent && c->snd.max == r->end + 1)
+        flags |= BRISK_TCP_FIN; /* the last data byte: the FIN too if it went */
     if (brisk_netdev_stopped(c->rt.dev) || tcp_transmit(c, r->seq, len, flags, now) < 0) {
         tcp_block(c); /* resumed by the TX completion that frees the device or the pool */
         return -1;
@@ -93,9 +90,11 @@ void tcp_retransmit_head(brisk_sock *c, uint64_t now)
     if (c->snd.fin_sent && sent > 0)
         sent--; /* the FIN's sequence number is not a buffer byte */
     uint32_t len = sent < c->snd.mss ? sent : c->snd.mss;
+    if (len && c->snd.marks)
+        len = tcp_mark_eor_clip(c, c->snd.una, len); /* never across a record boundary (mark.c) */
     if (len == 0)
         return;
-    tcp_transmit(c, c->snd.una, len, BRISK_TCP_ACK, now);
+    tcp_transmit(c, c->snd.una, len, BRISK_TCP_ACK | tcp_psh(c, c->snd.una, len), now);
 }
 
 uint32_t tcp_reno_pipe(const brisk_sock *c)

@@ -5,8 +5,12 @@
  * pending events before returning. Errors are the BRISK_ERR_* codes brisk.h documents per call.
  *
  * send() copies into the send buffer (bounded by SNDBUF) and calls tcp_write_xmit(); MSG_MORE holds the tail
- * of this call like a one-shot cork. recv() copies out of the receive buffer and, when reading opened the
- * window by at least two segments (or reopened a closed one), advertises it at once (RFC 9293 §3.8.6.2.2).
+ * of this call like a one-shot cork. It fills the queue in write-time pieces as Linux fills skbs
+ * (queue_write): a TCP_NOTSENT_LOWAT write stops where a new piece would begin with that many bytes unsent,
+ * and under tcp_push_each_write each write leaves a PSH mark at its end (mark.c); MSG_EOR leaves a record
+ * mark no segment crosses. BRISK_EV_WRITABLE follows from tcp_check_writable after ACKs. recv() copies out
+ * of the receive buffer and, when reading opened the window by at least two segments (or reopened a closed
+ * one), advertises it at once (RFC 9293 §3.8.6.2.2).
  * close() follows RFC 9293 §3.10.4 and RFC 2525 §2.17 in Linux's order (__tcp_close): unread data aborts
  * with a RST, then LINGER 0 (a RST where tcp_disconnect sends one); otherwise the FIN is queued after the
  * data and the stack finishes the close on its own. With a linger time the core still never waits: a close
@@ -147,6 +151,66 @@ int brisk_connect(brisk_sock *s, uint32_t addr, uint16_t port, uint64_t now)
     return BRISK_ERR_INPROGRESS;
 }
 
+/* Whether a write must now mark a forced push (Linux's forced_push): more than half the largest window
+ * written since the last PSH mark, so that a long write still gives the receiver pushes to deliver on. */
+static int forced_push(const brisk_sock *s)
+{
+    return brisk_seq_gt(tcp_data_end(s), s->mark.pushed + (s->snd.max_wnd >> 1));
+}
+
+static void mark_push(brisk_sock *s)
+{
+    uint32_t end = tcp_data_end(s);
+    tcp_mark_add(s, end, TCP_MARK_PSH);
+    s->mark.pushed = end;
+}
+
+/*
+ * Copies up to `want` bytes into the send queue the way Linux's tcp_sendmsg_locked fills skbs, and returns
+ * how many it took. The queue's unsent bytes are thought of as pieces of tcp_write_goal() bytes (Linux's
+ * skbs): the first bytes of a write join the last piece while it is unsent, not full and not the end of a
+ * record; every new piece first asks whether the low-water mark allows it (sk_stream_memory_free per skb),
+ * which is where a write stops short. Under tcp_push_each_write, joining a piece withdraws the PSH mark the
+ * previous write left at its end, and a piece filled mid-write gets one if forced_push says so. With a
+ * low-water mark in force, a filled piece that is the head of the unsent data goes at once (tcp_push_one),
+ * so that what leaves during a long write makes room for more of it, as it does in Linux.
+ */
+static size_t queue_write(brisk_sock *s, const uint8_t *buf, size_t want, uint64_t now)
+{
+    struct brisk_chunkpool *pool = &s->st->tcp->chunks;
+    int linux_push = s->st->s.tcp_push_each_write != 0;
+    uint32_t goal = tcp_write_goal(s);
+    size_t done = 0;
+    while (done < want) {
+        uint32_t end = tcp_data_end(s);
+        uint32_t start = brisk_seq_gt(s->snd.nxt, s->mark.piece) ? s->snd.nxt : s->mark.piece;
+        uint32_t room = 0;
+        if (tcp_notsent(s) > 0 && !(s->snd.marks && (tcp_mark_at(s, end) & TCP_MARK_EOR)))
+            room = end - start < goal ? goal - (end - start) : 0;
+        if (room == 0) {
+            if (s->snd.lowat && tcp_notsent(s) >= s->snd.lowat)
+                break;
+            s->mark.piece = start = end;
+            s->snd.push_once = 0; /* Linux: tcp_skb_entail clears TCP_NAGLE_PUSH */
+            room = goal;
+        } else if (done == 0 && linux_push && s->snd.marks) {
+            tcp_mark_clear_last(s, end, TCP_MARK_PSH);
+        }
+        size_t k = want - done < room ? want - done : room;
+        size_t got = brisk_sbuf_append(pool, &s->snd.buf, buf + done, k);
+        done += got;
+        if (got < k || done == want)
+            break;
+        /* The piece is full and the write goes on. */
+        int forced = linux_push && forced_push(s);
+        if (forced)
+            mark_push(s);
+        if (s->snd.lowat && (forced || start == s->snd.nxt))
+            tcp_write_xmit(s, now);
+    }
+    return done;
+}
+
 int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, uint64_t now)
 {
     if (!s || (!buf && len))
@@ -161,33 +225,63 @@ int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, u
         return BRISK_ERR_AGAIN;
     if (s->state != BRISK_TCP_ESTABLISHED && s->state != BRISK_TCP_CLOSE_WAIT)
         return BRISK_ERR_NOTCONN;
+    if (!s->mark.started) { /* Linux: pushed_seq starts at write_seq */
+        s->mark.started = 1;
+        s->mark.pushed = tcp_data_end(s);
+    }
     size_t space = s->snd.buf.len < s->snd.sndbuf ? s->snd.sndbuf - (size_t)s->snd.buf.len : 0;
-    if (s->snd.lowat && tcp_notsent(s) >= s->snd.lowat)
-        space = 0;
-    size_t n = len < space ? len : space;
-    if (n)
-        n = brisk_sbuf_append(&st->tcp->chunks, &s->snd.buf, buf, n);
+    size_t want = len < space ? len : space;
+    int eor = (flags & BRISK_MSG_EOR) != 0;
+    /* The record's boundary goes after its last byte, so only a write taken to its end leaves one (Linux
+     * marks eor only then; the application sends the rest with MSG_EOR again). One that would end a record
+     * waits while the ring holds TCP_MARKS unacknowledged records (mark.c). */
+    if (eor && want == len && !tcp_mark_eor_room(s))
+        want = 0;
+    /* RFC 5681 §4.1: after an idle period longer than the RTO, restart from the initial window. */
+    if (want && tcp_flight(s) == 0 && s->timer.last_tx && now - s->timer.last_tx > brisk_rtt_rto(&s->rtt))
+        s->cc_ops->on_idle_restart(&s->cc, st->s.tcp_initial_cwnd);
+    size_t n = want ? queue_write(s, buf, want, now) : 0;
     if (n == 0 && len > 0) {
         s->snd.was_full = 1;
         return BRISK_ERR_AGAIN;
     }
-    if (n < len)
+    int partial = n < len;
+    if (partial)
         s->snd.was_full = 1;
-    /* RFC 5681 §4.1: after an idle period longer than the RTO, restart from the initial window. */
-    if (tcp_flight(s) == 0 && s->timer.last_tx && now - s->timer.last_tx > brisk_rtt_rto(&s->rtt))
-        s->cc_ops->on_idle_restart(&s->cc, st->s.tcp_initial_cwnd);
+    if (eor && !partial)
+        tcp_mark_add(s, tcp_data_end(s), TCP_MARK_EOR);
+    /* Linux's tcp_push at the end of the write: PSH on its last piece unless MSG_MORE (or a forced push
+     * overrides it). A write cut short pushes with MSG_MORE dropped (its wait_for_space push). */
+    int more = (flags & BRISK_MSG_MORE) && !partial;
+    if (st->s.tcp_push_each_write && n && (!more || forced_push(s)))
+        mark_push(s);
     /* Data sent soon after data arrived: an interactive exchange, ACKs can ride on replies. */
     if (s->ack.last_data_rx && now - s->ack.last_data_rx < s->ack.ato)
         s->ack.pingpong = 1;
-    s->snd.more = (flags & BRISK_MSG_MORE) != 0;
-    s->snd.app_push = 1; /* auto-corking decides about this call's tail */
+    s->snd.more = (uint8_t)more;
+    s->snd.push_write = (uint8_t)partial; /* Linux: TCP_NAGLE_PUSH, past TCP_CORK and Nagle */
+    s->snd.app_push = 1;                  /* auto-corking decides about this call's tail */
     tcp_write_xmit(s, now);
     s->snd.app_push = 0;
+    s->snd.push_write = 0;
     /* MSG_MORE holds the tail for this call only (Linux: the push with TCP_NAGLE_CORK); a later ACK or send
-     * may release it, subject to Nagle. */
+     * may release it, subject to Nagle, and a timer does if nothing else will (output.c, cork_arm). */
     s->snd.more = 0;
     finish_call(st, now);
     return (int64_t)n;
+}
+
+void tcp_check_writable(brisk_sock *c)
+{
+    /* Linux wakes a writer (sk_stream_write_space) when the buffer has room and, with a low-water mark,
+     * fewer than half of it are unsent (tcp_stream_memory_free with wake = 1): hysteresis, so that a writer
+     * is woken with room for a worthwhile write rather than for every segment that leaves. */
+    if (!c->snd.was_full || c->snd.buf.len >= c->snd.sndbuf)
+        return;
+    if (c->snd.lowat && 2ull * tcp_notsent(c) >= c->snd.lowat)
+        return;
+    c->snd.was_full = 0;
+    tcp_raise(c, BRISK_EV_WRITABLE);
 }
 
 /* What a read returns with nothing to read. */
@@ -395,13 +489,19 @@ int brisk_setsockopt(brisk_sock *s, enum brisk_sockopt opt, uint64_t v, uint64_t
     switch (opt) {
     case BRISK_SO_NODELAY:
         s->snd.nodelay = v != 0;
-        if (v)
-            tcp_write_xmit(s, now); /* Linux pushes pending data when NODELAY is set */
+        if (v) {
+            /* Linux (__tcp_sock_set_nodelay): TCP_NAGLE_OFF | TCP_NAGLE_PUSH, then a push — past TCP_CORK
+             * too, until the next write starts a new piece (tcp_skb_entail clears TCP_NAGLE_PUSH). */
+            s->snd.push_once = 1;
+            tcp_write_xmit(s, now);
+        }
         break;
     case BRISK_SO_CORK:
         s->snd.cork = v != 0;
-        if (!v) { /* uncork pushes at once */
+        if (!v) { /* uncork pushes at once, subject to Nagle (Linux: __tcp_sock_set_cork) */
             s->snd.more = 0;
+            if (s->snd.nodelay)
+                s->snd.push_once = 1;
             tcp_timer_cancel(s, &s->timer.cork);
             tcp_write_xmit(s, now);
         }
@@ -420,6 +520,7 @@ int brisk_setsockopt(brisk_sock *s, enum brisk_sockopt opt, uint64_t v, uint64_t
         if (v > UINT32_MAX)
             return BRISK_ERR_RANGE;
         s->snd.lowat = (uint32_t)v;
+        tcp_check_writable(s); /* a higher mark may make room at once (Linux calls sk_write_space) */
         break;
     case BRISK_SO_KEEPALIVE:
         s->so.keepalive = v != 0;

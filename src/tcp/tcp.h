@@ -7,8 +7,9 @@
  * events, accept queue).
  *
  * Files: conn.c (table, lifetime, events), input.c (segment arrival, RFC 9293 §3.10.7), output.c (the one
- * transmit function tcp_write_xmit and segment construction), timer.c (retransmit / persist, delayed ACK,
- * keepalive / TIME-WAIT / FIN-WAIT-2), socket.c (the public API), isn.c (RFC 6528).
+ * transmit function tcp_write_xmit and segment construction), mark.c (where writes end: PSH and records),
+ * timer.c (retransmit / persist, delayed ACK, keepalive / TIME-WAIT / FIN-WAIT-2), socket.c (the public API),
+ * isn.c (RFC 6528).
  */
 #ifndef BRISK_TCP_TCP_H
 #define BRISK_TCP_TCP_H
@@ -17,6 +18,7 @@
 #include "core/timer.h"
 #include "net/ip.h"
 #include "tcp/cc.h"
+#include "tcp/mark.h"
 #include "tcp/reass.h"
 #include "tcp/rtt.h"
 #include "tcp/sbuf.h"
@@ -88,10 +90,11 @@ struct tcp_events {
  *   line  23      hot   hold.reason, dupacks, the per-segment stat counters (wheel_ops: eager timers)
  *   lines 24-29   cold  the other counters; txt's ring (two of its lines per ACK), then its head (hot)
  *   line  30      cold  the socket options and error state only socket calls, timers and ICMP errors read
+ *   lines 31-33   cold  write marks (PSH / end of record, mark.c): read only when snd.marks says there are
  *
  * Within a group, fields are ordered so that its hot ones are at the end that borders a hot line (sub-struct
- * comments say which). 1,984 bytes, exactly 31 lines. When adding a field, add it to a cold line unless the
- * per-segment path needs it, and check the result: `gdb -batch -ex 'ptype /o struct brisk_sock'
+ * comments say which). 2,168 bytes (2,176 allocated), 34 lines. When adding a field, add it to a cold line
+ * unless the per-segment path needs it, and check the result: `gdb -batch -ex 'ptype /o struct brisk_sock'
  * build/brisk-bench` shows the offsets, and `valgrind --tool=cachegrind --cache-sim=yes build/brisk-bench rr
  * --flows 256 --tx 400` the D1 misses per transaction (docs/performance.md has the figures). */
 struct brisk_sock {
@@ -132,11 +135,14 @@ struct brisk_sock {
         uint8_t was_full;      /* send() hit the buffer limit: wake the writer when space returns */
         uint8_t app_push;      /* tcp_write_xmit runs for the application's send (auto-corking applies) */
         uint8_t resuming;      /* tcp_write_xmit runs for a TX-completion resume */
-        /* Not per segment: */
-        uint8_t fin_sent;     /* the FIN occupies sequence number snd.max - 1 */
-        uint8_t cork_expired; /* the cork ceiling fired: send the held tail despite TCP_CORK */
-        uint8_t syn_refused;  /* our SYN / SYN-ACK was refused by the device: resend it on resume */
-        uint32_t iss;         /* initial send sequence number */
+        /* Not per segment, except marks and the push flags (in what was padding, so the lines stay put): */
+        uint8_t fin_sent;    /* the FIN occupies sequence number snd.max - 1 */
+        uint8_t wakeup;      /* a probe timer fired (cork ceiling, window probe): the head goes, with PSH */
+        uint8_t syn_refused; /* our SYN / SYN-ACK was refused by the device: resend it on resume */
+        uint8_t marks;       /* write marks in `mark` (mark.c); 0: the transmit path skips them */
+        uint32_t iss;        /* initial send sequence number */
+        uint8_t push_once;   /* TCP_NODELAY was set: TCP_CORK and Nagle yield until a write starts a piece */
+        uint8_t push_write;  /* this send was cut short (buffer, low-water mark): push its tail now */
     } snd;
 
     struct {
@@ -340,6 +346,9 @@ struct brisk_sock {
         int err;         /* BRISK_ERR_*, 0 = none */
         uint64_t segs_in; /* stat.segs_in when it came: a segment since clears it */
     } soft;
+
+    /* --- lines 31-33: cold --- */
+    struct tcp_marks mark; /* write boundaries: PSH and end-of-record marks (mark.c), write-time pieces */
 };
 
 /* Per-stack TCP state (struct brisk_stack.tcp). */
@@ -410,6 +419,11 @@ uint32_t tcp_rcv_space(const brisk_sock *c);
 void tcp_block(brisk_sock *c);
 void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now);
 
+/* socket.c */
+/* After an ACK and the transmit function it ran: BRISK_EV_WRITABLE for a writer that found the buffer full
+ * (or its low-water mark reached), once there is room again (see socket.c). */
+void tcp_check_writable(brisk_sock *c);
+
 /* tsq.c — below-TCP accounting, TCP Small Queues, pacing rate, hold reasons */
 void brisk_tcp_pkt_released(void *ctx, brisk_pkt *pkt);
 void tcp_charge(brisk_sock *c, brisk_pkt *pkt);
@@ -471,6 +485,17 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now);
 /* New data [snd.nxt, +len) (and the FIN, if in flags) went out: advance snd.nxt / snd.max and the Minshall
  * mark. */
 void tcp_advance_nxt(brisk_sock *c, uint32_t len, uint8_t flags, uint32_t mss);
+/* PSH (BRISK_TCP_PSH or 0) for data [seq, seq + len), first sent or resent: with tcp_push_each_write, a PSH
+ * mark at its end (Linux: the flag of the skb that ended a write); otherwise when it empties the send queue
+ * (RFC 9293 MUST-61) or ends a record. */
+uint8_t tcp_psh(brisk_sock *c, uint32_t seq, uint32_t len);
+/* An acceptable ACK arrived with nothing in flight (Linux's tcp_ack_probe): under tcp_cork_probe_timer the
+ * probe timer of a held tail restarts with the transmit function that follows. */
+void tcp_cork_ack(brisk_sock *c);
+/* Bytes of one write-time piece of the send queue (Linux's size_goal for an skb: one MSS, or on a GSO device
+ * a multiple of it up to the device limit and half the largest window): brisk_send checks the low-water
+ * mark and places forced pushes at piece boundaries. */
+uint32_t tcp_write_goal(const brisk_sock *c);
 /* Sends `len` bytes at `seq` (a retransmission when seq is before snd.nxt) with `flags`. */
 int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint64_t now);
 void tcp_send_ack(brisk_sock *c, uint64_t now);

@@ -19,7 +19,9 @@
  * peer's inter-arrival time between tcp_delack_min and tcp_delack_max (never above 500 ms).
  *
  * TCP_CORK never holds a partial segment longer than 200 ms (Linux's documented ceiling): the cork timer,
- * armed when a cork hold begins, sends it.
+ * armed when a cork hold begins (for a MSG_MORE tail: when nothing is in flight), sends it. Under
+ * tcp_cork_probe_timer it behaves as Linux's zero-window probe timer does for a held tail instead: armed at
+ * max(RTO, 200 ms) once nothing is in flight (output.c, cork_arm), idle while data is.
  *
  * Keepalive (RFC 1122 §4.2.3.6): after keepidle without input, probes every keepintvl; keepcnt unanswered
  * probes abort with BRISK_ERR_TIMEDOUT. TIME-WAIT lasts tcp_time_wait (2 MSL), then the connection is freed.
@@ -46,9 +48,12 @@ static void cork_fired(struct brisk_timer *t, void *arg, uint64_t now)
 {
     (void)t;
     brisk_sock *c = arg;
-    c->snd.cork_expired = 1;
+    /* Linux's probe timer (tcp_cork_probe_timer) does nothing while data is in flight (tcp_probe_timer). */
+    if (c->st->s.tcp_cork_probe_timer && tcp_flight(c) > 0)
+        return;
+    c->snd.wakeup = 1; /* the held head goes, with PSH (Linux: tcp_write_wakeup) */
     tcp_write_xmit(c, now);
-    c->snd.cork_expired = 0;
+    c->snd.wakeup = 0;
 }
 
 static void pace_fired(struct brisk_timer *t, void *arg, uint64_t now)
@@ -308,8 +313,12 @@ static void on_persist(brisk_sock *c, uint64_t now)
 {
     brisk_stack *st = c->st;
     if (c->snd.wnd != 0 || tcp_notsent(c) == 0) {
+        /* A window smaller than the next segment (held by tcp_sws_partial=0, as Linux holds): what fits goes
+         * now, with PSH (Linux: tcp_write_wakeup from the probe timer). */
         tcp_clear_rtx(c);
+        c->snd.wakeup = 1;
         tcp_write_xmit(c, now);
+        c->snd.wakeup = 0;
         return;
     }
     /* The user timeout bounds how long the window may stay closed, answered or not (Linux 5.11+

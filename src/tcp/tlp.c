@@ -52,12 +52,11 @@ static int probe_new_data(brisk_sock *c, uint64_t now)
     uint32_t len = notsent < c->snd.mss ? notsent : c->snd.mss;
     if (len > wnd_end - c->snd.nxt)
         len = wnd_end - c->snd.nxt;
-    uint8_t flags = BRISK_TCP_ACK;
-    if (len == notsent) {
-        flags |= BRISK_TCP_PSH;
-        if (c->snd.fin_queued)
-            flags |= BRISK_TCP_FIN;
-    }
+    if (c->snd.marks)
+        len = tcp_mark_eor_clip(c, c->snd.nxt, len); /* not across a record boundary (mark.c) */
+    uint8_t flags = BRISK_TCP_ACK | tcp_psh(c, c->snd.nxt, len);
+    if (len == notsent && c->snd.fin_queued)
+        flags |= BRISK_TCP_FIN;
     if (tcp_transmit(c, c->snd.nxt, len, flags, now) < 0)
         return 0;
     tcp_advance_nxt(c, len, flags, c->snd.mss);
@@ -71,7 +70,9 @@ static int probe_last_segment(brisk_sock *c, uint64_t now)
     uint32_t len = end - c->snd.una;
     if (len > c->snd.mss)
         len = c->snd.mss;
-    uint8_t flags = BRISK_TCP_ACK | (c->snd.fin_sent ? BRISK_TCP_FIN : 0);
+    if (len && c->snd.marks && brisk_seq_gt(tcp_mark_eor_before(c, end), end - len))
+        len = end - tcp_mark_eor_before(c, end); /* the last record's bytes only (mark.c) */
+    uint8_t flags = BRISK_TCP_ACK | tcp_psh(c, end - len, len) | (c->snd.fin_sent ? BRISK_TCP_FIN : 0);
     if (len == 0 && !c->snd.fin_sent)
         return 0;
     return tcp_transmit(c, end - len, len, flags, now) == BRISK_OK;

@@ -38,6 +38,8 @@
  * TSO autosizing (linux-tx-path.md §4). On a device that segments (CAP_GSO), tcp_size_goal() sizes each
  * super-segment at transmit time: about rate >> tcp_pacing_shift bytes (≈1 ms of data), at least
  * tcp_min_tso_segs segments, within the device's gso_max_size, and at most half the congestion window.
+ * tcp_write_goal() is the other size Linux has: that of the pieces the application's writes fill (skbs,
+ * sized at write time), which brisk_send needs for the low-water mark and forced pushes.
  *
  * Hold reasons (docs/design.md principle 5). tcp_hold() records why the transmit function stopped with data
  * waiting — cwnd, rwnd, nagle, cork, tsq, device — counting each stop and accumulating the time each reason
@@ -180,6 +182,23 @@ uint32_t tcp_size_goal(const brisk_sock *c, uint32_t mss)
     if (segs > half)
         segs = half ? half : 1;
     return (uint32_t)(segs * mss);
+}
+
+uint32_t tcp_write_goal(const brisk_sock *c)
+{
+    uint32_t mss = c->snd.mss ? c->snd.mss : TCP_DEFAULT_MSS;
+    const brisk_netdev *dev = c->rt.dev;
+    if (!c->st->s.tcp_tso || !dev || !(dev->cfg.caps & BRISK_NETDEV_CAP_GSO))
+        return mss;
+    /* Linux's tcp_xmit_size_goal: the device's limit, bounded to half the largest window the peer offered
+     * (tcp_bound_to_half_wnd: the whole window when it is tiny), in whole segments. Unlike tcp_size_goal it
+     * ignores the pacing rate: Linux sizes skbs at write time and autosizes TSO bursts at transmit time. */
+    uint32_t size = dev->cfg.gso_max_size > 20u + 60u ? dev->cfg.gso_max_size - 20u - 60u : mss;
+    uint32_t cutoff = c->snd.max_wnd > TCP_DEFAULT_MSS ? c->snd.max_wnd / 2 : c->snd.max_wnd;
+    if (cutoff && size > cutoff)
+        size = cutoff;
+    uint32_t goal = size / mss * mss;
+    return goal > mss ? goal : mss;
 }
 
 int tcp_autocork(brisk_sock *c)

@@ -48,7 +48,7 @@ static void test_probe_resends_last_segment_at_pto(void **state)
     tf_run(&f.t, t1 + 20 * TF_MS - 1);
     TF_EXPECT_NONE(&f.t);
     tf_run(&f.t, t1 + 20 * TF_MS);
-    TF_EXPECT(&f.t, t1 + 20 * TF_MS, ACK, f.d + 3 * m, 1001, m);
+    TF_EXPECT(&f.t, t1 + 20 * TF_MS, ACK | PSH, f.d + 3 * m, 1001, m); /* PSH as first sent */
     TF_EXPECT_NONE(&f.t);
     assert_int_equal(tf_counters(&f.t).TCPLossProbes, 1);
     assert_int_equal(tf_info(f.c).tlp_probes, 1);
@@ -92,7 +92,7 @@ static void test_lone_segment_probe_at_rto_time(void **state)
     tf_run(&f.t, t1 + 200 * TF_MS - 1);
     TF_EXPECT_NONE(&f.t);
     tf_run(&f.t, t1 + 200 * TF_MS);
-    TF_EXPECT(&f.t, t1 + 200 * TF_MS, ACK, f.d, 1001, 100);
+    TF_EXPECT(&f.t, t1 + 200 * TF_MS, ACK | PSH, f.d, 1001, 100);
     struct brisk_conn_info i = tf_info(f.c);
     assert_int_equal(i.tlp_probes, 1);
     assert_int_equal(i.rto_count, 0);
@@ -119,7 +119,7 @@ static void test_probe_repairs_tail_loss(void **state)
     for (int k = 0; k < 8; k++)
         tf_take(&f.t);
     tf_run(&f.t, t1 + 20 * TF_MS);
-    TF_EXPECT(&f.t, t1 + 20 * TF_MS, ACK, f.d + 7 * m, 1001, m);
+    TF_EXPECT(&f.t, t1 + 20 * TF_MS, ACK | PSH, f.d + 7 * m, 1001, m);
     f.p.ack = f.d + 8 * m;
     tf_peer_send(&f.p, ACK, NULL, 0, t1 + 30 * TF_MS);
     struct brisk_conn_info i = tf_info(f.c);
@@ -142,7 +142,7 @@ static void test_dsack_for_probe_means_no_loss(void **state)
     for (int k = 0; k < 8; k++)
         tf_take(&f.t);
     tf_run(&f.t, t1 + 20 * TF_MS);
-    TF_EXPECT(&f.t, t1 + 20 * TF_MS, ACK, f.d + 7 * m, 1001, m);
+    TF_EXPECT(&f.t, t1 + 20 * TF_MS, ACK | PSH, f.d + 7 * m, 1001, m);
     uint32_t cwnd = tf_info(f.c).cwnd;
     f.p.ack = f.d + 8 * m;
     struct brisk_tcp_repr h = tf_peer_hdr(&f.p, ACK, t1 + 30 * TF_MS);
