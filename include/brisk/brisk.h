@@ -392,7 +392,7 @@ typedef struct brisk_sock brisk_sock;
 enum brisk_sock_event {
     BRISK_EV_CONNECTED = 0x01, /* an active open completed */
     BRISK_EV_READABLE = 0x02,  /* data or the peer's FIN can be read (recv returns > 0 or 0) */
-    BRISK_EV_WRITABLE = 0x04,  /* send buffer space became available again */
+    BRISK_EV_WRITABLE = 0x04,  /* a send fell short and brisk_sock_poll says BRISK_POLL_OUT again */
     BRISK_EV_ACCEPT = 0x08,    /* a listener has an established connection to accept */
     BRISK_EV_CLOSED = 0x10,    /* the connection finished (both directions closed, or TIME-WAIT entered) */
     BRISK_EV_ERROR = 0x20,     /* a fatal error: brisk_sock_error() says which; the socket is closed */

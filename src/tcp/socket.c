@@ -253,7 +253,9 @@ int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, u
     /* Linux's tcp_push at the end of the write: PSH on its last piece unless MSG_MORE (or a forced push
      * overrides it). A write cut short pushes with MSG_MORE dropped (its wait_for_space push). */
     int more = (flags & BRISK_MSG_MORE) && !partial;
-    if (st->s.tcp_push_each_write && n && (!more || forced_push(s)))
+    /* An empty send without MSG_MORE is brisk's push: it marks the unsent tail as a write's end would (and
+     * as Linux's blocked writer does before it waits, tcp_push in wait_for_space). */
+    if (st->s.tcp_push_each_write && (n || tcp_notsent(s)) && (!more || forced_push(s)))
         mark_push(s);
     /* Data sent soon after data arrived: an interactive exchange, ACKs can ride on replies. */
     if (s->ack.last_data_rx && now - s->ack.last_data_rx < s->ack.ato)
@@ -273,12 +275,11 @@ int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, u
 
 void tcp_check_writable(brisk_sock *c)
 {
-    /* Linux wakes a writer (sk_stream_write_space) when the buffer has room and, with a low-water mark,
-     * fewer than half of it are unsent (tcp_stream_memory_free with wake = 1): hysteresis, so that a writer
+    /* The edge of brisk_sock_poll's writable level (ready.c), as Linux wakes a writer (sk_stream_write_space)
+     * only when tcp_poll would say EPOLLOUT: free space at least half of what is queued and, with a low-water
+     * mark, fewer than half of it unsent (tcp_stream_memory_free with wake = 1). Hysteresis both: a writer
      * is woken with room for a worthwhile write rather than for every segment that leaves. */
-    if (!c->snd.was_full || c->snd.buf.len >= c->snd.sndbuf)
-        return;
-    if (c->snd.lowat && 2ull * tcp_notsent(c) >= c->snd.lowat)
+    if (!c->snd.was_full || !(brisk_sock_poll(c) & BRISK_POLL_OUT))
         return;
     c->snd.was_full = 0;
     tcp_raise(c, BRISK_EV_WRITABLE);
