@@ -557,42 +557,58 @@ static struct out do_write(struct run *r, const struct pkt_event *ev, int *rc)
         return r->call.done ? ok((int64_t)r->call.done) : fail_errno(e);
     if (f->err_reported)
         return r->call.done ? ok((int64_t)r->call.done) : fail_errno(EPIPE);
-    static const uint8_t zeros[65536];
+    /* The call's bytes in one brisk_send, as Linux's tcp_sendmsg copies a call as one stream (a split
+     * would put a write's end, and its PSH mark, inside it). */
     uint64_t done = r->call.done;
+    uint8_t *zeros = calloc(1, (size_t)(len - (int64_t)done) + 1);
+    if (!zeros)
+        return fail_errno(ENOBUFS);
+    struct out res = WAIT;
     while ((int64_t)done < len) {
-        size_t chunk = (size_t)(len - (int64_t)done) < sizeof(zeros) ? (size_t)(len - (int64_t)done) : sizeof(zeros);
-        /* Linux's tcp_sendmsg copies a call as one stream; MSG_MORE / MSG_EOR apply to its end. */
-        unsigned fl = (int64_t)(done + chunk) == len ? bflags : BRISK_MSG_MORE;
-        int64_t n = brisk_send(f->s, zeros, chunk, fl, r->now);
+        size_t chunk = (size_t)(len - (int64_t)done);
+        int64_t n = brisk_send(f->s, zeros, chunk, bflags, r->now);
         if (n == BRISK_ERR_AGAIN) {
             struct brisk_conn_info ci;
             brisk_conn_info(f->s, &ci);
-            if (ci.state == BRISK_TCP_SYN_SENT || ci.state == BRISK_TCP_SYN_RECEIVED)
-                return nonblock ? fail_errno(EAGAIN) : (r->call.done = done, WAIT);
+            if (ci.state == BRISK_TCP_SYN_SENT || ci.state == BRISK_TCP_SYN_RECEIVED) {
+                if (nonblock)
+                    res = fail_errno(EAGAIN);
+                else
+                    r->call.done = done;
+                goto out;
+            }
             if (done > 0 && nonblock)
                 break;
-            if (nonblock)
-                return fail_errno(EAGAIN);
+            if (nonblock) {
+                res = fail_errno(EAGAIN);
+                goto out;
+            }
             r->call.done = done;
             /* A blocked writer pushes what it queued (Linux: tcp_push before sk_stream_wait_memory). */
             if (done > 0)
                 brisk_send(f->s, zeros, 0, 0, r->now);
-            return WAIT;
+            goto out; /* WAIT */
         }
         if (n < 0) {
             if (done > 0)
                 break;
-            if (n == BRISK_ERR_PIPE || n == BRISK_ERR_NOTCONN)
-                return fail_errno(EPIPE);
-            e = take_error(f);
-            return fail_errno(e ? e : brisk_to_errno((int)n));
+            if (n == BRISK_ERR_PIPE || n == BRISK_ERR_NOTCONN) {
+                res = fail_errno(EPIPE);
+            } else {
+                e = take_error(f);
+                res = fail_errno(e ? e : brisk_to_errno((int)n));
+            }
+            goto out;
         }
         done += (uint64_t)n;
         if ((size_t)n < chunk && nonblock)
             break;
     }
     r->call.done = 0;
-    return ok((int64_t)done);
+    res = ok((int64_t)done);
+out:
+    free(zeros);
+    return res;
 }
 
 static struct out do_read(struct run *r, const struct pkt_event *ev, int *rc)
