@@ -13,9 +13,11 @@
  *   parse.c  the script: options, events, packets, system calls with their argument expressions
  *   code.c   the %{ }% language: assert / print over tcpi_* values (a small Python subset)
  *   sym.c    the symbolic constants system calls use (AF_INET, TCP_NODELAY, EAGAIN, POLLIN, ...)
- *   net.c    the wire: the stack's device, frames built for inbound packets, outbound frames parsed
- *   sys.c    the system calls, emulated on brisk's socket API with Linux's blocking semantics
- *   run.c    the interpreter: the virtual clock, timing tolerance, outbound matching, the verdict
+ *   match.c  the wire, for every backend: frames built for inbound packets, outbound frames parsed and compared
+ *   call.c   system calls, for every backend: arguments evaluated, results and filled-in values checked
+ *   net.c    the virtual backend's wire: the stack's device, its clock and deadlines (the table run.c drives)
+ *   sys.c    the virtual backend's system calls, emulated on brisk's socket API with Linux's blocking semantics
+ *   run.c    the interpreter: the event loop, timing tolerance, the verdict
  *   main.c   the command line: one script or a tree of them, a pass/fail table, --json
  */
 #ifndef BRISK_PKT_H
@@ -159,6 +161,12 @@ int pkt_sym(const char *name, int64_t *out);
 const char *pkt_errno_name(int e);
 
 /* ---- shell commands (sysctl.c) ---- */
+/* One sysctl assignment of a command: `name` as written ("net.ipv4.tcp_sack", or "net/ipv4/tcp_sack" from
+ * the /proc/sys form) and its value. Returns PKT_PASS, or another status with err set. */
+typedef int (*pkt_sysctl_fn)(void *ctx, const char *name, const char *value, char *err, size_t errlen);
+/* Splits `cmd` into simple commands and calls fn for each sysctl assignment; other commands are accepted
+ * (ethtool -K ... off, true) or unsupported. Returns the first status other than PKT_PASS, err saying why. */
+int pkt_command_run(const char *cmd, pkt_sysctl_fn fn, void *ctx, char *err, size_t errlen);
 /* Applies a `command`'s sysctls to s. PKT_PASS, PKT_UNSUPPORTED (a command or sysctl brisk cannot honour) or
  * PKT_BAD_SCRIPT (a malformed value); err says which. */
 int pkt_command_apply(const char *cmd, struct brisk_settings *s, char *err, size_t errlen);

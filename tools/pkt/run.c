@@ -178,6 +178,8 @@ static int make_settings(struct run *r, struct brisk_settings *s)
         if (apply_option(r, name, eq ? eq + 1 : "", s, &dummy) < 0)
             return -1;
     }
+    if (!r->be->sysctls_to_settings)
+        return 0; /* the backend runs the script's commands itself */
     char err[256];
     if (r->s->init_cmd) {
         int rc = pkt_command_apply(r->s->init_cmd, s, err, sizeof(err));
@@ -202,88 +204,35 @@ static int make_settings(struct run *r, struct brisk_settings *s)
 
 /* ---- %{ }% ---- */
 
-static uint32_t segs(uint64_t bytes, uint32_t mss, int round_up)
-{
-    if (!mss)
-        return 0;
-    return (uint32_t)(round_up ? (bytes + mss - 1) / mss : bytes / mss);
-}
-
-static int linux_state(int s)
-{
-    switch (s) {
-    case BRISK_TCP_ESTABLISHED: return 1;
-    case BRISK_TCP_SYN_SENT: return 2;
-    case BRISK_TCP_SYN_RECEIVED: return 3;
-    case BRISK_TCP_FIN_WAIT_1: return 4;
-    case BRISK_TCP_FIN_WAIT_2: return 5;
-    case BRISK_TCP_TIME_WAIT: return 6;
-    case BRISK_TCP_CLOSED: return 7;
-    case BRISK_TCP_CLOSE_WAIT: return 8;
-    case BRISK_TCP_LAST_ACK: return 9;
-    case BRISK_TCP_LISTEN: return 10;
-    case BRISK_TCP_CLOSING: return 11;
-    default: return 0;
-    }
-}
-
-static int64_t ms_since(uint64_t now, uint64_t t)
-{
-    return t && now >= t ? (int64_t)((now - t) / BRISK_NSEC_PER_MSEC) : 0;
-}
-
 static int run_code(struct run *r, const struct pkt_event *ev)
 {
-    brisk_sock *s = sys_sut_sock(r);
-    if (!s)
-        return run_fail(r, PKT_BAD_SCRIPT, ev, "a %%{ }%% block needs a socket to read tcp_info from");
-    struct brisk_conn_info ci;
-    brisk_conn_info(s, &ci);
-    uint32_t mss = ci.mss;
-    struct pkt_var v[] = {
-        {"tcpi_state", linux_state(ci.state)},
-        {"tcpi_ca_state", ci.ca_state},
-        {"tcpi_retransmits", ci.backoff},
-        {"tcpi_backoff", ci.backoff},
-        {"tcpi_probes", ci.keepalive_probes},
-        {"tcpi_options", (ci.ts_ok ? 1 : 0) | (ci.sack_ok ? 2 : 0) | (ci.ws_ok ? 4 : 0)},
-        {"tcpi_snd_wscale", ci.snd_wscale},
-        {"tcpi_rcv_wscale", ci.rcv_wscale},
-        {"tcpi_rto", (int64_t)(ci.rto_ns / 1000)},
-        {"tcpi_ato", (int64_t)(ci.ato_ns / 1000)},
-        {"tcpi_snd_mss", mss},
-        {"tcpi_advmss", ci.advmss},
-        {"tcpi_unacked", segs(ci.unacked, mss, 1)},
-        {"tcpi_sacked", segs(ci.sacked_bytes, mss, 1)},
-        {"tcpi_lost", segs(ci.lost_bytes, mss, 1)},
-        {"tcpi_retrans", segs(ci.retrans_bytes, mss, 1)},
-        {"tcpi_last_data_sent", ms_since(r->now, ci.last_data_sent_ns)},
-        {"tcpi_last_data_recv", ms_since(r->now, ci.last_data_recv_ns)},
-        {"tcpi_last_ack_recv", ms_since(r->now, ci.last_recv_ns)},
-        {"tcpi_pmtu", r->mtu},
-        {"tcpi_rtt", (int64_t)(ci.srtt_ns / 1000)},
-        {"tcpi_rttvar", (int64_t)(ci.rttvar_ns / 1000)},
-        {"tcpi_snd_ssthresh", ci.ssthresh >= 0x7fffffffu ? 0x7fffffff : segs(ci.ssthresh, mss, 0)},
-        {"tcpi_snd_cwnd", segs(ci.cwnd, mss, 0)},
-        {"tcpi_total_retrans", (int64_t)ci.retransmits},
-        {"tcpi_pacing_rate", (int64_t)ci.pacing_rate},
-        {"tcpi_bytes_acked", (int64_t)ci.bytes_acked},
-        {"tcpi_bytes_received", (int64_t)ci.bytes_received},
-        {"tcpi_bytes_sent", (int64_t)ci.bytes_sent},
-        {"tcpi_segs_out", (int64_t)ci.segs_out},
-        {"tcpi_segs_in", (int64_t)ci.segs_in},
-        {"tcpi_notsent_bytes", (int64_t)ci.notsent},
-        {"tcpi_min_rtt", (int64_t)(ci.min_rtt_ns / 1000)},
-        {"tcpi_snd_wnd", ci.snd_wnd},
-        {"tcpi_rcv_wnd", ci.rcv_wnd},
-    };
+    struct pkt_var v[RUN_VARS];
+    size_t n = 0;
+    if (r->be->info(r, ev, v, RUN_VARS, &n) < 0)
+        return -1;
     char out[1024], err[512];
-    int rc = pkt_code_run(ev->text, v, sizeof(v) / sizeof(v[0]), out, sizeof(out), err, sizeof(err));
+    int rc = pkt_code_run(ev->text, v, n, out, sizeof(out), err, sizeof(err));
     if (out[0])
         fputs(out, stdout);
     if (rc != PKT_PASS)
         return run_fail(r, rc, ev, "%s", err);
     return 0;
+}
+
+/* ---- commands ---- */
+
+int run_command_virtual(struct run *r, const struct pkt_event *ev, size_t i)
+{
+    if ((ev->t_us == 0 && i == 0) || (i > 0 && r->s->ev[i - 1].act == ACT_COMMAND && ev->t_us == 0))
+        return 0; /* applied with the settings (make_settings) */
+    struct brisk_settings probe;
+    brisk_settings_default(&probe);
+    char err[256];
+    int rc = pkt_command_apply(ev->text, &probe, err, sizeof(err));
+    if (rc != PKT_PASS)
+        return run_fail(r, rc, ev, "%s", err);
+    return run_fail(r, PKT_UNSUPPORTED, ev, "a sysctl after the first event (brisk's settings are fixed when the "
+                    "stack is made: move it before the first event)");
 }
 
 /* ---- the loop ---- */
@@ -306,6 +255,10 @@ static void run_events(struct run *r)
     for (size_t i = 0; i < r->s->nev && !r->stopped; i++) {
         const struct pkt_event *ev = &r->s->ev[i];
         r->cur = ev;
+        if (r->be->sync)
+            r->be->sync(r);
+        if (r->stopped)
+            return;
         int64_t now_us = run_now_us(r);
         int64_t base = (r->prev_inbound && ev->act == ACT_INBOUND) ? r->prev_event_us : now_us;
         int64_t t = 0, t_end = 0;
@@ -339,7 +292,7 @@ static void run_events(struct run *r)
         }
         if (ev->act != ACT_OUTBOUND) {
             if (t > now_us)
-                net_advance(r, (uint64_t)t * 1000);
+                r->be->advance(r, (uint64_t)t * 1000);
             if (r->stopped)
                 return;
             int64_t at = run_now_us(r);
@@ -358,20 +311,10 @@ static void run_events(struct run *r)
             net_outbound(r, ev, t, t_end);
             break;
         case ACT_SYSCALL:
-            sys_event(r, ev);
+            r->be->syscall(r, ev);
             break;
         case ACT_COMMAND:
-            if (!(ev->t_us == 0 && i == 0) && !(i > 0 && r->s->ev[i - 1].act == ACT_COMMAND && ev->t_us == 0)) {
-                struct brisk_settings probe;
-                brisk_settings_default(&probe);
-                char err[256];
-                int rc = pkt_command_apply(ev->text, &probe, err, sizeof(err));
-                if (rc != PKT_PASS)
-                    run_fail(r, rc, ev, "%s", err);
-                else
-                    run_fail(r, PKT_UNSUPPORTED, ev, "a sysctl after the first event (brisk's settings are fixed "
-                             "when the stack is made: move it before the first event)");
-            }
+            r->be->command(r, ev, i);
             break;
         case ACT_CODE:
             run_code(r, ev);
@@ -382,34 +325,24 @@ static void run_events(struct run *r)
         r->prev_event_us = t;
         r->prev_inbound = ev->act == ACT_INBOUND;
     }
-    if (r->stopped)
-        return;
-    if (r->call.active) {
-        /* packetdrill waits up to a second for a blocking call still running at the end. */
-        uint64_t limit = r->now + BRISK_NSEC_PER_SEC;
-        while (r->call.active && !r->stopped && r->now < limit) {
-            uint64_t d = brisk_stack_next_deadline(r->st);
-            if (r->call.wake_ns && r->call.wake_ns < d)
-                d = r->call.wake_ns;
-            net_advance(r, d == BRISK_TIME_NONE || d > limit ? limit : d);
-        }
-        if (r->call.active && !r->stopped)
-            run_fail(r, PKT_FAIL, r->call.ev, "runtime error: exiting while a blocking system call is in progress");
-    }
+    if (!r->stopped)
+        r->be->finish(r);
 }
 
-void pkt_run(const struct pkt_script *s, const struct pkt_config *cfg, struct pkt_result *res)
+struct run *run_new(const struct pkt_script *s, const struct pkt_config *cfg, struct pkt_result *res,
+                    const struct run_backend *be)
 {
     memset(res, 0, sizeof(*res));
     struct run *r = calloc(1, sizeof(*r));
     if (!r) {
         res->status = PKT_FAIL;
         snprintf(res->msg, sizeof(res->msg), "%s: out of memory", s->path);
-        return;
+        return NULL;
     }
     r->s = s;
     r->cfg = cfg;
     r->res = res;
+    r->be = be;
     r->local_ip = 0xc0a80001u;   /* 192.168.0.1 */
     r->gateway_ip = 0xc0a80002u; /* 192.168.0.2 */
     r->remote_ip = 0xc0000201u;  /* 192.0.2.1 */
@@ -423,15 +356,22 @@ void pkt_run(const struct pkt_script *s, const struct pkt_config *cfg, struct pk
     memcpy(r->gw_mac, gmac, 6);
     r->tolerance_us = cfg->tolerance_us;
     r->tolerance_percent = cfg->tolerance_percent;
+    return r;
+}
+
+void run_script(struct run *r)
+{
     struct brisk_settings st;
-    if (make_settings(r, &st) == 0 && sys_init(r) == 0 && net_init(r, &st) == 0)
+    if (make_settings(r, &st) == 0 && r->be->init(r, &st) == 0)
         run_events(r);
-    res->virtual_ns = r->now;
-    r->call.active = 0;
-    sys_free(r);
-    if (r->st) {
-        net_settle(r);
-        net_free(r);
-    }
+    r->res->virtual_ns = r->now;
+    r->be->free(r);
     free(r);
+}
+
+void pkt_run(const struct pkt_script *s, const struct pkt_config *cfg, struct pkt_result *res)
+{
+    struct run *r = run_new(s, cfg, res, &virtual_backend);
+    if (r)
+        run_script(r);
 }

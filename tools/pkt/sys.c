@@ -15,6 +15,9 @@
  *
  * What a call needs that brisk lacks (UDP, IPv6, an unknown socket option) is "unsupported": the script
  * tests something this stack does not have, which is not a failure of the stack.
+ *
+ * Arguments are read and outcomes checked by call.c, which the kernel backend (ksys.c) shares: only the
+ * doing of each call is here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,28 +44,6 @@
 #ifndef POLLRDHUP
 #define POLLRDHUP 0x2000
 #endif
-
-/* Largest payload one call may move (a script's write of 10 MB is legal; this bounds a malformed one). */
-#define SYS_IO_MAX (64u << 20)
-
-/* The outcome of one attempt. */
-struct out {
-    int done;     /* 0: a blocking socket would wait */
-    int64_t ret;  /* result */
-    int err;      /* errno when ret == -1 */
-};
-
-static struct out ok(int64_t v)
-{
-    return (struct out){.done = 1, .ret = v};
-}
-
-static struct out fail_errno(int e)
-{
-    return (struct out){.done = 1, .ret = -1, .err = e};
-}
-
-static const struct out WAIT = {.done = 0};
 
 static int brisk_to_errno(int e)
 {
@@ -92,114 +73,11 @@ static int brisk_to_errno(int e)
     }
 }
 
-/* ---- argument evaluation ---- */
-
-static int unsup(struct run *r, const struct pkt_event *ev, const char *what)
-{
-    return run_fail(r, PKT_UNSUPPORTED, ev, "%s call: %s", ev->sys.name, what);
-}
-
-static int bad(struct run *r, const struct pkt_event *ev, const char *what)
-{
-    return run_fail(r, PKT_BAD_SCRIPT, ev, "%s call: %s", ev->sys.name, what);
-}
-
-static int eval_int(struct run *r, const struct pkt_event *ev, const struct expr *e, int64_t *v)
-{
-    switch (e->kind) {
-    case EX_INT:
-        *v = e->num;
-        return 0;
-    case EX_WORD:
-        if (pkt_sym(e->text, v))
-            return 0;
-        {
-            char m[128];
-            snprintf(m, sizeof(m), "unknown symbol '%s'", e->text);
-            return unsup(r, ev, m);
-        }
-    case EX_OR: {
-        int64_t a, b;
-        if (eval_int(r, ev, e->kids[0], &a) < 0 || eval_int(r, ev, e->kids[1], &b) < 0)
-            return -1;
-        *v = a | b;
-        return 0;
-    }
-    case EX_CALL:
-        if ((!strcmp(e->text, "htons") || !strcmp(e->text, "htonl") || !strcmp(e->text, "ntohs")) &&
-            e->nkids == 1)
-            return eval_int(r, ev, e->kids[0], v);
-        if (!strcmp(e->text, "inet_addr") && e->nkids == 1 && e->kids[0]->kind == EX_STRING) {
-            uint32_t a;
-            if (brisk_ip_parse(e->kids[0]->text, &a) != BRISK_OK)
-                return bad(r, ev, "inet_addr of a malformed address");
-            *v = a;
-            return 0;
-        }
-        return unsup(r, ev, "unknown function in an argument");
-    case EX_LIST:
-        if (e->nkids == 1)
-            return eval_int(r, ev, e->kids[0], v);
-        return bad(r, ev, "expected [value]");
-    default:
-        return bad(r, ev, "expected an integer argument");
-    }
-}
-
-static const struct expr *arg(const struct pkt_event *ev, size_t i)
-{
-    return i < ev->sys.nargs ? ev->sys.args[i] : NULL;
-}
-
-static int need_args(struct run *r, const struct pkt_event *ev, size_t n)
-{
-    if (ev->sys.nargs != n) {
-        char m[64];
-        snprintf(m, sizeof(m), "expected %zu arguments but got %zu", n, ev->sys.nargs);
-        return bad(r, ev, m);
-    }
-    return 0;
-}
-
-static int arg_int(struct run *r, const struct pkt_event *ev, size_t i, int64_t *v)
-{
-    const struct expr *e = arg(ev, i);
-    if (!e)
-        return bad(r, ev, "argument list too short");
-    return eval_int(r, ev, e, v);
-}
-
-/* A script fd to the live descriptor; -1 (EBADF) when the script names none. */
-static int live_fd(struct run *r, int64_t script_fd)
-{
-    if (script_fd < 0 || script_fd >= RUN_FDS)
-        return -1;
-    return r->script_fd[script_fd];
-}
-
-static int arg_fd(struct run *r, const struct pkt_event *ev, size_t i, int *fd)
-{
-    int64_t v;
-    if (arg_int(r, ev, i, &v) < 0)
-        return -1;
-    *fd = live_fd(r, v);
-    return 0;
-}
-
 static struct run_fd *sockfd(struct run *r, int fd)
 {
     if (fd < 0 || fd >= RUN_FDS || r->fds[fd].kind != FD_SOCK)
         return NULL;
     return &r->fds[fd];
-}
-
-/* The expected result as a number, or 0 with *any set for "...". */
-static int expected(struct run *r, const struct pkt_event *ev, int64_t *v, int *any)
-{
-    *any = ev->sys.result->kind == EX_ELLIPSIS;
-    if (*any)
-        return 0;
-    return eval_int(r, ev, ev->sys.result, v);
 }
 
 /* ---- descriptors ---- */
@@ -297,134 +175,101 @@ static unsigned fd_poll(struct run_fd *f)
 
 /* ---- the calls ---- */
 
-static struct out do_socket(struct run *r, const struct pkt_event *ev, int *rc)
+static struct sys_out do_socket(struct run *r, const struct pkt_event *ev, int *rc)
 {
     int64_t dom, type, proto;
-    if ((*rc = need_args(r, ev, 3)) < 0)
-        return WAIT;
-    if (arg(ev, 0)->kind == EX_ELLIPSIS)
+    if ((*rc = sys_need_args(r, ev, 3)) < 0)
+        return SYS_WAIT;
+    if (sys_arg(ev, 0)->kind == EX_ELLIPSIS)
         dom = AF_INET; /* packetdrill: the family of --ip_version */
-    else if ((*rc = arg_int(r, ev, 0, &dom)) < 0)
-        return WAIT;
-    if ((*rc = arg_int(r, ev, 1, &type)) < 0)
-        return WAIT;
-    if (arg(ev, 2)->kind == EX_ELLIPSIS)
+    else if ((*rc = sys_arg_int(r, ev, 0, &dom)) < 0)
+        return SYS_WAIT;
+    if ((*rc = sys_arg_int(r, ev, 1, &type)) < 0)
+        return SYS_WAIT;
+    if (sys_arg(ev, 2)->kind == EX_ELLIPSIS)
         proto = IPPROTO_TCP;
-    else if ((*rc = arg_int(r, ev, 2, &proto)) < 0)
-        return WAIT;
+    else if ((*rc = sys_arg_int(r, ev, 2, &proto)) < 0)
+        return SYS_WAIT;
     if (dom != AF_INET) {
-        *rc = unsup(r, ev, dom == AF_INET6 ? "IPv6 (brisk has no IPv6 yet)" : "address family other than AF_INET");
-        return WAIT;
+        *rc = sys_unsup(r, ev, dom == AF_INET6 ? "IPv6 (brisk has no IPv6 yet)" : "address family other than AF_INET");
+        return SYS_WAIT;
     }
     int nonblock = (type & SOCK_NONBLOCK) != 0;
     type &= ~(int64_t)(SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (type != SOCK_STREAM || (proto != IPPROTO_TCP && proto != 0)) {
-        *rc = unsup(r, ev, "only SOCK_STREAM / IPPROTO_TCP sockets (brisk has no UDP yet)");
-        return WAIT;
+        *rc = sys_unsup(r, ev, "only SOCK_STREAM / IPPROTO_TCP sockets (brisk has no UDP yet)");
+        return SYS_WAIT;
     }
     int fd = fd_alloc(r);
     if (fd < 0)
-        return fail_errno(EMFILE);
+        return sys_errno(EMFILE);
     int err = 0;
     brisk_sock *s = brisk_socket(r->st, &err);
     if (!s)
-        return fail_errno(ENOBUFS);
+        return sys_errno(ENOBUFS);
     memset(&r->fds[fd], 0, sizeof(r->fds[fd]));
     r->fds[fd].kind = FD_SOCK;
     r->fds[fd].s = s;
     r->fds[fd].nonblock = nonblock;
     brisk_sock_set_callback(s, sock_cb, r);
-    return ok(fd);
+    return sys_ok(fd);
 }
 
-/* The address of bind / connect: "..." is the script's default, else {sa_family=AF_INET, sin_port=htons(P),
- * sin_addr=inet_addr("A")}. */
-static int sockaddr_arg(struct run *r, const struct pkt_event *ev, size_t i, uint32_t *addr, uint16_t *port)
-{
-    const struct expr *e = arg(ev, i);
-    if (!e)
-        return bad(r, ev, "argument list too short");
-    if (e->kind == EX_ELLIPSIS)
-        return 0;
-    if (e->kind != EX_STRUCT)
-        return bad(r, ev, "expected ... or {sa_family=AF_INET, sin_port=htons(P), sin_addr=inet_addr(\"A\")}");
-    for (size_t k = 0; k < e->nkids; k++) {
-        const struct expr *a = e->kids[k];
-        if (a->kind != EX_ASSIGN || a->kids[0]->kind != EX_WORD)
-            return bad(r, ev, "expected name=value in a sockaddr");
-        const char *n = a->kids[0]->text;
-        int64_t v;
-        if (eval_int(r, ev, a->kids[1], &v) < 0)
-            return -1;
-        if (!strcmp(n, "sa_family") || !strcmp(n, "sin_family")) {
-            if (v != AF_INET)
-                return unsup(r, ev, "address family other than AF_INET");
-        } else if (!strcmp(n, "sin_port")) {
-            *port = (uint16_t)v;
-        } else if (!strcmp(n, "sin_addr")) {
-            *addr = (uint32_t)v;
-        } else {
-            return bad(r, ev, "unknown sockaddr field");
-        }
-    }
-    return 0;
-}
-
-static struct out do_bind(struct run *r, const struct pkt_event *ev, int *rc)
+static struct sys_out do_bind(struct run *r, const struct pkt_event *ev, int *rc)
 {
     int fd;
-    if ((*rc = need_args(r, ev, 3)) < 0 || (*rc = arg_fd(r, ev, 0, &fd)) < 0)
-        return WAIT;
+    if ((*rc = sys_need_args(r, ev, 3)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &fd)) < 0)
+        return SYS_WAIT;
     struct run_fd *f = sockfd(r, fd);
     if (!f)
-        return fail_errno(EBADF);
+        return sys_errno(EBADF);
     uint32_t addr = r->local_ip;
     uint16_t port = r->bind_port;
-    if ((*rc = sockaddr_arg(r, ev, 1, &addr, &port)) < 0)
-        return WAIT;
+    if ((*rc = sys_sockaddr_arg(r, ev, 1, &addr, &port)) < 0)
+        return SYS_WAIT;
     int e = brisk_bind(f->s, addr, port);
     if (e == BRISK_OK && port)
         r->bind_port = port;
-    return e == BRISK_OK ? ok(0) : fail_errno(brisk_to_errno(e));
+    return e == BRISK_OK ? sys_ok(0) : sys_errno(brisk_to_errno(e));
 }
 
-static struct out do_listen(struct run *r, const struct pkt_event *ev, int *rc)
+static struct sys_out do_listen(struct run *r, const struct pkt_event *ev, int *rc)
 {
     int fd;
     int64_t backlog;
-    if ((*rc = need_args(r, ev, 2)) < 0 || (*rc = arg_fd(r, ev, 0, &fd)) < 0 ||
-        (*rc = arg_int(r, ev, 1, &backlog)) < 0)
-        return WAIT;
+    if ((*rc = sys_need_args(r, ev, 2)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &fd)) < 0 ||
+        (*rc = sys_arg_int(r, ev, 1, &backlog)) < 0)
+        return SYS_WAIT;
     struct run_fd *f = sockfd(r, fd);
     if (!f)
-        return fail_errno(EBADF);
+        return sys_errno(EBADF);
     if (backlog < 1)
         backlog = 1;
     int e = brisk_listen(f->s, (int)(backlog > 65535 ? 65535 : backlog));
     if (e != BRISK_OK)
-        return fail_errno(brisk_to_errno(e));
+        return sys_errno(brisk_to_errno(e));
     f->listening = 1;
-    return ok(0);
+    return sys_ok(0);
 }
 
-static struct out do_accept(struct run *r, const struct pkt_event *ev, int *rc)
+static struct sys_out do_accept(struct run *r, const struct pkt_event *ev, int *rc)
 {
     int fd;
-    if ((*rc = arg_fd(r, ev, 0, &fd)) < 0)
-        return WAIT;
+    if ((*rc = sys_arg_fd(r, ev, 0, &fd)) < 0)
+        return SYS_WAIT;
     struct run_fd *f = sockfd(r, fd);
     if (!f)
-        return fail_errno(EBADF);
+        return sys_errno(EBADF);
     if (!f->listening)
-        return fail_errno(EINVAL);
+        return sys_errno(EINVAL);
     int err = 0;
     brisk_sock *c = brisk_accept(f->s, &err);
     if (!c)
-        return f->nonblock ? fail_errno(EAGAIN) : WAIT;
+        return f->nonblock ? sys_errno(EAGAIN) : SYS_WAIT;
     int nfd = fd_alloc(r);
     if (nfd < 0) {
         brisk_abort(c, r->now);
-        return fail_errno(EMFILE);
+        return sys_errno(EMFILE);
     }
     memset(&r->fds[nfd], 0, sizeof(r->fds[nfd]));
     r->fds[nfd].kind = FD_SOCK;
@@ -432,19 +277,19 @@ static struct out do_accept(struct run *r, const struct pkt_event *ev, int *rc)
     brisk_sock_set_callback(c, sock_cb, r);
     /* accept4(..., SOCK_NONBLOCK) */
     int64_t flags = 0;
-    if (!strcmp(ev->sys.name, "accept4") && ev->sys.nargs == 4 && arg_int(r, ev, 3, &flags) == 0)
+    if (!strcmp(ev->sys.name, "accept4") && ev->sys.nargs == 4 && sys_arg_int(r, ev, 3, &flags) == 0)
         r->fds[nfd].nonblock = (flags & SOCK_NONBLOCK) != 0;
-    return ok(nfd);
+    return sys_ok(nfd);
 }
 
-static struct out do_connect(struct run *r, const struct pkt_event *ev, int *rc)
+static struct sys_out do_connect(struct run *r, const struct pkt_event *ev, int *rc)
 {
     int fd;
-    if ((*rc = need_args(r, ev, 3)) < 0 || (*rc = arg_fd(r, ev, 0, &fd)) < 0)
-        return WAIT;
+    if ((*rc = sys_need_args(r, ev, 3)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &fd)) < 0)
+        return SYS_WAIT;
     struct run_fd *f = sockfd(r, fd);
     if (!f)
-        return fail_errno(EBADF);
+        return sys_errno(EBADF);
     struct brisk_conn_info ci;
     brisk_conn_info(f->s, &ci);
     if (f->connecting || r->call.active) {
@@ -452,118 +297,75 @@ static struct out do_connect(struct run *r, const struct pkt_event *ev, int *rc)
         int e = take_error(f);
         if (e) {
             f->connecting = 0;
-            return fail_errno(e);
+            return sys_errno(e);
         }
         if (ci.state == BRISK_TCP_SYN_SENT)
-            return f->nonblock && !r->call.active ? fail_errno(EALREADY) : WAIT;
+            return f->nonblock && !r->call.active ? sys_errno(EALREADY) : SYS_WAIT;
         /* Linux: the connect that first sees the connection established returns 0 (a non-blocking socket's
          * second connect included); the next one says EISCONN. */
         f->connecting = 0;
-        return ok(0);
+        return sys_ok(0);
     }
     if (ci.state != BRISK_TCP_CLOSED)
-        return fail_errno(ci.state == BRISK_TCP_LISTEN ? EINVAL : EISCONN);
+        return sys_errno(ci.state == BRISK_TCP_LISTEN ? EINVAL : EISCONN);
     uint32_t addr = r->remote_ip;
     uint16_t port = r->connect_port;
-    if ((*rc = sockaddr_arg(r, ev, 1, &addr, &port)) < 0)
-        return WAIT;
+    if ((*rc = sys_sockaddr_arg(r, ev, 1, &addr, &port)) < 0)
+        return SYS_WAIT;
     if (addr != r->remote_ip) {
-        *rc = unsup(r, ev, "connect to an address other than the script's remote address");
-        return WAIT;
+        *rc = sys_unsup(r, ev, "connect to an address other than the script's remote address");
+        return SYS_WAIT;
     }
     r->connect_port = port;
     net_sut_connecting(r);
     int e = brisk_connect(f->s, addr, port, r->now);
     if (e != BRISK_ERR_INPROGRESS)
-        return fail_errno(brisk_to_errno(e));
+        return sys_errno(brisk_to_errno(e));
     f->connecting = 1;
     if (f->nonblock)
-        return fail_errno(EINPROGRESS);
-    return WAIT;
+        return sys_errno(EINPROGRESS);
+    return SYS_WAIT;
 }
 
-/* Payload length of write / send / sendto / sendmsg / writev, and the flags. */
-static int out_len(struct run *r, const struct pkt_event *ev, int64_t *len, int64_t *flags)
-{
-    const char *n = ev->sys.name;
-    *flags = 0;
-    if (!strcmp(n, "write") || !strcmp(n, "send") || !strcmp(n, "sendto")) {
-        if (arg_int(r, ev, 2, len) < 0)
-            return -1;
-        if (strcmp(n, "write") != 0 && ev->sys.nargs >= 4 && arg_int(r, ev, 3, flags) < 0)
-            return -1;
-        return 0;
-    }
-    /* writev(fd, [{..., n}, ...], cnt) / sendmsg(fd, {msg_name(...)=..., msg_iov(k)=[{..., n}], ...}, flags) */
-    const struct expr *iov = NULL;
-    if (!strcmp(n, "writev") || !strcmp(n, "readv")) {
-        iov = arg(ev, 1);
-    } else {
-        const struct expr *m = arg(ev, 1);
-        if (!m || m->kind != EX_STRUCT)
-            return bad(r, ev, "expected a msghdr {msg_name(...)=..., msg_iov(N)=[...], msg_flags=0}");
-        for (size_t k = 0; k < m->nkids; k++) {
-            const struct expr *a = m->kids[k];
-            if (a->kind == EX_ASSIGN && a->kids[0]->kind == EX_CALL && !strcmp(a->kids[0]->text, "msg_iov"))
-                iov = a->kids[1];
-            if (a->kind == EX_ASSIGN && a->kids[0]->kind == EX_WORD && !strcmp(a->kids[0]->text, "msg_control"))
-                return unsup(r, ev, "control messages (msg_control)");
-        }
-        if (ev->sys.nargs >= 3 && arg_int(r, ev, 2, flags) < 0)
-            return -1;
-    }
-    if (!iov || iov->kind != EX_LIST)
-        return bad(r, ev, "expected an iovec list [{..., N}, ...]");
-    *len = 0;
-    for (size_t k = 0; k < iov->nkids; k++) {
-        const struct expr *v = iov->kids[k];
-        int64_t l;
-        if (v->kind != EX_STRUCT || v->nkids != 2 || eval_int(r, ev, v->kids[1], &l) < 0 || l < 0)
-            return r->stopped ? -1 : bad(r, ev, "expected an iovec {..., N}");
-        *len += l;
-    }
-    return 0;
-}
-
-static struct out do_write(struct run *r, const struct pkt_event *ev, int *rc)
+static struct sys_out do_write(struct run *r, const struct pkt_event *ev, int *rc)
 {
     int fd;
     int64_t len, flags;
-    if ((*rc = arg_fd(r, ev, 0, &fd)) < 0 || (*rc = out_len(r, ev, &len, &flags)) < 0)
-        return WAIT;
+    if ((*rc = sys_arg_fd(r, ev, 0, &fd)) < 0 || (*rc = sys_out_len(r, ev, &len, &flags)) < 0)
+        return SYS_WAIT;
     struct run_fd *f = sockfd(r, fd);
     if (!f)
-        return fail_errno(EBADF);
+        return sys_errno(EBADF);
     if (len < 0 || len > SYS_IO_MAX) {
-        *rc = bad(r, ev, "payload length out of range");
-        return WAIT;
+        *rc = sys_bad(r, ev, "payload length out of range");
+        return SYS_WAIT;
     }
     if (flags & ~(int64_t)(MSG_MORE | MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR)) {
-        *rc = unsup(r, ev, "send flags other than MSG_MORE, MSG_DONTWAIT, MSG_NOSIGNAL, MSG_EOR");
-        return WAIT;
+        *rc = sys_unsup(r, ev, "send flags other than MSG_MORE, MSG_DONTWAIT, MSG_NOSIGNAL, MSG_EOR");
+        return SYS_WAIT;
     }
 #ifdef BRISK_MSG_EOR
     unsigned bflags = ((flags & MSG_MORE) ? BRISK_MSG_MORE : 0) | ((flags & MSG_EOR) ? BRISK_MSG_EOR : 0);
 #else
     if (flags & MSG_EOR) {
-        *rc = unsup(r, ev, "MSG_EOR");
-        return WAIT;
+        *rc = sys_unsup(r, ev, "MSG_EOR");
+        return SYS_WAIT;
     }
     unsigned bflags = (flags & MSG_MORE) ? BRISK_MSG_MORE : 0;
 #endif
     int nonblock = f->nonblock || (flags & MSG_DONTWAIT);
     int e = take_error(f);
     if (e)
-        return r->call.done ? ok((int64_t)r->call.done) : fail_errno(e);
+        return r->call.done ? sys_ok((int64_t)r->call.done) : sys_errno(e);
     if (f->err_reported)
-        return r->call.done ? ok((int64_t)r->call.done) : fail_errno(EPIPE);
+        return r->call.done ? sys_ok((int64_t)r->call.done) : sys_errno(EPIPE);
     /* The call's bytes in one brisk_send, as Linux's tcp_sendmsg copies a call as one stream (a split
      * would put a write's end, and its PSH mark, inside it). */
     uint64_t done = r->call.done;
     uint8_t *zeros = calloc(1, (size_t)(len - (int64_t)done) + 1);
     if (!zeros)
-        return fail_errno(ENOBUFS);
-    struct out res = WAIT;
+        return sys_errno(ENOBUFS);
+    struct sys_out res = SYS_WAIT;
     while ((int64_t)done < len) {
         size_t chunk = (size_t)(len - (int64_t)done);
         int64_t n = brisk_send(f->s, zeros, chunk, bflags, r->now);
@@ -572,7 +374,7 @@ static struct out do_write(struct run *r, const struct pkt_event *ev, int *rc)
             brisk_conn_info(f->s, &ci);
             if (ci.state == BRISK_TCP_SYN_SENT || ci.state == BRISK_TCP_SYN_RECEIVED) {
                 if (nonblock)
-                    res = fail_errno(EAGAIN);
+                    res = sys_errno(EAGAIN);
                 else
                     r->call.done = done;
                 goto out;
@@ -580,23 +382,23 @@ static struct out do_write(struct run *r, const struct pkt_event *ev, int *rc)
             if (done > 0 && nonblock)
                 break;
             if (nonblock) {
-                res = fail_errno(EAGAIN);
+                res = sys_errno(EAGAIN);
                 goto out;
             }
             r->call.done = done;
             /* A blocked writer pushes what it queued (Linux: tcp_push before sk_stream_wait_memory). */
             if (done > 0)
                 brisk_send(f->s, zeros, 0, 0, r->now);
-            goto out; /* WAIT */
+            goto out; /* SYS_WAIT */
         }
         if (n < 0) {
             if (done > 0)
                 break;
             if (n == BRISK_ERR_PIPE || n == BRISK_ERR_NOTCONN) {
-                res = fail_errno(EPIPE);
+                res = sys_errno(EPIPE);
             } else {
                 e = take_error(f);
-                res = fail_errno(e ? e : brisk_to_errno((int)n));
+                res = sys_errno(e ? e : brisk_to_errno((int)n));
             }
             goto out;
         }
@@ -605,47 +407,47 @@ static struct out do_write(struct run *r, const struct pkt_event *ev, int *rc)
             break;
     }
     r->call.done = 0;
-    res = ok((int64_t)done);
+    res = sys_ok((int64_t)done);
 out:
     free(zeros);
     return res;
 }
 
-static struct out do_read(struct run *r, const struct pkt_event *ev, int *rc)
+static struct sys_out do_read(struct run *r, const struct pkt_event *ev, int *rc)
 {
     int fd;
     int64_t len = 0, flags = 0;
     const char *n = ev->sys.name;
-    if ((*rc = arg_fd(r, ev, 0, &fd)) < 0)
-        return WAIT;
+    if ((*rc = sys_arg_fd(r, ev, 0, &fd)) < 0)
+        return SYS_WAIT;
     if (!strcmp(n, "read") || !strcmp(n, "recv") || !strcmp(n, "recvfrom")) {
-        if ((*rc = arg_int(r, ev, 2, &len)) < 0)
-            return WAIT;
-        if (strcmp(n, "read") != 0 && ev->sys.nargs >= 4 && (*rc = arg_int(r, ev, 3, &flags)) < 0)
-            return WAIT;
-    } else if ((*rc = out_len(r, ev, &len, &flags)) < 0) {
-        return WAIT;
+        if ((*rc = sys_arg_int(r, ev, 2, &len)) < 0)
+            return SYS_WAIT;
+        if (strcmp(n, "read") != 0 && ev->sys.nargs >= 4 && (*rc = sys_arg_int(r, ev, 3, &flags)) < 0)
+            return SYS_WAIT;
+    } else if ((*rc = sys_out_len(r, ev, &len, &flags)) < 0) {
+        return SYS_WAIT;
     }
     struct run_fd *f = sockfd(r, fd);
     if (!f)
-        return fail_errno(EBADF);
+        return sys_errno(EBADF);
     if (len < 0 || len > SYS_IO_MAX) {
-        *rc = bad(r, ev, "length out of range");
-        return WAIT;
+        *rc = sys_bad(r, ev, "length out of range");
+        return SYS_WAIT;
     }
     if (flags & ~(int64_t)(MSG_PEEK | MSG_DONTWAIT | MSG_WAITALL | MSG_TRUNC)) {
-        *rc = unsup(r, ev, "receive flags other than MSG_PEEK, MSG_DONTWAIT, MSG_WAITALL, MSG_TRUNC");
-        return WAIT;
+        *rc = sys_unsup(r, ev, "receive flags other than MSG_PEEK, MSG_DONTWAIT, MSG_WAITALL, MSG_TRUNC");
+        return SYS_WAIT;
     }
     int nonblock = f->nonblock || (flags & MSG_DONTWAIT);
     if (f->listening)
-        return fail_errno(ENOTCONN);
+        return sys_errno(ENOTCONN);
     if (f->shut_rd) {
         /* Linux: after SHUT_RD, what is queued can still be read; then end of file. */
         struct brisk_conn_info ci;
         brisk_conn_info(f->s, &ci);
         if (ci.rcv_queued == 0)
-            return ok(0);
+            return sys_ok(0);
     }
     uint64_t want = (uint64_t)len;
     uint64_t got = r->call.done;
@@ -663,30 +465,21 @@ static struct out do_read(struct run *r, const struct pkt_event *ev, int *rc)
         if (k == 0 || got > 0) {
             if (k == BRISK_ERR_AGAIN && (flags & MSG_WAITALL) && !nonblock) {
                 r->call.done = got;
-                return WAIT;
+                return SYS_WAIT;
             }
             break; /* end of stream, or some data read */
         }
         if (k == BRISK_ERR_AGAIN)
-            return nonblock ? fail_errno(EAGAIN) : WAIT;
+            return nonblock ? sys_errno(EAGAIN) : SYS_WAIT;
         int e = take_error(f);
         if (e)
-            return fail_errno(e);
+            return sys_errno(e);
         if (f->err_reported)
-            return ok(0);
-        return fail_errno(brisk_to_errno((int)k));
+            return sys_ok(0);
+        return sys_errno(brisk_to_errno((int)k));
     }
     r->call.done = 0;
-    return ok((int64_t)got);
-}
-
-/* An int socket option's value: "[1]" or "1". */
-static int opt_value(struct run *r, const struct pkt_event *ev, int64_t *v)
-{
-    const struct expr *e = arg(ev, 3);
-    if (!e)
-        return bad(r, ev, "argument list too short");
-    return eval_int(r, ev, e, v);
+    return sys_ok((int64_t)got);
 }
 
 static const char *cc_name_linux_to_brisk(const char *n)
@@ -696,49 +489,49 @@ static const char *cc_name_linux_to_brisk(const char *n)
     return n;
 }
 
-static struct out do_setsockopt(struct run *r, const struct pkt_event *ev, int *rc)
+static struct sys_out do_setsockopt(struct run *r, const struct pkt_event *ev, int *rc)
 {
     int fd;
     int64_t level, name, v = 0;
-    if ((*rc = need_args(r, ev, 5)) < 0 || (*rc = arg_fd(r, ev, 0, &fd)) < 0 ||
-        (*rc = arg_int(r, ev, 1, &level)) < 0 || (*rc = arg_int(r, ev, 2, &name)) < 0)
-        return WAIT;
+    if ((*rc = sys_need_args(r, ev, 5)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &fd)) < 0 ||
+        (*rc = sys_arg_int(r, ev, 1, &level)) < 0 || (*rc = sys_arg_int(r, ev, 2, &name)) < 0)
+        return SYS_WAIT;
     struct run_fd *f = sockfd(r, fd);
     if (!f)
-        return fail_errno(EBADF);
-    const struct expr *val = arg(ev, 3);
+        return sys_errno(EBADF);
+    const struct expr *val = sys_arg(ev, 3);
     enum brisk_sockopt bo = 0;
     uint64_t bv = 0;
     if (level == SOL_SOCKET && name == SO_LINGER) {
         if (val->kind != EX_STRUCT || val->nkids != 2) {
-            *rc = bad(r, ev, "expected {onoff=N, linger=N}");
-            return WAIT;
+            *rc = sys_bad(r, ev, "expected {onoff=N, linger=N}");
+            return SYS_WAIT;
         }
         int64_t on, secs;
         const struct expr *a = val->kids[0], *b = val->kids[1];
-        if ((*rc = eval_int(r, ev, a->kind == EX_ASSIGN ? a->kids[1] : a, &on)) < 0 ||
-            (*rc = eval_int(r, ev, b->kind == EX_ASSIGN ? b->kids[1] : b, &secs)) < 0)
-            return WAIT;
+        if ((*rc = sys_eval_int(r, ev, a->kind == EX_ASSIGN ? a->kids[1] : a, &on)) < 0 ||
+            (*rc = sys_eval_int(r, ev, b->kind == EX_ASSIGN ? b->kids[1] : b, &secs)) < 0)
+            return SYS_WAIT;
         f->linger_on = on != 0;
         f->linger_ns = secs > 0 ? (uint64_t)secs * BRISK_NSEC_PER_SEC : 0;
         int e = brisk_setsockopt(f->s, BRISK_SO_LINGER0, f->linger_on && secs == 0, r->now);
-        return e == BRISK_OK ? ok(0) : fail_errno(brisk_to_errno(e));
+        return e == BRISK_OK ? sys_ok(0) : sys_errno(brisk_to_errno(e));
     }
     if (level == SOL_TCP && name == TCP_CONGESTION) {
         if (val->kind != EX_STRING) {
-            *rc = bad(r, ev, "expected a string");
-            return WAIT;
+            *rc = sys_bad(r, ev, "expected a string");
+            return SYS_WAIT;
         }
         int e = brisk_set_congestion(f->s, cc_name_linux_to_brisk(val->text));
-        return e == BRISK_OK ? ok(0) : fail_errno(ENOENT);
+        return e == BRISK_OK ? sys_ok(0) : sys_errno(ENOENT);
     }
-    if ((*rc = opt_value(r, ev, &v)) < 0)
-        return WAIT;
+    if ((*rc = sys_opt_value(r, ev, &v)) < 0)
+        return SYS_WAIT;
     if (level == SOL_SOCKET) {
         switch (name) {
         case SO_REUSEADDR:
         case SO_REUSEPORT:
-            return ok(0); /* brisk binds a port in TIME-WAIT anyway */
+            return sys_ok(0); /* brisk binds a port in TIME-SYS_WAIT anyway */
         case SO_KEEPALIVE:
             bo = BRISK_SO_KEEPALIVE;
             bv = v != 0;
@@ -756,8 +549,8 @@ static struct out do_setsockopt(struct run *r, const struct pkt_event *ev, int *
             f->rcvbuf = bv;
             break;
         default:
-            *rc = unsup(r, ev, "this SOL_SOCKET option");
-            return WAIT;
+            *rc = sys_unsup(r, ev, "this SOL_SOCKET option");
+            return SYS_WAIT;
         }
     } else if (level == SOL_TCP || level == IPPROTO_TCP) {
         switch (name) {
@@ -769,56 +562,53 @@ static struct out do_setsockopt(struct run *r, const struct pkt_event *ev, int *
         case TCP_INQ:
             /* Linux: 0 or 1, whether recvmsg reports the queue (the count itself is FIONREAD's). */
             if (v < 0 || v > 1)
-                return fail_errno(EINVAL);
+                return sys_errno(EINVAL);
             f->inq_cmsg = (int)v;
-            return ok(0);
+            return sys_ok(0);
         case TCP_KEEPIDLE: bo = BRISK_SO_KEEPIDLE; bv = (uint64_t)v * BRISK_NSEC_PER_SEC; break;
         case TCP_KEEPINTVL: bo = BRISK_SO_KEEPINTVL; bv = (uint64_t)v * BRISK_NSEC_PER_SEC; break;
         case TCP_KEEPCNT: bo = BRISK_SO_KEEPCNT; bv = (uint64_t)v; break;
         case TCP_USER_TIMEOUT: bo = BRISK_SO_USER_TIMEOUT; bv = (uint64_t)v * BRISK_NSEC_PER_MSEC; break;
         default:
-            *rc = unsup(r, ev, "this SOL_TCP option");
-            return WAIT;
+            *rc = sys_unsup(r, ev, "this SOL_TCP option");
+            return SYS_WAIT;
         }
         if ((name == TCP_KEEPIDLE || name == TCP_KEEPINTVL || name == TCP_KEEPCNT) && v < 1)
-            return fail_errno(EINVAL);
+            return sys_errno(EINVAL);
     } else if ((level == SOL_IP || level == IPPROTO_IP) && name == IP_TOS) {
         bo = BRISK_SO_TOS;
         bv = (uint64_t)v & 0xffu; /* Linux keeps the low byte of the int */
     } else {
-        *rc = unsup(r, ev, "this option level");
-        return WAIT;
+        *rc = sys_unsup(r, ev, "this option level");
+        return SYS_WAIT;
     }
     if (v < 0)
-        return fail_errno(EINVAL);
+        return sys_errno(EINVAL);
     int e = brisk_setsockopt(f->s, bo, bv, r->now);
-    return e == BRISK_OK ? ok(0) : fail_errno(brisk_to_errno(e));
+    return e == BRISK_OK ? sys_ok(0) : sys_errno(brisk_to_errno(e));
 }
 
 /* getsockopt(fd, level, name, [expected], [len]): compares the value itself. */
-static struct out do_getsockopt(struct run *r, const struct pkt_event *ev, int *rc)
+static struct sys_out do_getsockopt(struct run *r, const struct pkt_event *ev, int *rc)
 {
     int fd;
     int64_t level, name;
-    if ((*rc = need_args(r, ev, 5)) < 0 || (*rc = arg_fd(r, ev, 0, &fd)) < 0 ||
-        (*rc = arg_int(r, ev, 1, &level)) < 0 || (*rc = arg_int(r, ev, 2, &name)) < 0)
-        return WAIT;
+    if ((*rc = sys_need_args(r, ev, 5)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &fd)) < 0 ||
+        (*rc = sys_arg_int(r, ev, 1, &level)) < 0 || (*rc = sys_arg_int(r, ev, 2, &name)) < 0)
+        return SYS_WAIT;
     struct run_fd *f = sockfd(r, fd);
     if (!f)
-        return fail_errno(EBADF);
-    const struct expr *want = arg(ev, 3);
+        return sys_errno(EBADF);
+    const struct expr *want = sys_arg(ev, 3);
     int64_t actual;
     uint64_t v = 0;
     int e = BRISK_OK;
     if (level == SOL_TCP && name == TCP_CONGESTION) {
         const char *n = brisk_get_congestion(f->s);
         const char *ln = n && !strcmp(n, "newreno") ? "reno" : n;
-        if (want->kind == EX_STRING && (!ln || strcmp(want->text, ln) != 0)) {
-            *rc = run_fail(r, PKT_FAIL, ev, "getsockopt TCP_CONGESTION: expected \"%s\" but got \"%s\"",
-                           want->text, ln ? ln : "");
-            return WAIT;
-        }
-        return ok(0);
+        if ((*rc = sys_check_congestion(r, ev, want, ln)) < 0)
+            return SYS_WAIT;
+        return sys_ok(0);
     }
     if (level == SOL_SOCKET && name == SO_ERROR) {
         int err = take_error(f);
@@ -850,8 +640,8 @@ static struct out do_getsockopt(struct run *r, const struct pkt_event *ev, int *
         case TCP_QUICKACK: bo = BRISK_SO_QUICKACK; break;
         case TCP_USER_TIMEOUT: bo = BRISK_SO_USER_TIMEOUT; break;
         default:
-            *rc = unsup(r, ev, "this SOL_TCP option");
-            return WAIT;
+            *rc = sys_unsup(r, ev, "this SOL_TCP option");
+            return SYS_WAIT;
         }
         e = brisk_getsockopt(f->s, bo, &v);
         actual = (int64_t)v;
@@ -870,122 +660,108 @@ static struct out do_getsockopt(struct run *r, const struct pkt_event *ev, int *
                 actual = 536;
         }
     } else {
-        *rc = unsup(r, ev, "this option level");
-        return WAIT;
+        *rc = sys_unsup(r, ev, "this option level");
+        return SYS_WAIT;
     }
     if (e != BRISK_OK)
-        return fail_errno(brisk_to_errno(e));
-    if (want->kind != EX_ELLIPSIS) {
-        int64_t w;
-        if ((*rc = eval_int(r, ev, want, &w)) < 0)
-            return WAIT;
-        if (w != actual) {
-            *rc = run_fail(r, PKT_FAIL, ev, "getsockopt: expected value %" PRId64 " but got %" PRId64, w, actual);
-            return WAIT;
-        }
-    }
-    return ok(0);
+        return sys_errno(brisk_to_errno(e));
+    if ((*rc = sys_check_value(r, ev, "getsockopt", want, actual)) < 0)
+        return SYS_WAIT;
+    return sys_ok(0);
 }
 
-static struct out do_fcntl(struct run *r, const struct pkt_event *ev, int *rc)
+static struct sys_out do_fcntl(struct run *r, const struct pkt_event *ev, int *rc)
 {
     int fd;
     int64_t cmd, v = 0;
-    if ((*rc = arg_fd(r, ev, 0, &fd)) < 0 || (*rc = arg_int(r, ev, 1, &cmd)) < 0)
-        return WAIT;
+    if ((*rc = sys_arg_fd(r, ev, 0, &fd)) < 0 || (*rc = sys_arg_int(r, ev, 1, &cmd)) < 0)
+        return SYS_WAIT;
     if (fd < 0 || fd >= RUN_FDS || r->fds[fd].kind == FD_FREE)
-        return fail_errno(EBADF);
+        return sys_errno(EBADF);
     struct run_fd *f = &r->fds[fd];
     switch (cmd) {
     case F_GETFL:
-        return ok(O_RDWR | (f->nonblock ? O_NONBLOCK : 0));
+        return sys_ok(O_RDWR | (f->nonblock ? O_NONBLOCK : 0));
     case F_SETFL:
-        if ((*rc = arg_int(r, ev, 2, &v)) < 0)
-            return WAIT;
+        if ((*rc = sys_arg_int(r, ev, 2, &v)) < 0)
+            return SYS_WAIT;
         f->nonblock = (v & O_NONBLOCK) != 0;
-        return ok(0);
+        return sys_ok(0);
     case F_GETFD:
     case F_SETFD:
-        return ok(0);
+        return sys_ok(0);
     default:
-        *rc = unsup(r, ev, "this fcntl command");
-        return WAIT;
+        *rc = sys_unsup(r, ev, "this fcntl command");
+        return SYS_WAIT;
     }
 }
 
-static struct out do_ioctl(struct run *r, const struct pkt_event *ev, int *rc)
+static struct sys_out do_ioctl(struct run *r, const struct pkt_event *ev, int *rc)
 {
     int fd;
     int64_t req;
-    if ((*rc = need_args(r, ev, 3)) < 0 || (*rc = arg_fd(r, ev, 0, &fd)) < 0 ||
-        (*rc = arg_int(r, ev, 1, &req)) < 0)
-        return WAIT;
+    if ((*rc = sys_need_args(r, ev, 3)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &fd)) < 0 ||
+        (*rc = sys_arg_int(r, ev, 1, &req)) < 0)
+        return SYS_WAIT;
     struct run_fd *f = sockfd(r, fd);
     if (!f)
-        return fail_errno(EBADF);
+        return sys_errno(EBADF);
     if (req == FIONBIO) {
         int64_t v;
-        if ((*rc = arg_int(r, ev, 2, &v)) < 0)
-            return WAIT;
+        if ((*rc = sys_arg_int(r, ev, 2, &v)) < 0)
+            return SYS_WAIT;
         f->nonblock = v != 0;
-        return ok(0);
+        return sys_ok(0);
     }
     struct brisk_conn_info ci;
     brisk_conn_info(f->s, &ci);
     int64_t actual;
     if (req == FIONREAD) {
         if (f->listening)
-            return fail_errno(EINVAL);
+            return sys_errno(EINVAL);
         actual = (int64_t)ci.inq; /* tcp_inq: 0 while the handshake is in progress */
     } else if (req == SIOCOUTQ) {
         if (f->listening)
-            return fail_errno(EINVAL);
+            return sys_errno(EINVAL);
         actual = (int64_t)ci.snd_queued;
     } else if (req == SIOCOUTQNSD) {
         if (f->listening)
-            return fail_errno(EINVAL);
+            return sys_errno(EINVAL);
         actual = (int64_t)ci.notsent;
     } else {
-        *rc = unsup(r, ev, "this ioctl");
-        return WAIT;
+        *rc = sys_unsup(r, ev, "this ioctl");
+        return SYS_WAIT;
     }
-    const struct expr *want = arg(ev, 2);
-    if (want->kind != EX_ELLIPSIS) {
-        int64_t w;
-        if ((*rc = eval_int(r, ev, want, &w)) < 0)
-            return WAIT;
-        if (w != actual) {
-            *rc = run_fail(r, PKT_FAIL, ev, "ioctl: expected value %" PRId64 " but got %" PRId64, w, actual);
-            return WAIT;
-        }
-    }
-    return ok(0);
+    const struct expr *want = sys_arg(ev, 2);
+    if ((*rc = sys_check_value(r, ev, "ioctl", want, actual)) < 0)
+        return SYS_WAIT;
+    return sys_ok(0);
 }
 
-static struct out do_shutdown(struct run *r, const struct pkt_event *ev, int *rc)
+static struct sys_out do_shutdown(struct run *r, const struct pkt_event *ev, int *rc)
 {
     int fd;
     int64_t how;
-    if ((*rc = need_args(r, ev, 2)) < 0 || (*rc = arg_fd(r, ev, 0, &fd)) < 0 ||
-        (*rc = arg_int(r, ev, 1, &how)) < 0)
-        return WAIT;
+    if ((*rc = sys_need_args(r, ev, 2)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &fd)) < 0 ||
+        (*rc = sys_arg_int(r, ev, 1, &how)) < 0)
+        return SYS_WAIT;
     struct run_fd *f = sockfd(r, fd);
     if (!f)
-        return fail_errno(EBADF);
+        return sys_errno(EBADF);
     if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR)
-        return fail_errno(EINVAL);
+        return sys_errno(EINVAL);
     struct brisk_conn_info ci;
     brisk_conn_info(f->s, &ci);
     if (ci.state == BRISK_TCP_CLOSED || ci.state == BRISK_TCP_LISTEN || ci.state == BRISK_TCP_SYN_SENT)
-        return fail_errno(ENOTCONN);
+        return sys_errno(ENOTCONN);
     if (how != SHUT_WR)
         f->shut_rd = 1;
     if (how != SHUT_RD) {
         int e = brisk_shutdown_write(f->s, r->now);
         if (e != BRISK_OK && e != BRISK_ERR_NOTCONN)
-            return fail_errno(brisk_to_errno(e));
+            return sys_errno(brisk_to_errno(e));
     }
-    return ok(0);
+    return sys_ok(0);
 }
 
 static void fd_release(struct run *r, int fd)
@@ -1006,13 +782,13 @@ static void fd_release(struct run *r, int fd)
     memset(&r->fds[fd], 0, sizeof(r->fds[fd]));
 }
 
-static struct out do_close(struct run *r, const struct pkt_event *ev, int *rc)
+static struct sys_out do_close(struct run *r, const struct pkt_event *ev, int *rc)
 {
     int fd;
-    if ((*rc = need_args(r, ev, 1)) < 0 || (*rc = arg_fd(r, ev, 0, &fd)) < 0)
-        return WAIT;
+    if ((*rc = sys_need_args(r, ev, 1)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &fd)) < 0)
+        return SYS_WAIT;
     if (fd < 0 || fd >= RUN_FDS || r->fds[fd].kind == FD_FREE)
-        return fail_errno(EBADF);
+        return sys_errno(EBADF);
     struct run_fd *f = &r->fds[fd];
     if (f->kind == FD_SOCK) {
         struct brisk_conn_info ci;
@@ -1033,14 +809,14 @@ static struct out do_close(struct run *r, const struct pkt_event *ev, int *rc)
             if ((ci.state == BRISK_TCP_FIN_WAIT_1 || ci.state == BRISK_TCP_LAST_ACK ||
                  ci.state == BRISK_TCP_CLOSING) && r->now < r->call.deadline_ns) {
                 r->call.wake_ns = r->call.deadline_ns;
-                return WAIT;
+                return SYS_WAIT;
             }
         }
         brisk_sock_set_callback(f->s, NULL, NULL);
         brisk_close(f->s, r->now);
     }
     fd_release(r, fd);
-    return ok(0);
+    return sys_ok(0);
 }
 
 /* ---- poll and epoll ---- */
@@ -1052,36 +828,19 @@ static uint64_t call_wake_at(struct run *r, int64_t timeout_ms)
     return (uint64_t)r->call.start_us * 1000 + (uint64_t)timeout_ms * BRISK_NSEC_PER_MSEC;
 }
 
-static struct out do_poll(struct run *r, const struct pkt_event *ev, int *rc, uint64_t *wake)
+static struct sys_out do_poll(struct run *r, const struct pkt_event *ev, int *rc, uint64_t *wake)
 {
-    int64_t nfds, timeout;
-    if ((*rc = need_args(r, ev, 3)) < 0 || (*rc = arg_int(r, ev, 1, &nfds)) < 0 ||
-        (*rc = arg_int(r, ev, 2, &timeout)) < 0)
-        return WAIT;
-    const struct expr *list = arg(ev, 0);
-    if (list->kind != EX_LIST || (int64_t)list->nkids != nfds) {
-        *rc = bad(r, ev, "expected [{fd=N, events=..., revents=...}, ...] with nfds entries");
-        return WAIT;
-    }
+    const struct expr *list;
+    int64_t timeout;
+    if ((*rc = sys_poll_args(r, ev, &list, &timeout)) < 0)
+        return SYS_WAIT;
     int ready = 0;
-    unsigned got[16];
-    if (list->nkids > 16) {
-        *rc = unsup(r, ev, "more than 16 poll entries");
-        return WAIT;
-    }
+    unsigned got[SYS_POLL_MAX];
     for (size_t k = 0; k < list->nkids; k++) {
-        const struct expr *p = list->kids[k];
-        int64_t sfd = -1, events = 0;
-        for (size_t j = 0; p->kind == EX_STRUCT && j < p->nkids; j++) {
-            const struct expr *a = p->kids[j];
-            if (a->kind != EX_ASSIGN || a->kids[0]->kind != EX_WORD)
-                continue;
-            if (!strcmp(a->kids[0]->text, "fd") && (*rc = eval_int(r, ev, a->kids[1], &sfd)) < 0)
-                return WAIT;
-            if (!strcmp(a->kids[0]->text, "events") && (*rc = eval_int(r, ev, a->kids[1], &events)) < 0)
-                return WAIT;
-        }
-        struct run_fd *f = sockfd(r, live_fd(r, sfd));
+        int64_t sfd, events;
+        if ((*rc = sys_poll_entry(r, ev, list->kids[k], &sfd, &events)) < 0)
+            return SYS_WAIT;
+        struct run_fd *f = sockfd(r, sys_live_fd(r, sfd));
         got[k] = f ? fd_poll(f) & ((unsigned)events | POLLERR | POLLHUP) : POLLNVAL;
         if (got[k])
             ready++;
@@ -1090,118 +849,78 @@ static struct out do_poll(struct run *r, const struct pkt_event *ev, int *rc, ui
         uint64_t w = call_wake_at(r, timeout);
         if (!w || r->now < w) {
             *wake = w;
-            return WAIT;
+            return SYS_WAIT;
         }
     }
-    /* Compare revents. */
-    for (size_t k = 0; k < list->nkids; k++) {
-        const struct expr *p = list->kids[k];
-        int64_t want = 0;
-        for (size_t j = 0; p->kind == EX_STRUCT && j < p->nkids; j++) {
-            const struct expr *a = p->kids[j];
-            if (a->kind == EX_ASSIGN && a->kids[0]->kind == EX_WORD && !strcmp(a->kids[0]->text, "revents") &&
-                (*rc = eval_int(r, ev, a->kids[1], &want)) < 0)
-                return WAIT;
-        }
-        if ((unsigned)want != got[k]) {
-            *rc = run_fail(r, PKT_FAIL, ev, "poll: entry %zu: expected revents 0x%x but got 0x%x", k,
-                           (unsigned)want, got[k]);
-            return WAIT;
-        }
-    }
-    return ok(ready);
+    if ((*rc = sys_check_revents(r, ev, list, got)) < 0)
+        return SYS_WAIT;
+    return sys_ok(ready);
 }
 
-static struct out do_epoll_create(struct run *r, const struct pkt_event *ev, int *rc)
+static struct sys_out do_epoll_create(struct run *r, const struct pkt_event *ev, int *rc)
 {
     (void)rc;
     (void)ev;
     int fd = fd_alloc(r);
     if (fd < 0)
-        return fail_errno(EMFILE);
+        return sys_errno(EMFILE);
     memset(&r->fds[fd], 0, sizeof(r->fds[fd]));
     r->fds[fd].kind = FD_EPOLL;
-    return ok(fd);
+    return sys_ok(fd);
 }
 
-/* {events=..., fd=N} (or ptr= / u32= / u64=) */
-static int epoll_event_arg(struct run *r, const struct pkt_event *ev, const struct expr *e, int64_t *events,
-                           int64_t *data)
-{
-    if (e->kind != EX_STRUCT)
-        return bad(r, ev, "expected {events=..., fd=N}");
-    *events = 0;
-    *data = 0;
-    for (size_t j = 0; j < e->nkids; j++) {
-        const struct expr *a = e->kids[j];
-        if (a->kind != EX_ASSIGN || a->kids[0]->kind != EX_WORD)
-            return bad(r, ev, "expected {events=..., fd=N}");
-        const char *n = a->kids[0]->text;
-        if (!strcmp(n, "events")) {
-            if (eval_int(r, ev, a->kids[1], events) < 0)
-                return -1;
-        } else if (!strcmp(n, "fd") || !strcmp(n, "ptr") || !strcmp(n, "u32") || !strcmp(n, "u64")) {
-            if (eval_int(r, ev, a->kids[1], data) < 0)
-                return -1;
-        } else {
-            return bad(r, ev, "unknown epoll_event field");
-        }
-    }
-    return 0;
-}
-
-static struct out do_epoll_ctl(struct run *r, const struct pkt_event *ev, int *rc)
+static struct sys_out do_epoll_ctl(struct run *r, const struct pkt_event *ev, int *rc)
 {
     int epfd, fd;
     int64_t op, events = 0, data = 0;
-    if ((*rc = need_args(r, ev, 4)) < 0 || (*rc = arg_fd(r, ev, 0, &epfd)) < 0 ||
-        (*rc = arg_int(r, ev, 1, &op)) < 0 || (*rc = arg_fd(r, ev, 2, &fd)) < 0)
-        return WAIT;
+    if ((*rc = sys_need_args(r, ev, 4)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &epfd)) < 0 ||
+        (*rc = sys_arg_int(r, ev, 1, &op)) < 0 || (*rc = sys_arg_fd(r, ev, 2, &fd)) < 0)
+        return SYS_WAIT;
     if (epfd < 0 || r->fds[epfd].kind != FD_EPOLL || !sockfd(r, fd))
-        return fail_errno(EBADF);
+        return sys_errno(EBADF);
     struct run_fd *e = &r->fds[epfd];
-    if (op != EPOLL_CTL_DEL && (*rc = epoll_event_arg(r, ev, arg(ev, 3), &events, &data)) < 0)
-        return WAIT;
+    if (op != EPOLL_CTL_DEL && (*rc = sys_epoll_event_arg(r, ev, sys_arg(ev, 3), &events, &data)) < 0)
+        return SYS_WAIT;
     int k;
     for (k = 0; k < e->nep; k++)
         if (e->ep[k].fd == fd)
             break;
     if (op == EPOLL_CTL_ADD) {
         if (k < e->nep)
-            return fail_errno(EEXIST);
+            return sys_errno(EEXIST);
         if (e->nep == RUN_EPOLL_MAX)
-            return fail_errno(ENOSPC);
+            return sys_errno(ENOSPC);
         e->ep[e->nep++] = (struct run_epoll_entry){.fd = fd, .events = (uint32_t)events, .data = (uint64_t)data};
         r->fds[fd].wakeups = 1; /* a new edge-triggered entry reports what is ready now */
-        return ok(0);
+        return sys_ok(0);
     }
     if (k == e->nep)
-        return fail_errno(ENOENT);
+        return sys_errno(ENOENT);
     if (op == EPOLL_CTL_DEL) {
         e->ep[k] = e->ep[--e->nep];
-        return ok(0);
+        return sys_ok(0);
     }
     if (op == EPOLL_CTL_MOD) {
         e->ep[k].events = (uint32_t)events;
         e->ep[k].data = (uint64_t)data;
         e->ep[k].disabled = 0;
         r->fds[fd].wakeups = 1;
-        return ok(0);
+        return sys_ok(0);
     }
-    return fail_errno(EINVAL);
+    return sys_errno(EINVAL);
 }
 
-static struct out do_epoll_wait(struct run *r, const struct pkt_event *ev, int *rc, uint64_t *wake)
+static struct sys_out do_epoll_wait(struct run *r, const struct pkt_event *ev, int *rc, uint64_t *wake)
 {
     int epfd;
     int64_t maxev, timeout;
-    if ((*rc = need_args(r, ev, 4)) < 0 || (*rc = arg_fd(r, ev, 0, &epfd)) < 0 ||
-        (*rc = arg_int(r, ev, 2, &maxev)) < 0 || (*rc = arg_int(r, ev, 3, &timeout)) < 0)
-        return WAIT;
+    if ((*rc = sys_need_args(r, ev, 4)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &epfd)) < 0 ||
+        (*rc = sys_arg_int(r, ev, 2, &maxev)) < 0 || (*rc = sys_arg_int(r, ev, 3, &timeout)) < 0)
+        return SYS_WAIT;
     if (epfd < 0 || r->fds[epfd].kind != FD_EPOLL)
-        return fail_errno(EBADF);
+        return sys_errno(EBADF);
     if (maxev < 1)
-        return fail_errno(EINVAL);
+        return sys_errno(EINVAL);
     struct run_fd *e = &r->fds[epfd];
     uint32_t gotev[RUN_EPOLL_MAX];
     int gotk[RUN_EPOLL_MAX], n = 0;
@@ -1223,7 +942,7 @@ static struct out do_epoll_wait(struct run *r, const struct pkt_event *ev, int *
         uint64_t w = call_wake_at(r, timeout);
         if (!w || r->now < w) {
             *wake = w;
-            return WAIT;
+            return SYS_WAIT;
         }
     }
     for (int i = 0; i < n; i++) {
@@ -1233,35 +952,102 @@ static struct out do_epoll_wait(struct run *r, const struct pkt_event *ev, int *
         if (en->events & EPOLLONESHOT)
             en->disabled = 1;
     }
-    /* The script's event argument: one {events=..., fd=N}, or a list of them. */
-    const struct expr *want = arg(ev, 1);
-    const struct expr *const *items = &want;
-    size_t nitems = 1;
-    if (want->kind == EX_LIST) {
-        items = (const struct expr *const *)want->kids;
-        nitems = want->nkids;
-    } else if (want->kind == EX_ELLIPSIS) {
-        nitems = 0;
+    uint64_t gotdata[RUN_EPOLL_MAX];
+    for (int i = 0; i < n; i++)
+        gotdata[i] = e->ep[gotk[i]].data;
+    if ((*rc = sys_check_epoll(r, ev, n, gotev, gotdata)) < 0)
+        return SYS_WAIT;
+    return sys_ok(n);
+}
+
+/* ---- tcp_info for %{ }% ---- */
+
+static uint32_t segs(uint64_t bytes, uint32_t mss, int round_up)
+{
+    if (!mss)
+        return 0;
+    return (uint32_t)(round_up ? (bytes + mss - 1) / mss : bytes / mss);
+}
+
+static int linux_state(int s)
+{
+    switch (s) {
+    case BRISK_TCP_ESTABLISHED: return 1;
+    case BRISK_TCP_SYN_SENT: return 2;
+    case BRISK_TCP_SYN_RECEIVED: return 3;
+    case BRISK_TCP_FIN_WAIT_1: return 4;
+    case BRISK_TCP_FIN_WAIT_2: return 5;
+    case BRISK_TCP_TIME_WAIT: return 6;
+    case BRISK_TCP_CLOSED: return 7;
+    case BRISK_TCP_CLOSE_WAIT: return 8;
+    case BRISK_TCP_LAST_ACK: return 9;
+    case BRISK_TCP_LISTEN: return 10;
+    case BRISK_TCP_CLOSING: return 11;
+    default: return 0;
     }
-    for (size_t i = 0; i < nitems && i < (size_t)n; i++) {
-        int64_t wev, wdata;
-        if ((*rc = epoll_event_arg(r, ev, items[i], &wev, &wdata)) < 0)
-            return WAIT;
-        const struct run_epoll_entry *en = &e->ep[gotk[i]];
-        if ((uint32_t)wev != gotev[i] || (uint64_t)wdata != en->data) {
-            *rc = run_fail(r, PKT_FAIL, ev,
-                           "epoll_wait: event %zu: expected {events=0x%x, data=%" PRId64 "} but got {events=0x%x, "
-                           "data=%" PRIu64 "}",
-                           i, (unsigned)wev, wdata, gotev[i], en->data);
-            return WAIT;
-        }
-    }
-    return ok(n);
+}
+
+static int64_t ms_since(uint64_t now, uint64_t t)
+{
+    return t && now >= t ? (int64_t)((now - t) / BRISK_NSEC_PER_MSEC) : 0;
+}
+
+int sys_info(struct run *r, const struct pkt_event *ev, struct pkt_var *out, size_t cap, size_t *n)
+{
+    brisk_sock *s = sys_sut_sock(r);
+    if (!s)
+        return run_fail(r, PKT_BAD_SCRIPT, ev, "a %%{ }%% block needs a socket to read tcp_info from");
+    struct brisk_conn_info ci;
+    brisk_conn_info(s, &ci);
+    uint32_t mss = ci.mss;
+    struct pkt_var v[] = {
+        {"tcpi_state", linux_state(ci.state)},
+        {"tcpi_ca_state", ci.ca_state},
+        {"tcpi_retransmits", ci.backoff},
+        {"tcpi_backoff", ci.backoff},
+        {"tcpi_probes", ci.keepalive_probes},
+        {"tcpi_options", (ci.ts_ok ? 1 : 0) | (ci.sack_ok ? 2 : 0) | (ci.ws_ok ? 4 : 0)},
+        {"tcpi_snd_wscale", ci.snd_wscale},
+        {"tcpi_rcv_wscale", ci.rcv_wscale},
+        {"tcpi_rto", (int64_t)(ci.rto_ns / 1000)},
+        {"tcpi_ato", (int64_t)(ci.ato_ns / 1000)},
+        {"tcpi_snd_mss", mss},
+        {"tcpi_advmss", ci.advmss},
+        {"tcpi_unacked", segs(ci.unacked, mss, 1)},
+        {"tcpi_sacked", segs(ci.sacked_bytes, mss, 1)},
+        {"tcpi_lost", segs(ci.lost_bytes, mss, 1)},
+        {"tcpi_retrans", segs(ci.retrans_bytes, mss, 1)},
+        {"tcpi_last_data_sent", ms_since(r->now, ci.last_data_sent_ns)},
+        {"tcpi_last_data_recv", ms_since(r->now, ci.last_data_recv_ns)},
+        {"tcpi_last_ack_recv", ms_since(r->now, ci.last_recv_ns)},
+        {"tcpi_pmtu", r->mtu},
+        {"tcpi_rtt", (int64_t)(ci.srtt_ns / 1000)},
+        {"tcpi_rttvar", (int64_t)(ci.rttvar_ns / 1000)},
+        {"tcpi_snd_ssthresh", ci.ssthresh >= 0x7fffffffu ? 0x7fffffff : segs(ci.ssthresh, mss, 0)},
+        {"tcpi_snd_cwnd", segs(ci.cwnd, mss, 0)},
+        {"tcpi_total_retrans", (int64_t)ci.retransmits},
+        {"tcpi_pacing_rate", (int64_t)ci.pacing_rate},
+        {"tcpi_bytes_acked", (int64_t)ci.bytes_acked},
+        {"tcpi_bytes_received", (int64_t)ci.bytes_received},
+        {"tcpi_bytes_sent", (int64_t)ci.bytes_sent},
+        {"tcpi_segs_out", (int64_t)ci.segs_out},
+        {"tcpi_segs_in", (int64_t)ci.segs_in},
+        {"tcpi_notsent_bytes", (int64_t)ci.notsent},
+        {"tcpi_min_rtt", (int64_t)(ci.min_rtt_ns / 1000)},
+        {"tcpi_snd_wnd", ci.snd_wnd},
+        {"tcpi_rcv_wnd", ci.rcv_wnd},
+    };
+    size_t k = sizeof(v) / sizeof(v[0]);
+    if (k > cap)
+        k = cap;
+    memcpy(out, v, k * sizeof(v[0]));
+    *n = k;
+    return 0;
 }
 
 /* ---- dispatch, result check, blocking ---- */
 
-static struct out attempt(struct run *r, const struct pkt_event *ev, int *rc, uint64_t *wake)
+static struct sys_out attempt(struct run *r, const struct pkt_event *ev, int *rc, uint64_t *wake)
 {
     const char *n = ev->sys.name;
     *rc = 0;
@@ -1305,66 +1091,7 @@ static struct out attempt(struct run *r, const struct pkt_event *ev, int *rc, ui
     char m[96];
     snprintf(m, sizeof(m), "the system call '%s' is not emulated", n);
     *rc = run_fail(r, PKT_UNSUPPORTED, ev, "%s", m);
-    return WAIT;
-}
-
-/* Compares a completed call with the script; maps new fds. */
-static int finish(struct run *r, const struct pkt_event *ev, const struct out *o)
-{
-    int64_t want;
-    int any;
-    if (expected(r, ev, &want, &any) < 0)
-        return -1;
-    const char *n = ev->sys.name;
-    int returns_fd = !strcmp(n, "socket") || !strcmp(n, "accept") || !strcmp(n, "accept4") ||
-                     !strcmp(n, "epoll_create") || !strcmp(n, "epoll_create1");
-    if (returns_fd && o->ret >= 0 && !any && want >= 0 && want < RUN_FDS) {
-        r->script_fd[want] = (int)o->ret;
-        return 0;
-    }
-    if (!any && o->ret != want) {
-        if (o->ret == -1) {
-            const char *en = pkt_errno_name(o->err);
-            return run_fail(r, PKT_FAIL, ev, "%s call: expected result %" PRId64 " but got -1 with errno %d (%s)",
-                            n, want, o->err, en ? en : "?");
-        }
-        return run_fail(r, PKT_FAIL, ev, "%s call: expected result %" PRId64 " but got %" PRId64, n, want,
-                        o->ret);
-    }
-    if (o->ret == -1 && ev->sys.errno_name) {
-        int64_t e;
-        if (!pkt_sym(ev->sys.errno_name, &e))
-            return run_fail(r, PKT_BAD_SCRIPT, ev, "unknown errno name %s", ev->sys.errno_name);
-        if (e != o->err) {
-            const char *en = pkt_errno_name(o->err);
-            return run_fail(r, PKT_FAIL, ev, "%s call: expected errno %s but got %s", n, ev->sys.errno_name,
-                            en ? en : "?");
-        }
-    } else if (o->ret == -1 && !ev->sys.errno_name && !any) {
-        return run_fail(r, PKT_BAD_SCRIPT, ev, "%s call: a result of -1 needs an errno name", n);
-    }
-    return 0;
-}
-
-/* The return time of a blocking call, checked against its end. */
-static int check_end(struct run *r, const struct pkt_event *ev)
-{
-    int64_t at = run_now_us(r);
-    if (!ev->sys.blocking) {
-        if (!run_time_ok(r, at, r->call.start_us, r->call.start_us))
-            return run_fail(r, PKT_FAIL, ev,
-                            "%s call blocked until %.6f sec; the script expects it to return at %.6f (write "
-                            "start...end for a blocking call)",
-                            ev->sys.name, (double)at / 1e6, (double)r->call.start_us / 1e6);
-        return 0;
-    }
-    if (!run_time_ok(r, at, r->call.end_us, r->call.end_us))
-        return run_fail(r, PKT_FAIL, ev,
-                        "timing error: expected system call return at %.6f sec but happened at %.6f sec; "
-                        "tolerance %.6f sec",
-                        (double)r->call.end_us / 1e6, (double)at / 1e6,
-                        (double)run_tolerance(r, r->call.end_us) / 1e6);
-    return 0;
+    return SYS_WAIT;
 }
 
 int sys_retry(struct run *r)
@@ -1374,7 +1101,7 @@ int sys_retry(struct run *r)
     const struct pkt_event *ev = r->call.ev;
     int rc;
     uint64_t wake;
-    struct out o = attempt(r, ev, &rc, &wake);
+    struct sys_out o = attempt(r, ev, &rc, &wake);
     if (rc < 0)
         return -1;
     if (wake)
@@ -1385,7 +1112,7 @@ int sys_retry(struct run *r)
     r->call.done = 0;
     if (r->cfg->verbose)
         printf("%9.6f %s returned %" PRId64 "\n", (double)r->now / 1e9, ev->sys.name, o.ret);
-    if (check_end(r, ev) < 0 || finish(r, ev, &o) < 0)
+    if (sys_check_end(r, ev, run_now_us(r)) < 0 || sys_finish(r, ev, &o) < 0)
         return -1;
     return 0;
 }
@@ -1411,15 +1138,12 @@ int sys_event(struct run *r, const struct pkt_event *ev)
     }
     memset(&r->call, 0, sizeof(r->call));
     r->call.ev = ev;
-    r->call.start_us = run_now_us(r);
-    r->call.end_us = ev->sys.end_us;
-    if (ev->tkind == TIME_REL)
-        r->call.end_us = r->call.start_us - ev->t_us + ev->sys.end_us;
+    sys_call_times(r, ev);
     if (r->cfg->verbose)
         printf("%9.6f %s (line %d)\n", (double)r->now / 1e9, ev->sys.name, ev->line);
     int rc;
     uint64_t wake;
-    struct out o = attempt(r, ev, &rc, &wake);
+    struct sys_out o = attempt(r, ev, &rc, &wake);
     if (rc < 0)
         return -1;
     if (o.done) {
@@ -1431,10 +1155,10 @@ int sys_event(struct run *r, const struct pkt_event *ev)
         if (ev->sys.blocking) {
             r->call.end_us = ev->tkind == TIME_REL ? r->call.start_us - ev->t_us + ev->sys.end_us : ev->sys.end_us;
             r->call.ev = ev;
-            if (check_end(r, ev) < 0)
+            if (sys_check_end(r, ev, run_now_us(r)) < 0)
                 return -1;
         }
-        return finish(r, ev, &o);
+        return sys_finish(r, ev, &o);
     }
     /* It blocks. */
     r->call.active = 1;
@@ -1456,7 +1180,7 @@ int sys_event(struct run *r, const struct pkt_event *ev)
             d = r->call.wake_ns;
         if (d == BRISK_TIME_NONE || d > limit) {
             r->now = limit > r->now ? limit : r->now;
-            return check_end(r, ev);
+            return sys_check_end(r, ev, run_now_us(r));
         }
         net_advance(r, d);
     }

@@ -1,13 +1,17 @@
 /*
- * sysctl.c — a script's shell commands, as far as brisk can honour them: Linux sysctls become brisk settings.
+ * sysctl.c — a script's shell commands: split into sysctl assignments, which each backend honours its way.
  *
  * packetdrill scripts configure the kernel under test with shell commands: `sysctl -q net.ipv4.tcp_sack=0`,
  * `sysctl -w net.ipv4.tcp_rmem="4096 87380 6291456"`, or `echo 0 > /proc/sys/net/ipv4/tcp_timestamps`, often
- * several joined by ';' or '&&'. Each recognised sysctl maps onto the brisk setting with the same meaning,
- * converting Linux's units (seconds for keepalive and FIN timeouts, "min default max" triples for buffers,
- * names for congestion control). A sysctl brisk has no setting for is reported as unsupported, naming it:
- * running the script without it would test something else. Commands that configure only what brisk-pkt's
- * virtual device already is (offloads off with ethtool) are accepted; any other command is unsupported.
+ * several joined by ';' or '&&'. pkt_command_run splits a command into those assignments (quotes group
+ * words; no other shell syntax) and hands each to the backend: the kernel backend writes it to /proc/sys
+ * (kernel.c), the virtual one maps it here (pkt_command_apply). Commands that configure only what both
+ * backends' devices already are (offloads off with ethtool) are accepted; any other command is unsupported.
+ *
+ * The mapping: each recognised sysctl becomes the brisk setting with the same meaning, converting Linux's
+ * units (seconds for keepalive and FIN timeouts, "min default max" triples for buffers, names for congestion
+ * control). A sysctl brisk has no setting for is reported as unsupported, naming it: running the script
+ * without it would test something else.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -80,9 +84,10 @@ static int set(struct brisk_settings *s, const char *name, const char *value, ch
     return PKT_PASS;
 }
 
-/* One "name=value" (or name and value apart, for the /proc form). */
-static int apply_one(const char *name, const char *value, struct brisk_settings *s, char *err, size_t errlen)
+/* One "name=value" (or name and value apart, for the /proc form) as a brisk setting. */
+static int apply_one(void *ctx, const char *name, const char *value, char *err, size_t errlen)
 {
+    struct brisk_settings *s = ctx;
     const char *leaf = name;
     if (!strncmp(leaf, "net.ipv4.", 9))
         leaf += 9;
@@ -153,7 +158,7 @@ static int apply_one(const char *name, const char *value, struct brisk_settings 
 /* Splits the command into simple commands and words (quotes group words; no other shell syntax). */
 #define WORDS_MAX 32
 
-static int run_simple(char **w, int n, struct brisk_settings *s, char *err, size_t errlen)
+static int run_simple(char **w, int n, pkt_sysctl_fn fn, void *ctx, char *err, size_t errlen)
 {
     if (n == 0)
         return PKT_PASS;
@@ -168,7 +173,7 @@ static int run_simple(char **w, int n, struct brisk_settings *s, char *err, size
                 return PKT_UNSUPPORTED;
             }
             *eq = 0;
-            int rc = apply_one(w[i], eq + 1, s, err, errlen);
+            int rc = fn(ctx, w[i], eq + 1, err, errlen);
             if (rc != PKT_PASS)
                 return rc;
             any = 1;
@@ -180,7 +185,7 @@ static int run_simple(char **w, int n, struct brisk_settings *s, char *err, size
         return PKT_PASS;
     }
     if (!strcmp(w[0], "echo") && n == 4 && !strcmp(w[2], ">") && !strncmp(w[3], "/proc/sys/", 10))
-        return apply_one(w[3] + 10, w[1], s, err, errlen);
+        return fn(ctx, w[3] + 10, w[1], err, errlen);
     if (!strcmp(w[0], "ethtool") && n >= 2 && !strcmp(w[1], "-K")) {
         for (int i = 3; i + 1 < n; i += 2) {
             if (strcmp(w[i + 1], "off") != 0) {
@@ -197,7 +202,7 @@ static int run_simple(char **w, int n, struct brisk_settings *s, char *err, size
     return PKT_UNSUPPORTED;
 }
 
-int pkt_command_apply(const char *cmd, struct brisk_settings *s, char *err, size_t errlen)
+int pkt_command_run(const char *cmd, pkt_sysctl_fn fn, void *ctx, char *err, size_t errlen)
 {
     size_t len = strlen(cmd);
     char *buf = malloc(len + 1);
@@ -211,7 +216,7 @@ int pkt_command_apply(const char *cmd, struct brisk_settings *s, char *err, size
     for (size_t i = 0; i <= len && rc == PKT_PASS;) {
         char c = cmd[i];
         if (c == 0 || c == ';' || c == '\n' || (c == '&' && cmd[i + 1] == '&')) {
-            rc = run_simple(w, n, s, err, errlen);
+            rc = run_simple(w, n, fn, ctx, err, errlen);
             n = 0;
             i += (c == '&') ? 2 : 1;
             if (c == 0)
@@ -243,4 +248,9 @@ int pkt_command_apply(const char *cmd, struct brisk_settings *s, char *err, size
     }
     free(buf);
     return rc;
+}
+
+int pkt_command_apply(const char *cmd, struct brisk_settings *s, char *err, size_t errlen)
+{
+    return pkt_command_run(cmd, apply_one, s, err, errlen);
 }
