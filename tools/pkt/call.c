@@ -115,7 +115,8 @@ int sys_sockaddr_arg(struct run *r, const struct pkt_event *ev, size_t i, uint32
     if (e->kind == EX_ELLIPSIS)
         return 0;
     if (e->kind != EX_STRUCT)
-        return sys_bad(r, ev, "expected ... or {sa_family=AF_INET, sin_port=htons(P), sin_addr=inet_addr(\"A\")}");
+        return sys_bad(r, ev,
+                       "expected ... or {sa_family=AF_INET, sin_port=htons(P), sin_addr=inet_addr(\"A\")}");
     for (size_t k = 0; k < e->nkids; k++) {
         const struct expr *a = e->kids[k];
         if (a->kind != EX_ASSIGN || a->kids[0]->kind != EX_WORD)
@@ -149,7 +150,8 @@ int sys_out_len(struct run *r, const struct pkt_event *ev, int64_t *len, int64_t
             return -1;
         return 0;
     }
-    /* writev(fd, [{..., n}, ...], cnt) / sendmsg(fd, {msg_name(...)=..., msg_iov(k)=[{..., n}], ...}, flags) */
+    /* writev(fd, [{..., n}, ...], cnt) / sendmsg(fd, {msg_name(...)=..., msg_iov(k)=[{..., n}], ...}, flags)
+     */
     const struct expr *iov = NULL;
     if (!strcmp(n, "writev") || !strcmp(n, "readv")) {
         iov = sys_arg(ev, 1);
@@ -161,7 +163,8 @@ int sys_out_len(struct run *r, const struct pkt_event *ev, int64_t *len, int64_t
             const struct expr *a = m->kids[k];
             if (a->kind == EX_ASSIGN && a->kids[0]->kind == EX_CALL && !strcmp(a->kids[0]->text, "msg_iov"))
                 iov = a->kids[1];
-            if (a->kind == EX_ASSIGN && a->kids[0]->kind == EX_WORD && !strcmp(a->kids[0]->text, "msg_control"))
+            if (a->kind == EX_ASSIGN && a->kids[0]->kind == EX_WORD &&
+                !strcmp(a->kids[0]->text, "msg_control"))
                 return sys_unsup(r, ev, "control messages (msg_control)");
         }
         if (ev->sys.nargs >= 3 && sys_arg_int(r, ev, 2, flags) < 0)
@@ -280,7 +283,8 @@ int sys_check_epoll(struct run *r, const struct pkt_event *ev, int n, const uint
             return -1;
         if ((uint32_t)wev != gotev[i] || (uint64_t)wdata != gotdata[i])
             return run_fail(r, PKT_FAIL, ev,
-                            "epoll_wait: event %zu: expected {events=0x%x, data=%" PRId64 "} but got {events=0x%x, "
+                            "epoll_wait: event %zu: expected {events=0x%x, data=%" PRId64
+                            "} but got {events=0x%x, "
                             "data=%" PRIu64 "}",
                             i, (unsigned)wev, wdata, gotev[i], gotdata[i]);
     }
@@ -303,8 +307,8 @@ int sys_check_value(struct run *r, const struct pkt_event *ev, const char *what,
 int sys_check_congestion(struct run *r, const struct pkt_event *ev, const struct expr *want, const char *name)
 {
     if (want->kind == EX_STRING && (!name || strcmp(want->text, name) != 0))
-        return run_fail(r, PKT_FAIL, ev, "getsockopt TCP_CONGESTION: expected \"%s\" but got \"%s\"", want->text,
-                        name ? name : "");
+        return run_fail(r, PKT_FAIL, ev, "getsockopt TCP_CONGESTION: expected \"%s\" but got \"%s\"",
+                        want->text, name ? name : "");
     return 0;
 }
 
@@ -333,8 +337,9 @@ int sys_finish(struct run *r, const struct pkt_event *ev, const struct sys_out *
     if (!any && o->ret != want) {
         if (o->ret == -1) {
             const char *en = pkt_errno_name(o->err);
-            return run_fail(r, PKT_FAIL, ev, "%s call: expected result %" PRId64 " but got -1 with errno %d (%s)",
-                            n, want, o->err, en ? en : "?");
+            return run_fail(r, PKT_FAIL, ev,
+                            "%s call: expected result %" PRId64 " but got -1 with errno %d (%s)", n, want,
+                            o->err, en ? en : "?");
         }
         return run_fail(r, PKT_FAIL, ev, "%s call: expected result %" PRId64 " but got %" PRId64, n, want,
                         o->ret);

@@ -1,5 +1,5 @@
 /*
- * main.c — brisk-pkt: run packetdrill scripts against brisk in virtual time.
+ * main.c — brisk-pkt: run packetdrill scripts against brisk in virtual time, or against Linux (--kernel).
  *
  *   brisk-pkt [options] FILE.pkt        one script: exit 0 pass, 1 fail, 2 malformed, 3 unsupported
  *   brisk-pkt [options] DIR|FILE...     every *.pkt under each directory (sorted), a pass/fail table;
@@ -8,7 +8,9 @@
  *
  * Options: --profile P (default linux-6.x), --set name=value (brisk settings, after the script's own
  * sysctls), packetdrill's --tolerance_usecs=N / --tolerance_percent=N / --tcp_ts_tick_usecs=N and the
- * address options, --seed N, --json, --verbose, --strict, --help. docs/conformance.md is the manual.
+ * address options, --seed N, --json, --verbose, --strict, --help. --kernel runs the same scripts against
+ * this machine's kernel in real time (kernel.c; exit 77 when it cannot: not root, no /dev/net/tun).
+ * docs/conformance.md is the manual.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "common/json.h"
@@ -38,6 +41,8 @@ static void usage(FILE *f)
             "  --json                 results as JSON on stdout\n"
             "  --verbose              every packet and call as it runs\n"
             "  --strict               with several scripts, an unsupported one fails the run\n"
+            "  --kernel               run against this machine's Linux instead (real time, root, a TAP\n"
+            "                         device in a network namespace of its own; exit 77 if it cannot)\n"
             "One script: exit 0 pass, 1 fail, 2 malformed script, 3 unsupported feature.\n"
             "Several (or a directory): a table; exit 1 if any failed or was malformed.\n");
 }
@@ -189,6 +194,8 @@ int main(int argc, char **argv)
             cfg.verbose = 1;
         } else if (!strcmp(a, "--strict")) {
             strict = 1;
+        } else if (!strcmp(a, "--kernel")) {
+            cfg.kernel = 1;
         } else if (!strcmp(a, "--profile") || !strncmp(a, "--profile=", 10)) {
             const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : NULL);
             if (!v) {
@@ -250,6 +257,23 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    char kname[128] = "";
+    if (cfg.kernel) {
+        if (sets.n) {
+            fprintf(stderr, "brisk-pkt: --set changes brisk settings, which the kernel does not have "
+                            "(write the sysctl in the script)\n");
+            return 2;
+        }
+        char why[256];
+        if (kernel_probe(why, sizeof(why)) < 0) {
+            fprintf(stderr, "brisk-pkt --kernel: cannot run here: %s\n", why);
+            return 77;
+        }
+        struct utsname u;
+        snprintf(kname, sizeof(kname), "kernel %s", uname(&u) == 0 ? u.release : "?");
+    }
+    /* What ran the scripts, for the summary: the profile of a brisk stack, or the kernel. */
+    const char *what = cfg.kernel ? kname : cfg.profile;
     cfg.sets = (const char *const *)sets.v;
     cfg.nsets = sets.n;
     cfg.opts = (const char *const *)opts.v;
@@ -282,6 +306,8 @@ int main(int argc, char **argv)
             json_object_begin(&j, NULL);
             json_str(&j, "script", paths.v[0]);
             json_str(&j, "profile", cfg.profile);
+            if (cfg.kernel)
+                json_str(&j, "backend", kname);
             json_str(&j, "status", status_name(rc));
             if (rc != PKT_PASS) {
                 json_i64(&j, "line", res[0].line);
@@ -300,6 +326,8 @@ int main(int argc, char **argv)
             json_init(&j, stdout);
             json_object_begin(&j, NULL);
             json_str(&j, "profile", cfg.profile);
+            if (cfg.kernel)
+                json_str(&j, "backend", kname);
             json_array_begin(&j, "scripts");
             for (size_t i = 0; i < paths.n; i++) {
                 json_object_begin(&j, NULL);
@@ -324,14 +352,15 @@ int main(int argc, char **argv)
             for (size_t i = 0; i < paths.n; i++)
                 if (strlen(paths.v[i]) > w)
                     w = strlen(paths.v[i]);
-            printf("%-*s  %-11s  %9s\n", (int)w, "script", "result", "virtual s");
+            printf("%-*s  %-11s  %9s\n", (int)w, "script", "result", cfg.kernel ? "seconds" : "virtual s");
             for (size_t i = 0; i < paths.n; i++)
                 printf("%-*s  %-11s  %9.3f\n", (int)w, paths.v[i], status_name(res[i].status),
                        (double)res[i].virtual_ns / 1e9);
             for (size_t i = 0; i < paths.n; i++)
                 if (res[i].status != PKT_PASS)
                     printf("\n%s\n", res[i].msg);
-            printf("\nprofile %s: %zu passed, %zu failed, %zu malformed, %zu unsupported (of %zu)\n", cfg.profile,
+            printf("\n%s%s: %zu passed, %zu failed, %zu malformed, %zu unsupported (of %zu)\n",
+                   cfg.kernel ? "" : "profile ", what,
                    count[PKT_PASS], count[PKT_FAIL], count[PKT_BAD_SCRIPT], count[PKT_UNSUPPORTED], paths.n);
         }
     }

@@ -6,8 +6,8 @@
  * SYN says), and the stack's are relative to the ISN of its SYN or SYN-ACK, which the script writes as 0
  * (usually): inbound ACKs and SACK blocks get the stack's ISN added, outbound sequence numbers have it taken
  * away. TCP timestamps map the same way: the first outbound TSval seen anchors the stack's clock to the
- * script's value, every outbound (script value, live value) pair is remembered, and an inbound TSecr takes the
- * live value of the script value it names (or, failing that, the anchor plus the difference).
+ * script's value, every outbound (script value, live value) pair is remembered, and an inbound TSecr takes
+ * the live value of the script value it names (or, failing that, the anchor plus the difference).
  *
  * An inbound packet becomes an Ethernet frame from the gateway, checksums filled in, handed to the backend's
  * inject (the brisk stack's input, or a write to the kernel's TAP device). An outbound packet is waited for
@@ -96,8 +96,13 @@ static size_t frame_ip(struct run *r, uint8_t *frame, uint8_t proto, uint8_t tos
     memcpy(eth.dst, r->local_mac, 6);
     memcpy(eth.src, r->gw_mac, 6);
     brisk_eth_emit(frame, &eth);
-    struct brisk_ipv4_repr ip = {.tos = tos, .total_len = (uint16_t)(BRISK_IPV4_HLEN + l4_len), .df = 1,
-                                 .ttl = 64, .proto = proto, .src = r->remote_ip, .dst = r->local_ip};
+    struct brisk_ipv4_repr ip = {.tos = tos,
+                                 .total_len = (uint16_t)(BRISK_IPV4_HLEN + l4_len),
+                                 .df = 1,
+                                 .ttl = 64,
+                                 .proto = proto,
+                                 .src = r->remote_ip,
+                                 .dst = r->local_ip};
     brisk_ipv4_emit(frame + BRISK_ETH_HLEN, &ip);
     return BRISK_ETH_HLEN + BRISK_IPV4_HLEN + l4_len;
 }
@@ -168,7 +173,10 @@ static int inbound_icmp(struct run *r, const struct pkt_event *ev)
     uint8_t *q = frame + BRISK_ETH_HLEN + BRISK_IPV4_HLEN + BRISK_ICMP_HLEN;
     /* The quoted datagram: one of ours, from the stack to the peer. */
     struct brisk_ipv4_repr qip = {.total_len = (uint16_t)(BRISK_IPV4_HLEN + BRISK_TCP_HLEN + ic->len),
-                                  .df = 1, .ttl = 64, .proto = BRISK_IP_PROTO_TCP, .src = r->local_ip,
+                                  .df = 1,
+                                  .ttl = 64,
+                                  .proto = BRISK_IP_PROTO_TCP,
+                                  .src = r->local_ip,
                                   .dst = r->remote_ip};
     brisk_ipv4_emit(q, &qip);
     uint8_t *qt = q + BRISK_IPV4_HLEN;
@@ -178,8 +186,10 @@ static int inbound_icmp(struct run *r, const struct pkt_event *ev)
     put32(qt + 4, (ic->has_echoed ? ic->seq : 0) + local_offset(r));
     qt[12] = 5 << 4;
     qt[13] = BRISK_TCP_ACK;
-    struct brisk_icmp_repr icmp = {.type = ic->type, .code = ic->code,
-                                   .next_hop_mtu = ic->mtu >= 0 ? (uint16_t)ic->mtu : 0, .payload = q,
+    struct brisk_icmp_repr icmp = {.type = ic->type,
+                                   .code = ic->code,
+                                   .next_hop_mtu = ic->mtu >= 0 ? (uint16_t)ic->mtu : 0,
+                                   .payload = q,
                                    .payload_len = BRISK_IPV4_HLEN + BRISK_TCP_HLEN};
     size_t l4 = brisk_icmp_emit(frame + BRISK_ETH_HLEN + BRISK_IPV4_HLEN, &icmp);
     size_t n = frame_ip(r, frame, BRISK_IP_PROTO_ICMP, 0, l4);
@@ -331,8 +341,8 @@ static int out_mismatch(struct run *r, const struct pkt_event *ev, int64_t t_us,
             p->win, p->opts, p->opts_len, p->opts_any, sp, sizeof(sp));
     seg_str(o->at, o->h.flags, seq, (uint32_t)o->h.payload_len, o->h.ack, (o->h.flags & BRISK_TCP_ACK) != 0,
             o->h.window, aopts, o->optlen, 0, ap, sizeof(ap));
-    return run_fail(r, PKT_FAIL, ev, "error handling packet: %s\nscript packet: %s\nactual packet: %s", what, sp,
-                    ap);
+    return run_fail(r, PKT_FAIL, ev, "error handling packet: %s\nscript packet: %s\nactual packet: %s", what,
+                    sp, ap);
 }
 
 static int check_out(struct run *r, const struct pkt_event *ev, int64_t t_us, int64_t t_end_us,
@@ -400,12 +410,12 @@ static int check_out(struct run *r, const struct pkt_event *ev, int64_t t_us, in
     for (size_t i = 0; i < sizeof(fl) / sizeof(fl[0]); i++) {
         int e = (p->flags & fl[i].bit) != 0, a = (o->h.flags & fl[i].bit) != 0;
         if (e != a)
-            return out_mismatch(r, ev, t_us, o, seq, aopts, "live packet field %s: expected: %d vs actual: %d",
-                                fl[i].name, e, a);
+            return out_mismatch(r, ev, t_us, o, seq, aopts,
+                                "live packet field %s: expected: %d vs actual: %d", fl[i].name, e, a);
     }
     if (seq != p->seq)
-        return out_mismatch(r, ev, t_us, o, seq, aopts, "live packet field tcp_seq: expected: %u vs actual: %u",
-                            p->seq, seq);
+        return out_mismatch(r, ev, t_us, o, seq, aopts,
+                            "live packet field tcp_seq: expected: %u vs actual: %u", p->seq, seq);
     if (o->h.ack != p->ack)
         return out_mismatch(r, ev, t_us, o, seq, aopts,
                             "live packet field tcp_ack_seq: expected: %u vs actual: %u", p->ack, o->h.ack);
@@ -440,8 +450,9 @@ static int check_out(struct run *r, const struct pkt_event *ev, int64_t t_us, in
         }
     }
     if (o->h.payload_len != p->len)
-        return out_mismatch(r, ev, t_us, o, seq, aopts, "live packet payload: expected %u bytes vs actual %zu bytes",
-                            p->len, o->h.payload_len);
+        return out_mismatch(r, ev, t_us, o, seq, aopts,
+                            "live packet payload: expected %u bytes vs actual %zu bytes", p->len,
+                            o->h.payload_len);
     for (size_t i = 0; i < o->h.payload_len; i++)
         if (o->h.payload[i] != 0)
             return out_mismatch(r, ev, t_us, o, seq, aopts, "incorrect outbound data payload");
@@ -450,17 +461,19 @@ static int check_out(struct run *r, const struct pkt_event *ev, int64_t t_us, in
         char sp[512], ap[512];
         seg_str((uint64_t)t_us * 1000, p->flags, p->seq, p->len, p->ack, 1, p->win, p->opts, p->opts_len,
                 p->opts_any, sp, sizeof(sp));
-        seg_str(o->at, o->h.flags, seq, (uint32_t)o->h.payload_len, o->h.ack, 1, o->h.window, aopts, alen, 0, ap,
-                sizeof(ap));
+        seg_str(o->at, o->h.flags, seq, (uint32_t)o->h.payload_len, o->h.ack, 1, o->h.window, aopts, alen, 0,
+                ap, sizeof(ap));
         if (t_end_us != t_us)
-            return run_fail(r, PKT_FAIL, ev,
-                            "timing error: expected outbound packet in time range %.6f~%.6f sec but happened at "
-                            "%.6f sec\nscript packet: %s\nactual packet: %s",
-                            (double)t_us / 1e6, (double)t_end_us / 1e6, (double)at_us / 1e6, sp, ap);
-        return run_fail(r, PKT_FAIL, ev,
-                        "timing error: expected outbound packet at %.6f sec but happened at %.6f sec; tolerance "
-                        "%.6f sec\nscript packet: %s\nactual packet: %s",
-                        (double)t_us / 1e6, (double)at_us / 1e6, (double)run_tolerance(r, t_us) / 1e6, sp, ap);
+            return run_fail(
+                r, PKT_FAIL, ev,
+                "timing error: expected outbound packet in time range %.6f~%.6f sec but happened at "
+                "%.6f sec\nscript packet: %s\nactual packet: %s",
+                (double)t_us / 1e6, (double)t_end_us / 1e6, (double)at_us / 1e6, sp, ap);
+        return run_fail(
+            r, PKT_FAIL, ev,
+            "timing error: expected outbound packet at %.6f sec but happened at %.6f sec; tolerance "
+            "%.6f sec\nscript packet: %s\nactual packet: %s",
+            (double)t_us / 1e6, (double)at_us / 1e6, (double)run_tolerance(r, t_us) / 1e6, sp, ap);
     }
     return 0;
 }
@@ -483,7 +496,8 @@ int net_outbound(struct run *r, const struct pkt_event *ev, int64_t t_us, int64_
             int rc = parse_out(&f, &o);
             if (rc < 0) {
                 free(f.data);
-                return run_fail(r, PKT_FAIL, ev, "the stack sent a malformed TCP segment (bad checksum or header)");
+                return run_fail(r, PKT_FAIL, ev,
+                                "the stack sent a malformed TCP segment (bad checksum or header)");
             }
             if (rc == 0 || !is_sut(r, &o)) {
                 if (r->cfg->verbose)
@@ -508,10 +522,11 @@ int net_outbound(struct run *r, const struct pkt_event *ev, int64_t t_us, int64_
         if (w == 0) {
             if (ev->tkind == TIME_ANY)
                 return run_fail(r, PKT_FAIL, ev, "expected an outbound packet; none was sent");
-            return run_fail(r, PKT_FAIL, ev,
-                            "timing error: expected outbound packet at %.6f sec; none was sent (the stack was run "
-                            "to %.6f sec)",
-                            (double)t_us / 1e6, (double)ran_to / 1e9);
+            return run_fail(
+                r, PKT_FAIL, ev,
+                "timing error: expected outbound packet at %.6f sec; none was sent (the stack was run "
+                "to %.6f sec)",
+                (double)t_us / 1e6, (double)ran_to / 1e9);
         }
     }
 }

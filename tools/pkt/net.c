@@ -233,7 +233,8 @@ static void virt_finish(struct run *r)
         net_advance(r, d == BRISK_TIME_NONE || d > limit ? limit : d);
     }
     if (r->call.active && !r->stopped)
-        run_fail(r, PKT_FAIL, r->call.ev, "runtime error: exiting while a blocking system call is in progress");
+        run_fail(r, PKT_FAIL, r->call.ev,
+                 "runtime error: exiting while a blocking system call is in progress");
 }
 
 const struct run_backend virtual_backend = {

@@ -13,10 +13,12 @@
  *   parse.c  the script: options, events, packets, system calls with their argument expressions
  *   code.c   the %{ }% language: assert / print over tcpi_* values (a small Python subset)
  *   sym.c    the symbolic constants system calls use (AF_INET, TCP_NODELAY, EAGAIN, POLLIN, ...)
- *   match.c  the wire, for every backend: frames built for inbound packets, outbound frames parsed and compared
+ *   match.c  the wire, for every backend: frames built for inbound packets, outbound ones parsed, compared
  *   call.c   system calls, for every backend: arguments evaluated, results and filled-in values checked
- *   net.c    the virtual backend's wire: the stack's device, its clock and deadlines (the table run.c drives)
- *   sys.c    the virtual backend's system calls, emulated on brisk's socket API with Linux's blocking semantics
+ *   net.c    the virtual backend: the stack's device, its clock and deadlines (the table run.c drives)
+ *   sys.c    the virtual backend's system calls, on brisk's socket API with Linux's blocking semantics
+ *   kernel.c the kernel backend (--kernel): a network namespace, a TAP device, the real clock
+ *   ksys.c   the kernel backend's system calls, made for real on a second thread
  *   run.c    the interpreter: the event loop, timing tolerance, the verdict
  *   main.c   the command line: one script or a tree of them, a pass/fail table, --json
  */
@@ -195,6 +197,7 @@ struct pkt_config {
     int tolerance_percent;    /* of the time since the previous event, when larger */
     int verbose;              /* print every packet and call to stdout */
     uint64_t seed;
+    int kernel;               /* run against this machine's Linux (kernel.c) instead of a brisk stack */
 };
 
 struct pkt_result {
@@ -206,6 +209,9 @@ struct pkt_result {
 };
 
 void pkt_config_default(struct pkt_config *c);
+/* Whether this machine can run scripts against its kernel (root, /dev/net/tun, network namespaces): 0, or
+ * -1 with why set. */
+int kernel_probe(char *why, size_t n);
 /* Runs a parsed script. */
 void pkt_run(const struct pkt_script *s, const struct pkt_config *cfg, struct pkt_result *r);
 

@@ -231,8 +231,8 @@ int run_command_virtual(struct run *r, const struct pkt_event *ev, size_t i)
     int rc = pkt_command_apply(ev->text, &probe, err, sizeof(err));
     if (rc != PKT_PASS)
         return run_fail(r, rc, ev, "%s", err);
-    return run_fail(r, PKT_UNSUPPORTED, ev, "a sysctl after the first event (brisk's settings are fixed when the "
-                    "stack is made: move it before the first event)");
+    return run_fail(r, PKT_UNSUPPORTED, ev, "a sysctl after the first event (brisk's settings are fixed when "
+                    "the stack is made: move it before the first event)");
 }
 
 /* ---- the loop ---- */
@@ -371,6 +371,10 @@ void run_script(struct run *r)
 
 void pkt_run(const struct pkt_script *s, const struct pkt_config *cfg, struct pkt_result *res)
 {
+    if (cfg->kernel) {
+        kernel_run(s, cfg, res);
+        return;
+    }
     struct run *r = run_new(s, cfg, res, &virtual_backend);
     if (r)
         run_script(r);

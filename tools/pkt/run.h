@@ -94,10 +94,10 @@ struct run;
  * run_fail. */
 struct run_backend {
     const char *name;
-    uint64_t late_search_ns; /* how far past its window an outbound packet is looked for, to say when it came */
+    uint64_t late_search_ns; /* how far past its window an outbound packet is looked for (to say when) */
     uint64_t any_wait_ns;    /* how long a "*" outbound packet is waited for */
     int sysctls_to_settings; /* the init command and time-0 sysctls become brisk settings (make_settings) */
-    /* Makes the network and the descriptor table (s: the brisk settings; only the virtual backend uses them). */
+    /* Makes the network and the descriptor table (s: brisk's settings, which only the virtual one uses). */
     int (*init)(struct run *r, const struct brisk_settings *s);
     /* Releases everything init made; called whether init ran or not. */
     void (*free)(struct run *r);
@@ -120,8 +120,9 @@ struct run_backend {
     void (*finish)(struct run *r);
 };
 
-/* The backends: net.c (a brisk stack, virtual time). */
+/* The backends: net.c (a brisk stack, virtual time) and kernel.c (this machine's Linux, real time). */
 extern const struct run_backend virtual_backend;
+extern const struct run_backend kernel_backend;
 
 struct kern;
 
@@ -247,7 +248,8 @@ int sys_poll_args(struct run *r, const struct pkt_event *ev, const struct expr *
 int sys_poll_entry(struct run *r, const struct pkt_event *ev, const struct expr *p, int64_t *sfd,
                    int64_t *events);
 /* Compares each entry's revents with got[k]. */
-int sys_check_revents(struct run *r, const struct pkt_event *ev, const struct expr *list, const unsigned *got);
+int sys_check_revents(struct run *r, const struct pkt_event *ev, const struct expr *list,
+                      const unsigned *got);
 /* Compares epoll_wait's n events (events, data) with the script's event argument. */
 int sys_check_epoll(struct run *r, const struct pkt_event *ev, int n, const uint32_t *gotev,
                     const uint64_t *gotdata);
@@ -255,7 +257,8 @@ int sys_check_epoll(struct run *r, const struct pkt_event *ev, int n, const uint
 int sys_check_value(struct run *r, const struct pkt_event *ev, const char *what, const struct expr *want,
                     int64_t actual);
 /* Compares getsockopt(TCP_CONGESTION)'s name (Linux's: "reno", "cubic") with a string argument. */
-int sys_check_congestion(struct run *r, const struct pkt_event *ev, const struct expr *want, const char *name);
+int sys_check_congestion(struct run *r, const struct pkt_event *ev, const struct expr *want,
+                         const char *name);
 /* Compares a completed call's result and errno with the script; maps a returned descriptor. */
 int sys_finish(struct run *r, const struct pkt_event *ev, const struct sys_out *o);
 /* Sets r->call's start (now) and end (the script's "...end", relative to the same base as the start). */
@@ -275,6 +278,10 @@ struct run *run_new(const struct pkt_script *s, const struct pkt_config *cfg, st
                     const struct run_backend *be);
 /* Makes the settings, initialises the backend, runs the events and frees r. */
 void run_script(struct run *r);
+
+/* kernel.c */
+/* Runs the script against this machine's kernel in a child process (its own network namespace). */
+void kernel_run(const struct pkt_script *s, const struct pkt_config *cfg, struct pkt_result *res);
 
 static inline int64_t run_now_us(const struct run *r)
 {

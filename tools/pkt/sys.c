@@ -191,7 +191,8 @@ static struct sys_out do_socket(struct run *r, const struct pkt_event *ev, int *
     else if ((*rc = sys_arg_int(r, ev, 2, &proto)) < 0)
         return SYS_WAIT;
     if (dom != AF_INET) {
-        *rc = sys_unsup(r, ev, dom == AF_INET6 ? "IPv6 (brisk has no IPv6 yet)" : "address family other than AF_INET");
+        *rc = sys_unsup(r, ev, dom == AF_INET6 ? "IPv6 (brisk has no IPv6 yet)"
+                                               : "address family other than AF_INET");
         return SYS_WAIT;
     }
     int nonblock = (type & SOCK_NONBLOCK) != 0;
