@@ -154,6 +154,15 @@ run 20 "$tmp/info.out" "$tmp/info.pkt"
 check "%{ }% sees the kernel's tcp_info (a false assertion fails with its value)" \
     "[ $rc -eq 1 ] && grep -q 'info.pkt:9: .*10' '$tmp/info.out'"
 
+# A script for brisk's own profile describes brisk, not Linux: unsupported against the kernel, not run.
+cat >"$tmp/brisk.pkt" <<'PKT'
+--profile=brisk
+0   socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+PKT
+run 20 "$tmp/brisk.out" "$tmp/brisk.pkt"
+check "a --profile=brisk script is unsupported against the kernel (exit 3)" \
+    "[ $rc -eq 3 ] && grep -q 'describes brisk.s profile \"brisk\", not Linux' '$tmp/brisk.out'"
+
 # --json names the backend; --set means nothing to the kernel.
 run 20 "$tmp/json.out" --json "$tmp/probe.pkt"
 check "--json: pass, and the backend" \
