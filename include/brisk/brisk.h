@@ -103,6 +103,7 @@ struct brisk_settings {
     uint32_t tcp_timestamps;     /* negotiate timestamps (RFC 7323) */
     uint32_t tcp_window_scaling; /* negotiate window scaling (RFC 7323) */
     uint32_t tcp_initial_cwnd;   /* initial congestion window, segments (RFC 6928) */
+    uint32_t tcp_abc_limit;      /* slow start: most segments one ACK adds (RFC 3465 L); 0 = all (Linux) */
     uint64_t tcp_rto_initial_ns; /* RTO before the first sample (RFC 6298 §2.1) */
     uint64_t tcp_rto_min_ns;     /* RTO lower bound (Linux 200 ms) */
     uint64_t tcp_rto_max_ns;     /* RTO upper bound (Linux 120 s) */

@@ -30,6 +30,12 @@ struct profile {
  * pushes, a TCP_CORK / MSG_MORE tail released by the zero-window probe timer, and no segment cut short by the
  * peer's window but by that timer (tcp_snd_wnd_test). */
 #define LINUX_SEND "tcp_push_each_write=1", "tcp_cork_probe_timer=1", "tcp_sws_partial=0"
+/* Congestion control and timers where Linux 6.x departs from the RFCs brisk follows (docs/timers.md,
+ * docs/recovery.md, "Linux and the RFCs"): slow start counting every segment an ACK covers, Linux's RTO
+ * estimator, its TLP and RACK timer arithmetic, its restart after idle. Applied to every linux-* profile as
+ * the other groups are, though the 3.x kernels' TLP predates 6.x's rules and RACK came in 4.4
+ * (docs/timers.md). */
+#define LINUX_CC_TIMERS "tcp_abc_limit=0"
 
 static const char *const p_3_12[] = {"tcp_tsq_rule=0",
                                      "tcp_limit_output_bytes=128K",
@@ -40,6 +46,7 @@ static const char *const p_3_12[] = {"tcp_tsq_rule=0",
                                      LINUX_RECEIVE,
                                      LINUX_SOCKETS,
                                      LINUX_SEND,
+                                     LINUX_CC_TIMERS,
                                      NULL};
 static const char *const p_3_14_rc2[] = {"tcp_tsq_rule=1",
                                          "tcp_limit_output_bytes=128K",
@@ -52,6 +59,7 @@ static const char *const p_3_14_rc2[] = {"tcp_tsq_rule=1",
                                          LINUX_RECEIVE,
                                          LINUX_SOCKETS,
                                          LINUX_SEND,
+                                         LINUX_CC_TIMERS,
                                          NULL};
 static const char *const p_3_14[] = {"tcp_tsq_rule=1",
                                      "tcp_limit_output_bytes=128K",
@@ -64,6 +72,7 @@ static const char *const p_3_14[] = {"tcp_tsq_rule=1",
                                      LINUX_RECEIVE,
                                      LINUX_SOCKETS,
                                      LINUX_SEND,
+                                     LINUX_CC_TIMERS,
                                      NULL};
 static const char *const p_3_19[] = {"tcp_tsq_rule=2",
                                      "tcp_limit_output_bytes=128K",
@@ -74,6 +83,7 @@ static const char *const p_3_19[] = {"tcp_tsq_rule=2",
                                      LINUX_RECEIVE,
                                      LINUX_SOCKETS,
                                      LINUX_SEND,
+                                     LINUX_CC_TIMERS,
                                      NULL};
 static const char *const p_6_x[] = {"tcp_tsq_rule=2",
                                     "tcp_limit_output_bytes=4M",
@@ -84,6 +94,7 @@ static const char *const p_6_x[] = {"tcp_tsq_rule=2",
                                     LINUX_RECEIVE,
                                     LINUX_SOCKETS,
                                     LINUX_SEND,
+                                    LINUX_CC_TIMERS,
                                     NULL};
 static const char *const p_brisk[] = {NULL};
 

@@ -87,6 +87,8 @@ static const char *const syn_icmp_names[] = {"rfc1122", "linux", NULL};
       "negotiate window scaling (RFC 7323)")                                                                 \
     X(tcp_initial_cwnd, UINT, tcp_initial_cwnd, uint32_t, 10, 1, 1000,                                       \
       "initial window, segments (RFC 6928)")                                                                 \
+    X(tcp_abc_limit, UINT, tcp_abc_limit, uint32_t, 2, 0, 64,                                                \
+      "slow start: segments one ACK may add to cwnd (RFC 3465 L); 0 = every full segment acked (Linux)")     \
     X(tcp_rto_initial, TIME, tcp_rto_initial_ns, uint64_t, 1 * SEC, 1 * MS, 600 * SEC,                       \
       "RTO before the first RTT sample (RFC 6298)")                                                          \
     X(tcp_rto_min, TIME, tcp_rto_min_ns, uint64_t, 200 * MS, 1000, 600 * SEC, "lower bound of the RTO")      \

@@ -6,13 +6,15 @@
  * mutable state and adding an algorithm is one line here plus its own file (cc_newreno.c, cc_cubic.c).
  *
  * The shared helpers encode the parts of RFC 5681 (slow start, congestion avoidance, loss window, restart
- * window), RFC 3465 (appropriate byte counting, L = 2) and RFC 6582 (NewReno fast recovery) that do not
- * depend on the algorithm's growth function or its multiplicative decrease. An algorithm chooses *how much*
- * to back off (ssthresh) and *how fast* to grow in congestion avoidance; these functions apply the choice the
- * way the RFCs lay it down:
+ * window), RFC 3465 (appropriate byte counting, L = 2 by default) and RFC 6582 (NewReno fast recovery) that
+ * do not depend on the algorithm's growth function or its multiplicative decrease. An algorithm chooses *how
+ * much* to back off (ssthresh) and *how fast* to grow in congestion avoidance; these functions apply the
+ * choice the way the RFCs lay it down:
  *   brisk_cc_loss_ssthresh   RFC 5681 eq. (4), max(FlightSize / 2, 2 SMSS)
- *   brisk_cc_slow_start      RFC 5681 3.1 + RFC 3465 2.2 (byte counting with L = 2 SMSS per ACK), capped at
- *                            ssthresh, handing the surplus to congestion avoidance like Linux does
+ *   brisk_cc_slow_start      RFC 5681 3.1 + RFC 3465 2.2 (byte counting with L = 2 SMSS per ACK, or Linux's
+ *                            count of every whole segment acknowledged: the abc_limit field, from the
+ *                            tcp_abc_limit setting), capped at ssthresh, handing the surplus to congestion
+ *                            avoidance like Linux does (brisk_cc_ss_increase is the per-ACK credit)
  *   brisk_cc_cong_avoid      RFC 3465 2.1: one SMSS each time a window's worth of bytes has been acked
  *   brisk_cc_recovery_enter / _ack / _exit    RFC 5681 3.2 steps 3-4 and RFC 6582 3.2 steps 2-5
  *   brisk_cc_rto_collapse    RFC 5681 3.1: loss window of one SMSS, ssthresh held on repeated timeouts
@@ -64,10 +66,26 @@ uint32_t brisk_cc_loss_ssthresh(uint32_t flight, uint32_t mss)
     return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+uint32_t brisk_cc_ss_increase(struct brisk_cc_state *s, uint32_t acked)
+{
+    uint32_t mss = s->mss ? s->mss : 1;
+    if (s->abc_limit) {
+        /* RFC 3465 2.2: a stretch ACK must not release a burst of more than L segments. */
+        uint64_t limit = (uint64_t)s->abc_limit * mss;
+        return acked < limit ? acked : (uint32_t)limit;
+    }
+    /* Linux counts packets, and a packet only once it is acknowledged whole (its defence against ACK
+     * division): in bytes, each whole segment's worth; a partial one waits for the rest of its bytes. */
+    uint64_t bytes = (uint64_t)s->ss_credit + acked;
+    uint64_t whole = bytes - bytes % mss;
+    s->ss_credit = (uint32_t)(bytes - whole);
+    return whole > UINT32_MAX ? UINT32_MAX - (UINT32_MAX % mss) : (uint32_t)whole;
+}
+
 uint32_t brisk_cc_slow_start(struct brisk_cc_state *s, uint32_t acked)
 {
-    uint64_t limit = 2 * (uint64_t)s->mss; /* RFC 3465 L = 2: a stretch ACK must not release a burst */
-    uint32_t inc = acked < limit ? acked : (uint32_t)limit;
+    uint32_t credit = s->ss_credit;
+    uint32_t inc = brisk_cc_ss_increase(s, acked);
     uint32_t room = s->cwnd < s->ssthresh ? s->ssthresh - s->cwnd : 0;
 
     if (inc < room) {
@@ -75,9 +93,12 @@ uint32_t brisk_cc_slow_start(struct brisk_cc_state *s, uint32_t acked)
         return 0;
     }
     /* Slow start ends at ssthresh (RFC 5681 3.1 allows either phase at equality; stopping avoids an overshoot
-     * of up to 2 MSS per ACK); the bytes beyond what reached it count toward congestion avoidance. */
+     * of up to L MSS per ACK); the bytes beyond what reached it count toward congestion avoidance, which
+     * counts bytes, so a partial segment's credit goes with them. */
     s->cwnd = s->ssthresh;
-    return acked - room;
+    s->ss_credit = 0;
+    uint64_t left = (s->abc_limit ? 0 : (uint64_t)credit) + acked - room;
+    return left > UINT32_MAX ? UINT32_MAX : (uint32_t)left;
 }
 
 void brisk_cc_cong_avoid(struct brisk_cc_state *s, uint32_t w, uint32_t acked)

@@ -56,8 +56,14 @@ struct brisk_cc_state { /* what every algorithm reads/writes, owned by the conne
     uint8_t in_loss;         /* an RTO fired and no ACK has advanced snd_una since: a further RTO (the
                                 retransmission was lost too) holds ssthresh (RFC 5681 3.1) */
     uint8_t seq_valid;       /* the connection keeps snd_una / snd_nxt above up to date before on_ack */
+    uint8_t abc_limit;       /* slow start credits at most this many SMSS per ACK (RFC 3465's L; init sets
+                                BRISK_CC_ABC_L); 0: every whole SMSS acknowledged, uncapped (Linux) */
+    uint32_t ss_credit;      /* abc_limit 0: acknowledged bytes short of a whole SMSS, credited later */
     uint64_t bytes_acked_ca; /* appropriate byte counting accumulator in congestion avoidance */
 };
+
+/* RFC 3465's L, the slow-start limit init sets (the tcp_abc_limit setting's default). */
+#define BRISK_CC_ABC_L 2u
 
 struct brisk_cc_ops {
     const char *name; /* "newreno" */
@@ -135,10 +141,16 @@ static inline uint32_t brisk_cc_add(uint32_t a, uint64_t b)
 /* RFC 5681 3.1 eq. (4): max(flight / 2, 2 * mss). */
 uint32_t brisk_cc_loss_ssthresh(uint32_t flight, uint32_t mss);
 
-/* Slow start with appropriate byte counting (RFC 3465, L = 2): cwnd += min(acked, 2 * mss), but not beyond
- * ssthresh. Returns the acked bytes left over once cwnd reached ssthresh (0 if it did not), for congestion
- * avoidance to count; bytes beyond the L limit are not left over, they are simply not credited. Call only
- * when cwnd < ssthresh. */
+/* The slow-start increase an ACK of `acked` bytes earns: with abc_limit L > 0, appropriate byte counting
+ * (RFC 3465 2.2): min(acked, L * mss); with abc_limit 0, Linux's packet counting (tcp_slow_start: cwnd grows
+ * by every segment the ACK covers): every whole mss of acked bytes, the remainder kept in ss_credit for the
+ * next ACK. Consumes the credit it uses; does not touch cwnd. */
+uint32_t brisk_cc_ss_increase(struct brisk_cc_state *s, uint32_t acked);
+
+/* Slow start: cwnd += brisk_cc_ss_increase(acked), but not beyond ssthresh. Returns the acked bytes left over
+ * once cwnd reached ssthresh (0 if it did not), for congestion avoidance to count (Linux hands the surplus
+ * on the same way); bytes beyond RFC 3465's L limit are not left over, they are simply not credited. Call
+ * only when cwnd < ssthresh. */
 uint32_t brisk_cc_slow_start(struct brisk_cc_state *s, uint32_t acked);
 
 /* Additive increase by byte counting: adds `acked` to bytes_acked_ca and, for each `w` bytes it holds (w = 0

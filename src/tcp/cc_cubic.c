@@ -11,10 +11,11 @@
  * W_max: probe carefully where the loss was); past it convex (slow, then ever faster: the path may have
  * freed capacity). Events:
  *
- *   on_ack, slow start   standard slow start (cc.c, RFC 3465 L = 2), refined in the initial slow start by
- *                        HyStart++ (hystart.c): a rising per-round minimum RTT moves to Conservative Slow
- *                        Start (a quarter of the growth) and after CSS_ROUNDS rounds to congestion avoidance
- *                        with ssthresh = cwnd, before the queue overflows.
+ *   on_ack, slow start   standard slow start (cc.c: RFC 3465 L = 2, or every whole segment acknowledged
+ *                        in the linux-* profiles, like Linux's tcp_slow_start), refined in the initial slow
+ *                        start by HyStart++ (hystart.c): a rising per-round minimum RTT moves to Conservative
+ *                        Slow Start (a quarter of the growth) and after CSS_ROUNDS rounds to congestion
+ *                        avoidance with ssthresh = cwnd, before the queue overflows.
  *   on_ack, congestion   the first ACK starts an epoch: t_epoch = now, cwnd_epoch = cwnd, K from eq. 2. If
  *   avoidance            there is no W_max above cwnd (no loss yet: HyStart++ ended slow start; or an RTO
  *                        cleared it) K = 0 and W_max = cwnd_epoch (RFC 9438 4.8 / 4.10). Per ACK:
@@ -182,6 +183,7 @@ static void cubic_init(struct brisk_cc_state *s, uint32_t mss, uint32_t initial_
     s->mss = mss ? mss : 1;
     s->cwnd = brisk_cc_initial_window(s->mss, initial_cwnd_segs);
     s->ssthresh = UINT32_MAX;
+    s->abc_limit = BRISK_CC_ABC_L;
     struct cubic c;
     memset(&c, 0, sizeof(c));
     brisk_hystart_init(&c.hs);
@@ -276,7 +278,8 @@ static void cubic_on_ack(struct brisk_cc_state *s, uint32_t acked, uint32_t flig
 
     if (s->cwnd < s->ssthresh) {
         if (phase == BRISK_HYSTART_CSS) {
-            uint32_t inc = acked < 2 * s->mss ? acked : 2 * s->mss;
+            /* A quarter of what slow start would have credited, counted the same way. */
+            uint32_t inc = brisk_cc_ss_increase(s, acked);
             s->cwnd = brisk_cc_add(s->cwnd, brisk_hystart_css_increase(inc));
             if (s->cwnd > s->ssthresh)
                 s->cwnd = s->ssthresh;

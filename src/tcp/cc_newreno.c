@@ -5,15 +5,16 @@
  *   init               cwnd = IW (RFC 6928: 10 segments by default, the caller's choice), ssthresh
  *                      "arbitrarily high" (UINT32_MAX, RFC 5681 3.1).
  *   on_ack             below ssthresh, slow start: cwnd += min(acked, 2 SMSS) per ACK (RFC 3465's L = 2,
- *                      which lets delayed ACKs, each covering two segments, still double cwnd per RTT),
- *                      stopping at ssthresh; at or above it, congestion avoidance by appropriate byte
- *                      counting: each cwnd's worth of acknowledged bytes adds one SMSS (RFC 3465 2.1), i.e.
- *                      one SMSS per RTT whatever the ACK pattern, where counting ACKs would reward receivers
- *                      that ACK more. While the sender is application-limited the window does not grow at
- *                      all: an ACK for a flight smaller than cwnd proves nothing about whether the network
- *                      could carry cwnd, and a window grown that way is released as a line-rate burst when
- *                      the application speeds up (the reasoning of RFC 7661 / RFC 2861; Linux's
- *                      tcp_is_cwnd_limited).
+ *                      which lets delayed ACKs, each covering two segments, still double cwnd per RTT; the
+ *                      linux-* profiles credit every whole segment acknowledged, as Linux's packet-counting
+ *                      tcp_slow_start does: cc.c's abc_limit), stopping at ssthresh; at or above it,
+ *                      congestion avoidance by appropriate byte counting: each cwnd's worth of acknowledged
+ *                      bytes adds one SMSS (RFC 3465 2.1), i.e. one SMSS per RTT whatever the ACK pattern,
+ *                      where counting ACKs would reward receivers that ACK more. While the sender is
+ *                      application-limited the window does not grow at all: an ACK for a flight smaller than
+ *                      cwnd proves nothing about whether the network could carry cwnd, and a window grown
+ *                      that way is released as a line-rate burst when the application speeds up (the
+ *                      reasoning of RFC 7661 / RFC 2861; Linux's tcp_is_cwnd_limited).
  *   on_enter_recovery  ssthresh = max(FlightSize / 2, 2 SMSS), cwnd = ssthresh + 3 SMSS, recover = snd_nxt
  *                      (RFC 5681 3.2 steps 2-3, RFC 6582 3.2 step 2).
  *   on_recovery_ack    duplicate ACK: cwnd += SMSS (RFC 5681 3.2 step 4). Partial ACK: cwnd -= acked, then +=
@@ -36,6 +37,7 @@ static void newreno_init(struct brisk_cc_state *s, uint32_t mss, uint32_t initia
     s->mss = mss ? mss : 1;
     s->cwnd = brisk_cc_initial_window(s->mss, initial_cwnd_segs);
     s->ssthresh = UINT32_MAX;
+    s->abc_limit = BRISK_CC_ABC_L;
 }
 
 static void newreno_on_ack(struct brisk_cc_state *s, uint32_t acked, uint32_t flight, uint64_t rtt,

@@ -40,6 +40,8 @@ int brisk_set_congestion(brisk_sock *s, const char *name)
         s->cc.snd_una = old.snd_una;
         s->cc.snd_nxt = old.snd_nxt;
         s->cc.seq_valid = old.seq_valid;
+        s->cc.abc_limit = old.abc_limit; /* the stack's counting rule, whatever the algorithm */
+        s->cc.ss_credit = old.ss_credit;
     }
     s->cc_ops = ops;
     return BRISK_OK;

@@ -79,6 +79,7 @@ static void establish(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
     c->timer.retries = 0;
     tcp_clear_rtx(c);
     c->cc_ops->init(&c->cc, c->snd.mss, c->st->s.tcp_initial_cwnd);
+    c->cc.abc_limit = (uint8_t)c->st->s.tcp_abc_limit; /* slow-start counting (cc.h; <= 64 by settings.c) */
     c->cc.recover = c->snd.iss; /* RFC 6582 §3: "initialized to the initial send sequence number" */
     c->ack.quick = 16;
     tcp_keepalive_reset(c, now);

@@ -35,6 +35,14 @@ void tf_init(struct tf *t, const char *const *sets)
     memset(t, 0, sizeof(*t));
     struct brisk_settings s;
     brisk_settings_default(&s);
+    /* A profile first ("profile=linux-6.x" in `sets`), so that the fixture's choices below and the test's
+     * own settings apply on top of it. */
+    for (const char *const *a = sets; a && *a; a++) {
+        if (strncmp(*a, "profile=", 8) == 0 && brisk_settings_apply_profile(&s, *a + 8) != BRISK_OK) {
+            print_error("tf_init: unknown profile \"%s\"\n", *a + 8);
+            fail();
+        }
+    }
     assert_int_equal(brisk_settings_set(&s, "arp_reachable=86400s"), BRISK_OK);
     /* The fake device completes frames only when a test collects them, so TCP Small Queues would hold every
      * connection after two packets and auto-corking every small tail: these tests are about TCP's own rules
@@ -44,7 +52,7 @@ void tf_init(struct tf *t, const char *const *sets)
     /* Pacing would space segments by their departure times; exact-time assertions want them back to back. */
     assert_int_equal(brisk_settings_set(&s, "tcp_pacing=0"), BRISK_OK);
     for (; sets && *sets; sets++) {
-        if (brisk_settings_set(&s, *sets) != BRISK_OK) {
+        if (strncmp(*sets, "profile=", 8) != 0 && brisk_settings_set(&s, *sets) != BRISK_OK) {
             print_error("tf_init: bad setting \"%s\"\n", *sets);
             fail();
         }

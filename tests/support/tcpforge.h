@@ -54,7 +54,8 @@ struct tf {
 };
 
 /* Creates the stack with brisk's defaults changed by `sets` ("name=value" strings, NULL-terminated; NULL
- * for none) and the device, and teaches it the peer's MAC. arp_reachable is raised to a day unless `sets`
+ * for none; "profile=NAME" applies a compatibility profile first, under everything else) and the device, and
+ * teaches it the peer's MAC. arp_reachable is raised to a day unless `sets`
  * says otherwise, so long virtual times never trigger ARP probes. */
 void tf_init(struct tf *t, const char *const *sets);
 /* Completes and forgets every frame, asserts no packet buffer is still in use (a leak: callers abort their

@@ -4,8 +4,9 @@
  * W_max after a loss, concave below W_max and convex above it; the multiplicative decrease to 0.7 and fast
  * convergence; the Reno-friendly region at a small BDP; at most 1.5x growth per RTT; no growth and no time
  * while application-limited; RTO (K = 0 afterwards, ssthresh held on a repeated timeout); undo; HyStart++
- * leaving slow start on a rising RTT (with and without the connection's sequence numbers); the idle restart;
- * and invariants under random events.
+ * leaving slow start on a rising RTT (with and without the connection's sequence numbers); slow start's
+ * counting of stretch ACKs (RFC 3465 L = 2, or every segment as Linux); the idle restart; and invariants
+ * under random events.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -475,6 +476,26 @@ static void test_hystart_leaves_slow_start(void **state)
     assert_true(s.cwnd >= (10u << 11) * MSS);
 }
 
+/* CUBIC's slow start counts like NewReno's (cc.c): RFC 3465 L = 2 by default, every whole segment with
+ * abc_limit 0 (Linux: cubictcp_cong_avoid calls the packet-counting tcp_slow_start). */
+static void test_slow_start_stretch_acks(void **state)
+{
+    (void)state;
+    struct brisk_cc_state s;
+    memset(&s, 0xa5, sizeof(s));
+    cu()->init(&s, MSS, 10);
+    assert_int_equal(s.abc_limit, BRISK_CC_ABC_L);
+    cu()->on_ack(&s, 4 * MSS, 10 * MSS, 0, 0, 1 * MS);
+    assert_int_equal(s.cwnd, 12 * MSS); /* L = 2 */
+    cu()->init(&s, MSS, 10);
+    s.abc_limit = 0;
+    cu()->on_ack(&s, 4 * MSS, 10 * MSS, 0, 0, 1 * MS);
+    assert_int_equal(s.cwnd, 14 * MSS);
+    cu()->on_ack(&s, 6 * MSS + 100, 6 * MSS + 100, 0, 0, 2 * MS); /* 100 bytes of a partial segment wait */
+    assert_int_equal(s.cwnd, 20 * MSS);
+    assert_int_equal(s.ss_credit, 100);
+}
+
 static void test_idle_restart(void **state)
 {
     (void)state;
@@ -572,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_rto),
         cmocka_unit_test(test_undo),
         cmocka_unit_test(test_hystart_leaves_slow_start),
+        cmocka_unit_test(test_slow_start_stretch_acks),
         cmocka_unit_test(test_idle_restart),
         cmocka_unit_test(test_random_events_keep_invariants),
     };

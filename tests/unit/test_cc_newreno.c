@@ -1,9 +1,10 @@
 /*
  * test_cc_newreno.c — NewReno congestion control (src/tcp/cc_newreno.c) and the shared window arithmetic of
  * src/tcp/cc.c, white-box, against a synthetic ACK clock: slow start doubles cwnd per RTT with per-segment
- * and with delayed ACKs and grows 1.5x with stretch ACKs (RFC 3465 L = 2), stops at ssthresh handing the
- * surplus to congestion avoidance, which adds exactly one MSS per RTT; application-limited ACKs grow nothing;
- * each fast-recovery transition gives RFC 5681 / RFC 6582's exact numbers; an RTO sets cwnd to one MSS and
+ * and with delayed ACKs and grows 1.5x with stretch ACKs (RFC 3465 L = 2), or by every whole segment with
+ * abc_limit 0 (Linux's packet counting, the linux-* profiles), stops at ssthresh handing the surplus to
+ * congestion avoidance, which adds exactly one MSS per RTT; application-limited ACKs grow nothing; each
+ * fast-recovery transition gives RFC 5681 / RFC 6582's exact numbers; an RTO sets cwnd to one MSS and
  * ssthresh to half the flight (never below 2 MSS, held on a repeated timeout); the idle restart window; the
  * registry by name; saturation at UINT32_MAX; and a random event sequence that must keep the invariants.
  */
@@ -132,6 +133,43 @@ static void test_slow_start_stops_at_ssthresh(void **state)
     nr()->on_ack(&s, 8 * MSS + 1000, 10 * MSS, 0, 0, 0);
     assert_int_equal(s.cwnd, 11 * MSS + 500);
     assert_int_equal(s.bytes_acked_ca, 2 * MSS - 500 + 8 * MSS + 1000 - (10 * MSS + 500));
+}
+
+/* abc_limit 0 (the linux-* profiles; Linux's tcp_slow_start counts packets): a stretch ACK credits every
+ * whole segment it covers, a partial one waits until its last byte is acknowledged, and what passes ssthresh
+ * goes to congestion avoidance. */
+static void test_slow_start_counts_every_segment(void **state)
+{
+    (void)state;
+    struct brisk_cc_state s;
+    init(&s, MSS, 10);
+    assert_int_equal(s.abc_limit, BRISK_CC_ABC_L); /* init's default: RFC 3465 */
+    s.abc_limit = 0;
+    nr()->on_ack(&s, 4 * MSS, 10 * MSS, 0, 0, 0); /* one ACK for four segments: +4, where L = 2 gives +2 */
+    assert_int_equal(s.cwnd, 14 * MSS);
+    nr()->on_ack(&s, 6 * MSS, 6 * MSS, 0, 0, 0); /* the rest of the window: IW10 doubled in one round */
+    assert_int_equal(s.cwnd, 20 * MSS);
+    /* Half a segment earns nothing yet; the ACK of its other half earns the segment. */
+    nr()->on_ack(&s, MSS / 2, 20 * MSS, 0, 0, 0);
+    assert_int_equal(s.cwnd, 20 * MSS);
+    assert_int_equal(s.ss_credit, MSS / 2);
+    nr()->on_ack(&s, MSS - MSS / 2 + 3 * MSS, 20 * MSS, 0, 0, 0);
+    assert_int_equal(s.cwnd, 24 * MSS);
+    assert_int_equal(s.ss_credit, 0);
+    /* A whole window in one ACK: all of it, up to ssthresh, the surplus (credit included) to CA. */
+    init(&s, MSS, 10);
+    s.abc_limit = 0;
+    s.ssthresh = 16 * MSS;
+    nr()->on_ack(&s, 300, 10 * MSS, 0, 0, 0);
+    nr()->on_ack(&s, 10 * MSS - 300, 10 * MSS, 0, 0, 0);
+    assert_int_equal(s.cwnd, 16 * MSS);
+    assert_int_equal(s.bytes_acked_ca, 4 * MSS);
+    assert_int_equal(s.ss_credit, 0);
+    /* RFC 3465 with a larger L caps there. */
+    init(&s, MSS, 10);
+    s.abc_limit = 3;
+    nr()->on_ack(&s, 10 * MSS, 10 * MSS, 0, 0, 0);
+    assert_int_equal(s.cwnd, 13 * MSS);
 }
 
 static void test_congestion_avoidance_one_mss_per_rtt(void **state)
@@ -421,6 +459,7 @@ int main(void)
         cmocka_unit_test(test_init),
         cmocka_unit_test(test_slow_start_doubles_per_rtt),
         cmocka_unit_test(test_slow_start_stops_at_ssthresh),
+        cmocka_unit_test(test_slow_start_counts_every_segment),
         cmocka_unit_test(test_congestion_avoidance_one_mss_per_rtt),
         cmocka_unit_test(test_app_limited_does_not_grow),
         cmocka_unit_test(test_fast_recovery_exact),
