@@ -107,6 +107,7 @@ struct brisk_settings {
     uint64_t tcp_rto_initial_ns; /* RTO before the first sample (RFC 6298 §2.1) */
     uint64_t tcp_rto_min_ns;     /* RTO lower bound (Linux 200 ms) */
     uint64_t tcp_rto_max_ns;     /* RTO upper bound (Linux 120 s) */
+    uint32_t tcp_rtt_estimator;  /* RTO estimator: enum brisk_compat (docs/timers.md) */
     uint64_t tcp_delack_min_ns;  /* delayed-ACK timeout bounds */
     uint64_t tcp_delack_max_ns;
     uint32_t tcp_syn_retries;       /* SYN retransmissions before connect fails with BRISK_ERR_TIMEDOUT */
@@ -146,6 +147,13 @@ struct brisk_settings {
                                 choices, "newreno" (0) or "cubic" (1) (Linux tcp_congestion_control) */
     uint32_t tcp_syn_icmp_errors; /* which ICMP errors end an opening connection: "rfc1122" (0, hard errors
                                      only) or "linux" (1, every error; tcp_v4_err) */
+};
+
+/* Values of tcp_rtt_estimator (and of the other settings that choose between brisk's RFC arithmetic and
+ * Linux 6.x's where they differ: the linux-* profiles set BRISK_COMPAT_LINUX). */
+enum brisk_compat {
+    BRISK_COMPAT_RFC = 0,   /* the RFC as brisk implements it ("rfc6298") */
+    BRISK_COMPAT_LINUX = 1, /* what Linux 6.x computes ("linux") */
 };
 
 /* Fills `s` with brisk's defaults. */

@@ -20,6 +20,8 @@
 /* tcp_congestion: the order is src/tcp/cc.c's registry order, so the index is brisk_cc_get()'s. */
 static const char *const congestion_names[] = {"newreno", "cubic", NULL};
 #define CONGESTION_MAX (sizeof(congestion_names) / sizeof(congestion_names[0]) - 2)
+/* tcp_rtt_estimator: brisk's RFC arithmetic (0) or Linux 6.x's (1), enum brisk_compat. */
+static const char *const estimator_names[] = {"rfc6298", "linux", NULL};
 
 #define VALKIND_UINT       BRISK_VAL_UINT
 #define VALKIND_BOOL       BRISK_VAL_BOOL
@@ -32,6 +34,7 @@ static const char *const syn_icmp_names[] = {"rfc1122", "linux", NULL};
 
 #define VALKIND_CONGESTION BRISK_VAL_CHOICE
 #define VALKIND_SYN_ICMP   BRISK_VAL_CHOICE
+#define VALKIND_ESTIMATOR  BRISK_VAL_CHOICE
 #define CHOICES_UINT       NULL
 #define CHOICES_BOOL       NULL
 #define CHOICES_SIZE       NULL
@@ -39,6 +42,7 @@ static const char *const syn_icmp_names[] = {"rfc1122", "linux", NULL};
 #define CHOICES_RATE       NULL
 #define CHOICES_CONGESTION congestion_names
 #define CHOICES_SYN_ICMP   syn_icmp_names
+#define CHOICES_ESTIMATOR  estimator_names
 
 /* X(name, kind, field, field type, default, min, max, help) */
 #define BRISK_SETTINGS(X)                                                                                    \
@@ -93,6 +97,8 @@ static const char *const syn_icmp_names[] = {"rfc1122", "linux", NULL};
       "RTO before the first RTT sample (RFC 6298)")                                                          \
     X(tcp_rto_min, TIME, tcp_rto_min_ns, uint64_t, 200 * MS, 1000, 600 * SEC, "lower bound of the RTO")      \
     X(tcp_rto_max, TIME, tcp_rto_max_ns, uint64_t, 120 * SEC, 1 * MS, 3600 * SEC, "upper bound of the RTO")  \
+    X(tcp_rtt_estimator, ESTIMATOR, tcp_rtt_estimator, uint32_t, 0, 0, 1,                                    \
+      "RTO estimator: rfc6298 (brisk) or linux (srtt + max(mdev, rto_min) per RTT, ms ticks)")               \
     X(tcp_delack_min, TIME, tcp_delack_min_ns, uint64_t, 40 * MS, 0, 10 * SEC,                               \
       "shortest delayed-ACK timeout")                                                                        \
     X(tcp_delack_max, TIME, tcp_delack_max_ns, uint64_t, 200 * MS, 1000, 10 * SEC,                           \

@@ -73,8 +73,10 @@ static void establish(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
     c->snd.wl2 = seg->ack;
     c->snd.sml = c->snd.una;
     /* Karn: the handshake gives a sample only if the SYN was not retransmitted. */
-    if (c->timer.retries == 0 && c->rtt_probe.at != BRISK_TIME_NONE)
-        brisk_rtt_sample(&c->rtt, now - c->rtt_probe.at, now);
+    if (c->timer.retries == 0 && c->rtt_probe.at != BRISK_TIME_NONE) {
+        uint64_t rtt = now - c->rtt_probe.at;
+        brisk_rtt_sample_ack(&c->rtt, rtt, rtt, now, 1, c->snd.una, c->snd.max);
+    }
     c->rtt_probe.at = BRISK_TIME_NONE;
     c->timer.retries = 0;
     tcp_clear_rtx(c);
@@ -229,13 +231,16 @@ static int our_fin_acked(brisk_sock *c, uint64_t now)
 }
 
 /* The RTT sample an ACK gives: the send time of the newest timed segment it covers (0 if none, or if the
- * covered bytes were retransmitted — Karn's rule). Covered records are dropped. */
-static uint64_t rtt_from_ack(brisk_sock *c, uint32_t ack, uint64_t now)
+ * covered bytes were retransmitted — Karn's rule); *oldest gets the time since the oldest one it covers
+ * (Linux's tcp_clean_rtx_queue feeds that one, first_ackt, to its estimator). Covered records are dropped. */
+static uint64_t rtt_from_ack(brisk_sock *c, uint32_t ack, uint64_t now, uint64_t *oldest)
 {
-    uint64_t at = 0;
+    uint64_t at = 0, first = 0;
     uint32_t end = 0;
     while (c->txt.len && brisk_seq_leq(c->txt.end[c->txt.head], ack)) {
         at = tcp_txt_at(c, c->txt.head);
+        if (!first)
+            first = at;
         end = c->txt.end[c->txt.head];
         c->txt.head = (uint8_t)((c->txt.head + 1) % TCP_TX_TIMES);
         c->txt.len--;
@@ -248,6 +253,7 @@ static uint64_t rtt_from_ack(brisk_sock *c, uint32_t ack, uint64_t now)
         if (brisk_seq_geq(ack, c->txt.rtx_high))
             c->txt.rtx_valid = 0; /* everything retransmitted is acknowledged */
     }
+    *oldest = now > first ? now - first : 1;
     return now > at ? now - at : 1;
 }
 
@@ -326,10 +332,16 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         if (brisk_seq_lt(c->snd.nxt, ack))
             c->snd.nxt = ack;
         c->stat.bytes_acked += data;
-        uint64_t rtt = rtt_from_ack(c, ack, now);
-        if (rtt) {
+        uint64_t oldest = 0;
+        uint64_t rtt = rtt_from_ack(c, ack, now, &oldest);
+        if (rtt && c->rtt.linux_est) {
+            /* Linux: one sample per ACK at full gain, SRTT from the oldest segment acknowledged, min_rtt
+             * from the newest (tcp_clean_rtx_queue's seq_rtt_us and ca_rtt_us). */
+            brisk_rtt_sample_ack(&c->rtt, oldest, rtt, now, 1, c->snd.una, c->snd.max);
+        } else if (rtt) {
             /* Many samples per RTT: RFC 7323 Appendix G scales the gains down accordingly. */
-            brisk_rtt_sample_n(&c->rtt, rtt, now, brisk_rtt_expected_samples(flight, c->snd.mss));
+            uint32_t expected = brisk_rtt_expected_samples(flight, c->snd.mss);
+            brisk_rtt_sample_ack(&c->rtt, rtt, rtt, now, expected, c->snd.una, c->snd.max);
         } else if (c->opt.ts && seg->opts.ts_ok && seg->opts.ts_ecr && c->rtt.backoff) {
             /* Only retransmitted data was acknowledged (Karn forbids a timed sample), but the path works
              * again, so the backed-off RTO is stale: reset it. The echoed timestamp is a sample only when it
@@ -340,8 +352,10 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
              * would inflate SRTT, and with it the RTO and the pacing interval, for dozens of round trips. */
             uint32_t ticks = tcp_ts_now(c, now) - seg->opts.ts_ecr;
             uint32_t since_last = tcp_ts_now(c, now) - tcp_ts_now(c, c->timer.last_tx);
-            if (ticks >= 1 && ticks <= since_last)
-                brisk_rtt_sample(&c->rtt, (uint64_t)ticks * BRISK_NSEC_PER_MSEC, now);
+            if (ticks >= 1 && ticks <= since_last) {
+                uint64_t v = (uint64_t)ticks * BRISK_NSEC_PER_MSEC;
+                brisk_rtt_sample_ack(&c->rtt, v, v, now, 1, c->snd.una, c->snd.max);
+            }
             c->rtt.backoff = 0;
         }
         if (!tcp_sb_active(c) && st->s.tcp_nosack_prr) {

@@ -1,5 +1,6 @@
 /*
- * rtt.c — the RFC 6298 retransmission-timer estimator, RFC 7323 appendix G gains, and a windowed min-RTT.
+ * rtt.c — the RFC 6298 retransmission-timer estimator, RFC 7323 appendix G gains, Linux's estimator for the
+ * linux-* profiles, and a windowed min-RTT.
  *
  * The estimator. RFC 6298 section 2 keeps two exponentially weighted moving averages of the RTT samples R:
  * SRTT (gain alpha = 1/8) and RTTVAR, the mean deviation |SRTT - R| (gain beta = 1/4, updated first, with
@@ -42,11 +43,27 @@
  * above it only when that minimum arrived while better, older samples still held the filter and they have
  * since expired, and then by no more than what the sub-window refreshes let through.
  *
- * Functions: brisk_rtt_init, brisk_rtt_sample / brisk_rtt_sample_n (the EWMAs, RTO, backoff reset, min
- * filter), brisk_rtt_expected_samples, brisk_rtt_rto, brisk_rtt_backoff, brisk_rtt_syn_timeout,
+ * Linux's estimator (brisk_rtt_use_linux; tcp_rtt_estimator=linux in the linux-* profiles). Linux 6.x does
+ * not compute RFC 6298's RTO. Its tcp_rtt_estimator keeps SRTT the same way (gain 1/8, in integer us) and
+ * mdev, the mean deviation, with gain 1/4 — but only 1/32 when the sample is below SRTT, so a fast sample
+ * cannot raise the RTO. The variance term of the RTO, rttvar, is not mdev itself: it is the largest 4 x mdev
+ * seen in the current round trip, never less than rto_min (mdev_max starts each round at rto_min), and when
+ * a round ends (an ACK takes snd_una past rtt_seq, the snd_nxt at the round's start) it decays by a quarter
+ * of its excess over that round's maximum. tcp_set_rto then arms SRTT + rttvar, rounded up to the 1 ms tick
+ * (usecs_to_jiffies), capped at the maximum. So on a steady path Linux's RTO is SRTT + rto_min — about RTT +
+ * 200 ms — where RFC 6298's decays to max(rto_min, SRTT + 4 RTTVAR) -> rto_min: after a few samples of 100
+ * ms, 250 ms against Linux's 300. The first sample sets mdev = R / 2 (4 x mdev = 2 R) and rttvar = max(2 R,
+ * rto_min): RTO = 3 R, or R + rto_min. brisk keeps Linux's state in its own words exactly (srtt_fp and
+ * rttvar_fp hold Linux's srtt_us and mdev_us scaled to ns; rttvar_us, mdev_max_us and rtt_seq are Linux's),
+ * so the SRTT that TLP, RACK and pacing read is Linux's, and brisk_rtt_rttvar() reads mdev as tcpi_rttvar.
+ *
+ * Functions: brisk_rtt_init, brisk_rtt_use_linux, brisk_rtt_sample_ack (an ACK's sample: either estimator,
+ * the min filter, the backoff reset), brisk_rtt_sample / brisk_rtt_sample_n (the same without an ACK's
+ * sequence numbers), brisk_rtt_expected_samples, brisk_rtt_rto, brisk_rtt_backoff, brisk_rtt_syn_timeout,
  * brisk_rtt_established.
  */
 #include "tcp/rtt.h"
+#include "wire/tcp.h"
 
 #define FP_SHIFT 16
 #define FP_HALF  (UINT64_C(1) << (FP_SHIFT - 1))
@@ -120,6 +137,80 @@ static void minf_update(struct brisk_rtt *r, uint64_t now, uint64_t rtt)
     }
 }
 
+/* Linux's state lives in the same words as RFC 6298's, exactly: its SRTT (srtt_us, 8 x SRTT in us) as
+ * srtt_us x 125 ns and its mdev (mdev_us, 4 x mdev in us) as mdev_us x 250 ns, so brisk_rtt_srtt() and
+ * brisk_rtt_rttvar() read them in ns like any other state. */
+#define US               BRISK_NSEC_PER_USEC
+#define LINUX_SAMPLE_MAX (UINT32_MAX >> 3) /* us: 8 x SRTT must fit Linux's 32 bits (a 536 s round trip) */
+
+static uint32_t linux_srtt8(const struct brisk_rtt *r)
+{
+    return (uint32_t)((r->srtt_fp >> FP_SHIFT) / 125);
+}
+
+static uint32_t linux_mdev4(const struct brisk_rtt *r)
+{
+    return (uint32_t)((r->rttvar_fp >> FP_SHIFT) / 250);
+}
+
+/* Linux 6.x's tcp_rtt_estimator and tcp_set_rto, in its units (us; SRTT x 8, mdev x 4). `new_round`: snd_una
+ * passed rtt_seq, the snd_nxt at the start of the current round. */
+static void linux_sample(struct brisk_rtt *r, uint64_t rtt, int new_round, uint32_t snd_nxt)
+{
+    int64_t m = (int64_t)(rtt / US < LINUX_SAMPLE_MAX ? rtt / US : LINUX_SAMPLE_MAX);
+    uint32_t rto_min_us = (uint32_t)(r->rto_min / US < UINT32_MAX ? r->rto_min / US : UINT32_MAX);
+    int64_t srtt8, mdev4;
+    if (r->samples == 0) {
+        srtt8 = m << 3;
+        mdev4 = m << 1; /* RTO = 3 x R until the next samples say better */
+        r->rttvar_us = (uint32_t)mdev4 > rto_min_us ? (uint32_t)mdev4 : rto_min_us;
+        r->mdev_max_us = r->rttvar_us;
+        r->rtt_seq = snd_nxt;
+    } else {
+        srtt8 = linux_srtt8(r);
+        mdev4 = linux_mdev4(r);
+        m -= srtt8 >> 3; /* the error against SRTT */
+        srtt8 += m;      /* SRTT += error / 8 */
+        if (m < 0) {
+            /* Below SRTT: mdev moves with a gain of 1/32 only, so that a sample that improves on SRTT does
+             * not inflate the RTO (Linux's variant of the Eifel finding), while a smaller deviation can still
+             * shrink it. */
+            m = -m - (mdev4 >> 2);
+            if (m > 0)
+                m >>= 3;
+        } else {
+            m -= mdev4 >> 2;
+        }
+        mdev4 += m; /* mdev += (|error| - mdev) / 4 */
+        if (mdev4 > r->mdev_max_us) {
+            r->mdev_max_us = (uint32_t)mdev4;
+            if (r->mdev_max_us > r->rttvar_us)
+                r->rttvar_us = r->mdev_max_us;
+        }
+        if (new_round) {
+            /* Once per round trip rttvar decays towards the round's largest mdev, which then restarts at the
+             * floor: rttvar never drops below rto_min, so the RTO stays at least SRTT + rto_min. */
+            if (r->mdev_max_us < r->rttvar_us)
+                r->rttvar_us -= (r->rttvar_us - r->mdev_max_us) >> 2;
+            r->rtt_seq = snd_nxt;
+            r->mdev_max_us = rto_min_us;
+        }
+    }
+    if (srtt8 < 1)
+        srtt8 = 1;
+    r->srtt_fp = ((uint64_t)srtt8 * 125) << FP_SHIFT;
+    r->rttvar_fp = ((uint64_t)mdev4 * 250) << FP_SHIFT;
+    /* __tcp_set_rto: usecs_to_jiffies rounds up to the 1 ms tick; tcp_bound_rto caps at the maximum. */
+    uint64_t rto = ((uint64_t)(srtt8 >> 3) + r->rttvar_us) * US;
+    rto = (rto + BRISK_NSEC_PER_MSEC - 1) / BRISK_NSEC_PER_MSEC * BRISK_NSEC_PER_MSEC;
+    r->rto = clamp_u64(rto, r->rto_min, r->rto_max);
+}
+
+void brisk_rtt_use_linux(struct brisk_rtt *r)
+{
+    r->linux_est = 1;
+}
+
 void brisk_rtt_init(struct brisk_rtt *r, uint64_t rto_initial, uint64_t rto_min, uint64_t rto_max)
 {
     *r = (struct brisk_rtt){0};
@@ -140,12 +231,11 @@ uint32_t brisk_rtt_expected_samples(uint32_t flight, uint32_t mss)
     return n == 0 ? 1 : (uint32_t)n;
 }
 
-void brisk_rtt_sample_n(struct brisk_rtt *r, uint64_t rtt, uint64_t now, uint32_t expected)
+/* RFC 6298 2.2-2.4 with the gains divided by n (RFC 7323 appendix G). */
+static void rfc_sample(struct brisk_rtt *r, uint64_t rtt, uint32_t expected)
 {
-    rtt = clamp_u64(rtt, 1, BRISK_RTT_SAMPLE_MAX);
     uint64_t n = clamp_u64(expected, 1, BRISK_RTT_EXPECTED_MAX);
     uint64_t rfp = rtt << FP_SHIFT;
-
     if (r->samples == 0) {
         r->srtt_fp = rfp;       /* RFC 6298 2.2 */
         r->rttvar_fp = rfp / 2; /* exact: rfp is a multiple of 2^16 */
@@ -155,13 +245,30 @@ void brisk_rtt_sample_n(struct brisk_rtt *r, uint64_t rtt, uint64_t now, uint32_
         r->rttvar_fp = ewma(r->rttvar_fp, dev, 4 * n);
         r->srtt_fp = ewma(r->srtt_fp, rfp, 8 * n);
     }
-    minf_update(r, now, rtt);
-    r->samples++;
-
     uint64_t var4 = 4 * r->rttvar_fp;
     uint64_t g = BRISK_RTT_GRANULARITY << FP_SHIFT;
     r->rto = clamp_u64(fp_round(r->srtt_fp + (var4 > g ? var4 : g)), r->rto_min, r->rto_max);
-    r->backoff = 0;
+}
+
+void brisk_rtt_sample_ack(struct brisk_rtt *r, uint64_t rtt, uint64_t min_rtt, uint64_t now,
+                          uint32_t expected, uint32_t snd_una, uint32_t snd_nxt)
+{
+    rtt = clamp_u64(rtt, 1, BRISK_RTT_SAMPLE_MAX);
+    min_rtt = clamp_u64(min_rtt, 1, BRISK_RTT_SAMPLE_MAX);
+    if (r->linux_est)
+        linux_sample(r, rtt, brisk_seq_gt(snd_una, r->rtt_seq), snd_nxt);
+    else
+        rfc_sample(r, rtt, expected);
+    minf_update(r, now, min_rtt);
+    if (r->samples < UINT8_MAX)
+        r->samples++;
+    r->backoff = 0; /* RFC 6298 5.7; Linux's tcp_ack_update_rtt resets it on a valid sample too */
+}
+
+void brisk_rtt_sample_n(struct brisk_rtt *r, uint64_t rtt, uint64_t now, uint32_t expected)
+{
+    /* Without an ACK's sequence numbers Linux's round counts as ended (rtt_seq + 1 is after rtt_seq). */
+    brisk_rtt_sample_ack(r, rtt, rtt, now, expected, r->rtt_seq + 1, r->rtt_seq);
 }
 
 void brisk_rtt_sample(struct brisk_rtt *r, uint64_t rtt, uint64_t now)

@@ -3,8 +3,9 @@
  *
  * One struct brisk_rtt per connection. The connection feeds it RTT samples it has already validated (Karn's
  * algorithm, RFC 6298 section 3, or an RFC 7323 timestamp echo) together with the current time; the
- * estimator keeps SRTT, RTTVAR, the base RTO, a windowed minimum RTT and the exponential backoff. It never
- * reads a clock and never allocates. All times are uint64 nanoseconds. See rtt.c for the arithmetic.
+ * estimator keeps SRTT, RTTVAR, the base RTO, a windowed minimum RTT and the exponential backoff — by RFC
+ * 6298's equations, or by Linux 6.x's (brisk_rtt_use_linux, the linux-* profiles). It never reads a clock
+ * and never allocates. All times are uint64 nanoseconds. See rtt.c for the arithmetic.
  */
 #ifndef BRISK_TCP_RTT_H
 #define BRISK_TCP_RTT_H
@@ -39,13 +40,18 @@ struct brisk_rtt_minsample {
 
 struct brisk_rtt {
     uint64_t rto;       /* base RTO (before backoff), ns; always within [rto_min, rto_max] */
-    uint64_t samples;   /* samples taken */
     uint64_t srtt_fp;   /* SRTT in units of 2^-16 ns: brisk_rtt_srtt() rounds it */
-    uint64_t rttvar_fp; /* RTTVAR in units of 2^-16 ns: brisk_rtt_rttvar() rounds it */
+    uint64_t rttvar_fp; /* RTTVAR in units of 2^-16 ns: brisk_rtt_rttvar() rounds it (Linux: mdev) */
     /* From settings; min_rtt_win may be changed after init. */
     uint64_t rto_min, rto_max, min_rtt_win;
-    uint32_t backoff; /* exponential backoff shift (RFC 6298 5.5); brisk_rtt_rto() applies it */
-    uint32_t syn_rtx; /* brisk_rtt_syn_timeout() was called (private) */
+    /* Linux's estimator only (brisk_rtt_use_linux): the RTO's variance term and the round it decays by. */
+    uint32_t rttvar_us;   /* Linux rttvar_us: RTO = SRTT + this, never below rto_min */
+    uint32_t mdev_max_us; /* Linux mdev_max_us: the largest 4 x mdev of the current round */
+    uint32_t rtt_seq;     /* Linux rtt_seq: snd_nxt when the current round began */
+    uint8_t samples;      /* samples taken, saturating at 255: only whether there was one matters */
+    uint8_t backoff;      /* exponential backoff shift (RFC 6298 5.5); brisk_rtt_rto() applies it */
+    uint8_t syn_rtx;      /* brisk_rtt_syn_timeout() was called (private) */
+    uint8_t linux_est;    /* Linux's estimator instead of RFC 6298's (brisk_rtt_use_linux) */
     struct brisk_rtt_minsample minf[3]; /* private: best, second best, third best, in increasing time */
 };
 
@@ -82,8 +88,26 @@ void brisk_rtt_sample(struct brisk_rtt *r, uint64_t rtt, uint64_t now);
 /* The same with the gains divided by `expected` (alpha' = 1/(8 expected), beta' = 1/(4 expected)): RFC 7323
  * appendix G, for timestamp-based samples taken on every ACK, so SRTT keeps about one RTT's worth of history
  * however many samples a window yields. `expected` is clamped to [1, BRISK_RTT_EXPECTED_MAX]; 1 is exactly
- * brisk_rtt_sample(). */
+ * brisk_rtt_sample(). With Linux's estimator (brisk_rtt_use_linux) both are a sample that ends the current
+ * round and ignore `expected`: brisk_rtt_sample_ack() is the one that knows the round. */
 void brisk_rtt_sample_n(struct brisk_rtt *r, uint64_t rtt, uint64_t now, uint32_t expected);
+
+/* Switches the estimator to Linux 6.x's (tcp_rtt_estimator=linux: the linux-* profiles). Call right after
+ * brisk_rtt_init, before any sample. From then on samples follow Linux's tcp_rtt_estimator in integer
+ * microseconds: SRTT with gain 1/8; mdev, the mean deviation, with gain 1/4 (1/32 when the sample is below
+ * SRTT); the RTO's variance term rttvar is the largest 4 x mdev of each round trip (a round ends when
+ * snd_una passes the snd_nxt it began at), never below rto_min, and decays by a quarter of its excess each
+ * round; RTO = SRTT + rttvar rounded up to whole milliseconds (Linux's jiffies), at most rto_max. The first
+ * sample sets SRTT = R, mdev = R / 2, rttvar = max(2 R, rto_min). No RFC 7323 appendix G gains (Linux takes
+ * one sample per ACK with the full gains). brisk_rtt_rttvar() then reads mdev, as Linux's tcpi_rttvar. */
+void brisk_rtt_use_linux(struct brisk_rtt *r);
+
+/* The sample of an ACK that advanced snd_una to `snd_una` while snd_nxt was `snd_nxt`: `rtt` for SRTT and
+ * RTTVAR, `min_rtt` for the min-RTT filter (Linux measures the first from the oldest segment the ACK covers,
+ * the second from the newest; brisk passes the newest for both), `expected` as for brisk_rtt_sample_n. With
+ * Linux's estimator the sequence numbers delimit its rounds; RFC 6298's ignores them. */
+void brisk_rtt_sample_ack(struct brisk_rtt *r, uint64_t rtt, uint64_t min_rtt, uint64_t now,
+                          uint32_t expected, uint32_t snd_una, uint32_t snd_nxt);
 
 /* RFC 7323 appendix G's ExpectedSamples = ceil(flight / (2 mss)) (the 2: delayed ACKs), at least 1. */
 uint32_t brisk_rtt_expected_samples(uint32_t flight, uint32_t mss);

@@ -2,11 +2,11 @@
  * test_timers.c — retransmission and keepalive timing, and loss recovery.
  *
  * RTO (RFC 6298): the value after the handshake's sample and after data samples (SRTT + 4 RTTVAR, at least
- * tcp_rto_min), restart on new ACKs (§5.3), exponential backoff (§5.5), go-back to SND.UNA with cwnd at one
- * segment (RFC 5681 §3.1) and the abort with BRISK_ERR_TIMEDOUT after tcp_retries2 expiries. Fast retransmit
- * on the third duplicate ACK and NewReno recovery (RFC 5681 §3.2, RFC 6582), for many initial sequence
- * numbers. Keepalive (RFC 1122 §4.2.3.6): probes with SEG.SEQ = SND.NXT - 1 after KEEPIDLE, then every
- * KEEPINTVL, abort after KEEPCNT unanswered.
+ * tcp_rto_min; Linux's SRTT + max(4 mdev, rto_min) in the linux-* profiles), restart on new ACKs (§5.3),
+ * exponential backoff (§5.5), go-back to SND.UNA with cwnd at one segment (RFC 5681 §3.1) and the abort with
+ * BRISK_ERR_TIMEDOUT after tcp_retries2 expiries. Fast retransmit on the third duplicate ACK and NewReno
+ * recovery (RFC 5681 §3.2, RFC 6582), for many initial sequence numbers. Keepalive (RFC 1122 §4.2.3.6):
+ * probes with SEG.SEQ = SND.NXT - 1 after KEEPIDLE, then every KEEPINTVL, abort after KEEPCNT unanswered.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -180,6 +180,54 @@ static void test_rto_after_data_sample(void **state)
     i = tf_info(f.c);
     assert_int_equal(i.srtt_ns, 93750 * TF_US);
     finish(&f);
+}
+
+/* The RTO a steady 100 ms path gets, per profile: brisk's RFC 6298 estimator decays RTTVAR with every sample
+ * (after a data sample of 100 ms: 100 + 4 x 37.5 = 250 ms); Linux's keeps SRTT + max(4 mdev, rto_min) per
+ * round trip (tcp_rtt_estimator's mdev_max / rttvar_us): 100 + 200 = 300 ms. The linux-* profiles fire at
+ * Linux's time, 50 ms after brisk's, and back off from there. */
+static void rto_on_steady_path(const char *profile, uint64_t rto)
+{
+    char p[64];
+    snprintf(p, sizeof(p), "profile=%s", profile);
+    struct fix f;
+    setup(&f, (const char *const[]){p, "tcp_tlp=0", NULL}, 100 * TF_MS);
+    assert_int_equal(tf_info(f.c).rto_ns, 300 * TF_MS); /* the first sample: the same in both (3 R) */
+    uint64_t t1 = TF_SEC;
+    send_pattern(f.c, 0, 1000, t1);
+    tf_take(&f.t);
+    f.p.ack = f.d + 1000;
+    tf_peer_send(&f.p, ACK, NULL, 0, t1 + 100 * TF_MS);
+    struct brisk_conn_info i = tf_info(f.c);
+    assert_int_equal(i.srtt_ns, 100 * TF_MS);
+    assert_int_equal(i.rttvar_ns, 37500 * TF_US); /* RFC 6298's RTTVAR; Linux's mdev: the same numbers */
+    assert_int_equal(i.rto_ns, rto);
+    uint64_t t2 = 2 * TF_SEC;
+    send_pattern(f.c, 1000, 1000, t2);
+    TF_EXPECT(&f.t, t2, ACK | PSH, f.d + 1000, 1001, 1000);
+    tf_run(&f.t, t2 + rto - 1);
+    TF_EXPECT_NONE(&f.t);
+    tf_run(&f.t, t2 + rto);
+    TF_EXPECT(&f.t, t2 + rto, ACK | PSH, f.d + 1000, 1001, 1000);
+    tf_run(&f.t, t2 + 3 * rto - 1);
+    TF_EXPECT_NONE(&f.t);
+    tf_run(&f.t, t2 + 3 * rto);
+    TF_EXPECT(&f.t, t2 + 3 * rto, ACK | PSH, f.d + 1000, 1001, 1000);
+    finish(&f);
+}
+
+static void test_rto_steady_path_linux_profiles(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < brisk_profiles_count(); i++)
+        if (strncmp(brisk_profile_name(i), "linux-", 6) == 0)
+            rto_on_steady_path(brisk_profile_name(i), 300 * TF_MS);
+}
+
+static void test_rto_steady_path_brisk(void **state)
+{
+    (void)state;
+    rto_on_steady_path("brisk", 250 * TF_MS);
 }
 
 /* Sends 1000 bytes at `t1` and lets the RTO resend them three times (+200, +400, +800 ms, with TLP off and
@@ -448,6 +496,8 @@ int main(void)
         cmocka_unit_test(test_rto_backoff_and_abort),
         cmocka_unit_test(test_rto_min_and_restart_on_ack),
         cmocka_unit_test(test_rto_after_data_sample),
+        cmocka_unit_test(test_rto_steady_path_linux_profiles),
+        cmocka_unit_test(test_rto_steady_path_brisk),
         cmocka_unit_test(test_backoff_reset_by_timestamp_echo),
         cmocka_unit_test(test_rto_go_back_n),
         cmocka_unit_test(test_fast_retransmit_newreno),

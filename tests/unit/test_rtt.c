@@ -3,8 +3,8 @@
  * samples, RFC 7323 appendix G gains, a floating-point reference of the RFC's equations over random sample
  * sequences (srtt / rttvar within half a nanosecond, RTO within one), exact convergence on a steady path (no
  * drift), clamping of samples and RTO, backoff doubling and its saturation at rto_max, the RFC 6298 5.7 3 s
- * fallback, and the windowed min-RTT filter: expiry, promotion, and a randomized comparison with a
- * brute-force windowed minimum.
+ * fallback, Linux 6.x's estimator (the linux-* profiles) on a hand-computed sample sequence, and the windowed
+ * min-RTT filter: expiry, promotion, and a randomized comparison with a brute-force windowed minimum.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -222,7 +222,7 @@ static void test_random_vs_float_reference(void **state)
                          seed, run, i, rtt, nn, brisk_rtt_srtt(&r), (double)f.srtt, brisk_rtt_rttvar(&r),
                          (double)f.rttvar, r.rto, (double)rto);
         }
-        assert_int_equal(r.samples, 500);
+        assert_int_equal(r.samples, UINT8_MAX); /* the count saturates: only whether there was one matters */
     }
     print_message("rtt vs float (seed %" PRIu64 "): worst error srtt %.4f ns, rttvar %.4f ns, rto %.4f ns\n",
                   seed, worst_srtt, worst_var, worst_rto);
@@ -373,6 +373,67 @@ static void test_syn_timeout_fallback(void **state)
 /* ---------------------------------------------------------------------------------------------------------
  * The windowed min-RTT filter.
  * ------------------------------------------------------------------------------------------------------- */
+/* Linux's estimator (brisk_rtt_use_linux): the exact SRTT, mdev and RTO Linux 6.x's tcp_rtt_estimator and
+ * tcp_set_rto compute for a sample sequence (worked by hand from its integer recurrences, in us): RTO =
+ * SRTT + rttvar, rttvar the round's largest 4 x mdev and at least rto_min, decaying once per round; samples
+ * below SRTT move mdev with gain 1/32; the RTO rounded up to 1 ms. RFC 6298's estimator on the same path for
+ * contrast: its RTO drops towards max(rto_min, SRTT) where Linux's stays SRTT + rto_min. */
+static void test_linux_estimator(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t rtt_us;
+        int new_round;                    /* the ACK takes snd_una past the snd_nxt the round began at */
+        uint64_t srtt_ns, mdev_ns, rto_ms; /* afterwards */
+    } steps[] = {
+        {100000, 0, 100000000, 50000000, 300}, /* first: SRTT = R, mdev = R / 2, RTO = R + max(2 R, 200) */
+        {100000, 0, 100000000, 37500000, 300}, /* RFC 6298 would say 250 here */
+        {100000, 1, 100000000, 28125000, 300}, /* steady: SRTT + rto_min, however long it lasts */
+        {400000, 1, 137500000, 96093750, 522}, /* a jump: rttvar = the round's largest 4 x mdev */
+        {100000, 0, 132812500, 81445500, 518},
+        {100000, 1, 128711000, 69287250, 499}, /* new rounds: rttvar decays a quarter of its excess each */
+        {100000, 1, 125122125, 59143250, 462},
+        {100000, 1, 121981875, 50638000, 425},
+        {60000, 1, 114234250, 50992250, 393}, /* below SRTT: mdev grows by 1/32 of the excess, not 1/4 */
+    };
+    struct brisk_rtt r, rfc;
+    brisk_rtt_init(&r, 1 * S, 200 * MS, 120 * S);
+    brisk_rtt_init(&rfc, 1 * S, 200 * MS, 120 * S);
+    brisk_rtt_use_linux(&r);
+    uint32_t round_end = 0, nxt = 1000;
+    uint64_t now = 10 * S;
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        /* snd_una reaches the round's end exactly (same round) or passes it (a new one); then more is sent. */
+        uint32_t una = steps[i].new_round ? round_end + 1 : round_end;
+        if (i == 0 || steps[i].new_round)
+            round_end = nxt;
+        now += steps[i].rtt_us * US;
+        brisk_rtt_sample_ack(&r, steps[i].rtt_us * US, steps[i].rtt_us * US, now, 4, una, nxt);
+        brisk_rtt_sample_ack(&rfc, steps[i].rtt_us * US, steps[i].rtt_us * US, now, 1, una, nxt);
+        nxt += 10000;
+        assert_int_equal(brisk_rtt_srtt(&r), steps[i].srtt_ns);
+        assert_int_equal(brisk_rtt_rttvar(&r), steps[i].mdev_ns);
+        assert_int_equal(r.rto, steps[i].rto_ms * MS);
+        assert_int_equal(brisk_rtt_min(&r), i < 8 ? 100 * MS : 60 * MS);
+        if (i == 1)
+            assert_int_equal(rfc.rto, 250 * MS); /* RFC 6298: 100 + 4 x 37.5 ms, 50 ms before Linux */
+    }
+    assert_int_equal(r.rttvar_us, 278219);
+
+    /* The RTO is rounded up to whole milliseconds (jiffies), the sample truncated to microseconds. */
+    brisk_rtt_init(&r, 1 * S, 200 * MS, 120 * S);
+    brisk_rtt_use_linux(&r);
+    brisk_rtt_sample_ack(&r, 33333 * US + 999, 33333 * US, 1 * S, 1, 1, 1);
+    assert_int_equal(brisk_rtt_srtt(&r), 33333 * US);
+    assert_int_equal(r.rto, 234 * MS); /* 33.333 + 200 ms, rounded up */
+    /* A long RTT: the first sample's 3 R, capped at rto_max. */
+    brisk_rtt_init(&r, 1 * S, 200 * MS, 1 * S);
+    brisk_rtt_use_linux(&r);
+    brisk_rtt_sample(&r, 400 * MS, 1 * S);
+    assert_int_equal(r.rto, 1 * S);
+    assert_int_equal(r.backoff, 0);
+}
+
 static void test_min_rtt_window_expiry(void **state)
 {
     (void)state;
@@ -485,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_clamping),
         cmocka_unit_test(test_backoff_doubles_and_saturates),
         cmocka_unit_test(test_syn_timeout_fallback),
+        cmocka_unit_test(test_linux_estimator),
         cmocka_unit_test(test_min_rtt_window_expiry),
         cmocka_unit_test(test_min_rtt_zero_window),
         cmocka_unit_test(test_min_rtt_random_vs_brute_force),
