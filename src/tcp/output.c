@@ -333,6 +333,7 @@ void tcp_advance_nxt(brisk_sock *c, uint32_t len, uint8_t flags, uint32_t mss)
     c->snd.nxt += len;
     if (flags & BRISK_TCP_FIN) {
         c->snd.fin_sent = 1;
+        c->snd.fin_alone = len == 0;
         c->snd.nxt++;
     }
     if (len < mss)
@@ -423,6 +424,7 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
                     break;
                 }
                 c->snd.fin_sent = 1;
+                c->snd.fin_alone = 1; /* all data had gone: a segment of its own, as Linux's tcp_send_fin */
                 c->snd.nxt++;
                 if (brisk_seq_lt(c->snd.max, c->snd.nxt))
                     c->snd.max = c->snd.nxt;

@@ -143,6 +143,7 @@ struct brisk_sock {
         uint32_t iss;        /* initial send sequence number */
         uint8_t push_once;   /* TCP_NODELAY was set: TCP_CORK and Nagle yield until a write starts a piece */
         uint8_t push_write;  /* this send was cut short (buffer, low-water mark): push its tail now */
+        uint8_t fin_alone;   /* the FIN last went out in a segment of its own, not on the last data */
     } snd;
 
     struct {

@@ -31,8 +31,18 @@ uint64_t tcp_tlp_timeout(const brisk_sock *c)
     const struct brisk_settings *s = &c->st->s;
     if (!s->tcp_tlp || !c->opt.sack || c->timer.tlp_on || c->cc.in_recovery || c->cc.in_loss)
         return 0;
-    if (c->state != BRISK_TCP_ESTABLISHED && c->state != BRISK_TCP_CLOSE_WAIT)
-        return 0;
+    /* Any synchronized state with data or a FIN outstanding: a tail loss is as likely after close() as
+     * before, and Linux's tcp_schedule_loss_probe asks nothing about the state either. */
+    switch (c->state) {
+    case BRISK_TCP_ESTABLISHED:
+    case BRISK_TCP_CLOSE_WAIT:
+    case BRISK_TCP_FIN_WAIT_1:
+    case BRISK_TCP_CLOSING:
+    case BRISK_TCP_LAST_ACK:
+        break;
+    default:
+        return 0; /* the handshake has its own retransmissions; nothing else is outstanding */
+    }
     uint64_t srtt = brisk_rtt_srtt(&c->rtt);
     if (srtt == 0)
         return 0; /* no estimate yet: the RTO alone (the RFC's 1 s PTO would be no earlier) */
@@ -63,13 +73,24 @@ static int probe_new_data(brisk_sock *c, uint64_t now)
     return 1;
 }
 
-/* The last segment again: up to one MSS ending at the highest byte sent, with the FIN if it was sent. */
+/* The last segment again, as it was sent (RFC 8985 §7.3: "the highest-sequence segment sent"; Linux's
+ * tcp_send_loss_probe retransmits the last skb, cut to its last segment): a FIN that went out on its own is
+ * resent alone (Linux's tcp_send_fin gives it an skb of its own once all data has been sent); otherwise the
+ * last data segment as recorded on the scoreboard (the tail of a TSO burst may be short of an MSS), with PSH
+ * as its first transmission had it and the FIN if it rode on it. Without a scoreboard: up to one MSS ending
+ * at the highest byte sent. */
 static int probe_last_segment(brisk_sock *c, uint64_t now)
 {
+    if (c->snd.fin_sent && c->snd.fin_alone)
+        return tcp_transmit(c, c->snd.max - 1, 0, BRISK_TCP_ACK | BRISK_TCP_FIN, now) == BRISK_OK;
     uint32_t end = c->snd.max - (c->snd.fin_sent ? 1u : 0u);
     uint32_t len = end - c->snd.una;
     if (len > c->snd.mss)
         len = c->snd.mss;
+    if (tcp_sb_active(c) && c->sb.len && tcp_sb_at(c, c->sb.len - 1)->end == end) {
+        const struct tcp_sb_rec *r = tcp_sb_at(c, c->sb.len - 1);
+        len = r->end - r->seq;
+    }
     if (len && c->snd.marks && brisk_seq_gt(tcp_mark_eor_before(c, end), end - len))
         len = end - tcp_mark_eor_before(c, end); /* the last record's bytes only (mark.c) */
     uint8_t flags = BRISK_TCP_ACK | tcp_psh(c, end - len, len) | (c->snd.fin_sent ? BRISK_TCP_FIN : 0);

@@ -462,12 +462,13 @@ static void test_rst_in_fin_wait_2(void **state)
 }
 
 /* A FIN that went with unacknowledged data is resent with it after an RTO (RFC 9293 §3.10.4: the FIN
- * follows all data and is retransmitted until acknowledged). */
+ * follows all data and is retransmitted until acknowledged). The tail loss probe that would go first (the
+ * bare FIN: test_tlp.c) is off here. */
 static void test_fin_retransmitted_after_data(void **state)
 {
     (void)state;
     struct fix f;
-    setup(&f, NULL);
+    setup(&f, (const char *const[]){"tcp_tlp=0", NULL});
     uint8_t data[300];
     tf_pattern(data, sizeof(data), 0);
     assert_int_equal(brisk_send(f.c, data, sizeof(data), 0, TF_SEC), 300);

@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "support/tcpforge.h"
@@ -16,6 +17,7 @@
 
 #define ACK BRISK_TCP_ACK
 #define PSH BRISK_TCP_PSH
+#define FIN BRISK_TCP_FIN
 
 /* A connection accepted at 0, handshake RTT 10 ms (SRTT 10 ms, RTO 200 ms), SACK negotiated unless `sack` is
  * 0.
@@ -157,6 +159,55 @@ static void test_dsack_for_probe_means_no_loss(void **state)
     finish(&f);
 }
 
+/* The FIN and the probe, in every profile. A FIN sent after all the data went out is a segment of its own,
+ * and the probe resends it alone, as Linux's tcp_send_loss_probe resends its last skb (tcp_send_fin queued
+ * the FIN in an skb of its own); the probe's ACK tells whether the data arrived. A FIN that rode on the last
+ * data segment goes again with that segment. */
+static void fin_probe(const char *profile, int fin_alone)
+{
+    char p[64];
+    snprintf(p, sizeof(p), "profile=%s", profile);
+    struct tf_conn f;
+    setup(&f, (const char *const[]){p, NULL}, 1);
+    const uint32_t m = 1460;
+    uint64_t t1 = TF_SEC;
+    if (fin_alone) {
+        tf_send_pattern(f.c, 0, 3000, t1);
+        TF_EXPECT(&f.t, t1, ACK, f.d, 1001, m);
+        TF_EXPECT(&f.t, t1, ACK, f.d + m, 1001, m);
+        TF_EXPECT(&f.t, t1, ACK | PSH, f.d + 2 * m, 1001, 80);
+        assert_int_equal(brisk_shutdown_write(f.c, t1 + TF_MS), BRISK_OK);
+        TF_EXPECT(&f.t, t1 + TF_MS, ACK | FIN, f.d + 3000, 1001, 0);
+    } else {
+        /* Corked: the data waits, and shutdown sends it with the FIN on its last segment. */
+        assert_int_equal(brisk_setsockopt(f.c, BRISK_SO_CORK, 1, t1), BRISK_OK);
+        tf_send_pattern(f.c, 0, 3000, t1);
+        TF_EXPECT(&f.t, t1, ACK, f.d, 1001, m);
+        TF_EXPECT(&f.t, t1, ACK, f.d + m, 1001, m);
+        TF_EXPECT_NONE(&f.t);
+        assert_int_equal(brisk_shutdown_write(f.c, t1 + TF_MS), BRISK_OK);
+        TF_EXPECT(&f.t, t1 + TF_MS, ACK | PSH | FIN, f.d + 2 * m, 1001, 80);
+    }
+    TF_EXPECT_NONE(&f.t);
+    assert_true(tf_run_to_seg(&f.t, t1 + 100 * TF_MS));
+    if (fin_alone)
+        TF_EXPECT(&f.t, TF_ANY_TIME, ACK | FIN, f.d + 3000, 1001, 0);
+    else
+        TF_EXPECT(&f.t, TF_ANY_TIME, ACK | PSH | FIN, f.d + 2 * m, 1001, 80);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(tf_info(f.c).tlp_probes, 1);
+    finish(&f);
+}
+
+static void test_probe_after_fin(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < brisk_profiles_count(); i++) {
+        fin_probe(brisk_profile_name(i), 1);
+        fin_probe(brisk_profile_name(i), 0);
+    }
+}
+
 /* Without SACK, or with tcp_tlp=0, the RTO alone guards the tail. */
 static void test_no_probe_without_sack_or_setting(void **state)
 {
@@ -213,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_lone_segment_probe_at_rto_time),
         cmocka_unit_test(test_probe_repairs_tail_loss),
         cmocka_unit_test(test_dsack_for_probe_means_no_loss),
+        cmocka_unit_test(test_probe_after_fin),
         cmocka_unit_test(test_no_probe_without_sack_or_setting),
         cmocka_unit_test(test_lazy_vs_eager_wheel_ops),
     };
