@@ -90,6 +90,7 @@ struct brisk_settings {
     uint64_t bql_hold_time_ns; /* how long the limit must have been too big before it shrinks */
     uint32_t gro; /* coalesce in-order TCP segments of a batch handed to brisk_stack_input_batch (netdev.h) */
     uint32_t tcp_tlp;            /* tail loss probes (RFC 8985 §7) on SACK connections */
+    uint32_t tcp_loss_timers;    /* TLP / RACK timer arithmetic: enum brisk_compat (docs/recovery.md) */
     uint32_t tcp_timer_eager;    /* compat: re-arm the retransmit and delayed-ACK timers on every event */
     uint32_t tcp_frto;           /* F-RTO: detect and undo spurious retransmission timeouts (RFC 5682) */
     uint32_t tcp_nosack_prr;     /* compat: recovery without SACK the Linux way (docs/recovery.md) */
@@ -149,10 +150,10 @@ struct brisk_settings {
                                      only) or "linux" (1, every error; tcp_v4_err) */
 };
 
-/* Values of tcp_rtt_estimator (and of the other settings that choose between brisk's RFC arithmetic and
- * Linux 6.x's where they differ: the linux-* profiles set BRISK_COMPAT_LINUX). */
+/* Values of tcp_rtt_estimator and tcp_loss_timers: brisk's RFC arithmetic, or Linux 6.x's where the two
+ * differ (the linux-* profiles set BRISK_COMPAT_LINUX). */
 enum brisk_compat {
-    BRISK_COMPAT_RFC = 0,   /* the RFC as brisk implements it ("rfc6298") */
+    BRISK_COMPAT_RFC = 0,   /* the RFC as brisk implements it ("rfc6298", "rfc8985") */
     BRISK_COMPAT_LINUX = 1, /* what Linux 6.x computes ("linux") */
 };
 

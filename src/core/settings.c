@@ -20,8 +20,9 @@
 /* tcp_congestion: the order is src/tcp/cc.c's registry order, so the index is brisk_cc_get()'s. */
 static const char *const congestion_names[] = {"newreno", "cubic", NULL};
 #define CONGESTION_MAX (sizeof(congestion_names) / sizeof(congestion_names[0]) - 2)
-/* tcp_rtt_estimator: brisk's RFC arithmetic (0) or Linux 6.x's (1), enum brisk_compat. */
+/* tcp_rtt_estimator and tcp_loss_timers: brisk's RFC arithmetic (0) or Linux 6.x's (1), enum brisk_compat. */
 static const char *const estimator_names[] = {"rfc6298", "linux", NULL};
+static const char *const loss_timer_names[] = {"rfc8985", "linux", NULL};
 
 #define VALKIND_UINT       BRISK_VAL_UINT
 #define VALKIND_BOOL       BRISK_VAL_BOOL
@@ -35,6 +36,7 @@ static const char *const syn_icmp_names[] = {"rfc1122", "linux", NULL};
 #define VALKIND_CONGESTION BRISK_VAL_CHOICE
 #define VALKIND_SYN_ICMP   BRISK_VAL_CHOICE
 #define VALKIND_ESTIMATOR  BRISK_VAL_CHOICE
+#define VALKIND_LOSSTIMERS BRISK_VAL_CHOICE
 #define CHOICES_UINT       NULL
 #define CHOICES_BOOL       NULL
 #define CHOICES_SIZE       NULL
@@ -43,6 +45,7 @@ static const char *const syn_icmp_names[] = {"rfc1122", "linux", NULL};
 #define CHOICES_CONGESTION congestion_names
 #define CHOICES_SYN_ICMP   syn_icmp_names
 #define CHOICES_ESTIMATOR  estimator_names
+#define CHOICES_LOSSTIMERS loss_timer_names
 
 /* X(name, kind, field, field type, default, min, max, help) */
 #define BRISK_SETTINGS(X)                                                                                    \
@@ -67,6 +70,8 @@ static const char *const syn_icmp_names[] = {"rfc1122", "linux", NULL};
       "BQL: the limit shrinks after it has had slack for this long")                                         \
     X(gro, BOOL, gro, uint32_t, 1, 0, 1, "coalesce in-order TCP segments of a received batch (GRO)")         \
     X(tcp_tlp, BOOL, tcp_tlp, uint32_t, 1, 0, 1, "tail loss probes (RFC 8985 §7) on SACK connections")       \
+    X(tcp_loss_timers, LOSSTIMERS, tcp_loss_timers, uint32_t, 0, 0, 1,                                       \
+      "TLP and RACK timers: rfc8985 (brisk) or linux (6.x: 2 srtt + 2 ms / rto_min, ms ticks, 2 ms slack)")  \
     X(tcp_timer_eager, BOOL, tcp_timer_eager, uint32_t, 0, 0, 1,                                             \
       "compat (Linux until 2019): re-arm RTO/TLP on every send and ACK, arm/cancel delayed ACKs each time")  \
     X(tcp_frto, BOOL, tcp_frto, uint32_t, 1, 0, 1, "F-RTO: detect and undo spurious timeouts (RFC 5682)")    \

@@ -383,7 +383,7 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         }
         /* After the window grew for this ACK (a reduction must not be grown back at once), before the
          * deadline is re-armed (the episode may end here and allow a new probe). */
-        tcp_tlp_ack(c, seg, prior_cwnd, now);
+        tcp_tlp_ack(c, seg, prior_cwnd, 0, now);
         c->dupacks = 0;
         c->timer.retries = 0;
         tcp_rearm_rto(c, now); /* RFC 6298 §5.3: restart for the remaining data, or stop */
@@ -412,8 +412,11 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
             tcp_rearm_rto(c, now);
         }
     }
-    if (!advanced)
-        tcp_tlp_ack(c, seg, prior_cwnd, now); /* a D-SACK for the probe ends its episode too */
+    if (!advanced) { /* a D-SACK for the probe ends its episode too, and (Linux) a pure duplicate ACK */
+        int dup = seg->payload_len == 0 && win == c->snd.wnd && delivered == 0 &&
+                  !(seg->flags & (BRISK_TCP_SYN | BRISK_TCP_FIN));
+        tcp_tlp_ack(c, seg, prior_cwnd, dup, now);
+    }
     if (tcp_sb_active(c) && (delivered || c->cc.in_recovery || c->sb.lost)) {
         tcp_recovery_check(c, prior_cwnd, now);
         if (c->cc.in_recovery)

@@ -394,6 +394,7 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
 {
     if (!can_send_data(c->state))
         return;
+    uint32_t prior_max = c->snd.max;
     uint32_t mss = c->snd.mss - sack_opt_bytes(c); /* room for the SACK blocks our ACKs must carry */
     uint32_t goal = tcp_size_goal(c, mss);         /* one MSS, or a TSO burst on a GSO device */
     int sent = 0;
@@ -405,8 +406,8 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
         sent = c->stat.bytes_sent != before;
         if (hold != BRISK_HOLD_NONE) {
             tcp_hold(c, hold, now);
-            if (sent && c->timer.rtx_kind != TCP_RTX_RTO)
-                tcp_rearm_rto(c, now);
+            if (sent)
+                tcp_rearm_sent(c, now, prior_max, 0);
             return;
         }
     }
@@ -551,7 +552,7 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
         tcp_timer_cancel(c, &c->timer.cork);
     tcp_hold(c, hold, now);
     /* RFC 6298 §5.1: a running RTO is not restarted by a send; a probe deadline is (RFC 8985 §7.2). The
-     * eager compat discipline re-arms on every send, as Linux did until 2019. */
-    if (sent && (c->timer.rtx_kind != TCP_RTX_RTO || c->st->s.tcp_timer_eager))
-        tcp_rearm_rto(c, now);
+     * eager compat discipline re-arms on every send, as Linux did until 2019 (timer.c). */
+    if (sent)
+        tcp_rearm_sent(c, now, prior_max, 1);
 }

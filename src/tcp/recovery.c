@@ -23,12 +23,9 @@
  */
 #include "tcp/tcp.h"
 
-void tcp_recovery_check(brisk_sock *c, uint32_t prior_cwnd, uint64_t now)
+/* A new recovery episode, if losses are marked and none is running. */
+static void maybe_enter(brisk_sock *c, uint32_t prior_cwnd, uint64_t now)
 {
-    if (!tcp_sb_active(c))
-        return;
-    uint64_t wait;
-    tcp_rack_detect(c, now, &wait);
     if (!c->cc.in_recovery && !c->cc.in_loss && c->sb.lost > 0) {
         /* The reduction is from the window (as Linux does), not RFC 5681's FlightSize: with SACK, snd.nxt -
          * snd.una also counts everything SACKed above the holes and everything just marked lost — after a
@@ -43,9 +40,39 @@ void tcp_recovery_check(brisk_sock *c, uint32_t prior_cwnd, uint64_t now)
         c->st->c.TCPFastRetrans++;
         c->stat.fast_retransmits++;
         tcp_prr_start(c, pipe_before);
+        if (c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
+            c->timer.tlp_on = 0; /* Linux's tcp_init_cwnd_reduction ends the probe episode */
     }
+}
+
+void tcp_recovery_check(brisk_sock *c, uint32_t prior_cwnd, uint64_t now)
+{
+    if (!tcp_sb_active(c))
+        return;
+    uint64_t wait = 0;
+    /* Linux (tcp_rack_mark_lost) scans only when a delivery moved RACK since the last scan. */
+    if (c->st->s.tcp_loss_timers != BRISK_COMPAT_LINUX || c->rack.advanced)
+        tcp_rack_detect(c, now, &wait);
+    maybe_enter(c, prior_cwnd, now);
     if (wait)
         tcp_arm_reo(c, now + wait);
+}
+
+void tcp_recovery_reo_timeout(brisk_sock *c, uint64_t now)
+{
+    /* Linux's tcp_rack_reo_timeout: mark what expired (the next reordering deadline is armed by a later
+     * ACK, not here), enter recovery, one packet's worth of PRR credit, retransmit; then the RTO, counted
+     * from the oldest segment's last transmission. */
+    uint64_t wait;
+    if (tcp_sb_active(c) && tcp_rack_detect(c, now, &wait)) {
+        int was = c->cc.in_recovery;
+        maybe_enter(c, c->cc.cwnd, now);
+        if (!was && c->cc.in_recovery)
+            tcp_prr_ack(c, c->snd.mss); /* entering: tcp_cwnd_reduction with one packet delivered */
+        tcp_write_xmit(c, now);
+    }
+    if (c->timer.rtx_kind != TCP_RTX_RTO)
+        tcp_rearm_rto_linux(c, now, 1);
 }
 
 /* Sends lost record r again; returns nonzero if the device or the pool refused it (the connection is parked).

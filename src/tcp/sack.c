@@ -148,26 +148,38 @@ static int is_dsack(const struct brisk_tcp_repr *seg)
            brisk_seq_leq(o->sack[0].end, o->sack[1].end);
 }
 
-uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now, int *dsack,
-                    uint32_t *delivered_orig)
+/* What one ACK did to the board: bytes newly delivered, the never-retransmitted share, and (Linux timers) the
+ * reordering evidence. */
+struct sb_ack {
+    uint32_t delivered, delivered_orig;
+    uint32_t prior_fack; /* highest SACKed sequence before the ACK (valid if has_fack) */
+    int has_fack, reordered;
+};
+
+/* Record r was delivered by this ACK (cumulatively or by SACK) and was not SACKed before. */
+static void delivered(brisk_sock *c, struct sb_ack *a, const struct tcp_sb_rec *r, uint32_t n, uint64_t now)
 {
-    *dsack = 0;
-    *delivered_orig = 0;
-    if (!tcp_sb_active(c))
-        return 0;
-    uint32_t delivered = 0, ack = seg->ack;
-    /* Cumulative: drop every record below ack (a record cut by it keeps its tail). */
+    a->delivered += n;
+    if (!(r->flags & TCP_SB_EVER_RETRANS)) {
+        a->delivered_orig += n;
+        /* A hole filled by its original transmission below data SACKed earlier: the path reordered
+         * (Linux's tcp_check_sack_reordering, from tcp_sacktag_one and tcp_clean_rtx_queue). */
+        if (a->has_fack && brisk_seq_lt(r->seq, a->prior_fack))
+            a->reordered = 1;
+    }
+    tcp_rack_delivered(c, r, now);
+}
+
+/* Cumulative: drop every record below ack (a record cut by it keeps its tail). */
+static void sb_cum_ack(brisk_sock *c, struct sb_ack *a, uint32_t ack, uint64_t now)
+{
     while (c->sb.len) {
         struct tcp_sb_rec *r = tcp_sb_at(c, 0);
         if (!brisk_seq_gt(ack, r->seq))
             break;
         uint32_t n = brisk_seq_lt(ack, r->end) ? ack - r->seq : rec_len(r);
-        if (!(r->flags & TCP_SB_SACKED)) {
-            delivered += n;
-            if (!(r->flags & TCP_SB_EVER_RETRANS))
-                *delivered_orig += n;
-            tcp_rack_delivered(c, r, now);
-        }
+        if (!(r->flags & TCP_SB_SACKED))
+            delivered(c, a, r, n, now);
         if (n < rec_len(r)) {
             /* Partly acknowledged: its totals shrink by the acked part. */
             if (r->flags & TCP_SB_LOST)
@@ -183,28 +195,76 @@ uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t no
         c->sb.head = (c->sb.head + 1) & (c->sb.cap - 1);
         c->sb.len--;
     }
-    *dsack = is_dsack(seg);
-    for (unsigned b = *dsack ? 1u : 0u; b < seg->opts.nsack; b++) {
-        uint32_t start = seg->opts.sack[b].start, end = seg->opts.sack[b].end;
-        if (!brisk_seq_lt(start, end) || brisk_seq_gt(end, c->snd.max) || brisk_seq_lt(start, ack))
-            continue; /* empty, beyond what was sent, or (partly) below the cumulative ACK: not news */
-        for (uint32_t i = find(c, start); i < c->sb.len; i++) {
-            struct tcp_sb_rec *r = tcp_sb_at(c, i);
-            if (brisk_seq_gt(r->end, end))
-                break;
-            if (brisk_seq_lt(r->seq, start) || (r->flags & TCP_SB_SACKED))
-                continue; /* not wholly covered, or known already */
-            uint32_t n = rec_len(r);
-            unaccount(c, r, n);
-            r->flags |= TCP_SB_SACKED;
-            c->sb.sacked += n;
-            delivered += n;
-            if (!(r->flags & TCP_SB_EVER_RETRANS))
-                *delivered_orig += n;
-            tcp_rack_delivered(c, r, now);
-        }
+}
+
+/* One SACK block [start, end): every record it covers whole becomes SACKed. */
+static void sb_sack_block(brisk_sock *c, struct sb_ack *a, uint32_t start, uint32_t end, uint32_t ack,
+                          uint64_t now)
+{
+    if (!brisk_seq_lt(start, end) || brisk_seq_gt(end, c->snd.max) || brisk_seq_lt(start, ack))
+        return; /* empty, beyond what was sent, or (partly) below the cumulative ACK: not news */
+    for (uint32_t i = find(c, start); i < c->sb.len; i++) {
+        struct tcp_sb_rec *r = tcp_sb_at(c, i);
+        if (brisk_seq_gt(r->end, end))
+            break;
+        if (brisk_seq_lt(r->seq, start) || (r->flags & TCP_SB_SACKED))
+            continue; /* not wholly covered, or known already */
+        uint32_t n = rec_len(r);
+        unaccount(c, r, n);
+        r->flags |= TCP_SB_SACKED;
+        c->sb.sacked += n;
+        delivered(c, a, r, n, now);
     }
-    return delivered;
+}
+
+uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now, int *dsack,
+                    uint32_t *delivered_orig)
+{
+    *dsack = 0;
+    *delivered_orig = 0;
+    if (!tcp_sb_active(c))
+        return 0;
+    struct sb_ack a = {0};
+    uint32_t ack = seg->ack;
+    *dsack = is_dsack(seg);
+    unsigned first = *dsack ? 1u : 0u;
+    if (c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX) {
+        /* Linux's order, which decides RACK.rtt (rack.c): the SACK blocks first, lowest first (its
+         * tcp_sacktag_write_queue sorts them), then the cumulative ACK (tcp_clean_rtx_queue); and its
+         * reordering evidence, measured against the highest sequence SACKed before this ACK. */
+        for (uint32_t i = c->sb.len; c->sb.sacked && i-- > 0;) {
+            const struct tcp_sb_rec *r = tcp_sb_at(c, i);
+            if (r->flags & TCP_SB_SACKED) {
+                a.prior_fack = r->end;
+                a.has_fack = 1;
+                break;
+            }
+        }
+        struct {
+            uint32_t start, end;
+        } b[BRISK_TCP_MAX_SACK];
+        unsigned nb = 0;
+        for (unsigned k = first; k < seg->opts.nsack && nb < BRISK_TCP_MAX_SACK; k++) {
+            unsigned at = nb++;
+            while (at > 0 && brisk_seq_lt(seg->opts.sack[k].start, b[at - 1].start)) {
+                b[at] = b[at - 1];
+                at--;
+            }
+            b[at].start = seg->opts.sack[k].start;
+            b[at].end = seg->opts.sack[k].end;
+        }
+        for (unsigned k = 0; k < nb; k++)
+            sb_sack_block(c, &a, b[k].start, b[k].end, ack, now);
+        sb_cum_ack(c, &a, ack, now);
+        if (a.reordered)
+            c->rack.reord = 1;
+    } else {
+        sb_cum_ack(c, &a, ack, now);
+        for (unsigned k = first; k < seg->opts.nsack; k++)
+            sb_sack_block(c, &a, seg->opts.sack[k].start, seg->opts.sack[k].end, ack, now);
+    }
+    *delivered_orig = a.delivered_orig;
+    return a.delivered;
 }
 
 uint32_t tcp_pipe(const brisk_sock *c)

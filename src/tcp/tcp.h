@@ -243,7 +243,8 @@ struct brisk_sock {
         uint64_t xmit_ts;  /* its transmission time */
         uint32_t end_seq;  /* its end */
         uint32_t reo_mult; /* reordering window in units of min_rtt / 4 (grows with D-SACKs) */
-        uint8_t reord;     /* reordering seen (D-SACK): keep the window during recovery */
+        uint8_t reord;     /* reordering seen (D-SACK; Linux: a hole filled without retransmission) */
+        uint8_t advanced;  /* Linux timers: a delivery moved RACK since its last detection pass */
         uint32_t recoveries_since_dsack;
         uint64_t rtt; /* the RTT it measured */
     } rack;
@@ -520,6 +521,15 @@ void tcp_timer_cancel(brisk_sock *c, struct brisk_timer *t);
 /* Sets the retransmit deadline for what is outstanding — a tail loss probe when one is allowed and due before
  * the RTO, else the RTO from now — or clears it when nothing is outstanding. */
 void tcp_rearm_rto(brisk_sock *c, uint64_t now);
+/* After a send by tcp_write_xmit (`prior_max`: snd.max before it): the RTO is not restarted by a send (RFC
+ * 6298 §5.1) but a probe deadline is (RFC 8985 §7.2), and with `eager` the compat discipline re-arms
+ * always; with Linux's timers, Linux's rules (tcp_event_new_data_sent, tcp_schedule_loss_probe,
+ * tcp_xmit_retransmit_queue: timer.c). */
+void tcp_rearm_sent(brisk_sock *c, uint64_t now, uint32_t prior_max, int eager);
+/* Linux's timers: Linux's tcp_rearm_rto — the RTO from now or, re-armed over a probe or reordering deadline
+ * (`from_head`), from the oldest outstanding segment's last transmission (tcp_rto_delta_us); cleared when
+ * nothing is outstanding. */
+void tcp_rearm_rto_linux(brisk_sock *c, uint64_t now, int from_head);
 void tcp_arm_persist(brisk_sock *c, uint64_t now);
 void tcp_clear_rtx(brisk_sock *c);
 void tcp_schedule_ack(brisk_sock *c, uint64_t now);
@@ -532,11 +542,16 @@ void tcp_keepalive_reset(brisk_sock *c, uint64_t now);
 /* tlp.c — tail loss probe (RFC 8985 §7) */
 /* The probe timeout if a probe may be armed now, else 0. */
 uint64_t tcp_tlp_timeout(const brisk_sock *c);
+/* Linux's timers: the delay tcp_schedule_loss_probe would arm, given how far off the RTO is (`rto_delta`,
+ * ns; 0 = not known), or 0 if it would arm none. */
+uint64_t tcp_tlp_timeout_linux(const brisk_sock *c, uint64_t rto_delta);
 /* The PTO expired: send the probe (new data if the window allows, else the last segment again). */
 void tcp_tlp_fire(brisk_sock *c, uint64_t now);
 /* An ACK arrived while a probe is outstanding: end the episode, reducing cwnd if the probe repaired a loss.
- */
-void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior_cwnd, uint64_t now);
+ * `dup`: the ACK is a pure duplicate (it advances nothing, carries nothing, SACKs nothing new, leaves the
+ * window): with Linux's timers that too ends the episode (both copies arrived). */
+void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior_cwnd, int dup,
+                 uint64_t now);
 
 /* sack.c — SACK scoreboard */
 /* A data segment [seq, end) went out at now (new: appended, one record per MSS; else a retransmission). */
@@ -557,10 +572,12 @@ struct tcp_sb_rec *tcp_sb_at(const brisk_sock *c, uint32_t i);
 void tcp_sb_free(brisk_sock *c);
 
 /* rack.c — RACK loss detection */
-/* A segment was delivered (acked or SACKed): remember the most recently sent such. */
+/* A segment was delivered (acked or SACKed): remember the most recently sent such (with Linux's timers,
+ * RACK.rtt is the last delivered segment's, whenever it was sent: tcp_sb_ack delivers in Linux's order). */
 void tcp_rack_delivered(brisk_sock *c, const struct tcp_sb_rec *r, uint64_t now);
 /* Marks lost every segment sent a reordering window before the latest delivered one. Returns how many were
- * newly marked; *wait (0 = none) is the time until the next one could be. */
+ * newly marked; *wait (0 = none) is the time until the next one could be — with Linux's timers
+ * (tcp_loss_timers=linux) the time until the last of them could be, plus 2 ms, in whole milliseconds. */
 uint32_t tcp_rack_detect(brisk_sock *c, uint64_t now, uint64_t *wait);
 void tcp_rack_dsack(brisk_sock *c);
 void tcp_rack_recovery_done(brisk_sock *c);
@@ -583,6 +600,9 @@ void tcp_prr_ack(brisk_sock *c, uint32_t delivered);
 /* After an ACK or the RACK timer: detect losses, enter recovery if needed, and arm the reordering deadline.
  */
 void tcp_recovery_check(brisk_sock *c, uint32_t prior_cwnd, uint64_t now);
+/* The RACK reordering deadline expired with Linux's timers (tcp_loss_timers=linux): Linux's
+ * tcp_rack_reo_timeout. */
+void tcp_recovery_reo_timeout(brisk_sock *c, uint64_t now);
 /* Retransmits lost segments while the window allows; returns the hold reason that stopped it, or NONE. */
 int tcp_retransmit_lost(brisk_sock *c, uint64_t now);
 /* The first lost segment again, whatever the window (the RTO's retransmission, RFC 6298 §5.4). */

@@ -148,6 +148,87 @@ void tcp_clear_rtx(brisk_sock *c)
         tcp_timer_cancel(c, &c->timer.rtx);
 }
 
+static int linux_timers(const brisk_sock *c)
+{
+    return c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX;
+}
+
+/* Linux arms its timers in jiffies: a delay rounds up to the 1 ms tick (usecs_to_jiffies). */
+static uint64_t ceil_ms(uint64_t ns)
+{
+    return (ns + BRISK_NSEC_PER_MSEC - 1) / BRISK_NSEC_PER_MSEC * BRISK_NSEC_PER_MSEC;
+}
+
+/* Linux's tcp_rto_delta_us: how far off the RTO of the oldest outstanding segment is — its last
+ * transmission plus the RTO, from now; at least 1 us. A bare FIN has no record: then the full RTO. */
+static uint64_t head_rto_delay(const brisk_sock *c, uint64_t now)
+{
+    uint64_t rto = brisk_rtt_rto(&c->rtt);
+    if (!tcp_sb_active(c) || c->sb.len == 0)
+        return rto;
+    uint64_t due = tcp_sb_at(c, 0)->xmit + rto;
+    return due > now + BRISK_NSEC_PER_USEC ? due - now : BRISK_NSEC_PER_USEC;
+}
+
+/* Linux's tcp_rearm_rto: the RTO from now, or over a probe or reordering deadline (from_head) from the
+ * oldest segment's last transmission, so that replacing one by the other does not postpone the RTO. */
+static void linux_rearm_rto(brisk_sock *c, uint64_t now, int from_head)
+{
+    if (c->snd.una == c->snd.max) {
+        if (c->timer.rtx_kind == TCP_RTX_RTO || c->timer.rtx_kind == TCP_RTX_TLP ||
+            c->timer.rtx_kind == TCP_RTX_REO)
+            tcp_clear_rtx(c);
+        return;
+    }
+    uint64_t delay = from_head ? head_rto_delay(c, now) : brisk_rtt_rto(&c->rtt);
+    rtx_set(c, TCP_RTX_RTO, now + ceil_ms(delay));
+}
+
+void tcp_rearm_rto_linux(brisk_sock *c, uint64_t now, int from_head)
+{
+    linux_rearm_rto(c, now, from_head);
+}
+
+/* Linux's tcp_set_xmit_timer, for an ACK that acknowledged data: a probe if one may be scheduled (the RTO it
+ * is compared with is a full one: the ACK restarts it), else the RTO. */
+static void linux_rearm_on_ack(brisk_sock *c, uint64_t now)
+{
+    int over = c->timer.rtx_kind == TCP_RTX_TLP || c->timer.rtx_kind == TCP_RTX_REO;
+    uint64_t pto = c->snd.una == c->snd.max ? 0 : tcp_tlp_timeout_linux(c, brisk_rtt_rto(&c->rtt));
+    if (pto)
+        rtx_set(c, TCP_RTX_TLP, now + pto);
+    else
+        linux_rearm_rto(c, now, over);
+}
+
+void tcp_rearm_sent(brisk_sock *c, uint64_t now, uint32_t prior_max, int eager)
+{
+    if (!linux_timers(c)) {
+        if (c->timer.rtx_kind != TCP_RTX_RTO || (eager && c->st->s.tcp_timer_eager))
+            tcp_rearm_rto(c, now);
+        return;
+    }
+    int kind = c->timer.rtx_kind;
+    if (kind == TCP_RTX_PERSIST)
+        return;
+    if (c->snd.max != prior_max) {
+        /* New data (tcp_event_new_data_sent): the RTO starts if nothing was out before, and replaces a
+         * pending probe (from the oldest segment); then the probe is scheduled again, no later than that
+         * RTO (tcp_schedule_loss_probe from tcp_write_xmit). A running RTO or reordering deadline stays. */
+        if (c->snd.una == prior_max || kind == TCP_RTX_NONE || kind == TCP_RTX_TLP)
+            linux_rearm_rto(c, now, kind == TCP_RTX_TLP);
+        uint64_t pto = tcp_tlp_timeout_linux(c, head_rto_delay(c, now));
+        if (pto)
+            rtx_set(c, TCP_RTX_TLP, now + pto);
+        return;
+    }
+    /* Retransmissions only (tcp_xmit_retransmit_queue): the RTO restarts when the oldest segment went again,
+     * unless a reordering deadline is pending. */
+    const struct tcp_sb_rec *head = tcp_sb_active(c) && c->sb.len ? tcp_sb_at(c, 0) : NULL;
+    if (kind == TCP_RTX_NONE || (kind != TCP_RTX_REO && head && head->xmit == now))
+        linux_rearm_rto(c, now, kind == TCP_RTX_TLP);
+}
+
 /* Whether something retransmitted is still unacknowledged (Linux tcp_any_retrans_done): a resent SYN or
  * SYN-ACK, else bytes (or the FIN) below the highest retransmission. */
 static int rtx_outstanding(const brisk_sock *c)
@@ -163,6 +244,10 @@ void tcp_rearm_rto(brisk_sock *c, uint64_t now)
      * retransmitted is outstanding (Linux clears retrans_stamp back in the Open state). */
     if (c->uto.rtx_on && !rtx_outstanding(c))
         c->uto.rtx_on = 0;
+    if (linux_timers(c) && c->state != BRISK_TCP_SYN_SENT && c->state != BRISK_TCP_SYN_RECEIVED) {
+        linux_rearm_on_ack(c, now);
+        return;
+    }
     if (c->snd.una == c->snd.max) {
         if (c->timer.rtx_kind == TCP_RTX_RTO || c->timer.rtx_kind == TCP_RTX_TLP)
             tcp_clear_rtx(c);
@@ -369,6 +454,8 @@ static void rtx_fired(struct brisk_timer *t, void *arg, uint64_t now)
         on_rto(c, now);
     else if (kind == TCP_RTX_TLP)
         tcp_tlp_fire(c, now);
+    else if (kind == TCP_RTX_REO && linux_timers(c))
+        tcp_recovery_reo_timeout(c, now);
     else if (kind == TCP_RTX_REO) {
         /* RFC 8985 §6.3: segments whose reordering window has passed are lost now; send what may go. */
         tcp_rearm_rto(c, now);

@@ -52,6 +52,62 @@ uint64_t tcp_tlp_timeout(const brisk_sock *c)
     return pto;
 }
 
+static int linux_timers(const brisk_sock *c)
+{
+    return c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX;
+}
+
+/* Segments outstanding as Linux's packets_out counts them: the scoreboard's records, and a FIN sent alone. */
+static uint32_t packets_out(const brisk_sock *c)
+{
+    uint32_t fin = c->snd.fin_sent && c->snd.fin_alone ? 1u : 0u;
+    if (tcp_sb_active(c))
+        return c->sb.len + fin;
+    uint32_t mss = c->snd.mss ? c->snd.mss : 1;
+    uint32_t data = c->snd.max - c->snd.una - (c->snd.fin_sent ? 1u : 0u);
+    return (data + mss - 1) / mss + fin;
+}
+
+uint64_t tcp_tlp_timeout_linux(const brisk_sock *c, uint64_t rto_delta)
+{
+    /* tcp_schedule_loss_probe: SACK connections with data out, in the Open or CWR state — not while SACKed
+     * or lost data is outstanding (Disorder), in recovery, or after an RTO (Loss). It does not ask whether a
+     * probe is already out: tcp_send_loss_probe declines the second one when the timer fires. */
+    const struct brisk_settings *s = &c->st->s;
+    if (!s->tcp_tlp || !c->opt.sack || c->cc.in_recovery || c->cc.in_loss || c->sb.sacked || c->sb.lost)
+        return 0;
+    switch (c->state) {
+    case BRISK_TCP_ESTABLISHED:
+    case BRISK_TCP_CLOSE_WAIT:
+    case BRISK_TCP_FIN_WAIT_1:
+    case BRISK_TCP_CLOSING:
+    case BRISK_TCP_LAST_ACK:
+        break;
+    default:
+        return 0;
+    }
+    uint32_t n = packets_out(c);
+    if (n == 0)
+        return 0;
+    uint64_t pto;
+    uint64_t srtt = brisk_rtt_srtt(&c->rtt);
+    if (srtt == 0) {
+        pto = BRISK_NSEC_PER_SEC; /* no sample yet: TCP_TIMEOUT_INIT */
+    } else {
+        /* 2 x SRTT in Linux's microseconds (srtt_us >> 2), plus the minimum RTO for a lone segment (the
+         * peer's delayed ACK) or 2 ms (TCP_TIMEOUT_MIN_US) otherwise, rounded up to the 1 ms tick. */
+        uint64_t us = srtt * 8 / BRISK_NSEC_PER_USEC >> 2;
+        us += n == 1 ? s->tcp_rto_min_ns / BRISK_NSEC_PER_USEC : 2000;
+        pto = (us + 999) / 1000 * BRISK_NSEC_PER_MSEC;
+    }
+    if (rto_delta) {
+        uint64_t rto = (rto_delta + BRISK_NSEC_PER_MSEC - 1) / BRISK_NSEC_PER_MSEC * BRISK_NSEC_PER_MSEC;
+        if (rto < pto)
+            pto = rto; /* the RTO would come first: probe then */
+    }
+    return pto;
+}
+
 /* New data for the probe: at most one segment, within the peer's window (not cwnd: §7.3). */
 static int probe_new_data(brisk_sock *c, uint64_t now)
 {
@@ -99,20 +155,33 @@ static int probe_last_segment(brisk_sock *c, uint64_t now)
     return tcp_transmit(c, end - len, len, flags, now) == BRISK_OK;
 }
 
+/* No probe after all: the RTO, for Linux's timers counted from the oldest segment (its "rearm_timer"). */
+static void no_probe(brisk_sock *c, uint64_t now)
+{
+    if (linux_timers(c))
+        tcp_rearm_rto_linux(c, now, 1);
+    else
+        tcp_rearm_rto(c, now);
+}
+
 void tcp_tlp_fire(brisk_sock *c, uint64_t now)
 {
     if (c->snd.una == c->snd.max)
         return;
+    if (c->timer.tlp_on) {
+        no_probe(c, now); /* Linux's timers schedule past an outstanding probe; at most one goes */
+        return;
+    }
     if (brisk_netdev_stopped(c->rt.dev)) {
         /* Our own device queue is full: the tail has not left the host, so it cannot have been lost (Linux's
          * skb_still_in_host_queue). No probe; the RTO stays the safety net. */
-        tcp_rearm_rto(c, now);
+        no_probe(c, now);
         return;
     }
     int retrans = 0;
     if (!probe_new_data(c, now)) {
         if (!probe_last_segment(c, now)) {
-            tcp_rearm_rto(c, now); /* nothing could go (device busy): the RTO stays the safety net */
+            no_probe(c, now); /* nothing could go (device busy): the RTO stays the safety net */
             return;
         }
         retrans = 1;
@@ -122,6 +191,10 @@ void tcp_tlp_fire(brisk_sock *c, uint64_t now)
     c->timer.tlp_on = 1;
     c->timer.tlp_retrans = (uint8_t)retrans;
     c->timer.tlp_end = c->snd.max;
+    if (linux_timers(c)) {
+        tcp_rearm_rto_linux(c, now, 0); /* tcp_send_loss_probe clears the pending probe: from now */
+        return;
+    }
     tcp_rearm_rto(c, now); /* a probe is outstanding: this arms the RTO (§7.3) */
 }
 
@@ -137,13 +210,27 @@ static int probe_dsacked(const brisk_sock *c, const struct brisk_tcp_repr *seg)
     return brisk_seq_gt(e, probe_start) && brisk_seq_leq(s, c->timer.tlp_end);
 }
 
-void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior_cwnd, uint64_t now)
+void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior_cwnd, int dup,
+                 uint64_t now)
 {
     if (!c->timer.tlp_on)
         return;
     int dsack = c->timer.tlp_retrans && probe_dsacked(c, seg);
-    if (brisk_seq_lt(seg->ack, c->timer.tlp_end) && !dsack)
+    if (linux_timers(c)) {
+        /* Linux's tcp_process_tlp_ack: nothing below TLP.end_seq; a probe of new data, a D-SACK for the probe
+         * or a pure duplicate ACK (both copies arrived) ends the episode; only an ACK beyond TLP.end_seq
+         * proves the probe repaired a loss — one that reaches it exactly keeps the episode open. */
+        if (brisk_seq_lt(seg->ack, c->timer.tlp_end))
+            return;
+        if (!c->timer.tlp_retrans || dsack || dup) {
+            c->timer.tlp_on = 0;
+            return;
+        }
+        if (!brisk_seq_gt(seg->ack, c->timer.tlp_end))
+            return;
+    } else if (brisk_seq_lt(seg->ack, c->timer.tlp_end) && !dsack) {
         return; /* the episode goes on */
+    }
     c->timer.tlp_on = 0;
     if (!c->timer.tlp_retrans || dsack)
         return;

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "support/tcpforge.h"
@@ -212,6 +213,67 @@ static void test_no_scoreboard_without_sack(void **state)
     finish(&f);
 }
 
+/* RACK's reordering timer, per profile, for a hole in front of one SACKed segment and in front of three.
+ * brisk (RFC 8985 §6.2-6.3): the window is min RTT / 4 = 2.5 ms either way and the timer fires at the first
+ * deadline. Linux 6.x: the window is zero once three segments are SACKed and no reordering has been seen
+ * (tcp_rack_reo_wnd's duplicate-ACK threshold), so the hole is lost at once; otherwise the timer waits for
+ * the last deadline plus 2 ms, on the 1 ms tick (tcp_rack_mark_lost), and when it fires the RTO is re-armed
+ * from the oldest segment's transmission (tcp_rack_reo_timeout, tcp_rearm_rto). */
+static void reo_timer(const char *profile, uint32_t sacked)
+{
+    int lx = strncmp(profile, "linux-", 6) == 0;
+    char p[64];
+    snprintf(p, sizeof(p), "profile=%s", profile);
+    struct tf_conn f;
+    setup(&f, (const char *const[]){p, NULL});
+    uint64_t t1 = TF_SEC, T = t1 + 10 * TF_MS;
+    tf_send_pattern(f.c, 0, 10 * M, t1);
+    for (int k = 0; k < 10; k++)
+        tf_take(&f.t);
+    /* RACK.rtt = 10 ms (the SACKed segments went with the hole), so the hole's deadline is T + window. */
+    tf_peer_sack(&f.p, seg(&f, 0), seg(&f, 1), seg(&f, 1 + sacked), T);
+    uint64_t at;
+    if (!lx)
+        at = T + 2500 * TF_US;
+    else if (sacked >= 3)
+        at = T;
+    else
+        at = T + 5 * TF_MS; /* 2.5 ms + 2 ms, rounded up to the tick */
+    if (at > T) {
+        TF_EXPECT_NONE(&f.t);
+        assert_int_equal(f.c->timer.rtx_kind, TCP_RTX_REO);
+        tf_run(&f.t, at - 1);
+        TF_EXPECT_NONE(&f.t);
+        tf_run(&f.t, at);
+    }
+    TF_EXPECT(&f.t, at, ACK, seg(&f, 0), 1001, M);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(tf_info(f.c).fast_retransmits, 1);
+    /* Linux: the RTO from the hole's retransmission (the oldest outstanding segment): 210 ms. */
+    assert_int_equal(f.c->timer.rtx_kind, TCP_RTX_RTO);
+    if (lx)
+        assert_int_equal(f.c->timer.rtx_deadline, at + 210 * TF_MS);
+    finish(&f);
+}
+
+static void test_reo_timer_linux_profiles(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < brisk_profiles_count(); i++) {
+        if (strncmp(brisk_profile_name(i), "linux-", 6) != 0)
+            continue;
+        reo_timer(brisk_profile_name(i), 1);
+        reo_timer(brisk_profile_name(i), 3);
+    }
+}
+
+static void test_reo_timer_brisk(void **state)
+{
+    (void)state;
+    reo_timer("brisk", 1);
+    reo_timer("brisk", 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -221,6 +283,8 @@ int main(void)
         cmocka_unit_test(test_dsack_widens_window),
         cmocka_unit_test(test_prr_proportional),
         cmocka_unit_test(test_no_scoreboard_without_sack),
+        cmocka_unit_test(test_reo_timer_linux_profiles),
+        cmocka_unit_test(test_reo_timer_brisk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

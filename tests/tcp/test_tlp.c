@@ -159,6 +159,132 @@ static void test_dsack_for_probe_means_no_loss(void **state)
     finish(&f);
 }
 
+/* The probe timeout, per profile. brisk (RFC 8985 §7.2): PTO = 2 SRTT, plus tcp_delack_max for a lone
+ * segment, never later than the RTO. Linux 6.x (tcp_schedule_loss_probe): 2 SRTT + 2 ms (TCP_TIMEOUT_MIN_US),
+ * or + rto_min for a lone segment, rounded up to the 1 ms tick, never later than the RTO — counted from the
+ * oldest segment's transmission when the probe is re-armed by a send. Handshake RTT 10 ms: SRTT 10 ms; the
+ * RTO is 200 ms in brisk's profile (the floor), 210 ms in Linux's (SRTT + rto_min). */
+static void pto_timing(const char *profile)
+{
+    int lx = strncmp(profile, "linux-", 6) == 0;
+    char p[64];
+    snprintf(p, sizeof(p), "profile=%s", profile);
+    const uint32_t m = 1460;
+    uint64_t t1 = TF_SEC;
+    uint64_t rto = lx ? 210 * TF_MS : 200 * TF_MS;
+
+    /* Four segments: the probe at 2 SRTT (+ 2 ms), then the RTO from the probe. */
+    struct tf_conn f;
+    setup(&f, (const char *const[]){p, NULL}, 1);
+    assert_int_equal(tf_info(f.c).rto_ns, rto);
+    tf_send_pattern(f.c, 0, 4 * m, t1);
+    for (int k = 0; k < 4; k++)
+        tf_take(&f.t);
+    uint64_t pto = lx ? 22 * TF_MS : 20 * TF_MS;
+    tf_run(&f.t, t1 + pto - 1);
+    TF_EXPECT_NONE(&f.t);
+    tf_run(&f.t, t1 + pto);
+    TF_EXPECT(&f.t, t1 + pto, ACK | PSH, f.d + 3 * m, 1001, m);
+    tf_run(&f.t, t1 + pto + rto - 1);
+    TF_EXPECT_NONE(&f.t);
+    tf_run(&f.t, t1 + pto + rto);
+    TF_EXPECT(&f.t, t1 + pto + rto, ACK, f.d, 1001, m);
+    finish(&f);
+
+    /* A lone segment: 2 SRTT + 200 ms would be after the RTO, so the probe goes at the RTO's time. */
+    setup(&f, (const char *const[]){p, NULL}, 1);
+    tf_send_pattern(f.c, 0, 100, t1);
+    tf_take(&f.t);
+    tf_run(&f.t, t1 + rto - 1);
+    TF_EXPECT_NONE(&f.t);
+    tf_run(&f.t, t1 + rto);
+    TF_EXPECT(&f.t, t1 + rto, ACK | PSH, f.d, 1001, 100);
+    assert_int_equal(tf_info(f.c).tlp_probes, 1);
+    finish(&f);
+
+    /* More data 10 ms later re-arms the probe from that send: brisk 2 SRTT from it; Linux 2 SRTT + 2 ms, or
+     * the RTO of the first segment if that came sooner (it does not here). */
+    setup(&f, (const char *const[]){p, NULL}, 1);
+    tf_send_pattern(f.c, 0, 4 * m, t1);
+    for (int k = 0; k < 4; k++)
+        tf_take(&f.t);
+    tf_send_pattern(f.c, 4 * m, m, t1 + 10 * TF_MS);
+    TF_EXPECT(&f.t, t1 + 10 * TF_MS, ACK | PSH, f.d + 4 * m, 1001, m);
+    uint64_t at = t1 + 10 * TF_MS + pto;
+    tf_run(&f.t, at - 1);
+    TF_EXPECT_NONE(&f.t);
+    tf_run(&f.t, at);
+    TF_EXPECT(&f.t, at, ACK | PSH, f.d + 4 * m, 1001, m);
+    finish(&f);
+}
+
+static void test_pto_linux_profiles(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < brisk_profiles_count(); i++)
+        if (strncmp(brisk_profile_name(i), "linux-", 6) == 0)
+            pto_timing(brisk_profile_name(i));
+}
+
+static void test_pto_brisk(void **state)
+{
+    (void)state;
+    pto_timing("brisk");
+}
+
+/* The ACK that ends the probe's episode, per profile. brisk reduces cwnd once when the ACK covers the
+ * retransmitted probe without a D-SACK. Linux (tcp_process_tlp_ack) waits for an ACK beyond TLP.end_seq:
+ * one that acknowledges exactly up to it leaves the window and the episode as they are, and the reduction
+ * comes with the first ACK of later data. */
+static void probe_ack(const char *profile)
+{
+    int lx = strncmp(profile, "linux-", 6) == 0;
+    char p[64];
+    snprintf(p, sizeof(p), "profile=%s", profile);
+    const uint32_t m = 1460;
+    uint64_t t1 = TF_SEC;
+    struct tf_conn f;
+    setup(&f, (const char *const[]){p, NULL}, 1);
+    tf_send_pattern(f.c, 0, 8 * m, t1);
+    for (int k = 0; k < 8; k++)
+        tf_take(&f.t);
+    assert_true(tf_run_to_seg(&f.t, t1 + 100 * TF_MS));
+    TF_EXPECT(&f.t, TF_ANY_TIME, ACK | PSH, f.d + 7 * m, 1001, m);
+    f.p.ack = f.d + 8 * m;
+    tf_peer_send(&f.p, ACK, NULL, 0, t1 + 30 * TF_MS);
+    struct brisk_conn_info i = tf_info(f.c);
+    assert_int_equal(i.tlp_recoveries, lx ? 0 : 1);
+    assert_int_equal(f.c->timer.tlp_on, lx ? 1 : 0);
+    if (lx) {
+        /* New data and its ACK: beyond TLP.end_seq, the loss the probe repaired is answered now. */
+        tf_send_pattern(f.c, 8 * m, m, t1 + 40 * TF_MS);
+        tf_take(&f.t);
+        f.p.ack = f.d + 9 * m;
+        tf_peer_send(&f.p, ACK, NULL, 0, t1 + 50 * TF_MS);
+        i = tf_info(f.c);
+        assert_int_equal(i.tlp_recoveries, 1);
+        assert_false(f.c->timer.tlp_on);
+    }
+    /* NewReno: half the window before the ACK that reduced it — IW10 in brisk's profile; in Linux's, 18
+     * (the probe's ACK grew it by the eight segments it covered, tcp_abc_limit=0). */
+    assert_int_equal(i.ssthresh, lx ? 9 * m : 5 * m);
+    finish(&f);
+}
+
+static void test_probe_ack_linux_profiles(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < brisk_profiles_count(); i++)
+        if (strncmp(brisk_profile_name(i), "linux-", 6) == 0)
+            probe_ack(brisk_profile_name(i));
+}
+
+static void test_probe_ack_brisk(void **state)
+{
+    (void)state;
+    probe_ack("brisk");
+}
+
 /* The FIN and the probe, in every profile. A FIN sent after all the data went out is a segment of its own,
  * and the probe resends it alone, as Linux's tcp_send_loss_probe resends its last skb (tcp_send_fin queued
  * the FIN in an skb of its own); the probe's ACK tells whether the data arrived. A FIN that rode on the last
@@ -265,6 +391,10 @@ int main(void)
         cmocka_unit_test(test_probe_repairs_tail_loss),
         cmocka_unit_test(test_dsack_for_probe_means_no_loss),
         cmocka_unit_test(test_probe_after_fin),
+        cmocka_unit_test(test_pto_linux_profiles),
+        cmocka_unit_test(test_pto_brisk),
+        cmocka_unit_test(test_probe_ack_linux_profiles),
+        cmocka_unit_test(test_probe_ack_brisk),
         cmocka_unit_test(test_no_probe_without_sack_or_setting),
         cmocka_unit_test(test_lazy_vs_eager_wheel_ops),
     };
