@@ -105,6 +105,7 @@ struct brisk_settings {
     uint32_t tcp_window_scaling; /* negotiate window scaling (RFC 7323) */
     uint32_t tcp_initial_cwnd;   /* initial congestion window, segments (RFC 6928) */
     uint32_t tcp_abc_limit;      /* slow start: most segments one ACK adds (RFC 3465 L); 0 = all (Linux) */
+    uint32_t tcp_slow_start_after_idle; /* enum brisk_idle_restart (Linux sysctl of the same name) */
     uint64_t tcp_rto_initial_ns; /* RTO before the first sample (RFC 6298 §2.1) */
     uint64_t tcp_rto_min_ns;     /* RTO lower bound (Linux 200 ms) */
     uint64_t tcp_rto_max_ns;     /* RTO upper bound (Linux 120 s) */
@@ -155,6 +156,14 @@ struct brisk_settings {
 enum brisk_compat {
     BRISK_COMPAT_RFC = 0,   /* the RFC as brisk implements it ("rfc6298", "rfc8985") */
     BRISK_COMPAT_LINUX = 1, /* what Linux 6.x computes ("linux") */
+};
+
+/* Values of tcp_slow_start_after_idle: what the congestion window becomes when the connection sends again
+ * after an idle period longer than the RTO. 0 and 1 mean what they mean in Linux. */
+enum brisk_idle_restart {
+    BRISK_IDLE_KEEP = 0,    /* keep cwnd */
+    BRISK_IDLE_LINUX = 1,   /* halve cwnd per RTO idle, not below min(IW, cwnd) (Linux's tcp_cwnd_restart) */
+    BRISK_IDLE_RFC5681 = 2, /* restart at min(IW, cwnd) (RFC 5681 §4.1): brisk's default */
 };
 
 /* Fills `s` with brisk's defaults. */

@@ -98,6 +98,8 @@ static const char *const syn_icmp_names[] = {"rfc1122", "linux", NULL};
       "initial window, segments (RFC 6928)")                                                                 \
     X(tcp_abc_limit, UINT, tcp_abc_limit, uint32_t, 2, 0, 64,                                                \
       "slow start: segments one ACK may add to cwnd (RFC 3465 L); 0 = every full segment acked (Linux)")     \
+    X(tcp_slow_start_after_idle, UINT, tcp_slow_start_after_idle, uint32_t, 2, 0, 2,                         \
+      "idle > RTO: 0 keep cwnd, 1 halve per RTO idle down to min(IW, cwnd) (Linux), 2 min(IW, cwnd) (RFC)")  \
     X(tcp_rto_initial, TIME, tcp_rto_initial_ns, uint64_t, 1 * SEC, 1 * MS, 600 * SEC,                       \
       "RTO before the first RTT sample (RFC 6298)")                                                          \
     X(tcp_rto_min, TIME, tcp_rto_min_ns, uint64_t, 200 * MS, 1000, 600 * SEC, "lower bound of the RTO")      \

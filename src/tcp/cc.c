@@ -19,6 +19,7 @@
  *   brisk_cc_recovery_enter / _ack / _exit    RFC 5681 3.2 steps 3-4 and RFC 6582 3.2 steps 2-5
  *   brisk_cc_rto_collapse    RFC 5681 3.1: loss window of one SMSS, ssthresh held on repeated timeouts
  *   brisk_cc_idle_restart    RFC 5681 4.1 restart window (+ RFC 2861's remembered ssthresh)
+ *   brisk_cc_idle_restart_halving   Linux's tcp_cwnd_restart: halved per RTO idle (RFC 2861 3's decay)
  * Every addition saturates: a window never wraps, whatever the caller feeds in.
  */
 #include "tcp/cc.h"
@@ -172,6 +173,24 @@ void brisk_cc_idle_restart(struct brisk_cc_state *s, uint32_t initial_cwnd_segs)
         s->cwnd = iw;
     }
     s->bytes_acked_ca = 0;
+}
+
+void brisk_cc_idle_restart_halving(struct brisk_cc_state *s, uint32_t initial_cwnd_segs, uint32_t halvings)
+{
+    uint32_t mss = s->mss ? s->mss : 1;
+    uint32_t w = s->cwnd / mss; /* Linux's window is whole packets */
+    if (!s->in_recovery) {
+        uint64_t three_quarters = (uint64_t)((w >> 1) + (w >> 2)) * mss;
+        if (s->ssthresh < three_quarters)
+            s->ssthresh = (uint32_t)three_quarters;
+    }
+    uint32_t iw = initial_cwnd_segs ? initial_cwnd_segs : 1;
+    uint32_t restart = iw < w ? iw : w;
+    while (halvings-- > 0 && w > restart)
+        w >>= 1;
+    if (w < restart)
+        w = restart;
+    s->cwnd = brisk_cc_add(0, (uint64_t)(w ? w : 1) * mss);
 }
 
 void brisk_cc_op_recovery_ack(struct brisk_cc_state *s, uint32_t acked, int dupack, uint32_t flight,

@@ -187,6 +187,13 @@ void brisk_cc_rto_collapse(struct brisk_cc_state *s, uint32_t ssthresh);
  * congestion avoidance. */
 void brisk_cc_idle_restart(struct brisk_cc_state *s, uint32_t initial_cwnd_segs);
 
+/* Linux's tcp_cwnd_restart, in whole segments as Linux counts: ssthresh first becomes max(ssthresh, 3/4
+ * cwnd) (tcp_current_ssthresh; unchanged in recovery), then cwnd is halved `halvings` times (once per RTO of
+ * idle time beyond the first) but not below the restart window min(IW, cwnd). The algorithm's own state is
+ * left alone (Linux's CUBIC only shifts its epoch by the idle time, which brisk's does as the sender stops
+ * being application-limited). */
+void brisk_cc_idle_restart_halving(struct brisk_cc_state *s, uint32_t initial_cwnd_segs, uint32_t halvings);
+
 /* cwnd = initial_cwnd_segs * mss (0 segments count as 1, mss 0 as 1), saturating. */
 uint32_t brisk_cc_initial_window(uint32_t mss, uint32_t initial_cwnd_segs);
 

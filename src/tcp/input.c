@@ -427,6 +427,9 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
     /* Window update (RFC 9293 §3.10.7.4): only from a segment newer than the last one that set it. */
     if (!old &&
         (brisk_seq_lt(c->snd.wl1, seg->seq) || (c->snd.wl1 == seg->seq && brisk_seq_leq(c->snd.wl2, ack)))) {
+        /* A changed window that lets waiting data go after an idle period restarts cwnd as a write would
+         * (RFC 5681 §4.1; Linux's tcp_ack_update_window checks here too). */
+        int changed = win != c->snd.wnd;
         c->snd.wnd = win;
         c->snd.wl1 = seg->seq;
         c->snd.wl2 = ack;
@@ -436,6 +439,8 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
             tcp_clear_rtx(c);
             c->rtt.backoff = 0; /* the probes' backoff says nothing about the path (Linux's tcp_ack_probe) */
         }
+        if (changed && tcp_notsent(c) > 0)
+            tcp_idle_restart(c, now);
     }
     if (flight == 0)
         tcp_cork_ack(c); /* Linux's tcp_ack_probe: a held tail's probe timer restarts (output.c) */

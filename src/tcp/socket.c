@@ -237,9 +237,10 @@ int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, u
      * waits while the ring holds TCP_MARKS unacknowledged records (mark.c). */
     if (eor && want == len && !tcp_mark_eor_room(s))
         want = 0;
-    /* RFC 5681 §4.1: after an idle period longer than the RTO, restart from the initial window. */
-    if (want && tcp_flight(s) == 0 && s->timer.last_tx && now - s->timer.last_tx > brisk_rtt_rto(&s->rtt))
-        s->cc_ops->on_idle_restart(&s->cc, st->s.tcp_initial_cwnd);
+    /* RFC 5681 §4.1: after an idle period longer than the RTO, restart from the initial window (Linux:
+     * tcp_slow_start_after_idle_check as the data is queued), before any of it can go. */
+    if (want)
+        tcp_idle_restart(s, now);
     size_t n = want ? queue_write(s, buf, want, now) : 0;
     if (n == 0 && len > 0) {
         s->snd.was_full = 1;

@@ -538,6 +538,10 @@ void tcp_arm_misc(brisk_sock *c, int kind, uint64_t at);
 /* The RACK reordering deadline, on the retransmit timer (kind REO). */
 void tcp_arm_reo(brisk_sock *c, uint64_t at);
 void tcp_keepalive_reset(brisk_sock *c, uint64_t now);
+/* Data is about to be sent (the application queued some, or a window update frees waiting data): after an
+ * idle period longer than the RTO with nothing outstanding, the congestion window restarts as
+ * tcp_slow_start_after_idle says (timer.c). */
+void tcp_idle_restart(brisk_sock *c, uint64_t now);
 
 /* tlp.c — tail loss probe (RFC 8985 §7) */
 /* The probe timeout if a probe may be armed now, else 0. */

@@ -37,6 +37,11 @@
  * a probe out aborts (with the RST either abort sends) instead of the KEEPCNT count (tcp_keepalive_timer).
  * A timeout reports the ICMP soft error kept since the peer was last heard from, if any (icmp_err.c), like
  * Linux's tcp_write_err.
+ *
+ * Restart after idle (tcp_idle_restart, tcp_slow_start_after_idle): data about to go after more than an RTO
+ * without sending any — the application writes again, or a window update lets waiting data go — finds the
+ * ACK clock gone. RFC 5681 §4.1 (brisk's default) restarts from min(IW, cwnd); Linux halves cwnd once per
+ * RTO of idle time beyond the first, down to that (tcp_cwnd_restart); 0 keeps cwnd.
  */
 #include "tcp/tcp.h"
 
@@ -266,6 +271,28 @@ void tcp_rearm_rto(brisk_sock *c, uint64_t now)
     } else {
         rtx_set(c, TCP_RTX_RTO, now + rto);
     }
+}
+
+void tcp_idle_restart(brisk_sock *c, uint64_t now)
+{
+    const struct brisk_settings *s = &c->st->s;
+    if (s->tcp_slow_start_after_idle == BRISK_IDLE_KEEP || c->snd.una != c->snd.max || !c->timer.last_tx)
+        return;
+    uint64_t rto = brisk_rtt_rto(&c->rtt);
+    if (s->tcp_slow_start_after_idle == BRISK_IDLE_RFC5681) {
+        if (now > c->timer.last_tx && now - c->timer.last_tx > rto)
+            c->cc_ops->on_idle_restart(&c->cc, s->tcp_initial_cwnd);
+        return;
+    }
+    /* Linux (tcp_slow_start_after_idle_check, tcp_cwnd_restart) counts in jiffies: the idle time since the
+     * last data sent, against the current RTO; one halving per further RTO that passed in full. */
+    uint64_t ms = BRISK_NSEC_PER_MSEC;
+    uint64_t idle = now / ms > c->timer.last_tx / ms ? now / ms - c->timer.last_tx / ms : 0;
+    uint64_t rto_ms = (rto + ms - 1) / ms;
+    if (rto_ms == 0 || idle <= rto_ms)
+        return;
+    uint64_t halvings = (idle - 1) / rto_ms;
+    brisk_cc_idle_restart_halving(&c->cc, s->tcp_initial_cwnd, halvings > 32 ? 32 : (uint32_t)halvings);
 }
 
 void tcp_arm_reo(brisk_sock *c, uint64_t at)

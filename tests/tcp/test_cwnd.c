@@ -97,11 +97,140 @@ static void test_stretch_acks_brisk(void **state)
     stretch_acks("brisk");
 }
 
+/* Grows cwnd by the ACKs of one write (the packetdrill script slow-start-after-idle: 26 segments, here as
+ * many as the first ACK lets go after IW10): an ACK of the ten, then of the rest. Returns the time of the
+ * last ACK, 100 ms after the last data went; cwnd is then 36 segments in Linux's profiles (every segment
+ * counted), 14 in brisk's (L = 2 per ACK). The next byte to write is grown_end(). */
+static uint64_t grow_window(struct tf_conn *f, const char *profile)
+{
+    uint64_t t1 = TF_SEC;
+    unsigned burst = is_linux(profile) ? 16 : 12; /* what the first ACK lets go: all of the rest */
+    tf_send_pattern(f->c, 0, (10 + burst) * M, t1);
+    uint32_t nxt = expect_segments(f, t1, f->d, 10);
+    uint64_t t2 = t1 + 100 * TF_MS;
+    tf_peer_sack(&f->p, f->d + 10 * M, 0, 0, t2);
+    nxt = expect_segments(f, t2, nxt, burst);
+    TF_EXPECT_NONE(&f->t);
+    uint64_t t3 = t2 + 100 * TF_MS;
+    tf_peer_sack(&f->p, nxt, 0, 0, t3);
+    assert_int_equal(tf_info(f->c).cwnd, (is_linux(profile) ? 36 : 14) * M);
+    return t3;
+}
+
+/* After an idle period longer than the RTO the next write finds cwnd restarted. brisk (RFC 5681 §4.1): at
+ * min(IW, cwnd) = 10 segments, however long the idle time; Linux (tcp_cwnd_restart): halved once per RTO
+ * idle beyond the first, not below 10 — after 400 ms with a 300 ms RTO, 36 -> 18; after 2 s, 10. Shorter
+ * than the RTO: no restart in either. The RTO is 300 ms in Linux's profiles (SRTT + rto_min), 282 ms in
+ * brisk's (RFC 6298 with RFC 7323 appendix G gains over three 100 ms samples). */
+static uint32_t grown_end(const char *profile)
+{
+    return (is_linux(profile) ? 26 : 22) * M;
+}
+
+static void idle_restart(const char *profile, uint64_t idle, unsigned expect_segs)
+{
+    struct tf_conn f;
+    setup(&f, profile, NULL);
+    uint64_t t = grow_window(&f, profile);
+    uint64_t rto = tf_info(f.c).rto_ns;
+    if (is_linux(profile))
+        assert_int_equal(rto, 300 * TF_MS);
+    else
+        assert_true(rto > 250 * TF_MS && rto < 300 * TF_MS);
+    assert_true(idle < rto ? expect_segs > 10 : expect_segs <= 18);
+    /* Idle is measured from the last data sent (Linux's lsndtime): the second burst, 100 ms before. */
+    uint64_t at = t - 100 * TF_MS + idle;
+    tf_send_pattern(f.c, grown_end(profile), 40 * M, at);
+    expect_segments(&f, at, f.d + grown_end(profile), expect_segs);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(tf_info(f.c).cwnd, expect_segs * M);
+    tf_conn_close(&f);
+}
+
+static void test_idle_restart_linux_profiles(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < brisk_profiles_count(); i++) {
+        const char *p = brisk_profile_name(i);
+        if (!is_linux(p))
+            continue;
+        idle_restart(p, 250 * TF_MS, 36);  /* shorter than the RTO: the window stands */
+        idle_restart(p, 400 * TF_MS, 18);  /* one RTO and a bit: halved once */
+        idle_restart(p, 700 * TF_MS, 10);  /* halved twice: 9, but not below IW */
+        idle_restart(p, 2000 * TF_MS, 10); /* long idle: the restart window */
+    }
+}
+
+static void test_idle_restart_brisk(void **state)
+{
+    (void)state;
+    idle_restart("brisk", 200 * TF_MS, 14); /* shorter than the RTO: the window stands */
+    idle_restart("brisk", 400 * TF_MS, 10); /* RFC 5681: min(IW, cwnd) at once */
+    idle_restart("brisk", 2000 * TF_MS, 10);
+}
+
+/* The same without the setting: cwnd kept (tcp_slow_start_after_idle=0, Linux's sysctl at 0). */
+static void test_idle_restart_off(void **state)
+{
+    (void)state;
+    struct tf_conn f;
+    setup(&f, "linux-6.x", (const char *const[]){"tcp_slow_start_after_idle=0", NULL});
+    uint64_t t = grow_window(&f, "linux-6.x");
+    tf_send_pattern(f.c, 26 * M, 40 * M, t + 2 * TF_SEC);
+    expect_segments(&f, t + 2 * TF_SEC, f.d + 26 * M, 36);
+    TF_EXPECT_NONE(&f.t);
+    tf_conn_close(&f);
+}
+
+/* Data that waited behind a zero window: when the window opens after an idle period longer than the RTO,
+ * cwnd restarts before the data goes (Linux's tcp_ack_update_window; RFC 5681 §4.1 asks the same of any
+ * idle sender). The window probes carry no data, so the idle time runs from the last data sent. Every
+ * profile ends at the restart window of 10 segments (Linux's halvings reach it after 3 s). */
+static void window_update_restart(const char *profile)
+{
+    struct tf_conn f;
+    setup(&f, profile, NULL);
+    uint64_t t1 = TF_SEC;
+    tf_send_pattern(f.c, 0, 26 * M, t1);
+    uint32_t nxt = expect_segments(&f, t1, f.d, 10);
+    uint64_t t2 = t1 + 100 * TF_MS;
+    tf_peer_sack(&f.p, f.d + 10 * M, 0, 0, t2);
+    nxt = expect_segments(&f, t2, nxt, is_linux(profile) ? 16 : 12);
+    /* Everything acknowledged, window closed; 20 more segments wait. */
+    uint64_t t3 = t2 + 100 * TF_MS;
+    f.p.win = 0;
+    tf_peer_sack(&f.p, nxt, 0, 0, t3);
+    tf_send_pattern(f.c, (nxt - f.d), 20 * M, t3);
+    TF_EXPECT_NONE(&f.t);
+    /* Window probes (no data) until the window opens 3 s later. */
+    uint64_t t4 = t3 + 3 * TF_SEC;
+    tf_run(&f.t, t4 - 1);
+    while (tf_pending(&f.t))
+        assert_int_equal(tf_take(&f.t)->len, 0);
+    f.p.win = 65535;
+    tf_peer_sack(&f.p, nxt, 0, 0, t4);
+    expect_segments(&f, t4, nxt, 10);
+    TF_EXPECT_NONE(&f.t);
+    assert_int_equal(tf_info(f.c).cwnd, 10 * M);
+    tf_conn_close(&f);
+}
+
+static void test_window_update_restart(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < brisk_profiles_count(); i++)
+        window_update_restart(brisk_profile_name(i));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stretch_acks_linux_profiles),
         cmocka_unit_test(test_stretch_acks_brisk),
+        cmocka_unit_test(test_idle_restart_linux_profiles),
+        cmocka_unit_test(test_idle_restart_brisk),
+        cmocka_unit_test(test_idle_restart_off),
+        cmocka_unit_test(test_window_update_restart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -344,6 +344,30 @@ static void test_rto(void **state)
     assert_int_equal(s.in_loss, 0);
 }
 
+/* Linux's tcp_cwnd_restart (the linux-* profiles): one halving per RTO of idle time beyond the first, in
+ * whole segments, never below min(IW, cwnd); ssthresh remembers 3/4 of the window in whole segments. */
+static void test_idle_restart_halving(void **state)
+{
+    (void)state;
+    struct brisk_cc_state s;
+    init(&s, 1000, 10);
+    s.cwnd = 36000;
+    brisk_cc_idle_restart_halving(&s, 10, 1);
+    assert_int_equal(s.cwnd, 18000);
+    assert_int_equal(s.ssthresh, UINT32_MAX); /* max(ssthresh, 27 segments) */
+    s.cwnd = 37500;                            /* 37 whole segments */
+    s.ssthresh = 10000;
+    brisk_cc_idle_restart_halving(&s, 10, 2);
+    assert_int_equal(s.cwnd, 10000); /* 37 -> 18 -> 9, raised to the restart window */
+    assert_int_equal(s.ssthresh, 27000);
+    s.cwnd = 36000;
+    brisk_cc_idle_restart_halving(&s, 10, 0); /* no halving: the restart window is a floor, not a cap */
+    assert_int_equal(s.cwnd, 36000);
+    s.cwnd = 6000; /* below IW: kept */
+    brisk_cc_idle_restart_halving(&s, 10, 5);
+    assert_int_equal(s.cwnd, 6000);
+}
+
 static void test_idle_restart(void **state)
 {
     (void)state;
@@ -465,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_fast_recovery_exact),
         cmocka_unit_test(test_rto),
         cmocka_unit_test(test_idle_restart),
+        cmocka_unit_test(test_idle_restart_halving),
         cmocka_unit_test(test_saturation),
         cmocka_unit_test(test_random_events_keep_invariants),
     };
