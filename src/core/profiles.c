@@ -35,7 +35,8 @@ struct profile {
  * estimator, its TLP and RACK timer arithmetic, its restart after idle. Applied to every linux-* profile as
  * the other groups are, though the 3.x kernels' TLP predates 6.x's rules and RACK came in 4.4
  * (docs/timers.md). */
-#define LINUX_CC_TIMERS "tcp_abc_limit=0", "tcp_rtt_estimator=linux", "tcp_loss_timers=linux", "tcp_slow_start_after_idle=1"
+#define LINUX_CC_TIMERS                                                                                      \
+    "tcp_abc_limit=0", "tcp_rtt_estimator=linux", "tcp_loss_timers=linux", "tcp_slow_start_after_idle=1"
 
 static const char *const p_3_12[] = {"tcp_tsq_rule=0",
                                      "tcp_limit_output_bytes=128K",

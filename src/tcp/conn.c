@@ -143,7 +143,7 @@ brisk_sock *tcp_conn_alloc(brisk_stack *st)
     c->so.keepcnt = st->s.tcp_keepalive_probes;
     brisk_rtt_init(&c->rtt, st->s.tcp_rto_initial_ns, st->s.tcp_rto_min_ns, st->s.tcp_rto_max_ns);
     if (st->s.tcp_rtt_estimator == BRISK_COMPAT_LINUX)
-        brisk_rtt_use_linux(&c->rtt); /* the linux-* profiles (rtt.c) */
+        brisk_rtt_use_linux(&c->rtt);       /* the linux-* profiles (rtt.c) */
     c->cc_ops = brisk_cc_for_stack(&st->s); /* the tcp_congestion setting (cc_select.c) */
     c->ack.ato = st->s.tcp_delack_min_ns;
     tcp_timers_init(c);

@@ -554,8 +554,7 @@ void tcp_tlp_fire(brisk_sock *c, uint64_t now);
 /* An ACK arrived while a probe is outstanding: end the episode, reducing cwnd if the probe repaired a loss.
  * `dup`: the ACK is a pure duplicate (it advances nothing, carries nothing, SACKs nothing new, leaves the
  * window): with Linux's timers that too ends the episode (both copies arrived). */
-void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior_cwnd, int dup,
-                 uint64_t now);
+void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior_cwnd, int dup, uint64_t now);
 
 /* sack.c — SACK scoreboard */
 /* A data segment [seq, end) went out at now (new: appended, one record per MSS; else a retransmission). */

@@ -210,8 +210,7 @@ static int probe_dsacked(const brisk_sock *c, const struct brisk_tcp_repr *seg)
     return brisk_seq_gt(e, probe_start) && brisk_seq_leq(s, c->timer.tlp_end);
 }
 
-void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior_cwnd, int dup,
-                 uint64_t now)
+void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior_cwnd, int dup, uint64_t now)
 {
     if (!c->timer.tlp_on)
         return;

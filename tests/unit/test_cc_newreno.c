@@ -355,7 +355,7 @@ static void test_idle_restart_halving(void **state)
     brisk_cc_idle_restart_halving(&s, 10, 1);
     assert_int_equal(s.cwnd, 18000);
     assert_int_equal(s.ssthresh, UINT32_MAX); /* max(ssthresh, 27 segments) */
-    s.cwnd = 37500;                            /* 37 whole segments */
+    s.cwnd = 37500;                           /* 37 whole segments */
     s.ssthresh = 10000;
     brisk_cc_idle_restart_halving(&s, 10, 2);
     assert_int_equal(s.cwnd, 10000); /* 37 -> 18 -> 9, raised to the restart window */

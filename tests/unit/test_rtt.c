@@ -383,7 +383,7 @@ static void test_linux_estimator(void **state)
     (void)state;
     static const struct {
         uint64_t rtt_us;
-        int new_round;                    /* the ACK takes snd_una past the snd_nxt the round began at */
+        int new_round;                     /* the ACK takes snd_una past the snd_nxt the round began at */
         uint64_t srtt_ns, mdev_ns, rto_ms; /* afterwards */
     } steps[] = {
         {100000, 0, 100000000, 50000000, 300}, /* first: SRTT = R, mdev = R / 2, RTO = R + max(2 R, 200) */
@@ -403,7 +403,7 @@ static void test_linux_estimator(void **state)
     uint32_t round_end = 0, nxt = 1000;
     uint64_t now = 10 * S;
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-        /* snd_una reaches the round's end exactly (same round) or passes it (a new one); then more is sent. */
+        /* snd_una reaches the round's end exactly (same round) or passes it (a new one); more is sent. */
         uint32_t una = steps[i].new_round ? round_end + 1 : round_end;
         if (i == 0 || steps[i].new_round)
             round_end = nxt;
