@@ -29,22 +29,23 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: brisk-pkt [options] FILE.pkt | DIR ...\n"
-            "Runs packetdrill scripts against one brisk stack on a virtual clock.\n"
-            "  --profile P            compatibility profile (default linux-6.x; brisk-lab profiles lists them)\n"
-            "  --set name=value       a brisk setting, applied after the script's sysctls (repeatable)\n"
-            "  --tolerance_usecs=N    timing tolerance (default 4000, as packetdrill)\n"
-            "  --tolerance_percent=N  tolerance as a share of the time since the previous event, when larger\n"
-            "  --tcp_ts_tick_usecs=N  check outbound TSvals against the script's at this tick (default: not)\n"
-            "  --seed N               the stack's seed (ISNs, timestamps offsets; default 1)\n"
-            "  --json                 results as JSON on stdout\n"
-            "  --verbose              every packet and call as it runs\n"
-            "  --strict               with several scripts, an unsupported one fails the run\n"
-            "  --kernel               run against this machine's Linux instead (real time, root, a TAP\n"
-            "                         device in a network namespace of its own; exit 77 if it cannot)\n"
-            "One script: exit 0 pass, 1 fail, 2 malformed script, 3 unsupported feature.\n"
-            "Several (or a directory): a table; exit 1 if any failed or was malformed.\n");
+    fprintf(
+        f,
+        "usage: brisk-pkt [options] FILE.pkt | DIR ...\n"
+        "Runs packetdrill scripts against one brisk stack on a virtual clock.\n"
+        "  --profile P            compatibility profile (default linux-6.x; brisk-lab profiles lists them)\n"
+        "  --set name=value       a brisk setting, applied after the script's sysctls (repeatable)\n"
+        "  --tolerance_usecs=N    timing tolerance (default 4000, as packetdrill)\n"
+        "  --tolerance_percent=N  tolerance as a share of the time since the previous event, when larger\n"
+        "  --tcp_ts_tick_usecs=N  check outbound TSvals against the script's at this tick (default: not)\n"
+        "  --seed N               the stack's seed (ISNs, timestamps offsets; default 1)\n"
+        "  --json                 results as JSON on stdout\n"
+        "  --verbose              every packet and call as it runs\n"
+        "  --strict               with several scripts, an unsupported one fails the run\n"
+        "  --kernel               run against this machine's Linux instead (real time, root, a TAP\n"
+        "                         device in a network namespace of its own; exit 77 if it cannot)\n"
+        "One script: exit 0 pass, 1 fail, 2 malformed script, 3 unsupported feature.\n"
+        "Several (or a directory): a table; exit 1 if any failed or was malformed.\n");
 }
 
 static char *read_file(const char *path, char *err, size_t errlen)
@@ -144,7 +145,8 @@ static int collect(const char *dir, struct list *out, int depth)
         }
     }
     closedir(d);
-    qsort(names.v, names.n, sizeof(char *), cmp_str);
+    if (names.n)
+        qsort(names.v, names.n, sizeof(char *), cmp_str);
     int rc = 0;
     for (size_t i = 0; i < names.n && rc == 0; i++) {
         size_t len = strlen(dir) + strlen(names.v[i]) + 2;
@@ -170,15 +172,21 @@ static int collect(const char *dir, struct list *out, int depth)
 static const char *status_name(int s)
 {
     switch (s) {
-    case PKT_PASS: return "pass";
-    case PKT_FAIL: return "FAIL";
-    case PKT_BAD_SCRIPT: return "malformed";
-    default: return "unsupported";
+    case PKT_PASS:
+        return "pass";
+    case PKT_FAIL:
+        return "FAIL";
+    case PKT_BAD_SCRIPT:
+        return "malformed";
+    default:
+        return "unsupported";
     }
 }
 
 int main(int argc, char **argv)
 {
+    int rc = 0;
+    struct pkt_result *res = NULL;
     struct pkt_config cfg;
     pkt_config_default(&cfg);
     struct list sets = {0}, opts = {0}, paths = {0};
@@ -187,7 +195,10 @@ int main(int argc, char **argv)
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
-            return 0;
+            {
+                rc = 0;
+                goto out;
+            }
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
@@ -200,74 +211,113 @@ int main(int argc, char **argv)
             const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : NULL);
             if (!v) {
                 fprintf(stderr, "brisk-pkt: --profile needs a name\n");
-                return 2;
+                {
+                    rc = 2;
+                    goto out;
+                }
             }
             struct brisk_settings probe;
             brisk_settings_default(&probe);
             if (brisk_settings_apply_profile(&probe, v) != BRISK_OK) {
                 fprintf(stderr, "brisk-pkt: unknown profile \"%s\" (brisk-lab profiles lists them)\n", v);
-                return 2;
+                {
+                    rc = 2;
+                    goto out;
+                }
             }
             cfg.profile = v;
         } else if (!strcmp(a, "--set") || !strncmp(a, "--set=", 6)) {
             const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
             struct brisk_settings probe;
             brisk_settings_default(&probe);
-            int rc = v ? brisk_settings_set(&probe, v) : BRISK_ERR_INVAL;
-            if (rc != BRISK_OK) {
-                fprintf(stderr, "brisk-pkt: --set %s: %s\n", v ? v : "(missing)", brisk_strerror(rc));
-                return 2;
+            int set_rc = v ? brisk_settings_set(&probe, v) : BRISK_ERR_INVAL;
+            if (set_rc != BRISK_OK) {
+                fprintf(stderr, "brisk-pkt: --set %s: %s\n", v ? v : "(missing)", brisk_strerror(set_rc));
+                {
+                    rc = 2;
+                    goto out;
+                }
             }
-            if (list_add(&sets, v) < 0)
-                return 2;
+            if (list_add(&sets, v) < 0) {
+                rc = 2;
+                goto out;
+            }
         } else if (!strcmp(a, "--seed")) {
             char *end;
             unsigned long long v = i + 1 < argc ? strtoull(argv[i + 1], &end, 10) : 0;
             if (i + 1 >= argc || *end || end == argv[i + 1]) {
                 fprintf(stderr, "brisk-pkt: --seed needs a number\n");
-                return 2;
+                {
+                    rc = 2;
+                    goto out;
+                }
             }
             cfg.seed = v;
             i++;
         } else if (!strncmp(a, "--", 2) && strchr(a, '=')) {
-            if (list_add(&opts, a + 2) < 0)
-                return 2;
+            if (list_add(&opts, a + 2) < 0) {
+                rc = 2;
+                goto out;
+            }
         } else if (a[0] == '-') {
             fprintf(stderr, "brisk-pkt: unknown option %s (--help lists them)\n", a);
-            return 2;
+            {
+                rc = 2;
+                goto out;
+            }
         } else {
             struct stat st;
             if (stat(a, &st) != 0) {
                 fprintf(stderr, "brisk-pkt: %s: %s\n", a, strerror(errno));
-                return 2;
+                {
+                    rc = 2;
+                    goto out;
+                }
             }
             if (S_ISDIR(st.st_mode)) {
-                if (collect(a, &paths, 0) < 0)
-                    return 2;
+                if (collect(a, &paths, 0) < 0) {
+                    rc = 2;
+                    goto out;
+                }
                 if (paths.n == 0) {
                     fprintf(stderr, "brisk-pkt: %s: no *.pkt scripts\n", a);
-                    return 2;
+                    {
+                        rc = 2;
+                        goto out;
+                    }
                 }
             } else if (list_add(&paths, a) < 0) {
-                return 2;
+                {
+                    rc = 2;
+                    goto out;
+                }
             }
         }
     }
     if (paths.n == 0) {
         usage(stderr);
-        return 2;
+        {
+            rc = 2;
+            goto out;
+        }
     }
     char kname[128] = "";
     if (cfg.kernel) {
         if (sets.n) {
             fprintf(stderr, "brisk-pkt: --set changes brisk settings, which the kernel does not have "
                             "(write the sysctl in the script)\n");
-            return 2;
+            {
+                rc = 2;
+                goto out;
+            }
         }
         char why[256];
         if (kernel_probe(why, sizeof(why)) < 0) {
             fprintf(stderr, "brisk-pkt --kernel: cannot run here: %s\n", why);
-            return 77;
+            {
+                rc = 77;
+                goto out;
+            }
         }
         struct utsname u;
         snprintf(kname, sizeof(kname), "kernel %s", uname(&u) == 0 ? u.release : "?");
@@ -284,9 +334,11 @@ int main(int argc, char **argv)
         if (argv[i][0] != '-' && stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
             single = 0;
     }
-    struct pkt_result *res = calloc(paths.n, sizeof(*res));
-    if (!res)
-        return 2;
+    res = calloc(paths.n, sizeof(*res));
+    if (!res) {
+        rc = 2;
+        goto out;
+    }
     size_t count[4] = {0};
     int progress = !single && paths.n > 20 && isatty(2); /* long runs show progress on a terminal */
     for (size_t i = 0; i < paths.n; i++) {
@@ -297,7 +349,6 @@ int main(int argc, char **argv)
     }
     if (progress)
         fprintf(stderr, "\r\033[K");
-    int rc;
     if (single) {
         rc = res[0].status;
         if (json) {
@@ -360,10 +411,11 @@ int main(int argc, char **argv)
                 if (res[i].status != PKT_PASS)
                     printf("\n%s\n", res[i].msg);
             printf("\n%s%s: %zu passed, %zu failed, %zu malformed, %zu unsupported (of %zu)\n",
-                   cfg.kernel ? "" : "profile ", what,
-                   count[PKT_PASS], count[PKT_FAIL], count[PKT_BAD_SCRIPT], count[PKT_UNSUPPORTED], paths.n);
+                   cfg.kernel ? "" : "profile ", what, count[PKT_PASS], count[PKT_FAIL],
+                   count[PKT_BAD_SCRIPT], count[PKT_UNSUPPORTED], paths.n);
         }
     }
+out:
     for (size_t i = 0; i < paths.n; i++)
         free(paths.v[i]);
     free(paths.v);
