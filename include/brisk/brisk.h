@@ -149,6 +149,12 @@ struct brisk_settings {
                                 choices, "newreno" (0) or "cubic" (1) (Linux tcp_congestion_control) */
     uint32_t tcp_syn_icmp_errors; /* which ICMP errors end an opening connection: "rfc1122" (0, hard errors
                                      only) or "linux" (1, every error; tcp_v4_err) */
+    uint32_t tcp_rcv_window;      /* the rules of the advertised window: "rfc9293" (0: the free payload
+                                     space of tcp_rcvbuf) or "linux" (1: Linux 6.x's, from receive memory) */
+    uint32_t tcp_rmem_max;        /* linux: autotuning's ceiling, and the window scale's (tcp_rmem[2]) */
+    uint32_t rmem_max;            /* linux: the largest SO_RCVBUF, also sizing the scale (core.rmem_max) */
+    uint32_t tcp_app_win;         /* linux: window_clamp keeps 1/2^n of the buffer for the application */
+    uint32_t tcp_moderate_rcvbuf; /* linux: receive buffer autotuning (DRS) */
 };
 
 /* Values of tcp_rtt_estimator and tcp_loss_timers: brisk's RFC arithmetic, or Linux 6.x's where the two
@@ -313,6 +319,9 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(SyncookiesFailed, "ACKs to a listener without a valid SYN cookie while cookies are on")                \
     X(TCPToZeroWindowAdv, "times our advertised window went to zero")                                        \
     X(TCPFromZeroWindowAdv, "times our advertised window reopened from zero")                                \
+    X(TCPZeroWindowDrop, "in-order segments dropped: our advertised window was zero (tcp_rcv_window linux)") \
+    X(PruneCalled, "times receive memory ran out and the queue was pruned (tcp_rcv_window linux)")         \
+    X(TCPRcvCollapsed, "receive buffers copied into compact ones to free memory (tcp_rcv_window linux)")    \
     X(PktAllocFails, "packet-buffer allocations refused (pool bound reached)")                               \
     X(TxCompletions, "TX completions reported by devices")                                                   \
     X(TimerArms, "timer wheel arm operations")                                                               \
@@ -564,7 +573,7 @@ struct brisk_conn_info {
     uint64_t srtt_ns, rttvar_ns, rto_ns, min_rtt_ns;
     uint32_t mss;              /* send MSS */
     uint32_t cwnd, ssthresh;   /* bytes */
-    uint32_t snd_wnd, rcv_wnd; /* bytes (scaled) */
+    uint32_t snd_wnd, rcv_wnd; /* bytes (scaled); rcv_wnd under tcp_rcv_window=linux: the last advertised */
     uint64_t bytes_sent;       /* payload bytes transmitted, retransmissions included */
     uint64_t bytes_acked;
     uint64_t bytes_received; /* in-order payload bytes */
@@ -602,6 +611,11 @@ struct brisk_conn_info {
     uint64_t snd_queued;        /* bytes in the send buffer: unacknowledged + not sent (Linux SIOCOUTQ) */
     uint32_t advmss;            /* the MSS we announced */
     uint32_t peer_mss;          /* the MSS the peer announced (0: none) */
+    /* The receive window's state (Linux's tcpi_rcv_*): */
+    uint32_t rcv_ssthresh; /* the window as far as it has grown (tcp_rcv_window=rfc9293: the largest) */
+    uint32_t rcv_space;    /* bytes read in the last measured round trip (autotuning; rfc9293: 0) */
+    uint32_t rcv_mss;      /* the peer's segment size as seen (rfc9293: the send MSS) */
+    uint32_t rcv_rtt_us;   /* the receiver's RTT estimate, us (autotuning; rfc9293: 0) */
 };
 /* Congestion states as Linux's tcpi_ca_state numbers them (there is no CWR: brisk has no ECN). */
 enum brisk_ca_state {

@@ -6,7 +6,8 @@
  * flow only under the fq qdisc or when its congestion control asks (BBR), not by default.
  *
  * Where Linux departs from the RFCs outside the transmit path, every linux-* profile takes Linux's side,
- * since all these versions behaved alike there (LINUX_RECEIVE, LINUX_SOCKETS below).
+ * since all these versions behaved alike there (LINUX_RECEIVE, LINUX_SOCKETS below), and each takes the
+ * receive window of Linux 6.x (LINUX_RCVWIN).
  */
 #include <string.h>
 
@@ -37,6 +38,11 @@ struct profile {
  * (docs/timers.md). */
 #define LINUX_CC_TIMERS                                                                                      \
     "tcp_abc_limit=0", "tcp_rtt_estimator=linux", "tcp_loss_timers=linux", "tcp_slow_start_after_idle=1"
+/* The receive window Linux 6.x advertises (docs/receive.md, "The advertised window"): chosen from receive
+ * memory as Linux charges it, in Linux's default buffer (tcp_rmem "4096 131072 6291456"; net.core.rmem_max
+ * 4 MB since 6.x). Earlier versions computed the memory-to-window ratio from tcp_adv_win_scale instead of
+ * measuring it, which the rule here does not reproduce; the 6.x rule stands in for them. */
+#define LINUX_RCVWIN "tcp_rcv_window=linux", "tcp_rcvbuf=128K", "tcp_rmem_max=6M", "rmem_max=4M"
 
 static const char *const p_3_12[] = {"tcp_tsq_rule=0",
                                      "tcp_limit_output_bytes=128K",
@@ -48,6 +54,7 @@ static const char *const p_3_12[] = {"tcp_tsq_rule=0",
                                      LINUX_SOCKETS,
                                      LINUX_SEND,
                                      LINUX_CC_TIMERS,
+                                     LINUX_RCVWIN,
                                      NULL};
 static const char *const p_3_14_rc2[] = {"tcp_tsq_rule=1",
                                          "tcp_limit_output_bytes=128K",
@@ -61,6 +68,7 @@ static const char *const p_3_14_rc2[] = {"tcp_tsq_rule=1",
                                          LINUX_SOCKETS,
                                          LINUX_SEND,
                                          LINUX_CC_TIMERS,
+                                         LINUX_RCVWIN,
                                          NULL};
 static const char *const p_3_14[] = {"tcp_tsq_rule=1",
                                      "tcp_limit_output_bytes=128K",
@@ -74,6 +82,7 @@ static const char *const p_3_14[] = {"tcp_tsq_rule=1",
                                      LINUX_SOCKETS,
                                      LINUX_SEND,
                                      LINUX_CC_TIMERS,
+                                     LINUX_RCVWIN,
                                      NULL};
 static const char *const p_3_19[] = {"tcp_tsq_rule=2",
                                      "tcp_limit_output_bytes=128K",
@@ -85,6 +94,7 @@ static const char *const p_3_19[] = {"tcp_tsq_rule=2",
                                      LINUX_SOCKETS,
                                      LINUX_SEND,
                                      LINUX_CC_TIMERS,
+                                     LINUX_RCVWIN,
                                      NULL};
 static const char *const p_6_x[] = {"tcp_tsq_rule=2",
                                     "tcp_limit_output_bytes=4M",
@@ -96,6 +106,7 @@ static const char *const p_6_x[] = {"tcp_tsq_rule=2",
                                     LINUX_SOCKETS,
                                     LINUX_SEND,
                                     LINUX_CC_TIMERS,
+                                    LINUX_RCVWIN,
                                     NULL};
 static const char *const p_brisk[] = {NULL};
 

@@ -32,11 +32,15 @@ static const char *const loss_timer_names[] = {"rfc8985", "linux", NULL};
 /* tcp_syn_icmp_errors: the index is the value src/tcp/icmp_err.c tests (TCP_SYN_ICMP_*). */
 static const char *const syn_icmp_names[] = {"rfc1122", "linux", NULL};
 #define SYN_ICMP_MAX (sizeof(syn_icmp_names) / sizeof(syn_icmp_names[0]) - 2)
+/* tcp_rcv_window: the index is the value src/tcp/rwin.c tests (TCP_RWIN_*). */
+static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
+#define RCV_WINDOW_MAX (sizeof(rcv_window_names) / sizeof(rcv_window_names[0]) - 2)
 
 #define VALKIND_CONGESTION BRISK_VAL_CHOICE
 #define VALKIND_SYN_ICMP   BRISK_VAL_CHOICE
 #define VALKIND_ESTIMATOR  BRISK_VAL_CHOICE
 #define VALKIND_LOSSTIMERS BRISK_VAL_CHOICE
+#define VALKIND_RCV_WINDOW BRISK_VAL_CHOICE
 #define CHOICES_UINT       NULL
 #define CHOICES_BOOL       NULL
 #define CHOICES_SIZE       NULL
@@ -46,6 +50,7 @@ static const char *const syn_icmp_names[] = {"rfc1122", "linux", NULL};
 #define CHOICES_SYN_ICMP   syn_icmp_names
 #define CHOICES_ESTIMATOR  estimator_names
 #define CHOICES_LOSSTIMERS loss_timer_names
+#define CHOICES_RCV_WINDOW rcv_window_names
 
 /* X(name, kind, field, field type, default, min, max, help) */
 #define BRISK_SETTINGS(X)                                                                                    \
@@ -184,7 +189,21 @@ static const char *const syn_icmp_names[] = {"rfc1122", "linux", NULL};
       "congestion control of new connections: newreno or cubic")                                           \
     X(tcp_syn_icmp_errors, SYN_ICMP, tcp_syn_icmp_errors, uint32_t, 0, 0, SYN_ICMP_MAX,                      \
       "ICMP errors that end an opening connection: rfc1122 = hard ones only (port / protocol unreachable; "  \
-      "the rest are kept and reported if the open times out, RFC 1122 4.2.3.9), linux = all (tcp_v4_err)")
+      "the rest are kept and reported if the open times out, RFC 1122 4.2.3.9), linux = all (tcp_v4_err)")  \
+    X(tcp_rcv_window, RCV_WINDOW, tcp_rcv_window, uint32_t, 0, 0, RCV_WINDOW_MAX,                            \
+      "advertised window: rfc9293 = the free payload space of tcp_rcvbuf (RFC 9293 3.8.6.2.2 receiver SWS "  \
+      "avoidance); linux = Linux 6.x's, from receive memory as Linux charges it (truesize, rcv_ssthresh, "   \
+      "autotuning); tcp_rcvbuf and SO_RCVBUF are then Linux's sk_rcvbuf")                                   \
+    X(tcp_rmem_max, SIZE, tcp_rmem_max, uint32_t, 6u << 20, 4096, 1u << 30,                                  \
+      "linux window: the receive buffer autotuning grows to at most, and the scale is chosen for "           \
+      "(tcp_rmem[2])")                                                                                       \
+    X(rmem_max, SIZE, rmem_max, uint32_t, 4u << 20, 4096, 1u << 30,                                          \
+      "linux window: the largest SO_RCVBUF (doubled as Linux does), also considered by the window scale "    \
+      "(net.core.rmem_max)")                                                                                 \
+    X(tcp_app_win, UINT, tcp_app_win, uint32_t, 31, 0, 31,                                                   \
+      "linux window: 1/2^n of the buffer is kept from the window for the application (0: none)")            \
+    X(tcp_moderate_rcvbuf, BOOL, tcp_moderate_rcvbuf, uint32_t, 1, 0, 1,                                     \
+      "linux window: grow the receive buffer to twice what the application reads per round trip (DRS)")
 
 struct setting {
     struct brisk_setting_desc desc;

@@ -255,6 +255,7 @@ brisk_sock *tcp_child_new(brisk_sock *l, const struct brisk_ipv4_repr *ip, const
      * to what it accepts). */
     c->snd.sndbuf = l->snd.sndbuf;
     c->rcv.rcvbuf = l->rcv.rcvbuf;
+    tcp_rwin_inherit(c, l); /* SO_RCVBUF's lock on autotuning */
     c->snd.nodelay = l->snd.nodelay;
     c->snd.cork = l->snd.cork;
     c->snd.lowat = l->snd.lowat;
@@ -282,6 +283,7 @@ void tcp_conn_free(brisk_sock *c)
     brisk_sbuf_clear(&st->tcp->chunks, &c->rcv.buf);
     brisk_reass_clear(&st->pool, &c->rcv.ooo);
     tcp_sb_free(c);
+    tcp_rwin_free(c);
     if (c->tsq.pkts > 0 && st->pool.owned_free) {
         /* Packets of ours are still below TCP: the struct lives until the last is released (tsq.c). */
         c->tsq.zombie = 1;

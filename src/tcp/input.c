@@ -85,6 +85,7 @@ static void establish(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
     c->cc.recover = c->snd.iss; /* RFC 6582 §3: "initialized to the initial send sequence number" */
     c->ack.quick = 16;
     tcp_keepalive_reset(c, now);
+    tcp_rwin_established(c, now); /* the receive window's state once open (rwin.c) */
 }
 
 static void listen_input(brisk_sock *l, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
@@ -113,8 +114,8 @@ static void listen_input(brisk_sock *l, const struct brisk_ipv4_repr *ip, const 
 
     c->rcv.irs = seg->seq;
     c->rcv.nxt = seg->seq + 1;
-    c->rcv.wscale = tcp_wscale_for(c->rcv.rcvbuf);
     negotiate(c, seg, now);
+    tcp_rwin_open(c, 1, 0); /* the SYN-ACK's window and scale (rwin.c) */
     c->snd.wnd = seg->window; /* never scaled in a SYN */
     c->listener = l;
     l->lq.syn_count++;
@@ -142,9 +143,8 @@ static void syn_sent_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint
         return;
     c->rcv.irs = seg->seq;
     c->rcv.nxt = seg->seq + 1;
-    /* Our SYN offered an unscaled window before we knew where the peer's sequence space starts. */
-    c->rcv.adv = c->rcv.nxt + (tcp_rcv_space(c) < TCP_MAX_WIN ? tcp_rcv_space(c) : TCP_MAX_WIN);
     negotiate(c, seg, now);
+    tcp_rwin_synack(c); /* the window our SYN offered now counts from the peer's ISN (rwin.c) */
     if (seg->flags & BRISK_TCP_ACK) {
         establish(c, seg, now);
         tcp_raise(c, BRISK_EV_CONNECTED | BRISK_EV_WRITABLE);
@@ -181,8 +181,9 @@ static int acceptable(const brisk_sock *c, uint32_t seq, uint32_t seglen)
     if (wnd == 0)
         return 0;
     uint32_t last = seq + seglen - 1;
-    return (brisk_seq_leq(nxt, seq) && brisk_seq_lt(seq, nxt + wnd)) ||
-           (brisk_seq_leq(nxt, last) && brisk_seq_lt(last, nxt + wnd));
+    return ((brisk_seq_leq(nxt, seq) && brisk_seq_lt(seq, nxt + wnd)) ||
+            (brisk_seq_leq(nxt, last) && brisk_seq_lt(last, nxt + wnd))) &&
+           (!tcp_rwin_linux(c) || tcp_rwin_acceptable(c, seq, seglen)); /* Linux: one that ends past it */
 }
 
 static void enter_time_wait(brisk_sock *c, uint64_t now)
@@ -471,9 +472,12 @@ void tcp_rcv_drain_ooo(brisk_sock *c)
     /* Never more than the receive stream can take: a byte popped is a byte acknowledged. */
     size_t room = brisk_sbuf_room(&st->tcp->chunks, &c->rcv.buf);
     uint32_t max = room > UINT32_MAX ? UINT32_MAX : (uint32_t)room;
+    uint32_t nxt = c->rcv.nxt;
     uint32_t popped = brisk_reass_pop(&st->pool, &c->rcv.ooo, c->rcv.nxt, max, deliver_to_rcvbuf, c);
     c->rcv.nxt += popped;
     c->stat.bytes_received += popped;
+    if (popped && tcp_rwin_linux(c))
+        tcp_rwin_ofo_drain(c, nxt); /* Linux's buffers move queues too (rwin.c) */
 }
 
 /* A segment's text as a cursor over its pieces: one for a segment as it came, several for a coalesced one
@@ -562,6 +566,32 @@ static void dsack_note(brisk_sock *c, uint32_t start, uint32_t end, int *set)
         c->rcv.dsack_end = end;
 }
 
+/* The Ethernet frame a segment of `len` payload bytes came in, as Linux's receive memory charges it. */
+static uint32_t rwin_frame(const struct brisk_tcp_repr *seg, uint32_t len)
+{
+    return 14u + BRISK_IPV4_HLEN + seg->hdr_len + len;
+}
+
+/* In-order text [seq, seq + len) joined the receive stream: Linux's model charges each frame it came in and
+ * measures it (tcp_queue_rcv, tcp_event_data_recv; rwin.c). A coalesced segment came in one frame per
+ * piece. Called before update_ato, which tells the first data and the silence before this segment. */
+__attribute__((noinline)) static void rwin_charge(brisk_sock *c, const struct brisk_tcp_repr *seg,
+                                                  struct tcp_text t, uint32_t seq, uint32_t len, uint64_t now)
+{
+    int first = c->ack.last_data_rx == 0;
+    uint64_t gap = first ? 0 : now - c->ack.last_data_rx;
+    for (; len && t.n; t.v++, t.n--, t.skip = 0) {
+        uint32_t k = t.v->len - t.skip;
+        if (k > len)
+            k = len;
+        tcp_rwin_data(c, seg, seq, k, rwin_frame(seg, t.v->len), first, gap, now);
+        first = 0;
+        gap = 0;
+        seq += k;
+        len -= k;
+    }
+}
+
 /* Segment text (RFC 9293 §3.10.7.4 "seventh"). Returns 1 when an ACK must go out at once, 2 when one is
  * owed for in-order data (a receive batch may hold it to its end), 0 when it may be delayed.
  *
@@ -585,11 +615,21 @@ static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, struct tc
         text_skip(&text, dup);
         len -= dup;
     }
-    uint32_t space = tcp_rcv_space(c);
+    int linux_rwin = tcp_rwin_linux(c);
     if (seq == c->rcv.nxt) {
-        if (len > space) {
-            st->c.TCPRcvQDrop++;
-            len = space; /* beyond the window we offered: trim (RFC 9293 §3.10.7.4) */
+        if (linux_rwin) {
+            /* Linux admits a segment whole or not at all: into an open window, if memory allows. */
+            int ok = tcp_rwin_admit(c, seg, seq, len);
+            if (ok < 0)
+                st->c.TCPRcvQDrop++;
+            if (ok <= 0)
+                return 1;
+        } else {
+            uint32_t space = tcp_rcv_space(c);
+            if (len > space) {
+                st->c.TCPRcvQDrop++;
+                len = space; /* beyond the window we offered: trim (RFC 9293 §3.10.7.4) */
+            }
         }
         if (len == 0)
             return 1;
@@ -608,6 +648,8 @@ static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, struct tc
             dsack_note(c, dup_start, dup_end, &dsack_set); /* it ran into data held out of order */
         c->rcv.nxt += len;
         c->stat.bytes_received += len;
+        if (linux_rwin)
+            rwin_charge(c, seg, text, seq, len, now);
         tcp_rcv_drain_ooo(c);
         tcp_raise(c, BRISK_EV_READABLE);
         update_ato(c, now);
@@ -618,8 +660,9 @@ static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, struct tc
          * rcv_mss unacknowledged). */
         uint32_t mss = c->snd.mss;
         c->ack.unacked_segs += len < mss ? 0u : len < 2 * mss ? 1u : 2u; /* no division per segment */
-        if (c->ack.unacked_segs >= 2)
-            return 2; /* at least every second full-sized segment (RFC 5681 §4.2) */
+        if (linux_rwin ? tcp_rwin_ack_due(c) : c->ack.unacked_segs >= 2)
+            return 2; /* at least every second full-sized segment (RFC 5681 §4.2; Linux: while the window
+                         keeps up) */
         if (c->ack.quick && !c->ack.pingpong) {
             c->ack.quick--;
             return 2;
@@ -642,11 +685,22 @@ static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, struct tc
     }
     uint32_t limit =
         c->rcv.rcvbuf - (uint32_t)(c->rcv.buf.len < c->rcv.rcvbuf ? c->rcv.buf.len : c->rcv.rcvbuf);
-    int rc = text_reass(c, text, seq, (uint64_t)limit * 2, st->s.tcp_ooo_max_segs);
-    if (rc < 0)
+    uint64_t max_mem = (uint64_t)limit * 2;
+    if (linux_rwin) {
+        if (tcp_rwin_admit(c, seg, seq, len) <= 0) { /* Linux's memory bound decides (rwin.c) */
+            st->c.TCPOFODrop++;
+            return 1;
+        }
+        max_mem = UINT64_MAX;
+    }
+    int rc = text_reass(c, text, seq, max_mem, st->s.tcp_ooo_max_segs);
+    if (rc < 0) {
         st->c.TCPOFODrop++;
-    else
+    } else {
         st->c.TCPOFOQueue++;
+        if (linux_rwin)
+            tcp_rwin_ofo(c, seq, len, rwin_frame(seg, len));
+    }
     return 1;
 }
 
@@ -720,6 +774,7 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
     uint32_t seglen = (uint32_t)seg->payload_len + ((seg->flags & BRISK_TCP_SYN) ? 1u : 0u) +
                       ((seg->flags & BRISK_TCP_FIN) ? 1u : 0u);
     int rst = (seg->flags & BRISK_TCP_RST) != 0;
+    int established = c->state == BRISK_TCP_ESTABLISHED; /* before it (Linux: tcp_rcv_established) */
 
     /* PAWS (RFC 7323 §5.3): an older timestamp than TS.Recent is an old duplicate (24-day validity). */
     if (c->opt.ts && seg->opts.ts_ok && !rst && (int32_t)(seg->opts.ts_val - c->opt.ts_recent) < 0 &&
@@ -823,7 +878,11 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
         return; /* LAST-ACK finished (the connection is gone), or an unacceptable ACK dropped the segment */
     }
 
+    if (established && tcp_rwin_linux(c))
+        tcp_rwin_rtt_ts(c, seg, now); /* Linux's receiver RTT from the echoed timestamp (rwin.c) */
     int ack_now = text_input(c, seg, pieces, npieces, now);
+    if (tcp_rwin_linux(c))
+        tcp_rwin_seen(c, seg); /* the peer's window, for Linux's header prediction (rwin.c) */
     tcp_write_xmit(c, now); /* data that goes out carries the ACK and clears `pending` */
     tcp_check_writable(c);  /* after the sends: they are what brings notsent below a low-water mark */
     if (ack_now && c->ack.pending && !(ack_now == 2 && c->st->tcp->ack_defer && ack_defer(c)))
@@ -859,6 +918,8 @@ static int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const str
         } else if (fin_seq == c->rcv.nxt) {
             c->rcv.fin_pending = 1;
             c->rcv.fin_seq = fin_seq;
+            if (!seg->payload_len && tcp_rwin_linux(c))
+                tcp_rwin_data(c, seg, fin_seq, 0, rwin_frame(seg, 0), 0, 0, now); /* a buffer for it */
         }
     }
     if (c->rcv.fin_pending && !c->rcv.fin && c->rcv.fin_seq == c->rcv.nxt) {

@@ -21,8 +21,8 @@
  * queue or ends a record (RFC 9293 MUST-61), or Linux's per-write marks.
  *
  * tcp_transmit() builds one segment: header and options (MSS / window scale / SACK-permitted / timestamps on
- * SYNs, timestamps and SACK blocks afterwards: RFC 7323, RFC 2018, RFC 2883), the advertised window (receiver
- * silly-window avoidance, never shrinking the right edge: RFC 9293 §3.8.6.2.2), the payload copied straight
+ * SYNs, timestamps and SACK blocks afterwards: RFC 7323, RFC 2018, RFC 2883), the advertised window (rwin.c:
+ * RFC 9293's receiver silly-window avoidance or Linux's tcp_select_window), the payload copied straight
  * from the send buffer into the packet, and the checksum (left partial for a device that offloads it). Every
  * segment carries an ACK except the first SYN, so it also settles any delayed ACK.
  *
@@ -45,41 +45,6 @@ uint32_t tcp_local_mss(const brisk_sock *c)
     if (c->opt.mss_clamp && c->opt.mss_clamp < mss)
         mss = c->opt.mss_clamp;
     return mss;
-}
-
-/* The window to advertise now, in bytes (a multiple of the scale unit), and the new right edge rcv.adv. */
-static uint32_t select_window(brisk_sock *c, int syn)
-{
-    uint32_t space = tcp_rcv_space(c);
-    if (syn) { /* a SYN's window is never scaled (RFC 7323 §2.2) */
-        uint32_t win = space < TCP_MAX_WIN ? space : TCP_MAX_WIN;
-        c->rcv.adv = c->rcv.nxt + win;
-        c->rcv.last_win = win;
-        return win;
-    }
-    uint32_t max = TCP_MAX_WIN << c->rcv.wscale;
-    if (space > max)
-        space = max;
-    uint32_t promised = brisk_seq_gt(c->rcv.adv, c->rcv.nxt) ? c->rcv.adv - c->rcv.nxt : 0;
-    /* Receiver SWS avoidance: move the right edge only by a worthwhile amount. */
-    uint32_t mss = c->snd.mss ? c->snd.mss : TCP_DEFAULT_MSS;
-    uint32_t step = c->rcv.rcvbuf / 2 < mss ? c->rcv.rcvbuf / 2 : mss;
-    uint32_t win = space;
-    if (space < promised || space - promised < step)
-        win = promised; /* never shrink the right edge (RFC 9293 §3.8.6.2.2) */
-    if (win > max)
-        win = max;
-    /* Round up to the scale unit so the edge we announce is never left of the one we promised. */
-    uint32_t unit = (1u << c->rcv.wscale) - 1;
-    if (win <= max - unit)
-        win = (win + unit) & ~unit;
-    if (win == 0 && c->rcv.last_win != 0)
-        c->st->c.TCPToZeroWindowAdv++;
-    else if (win != 0 && c->rcv.last_win == 0)
-        c->st->c.TCPFromZeroWindowAdv++;
-    c->rcv.last_win = win;
-    c->rcv.adv = c->rcv.nxt + win;
-    return win;
 }
 
 /* SACK blocks the next ACK-bearing segment will carry, and the option bytes they take (NOP, NOP, kind, len,
@@ -147,7 +112,7 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
             h.opts.nsack = (uint8_t)n;
         }
     }
-    h.window = (uint16_t)(syn ? select_window(c, 1) : select_window(c, 0) >> c->rcv.wscale);
+    h.window = tcp_rwin_select(c, syn); /* the receive window (rwin.c) */
 
     size_t hlen = BRISK_TCP_HLEN + brisk_tcp_opts_len(&h.opts);
     /* A TSO burst (len over what one MTU-sized frame carries with these options) is cut by the device into

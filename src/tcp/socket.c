@@ -143,7 +143,7 @@ int brisk_connect(brisk_sock *s, uint32_t addr, uint16_t port, uint64_t now)
         return BRISK_ERR_ADDRINUSE;
     }
     s->bound = 1;
-    s->rcv.wscale = st->s.tcp_window_scaling ? tcp_wscale_for(s->rcv.rcvbuf) : 0;
+    tcp_rwin_open(s, 0, 0); /* the SYN's window and scale (rwin.c) */
     s->snd.mss = tcp_local_mss(s);
     st->c.TcpActiveOpens++;
     tcp_open(s, BRISK_TCP_SYN_SENT, now);
@@ -298,24 +298,15 @@ static int64_t rcv_empty(const brisk_sock *s)
     return BRISK_ERR_AGAIN;
 }
 
-/* n bytes left the receive stream for the application: free them, and open the window if that is worth it. */
+/* n bytes left the receive stream for the application: free them, and advertise the window if reading made
+ * that worth a segment (rwin.c: RFC 9293's receiver SWS avoidance, or Linux's tcp_cleanup_rbuf). */
 static void rcv_consumed(brisk_sock *s, size_t n, uint64_t now)
 {
     brisk_stack *st = s->st;
     brisk_sbuf_consume(&st->tcp->chunks, &s->rcv.buf, n);
     tcp_rcv_drain_ooo(s); /* data held back only for lack of buffer memory */
-    /* Advertise the space reading made, if it is worth a segment (receiver SWS avoidance). */
-    if (s->state == BRISK_TCP_ESTABLISHED || s->state == BRISK_TCP_FIN_WAIT_1 ||
-        s->state == BRISK_TCP_FIN_WAIT_2) {
-        uint32_t cur = brisk_seq_gt(s->rcv.adv, s->rcv.nxt) ? s->rcv.adv - s->rcv.nxt : 0;
-        uint32_t space = tcp_rcv_space(s);
-        uint32_t max = TCP_MAX_WIN << s->rcv.wscale; /* what a window field can say: more is no update */
-        if (space > max)
-            space = max;
-        uint32_t mss = s->snd.mss ? s->snd.mss : TCP_DEFAULT_MSS;
-        if (space > cur && (space - cur >= 2 * mss || (cur < mss && space >= mss)))
-            tcp_send_ack(s, now);
-    }
+    if (tcp_rwin_read(s, (uint32_t)n, now))
+        tcp_send_ack(s, now);
     finish_call(st, now);
 }
 
@@ -514,6 +505,10 @@ int brisk_setsockopt(brisk_sock *s, enum brisk_sockopt opt, uint64_t v, uint64_t
         s->snd.sndbuf = (uint32_t)v;
         break;
     case BRISK_SO_RCVBUF:
+        if (tcp_rwin_linux(s)) {
+            s->rcv.rcvbuf = tcp_rwin_rcvbuf_opt(s, v); /* Linux's SO_RCVBUF: doubled, capped (rwin.c) */
+            break;
+        }
         if (v < 4096 || v > (1u << 30))
             return BRISK_ERR_RANGE;
         s->rcv.rcvbuf = (uint32_t)v;
@@ -683,6 +678,12 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *o)
     o->ssthresh = s->cc.ssthresh;
     o->snd_wnd = s->snd.wnd;
     o->rcv_wnd = brisk_seq_gt(s->rcv.adv, s->rcv.nxt) ? s->rcv.adv - s->rcv.nxt : 0;
+    if (tcp_rwin_linux(s))
+        o->rcv_wnd = s->rw.wnd; /* Linux's tcpi_rcv_wnd: the window last advertised */
+    o->rcv_ssthresh = tcp_rwin_ssthresh(s);
+    o->rcv_space = s->rw.rcvq.space;
+    o->rcv_rtt_us = s->rw.rtt.us >> 3;
+    o->rcv_mss = tcp_rwin_linux(s) ? s->rw.rcv_mss : s->snd.mss;
     o->bytes_sent = s->stat.bytes_sent;
     o->bytes_acked = s->stat.bytes_acked;
     o->bytes_received = s->stat.bytes_received;
@@ -734,6 +735,8 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *o)
     o->rcv_queued = s->rcv.buf.len;
     o->snd_queued = s->snd.buf.len;
     o->advmss = s->state == BRISK_TCP_LISTEN ? 0 : tcp_local_mss(s);
+    if (tcp_rwin_linux(s) && s->rw.advmss)
+        o->advmss = s->rw.advmss; /* Linux's tp->advmss: less the timestamp option once it is in use */
     o->peer_mss = s->opt.peer_mss;
     return BRISK_OK;
 }

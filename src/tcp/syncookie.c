@@ -116,18 +116,20 @@ void brisk_syncookie_send(brisk_sock *l, const struct brisk_ipv4_repr *ip, const
                                .dport = seg->sport,
                                .seq = isn,
                                .ack = seg->seq + 1,
-                               .flags = BRISK_TCP_SYN | BRISK_TCP_ACK,
-                               .window =
-                                   (uint16_t)(l->rcv.rcvbuf < TCP_MAX_WIN ? l->rcv.rcvbuf : TCP_MAX_WIN)};
+                               .flags = BRISK_TCP_SYN | BRISK_TCP_ACK};
     h.opts.mss_ok = 1;
     h.opts.mss = (uint16_t)local_mss(l, &rt);
-    if (s->tcp_timestamps && o->ts_ok) {
+    int ts_ok = s->tcp_timestamps && o->ts_ok;
+    int ws_ok = ts_ok && s->tcp_window_scaling && o->wscale_ok;
+    uint8_t wscale; /* the window the listener's buffer offers, and its scale (rwin.c) */
+    h.window = tcp_rwin_listen_syn(l, h.opts.mss, ts_ok, ws_ok, &wscale);
+    if (ts_ok) {
         /* Window scale and SACK can be honoured only if the peer echoes them back in TSecr. */
         uint32_t bits = TS_WS_NONE;
-        if (s->tcp_window_scaling && o->wscale_ok) {
+        if (ws_ok) {
             bits = o->wscale > TCP_MAX_WSCALE ? TCP_MAX_WSCALE : o->wscale;
             h.opts.wscale_ok = 1;
-            h.opts.wscale = tcp_wscale_for(l->rcv.rcvbuf);
+            h.opts.wscale = wscale;
         }
         if (s->tcp_sack && o->sack_perm) {
             bits |= TS_SACK;
@@ -200,7 +202,6 @@ brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *i
     }
     c->opt.ws = s->tcp_window_scaling && ws <= TCP_MAX_WSCALE;
     c->snd.wscale = c->opt.ws ? (uint8_t)ws : 0;
-    c->rcv.wscale = c->opt.ws ? tcp_wscale_for(c->rcv.rcvbuf) : 0;
     uint32_t mss = tcp_local_mss(c);
     if (c->opt.peer_mss < mss)
         mss = c->opt.peer_mss;
@@ -216,8 +217,9 @@ brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *i
     c->snd.wnd = seg->window;
     c->rcv.irs = peer_isn;
     c->rcv.nxt = seg->seq;
-    c->rcv.last_win = c->rcv.rcvbuf < TCP_MAX_WIN ? c->rcv.rcvbuf : TCP_MAX_WIN;
-    c->rcv.adv = c->rcv.nxt + c->rcv.last_win;
+    /* The window and scale the SYN-ACK offered, chosen again from the buffer as Linux's cookie_v4_check
+     * does (rwin.c); the right edge counts from the peer's first byte. */
+    tcp_rwin_open(c, 1, brisk_syncookie_mss[idx]);
     c->rtt_probe.at = BRISK_TIME_NONE; /* the SYN-ACK's send time is not known: no handshake RTT sample */
     tcp_set_state(c, BRISK_TCP_SYN_RECEIVED, now);
     tcp_conn_hash_add(c);

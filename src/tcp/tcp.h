@@ -21,6 +21,7 @@
 #include "tcp/mark.h"
 #include "tcp/reass.h"
 #include "tcp/rtt.h"
+#include "tcp/rwin.h"
 #include "tcp/sbuf.h"
 #include "wire/tcp.h"
 
@@ -91,9 +92,10 @@ struct tcp_events {
  *   lines 24-29   cold  the other counters; txt's ring (two of its lines per ACK), then its head (hot)
  *   line  30      cold  the socket options and error state only socket calls, timers and ICMP errors read
  *   lines 31-33   cold  write marks (PSH / end of record, mark.c): read only when snd.marks says there are
+ *   lines 33-36   cold  Linux's receive-window state (rwin.c): read only under tcp_rcv_window=linux
  *
  * Within a group, fields are ordered so that its hot ones are at the end that borders a hot line (sub-struct
- * comments say which). 2,168 bytes (2,176 allocated), 34 lines. When adding a field, add it to a cold line
+ * comments say which). 2,312 bytes (2,368 allocated), 37 lines. When adding a field, add it to a cold line
  * unless the per-segment path needs it, and check the result: `gdb -batch -ex 'ptype /o struct brisk_sock'
  * build/brisk-bench` shows the offsets, and `valgrind --tool=cachegrind --cache-sim=yes build/brisk-bench rr
  * --flows 256 --tx 400` the D1 misses per transaction (docs/performance.md has the figures). */
@@ -351,6 +353,9 @@ struct brisk_sock {
 
     /* --- lines 31-33: cold --- */
     struct tcp_marks mark; /* write boundaries: PSH and end-of-record marks (mark.c), write-time pieces */
+
+    /* --- lines 33-36: cold --- */
+    struct tcp_rwin rw; /* Linux's receive-window state (rwin.c; tcp_rcv_window=linux only) */
 };
 
 /* Per-stack TCP state (struct brisk_stack.tcp). */
@@ -413,8 +418,62 @@ uint8_t tcp_wscale_for(uint32_t rcvbuf);
 /* Starts the handshake: ISN, TSval offset, `state` (SYN-SENT or SYN-RECEIVED), hashed, SYN (or SYN-ACK)
  * sent and its retransmission timer armed. The caller has set the 4-tuple, route and options. */
 void tcp_open(brisk_sock *c, int state, uint64_t now);
-/* Window we can advertise now, bytes (before scaling). */
+/* Free payload space of the receive buffer, bytes: rcvbuf less what is queued in order and out of order
+ * (the window under tcp_rcv_window=rfc9293). */
 uint32_t tcp_rcv_space(const brisk_sock *c);
+
+/* rwin.c — the receive window: RFC 9293's rules, or Linux's (tcp_rcv_window; see rwin.c). The per-segment
+ * hooks that only Linux's rules need are called behind tcp_rwin_linux, so brisk's rules pay one test. */
+static inline int tcp_rwin_linux(const brisk_sock *c)
+{
+    return c->st->s.tcp_rcv_window == TCP_RWIN_LINUX;
+}
+/* The window and scale a SYN offers (passive: the SYN-ACK of a child whose options are negotiated): sets
+ * rcv.wscale and, under Linux's rules, the initial rcv_wnd, window_clamp and rcv_ssthresh. cookie_mss: a
+ * SYN cookie's child, with the MSS the cookie kept (its right edge is set too), else 0. */
+void tcp_rwin_open(brisk_sock *c, int passive, uint32_t cookie_mss);
+/* The window field and *wscale of a SYN cookie's SYN-ACK from listener l, for a SYN with these options. */
+uint16_t tcp_rwin_listen_syn(const brisk_sock *l, uint32_t mss, int ts, int ws_ok, uint8_t *wscale);
+/* SYN-SENT got the SYN-ACK (options negotiated): the right edge our SYN offered, from the peer's ISN on. */
+void tcp_rwin_synack(brisk_sock *c);
+/* The connection became ESTABLISHED (Linux: tcp_init_buffer_space). */
+void tcp_rwin_established(brisk_sock *c, uint64_t now);
+/* The window field of a segment about to go (a SYN's unscaled); sets rcv.adv and rcv.last_win. */
+uint16_t tcp_rwin_select(brisk_sock *c, int syn);
+/* Under Linux's rules, whether a segment occupying [seq, seq + seglen) that passed RFC 9293's window test is
+ * taken (one ending past the right edge only when nothing is queued); 1 under RFC 9293's. */
+int tcp_rwin_acceptable(const brisk_sock *c, uint32_t seq, uint32_t seglen);
+/* Under Linux's rules, whether `len` bytes of segment `seg` at `seq` may be queued: 1 yes, 0 no (an in-order
+ * segment into a zero window), -1 no (receive memory, after pruning); 1 under RFC 9293's (brisk trims to the
+ * window). */
+int tcp_rwin_admit(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t seq, uint32_t len);
+/* A segment was processed (Linux's rules follow the peer's window for header prediction). */
+void tcp_rwin_seen(brisk_sock *c, const struct brisk_tcp_repr *seg);
+/* An accepted segment that found the connection ESTABLISHED: Linux's receiver RTT sample from its echoed
+ * timestamp (tcp_rcv_rtt_measure_ts, which only tcp_rcv_established runs). */
+void tcp_rwin_rtt_ts(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now);
+/* In-order text [seq, seq + len) that came in a frame of `frame` bytes joined the receive stream (rcv.nxt
+ * already past it; len 0: a bare FIN): Linux's memory charge, rcv_mss, ratio, window growth, quick ACKs.
+ * first: the connection's first data; gap: the time since the previous data segment. */
+void tcp_rwin_data(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t seq, uint32_t len,
+                   uint32_t frame, int first, uint64_t gap, uint64_t now);
+/* Under Linux's rules, whether in-order data received makes an ACK due now (not only delayed). */
+int tcp_rwin_ack_due(brisk_sock *c);
+/* Out-of-order text [seq, seq + len) in a frame of `frame` bytes was stored. */
+void tcp_rwin_ofo(brisk_sock *c, uint32_t seq, uint32_t len, uint32_t frame);
+/* rcv.nxt advanced from `nxt` over data held out of order. */
+void tcp_rwin_ofo_drain(brisk_sock *c, uint32_t nxt);
+/* The application took n bytes (rcv.buf already consumed): memory freed, autotuning; returns 1 when the
+ * read is worth an ACK now (the window it opened). */
+int tcp_rwin_read(brisk_sock *c, uint32_t n, uint64_t now);
+/* The receive buffer SO_RCVBUF value v gives under Linux's rules (doubled, capped by rmem_max; autotuning
+ * off from now on); v itself under RFC 9293's. */
+uint32_t tcp_rwin_rcvbuf_opt(brisk_sock *c, uint64_t v);
+/* A child takes its listener's receive-buffer lock. */
+void tcp_rwin_inherit(brisk_sock *c, const brisk_sock *l);
+void tcp_rwin_free(brisk_sock *c);
+/* Linux's rcv_ssthresh (under RFC 9293's rules, the largest window the buffer allows). */
+uint32_t tcp_rwin_ssthresh(const brisk_sock *c);
 
 /* A segment could not be handed to the device (ring full) or built (pool empty): park the connection until
  * a TX completion frees room; brisk_stack_poll then runs it through tcp_write_xmit again. */
