@@ -453,14 +453,18 @@ static struct sys_out do_read(struct run *r, const struct pkt_event *ev, int *rc
     uint64_t want = (uint64_t)len;
     uint64_t got = r->call.done;
     while (got < want) {
+        /* Take all that is there, up to len, as one read: the spans first, then one consume (Linux's
+         * receive-window rules account a read as a whole, as tcp_recvmsg does). */
         const uint8_t *data;
-        int64_t k = brisk_recv_peek(f->s, (flags & MSG_PEEK) ? got : 0, &data);
-        if (k > 0) {
-            if ((uint64_t)k > want - got)
-                k = (int64_t)(want - got);
+        uint64_t take = 0;
+        int64_t k = BRISK_ERR_AGAIN;
+        while (got + take < want &&
+               (k = brisk_recv_peek(f->s, (flags & MSG_PEEK) ? got + take : take, &data)) > 0)
+            take += (uint64_t)k < want - got - take ? (uint64_t)k : want - got - take;
+        if (take) {
             if (!(flags & MSG_PEEK))
-                brisk_recv_consume(f->s, (size_t)k, r->now);
-            got += (uint64_t)k; /* take all that is there, up to len, in one call */
+                brisk_recv_consume(f->s, (size_t)take, r->now);
+            got += take;
             continue;
         }
         if (k == 0 || got > 0) {
@@ -488,6 +492,12 @@ static const char *cc_name_linux_to_brisk(const char *n)
     if (!strcmp(n, "reno"))
         return "newreno";
     return n;
+}
+
+/* Whether the stack advertises Linux's receive window, where SO_RCVBUF is Linux's sk_rcvbuf itself. */
+static int linux_rcv_window(const struct run *r)
+{
+    return brisk_stack_settings(r->st)->tcp_rcv_window == 1; /* tcp_rcv_window=linux */
 }
 
 static struct sys_out do_setsockopt(struct run *r, const struct pkt_event *ev, int *rc)
@@ -546,7 +556,12 @@ static struct sys_out do_setsockopt(struct run *r, const struct pkt_event *ev, i
             break;
         case SO_RCVBUF:
             bo = BRISK_SO_RCVBUF;
-            bv = (uint64_t)(v < 1152 ? 1152 : v);
+            if (linux_rcv_window(r)) {
+                /* Linux's own option: the stack doubles and caps it as Linux does (src/tcp/rwin.c). */
+                bv = (uint64_t)(v < 0 ? 0 : v);
+            } else {
+                bv = (uint64_t)(v < 1152 ? 1152 : v);
+            }
             f->rcvbuf = bv;
             break;
         default:
@@ -619,7 +634,7 @@ static struct sys_out do_getsockopt(struct run *r, const struct pkt_event *ev, i
         actual = (int64_t)v * 2;
     } else if (level == SOL_SOCKET && name == SO_RCVBUF) {
         e = brisk_getsockopt(f->s, BRISK_SO_RCVBUF, &v);
-        actual = (int64_t)v * 2;
+        actual = linux_rcv_window(r) ? (int64_t)v : (int64_t)v * 2; /* linux: already sk_rcvbuf */
     } else if (level == SOL_SOCKET && name == SO_KEEPALIVE) {
         e = brisk_getsockopt(f->s, BRISK_SO_KEEPALIVE, &v);
         actual = (int64_t)v;
@@ -1037,6 +1052,10 @@ int sys_info(struct run *r, const struct pkt_event *ev, struct pkt_var *out, siz
         {"tcpi_min_rtt", (int64_t)(ci.min_rtt_ns / 1000)},
         {"tcpi_snd_wnd", ci.snd_wnd},
         {"tcpi_rcv_wnd", ci.rcv_wnd},
+        {"tcpi_rcv_ssthresh", ci.rcv_ssthresh},
+        {"tcpi_rcv_space", ci.rcv_space},
+        {"tcpi_rcv_mss", ci.rcv_mss},
+        {"tcpi_rcv_rtt", ci.rcv_rtt_us},
     };
     size_t k = sizeof(v) / sizeof(v[0]);
     if (k > cap)

@@ -25,6 +25,7 @@ enum conv {
     CV_BOOL,    /* nonzero -> 1 */
     CV_SECS,    /* seconds -> a time setting */
     CV_TRIPLE,  /* "min default max": the default */
+    CV_RMEM,    /* tcp_rmem's "min default max": tcp_rcvbuf the default, tcp_rmem_max the max */
     CV_CC,      /* congestion control name */
     CV_EARLY,   /* tcp_early_retrans: TLP is on for 3 and 4 */
     CV_ZERO_OK, /* only 0 (the feature off, as brisk has it) is accepted */
@@ -60,14 +61,16 @@ static const struct map maps[] = {
     {"tcp_frto", "tcp_frto", CV_BOOL},
     {"tcp_early_retrans", "tcp_tlp", CV_EARLY},
     {"tcp_congestion_control", "tcp_congestion", CV_CC},
-    {"tcp_rmem", "tcp_rcvbuf", CV_TRIPLE},
+    {"tcp_rmem", "tcp_rcvbuf", CV_RMEM},
     {"tcp_wmem", "tcp_sndbuf", CV_TRIPLE},
     {"tcp_slow_start_after_idle", "tcp_slow_start_after_idle", CV_BOOL},
     {"tcp_ecn", NULL, CV_ZERO_OK},
     {"tcp_fastopen", NULL, CV_ZERO_OK},
     {"tcp_mtu_probing", NULL, CV_ZERO_OK},
     {"tcp_no_metrics_save", NULL, CV_ACCEPT}, /* brisk keeps no per-destination metrics */
-    {"tcp_moderate_rcvbuf", NULL, CV_ACCEPT},
+    {"tcp_moderate_rcvbuf", "tcp_moderate_rcvbuf", CV_BOOL},
+    {"tcp_app_win", "tcp_app_win", CV_PLAIN},
+    {"core.rmem_max", "rmem_max", CV_PLAIN}, /* net.core.rmem_max */
 };
 
 static int set(struct brisk_settings *s, const char *name, const char *value, char *err, size_t errlen)
@@ -93,6 +96,8 @@ static int apply_one(void *ctx, const char *name, const char *value, char *err, 
         leaf += 9;
     else if (!strncmp(leaf, "net/ipv4/", 9))
         leaf += 9;
+    else if (!strcmp(leaf, "net.core.rmem_max") || !strcmp(leaf, "net/core/rmem_max"))
+        leaf = "core.rmem_max";
     else {
         snprintf(err, errlen, "unsupported: sysctl %s", name);
         return PKT_UNSUPPORTED;
@@ -133,14 +138,19 @@ static int apply_one(void *ctx, const char *name, const char *value, char *err, 
         return set(s, m->setting, buf, err, errlen);
     case CV_EARLY:
         return set(s, m->setting, v >= 3 ? "1" : "0", err, errlen);
-    case CV_TRIPLE: {
+    case CV_TRIPLE:
+    case CV_RMEM: {
         unsigned long long lo, def, hi;
         if (sscanf(value, "%llu %llu %llu", &lo, &def, &hi) != 3) {
             snprintf(err, errlen, "sysctl %s: expected \"min default max\", got \"%s\"", name, value);
             return PKT_BAD_SCRIPT;
         }
         snprintf(buf, sizeof(buf), "%llu", def);
-        return set(s, m->setting, buf, err, errlen);
+        int rc = set(s, m->setting, buf, err, errlen);
+        if (rc != PKT_PASS || m->conv != CV_RMEM)
+            return rc;
+        snprintf(buf, sizeof(buf), "%llu", hi); /* Linux's window scale and autotuning ceiling */
+        return set(s, "tcp_rmem_max", buf, err, errlen);
     }
     case CV_CC:
         return set(s, m->setting, !strcmp(value, "reno") ? "newreno" : value, err, errlen);
