@@ -437,7 +437,9 @@ enum brisk_sockopt {
     BRISK_SO_NODELAY = 1,   /* disable Nagle */
     BRISK_SO_CORK,          /* hold partial segments until uncorked (TCP_CORK) */
     BRISK_SO_SNDBUF,        /* bytes */
-    BRISK_SO_RCVBUF,        /* bytes (set before connect/listen to size the window scale) */
+    BRISK_SO_RCVBUF,        /* bytes (set before connect/listen to size the window scale); under
+                               tcp_rcv_window=linux Linux's SO_RCVBUF: doubled, capped at 2 x rmem_max, at
+                               least 2304, autotuning off, and read back as the doubled sk_rcvbuf */
     BRISK_SO_NOTSENT_LOWAT, /* a send stops at this many unsent bytes; writable again below half of it */
     BRISK_SO_KEEPALIVE,     /* 0/1 */
     BRISK_SO_KEEPIDLE,      /* ns */
