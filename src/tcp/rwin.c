@@ -5,9 +5,9 @@
  * rfc9293 (brisk's default). The window is the free space of rcv.rcvbuf counted in payload bytes (in-order
  * data not yet read plus out-of-order data held). Receiver silly-window avoidance (RFC 9293 §3.8.6.2.2): the
  * right edge moves only by min(rcvbuf / 2, MSS) or more, and never moves left (a window offered is not
- * withdrawn, RFC 9293 §3.8.6.2.1 "SHOULD NOT shrink"); the scale is the smallest that lets the window
- * field say rcvbuf (RFC 7323 §2.3). A read that opened the window by two segments, or reopened one smaller
- * than a segment, is advertised at once.
+ * withdrawn: RFC 9293 §3.8.6, SHLD-14); the scale is the smallest that lets the window field say rcvbuf
+ * (RFC 7323 §2.3). A read that opened the window by two segments, or reopened one smaller than a segment, is
+ * advertised at once.
  *
  * linux (every linux-* profile). Linux 6.x chooses its window from memory, not from payload: each received
  * segment is charged what its buffer (skb) costs, its truesize, and the window is that memory's free part
@@ -51,13 +51,16 @@
  *     in pages ahead covers it (header prediction, sk_forward_alloc), which lets small segments overrun the
  *     buffer before the first prune.
  * Not modelled: pruning the out-of-order queue (the segment that does not fit is dropped instead), the
- * out-of-order queue's collapsing, memory pressure across sockets, TCP_WINDOW_CLAMP and SO_RCVLOWAT.
- * The state is struct tcp_rwin (rwin.h), cold in the connection; the brisk rules never touch it.
+ * out-of-order queue's collapsing, memory pressure across sockets, TCP_WINDOW_CLAMP, SO_RCVLOWAT, and the
+ * pages the send side reserves in the same sk_forward_alloc (so header prediction's memory is the receive
+ * side's alone). The state is struct tcp_rwin (rwin.h), cold in the connection; the brisk rules never touch
+ * it, and the hooks only Linux's rules need are called behind tcp_rwin_linux (tcp.h).
  *
- *   tcp_rwin_open / _synack / _established   the handshake's windows
+ *   tcp_rwin_open / _listen_syn / _synack / _established   the handshake's windows
  *   tcp_rwin_select                          the window field of each segment sent
- *   tcp_rwin_acceptable / _admit / _data / _ofo / _ofo_drain / _rtt_ts   segments arriving
+ *   tcp_rwin_acceptable / _admit / _data / _ofo / _ofo_drain / _rtt_ts / _seen / _ack_due   segments arriving
  *   tcp_rwin_read                            the application read: memory, autotuning, the ACK it is worth
+ *   tcp_rwin_rcvbuf_opt / _inherit / _free / _ssthresh   SO_RCVBUF, children, the end, tcp_info
  */
 #include <stdlib.h>
 #include <string.h>
