@@ -21,8 +21,9 @@ struct profile {
 
 /* Receive path and loss recovery where Linux departs from the RFCs, the same in every Linux version these
  * profiles name (docs/recovery.md, "Linux and the RFCs"): recovery without SACK the Linux way, an ACK of
- * unsent data dropped silently in ESTABLISHED, a SYN-ACK's text discarded. */
-#define LINUX_RECEIVE "tcp_nosack_prr=1", "tcp_unsent_ack_reply=0", "tcp_synack_data=0"
+ * unsent data dropped silently in ESTABLISHED, a SYN-ACK's text discarded, the ACK of the peer's FIN delayed
+ * (tcp_fin's pingpong mode). */
+#define LINUX_RECEIVE "tcp_nosack_prr=1", "tcp_unsent_ack_reply=0", "tcp_synack_data=0", "tcp_fin_delack=1"
 /* Connection errors (docs/sockets.md): any ICMP error ends a connect (tcp_v4_err, every version since 2.x),
  * where RFC 1122 §4.2.3.9 lets only hard errors do so. */
 #define LINUX_SOCKETS "tcp_syn_icmp_errors=linux"

@@ -87,6 +87,9 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
       "answer an ACK of data never sent with an ACK in ESTABLISHED (RFC 9293; 0: drop it silently, Linux)")  \
     X(tcp_synack_data, BOOL, tcp_synack_data, uint32_t, 1, 0, 1,                                             \
       "queue text (and a FIN) carried by a SYN-ACK (RFC 9293 3.10.7.3; 0: discard it, Linux without TFO)")  \
+    X(tcp_fin_delack, BOOL, tcp_fin_delack, uint32_t, 0, 0, 1,                                               \
+      "compat (Linux): the peer's FIN in ESTABLISHED makes the connection interactive, so its ACK is "       \
+      "delayed and may ride on our FIN; 0: the FIN is acknowledged at once")                                 \
     X(pkt_pool_bytes, SIZE, pkt_pool_bytes, uint64_t, 64ull << 20, 1ull << 20, 1ull << 40,                   \
       "bound on packet-buffer memory per stack")                                                             \
     X(tcp_mem_bytes, SIZE, tcp_mem_bytes, uint64_t, 1ull << 30, 1ull << 20, 1ull << 40,                      \

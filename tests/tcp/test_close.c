@@ -498,6 +498,85 @@ static void test_fin_retransmitted_after_data(void **state)
     finish(&f);
 }
 
+/* The linux-6.x profile's settings (tcp_fin_delack=1 among them). */
+static const char *const *linux_sets(void)
+{
+    for (size_t i = 0; i < brisk_profiles_count(); i++)
+        if (strcmp(brisk_profile_name(i), "linux-6.x") == 0)
+            return brisk_profile_settings(i);
+    fail();
+    return NULL;
+}
+
+/* The peer closes first: its FIN takes ESTABLISHED to CLOSE-WAIT. brisk's profile acknowledges it at once.
+ * linux-6.x (tcp_fin_delack=1) delays it as Linux's tcp_fin does (pingpong mode): after the ACK timeout
+ * (40 ms), or on our FIN when the application closes first; at once when nothing was ever received (Linux's
+ * ACK timeout is still 0) or when a full segment and the FIN are unacknowledged. Before the fix every
+ * profile acknowledged at once (Linux 6.18: tests/conformance/close/peer-fin-eof.pkt, fin-ack-rides-on-fin,
+ * peer-fin-full-segment, poll/poll-fin-rdhup). */
+static void test_peer_fin_ack_delayed(void **state)
+{
+    (void)state;
+    for (int lx = 0; lx <= 1; lx++) {
+        uint8_t data[1448], buf[2000];
+        tf_pattern(data, sizeof(data), 0);
+        uint64_t t1 = TF_SEC;
+        /* 50 bytes and the FIN in one segment. */
+        struct fix f;
+        setup(&f, lx ? linux_sets() : NULL);
+        tf_peer_send(&f.p, FIN | ACK | PSH, data, 50, t1);
+        assert_int_equal(tf_info(f.c).state, BRISK_TCP_CLOSE_WAIT);
+        if (!lx) {
+            TF_EXPECT(&f.t, t1, ACK, f.d, 1052, 0);
+        } else {
+            TF_EXPECT_NONE(&f.t);
+            tf_run(&f.t, t1 + 40 * TF_MS - 1);
+            TF_EXPECT_NONE(&f.t);
+            tf_run(&f.t, t1 + 40 * TF_MS);
+            TF_EXPECT(&f.t, t1 + 40 * TF_MS, ACK, f.d, 1052, 0);
+        }
+        assert_int_equal(brisk_recv(f.c, buf, sizeof(buf), t1 + 50 * TF_MS), 50);
+        assert_int_equal(brisk_recv(f.c, buf, sizeof(buf), t1 + 50 * TF_MS), 0);
+        TF_EXPECT_NONE(&f.t);
+        brisk_abort(f.c, t1 + 50 * TF_MS);
+        finish(&f);
+
+        /* The application reads and closes within the ACK timeout: Linux's FIN carries the ACK, and the
+         * delayed ACK is not sent after it. */
+        setup(&f, lx ? linux_sets() : NULL);
+        tf_peer_send(&f.p, FIN | ACK | PSH, data, 50, t1);
+        if (!lx)
+            TF_EXPECT(&f.t, t1, ACK, f.d, 1052, 0);
+        assert_int_equal(brisk_recv(f.c, buf, sizeof(buf), t1 + 10 * TF_MS), 50);
+        brisk_close(f.c, t1 + 10 * TF_MS);
+        f.c = NULL;
+        TF_EXPECT(&f.t, t1 + 10 * TF_MS, FIN | ACK, f.d, 1052, 0);
+        tf_run(&f.t, t1 + 100 * TF_MS);
+        TF_EXPECT_NONE(&f.t);
+        f.p.ack = f.d + 1;
+        tf_peer_send(&f.p, ACK, NULL, 0, t1 + 110 * TF_MS);
+        assert_null(lookup(&f));
+        finish(&f);
+
+        /* A FIN before any data: at once in both (Linux's ACK timeout is still 0: the next tick). */
+        setup(&f, lx ? linux_sets() : NULL);
+        tf_peer_send(&f.p, FIN | ACK, NULL, 0, t1);
+        TF_EXPECT(&f.t, t1, ACK, f.d, 1002, 0);
+        brisk_abort(f.c, t1);
+        finish(&f);
+
+        /* A full-sized segment (1448 bytes with timestamps) and the FIN: more than one segment's worth of
+         * sequence space unacknowledged, at once in both. */
+        setup(&f, lx ? linux_sets() : NULL);
+        tf_peer_send(&f.p, ACK, data, 100, t1); /* quick-ACK mode: acknowledged at once */
+        TF_EXPECT(&f.t, t1, ACK, f.d, 1101, 0);
+        tf_peer_send(&f.p, FIN | ACK | PSH, data, tf_info(f.c).mss, t1 + 10 * TF_MS);
+        TF_EXPECT(&f.t, t1 + 10 * TF_MS, ACK, f.d, 1101 + tf_info(f.c).mss + 1, 0);
+        brisk_abort(f.c, t1 + 10 * TF_MS);
+        finish(&f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -516,6 +595,7 @@ int main(void)
         cmocka_unit_test(test_abort_resets),
         cmocka_unit_test(test_rst_in_fin_wait_2),
         cmocka_unit_test(test_fin_retransmitted_after_data),
+        cmocka_unit_test(test_peer_fin_ack_delayed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
