@@ -985,6 +985,9 @@ static uint32_t segs(uint64_t bytes, uint32_t mss, int round_up)
     return (uint32_t)(round_up ? (bytes + mss - 1) / mss : bytes / mss);
 }
 
+/* tcpi_state as Linux reports it for the application's socket. A connection entering TIME-WAIT is handed
+ * to a timewait socket and the application's is closed (tcp_time_wait, then tcp_done), so it reads
+ * TCP_CLOSE; brisk keeps one socket through TIME-WAIT. */
 static int linux_state(int s)
 {
     switch (s) {
@@ -993,7 +996,7 @@ static int linux_state(int s)
     case BRISK_TCP_SYN_RECEIVED: return 3;
     case BRISK_TCP_FIN_WAIT_1: return 4;
     case BRISK_TCP_FIN_WAIT_2: return 5;
-    case BRISK_TCP_TIME_WAIT: return 6;
+    case BRISK_TCP_TIME_WAIT: return 7;
     case BRISK_TCP_CLOSED: return 7;
     case BRISK_TCP_CLOSE_WAIT: return 8;
     case BRISK_TCP_LAST_ACK: return 9;
