@@ -313,6 +313,7 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(TCPKeepAlive, "keepalive probes sent")                                                                 \
     X(TCPAbortOnTimeout, "connections aborted after retransmission or keepalive timeouts")                   \
     X(TCPAbortOnClose, "connections reset on close with unread data or LINGER 0")                            \
+    X(TCPAbortOnData, "connections reset: new data arrived after the application closed (RFC 1122)")       \
     X(ListenOverflows, "SYNs dropped: listener's queues full")                                               \
     X(TCPTimeWaitOverflow, "connections closed without TIME-WAIT: tcp_max_tw_buckets reached")               \
     X(SyncookiesSent, "SYN-ACKs sent with a SYN cookie (RFC 4987)")                                          \

@@ -793,6 +793,53 @@ void brisk_tcp_batch_end(brisk_stack *st, uint64_t now)
     t->ndeferred = 0;
 }
 
+/* A simultaneous open (RFC 9293 §3.5, figure 7): in SYN-RECEIVED after our SYN crossed the peer's, the peer's
+ * SYN-ACK — its SYN again, now acknowledging ours — lies wholly below RCV.NXT, so the acceptability test
+ * would drop it and the figure's step 6 ("ESTABLISHED <-- SYN,ACK") would never happen: the connection waited
+ * for its own SYN-ACK's retransmission. Like Linux (tcp_validate_incoming lets exactly this segment through:
+ * an active open in SYN-RECV, a bare SYN-ACK at RCV.NXT - 1 acknowledging SND.NXT) it completes the open; the
+ * SYN is then a duplicate, acknowledged at once with a D-SACK of its sequence number (tcp_data_queue). */
+static int simultaneous_synack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
+{
+    const uint8_t f = BRISK_TCP_SYN | BRISK_TCP_ACK | BRISK_TCP_RST | BRISK_TCP_FIN;
+    if (c->state != BRISK_TCP_SYN_RECEIVED || c->listener ||
+        (seg->flags & f) != (BRISK_TCP_SYN | BRISK_TCP_ACK) || seg->payload_len ||
+        seg->seq + 1 != c->rcv.nxt || seg->ack != c->snd.nxt)
+        return 0;
+    c->stat.segs_in++;
+    ts_recent_update(c, seg, now);
+    establish(c, seg, now); /* the window of a segment with SYN is never scaled (RFC 7323 §2.2) */
+    tcp_raise(c, BRISK_EV_CONNECTED | BRISK_EV_WRITABLE);
+    if (c->opt.sack) {
+        c->rcv.dsack = 1;
+        c->rcv.dsack_start = seg->seq;
+        c->rcv.dsack_end = seg->seq + 1;
+        c->st->c.TCPDSACKSent++;
+    }
+    c->ack.pending = 1;
+    tcp_write_xmit(c, now);
+    if (c->ack.pending)
+        tcp_send_ack(c, now);
+    return 1;
+}
+
+/* New data in FIN-WAIT-1 or FIN-WAIT-2 after the application closed (brisk_close: it will never read it):
+ * RFC 1122 §4.2.2.13 says the TCP SHOULD send a RST to show the data was lost, and Linux does
+ * (tcp_rcv_state_process: the receive side is shut, so tcp_reset and a RST in reply to the segment; an
+ * orphan in FIN-WAIT-2 answers from its timewait socket the same way). Returns 1 when it reset. */
+static int data_after_close(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
+{
+    if ((c->state != BRISK_TCP_FIN_WAIT_1 && c->state != BRISK_TCP_FIN_WAIT_2) ||
+        !(c->orphan || c->sox.lingering) || !seg->payload_len ||
+        !brisk_seq_gt(seg->seq + (uint32_t)seg->payload_len, c->rcv.nxt))
+        return 0;
+    struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
+    c->st->c.TCPAbortOnData++;
+    tcp_send_rst_for(c->st, &ip, seg, now);
+    tcp_conn_fail(c, BRISK_ERR_RESET, now);
+    return 1;
+}
+
 /* `pieces`: the text of a coalesced segment (brisk_tcp_input_gro), or NULL for seg->payload. */
 static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct tcp_piece *pieces,
                        uint32_t npieces, uint64_t now)
@@ -813,12 +860,19 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
     if (!acceptable(c, seg->seq, seglen)) {
         if (rst)
             return;
+        if (simultaneous_synack(c, seg, now))
+            return;
         st->c.TCPOutOfWindow++;
-        if (c->opt.sack && seg->payload_len &&
-            brisk_seq_leq(seg->seq + (uint32_t)seg->payload_len, c->rcv.nxt)) {
-            c->rcv.dsack = 1; /* an old duplicate: report it (RFC 2883) */
+        /* An old duplicate is reported (RFC 2883), its FIN included: Linux's tcp_data_queue / tcp_send_dupack
+         * D-SACK any segment whose sequence space is all below RCV.NXT — a retransmitted FIN in CLOSE-WAIT
+         * gets "sack 1:2". Not a SYN (the challenge ACK below says enough), and not in TIME-WAIT, where
+         * Linux's timewait socket answers with a bare ACK (tcp_v4_timewait_ack). */
+        uint32_t dup = (uint32_t)seg->payload_len + ((seg->flags & BRISK_TCP_FIN) ? 1u : 0u);
+        if (c->opt.sack && dup && !(seg->flags & BRISK_TCP_SYN) && c->state != BRISK_TCP_TIME_WAIT &&
+            brisk_seq_leq(seg->seq + dup, c->rcv.nxt)) {
+            c->rcv.dsack = 1;
             c->rcv.dsack_start = seg->seq;
-            c->rcv.dsack_end = seg->seq + (uint32_t)seg->payload_len;
+            c->rcv.dsack_end = seg->seq + dup;
             st->c.TCPDSACKSent++;
         }
         /* Only a bare SYN means the peer lost our SYN-ACK; its SYN-ACK in a simultaneous open gets the ACK
@@ -904,6 +958,8 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
     } else if (ack_input(c, seg, now) <= 0) {
         return; /* LAST-ACK finished (the connection is gone), or an unacceptable ACK dropped the segment */
     }
+    if (data_after_close(c, seg, now))
+        return;
 
     if (established && tcp_rwin_linux(c))
         tcp_rwin_rtt_ts(c, seg, now); /* Linux's receiver RTT from the echoed timestamp (rwin.c) */

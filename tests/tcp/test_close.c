@@ -143,9 +143,9 @@ static void test_orphan_fin_wait_2_timeout(void **state)
     f.p.ack = f.d + 1;
     tf_peer_send(&f.p, ACK, NULL, 0, TF_SEC + 10 * TF_MS);
     assert_int_equal(state_of(&f), BRISK_TCP_FIN_WAIT_2);
-    /* Data still arrives in FIN-WAIT-2 and is acknowledged (though nobody will read it). */
-    tf_peer_send_data(&f.p, 100, 2 * TF_SEC);
-    TF_EXPECT(&f.t, 2 * TF_SEC, ACK, f.d + 1, 1101, 0);
+    /* The peer's ACKs do not keep it (new data would reset it: test_data_after_close_resets). */
+    tf_peer_send(&f.p, ACK, NULL, 0, 2 * TF_SEC);
+    TF_EXPECT_NONE(&f.t);
     /* tcp_fin_timeout after entering FIN-WAIT-2 the orphan is dropped, silently. */
     tf_run(&f.t, 6 * TF_SEC + 10 * TF_MS - 1);
     assert_int_equal(state_of(&f), BRISK_TCP_FIN_WAIT_2);
@@ -498,6 +498,84 @@ static void test_fin_retransmitted_after_data(void **state)
     finish(&f);
 }
 
+/* New data after close(), in FIN-WAIT-1 (our FIN not yet acknowledged) or FIN-WAIT-2 (acknowledged, by the
+ * same segment here): the application will never read it, so the connection is reset — a RST in reply to the
+ * segment (SEQ = its ACK) and the socket freed (RFC 1122 §4.2.2.13; Linux tcp_rcv_state_process, or the
+ * FIN-WAIT-2 timewait socket). A FIN alone, or a duplicate, still gets the usual ACK. Before the fix brisk
+ * acknowledged and discarded the data and went on closing. */
+static void test_data_after_close_resets(void **state)
+{
+    (void)state;
+    for (int acks_fin = 0; acks_fin <= 1; acks_fin++) {
+        struct fix f;
+        setup(&f, NULL);
+        uint64_t t1 = TF_SEC;
+        brisk_close(f.c, t1);
+        f.c = NULL;
+        TF_EXPECT(&f.t, t1, FIN | ACK, f.d, 1001, 0);
+        f.p.ack = f.d + (uint32_t)acks_fin;
+        uint8_t data[100];
+        tf_pattern(data, sizeof(data), 0);
+        tf_peer_send(&f.p, ACK | PSH, data, sizeof(data), t1 + 10 * TF_MS);
+        TF_EXPECT(&f.t, t1 + 10 * TF_MS, RST, f.d + (uint32_t)acks_fin, 0, 0);
+        TF_EXPECT_NONE(&f.t);
+        assert_null(lookup(&f));
+        assert_int_equal(tf_counters(&f.t).TCPAbortOnData, 1);
+        finish(&f);
+    }
+    /* Half-closed, not closed: the data is the application's to read. */
+    struct fix f;
+    setup(&f, NULL);
+    assert_int_equal(brisk_shutdown_write(f.c, TF_SEC), BRISK_OK);
+    TF_EXPECT(&f.t, TF_SEC, FIN | ACK, f.d, 1001, 0);
+    f.p.ack = f.d + 1;
+    tf_peer_send_data(&f.p, 100, TF_SEC + 10 * TF_MS);
+    TF_EXPECT(&f.t, TF_SEC + 10 * TF_MS, ACK, f.d + 1, 1101, 0);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_FIN_WAIT_2);
+    brisk_abort(f.c, TF_SEC + 20 * TF_MS);
+    finish(&f);
+}
+
+/* A retransmitted FIN in CLOSE-WAIT (our ACK was lost) is acknowledged with a D-SACK of its sequence number,
+ * as Linux does (tcp_data_queue); in TIME-WAIT with a bare ACK, as Linux's timewait socket answers. Before,
+ * brisk reported duplicates with data only. */
+static void test_duplicate_fin_dsack(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL);
+    uint64_t t1 = TF_SEC;
+    tf_peer_send(&f.p, FIN | ACK, NULL, 0, t1);
+    TF_EXPECT(&f.t, t1, ACK, f.d, 1002, 0);
+    f.p.nxt = 1001;
+    tf_peer_send(&f.p, FIN | ACK, NULL, 0, t1 + 100 * TF_MS);
+    struct tf_seg *a = TF_EXPECT(&f.t, t1 + 100 * TF_MS, ACK, f.d, 1002, 0);
+    assert_int_equal(a->h.opts.nsack, 1);
+    assert_int_equal(a->h.opts.sack[0].start, 1001);
+    assert_int_equal(a->h.opts.sack[0].end, 1002);
+    brisk_close(f.c, t1 + 200 * TF_MS);
+    f.c = NULL;
+    TF_EXPECT(&f.t, t1 + 200 * TF_MS, FIN | ACK, f.d, 1002, 0);
+    f.p.ack = f.d + 1;
+    tf_peer_send(&f.p, ACK, NULL, 0, t1 + 210 * TF_MS);
+    assert_null(lookup(&f));
+    finish(&f);
+
+    setup(&f, NULL);
+    assert_int_equal(brisk_shutdown_write(f.c, t1), BRISK_OK);
+    TF_EXPECT(&f.t, t1, FIN | ACK, f.d, 1001, 0);
+    f.p.ack = f.d + 1;
+    tf_peer_send(&f.p, FIN | ACK, NULL, 0, t1 + 10 * TF_MS);
+    TF_EXPECT(&f.t, t1 + 10 * TF_MS, ACK, f.d + 1, 1002, 0);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_TIME_WAIT);
+    f.p.nxt = 1001;
+    tf_peer_send(&f.p, FIN | ACK, NULL, 0, t1 + 100 * TF_MS);
+    a = TF_EXPECT(&f.t, t1 + 100 * TF_MS, ACK, f.d + 1, 1002, 0);
+    assert_int_equal(a->h.opts.nsack, 0);
+    brisk_abort(f.c, t1 + 200 * TF_MS);
+    finish(&f);
+}
+
 /* The linux-6.x profile's settings (tcp_fin_delack=1 among them). */
 static const char *const *linux_sets(void)
 {
@@ -596,6 +674,8 @@ int main(void)
         cmocka_unit_test(test_rst_in_fin_wait_2),
         cmocka_unit_test(test_fin_retransmitted_after_data),
         cmocka_unit_test(test_peer_fin_ack_delayed),
+        cmocka_unit_test(test_data_after_close_resets),
+        cmocka_unit_test(test_duplicate_fin_dsack),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

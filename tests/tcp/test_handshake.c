@@ -665,7 +665,9 @@ static void test_simultaneous_open(void **state)
 
 /* Simultaneous open exactly as RFC 9293 figure 8: each side's third segment is its SYN-ACK. The SYN-ACK
  * (SEQ = IRS, ACK = ISS + 1) arriving in SYN-RECEIVED must not be answered with yet another SYN-ACK: two such
- * stacks would trade SYN-ACKs forever. RFC 9293 §3.10.7.4 answers an unacceptable segment with an ACK. */
+ * stacks would trade SYN-ACKs forever. It completes the open at once (the figure's line 6; Linux's
+ * tcp_validate_incoming lets this one segment through) and its SYN, a duplicate, is acknowledged. Before,
+ * brisk answered with an ACK and stayed in SYN-RECEIVED until a later ACK or its own SYN-ACK's timeout. */
 static void test_simultaneous_open_crossing_synacks(void **state)
 {
     (void)state;
@@ -686,24 +688,52 @@ static void test_simultaneous_open_crossing_synacks(void **state)
     p.nxt = 300;
     p.ack = iss + 1;
     tf_peer_send(&p, SYN | ACK, NULL, 0, 11 * TF_MS);
-    struct tf_seg *r = tf_take(&t);
-    if (r->h.flags & SYN) {
-        tf_print_seg(r);
-        fail_msg("SYN-RECEIVED answered the peer's SYN-ACK with another SYN-ACK: an endless exchange with a "
-                 "peer that does the same");
-    }
-    /* Either ESTABLISHED at once (figure 8 line 6, as Linux does), or an ACK for the duplicate SYN. */
-    if (tf_info(s).state != BRISK_TCP_ESTABLISHED) {
-        assert_int_equal(r->h.flags, ACK);
-        assert_int_equal(r->h.seq, iss + 1);
-        assert_int_equal(r->h.ack, 301);
-        /* The peer, in SYN-RECEIVED too, gets our ACK and our SYN-ACK; its ACK completes our side. */
-        tf_peer_send(&p, ACK, NULL, 0, 12 * TF_MS);
-    }
+    struct tf_seg *r = TF_EXPECT(&t, 11 * TF_MS, ACK, iss + 1, 301, 0);
+    assert_int_equal(r->h.opts.nsack, 0); /* no SACK negotiated: no D-SACK */
+    TF_EXPECT_NONE(&t);
     assert_int_equal(tf_info(s).state, BRISK_TCP_ESTABLISHED);
     assert_true(ev.all & BRISK_EV_CONNECTED);
+    assert_int_equal(ev.at[0], 11 * TF_MS);
     brisk_abort(s, 30 * TF_MS);
     TF_EXPECT(&t, 30 * TF_MS, RST | ACK, iss + 1, 301, 0);
+    tf_free(&t);
+}
+
+/* The same with SACK negotiated: the ACK of the duplicate SYN reports it, D-SACK [IRS, IRS + 1), as Linux's
+ * does (tcp_data_queue: a segment wholly below RCV.NXT). Data queued since goes at once, with it. */
+static void test_simultaneous_open_synack_dsack(void **state)
+{
+    (void)state;
+    struct tf t;
+    tf_init(&t, NULL);
+    int err;
+    brisk_sock *s = brisk_socket(t.st, &err);
+    assert_int_equal(brisk_bind(s, 0, 5003), BRISK_OK);
+    assert_int_equal(brisk_connect(s, TF_PEER_IP, 6003, 0), BRISK_ERR_INPROGRESS);
+    uint32_t iss = tf_take(&t)->h.seq;
+    struct tf_peer p;
+    tf_peer_init(&p, &t, 6003, 5003, 300);
+    struct brisk_tcp_repr h = tf_peer_hdr(&p, SYN, 10 * TF_MS);
+    h.opts = tf_opts_full();
+    h.opts.ts_ok = 0;
+    tf_inject(&t, &h, NULL, 0, 10 * TF_MS);
+    TF_EXPECT(&t, 10 * TF_MS, SYN | ACK, iss, 301, 0);
+    h = tf_peer_hdr(&p, SYN | ACK, 11 * TF_MS);
+    h.seq = 300;
+    h.ack = iss + 1;
+    h.opts = tf_opts_full();
+    h.opts.ts_ok = 0;
+    tf_inject(&t, &h, NULL, 0, 11 * TF_MS);
+    struct tf_seg *r = TF_EXPECT(&t, 11 * TF_MS, ACK, iss + 1, 301, 0);
+    assert_int_equal(r->h.opts.nsack, 1);
+    assert_int_equal(r->h.opts.sack[0].start, 300);
+    assert_int_equal(r->h.opts.sack[0].end, 301);
+    assert_int_equal(tf_info(s).state, BRISK_TCP_ESTABLISHED);
+    assert_int_equal(brisk_send(s, "hello", 5, 0, 12 * TF_MS), 5);
+    r = TF_EXPECT(&t, 12 * TF_MS, ACK | PSH, iss + 1, 301, 5);
+    assert_int_equal(r->h.opts.nsack, 0); /* the D-SACK went once */
+    brisk_abort(s, 30 * TF_MS);
+    TF_EXPECT(&t, 30 * TF_MS, RST | ACK, iss + 6, 301, 0);
     tf_free(&t);
 }
 
@@ -820,6 +850,7 @@ int main(void)
         cmocka_unit_test(test_rst_in_syn_received),
         cmocka_unit_test(test_simultaneous_open),
         cmocka_unit_test(test_simultaneous_open_crossing_synacks),
+        cmocka_unit_test(test_simultaneous_open_synack_dsack),
         cmocka_unit_test(test_simultaneous_open_reset_refuses),
         cmocka_unit_test(test_final_ack_with_data),
         cmocka_unit_test(test_listener_backlog_overflow),
