@@ -114,6 +114,7 @@ struct brisk_settings {
     uint64_t tcp_delack_min_ns;  /* delayed-ACK timeout bounds */
     uint64_t tcp_delack_max_ns;
     uint32_t tcp_syn_retries;       /* SYN retransmissions before connect fails with BRISK_ERR_TIMEDOUT */
+    uint32_t tcp_syn_linear_timeouts; /* SYN timeouts before the RTO doubles; they add to tcp_syn_retries */
     uint32_t tcp_synack_retries;    /* SYN-ACK retransmissions before a half-open child is dropped */
     uint32_t tcp_retries2;          /* RTO backoffs on data before the connection aborts */
     uint64_t tcp_fin_timeout_ns;    /* orphaned FIN-WAIT-2 lifetime */

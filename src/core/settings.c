@@ -120,6 +120,9 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
       "longest delayed-ACK timeout (RFC 1122: at most 500 ms)")                                              \
     X(tcp_syn_retries, UINT, tcp_syn_retries, uint32_t, 6, 1, 127,                                           \
       "SYN retransmissions before connect fails")                                                            \
+    X(tcp_syn_linear_timeouts, UINT, tcp_syn_linear_timeouts, uint32_t, 0, 0, 127,                           \
+      "SYN-SENT timeouts that keep the initial RTO before it doubles, in addition to tcp_syn_retries (Linux " \
+      "sysctl; 4 on Linux 6.18: SYNs at 1, 2, 3, 4, 5 s, then 7, 11, ...)")                                 \
     X(tcp_synack_retries, UINT, tcp_synack_retries, uint32_t, 5, 1, 127,                                     \
       "SYN-ACK retransmissions before a half-open connection is dropped")                                    \
     X(tcp_retries2, UINT, tcp_retries2, uint32_t, 15, 1, 127,                                                \

@@ -131,6 +131,7 @@ static void syn_sent_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint
                 struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
                 tcp_send_rst_for(c->st, &ip, seg, now);
             }
+            tcp_syn_rtx_soon(c, now); /* the peer may have held a stale connection: try again soon */
             return;
         }
     }

@@ -36,6 +36,10 @@
 /* TCP_CORK holds a partial segment at most this long (Linux tcp(7): a 200 ms ceiling). */
 #define TCP_CORK_CEILING_NS (200 * BRISK_NSEC_PER_MSEC)
 
+/* Linux's TCP_TIMEOUT_MIN, 2 jiffies (the linux-* timer rules count in 1 ms jiffies): how soon a SYN goes
+ * again after an unacceptable ACK in SYN-SENT (tcp_syn_rtx_soon). */
+#define TCP_TIMEOUT_MIN_NS (2 * BRISK_NSEC_PER_MSEC)
+
 /* Default MSS when the peer sends none (RFC 9293 §3.7.1, RFC 6691). */
 #define TCP_DEFAULT_MSS 536u
 
@@ -590,6 +594,9 @@ void tcp_rearm_sent(brisk_sock *c, uint64_t now, uint32_t prior_max, int eager);
  * nothing is outstanding. */
 void tcp_rearm_rto_linux(brisk_sock *c, uint64_t now, int from_head);
 void tcp_arm_persist(brisk_sock *c, uint64_t now);
+/* SYN-SENT took an unacceptable ACK: unless the SYN was retransmitted already, the retransmission timer fires
+ * TCP_TIMEOUT_MIN from now (an expiry like any other: it counts and backs off). */
+void tcp_syn_rtx_soon(brisk_sock *c, uint64_t now);
 void tcp_clear_rtx(brisk_sock *c);
 void tcp_schedule_ack(brisk_sock *c, uint64_t now);
 void tcp_ack_sent(brisk_sock *c);

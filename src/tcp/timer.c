@@ -313,6 +313,31 @@ void tcp_arm_persist(brisk_sock *c, uint64_t now)
     rtx_set(c, TCP_RTX_PERSIST, now + rto);
 }
 
+/* RFC 9293 §3.10.7.3 drops an unacceptable ACK in SYN-SENT (with a RST unless it was one); it may come from
+ * a peer that still holds an old incarnation of the connection, which that RST has just cleared (RFC 9293
+ * §3.5.2, figure 10: "A" then tries again). Linux does not wait out the initial RTO for that: while the SYN
+ * has not been retransmitted, tcp_rcv_synsent_state_process re-arms the retransmission timer at
+ * TCP_TIMEOUT_MIN ("previous FIN/ACK or RST/ACK might be ignored"), and the expiry is an ordinary one (the
+ * RTO doubles, or not under tcp_syn_linear_timeouts). Every profile does the same: the SYN is sent at most
+ * once early, so nothing can make it a flood. */
+void tcp_syn_rtx_soon(brisk_sock *c, uint64_t now)
+{
+    if (c->state == BRISK_TCP_SYN_SENT && c->timer.retries == 0)
+        rtx_set(c, TCP_RTX_RTO, now + TCP_TIMEOUT_MIN_NS);
+}
+
+/* Linux's tcp_model_timeout: how long `boundary` exponentially backed-off retransmissions from an initial RTO
+ * `base` take, the doubling stopping at rto_max. */
+static uint64_t model_timeout(uint32_t boundary, uint64_t base, uint64_t rto_max)
+{
+    uint32_t thresh = 0;
+    while (thresh < 62 && (base << (thresh + 1)) <= rto_max)
+        thresh++; /* ilog2(rto_max / base) */
+    if (boundary <= thresh)
+        return ((UINT64_C(2) << boundary) - 1) * base;
+    return ((UINT64_C(2) << thresh) - 1) * base + (uint64_t)(boundary - thresh) * rto_max;
+}
+
 static void abort_timeout(brisk_sock *c, uint64_t now)
 {
     c->st->c.TCPAbortOnTimeout++;
@@ -348,6 +373,27 @@ static void rto_clamp(brisk_sock *c, uint64_t now)
         rtx_set(c, TCP_RTX_RTO, at);
 }
 
+/* Whether an opening connection gives up at this expiry (`prior` expiries before it). SYN-RECEIVED: after
+ * tcp_synack_retries. SYN-SENT, as Linux's tcp_write_timeout: after tcp_syn_retries + tcp_syn_linear_timeouts
+ * retransmissions, or once the first SYN is as old as tcp_syn_retries exponential backoffs from the initial
+ * RTO would make it (retransmits_timed_out with tcp_model_timeout: with linear timeouts this comes first
+ * when tcp_syn_retries is small) — or, with a user timeout, when that has run out instead. */
+static int open_expired(const brisk_sock *c, uint32_t prior, uint64_t now)
+{
+    const struct brisk_settings *s = &c->st->s;
+    if (c->state == BRISK_TCP_SYN_RECEIVED && c->listener) /* a half-open child: its listener's limit alone */
+        return c->timer.retries > s->tcp_synack_retries;
+    if (c->state == BRISK_TCP_SYN_RECEIVED)
+        return c->timer.retries > s->tcp_synack_retries || user_timeout_expired(c, prior, now);
+    if (c->timer.retries > s->tcp_syn_retries + s->tcp_syn_linear_timeouts)
+        return 1;
+    if (c->sox.user_timeout)
+        return user_timeout_expired(c, prior, now);
+    return prior > 0 && c->rtt_probe.at != BRISK_TIME_NONE &&
+           now - c->rtt_probe.at >=
+               model_timeout(s->tcp_syn_retries, s->tcp_rto_initial_ns, s->tcp_rto_max_ns);
+}
+
 static void on_rto(brisk_sock *c, uint64_t now)
 {
     brisk_stack *st = c->st;
@@ -355,15 +401,17 @@ static void on_rto(brisk_sock *c, uint64_t now)
     if (prior == 0 && !rtx_outstanding(c))
         c->uto.rtx_on = 0; /* a start left from an episode whose retransmissions are all acknowledged */
     if (c->state == BRISK_TCP_SYN_SENT || c->state == BRISK_TCP_SYN_RECEIVED) {
-        uint32_t limit = c->state == BRISK_TCP_SYN_SENT ? st->s.tcp_syn_retries : st->s.tcp_synack_retries;
         /* A half-open child answers to its listener's SYN-ACK limit alone: in Linux it is a request sock,
          * which the user timeout does not reach; an active (or simultaneous) open has both. */
         int uto = !c->listener;
-        if (c->timer.retries > limit || (uto && user_timeout_expired(c, prior, now))) {
+        if (open_expired(c, prior, now)) {
             abort_timeout(c, now);
             return;
         }
-        brisk_rtt_backoff(&c->rtt);
+        /* Linux 6.18's tcp_syn_linear_timeouts: the first ones in SYN-SENT keep the initial RTO (the RTO
+         * doubles once tp->total_rto exceeds it; a SYN-RECEIVED one always doubles). */
+        if (c->state != BRISK_TCP_SYN_SENT || c->timer.retries > st->s.tcp_syn_linear_timeouts)
+            brisk_rtt_backoff(&c->rtt);
         brisk_rtt_syn_timeout(&c->rtt);
         tcp_send_syn(c, now); /* a SYN, or a SYN-ACK in SYN-RECEIVED */
         tcp_rearm_rto(c, now);

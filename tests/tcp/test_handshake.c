@@ -552,6 +552,106 @@ static void test_synsent_bad_synack_gets_rst(void **state)
     tf_free(&t);
 }
 
+/* The SYN's retransmission times: connect() at 0, the stack run second by second to `until`; returns how many
+ * SYNs were sent after the first and their times in at[] (ms). `*failed_at` is when the connect failed. */
+static int syn_times(const char *const *sets, uint64_t until, uint64_t *at, int max, uint64_t *failed_at)
+{
+    struct tf t;
+    tf_init(&t, sets);
+    int err;
+    brisk_sock *s = brisk_socket(t.st, &err);
+    struct tf_events ev = {0};
+    brisk_sock_set_callback(s, tf_events_cb, &ev);
+    assert_int_equal(brisk_connect(s, TF_PEER_IP, 80, 0), BRISK_ERR_INPROGRESS);
+    uint32_t iss = tf_take(&t)->h.seq;
+    int n = 0;
+    while (tf_run_to_seg(&t, until)) {
+        struct tf_seg *r = TF_EXPECT(&t, TF_ANY_TIME, SYN, iss, 0, 0);
+        assert_true(n < max);
+        at[n++] = r->at / TF_MS;
+    }
+    assert_int_equal(ev.all, BRISK_EV_ERROR | BRISK_EV_CLOSED);
+    assert_int_equal(brisk_sock_error(s), BRISK_ERR_TIMEDOUT);
+    *failed_at = ev.at[5] / TF_MS;
+    brisk_close(s, t.st->now);
+    tf_free(&t);
+    return n;
+}
+
+/* tcp_syn_linear_timeouts (Linux 6.18's default 4; 0 in every profile): the first timeouts in SYN-SENT keep
+ * the initial RTO (Linux tcp_retransmit_timer doubles it once tp->total_rto exceeds the setting), and they
+ * add to tcp_syn_retries' count (tcp_write_timeout) — but the connect still ends once the first SYN is as
+ * old as tcp_syn_retries exponential backoffs would make it (retransmits_timed_out, tcp_model_timeout).
+ * Linux 6.18 as measured (tests/kernel/syn-linear-timeouts.pkt): SYNs at 1, 2, 3, 4, 5, 7 s, RTO 4 s. With
+ * 0 the backoff is RFC 6298's from the first timeout. Before the setting brisk had only the latter. */
+static void test_syn_linear_timeouts(void **state)
+{
+    (void)state;
+    uint64_t at[16], failed;
+    /* Linux's defaults: tcp_syn_retries 6 + 4 linear: ten SYNs again, the last at 67 s; the eleventh
+     * expiry, at 131 s, is both past the count and past the 127 s model. */
+    int n = syn_times((const char *const[]){"tcp_syn_linear_timeouts=4", NULL}, 200 * TF_SEC, at, 16, &failed);
+    static const uint64_t want6[] = {1000, 2000, 3000, 4000, 5000, 7000, 11000, 19000, 35000, 67000};
+    assert_int_equal(n, 10);
+    assert_memory_equal(at, want6, sizeof(want6));
+    assert_int_equal(failed, 131000);
+    /* tcp_syn_retries 2: the model (1 + 2 + 4 = 7 s) ends it at the sixth expiry, before the count. */
+    n = syn_times((const char *const[]){"tcp_syn_linear_timeouts=4", "tcp_syn_retries=2", NULL}, 200 * TF_SEC,
+                  at, 16, &failed);
+    static const uint64_t want2[] = {1000, 2000, 3000, 4000, 5000};
+    assert_int_equal(n, 5);
+    assert_memory_equal(at, want2, sizeof(want2));
+    assert_int_equal(failed, 7000);
+    /* The default, and every profile's: exponential. */
+    n = syn_times((const char *const[]){"tcp_syn_retries=2", NULL}, 200 * TF_SEC, at, 16, &failed);
+    assert_int_equal(n, 2);
+    assert_int_equal(at[0], 1000);
+    assert_int_equal(at[1], 3000);
+    assert_int_equal(failed, 7000);
+}
+
+/* An unacceptable ACK in SYN-SENT — a RST (ignored) or an ACK (answered with a RST) acknowledging something
+ * never sent — may come from a peer holding a stale connection: Linux retransmits the SYN TCP_TIMEOUT_MIN
+ * later (tcp_rcv_synsent_state_process, while the SYN has not been retransmitted; 2 jiffies: 2 ms here),
+ * an ordinary expiry that doubles the RTO, so the next SYN is 2 s after it. A second bad ACK does not bring
+ * it forward again. Every profile (RFC 9293 §3.5.2 figure 10 lets A try again). Before, the SYN waited for
+ * the 1 s initial RTO. */
+static void test_synsent_bad_ack_resends_syn_soon(void **state)
+{
+    (void)state;
+    for (int rst = 0; rst <= 1; rst++) {
+        struct tf t;
+        tf_init(&t, NULL);
+        int err;
+        brisk_sock *s = brisk_socket(t.st, &err);
+        assert_int_equal(brisk_connect(s, TF_PEER_IP, 80, 0), BRISK_ERR_INPROGRESS);
+        struct tf_seg *syn = tf_take(&t);
+        uint32_t iss = syn->h.seq;
+        struct tf_peer p;
+        tf_peer_init(&p, &t, 80, syn->h.sport, 100);
+        p.ack = iss + 77;
+        tf_peer_send(&p, rst ? RST | ACK : ACK, NULL, 0, 10 * TF_MS);
+        if (!rst)
+            TF_EXPECT(&t, 10 * TF_MS, RST, iss + 77, 0, 0);
+        TF_EXPECT_NONE(&t);
+        tf_run(&t, 12 * TF_MS - 1);
+        TF_EXPECT_NONE(&t);
+        tf_run(&t, 12 * TF_MS);
+        TF_EXPECT(&t, 12 * TF_MS, SYN, iss, 0, 0);
+        assert_int_equal(tf_info(s).state, BRISK_TCP_SYN_SENT);
+        assert_int_equal(tf_info(s).rto_ns, 2 * TF_SEC);
+        tf_peer_send(&p, rst ? RST | ACK : ACK, NULL, 0, 100 * TF_MS);
+        if (!rst)
+            TF_EXPECT(&t, 100 * TF_MS, RST, iss + 77, 0, 0);
+        tf_run(&t, 12 * TF_MS + 2 * TF_SEC - 1);
+        TF_EXPECT_NONE(&t);
+        tf_run(&t, 12 * TF_MS + 2 * TF_SEC);
+        TF_EXPECT(&t, 12 * TF_MS + 2 * TF_SEC, SYN, iss, 0, 0);
+        brisk_abort(s, 3 * TF_SEC);
+        tf_free(&t);
+    }
+}
+
 static void test_synack_retransmit_and_half_open_expiry(void **state)
 {
     (void)state;
@@ -845,6 +945,8 @@ int main(void)
         cmocka_unit_test(test_refused_syn_resent_on_completion),
         cmocka_unit_test(test_syn_retransmit_then_timeout),
         cmocka_unit_test(test_syn_retransmitted_handshake_rto_3s),
+        cmocka_unit_test(test_syn_linear_timeouts),
+        cmocka_unit_test(test_synsent_bad_ack_resends_syn_soon),
         cmocka_unit_test(test_synsent_bad_synack_gets_rst),
         cmocka_unit_test(test_synack_retransmit_and_half_open_expiry),
         cmocka_unit_test(test_rst_in_syn_received),

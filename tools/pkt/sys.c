@@ -1019,11 +1019,17 @@ int sys_info(struct run *r, const struct pkt_event *ev, struct pkt_var *out, siz
     struct brisk_conn_info ci;
     brisk_conn_info(s, &ci);
     uint32_t mss = ci.mss;
+    /* Linux's icsk_backoff counts the RTO's doublings; in SYN-SENT the first tcp_syn_linear_timeouts
+     * timeouts do not double it (tcpi_retransmits still counts them). */
+    uint32_t linear = brisk_stack_settings(r->st)->tcp_syn_linear_timeouts;
+    uint32_t backoff = ci.backoff;
+    if (ci.state == BRISK_TCP_SYN_SENT)
+        backoff = backoff > linear ? backoff - linear : 0;
     struct pkt_var v[] = {
         {"tcpi_state", linux_state(ci.state)},
         {"tcpi_ca_state", ci.ca_state},
         {"tcpi_retransmits", ci.backoff},
-        {"tcpi_backoff", ci.backoff},
+        {"tcpi_backoff", backoff},
         {"tcpi_probes", ci.keepalive_probes},
         {"tcpi_options", (ci.ts_ok ? 1 : 0) | (ci.sack_ok ? 2 : 0) | (ci.ws_ok ? 4 : 0)},
         {"tcpi_snd_wscale", ci.snd_wscale},
