@@ -127,6 +127,7 @@ struct brisk_settings {
     uint32_t tcp_ooo_max_segs;    /* out-of-order pieces held per connection */
     uint32_t tcp_max_tw_buckets;  /* connections in TIME-WAIT per stack; beyond, closed at once */
     uint32_t tcp_challenge_ack_limit; /* RFC 5961 challenge ACKs per second per stack */
+    uint64_t tcp_invalid_ratelimit_ns; /* per connection: one ACK per this to invalid segments (0: off) */
     uint32_t tcp_tsq;                 /* TCP Small Queues on */
     uint32_t tcp_limit_output_bytes;  /* TSQ cap (Linux sysctl of the same name) */
     uint32_t tcp_tsq_rule; /* 0 static cap, 1 max(cap, rate x hold), 2 min(cap, max(2 bufs, rate x hold)) */
@@ -315,6 +316,9 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(TCPAbortOnTimeout, "connections aborted after retransmission or keepalive timeouts")                   \
     X(TCPAbortOnClose, "connections reset on close with unread data or LINGER 0")                            \
     X(TCPAbortOnData, "connections reset: new data arrived after the application closed (RFC 1122)")       \
+    X(TCPACKSkippedSeq, "ACKs not sent to out-of-window segments: tcp_invalid_ratelimit")                    \
+    X(TCPACKSkippedPAWS, "ACKs not sent to segments PAWS rejected: tcp_invalid_ratelimit")                  \
+    X(TCPACKSkippedChallenge, "challenge ACKs not sent: tcp_invalid_ratelimit")                              \
     X(ListenOverflows, "SYNs dropped: listener's queues full")                                               \
     X(TCPTimeWaitOverflow, "connections closed without TIME-WAIT: tcp_max_tw_buckets reached")               \
     X(SyncookiesSent, "SYN-ACKs sent with a SYN cookie (RFC 4987)")                                          \

@@ -24,6 +24,10 @@ struct profile {
  * unsent data dropped silently in ESTABLISHED, a SYN-ACK's text discarded, the ACK of the peer's FIN delayed
  * (tcp_fin's pingpong mode). */
 #define LINUX_RECEIVE "tcp_nosack_prr=1", "tcp_unsent_ack_reply=0", "tcp_synack_data=0", "tcp_fin_delack=1"
+/* Answers to invalid segments in Linux 6.x: one ACK per 500 ms per connection to out-of-window and PAWS-failed
+ * segments and as challenge ACK (tcp_invalid_ratelimit, 4.0's ACK-loop mitigation), and no stack-wide
+ * challenge-ACK limit (tcp_challenge_ack_limit INT_MAX since 6.0; brisk's bound is 2^30). */
+#define LINUX_6_INVALID "tcp_invalid_ratelimit=500ms", "tcp_challenge_ack_limit=1073741824"
 /* Connection errors (docs/sockets.md): any ICMP error ends a connect (tcp_v4_err, every version since 2.x),
  * where RFC 1122 §4.2.3.9 lets only hard errors do so. */
 #define LINUX_SOCKETS "tcp_syn_icmp_errors=linux"
@@ -104,6 +108,7 @@ static const char *const p_6_x[] = {"tcp_tsq_rule=2",
                                     "tcp_autocorking=1",
                                     "tcp_pacing=0",
                                     LINUX_RECEIVE,
+                                    LINUX_6_INVALID,
                                     LINUX_SOCKETS,
                                     LINUX_SEND,
                                     LINUX_CC_TIMERS,

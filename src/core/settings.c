@@ -147,6 +147,9 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
       "connections held in TIME-WAIT per stack; beyond it a closing connection skips TIME-WAIT")             \
     X(tcp_challenge_ack_limit, UINT, tcp_challenge_ack_limit, uint32_t, 1000, 1, 1u << 30,                   \
       "challenge ACKs per second per stack (RFC 5961 §7)")                                                   \
+    X(tcp_invalid_ratelimit, TIME, tcp_invalid_ratelimit_ns, uint64_t, 0, 0, 60 * SEC,                       \
+      "compat (Linux, 500ms): per connection, at most one ACK per this long answers out-of-window or PAWS-"  \
+      "failed segments without data, and challenge ACKs (an ACK-loop limit); 0: every one is answered")       \
     X(tcp_tsq, BOOL, tcp_tsq, uint32_t, 1, 0, 1,                                                             \
       "TCP Small Queues: bound each connection's bytes below TCP")                                           \
     X(tcp_limit_output_bytes, SIZE, tcp_limit_output_bytes, uint32_t, 4u << 20, 2048, 1u << 30,              \

@@ -133,6 +133,7 @@ brisk_sock *tcp_conn_alloc(brisk_stack *st)
     c->st = st;
     c->state = BRISK_TCP_CLOSED;
     c->rtt_probe.at = BRISK_TIME_NONE;
+    c->oow_ack_at = BRISK_TIME_NONE;
     brisk_sbuf_init(&c->snd.buf);
     brisk_sbuf_init(&c->rcv.buf);
     brisk_reass_init(&c->rcv.ooo);

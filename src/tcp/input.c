@@ -841,6 +841,13 @@ static int data_after_close(brisk_sock *c, const struct brisk_tcp_repr *seg, uin
     return 1;
 }
 
+/* Segments whose duplicate ACK tcp_invalid_ratelimit never holds back: those occupying sequence space (data,
+ * a FIN) without a SYN, which cannot be one side of an ACK loop (Linux's tcp_oow_rate_limited). */
+static int oow_exempt(const struct brisk_tcp_repr *seg)
+{
+    return (seg->payload_len || (seg->flags & BRISK_TCP_FIN)) && !(seg->flags & BRISK_TCP_SYN);
+}
+
 /* `pieces`: the text of a coalesced segment (brisk_tcp_input_gro), or NULL for seg->payload. */
 static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct tcp_piece *pieces,
                        uint32_t npieces, uint64_t now)
@@ -855,7 +862,8 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
     if (c->opt.ts && seg->opts.ts_ok && !rst && (int32_t)(seg->opts.ts_val - c->opt.ts_recent) < 0 &&
         now - c->opt.ts_recent_age < 24ull * 86400 * BRISK_NSEC_PER_SEC) {
         st->c.PAWSEstab++;
-        tcp_send_ack(c, now);
+        if (oow_exempt(seg) || !tcp_oow_limited(c, &st->c.TCPACKSkippedPAWS, now))
+            tcp_send_ack(c, now);
         return;
     }
     if (!acceptable(c, seg->seq, seglen)) {
@@ -894,7 +902,8 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
             tcp_send_challenge_ack(c, now);
             return;
         }
-        tcp_send_ack(c, now);
+        if (oow_exempt(seg) || !tcp_oow_limited(c, &st->c.TCPACKSkippedSeq, now))
+            tcp_send_ack(c, now);
         return;
     }
     if (rst) {

@@ -252,9 +252,30 @@ void tcp_send_rst_for(brisk_stack *st, const struct brisk_ipv4_repr *ip, const s
     brisk_ip_output(st, &rt, ip->src, BRISK_IP_PROTO_TCP, 0, pkt, now);
 }
 
+/* Linux bounds, per connection, the ACKs it sends in answer to segments it will not accept — outside the
+ * window, failing PAWS, and challenge ACKs (tcp_oow_rate_limited, tcp_invalid_ratelimit = 500 ms): two
+ * endpoints that disagree about each other's window (a lost or forged reset, a middlebox) would otherwise
+ * answer each other's ACKs for ever. RFC 5961 §7 asks for challenge-ACK throttling and brisk has it per stack
+ * (tcp_challenge_ack_limit); the per-connection interval is the linux-* profiles' (0 in brisk's, where every
+ * invalid segment is answered, RFC 9293 §3.10.7.4). */
+int tcp_oow_limited(brisk_sock *c, uint64_t *skipped, uint64_t now)
+{
+    uint64_t iv = c->st->s.tcp_invalid_ratelimit_ns;
+    if (!iv)
+        return 0;
+    if (c->oow_ack_at != BRISK_TIME_NONE && now >= c->oow_ack_at && now - c->oow_ack_at < iv) {
+        (*skipped)++;
+        return 1;
+    }
+    c->oow_ack_at = now;
+    return 0;
+}
+
 void tcp_send_challenge_ack(brisk_sock *c, uint64_t now)
 {
     struct brisk_tcp *t = c->st->tcp;
+    if (tcp_oow_limited(c, &c->st->c.TCPACKSkippedChallenge, now))
+        return; /* Linux: the per-socket limit first, whatever the segment carried */
     if (now - t->challenge.window_start >= BRISK_NSEC_PER_SEC) {
         t->challenge.window_start = now;
         t->challenge.count = 0;

@@ -354,6 +354,7 @@ struct brisk_sock {
         int err;         /* BRISK_ERR_*, 0 = none */
         uint64_t segs_in; /* stat.segs_in when it came: a segment since clears it */
     } soft;
+    uint64_t oow_ack_at; /* when the last ACK to an invalid segment went (tcp_invalid_ratelimit; NONE: never) */
 
     /* --- lines 31-33: cold --- */
     struct tcp_marks mark; /* write boundaries: PSH and end-of-record marks (mark.c), write-time pieces */
@@ -568,8 +569,12 @@ void tcp_send_syn(brisk_sock *c, uint64_t now);
 void tcp_send_rst_for(brisk_stack *st, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
                       uint64_t now);
 void tcp_send_rst(brisk_sock *c, uint64_t now);
-/* Challenge ACK (RFC 5961 §3.2, §4.2), rate limited per stack. */
+/* Challenge ACK (RFC 5961 §3.2, §4.2), rate limited per connection (tcp_invalid_ratelimit) and per stack. */
 void tcp_send_challenge_ack(brisk_sock *c, uint64_t now);
+/* Whether an ACK to an invalid segment must be skipped under tcp_invalid_ratelimit (Linux's
+ * __tcp_oow_rate_limited): 1 within the interval of the last one (`*skipped` is counted), else 0, and the
+ * interval starts now. */
+int tcp_oow_limited(brisk_sock *c, uint64_t *skipped, uint64_t now);
 /* Our MSS to announce on a SYN: device MTU - 40, clamped by MAXSEG. */
 uint32_t tcp_local_mss(const brisk_sock *c);
 /* TSval for `now` on this connection (1 ms clock, RFC 7323 §5.4). */

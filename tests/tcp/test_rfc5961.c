@@ -6,7 +6,9 @@
  * never a reset. ACK (§5.2): an ACK of data never sent, or older than SND.UNA - MAX.SND.WND, drops the whole
  * segment and is answered with an ACK (the linux-* profiles: not in ESTABLISHED, as Linux 6.x), and leaves
  * TS.Recent alone (RFC 7323 §4.3), as does an ACK below SND.UNA. Challenge ACKs are rate limited per stack
- * (§7, tcp_challenge_ack_limit per second). PAWS: a segment whose TSval is older than TS.Recent is dropped and acknowledged.
+ * (§7, tcp_challenge_ack_limit per second), and under linux-6.x (tcp_invalid_ratelimit, 500 ms) the ACKs to
+ * invalid segments are per connection too, as Linux's tcp_oow_rate_limited. PAWS: a segment whose TSval is
+ * older than TS.Recent is dropped and acknowledged.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -387,6 +389,63 @@ static void test_challenge_ack_rate_limit(void **state)
     teardown(&f);
 }
 
+/* The linux-6.x profile's settings (tcp_invalid_ratelimit=500ms among them). */
+static const char *const *linux_sets(void)
+{
+    for (size_t i = 0; i < brisk_profiles_count(); i++)
+        if (strcmp(brisk_profile_name(i), "linux-6.x") == 0)
+            return brisk_profile_settings(i);
+    fail();
+    return NULL;
+}
+
+/* Per connection, one ACK per tcp_invalid_ratelimit answers invalid segments (linux-6.x: 500 ms, Linux's
+ * tcp_oow_rate_limited): a RST in the window, a SYN, a PAWS failure and an out-of-window ACK share the one
+ * interval; segments with data and no SYN (out of window or duplicates) are always answered. brisk's profile
+ * answers every one (0). Linux 6.18 as measured: tests/conformance/rst/invalid-ack-ratelimit*.pkt. Before the
+ * setting every profile answered every one. */
+static void test_invalid_ack_ratelimit(void **state)
+{
+    (void)state;
+    for (int lx = 0; lx <= 1; lx++) {
+        struct fix f;
+        setup(&f, lx ? linux_sets() : NULL, NULL, 0);
+        uint32_t rn = f.p.nxt;
+        uint64_t t1 = 5 * TF_SEC;
+        send_rst(&f, rn + 1, t1); /* in the window: a challenge ACK */
+        TF_EXPECT(&f.t, t1, ACK, f.d, rn, 0);
+        struct brisk_tcp_repr h = tf_peer_hdr(&f.p, SYN, t1 + 100 * TF_MS);
+        tf_inject(&f.t, &h, NULL, 0, t1 + 100 * TF_MS);
+        h = tf_peer_hdr(&f.p, ACK, t1 + 200 * TF_MS); /* out of the window */
+        h.seq = rn + 5000000;
+        tf_inject(&f.t, &h, NULL, 0, t1 + 200 * TF_MS);
+        h = tf_peer_hdr(&f.p, ACK, t1 + 300 * TF_MS); /* PAWS: an old timestamp */
+        h.opts.ts_val = f.c->opt.ts_recent - 1;
+        tf_inject(&f.t, &h, NULL, 0, t1 + 300 * TF_MS);
+        if (!lx) {
+            TF_EXPECT(&f.t, t1 + 100 * TF_MS, ACK, f.d, rn, 0);
+            TF_EXPECT(&f.t, t1 + 200 * TF_MS, ACK, f.d, rn, 0);
+            TF_EXPECT(&f.t, t1 + 300 * TF_MS, ACK, f.d, rn, 0);
+        }
+        TF_EXPECT_NONE(&f.t);
+        /* Data out of the window, and a duplicate: answered whatever the interval. */
+        uint8_t data[100] = {0};
+        h = tf_peer_hdr(&f.p, ACK | PSH, t1 + 400 * TF_MS);
+        h.seq = rn + 5000000;
+        tf_inject(&f.t, &h, data, sizeof(data), t1 + 400 * TF_MS);
+        TF_EXPECT(&f.t, t1 + 400 * TF_MS, ACK, f.d, rn, 0);
+        /* 500 ms after the challenge ACK the interval is over. */
+        send_rst(&f, rn + 1, t1 + 500 * TF_MS);
+        TF_EXPECT(&f.t, t1 + 500 * TF_MS, ACK, f.d, rn, 0);
+        struct brisk_counters k = tf_counters(&f.t);
+        assert_int_equal(k.TCPACKSkippedChallenge, lx ? 1 : 0);
+        assert_int_equal(k.TCPACKSkippedSeq, lx ? 1 : 0);
+        assert_int_equal(k.TCPACKSkippedPAWS, lx ? 1 : 0);
+        assert_int_equal(tf_info(f.c).state, BRISK_TCP_ESTABLISHED);
+        teardown(&f);
+    }
+}
+
 static void test_paws(void **state)
 {
     (void)state;
@@ -440,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_ack_of_unsent_data_linux),
         cmocka_unit_test(test_ack_too_old_dropped),
         cmocka_unit_test(test_challenge_ack_rate_limit),
+        cmocka_unit_test(test_invalid_ack_ratelimit),
         cmocka_unit_test(test_paws),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

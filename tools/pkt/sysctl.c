@@ -24,6 +24,7 @@ enum conv {
     CV_PLAIN,   /* the number as it is */
     CV_BOOL,    /* nonzero -> 1 */
     CV_SECS,    /* seconds -> a time setting */
+    CV_MSECS,   /* milliseconds -> a time setting */
     CV_TRIPLE,  /* "min default max": the default */
     CV_RMEM,    /* tcp_rmem's "min default max": tcp_rcvbuf the default, tcp_rmem_max the max */
     CV_CC,      /* congestion control name */
@@ -53,6 +54,7 @@ static const struct map maps[] = {
     {"tcp_fin_timeout", "tcp_fin_timeout", CV_SECS},
     {"tcp_keepalive_time", "tcp_keepalive_time", CV_SECS},
     {"tcp_keepalive_intvl", "tcp_keepalive_intvl", CV_SECS},
+    {"tcp_invalid_ratelimit", "tcp_invalid_ratelimit", CV_MSECS},
     {"tcp_keepalive_probes", "tcp_keepalive_probes", CV_PLAIN},
     {"tcp_max_syn_backlog", "tcp_max_syn_backlog", CV_PLAIN},
     {"tcp_challenge_ack_limit", "tcp_challenge_ack_limit", CV_PLAIN},
@@ -119,6 +121,7 @@ static int apply_one(void *ctx, const char *name, const char *value, char *err, 
     case CV_PLAIN:
     case CV_BOOL:
     case CV_SECS:
+    case CV_MSECS:
     case CV_EARLY:
     case CV_ZERO_OK:
         if (!numeric) {
@@ -136,6 +139,9 @@ static int apply_one(void *ctx, const char *name, const char *value, char *err, 
         return set(s, m->setting, v ? "1" : "0", err, errlen);
     case CV_SECS:
         snprintf(buf, sizeof(buf), "%llus", v);
+        return set(s, m->setting, buf, err, errlen);
+    case CV_MSECS:
+        snprintf(buf, sizeof(buf), "%llums", v);
         return set(s, m->setting, buf, err, errlen);
     case CV_EARLY:
         return set(s, m->setting, v >= 3 ? "1" : "0", err, errlen);
