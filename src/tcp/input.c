@@ -444,8 +444,11 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         if (changed && tcp_notsent(c) > 0)
             tcp_idle_restart(c, now);
     }
-    if (flight == 0)
+    if (flight == 0) {
         tcp_cork_ack(c); /* Linux's tcp_ack_probe: a held tail's probe timer restarts (output.c) */
+        if (!old && c->snd.wnd == 0)
+            tcp_persist_ack(c, now); /* and so does the zero-window probe timer */
+    }
     return 1;
 }
 

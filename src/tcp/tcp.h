@@ -599,6 +599,9 @@ void tcp_rearm_sent(brisk_sock *c, uint64_t now, uint32_t prior_max, int eager);
  * nothing is outstanding. */
 void tcp_rearm_rto_linux(brisk_sock *c, uint64_t now, int from_head);
 void tcp_arm_persist(brisk_sock *c, uint64_t now);
+/* An ACK left the peer's window closed after a probe: the next probe is a full backed-off interval from now
+ * (Linux's tcp_ack_probe re-arms its probe timer on every such ACK). */
+void tcp_persist_ack(brisk_sock *c, uint64_t now);
 /* SYN-SENT took an unacceptable ACK: unless the SYN was retransmitted already, the retransmission timer fires
  * TCP_TIMEOUT_MIN from now (an expiry like any other: it counts and backs off). */
 void tcp_syn_rtx_soon(brisk_sock *c, uint64_t now);

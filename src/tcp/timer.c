@@ -13,7 +13,9 @@
  *
  * Persist (RFC 9293 §3.8.6.1). When the peer's window is zero and data waits, the same deadline kind-switches
  * to PERSIST and sends window probes (a segment with an old sequence number that forces an ACK carrying the
- * current window), backing off like the RTO. Probes that go unanswered tcp_retries2 times abort.
+ * current window), backing off like the RTO; an ACK that leaves the window closed, a probe's answer or not,
+ * starts the interval again from it (Linux's tcp_ack_probe re-arms its probe timer so). Probes that go
+ * unanswered tcp_retries2 times abort.
  *
  * Delayed ACK (RFC 1122 §4.2.3.2, RFC 9293 §3.8.6.3). An owed ACK waits at most `ato`, which adapts to the
  * peer's inter-arrival time between tcp_delack_min and tcp_delack_max (never above 500 ms).
@@ -416,7 +418,9 @@ static void on_rto(brisk_sock *c, uint64_t now)
         tcp_send_syn(c, now); /* a SYN, or a SYN-ACK in SYN-RECEIVED */
         tcp_rearm_rto(c, now);
         if (uto) {
-            user_timeout_start(c, now);
+            /* An opening connection's user timeout counts from its first SYN: Linux's retrans_stamp is set
+             * when tcp_connect sends it (retransmissions leave it), so the timeout bounds the whole open. */
+            user_timeout_start(c, c->rtt_probe.at != BRISK_TIME_NONE ? c->rtt_probe.at : now);
             rto_clamp(c, now);
         }
         return;
@@ -469,6 +473,23 @@ static void on_rto(brisk_sock *c, uint64_t now)
     rto_clamp(c, now);
 }
 
+/* The interval to the next zero-window probe: the backed-off RTO (Linux tcp_probe0_when), no later than the
+ * user timeout and no sooner than 2 ms (tcp_clamp_probe0_to_user_timeout). */
+static uint64_t probe_delay(const brisk_sock *c, uint64_t now)
+{
+    uint64_t when = brisk_rtt_rto(&c->rtt);
+    uint64_t u = c->sox.user_timeout;
+    if (u && c->uto.probe0_on) {
+        uint64_t elapsed = now - c->uto.probe0_first;
+        uint64_t left = elapsed < u ? u - elapsed : 0;
+        if (left < 2 * BRISK_NSEC_PER_MSEC)
+            left = 2 * BRISK_NSEC_PER_MSEC;
+        if (left < when)
+            when = left;
+    }
+    return when;
+}
+
 static void on_persist(brisk_sock *c, uint64_t now)
 {
     brisk_stack *st = c->st;
@@ -501,16 +522,13 @@ static void on_persist(brisk_sock *c, uint64_t now)
     /* A segment at snd.una - 1 is outside the peer's window: it answers with an ACK and its window. */
     tcp_transmit(c, c->snd.una - 1, 0, BRISK_TCP_ACK, now);
     brisk_rtt_backoff(&c->rtt); /* doubling, up to tcp_rto_max */
-    uint64_t when = brisk_rtt_rto(&c->rtt);
-    if (u) { /* tcp_clamp_probe0_to_user_timeout: no later than the timeout, no sooner than 2 ms */
-        uint64_t elapsed = now - c->uto.probe0_first;
-        uint64_t left = elapsed < u ? u - elapsed : 0;
-        if (left < 2 * BRISK_NSEC_PER_MSEC)
-            left = 2 * BRISK_NSEC_PER_MSEC;
-        if (left < when)
-            when = left;
-    }
-    rtx_set(c, TCP_RTX_PERSIST, now + when);
+    rtx_set(c, TCP_RTX_PERSIST, now + probe_delay(c, now));
+}
+
+void tcp_persist_ack(brisk_sock *c, uint64_t now)
+{
+    if (c->timer.rtx_kind == TCP_RTX_PERSIST)
+        rtx_set(c, TCP_RTX_PERSIST, now + probe_delay(c, now));
 }
 
 static void rtx_fired(struct brisk_timer *t, void *arg, uint64_t now)

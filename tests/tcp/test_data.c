@@ -764,7 +764,9 @@ static void test_zero_window_persist(void **state)
     TF_EXPECT_NONE(&t);
     assert_int_equal(tf_info(c).snd_wnd, 0);
     assert_int_equal(tf_info(c).rto_ns, 250 * TF_MS); /* RTTVAR 3/4 x 50 ms: 100 + 4 x 37.5 */
-    /* Probes: sequence snd.una - 1, no data, at RTO, then 2, 4 x RTO apart. */
+    /* Probes: sequence snd.una - 1, no data, an RTO after the window closed, then 2, 4 x RTO after the
+     * peer's answer to the last one, which still says zero (an ACK that leaves the window closed starts the
+     * interval again, as Linux's tcp_ack_probe does). */
     uint64_t rto = tf_info(c).rto_ns;
     uint64_t at = t2;
     for (int k = 0; k < 3; k++) {
@@ -773,8 +775,8 @@ static void test_zero_window_persist(void **state)
         TF_EXPECT_NONE(&t);
         tf_run(&t, at);
         TF_EXPECT(&t, at, ACK, d + 2000 - 1, 1001, 0);
-        /* The peer answers each probe, still with a zero window. */
-        tf_peer_send(&p, ACK, NULL, 0, at + 50 * TF_MS);
+        at += 50 * TF_MS;
+        tf_peer_send(&p, ACK, NULL, 0, at);
         TF_EXPECT_NONE(&t);
     }
     assert_int_equal(tf_counters(&t).TCPWinProbe, 3);
@@ -806,7 +808,8 @@ static void test_zero_window_kept_open_while_answered(void **state)
     tf_peer_send(&p, ACK, NULL, 0, 150 * TF_MS);
     send_pattern(c, 0, 100, 0, 200 * TF_MS);
     TF_EXPECT_NONE(&t);
-    /* Ten answered probes (more than tcp_retries2), the interval capped by tcp_rto_max. */
+    /* Ten answered probes (more than tcp_retries2), the interval, counted from the answer to the last one,
+     * capped by tcp_rto_max. */
     uint64_t now = 200 * TF_MS, gap = 0;
     for (int k = 0; k < 10; k++) {
         assert_true(tf_run_to_seg(&t, now + 3 * TF_SEC));
@@ -820,8 +823,8 @@ static void test_zero_window_kept_open_while_answered(void **state)
         if (k > 1)
             assert_true(g == 2 * gap || g == 2 * TF_SEC);
         gap = g;
-        now = s->at;
-        tf_peer_send(&p, ACK, NULL, 0, now + 10 * TF_MS);
+        now = s->at + 10 * TF_MS;
+        tf_peer_send(&p, ACK, NULL, 0, now);
     }
     assert_int_equal(tf_info(c).state, BRISK_TCP_ESTABLISHED);
     teardown(&t, c, l);
