@@ -105,6 +105,7 @@ struct brisk_settings {
     uint32_t tcp_timestamps;     /* negotiate timestamps (RFC 7323) */
     uint32_t tcp_window_scaling; /* negotiate window scaling (RFC 7323) */
     uint32_t tcp_initial_cwnd;   /* initial congestion window, segments (RFC 6928) */
+    uint32_t tcp_min_snd_mss;    /* floor of the send MSS whatever the peer announces (Linux sysctl) */
     uint32_t tcp_abc_limit;      /* slow start: most segments one ACK adds (RFC 3465 L); 0 = all (Linux) */
     uint32_t tcp_slow_start_after_idle; /* enum brisk_idle_restart (Linux sysctl of the same name) */
     uint64_t tcp_rto_initial_ns; /* RTO before the first sample (RFC 6298 §2.1) */

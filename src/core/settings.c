@@ -104,6 +104,8 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
       "negotiate window scaling (RFC 7323)")                                                                 \
     X(tcp_initial_cwnd, UINT, tcp_initial_cwnd, uint32_t, 10, 1, 1000,                                       \
       "initial window, segments (RFC 6928)")                                                                 \
+    X(tcp_min_snd_mss, UINT, tcp_min_snd_mss, uint32_t, 48, 48, 1460,                                        \
+      "smallest send MSS whatever MSS the peer announces, before the timestamp option (Linux sysctl)")       \
     X(tcp_abc_limit, UINT, tcp_abc_limit, uint32_t, 2, 0, 64,                                                \
       "slow start: segments one ACK may add to cwnd (RFC 3465 L); 0 = every full segment acked (Linux)")     \
     X(tcp_slow_start_after_idle, UINT, tcp_slow_start_after_idle, uint32_t, 2, 0, 2,                         \

@@ -51,14 +51,7 @@ static void negotiate(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
         c->opt.ts_recent = o->ts_val;
         c->opt.ts_recent_age = now;
     }
-    uint32_t mss = tcp_local_mss(c);
-    if (c->opt.peer_mss < mss)
-        mss = c->opt.peer_mss;
-    if (c->opt.ts)
-        mss -= 12; /* TCPOLEN_TSTAMP_ALIGNED rides on every segment */
-    if (mss < 64)
-        mss = 64;
-    c->snd.mss = mss;
+    c->snd.mss = tcp_snd_mss(c);
 }
 
 /* The connection becomes ESTABLISHED: windows, congestion control, the first RTT sample. */

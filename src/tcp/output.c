@@ -47,6 +47,21 @@ uint32_t tcp_local_mss(const brisk_sock *c)
     return mss;
 }
 
+uint32_t tcp_snd_mss(const brisk_sock *c)
+{
+    uint32_t mss = tcp_local_mss(c);
+    if (c->opt.peer_mss < mss)
+        mss = c->opt.peer_mss;
+    /* A peer announcing a tiny MSS would make every segment carry a few bytes for a 40-byte header, and
+     * queues of thousands of them (the 2019 SACK-panic family): RFC 9293 MUST-16 is overridden by a floor,
+     * tcp_min_snd_mss (Linux __tcp_mtu_to_mss: applied before the option bytes come off). */
+    if (mss < c->st->s.tcp_min_snd_mss)
+        mss = c->st->s.tcp_min_snd_mss;
+    if (c->opt.ts)
+        mss -= 12; /* TCPOLEN_TSTAMP_ALIGNED rides on every segment */
+    return mss;
+}
+
 /* SACK blocks the next ACK-bearing segment will carry, and the option bytes they take (NOP, NOP, kind, len,
  * 8 per block), so data segments can leave room for them as Linux's tcp_current_mss does. */
 static uint32_t sack_opt_bytes(brisk_sock *c)

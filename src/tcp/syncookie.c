@@ -202,12 +202,7 @@ brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *i
     }
     c->opt.ws = s->tcp_window_scaling && ws <= TCP_MAX_WSCALE;
     c->snd.wscale = c->opt.ws ? (uint8_t)ws : 0;
-    uint32_t mss = tcp_local_mss(c);
-    if (c->opt.peer_mss < mss)
-        mss = c->opt.peer_mss;
-    if (c->opt.ts)
-        mss -= 12; /* the timestamp option rides on every segment */
-    c->snd.mss = mss < 64 ? 64 : mss;
+    c->snd.mss = tcp_snd_mss(c);
 
     /* Sequence state as if we had sent the SYN-ACK from a SYN-queue entry. */
     c->opt.ts_offset = ts_offset(st, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport);

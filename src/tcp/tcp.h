@@ -577,6 +577,9 @@ void tcp_send_challenge_ack(brisk_sock *c, uint64_t now);
 int tcp_oow_limited(brisk_sock *c, uint64_t *skipped, uint64_t now);
 /* Our MSS to announce on a SYN: device MTU - 40, clamped by MAXSEG. */
 uint32_t tcp_local_mss(const brisk_sock *c);
+/* The effective send MSS once the options are agreed: the smaller of ours and the peer's, at least
+ * tcp_min_snd_mss, less the timestamp option when it is in use. */
+uint32_t tcp_snd_mss(const brisk_sock *c);
 /* TSval for `now` on this connection (1 ms clock, RFC 7323 §5.4). */
 uint32_t tcp_ts_now(const brisk_sock *c, uint64_t now);
 

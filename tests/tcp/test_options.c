@@ -3,7 +3,8 @@
  * RFC 2018 SACK-permitted): each option can be switched off by its setting (tcp_sack, tcp_timestamps,
  * tcp_window_scaling) and is then neither offered nor used; an option the peer did not offer is not used
  * either; the MSS we announce is clamped by the device MTU and by BRISK_SO_MAXSEG; the MSS we send with is
- * the smaller of both ends' minus the timestamp option; window scales above 14 are taken as 14.
+ * the smaller of both ends', at least tcp_min_snd_mss, minus the timestamp option; window scales above 14 are
+ * taken as 14.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -364,6 +365,48 @@ static void test_peer_mss_bounds_segments(void **state)
     done(&t, c, NULL);
 }
 
+/* A tiny MSS from the peer is floored at tcp_min_snd_mss (48, Linux's), before the timestamp option's 12 bytes
+ * come off, as Linux's __tcp_mtu_to_mss does: MSS 40 gives 48-byte segments, 36 with timestamps; 88 is used
+ * as announced. brisk used to floor at 64 after the option bytes. Linux 6.18: tests/conformance/mss/. */
+static void test_peer_mss_floor(void **state)
+{
+    (void)state;
+    static const struct {
+        uint16_t mss;
+        uint8_t ts;
+        uint32_t want;
+    } cases[] = {{40, 0, 48}, {40, 1, 36}, {88, 0, 88}, {88, 1, 76}, {20, 0, 48}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct tf t;
+        tf_init(&t, NULL);
+        brisk_sock *l = tf_listen(&t, 80), *c;
+        struct tf_peer p;
+        struct brisk_tcp_opts o = tf_opts_full();
+        o.mss = cases[i].mss;
+        o.ts_ok = cases[i].ts;
+        passive(&t, &p, l, &o, &c);
+        assert_int_equal(tf_info(c).mss, cases[i].want);
+        uint8_t buf[100];
+        tf_pattern(buf, sizeof(buf), 0);
+        assert_int_equal(brisk_send(c, buf, sizeof(buf), 0, 2 * TF_MS), 100);
+        TF_EXPECT(&t, 2 * TF_MS, ACK, p.l_iss + 1, 1001, cases[i].want);
+        brisk_close(l, 3 * TF_MS);
+        done(&t, c, NULL);
+    }
+    /* A higher floor is a setting away. */
+    struct tf t;
+    tf_init(&t, (const char *const[]){"tcp_min_snd_mss=100", NULL});
+    brisk_sock *l = tf_listen(&t, 80), *c;
+    struct tf_peer p;
+    struct brisk_tcp_opts o = tf_opts_full();
+    o.mss = 88;
+    o.ts_ok = 0;
+    passive(&t, &p, l, &o, &c);
+    assert_int_equal(tf_info(c).mss, 100);
+    brisk_close(l, 3 * TF_MS);
+    done(&t, c, NULL);
+}
+
 /* The scale we ask for is the smallest that lets a 16-bit window cover the receive buffer. */
 static void test_rcvbuf_sets_window_scale(void **state)
 {
@@ -406,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_mss_clamped_by_device_mtu),
         cmocka_unit_test(test_mss_clamped_by_maxseg),
         cmocka_unit_test(test_peer_mss_bounds_segments),
+        cmocka_unit_test(test_peer_mss_floor),
         cmocka_unit_test(test_rcvbuf_sets_window_scale),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

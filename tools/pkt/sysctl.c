@@ -49,6 +49,7 @@ static const struct map maps[] = {
     {"tcp_syncookies", "tcp_syncookies", CV_PLAIN},
     {"tcp_syn_retries", "tcp_syn_retries", CV_PLAIN},
     {"tcp_syn_linear_timeouts", "tcp_syn_linear_timeouts", CV_PLAIN},
+    {"tcp_min_snd_mss", "tcp_min_snd_mss", CV_PLAIN},
     {"tcp_synack_retries", "tcp_synack_retries", CV_PLAIN},
     {"tcp_retries2", "tcp_retries2", CV_PLAIN},
     {"tcp_fin_timeout", "tcp_fin_timeout", CV_SECS},
