@@ -118,6 +118,7 @@ struct brisk_settings {
     uint32_t tcp_syn_linear_timeouts; /* SYN timeouts before the RTO doubles; they add to tcp_syn_retries */
     uint32_t tcp_synack_retries;    /* SYN-ACK retransmissions before a half-open child is dropped */
     uint32_t tcp_retries2;          /* RTO backoffs on data before the connection aborts */
+    uint32_t tcp_retries2_timed;    /* tcp_retries2 as the time those backoffs take from rto_min (Linux) */
     uint64_t tcp_fin_timeout_ns;    /* orphaned FIN-WAIT-2 lifetime */
     uint64_t tcp_time_wait_ns;      /* TIME-WAIT duration */
     uint64_t tcp_keepalive_time_ns; /* keepalive: idle time, probe interval, probes */

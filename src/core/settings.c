@@ -129,6 +129,10 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
       "SYN-ACK retransmissions before a half-open connection is dropped")                                    \
     X(tcp_retries2, UINT, tcp_retries2, uint32_t, 15, 1, 127,                                                \
       "data retransmissions (RTO backoffs) before the connection is aborted")                                \
+    X(tcp_retries2_timed, BOOL, tcp_retries2_timed, uint32_t, 0, 0, 1,                                       \
+      "compat (Linux): abort once the first retransmission is as old as tcp_retries2 backoffs from "        \
+      "tcp_rto_min would make it (retransmits_timed_out; 924.6 s for 15), whatever the RTO; 0: after "        \
+      "tcp_retries2 timeouts")                                                                               \
     X(tcp_fin_timeout, TIME, tcp_fin_timeout_ns, uint64_t, 60 * SEC, 1 * MS, 3600 * SEC,                     \
       "how long an orphaned connection waits in FIN-WAIT-2")                                                 \
     X(tcp_time_wait, TIME, tcp_time_wait_ns, uint64_t, 60 * SEC, 0, 3600 * SEC,                              \

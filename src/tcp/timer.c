@@ -8,7 +8,8 @@
  * that time moves earlier than the armed entry; an entry that fires early re-arms itself to the stored
  * deadline. So the common case — an ACK that pushes the deadline later — costs no wheel operation. On expiry:
  * exponential backoff (§5.5), congestion window to one segment (RFC 5681 §3.1), and go-back to snd.una
- * (§5.4); after tcp_retries2 backoffs the connection fails with BRISK_ERR_TIMEDOUT. SYN and SYN-ACK use the
+ * (§5.4); after tcp_retries2 backoffs (tcp_retries2_timed: after the time those backoffs would take from
+ * tcp_rto_min, Linux's rule) the connection fails with BRISK_ERR_TIMEDOUT. SYN and SYN-ACK use the
  * same timer with their own retry limits.
  *
  * Persist (RFC 9293 §3.8.6.1). When the peer's window is zero and data waits, the same deadline kind-switches
@@ -396,6 +397,19 @@ static int open_expired(const brisk_sock *c, uint32_t prior, uint64_t now)
                model_timeout(s->tcp_syn_retries, s->tcp_rto_initial_ns, s->tcp_rto_max_ns);
 }
 
+/* tcp_retries2 at a data timeout (`prior` expiries before it): after that many timeouts (RFC 1122 §4.2.3.5's
+ * R2 as a count), or with tcp_retries2_timed — Linux's retransmits_timed_out — once the first retransmission
+ * of the run is as old as tcp_retries2 backoffs from tcp_rto_min would make it (tcp_model_timeout), whatever
+ * the RTO really is: a path with a 2 s RTO gives up at its second timeout with tcp_retries2 = 2 (1.4 s). */
+static int retries2_expired(const brisk_sock *c, uint32_t prior, uint64_t now)
+{
+    const struct brisk_settings *s = &c->st->s;
+    if (!s->tcp_retries2_timed)
+        return c->timer.retries > s->tcp_retries2;
+    return prior > 0 && c->uto.rtx_on &&
+           now - c->uto.rtx_first >= model_timeout(s->tcp_retries2, s->tcp_rto_min_ns, s->tcp_rto_max_ns);
+}
+
 static void on_rto(brisk_sock *c, uint64_t now)
 {
     brisk_stack *st = c->st;
@@ -427,7 +441,7 @@ static void on_rto(brisk_sock *c, uint64_t now)
     }
     /* With a user timeout, time alone decides; tcp_retries2 is not consulted (Linux passes the user timeout
      * to retransmits_timed_out in place of the boundary's modelled time). */
-    if (c->sox.user_timeout ? user_timeout_expired(c, prior, now) : c->timer.retries > st->s.tcp_retries2) {
+    if (c->sox.user_timeout ? user_timeout_expired(c, prior, now) : retries2_expired(c, prior, now)) {
         abort_timeout(c, now);
         return;
     }

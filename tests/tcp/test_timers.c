@@ -124,6 +124,67 @@ static void test_rto_backoff_and_abort(void **state)
     finish(&f);
 }
 
+/* tcp_retries2 as Linux counts it (tcp_retries2_timed=1, the linux-* profiles): not the timeouts but the time
+ * that many backoffs from tcp_rto_min would take, from the first retransmission (retransmits_timed_out with
+ * tcp_model_timeout: 1.4 s for 2). On a 700 ms path the RTO is 2.1 s: brisk's count retransmits at +2.1 s and
+ * +6.3 s and gives up at +14.7 s; Linux's clock gives up at the second expiry, +6.3 s, without retransmitting
+ * (measured on 6.18). On a 100 ms path (RTO 300 ms) both end at the third expiry. Before the setting every
+ * profile counted. */
+static void test_retries2_timed(void **state)
+{
+    (void)state;
+    for (int timed = 0; timed <= 1; timed++) {
+        struct fix f;
+        setup(
+            &f,
+            (const char *const[]){"tcp_retries2=2", "tcp_tlp=0", timed ? "tcp_retries2_timed=1" : NULL, NULL},
+            700 * TF_MS);
+        uint64_t rto = tf_info(f.c).rto_ns;
+        assert_int_equal(rto, 2100 * TF_MS); /* 700 + 4 x 350 */
+        uint64_t t1 = TF_SEC;
+        send_pattern(f.c, 0, 100, t1);
+        TF_EXPECT(&f.t, t1, ACK | PSH, f.d, 1001, 100);
+        tf_run(&f.t, t1 + rto);
+        TF_EXPECT(&f.t, t1 + rto, ACK | PSH, f.d, 1001, 100);
+        uint64_t second = t1 + 3 * rto;
+        tf_run(&f.t, second);
+        if (timed) {
+            TF_EXPECT_NONE(&f.t);
+            assert_int_equal(brisk_sock_error(f.c), BRISK_ERR_TIMEDOUT);
+            assert_int_equal(f.ev.at[5], second);
+        } else {
+            TF_EXPECT(&f.t, second, ACK | PSH, f.d, 1001, 100);
+            tf_run(&f.t, t1 + 7 * rto - 1);
+            assert_int_equal(f.ev.all, 0);
+            tf_run(&f.t, t1 + 7 * rto);
+            TF_EXPECT_NONE(&f.t);
+            assert_int_equal(brisk_sock_error(f.c), BRISK_ERR_TIMEDOUT);
+        }
+        finish(&f);
+    }
+    /* A 100 ms path: RTO 300 ms, retransmissions at +300, +900 ms; the third expiry (+2100 ms) ends it both
+     * ways (1.8 s since the first retransmission, past 1.4 s; and past two timeouts). */
+    for (int timed = 0; timed <= 1; timed++) {
+        struct fix f;
+        setup(
+            &f,
+            (const char *const[]){"tcp_retries2=2", "tcp_tlp=0", timed ? "tcp_retries2_timed=1" : NULL, NULL},
+            100 * TF_MS);
+        uint64_t t1 = TF_SEC;
+        send_pattern(f.c, 0, 100, t1);
+        TF_EXPECT(&f.t, t1, ACK | PSH, f.d, 1001, 100);
+        tf_run(&f.t, t1 + 900 * TF_MS);
+        TF_EXPECT(&f.t, t1 + 300 * TF_MS, ACK | PSH, f.d, 1001, 100);
+        TF_EXPECT(&f.t, t1 + 900 * TF_MS, ACK | PSH, f.d, 1001, 100);
+        tf_run(&f.t, t1 + 2100 * TF_MS - 1);
+        assert_int_equal(f.ev.all, 0);
+        tf_run(&f.t, t1 + 2100 * TF_MS);
+        TF_EXPECT_NONE(&f.t);
+        assert_int_equal(brisk_sock_error(f.c), BRISK_ERR_TIMEDOUT);
+        finish(&f);
+    }
+}
+
 static void test_rto_min_and_restart_on_ack(void **state)
 {
     (void)state;
@@ -494,6 +555,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rto_backoff_and_abort),
+        cmocka_unit_test(test_retries2_timed),
         cmocka_unit_test(test_rto_min_and_restart_on_ack),
         cmocka_unit_test(test_rto_after_data_sample),
         cmocka_unit_test(test_rto_steady_path_linux_profiles),
