@@ -49,7 +49,7 @@ enum brisk_err {
                                 exceeded: EHOSTUNREACH) */
     BRISK_ERR_TOOMANY = -12, /* a fixed-size table is full */
     BRISK_ERR_CONNREFUSED = -13,  /* the peer answered the SYN with a reset (or ICMP port unreachable) */
-    BRISK_ERR_RESET = -14,        /* the connection was reset by the peer */
+    BRISK_ERR_RESET = -14,        /* the connection was reset by the peer (in CLOSE-WAIT: BRISK_ERR_PIPE) */
     BRISK_ERR_TIMEDOUT = -15,     /* retransmissions (or keepalive probes) went unanswered */
     BRISK_ERR_NOTCONN = -16,      /* the socket is not connected */
     BRISK_ERR_ISCONN = -17,       /* the socket is already connected or connecting */
@@ -130,6 +130,7 @@ struct brisk_settings {
     uint32_t tcp_max_tw_buckets;  /* connections in TIME-WAIT per stack; beyond, closed at once */
     uint32_t tcp_challenge_ack_limit; /* RFC 5961 challenge ACKs per second per stack */
     uint64_t tcp_invalid_ratelimit_ns; /* per connection: one ACK per this to invalid segments (0: off) */
+    uint32_t tcp_rst_edges; /* a RST resets at RCV.NXT - 1 after the peer's FIN, or at a SACK edge (Linux) */
     uint32_t tcp_tsq;                 /* TCP Small Queues on */
     uint32_t tcp_limit_output_bytes;  /* TSQ cap (Linux sysctl of the same name) */
     uint32_t tcp_tsq_rule; /* 0 static cap, 1 max(cap, rate x hold), 2 min(cap, max(2 bufs, rate x hold)) */

@@ -123,15 +123,15 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
     X(tcp_syn_retries, UINT, tcp_syn_retries, uint32_t, 6, 1, 127,                                           \
       "SYN retransmissions before connect fails")                                                            \
     X(tcp_syn_linear_timeouts, UINT, tcp_syn_linear_timeouts, uint32_t, 0, 0, 127,                           \
-      "SYN-SENT timeouts that keep the initial RTO before it doubles, in addition to tcp_syn_retries (Linux " \
-      "sysctl; 4 on Linux 6.18: SYNs at 1, 2, 3, 4, 5 s, then 7, 11, ...)")                                 \
+      "SYN-SENT timeouts that keep the initial RTO before it doubles, in addition to tcp_syn_retries "      \
+      "(Linux sysctl; 4 on Linux 6.18: SYNs at 1, 2, 3, 4, 5 s, then 7, 11, ...)")                           \
     X(tcp_synack_retries, UINT, tcp_synack_retries, uint32_t, 5, 1, 127,                                     \
       "SYN-ACK retransmissions before a half-open connection is dropped")                                    \
     X(tcp_retries2, UINT, tcp_retries2, uint32_t, 15, 1, 127,                                                \
       "data retransmissions (RTO backoffs) before the connection is aborted")                                \
     X(tcp_retries2_timed, BOOL, tcp_retries2_timed, uint32_t, 0, 0, 1,                                       \
       "compat (Linux): abort once the first retransmission is as old as tcp_retries2 backoffs from "        \
-      "tcp_rto_min would make it (retransmits_timed_out; 924.6 s for 15), whatever the RTO; 0: after "        \
+      "tcp_rto_min would make it (retransmits_timed_out; 924.6 s for 15), whatever the RTO; 0: after "       \
       "tcp_retries2 timeouts")                                                                               \
     X(tcp_fin_timeout, TIME, tcp_fin_timeout_ns, uint64_t, 60 * SEC, 1 * MS, 3600 * SEC,                     \
       "how long an orphaned connection waits in FIN-WAIT-2")                                                 \
@@ -155,7 +155,10 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
       "challenge ACKs per second per stack (RFC 5961 §7)")                                                   \
     X(tcp_invalid_ratelimit, TIME, tcp_invalid_ratelimit_ns, uint64_t, 0, 0, 60 * SEC,                       \
       "compat (Linux, 500ms): per connection, at most one ACK per this long answers out-of-window or PAWS-"  \
-      "failed segments without data, and challenge ACKs (an ACK-loop limit); 0: every one is answered")       \
+      "failed segments without data, and challenge ACKs (an ACK-loop limit); 0: every one is answered")      \
+    X(tcp_rst_edges, BOOL, tcp_rst_edges, uint32_t, 0, 0, 1,                                                 \
+      "compat (Linux 6.x): a RST also resets at RCV.NXT - 1 after the peer's FIN and at the right edge of "  \
+      "the highest SACK block we send; 0: only at RCV.NXT (RFC 5961 §3.2), elsewhere a challenge ACK")       \
     X(tcp_tsq, BOOL, tcp_tsq, uint32_t, 1, 0, 1,                                                             \
       "TCP Small Queues: bound each connection's bytes below TCP")                                           \
     X(tcp_limit_output_bytes, SIZE, tcp_limit_output_bytes, uint32_t, 4u << 20, 2048, 1u << 30,              \

@@ -837,6 +837,52 @@ static int data_after_close(brisk_sock *c, const struct brisk_tcp_repr *seg, uin
     return 1;
 }
 
+/* An acceptable RST: the connection is gone. The error is Linux's tcp_reset's (the errno a socket facade
+ * reports): connection refused in SYN-RECEIVED of an active open (RFC 9293 §3.10.7.4: simultaneous open),
+ * EPIPE in CLOSE-WAIT (the peer had closed; what is left is our sending), reset otherwise; in TIME-WAIT the
+ * connection just ends. */
+static void reset(brisk_sock *c, uint64_t now)
+{
+    if (c->state == BRISK_TCP_TIME_WAIT) {
+        tcp_set_state(c, BRISK_TCP_CLOSED, now);
+        tcp_conn_done(c, now);
+        return;
+    }
+    int err = BRISK_ERR_RESET;
+    if (c->state == BRISK_TCP_SYN_RECEIVED && !c->listener)
+        err = BRISK_ERR_CONNREFUSED;
+    else if (c->state == BRISK_TCP_CLOSE_WAIT)
+        err = BRISK_ERR_PIPE;
+    tcp_conn_fail(c, err, now);
+}
+
+/* tcp_rst_edges (linux-6.x): Linux resets at two sequence numbers besides RFC 5961 §3.2's RCV.NXT
+ * (tcp_validate_incoming). RCV.NXT - 1 once the peer's FIN is in (CLOSE-WAIT, CLOSING, LAST-ACK:
+ * tcp_reset_check), for stacks that follow their FIN with a RST of the same sequence number and would not
+ * answer the challenge ACK (an abortive close seen from macOS); and the right edge of the highest SACK block
+ * we advertise, where a peer's RST lands when it sent beyond a hole. */
+static int rst_after_fin(const brisk_sock *c, uint32_t seq)
+{
+    return c->st->s.tcp_rst_edges && seq == c->rcv.nxt - 1 &&
+           (c->state == BRISK_TCP_CLOSE_WAIT || c->state == BRISK_TCP_CLOSING ||
+            c->state == BRISK_TCP_LAST_ACK);
+}
+
+static int rst_at_sack_edge(const brisk_sock *c, uint32_t seq)
+{
+    if (!c->st->s.tcp_rst_edges || !c->opt.sack || c->rcv.ooo.nsegs == 0)
+        return 0;
+    uint32_t blocks[BRISK_TCP_MAX_SACK][2];
+    int n = brisk_reass_sack(&c->rcv.ooo, blocks, BRISK_TCP_MAX_SACK);
+    if (n <= 0)
+        return 0;
+    uint32_t edge = blocks[0][1];
+    for (int i = 1; i < n; i++)
+        if (brisk_seq_gt(blocks[i][1], edge))
+            edge = blocks[i][1];
+    return seq == edge;
+}
+
 /* Segments whose duplicate ACK tcp_invalid_ratelimit never holds back: those occupying sequence space (data,
  * a FIN) without a SYN, which cannot be one side of an ACK loop (Linux's tcp_oow_rate_limited). */
 static int oow_exempt(const struct brisk_tcp_repr *seg)
@@ -863,8 +909,11 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
         return;
     }
     if (!acceptable(c, seg->seq, seglen)) {
-        if (rst)
+        if (rst) {
+            if (rst_after_fin(c, seg->seq))
+                reset(c, now);
             return;
+        }
         if (simultaneous_synack(c, seg, now))
             return;
         st->c.TCPOutOfWindow++;
@@ -904,19 +953,12 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
     }
     if (rst) {
         /* RFC 5961 §3.2: only an exact match resets; in-window gets a challenge ACK. */
-        if (seg->seq != c->rcv.nxt) {
+        if (seg->seq != c->rcv.nxt && !rst_after_fin(c, seg->seq) && !rst_at_sack_edge(c, seg->seq)) {
             st->c.TCPRSTChallenge++;
             tcp_send_challenge_ack(c, now);
             return;
         }
-        if (c->state == BRISK_TCP_TIME_WAIT) {
-            tcp_set_state(c, BRISK_TCP_CLOSED, now);
-            tcp_conn_done(c, now);
-            return;
-        }
-        /* RFC 9293 §3.10.7.4: in SYN-RECEIVED of an active open (simultaneous open), "connection refused". */
-        int active_open = c->state == BRISK_TCP_SYN_RECEIVED && !c->listener;
-        tcp_conn_fail(c, active_open ? BRISK_ERR_CONNREFUSED : BRISK_ERR_RESET, now);
+        reset(c, now);
         return;
     }
     if (seg->flags & BRISK_TCP_SYN) {

@@ -354,7 +354,7 @@ struct brisk_sock {
         int err;         /* BRISK_ERR_*, 0 = none */
         uint64_t segs_in; /* stat.segs_in when it came: a segment since clears it */
     } soft;
-    uint64_t oow_ack_at; /* when the last ACK to an invalid segment went (tcp_invalid_ratelimit; NONE: never) */
+    uint64_t oow_ack_at; /* the last ACK to an invalid segment (tcp_invalid_ratelimit); NONE: never */
 
     /* --- lines 31-33: cold --- */
     struct tcp_marks mark; /* write boundaries: PSH and end-of-record marks (mark.c), write-time pieces */

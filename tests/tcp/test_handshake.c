@@ -590,7 +590,8 @@ static void test_syn_linear_timeouts(void **state)
     uint64_t at[16], failed;
     /* Linux's defaults: tcp_syn_retries 6 + 4 linear: ten SYNs again, the last at 67 s; the eleventh
      * expiry, at 131 s, is both past the count and past the 127 s model. */
-    int n = syn_times((const char *const[]){"tcp_syn_linear_timeouts=4", NULL}, 200 * TF_SEC, at, 16, &failed);
+    int n =
+        syn_times((const char *const[]){"tcp_syn_linear_timeouts=4", NULL}, 200 * TF_SEC, at, 16, &failed);
     static const uint64_t want6[] = {1000, 2000, 3000, 4000, 5000, 7000, 11000, 19000, 35000, 67000};
     assert_int_equal(n, 10);
     assert_memory_equal(at, want6, sizeof(want6));

@@ -365,9 +365,10 @@ static void test_peer_mss_bounds_segments(void **state)
     done(&t, c, NULL);
 }
 
-/* A tiny MSS from the peer is floored at tcp_min_snd_mss (48, Linux's), before the timestamp option's 12 bytes
- * come off, as Linux's __tcp_mtu_to_mss does: MSS 40 gives 48-byte segments, 36 with timestamps; 88 is used
- * as announced. brisk used to floor at 64 after the option bytes. Linux 6.18: tests/conformance/mss/. */
+/* A tiny MSS from the peer is floored at tcp_min_snd_mss (48, Linux's), before the timestamp option's 12
+ * bytes come off, as Linux's __tcp_mtu_to_mss does: MSS 40 gives 48-byte segments, 36 with timestamps; 88
+ * is used as announced. brisk used to floor at 64 after the option bytes. Linux 6.18:
+ * tests/conformance/mss/. */
 static void test_peer_mss_floor(void **state)
 {
     (void)state;

@@ -446,6 +446,54 @@ static void test_invalid_ack_ratelimit(void **state)
     }
 }
 
+/* Where a RST resets besides RCV.NXT. linux-6.x (tcp_rst_edges=1, Linux's tcp_validate_incoming): at RCV.NXT
+ * - 1 once the peer's FIN is in (tcp_reset_check), and at the right edge of the highest SACK block we
+ * advertise. brisk's profile keeps RFC 5961 §3.2: the first is outside the window (dropped), the second gets a
+ * challenge ACK. A reset in CLOSE-WAIT reports EPIPE in every profile, as Linux's tcp_reset (it reported
+ * ECONNRESET). Measured on 6.18: tests/conformance/rst/rst-after-fin*.pkt, rst-at-sack-edge*.pkt. */
+static void test_rst_edges(void **state)
+{
+    (void)state;
+    for (int lx = 0; lx <= 1; lx++) {
+        struct fix f;
+        setup(&f, lx ? linux_sets() : NULL, NULL, 0);
+        uint64_t t1 = 5 * TF_SEC;
+        tf_peer_send(&f.p, FIN | ACK, NULL, 0, t1);
+        TF_EXPECT(&f.t, t1, ACK, f.d, f.p.nxt, 0); /* no data yet: at once under either profile */
+        send_rst(&f, f.p.nxt - 1, t1 + 100 * TF_MS);
+        TF_EXPECT_NONE(&f.t);
+        if (lx) {
+            assert_int_equal(tf_info(f.c).state, BRISK_TCP_CLOSED);
+            assert_int_equal(brisk_sock_error(f.c), BRISK_ERR_PIPE);
+        } else {
+            assert_int_equal(tf_info(f.c).state, BRISK_TCP_CLOSE_WAIT);
+            send_rst(&f, f.p.nxt, t1 + 200 * TF_MS); /* the exact one: EPIPE too */
+            assert_int_equal(brisk_sock_error(f.c), BRISK_ERR_PIPE);
+        }
+        teardown(&f);
+
+        setup(&f, lx ? linux_sets() : NULL, NULL, 0);
+        uint32_t rn = f.p.nxt;
+        uint8_t data[100] = {0};
+        struct brisk_tcp_repr h = tf_peer_hdr(&f.p, ACK | PSH, t1);
+        h.seq = rn + 100; /* a hole of 100 bytes before it */
+        tf_inject(&f.t, &h, data, sizeof(data), t1);
+        struct tf_seg *a = TF_EXPECT(&f.t, t1, ACK, f.d, rn, 0);
+        assert_int_equal(a->h.opts.nsack, 1);
+        assert_int_equal(a->h.opts.sack[0].end, rn + 200);
+        send_rst(&f, rn + 200, t1 + 100 * TF_MS);
+        if (lx) {
+            TF_EXPECT_NONE(&f.t);
+            assert_int_equal(tf_info(f.c).state, BRISK_TCP_CLOSED);
+            assert_int_equal(brisk_sock_error(f.c), BRISK_ERR_RESET);
+        } else {
+            TF_EXPECT(&f.t, t1 + 100 * TF_MS, ACK, f.d, rn, 0); /* the challenge ACK (with its SACK) */
+            assert_int_equal(tf_info(f.c).state, BRISK_TCP_ESTABLISHED);
+        }
+        teardown(&f);
+    }
+}
+
 static void test_paws(void **state)
 {
     (void)state;
@@ -500,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_ack_too_old_dropped),
         cmocka_unit_test(test_challenge_ack_rate_limit),
         cmocka_unit_test(test_invalid_ack_ratelimit),
+        cmocka_unit_test(test_rst_edges),
         cmocka_unit_test(test_paws),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
