@@ -253,12 +253,16 @@ static uint64_t rtt_from_ack(brisk_sock *c, uint32_t ack, uint64_t now, uint64_t
 }
 
 /* TS.Recent (RFC 7323 §4.3) from a segment that passed every check so far — PAWS, the window, and the ACK
- * field — and starts at or before the left edge. Recording it earlier would let a segment that is then
- * dropped (an ACK of data never sent) decide what our next segments echo. (Linux: tcp_ack records it only
- * after rejecting such ACKs and old ones, tcp_replace_ts_recent.) */
+ * field — and starts at or before Last.ACK.sent, the RCV.NXT of our last ACK: of the segments one delayed ACK
+ * covers, the first sets it, so the echo tells the sender the RTT including the delay (§4.3 case A). Not
+ * RCV.NXT: with two segments waiting for a delayed ACK the second would set it, a later one with a TSval
+ * between the two would fail PAWS, and its data would be dropped (brisk did so until checked against Linux
+ * 6.18). Recording it before the ACK field was checked would let a segment that is then dropped
+ * (an ACK of data never sent) decide what our next segments echo (Linux: tcp_ack records it only after
+ * rejecting such ACKs and old ones, tcp_replace_ts_recent, with rcv_wup). */
 static void ts_recent_update(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
 {
-    if (c->opt.ts && seg->opts.ts_ok && brisk_seq_leq(seg->seq, c->rcv.nxt))
+    if (c->opt.ts && seg->opts.ts_ok && brisk_seq_leq(seg->seq, c->rcv.wup))
         c->opt.ts_recent = seg->opts.ts_val, c->opt.ts_recent_age = now;
 }
 

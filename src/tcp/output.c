@@ -173,6 +173,8 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
     if (rc == BRISK_ERR_BUSY || rc == BRISK_ERR_NOBUFS)
         return rc;                   /* not sent: the caller keeps the bytes unsent */
     assert(rc != BRISK_ERR_MSGSIZE); /* segments are sized to the MTU above */
+    if (flags & BRISK_TCP_ACK)
+        c->rcv.wup = h.ack; /* Last.ACK.sent: which segments may set TS.Recent (input.c) */
 
     c->stat.segs_out += pkt_segs;
     int rtx = len > 0 && brisk_seq_lt(seq, c->snd.max);

@@ -215,6 +215,7 @@ brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *i
     /* The window and scale the SYN-ACK offered, chosen again from the buffer as Linux's cookie_v4_check
      * does (rwin.c); the right edge counts from the peer's first byte. */
     tcp_rwin_open(c, 1, brisk_syncookie_mss[idx]);
+    c->rcv.wup = c->rcv.nxt; /* the cookie's SYN-ACK acknowledged the SYN */
     c->rtt_probe.at = BRISK_TIME_NONE; /* the SYN-ACK's send time is not known: no handshake RTT sample */
     tcp_set_state(c, BRISK_TCP_SYN_RECEIVED, now);
     tcp_conn_hash_add(c);

@@ -179,6 +179,7 @@ struct brisk_sock {
         uint8_t fin;            /* the peer's FIN was received in order */
         uint8_t fin_pending;    /* a FIN arrived out of order: it takes effect when rcv.nxt reaches fin_seq */
         uint8_t dsack;          /* a duplicate arrived: report it as a D-SACK block (RFC 2883) */
+        uint32_t wup;           /* RCV.NXT our last ACK carried (RFC 7323's Last.ACK.sent, Linux rcv_wup) */
         struct brisk_sbuf buf;  /* in-order bytes not yet read by the application */
         struct brisk_reass ooo; /* out-of-order data (RFC 9293 §3.10.7.4, RFC 2018); its counts first */
         /* Not per segment: */

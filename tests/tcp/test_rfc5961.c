@@ -494,6 +494,46 @@ static void test_rst_edges(void **state)
     }
 }
 
+/* TS.Recent comes from the first of the segments a delayed ACK covers (RFC 7323 §4.3: SEG.SEQ <= Last.ACK.sent,
+ * Linux's rcv_wup), not the latest: after two segments (TSval T and T + 10) wait for one ACK, a segment with
+ * TSval T + 5 passes PAWS and its data is taken. brisk took TS.Recent from the second and dropped the third
+ * segment's data as an old duplicate (Linux 6.18: tests/conformance/timestamps/ts-recent-last-ack-sent.pkt). */
+static void test_ts_recent_from_last_ack_sent(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, NULL, NULL, 0);
+    uint32_t rn = f.p.nxt;
+    uint64_t t1 = TF_SEC;
+    tf_peer_send_data(&f.p, 100, t1); /* quick-ACK mode: acknowledged at once */
+    TF_EXPECT(&f.t, t1, ACK, f.d, rn + 100, 0);
+    uint8_t buf[400];
+    assert_int_equal(brisk_recv(f.c, buf, sizeof(buf), t1), 100);
+    tf_send_pattern(f.c, 0, 100, t1); /* a reply within the ACK timeout: interactive, ACKs are delayed */
+    TF_EXPECT(&f.t, t1, ACK | PSH, f.d, rn + 100, 100);
+    f.p.ack = f.d + 100;
+    tf_peer_send(&f.p, ACK, NULL, 0, t1 + 10 * TF_MS);
+    tf_peer_send_data(&f.p, 100, t1 + 100 * TF_MS);
+    TF_EXPECT_NONE(&f.t);
+    struct brisk_tcp_repr h = tf_peer_hdr(&f.p, ACK, t1 + 110 * TF_MS);
+    uint32_t second_ts = h.opts.ts_val;
+    tf_peer_send_data(&f.p, 100, t1 + 110 * TF_MS);
+    TF_EXPECT_NONE(&f.t);
+    tf_run(&f.t, t1 + 140 * TF_MS); /* the delayed ACK, 40 ms after the first of the two */
+    TF_EXPECT(&f.t, t1 + 140 * TF_MS, ACK, f.d + 100, rn + 300, 0);
+    assert_int_equal(f.c->opt.ts_recent, second_ts - 10);
+    /* TSval between the two: newer than TS.Recent, so not an old duplicate. */
+    h = tf_peer_hdr(&f.p, ACK | PSH, t1 + 150 * TF_MS);
+    h.opts.ts_val = second_ts - 5;
+    uint8_t data[100] = {0};
+    tf_inject(&f.t, &h, data, sizeof(data), t1 + 150 * TF_MS);
+    f.p.nxt += 100;
+    /* Taken, and acknowledged at once (the fired delayed ACK ended the interactive mode). */
+    TF_EXPECT(&f.t, t1 + 150 * TF_MS, ACK, f.d + 100, rn + 400, 0);
+    assert_int_equal(tf_counters(&f.t).PAWSEstab, 0);
+    teardown(&f);
+}
+
 static void test_paws(void **state)
 {
     (void)state;
@@ -549,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_challenge_ack_rate_limit),
         cmocka_unit_test(test_invalid_ack_ratelimit),
         cmocka_unit_test(test_rst_edges),
+        cmocka_unit_test(test_ts_recent_from_last_ack_sent),
         cmocka_unit_test(test_paws),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
