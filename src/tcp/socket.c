@@ -468,7 +468,9 @@ int brisk_close(brisk_sock *s, uint64_t now)
     }
     s->orphan = 1;
     s->fn = NULL;
-    if (s->state == BRISK_TCP_FIN_WAIT_2 && s->timer.misc_kind == TCP_MISC_NONE)
+    /* An orphan in FIN-WAIT-2 waits tcp_fin_timeout for the peer's FIN; the timer replaces a keepalive (the
+     * slot's other tenant in FIN-WAIT-2), as Linux's orphan leaves for its timewait socket. */
+    if (s->state == BRISK_TCP_FIN_WAIT_2 && s->timer.misc_kind != TCP_MISC_FINWAIT2)
         tcp_arm_misc(s, TCP_MISC_FINWAIT2, now + st->s.tcp_fin_timeout_ns);
     finish_call(st, now);
     return BRISK_OK;

@@ -27,7 +27,10 @@
  * max(RTO, 200 ms) once nothing is in flight (output.c, cork_arm), idle while data is.
  *
  * Keepalive (RFC 1122 §4.2.3.6): after keepidle without input, probes every keepintvl; keepcnt unanswered
- * probes abort with BRISK_ERR_TIMEDOUT. TIME-WAIT lasts tcp_time_wait (2 MSL), then the connection is freed.
+ * probes abort with BRISK_ERR_TIMEDOUT. It runs in every synchronized state but TIME-WAIT — a half-closed
+ * connection in FIN-WAIT-2 is probed too — and sends nothing while data or a FIN is outstanding or unsent,
+ * which the retransmission and probe timers watch (Linux's tcp_keepalive_timer). TIME-WAIT lasts
+ * tcp_time_wait (2 MSL), then the connection is freed.
  *
  * User timeout (TCP_USER_TIMEOUT, RFC 5482 §3: "how long transmitted data may remain unacknowledged"), as
  * Linux 6.x applies it. Retransmission: an expiry that finds the timeouts in progress began at least that
@@ -627,11 +630,29 @@ void tcp_arm_misc(brisk_sock *c, int kind, uint64_t at)
     tcp_timer_arm(c, &c->timer.misc, at);
 }
 
+/* The states keepalive runs in: every synchronized one but TIME-WAIT (Linux's tcp_keepalive_timer skips only
+ * CLOSE and SYN-SENT, and a connection in TIME-WAIT is a timewait socket there), as long as no other misc
+ * timer (an orphan's FIN-WAIT-2 timeout) holds the slot. */
+static int keepalive_state(const brisk_sock *c)
+{
+    switch (c->state) {
+    case BRISK_TCP_ESTABLISHED:
+    case BRISK_TCP_CLOSE_WAIT:
+    case BRISK_TCP_FIN_WAIT_1:
+    case BRISK_TCP_FIN_WAIT_2:
+    case BRISK_TCP_CLOSING:
+    case BRISK_TCP_LAST_ACK:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 void tcp_keepalive_reset(brisk_sock *c, uint64_t now)
 {
     c->timer.last_rx = now;
     c->timer.probes = 0;
-    if (c->so.keepalive && c->state == BRISK_TCP_ESTABLISHED && c->timer.misc_kind != TCP_MISC_KEEPALIVE)
+    if (c->so.keepalive && keepalive_state(c) && c->timer.misc_kind == TCP_MISC_NONE)
         tcp_arm_misc(c, TCP_MISC_KEEPALIVE, now + c->so.keepidle);
 }
 
@@ -643,8 +664,15 @@ static void misc_fired(struct brisk_timer *t, void *arg, uint64_t now)
     c->timer.misc_kind = TCP_MISC_NONE;
     switch (kind) {
     case TCP_MISC_KEEPALIVE: {
-        if (!c->so.keepalive || (c->state != BRISK_TCP_ESTABLISHED && c->state != BRISK_TCP_CLOSE_WAIT))
+        if (!c->so.keepalive || !keepalive_state(c))
             return;
+        /* Something is in flight or waiting to go (our FIN in FIN-WAIT-1, CLOSING, LAST-ACK included): the
+         * retransmission or probe timer watches the peer, so no probe now; look again a keepalive time later
+         * (Linux's tcp_keepalive_timer: "it is alive without keepalive"). */
+        if (c->snd.una != c->snd.max || tcp_notsent(c) > 0) {
+            tcp_arm_misc(c, TCP_MISC_KEEPALIVE, now + c->so.keepidle);
+            return;
+        }
         /* Input pushes last_rx forward without touching the timer: the deadline is lazy here too. */
         uint64_t idle_until = c->timer.last_rx + (c->timer.probes ? 0 : c->so.keepidle);
         if (c->timer.probes == 0 && now < idle_until) {

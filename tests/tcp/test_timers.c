@@ -514,6 +514,49 @@ static void test_keepalive(void **state)
     finish(&f);
 }
 
+/* Keepalive as Linux's tcp_keepalive_timer runs it: no probe while data is outstanding (the RTO watches the
+ * peer), the timer looking again a keepalive time later; and probes in FIN-WAIT-2 of a half-closed
+ * connection, as in ESTABLISHED (SEG.SEQ = SND.NXT - 1, our FIN's sequence number). Before, brisk probed with
+ * data in flight and never in FIN-WAIT-2 (Linux 6.18: tests/conformance/keepalive/data-outstanding.pkt,
+ * fin-wait-2.pkt). */
+static void test_keepalive_outstanding_and_fin_wait_2(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup(&f, (const char *const[]){"tcp_tlp=0", NULL}, 10 * TF_MS);
+    assert_int_equal(brisk_setsockopt(f.c, BRISK_SO_KEEPIDLE, TF_SEC, 0), BRISK_OK);
+    assert_int_equal(brisk_setsockopt(f.c, BRISK_SO_KEEPINTVL, TF_SEC, 0), BRISK_OK);
+    assert_int_equal(brisk_setsockopt(f.c, BRISK_SO_KEEPALIVE, 1, 100 * TF_MS), BRISK_OK);
+    send_pattern(f.c, 0, 100, 100 * TF_MS);
+    TF_EXPECT(&f.t, 100 * TF_MS, ACK | PSH, f.d, 1001, 100);
+    /* RTO 200 ms: retransmissions at 0.3, 0.7, 1.5 s and nothing else, though the keepalive time passed. */
+    tf_run(&f.t, 2 * TF_SEC);
+    TF_EXPECT(&f.t, 300 * TF_MS, ACK | PSH, f.d, 1001, 100);
+    TF_EXPECT(&f.t, 700 * TF_MS, ACK | PSH, f.d, 1001, 100);
+    TF_EXPECT(&f.t, 1500 * TF_MS, ACK | PSH, f.d, 1001, 100);
+    TF_EXPECT_NONE(&f.t);
+    f.p.ack = f.d + 100;
+    tf_peer_send(&f.p, ACK, NULL, 0, 2 * TF_SEC);
+    /* Half-close; the peer acknowledges our FIN: FIN-WAIT-2, probed a keepalive time after that ACK. */
+    assert_int_equal(brisk_shutdown_write(f.c, 2 * TF_SEC + 100 * TF_MS), BRISK_OK);
+    TF_EXPECT(&f.t, 2 * TF_SEC + 100 * TF_MS, FIN | ACK, f.d + 100, 1001, 0);
+    f.p.ack = f.d + 101;
+    tf_peer_send(&f.p, ACK, NULL, 0, 2 * TF_SEC + 110 * TF_MS);
+    assert_int_equal(tf_info(f.c).state, BRISK_TCP_FIN_WAIT_2);
+    tf_run(&f.t, 3 * TF_SEC + 110 * TF_MS - 1);
+    TF_EXPECT_NONE(&f.t);
+    tf_run(&f.t, 3 * TF_SEC + 110 * TF_MS);
+    TF_EXPECT(&f.t, 3 * TF_SEC + 110 * TF_MS, ACK, f.d + 100, 1001, 0);
+    /* Closing it now starts the orphan's FIN-WAIT-2 timeout in place of the keepalive. */
+    brisk_close(f.c, 3 * TF_SEC + 200 * TF_MS);
+    f.c = NULL;
+    tf_run(&f.t, 3 * TF_SEC + 200 * TF_MS + 60 * TF_SEC);
+    while (tf_pending(&f.t))
+        assert_int_equal(tf_take(&f.t)->h.seq, f.d + 100); /* at most the probes before the close's timeout */
+    assert_null(tcp_conn_lookup(f.t.st, TF_LOCAL_IP, 80, TF_PEER_IP, 40000));
+    finish(&f);
+}
+
 /* KEEPIDLE changed after keepalive was enabled takes effect at once (as Linux re-arms the timer). */
 static void test_keepalive_idle_set_after_enable(void **state)
 {
@@ -565,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_fast_retransmit_newreno),
         cmocka_unit_test(test_no_fast_retransmit_after_rto),
         cmocka_unit_test(test_keepalive),
+        cmocka_unit_test(test_keepalive_outstanding_and_fin_wait_2),
         cmocka_unit_test(test_keepalive_idle_set_after_enable),
         cmocka_unit_test(test_no_keepalive_by_default),
     };
