@@ -309,6 +309,7 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(TCPACKOutOfWindow, "ACKs for data never sent, dropped (RFC 5961 §5)")                                  \
     X(OutOfWindowIcmps, "ICMP errors ignored: the quoted sequence number is not in SND.UNA..SND.NXT")        \
     X(PAWSEstab, "segments dropped by PAWS (RFC 7323 §5)")                                                   \
+    X(PAWSActive, "SYN-ACKs dropped in SYN-SENT: their timestamp echo names no TSval we sent")             \
     X(TCPOutOfWindow, "segments outside the receive window (answered with an ACK)")                          \
     X(TCPOFOQueue, "segments queued out of order")                                                           \
     X(TCPOFODrop, "out-of-order segments dropped: reassembly bound")                                         \

@@ -116,6 +116,19 @@ static void listen_input(brisk_sock *l, const struct brisk_ipv4_repr *ip, const 
     tcp_open(c, BRISK_TCP_SYN_RECEIVED, now);
 }
 
+/* A SYN-ACK (or RST) in SYN-SENT whose ACK is acceptable but whose timestamp echo names no TSval we sent —
+ * not one between our first SYN's and now — did not answer our SYN: an old duplicate or a blind forgery
+ * (RFC 7323 §5's aim, for the one segment PAWS cannot check since TS.Recent is not set yet). Linux's
+ * tcp_rcv_synsent_state_process rejects it so (PAWSActiveRejected) and answers with a RST, without the early
+ * SYN an unacceptable ACK brings; every profile does the same. */
+static int synack_ts_bogus(const brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
+{
+    if (!c->st->s.tcp_timestamps || !seg->opts.ts_ok || !seg->opts.ts_ecr || c->rtt_probe.at == BRISK_TIME_NONE)
+        return 0;
+    uint32_t first = tcp_ts_now(c, c->rtt_probe.at);
+    return seg->opts.ts_ecr - first > tcp_ts_now(c, now) - first;
+}
+
 static void syn_sent_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
 {
     if (seg->flags & BRISK_TCP_ACK) {
@@ -125,6 +138,14 @@ static void syn_sent_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint
                 tcp_send_rst_for(c->st, &ip, seg, now);
             }
             tcp_syn_rtx_soon(c, now); /* the peer may have held a stale connection: try again soon */
+            return;
+        }
+        if (synack_ts_bogus(c, seg, now)) {
+            c->st->c.PAWSActive++;
+            if (!(seg->flags & BRISK_TCP_RST)) {
+                struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
+                tcp_send_rst_for(c->st, &ip, seg, now);
+            }
             return;
         }
     }

@@ -653,6 +653,45 @@ static void test_synsent_bad_ack_resends_syn_soon(void **state)
     }
 }
 
+/* A SYN-ACK whose timestamp echo names no TSval we sent (not between our SYN's and now) is rejected with a
+ * RST from its ACK, the SYN's timer left alone; the real one then completes the open, and an echo of 0 is no
+ * echo (Linux tcp_rcv_synsent_state_process, PAWSActiveRejected; measured on 6.18:
+ * tests/conformance/handshake/synack-bad-tsecr.pkt). Before, brisk took the bogus SYN-ACK. */
+static void test_synack_bogus_ts_echo(void **state)
+{
+    (void)state;
+    struct tf t;
+    tf_init(&t, NULL);
+    int err;
+    brisk_sock *s = brisk_socket(t.st, &err);
+    assert_int_equal(brisk_connect(s, TF_PEER_IP, 80, 0), BRISK_ERR_INPROGRESS);
+    struct tf_seg *syn = tf_take(&t);
+    uint32_t iss = syn->h.seq, tsval = syn->h.opts.ts_val;
+    struct tf_peer p;
+    tf_peer_init(&p, &t, 80, syn->h.sport, 100);
+    for (int k = 0; k < 2; k++) {
+        struct brisk_tcp_repr h = tf_peer_hdr(&p, SYN | ACK, 10 * TF_MS);
+        h.ack = iss + 1;
+        h.opts = tf_opts_full();
+        h.opts.ts_ecr = k ? tsval - 1 : tsval + 1000; /* before our SYN, or from the future */
+        tf_inject(&t, &h, NULL, 0, 10 * TF_MS);
+        TF_EXPECT(&t, 10 * TF_MS, RST, iss + 1, 0, 0);
+        assert_int_equal(tf_info(s).state, BRISK_TCP_SYN_SENT);
+    }
+    assert_int_equal(tf_counters(&t).PAWSActive, 2);
+    tf_run(&t, TF_SEC - 1);
+    TF_EXPECT_NONE(&t); /* no early SYN */
+    struct brisk_tcp_repr h = tf_peer_hdr(&p, SYN | ACK, 20 * TF_MS);
+    h.ack = iss + 1;
+    h.opts = tf_opts_full();
+    h.opts.ts_ecr = tsval;
+    tf_inject(&t, &h, NULL, 0, TF_SEC - 1);
+    TF_EXPECT(&t, TF_SEC - 1, ACK, iss + 1, 101, 0);
+    assert_int_equal(tf_info(s).state, BRISK_TCP_ESTABLISHED);
+    brisk_abort(s, TF_SEC);
+    tf_free(&t);
+}
+
 static void test_synack_retransmit_and_half_open_expiry(void **state)
 {
     (void)state;
@@ -948,6 +987,7 @@ int main(void)
         cmocka_unit_test(test_syn_retransmitted_handshake_rto_3s),
         cmocka_unit_test(test_syn_linear_timeouts),
         cmocka_unit_test(test_synsent_bad_ack_resends_syn_soon),
+        cmocka_unit_test(test_synack_bogus_ts_echo),
         cmocka_unit_test(test_synsent_bad_synack_gets_rst),
         cmocka_unit_test(test_synack_retransmit_and_half_open_expiry),
         cmocka_unit_test(test_rst_in_syn_received),
