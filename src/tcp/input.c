@@ -895,10 +895,10 @@ static int rst_after_fin(const brisk_sock *c, uint32_t seq)
 
 static int rst_at_sack_edge(const brisk_sock *c, uint32_t seq)
 {
-    if (!c->st->s.tcp_rst_edges || !c->opt.sack || c->rcv.ooo.nsegs == 0)
+    if (!c->st->s.tcp_rst_edges || !c->opt.sack || (c->rcv.ooo.nsegs == 0 && !tcp_fin_held(c)))
         return 0;
     uint32_t blocks[BRISK_TCP_MAX_SACK][2];
-    int n = brisk_reass_sack(&c->rcv.ooo, blocks, BRISK_TCP_MAX_SACK);
+    int n = tcp_sack_blocks(c, blocks, BRISK_TCP_MAX_SACK);
     if (n <= 0)
         return 0;
     uint32_t edge = blocks[0][1];

@@ -62,15 +62,46 @@ uint32_t tcp_snd_mss(const brisk_sock *c)
     return mss;
 }
 
+/* Whether a FIN is held out of order: it occupies sequence number fin_seq, which the SACK blocks report. */
+int tcp_fin_held(const brisk_sock *c)
+{
+    return c->rcv.fin_pending && brisk_seq_gt(c->rcv.fin_seq, c->rcv.nxt);
+}
+
+int tcp_sack_blocks(const brisk_sock *c, uint32_t (*blocks)[2], int max)
+{
+    int n = max > 0 ? brisk_reass_sack(&c->rcv.ooo, blocks, max) : 0;
+    if (!tcp_fin_held(c) || max <= 0)
+        return n;
+    uint32_t f = c->rcv.fin_seq;
+    for (int i = 0; i < n; i++) {
+        if (blocks[i][1] == f) {
+            blocks[i][1] = f + 1;
+            return n;
+        }
+    }
+    if (c->rcv.ooo.nsegs == 0) {
+        blocks[0][0] = f;
+        blocks[0][1] = f + 1;
+        return 1;
+    }
+    if (n < max) {
+        blocks[n][0] = f;
+        blocks[n][1] = f + 1;
+        n++;
+    }
+    return n;
+}
+
 /* SACK blocks the next ACK-bearing segment will carry, and the option bytes they take (NOP, NOP, kind, len,
  * 8 per block), so data segments can leave room for them as Linux's tcp_current_mss does. */
 static uint32_t sack_opt_bytes(brisk_sock *c)
 {
-    if (!c->opt.sack || (c->rcv.ooo.nsegs == 0 && !c->rcv.dsack))
+    if (!c->opt.sack || (c->rcv.ooo.nsegs == 0 && !c->rcv.dsack && !tcp_fin_held(c)))
         return 0;
     uint32_t blocks[BRISK_TCP_MAX_SACK][2];
     int max = c->opt.ts ? 3 : 4;
-    int n = (c->rcv.dsack ? 1 : 0) + brisk_reass_sack(&c->rcv.ooo, blocks, max);
+    int n = (c->rcv.dsack ? 1 : 0) + tcp_sack_blocks(c, blocks, max);
     if (n > max)
         n = max;
     return n ? 4u + 8u * (uint32_t)n : 0;
@@ -118,7 +149,7 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
                 n = 1;
             }
             uint32_t blocks[BRISK_TCP_MAX_SACK][2];
-            int k = brisk_reass_sack(&c->rcv.ooo, blocks, max - n);
+            int k = tcp_sack_blocks(c, blocks, max - n);
             for (int i = 0; i < k; i++) {
                 h.opts.sack[n].start = blocks[i][0];
                 h.opts.sack[n].end = blocks[i][1];

@@ -576,6 +576,14 @@ void tcp_send_challenge_ack(brisk_sock *c, uint64_t now);
  * __tcp_oow_rate_limited): 1 within the interval of the last one (`*skipped` is counted), else 0, and the
  * interval starts now. */
 int tcp_oow_limited(brisk_sock *c, uint64_t *skipped, uint64_t now);
+/* Whether the peer's FIN is held out of order (it arrived ahead of a hole). */
+int tcp_fin_held(const brisk_sock *c);
+/* The SACK blocks (RFC 2018) of what is held out of order, most recent first, at most `max`: the data's
+ * (reass.c), with a FIN held out of order in them — the block its data ends, or a block of its own, first
+ * when nothing else is held, else last (its order of arrival is not kept). A FIN is one octet of sequence
+ * space and Linux queues and SACKs it like data (tcp_data_queue_ofo): "sack 101:102" for a bare FIN, 101:202
+ * for 100 bytes and a FIN. Returns how many. */
+int tcp_sack_blocks(const brisk_sock *c, uint32_t (*blocks)[2], int max);
 /* Our MSS to announce on a SYN: device MTU - 40, clamped by MAXSEG. */
 uint32_t tcp_local_mss(const brisk_sock *c);
 /* The effective send MSS once the options are agreed: the smaller of ours and the peer's, at least
