@@ -359,6 +359,10 @@ int brisk_shutdown_write(brisk_sock *s, uint64_t now)
     return BRISK_OK;
 }
 
+/* A closed listener's children go with it: the established ones awaiting accept() with a RST, as Linux's
+ * inet_csk_listen_stop resets them (tcp_disconnect); the half-open ones silently, as Linux forgets its
+ * request sockets (the peer's ACK then finds no listener and gets a RST, tests/conformance/handshake/
+ * listen-close-half-open.pkt: brisk used to reset them at once). */
 static void abort_children(brisk_sock *l, uint64_t now)
 {
     struct brisk_tcp *t = l->st->tcp;
@@ -367,7 +371,8 @@ static void abort_children(brisk_sock *l, uint64_t now)
         while (c) {
             brisk_sock *next = c->hnext;
             if (c->listener == l) {
-                tcp_send_rst(c, now);
+                if (c->state != BRISK_TCP_SYN_RECEIVED)
+                    tcp_send_rst(c, now);
                 tcp_set_state(c, BRISK_TCP_CLOSED, now);
                 tcp_conn_done(c, now); /* detaches from l and frees */
             }
