@@ -97,6 +97,7 @@ struct brisk_settings {
     uint32_t tcp_unsent_ack_reply; /* ACK an ACK of unsent data in ESTABLISHED (0: drop silently, Linux) */
     uint32_t tcp_synack_data;      /* queue a SYN-ACK's text (0: discard it, Linux without Fast Open) */
     uint32_t tcp_fin_delack;       /* delay the ACK of the FIN that ends ESTABLISHED (Linux's pingpong) */
+    uint32_t tcp_synrecv_reset;    /* an in-window SYN drops a half-open connection, with a RST (Linux) */
     uint64_t pkt_pool_bytes;     /* bound on packet-buffer memory per stack */
     uint64_t tcp_mem_bytes;      /* bound on TCP buffer memory (send + receive chunks) per stack */
     uint32_t tcp_sndbuf;         /* default send buffer per connection, bytes */

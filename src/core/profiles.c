@@ -22,8 +22,11 @@ struct profile {
 /* Receive path and loss recovery where Linux departs from the RFCs, the same in every Linux version these
  * profiles name (docs/recovery.md, "Linux and the RFCs"): recovery without SACK the Linux way, an ACK of
  * unsent data dropped silently in ESTABLISHED, a SYN-ACK's text discarded, the ACK of the peer's FIN delayed
- * (tcp_fin's pingpong mode). */
-#define LINUX_RECEIVE "tcp_nosack_prr=1", "tcp_unsent_ack_reply=0", "tcp_synack_data=0", "tcp_fin_delack=1"
+ * (tcp_fin's pingpong mode), a half-open connection dropped (with a RST) by a SYN in its window
+ * (tcp_check_req). */
+#define LINUX_RECEIVE                                                                                        \
+    "tcp_nosack_prr=1", "tcp_unsent_ack_reply=0", "tcp_synack_data=0", "tcp_fin_delack=1",                   \
+        "tcp_synrecv_reset=1"
 /* Invalid segments in Linux 6.x: one ACK per 500 ms per connection to out-of-window and PAWS-failed segments
  * and as challenge ACK (tcp_invalid_ratelimit, 4.0's ACK-loop mitigation), no stack-wide challenge-ACK limit
  * (tcp_challenge_ack_limit INT_MAX since 6.0; brisk's bound is 2^30), and a RST accepted at RCV.NXT - 1 after

@@ -90,6 +90,9 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
     X(tcp_fin_delack, BOOL, tcp_fin_delack, uint32_t, 0, 0, 1,                                               \
       "compat (Linux): the peer's FIN in ESTABLISHED makes the connection interactive, so its ACK is "       \
       "delayed and may ride on our FIN; 0: the FIN is acknowledged at once")                                 \
+    X(tcp_synrecv_reset, BOOL, tcp_synrecv_reset, uint32_t, 0, 0, 1,                                         \
+      "compat (Linux): a SYN in the window of a half-open connection drops it and gets a RST "              \
+      "(tcp_check_req); 0: a challenge ACK (RFC 5961 §4.2)")                                                 \
     X(pkt_pool_bytes, SIZE, pkt_pool_bytes, uint64_t, 64ull << 20, 1ull << 20, 1ull << 40,                   \
       "bound on packet-buffer memory per stack")                                                             \
     X(tcp_mem_bytes, SIZE, tcp_mem_bytes, uint64_t, 1ull << 30, 1ull << 20, 1ull << 40,                      \

@@ -123,7 +123,9 @@ static void listen_input(brisk_sock *l, const struct brisk_ipv4_repr *ip, const 
  * SYN an unacceptable ACK brings; every profile does the same. */
 static int synack_ts_bogus(const brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
 {
-    if (!c->st->s.tcp_timestamps || !seg->opts.ts_ok || !seg->opts.ts_ecr || c->rtt_probe.at == BRISK_TIME_NONE)
+    if (!c->st->s.tcp_timestamps || !seg->opts.ts_ok || !seg->opts.ts_ecr)
+        return 0;
+    if (c->rtt_probe.at == BRISK_TIME_NONE)
         return 0;
     uint32_t first = tcp_ts_now(c, c->rtt_probe.at);
     return seg->opts.ts_ecr - first > tcp_ts_now(c, now) - first;
@@ -908,6 +910,22 @@ static int rst_at_sack_edge(const brisk_sock *c, uint32_t seq)
     return seq == edge;
 }
 
+/* tcp_synrecv_reset (the linux-* profiles): a SYN in the window of a listener's half-open connection drops
+ * it, and is answered with a RST built from it (SEQ 0, ACK = its end), as Linux's request socket does
+ * (tcp_check_req, RFC 793's "if the SYN is in the window it is an error"; measured on 6.18); brisk's profile
+ * keeps RFC 5961 §4.2's challenge ACK. A RST in the window but not at RCV.NXT gets a challenge ACK in both
+ * (Linux 6.18 too). The retransmission of the first SYN never gets here (it lies below the window and gets
+ * the SYN-ACK again). Returns 1 when it dropped the connection. */
+static int half_open_reset(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
+{
+    if (c->state != BRISK_TCP_SYN_RECEIVED || !c->listener || !c->st->s.tcp_synrecv_reset)
+        return 0;
+    struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
+    tcp_send_rst_for(c->st, &ip, seg, now);
+    tcp_conn_fail(c, BRISK_ERR_RESET, now);
+    return 1;
+}
+
 /* Segments whose duplicate ACK tcp_invalid_ratelimit never holds back: those occupying sequence space (data,
  * a FIN) without a SYN, which cannot be one side of an ACK loop (Linux's tcp_oow_rate_limited). */
 static int oow_exempt(const struct brisk_tcp_repr *seg)
@@ -976,6 +994,8 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
             tcp_send_ack(c, now);
         return;
     }
+    if (!rst && (seg->flags & BRISK_TCP_SYN) && half_open_reset(c, seg, now))
+        return;
     if (rst) {
         /* RFC 5961 §3.2: only an exact match resets; in-window gets a challenge ACK. */
         if (seg->seq != c->rcv.nxt && !rst_after_fin(c, seg->seq) && !rst_at_sack_edge(c, seg->seq)) {

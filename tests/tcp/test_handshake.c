@@ -763,6 +763,57 @@ static void test_rst_in_syn_received(void **state)
     tf_free(&t);
 }
 
+/* The linux-6.x profile's settings (tcp_synrecv_reset=1 among them). */
+static const char *const *linux_sets(void)
+{
+    for (size_t i = 0; i < brisk_profiles_count(); i++)
+        if (strcmp(brisk_profile_name(i), "linux-6.x") == 0)
+            return brisk_profile_settings(i);
+    fail();
+    return NULL;
+}
+
+/* A SYN with another ISN, in the window of a half-open connection: linux-6.x drops the connection and answers
+ * with a RST built from the SYN (SEQ 0, ACK = its end), as Linux's tcp_check_req does (measured on 6.18); the
+ * peer's late ACK then gets a RST from the listener. brisk's profile sends RFC 5961 §4.2's challenge ACK and
+ * the handshake completes. Before the setting every profile did the latter. A RST in the window but not at
+ * RCV.NXT gets a challenge ACK in both (tests/conformance/handshake/syn-received-rst-in-window.pkt). */
+static void test_synrecv_syn_in_window(void **state)
+{
+    (void)state;
+    for (int lx = 0; lx <= 1; lx++) {
+        struct tf t;
+        tf_init(&t, lx ? linux_sets() : NULL);
+        brisk_sock *l = tf_listen(&t, 80);
+        struct tf_peer p;
+        tf_peer_init(&p, &t, 40012, 80, 300);
+        tf_peer_send(&p, SYN, NULL, 0, 0);
+        uint32_t iss = tf_take(&t)->h.seq;
+        struct brisk_tcp_repr h = tf_peer_hdr(&p, SYN, TF_MS);
+        h.seq = 400; /* 100 bytes into the window */
+        tf_inject(&t, &h, NULL, 0, TF_MS);
+        p.ack = iss + 1;
+        if (lx) {
+            TF_EXPECT(&t, TF_MS, RST | ACK, 0, 401, 0);
+            assert_int_equal(t.st->tcp->nsocks, 1); /* the listener alone */
+            tf_peer_send(&p, ACK, NULL, 0, 2 * TF_MS);
+            TF_EXPECT(&t, 2 * TF_MS, RST, iss + 1, 0, 0);
+        } else {
+            TF_EXPECT(&t, TF_MS, ACK, iss + 1, 301, 0);
+            tf_peer_send(&p, ACK, NULL, 0, 2 * TF_MS);
+            TF_EXPECT_NONE(&t);
+            int err;
+            brisk_sock *c = brisk_accept(l, &err);
+            assert_non_null(c);
+            brisk_abort(c, 3 * TF_MS);
+            tf_take(&t);
+        }
+        brisk_close(l, 3 * TF_MS);
+        assert_int_equal(t.st->tcp->nsocks, 0);
+        tf_free(&t);
+    }
+}
+
 /* Simultaneous open, RFC 9293 figure 8 with the third segment a plain ACK. */
 static void test_simultaneous_open(void **state)
 {
@@ -991,6 +1042,7 @@ int main(void)
         cmocka_unit_test(test_synsent_bad_synack_gets_rst),
         cmocka_unit_test(test_synack_retransmit_and_half_open_expiry),
         cmocka_unit_test(test_rst_in_syn_received),
+        cmocka_unit_test(test_synrecv_syn_in_window),
         cmocka_unit_test(test_simultaneous_open),
         cmocka_unit_test(test_simultaneous_open_crossing_synacks),
         cmocka_unit_test(test_simultaneous_open_synack_dsack),
