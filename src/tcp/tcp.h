@@ -99,7 +99,7 @@ struct tcp_events {
  *   lines 33-36   cold  Linux's receive-window state (rwin.c): read only under tcp_rcv_window=linux
  *
  * Within a group, fields are ordered so that its hot ones are at the end that borders a hot line (sub-struct
- * comments say which). 2,312 bytes (2,368 allocated), 37 lines. When adding a field, add it to a cold line
+ * comments say which). 2,320 bytes (2,368 allocated), 37 lines. When adding a field, add it to a cold line
  * unless the per-segment path needs it, and check the result: `gdb -batch -ex 'ptype /o struct brisk_sock'
  * build/brisk-bench` shows the offsets, and `valgrind --tool=cachegrind --cache-sim=yes build/brisk-bench rr
  * --flows 256 --tx 400` the D1 misses per transaction (docs/performance.md has the figures). */
