@@ -26,6 +26,9 @@ extern "C" {
 /* The driver reports each completion when the packet has left the wire, so byte queue limits may size the
  * ring from completions (src/net/bql.c). Leave it off when completions come late for other reasons. */
 #define BRISK_NETDEV_CAP_BQL 0x4u
+/* The driver frees its senders of a packet as it takes it, whenever it completes it (Linux's tun device calls
+ * skb_orphan in its xmit): TCP's bytes below it (TCP Small Queues, auto-corking) are released at the xmit. */
+#define BRISK_NETDEV_CAP_ORPHAN 0x8u
 
 /* Packet flags. */
 #define BRISK_PKT_CSUM_PARTIAL                                                                               \

@@ -9,6 +9,8 @@
  *
  * Devices whose driver opts in (BRISK_NETDEV_CAP_BQL) also get byte queue limits (bql.c): every accepted
  * packet is queued bytes, every completion done bytes, and the queue stops when too many are in progress.
+ * A driver that frees its senders at once (BRISK_NETDEV_CAP_ORPHAN, as Linux's tun orphans its skbs) has its
+ * packets' charge to their connection released at the xmit, while it still holds the buffers.
  *
  * Devices live in a small array inside the stack; brisk_netdev_for_addr() picks the one whose prefix covers
  * an address (longest prefix first), which is all the routing a host with directly connected networks needs.
@@ -141,6 +143,8 @@ int brisk_netdev_xmit(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now)
         return rc;
     }
     st->c.EthOutFrames++;
+    if ((dev->cfg.caps & BRISK_NETDEV_CAP_ORPHAN) && pkt->owner && st->pool.owned_free)
+        st->pool.owned_free(st->pool.owned_ctx, pkt); /* the owner's charge ends here (it clears owner) */
     if (dev->speed_bps)
         pkt->wire_done = wire_done_estimate(dev, pkt, now);
     dev->stats.tx_packets++;

@@ -1,8 +1,8 @@
 /*
  * test_tsq.c — white-box tests of below-TCP accounting and TCP Small Queues (src/tcp/tsq.c): the charge per
  * packet, the budget rules, the throttle / resume cycle through the stack's poll (never from the completion
- * itself), the one-segment shortcut, hold reasons, and a connection freed while its packets are still below
- * it.
+ * itself), the one-segment shortcut, hold reasons, a device that orphans what it takes, and a connection
+ * freed while its packets are still below it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -125,6 +125,30 @@ static void test_throttle_and_resume_via_poll(void **state)
     assert_int_equal(k.TSQThrottles, 2);
     assert_true(tf_info(c).hold_events[BRISK_HOLD_TSQ] >= 1);
     assert_true(tf_info(c).hold_ns[BRISK_HOLD_TSQ] >= TF_MS);
+    tf_conn_close(&f);
+}
+
+/* A device that frees its senders as it takes a packet (BRISK_NETDEV_CAP_ORPHAN, Linux's tun: skb_orphan in
+ * its xmit) holds the buffers, but their charge ends at the xmit: the budget that held the connection above
+ * after 8 segments never holds it, in one call or later, and nothing waits for completions to resume it.
+ * brisk-pkt's device is such a one; before the capability its TSQ could hold a burst within one call. */
+static void test_orphaning_device(void **state)
+{
+    (void)state;
+    struct tf_conn f;
+    setup(&f,
+          (const char *const[]){"tcp_limit_output_bytes=16K", "tcp_tsq_rule=0", "tcp_tsq_shortcut=0", NULL});
+    f.t.f.dev->cfg.caps |= BRISK_NETDEV_CAP_ORPHAN;
+    brisk_sock *c = f.c;
+    size_t n0 = f.t.f.ntx;
+    send_bytes(c, 100000, TF_MS);
+    assert_int_equal(f.t.f.ntx - n0, 10); /* the initial window, whole */
+    assert_false(c->tsq.throttled);
+    assert_int_equal(c->tsq.wmem, 0);
+    assert_int_equal(c->tsq.pkts, 0);
+    assert_int_equal(tf_counters(&f.t).TSQThrottles, 0);
+    assert_int_equal(tf_info(c).hold, BRISK_HOLD_CWND);
+    assert_true(f.t.f.nheld >= 10); /* the device still has the buffers */
     tf_conn_close(&f);
 }
 
@@ -367,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_charge_and_release),
         cmocka_unit_test(test_budget_rules),
         cmocka_unit_test(test_throttle_and_resume_via_poll),
+        cmocka_unit_test(test_orphaning_device),
         cmocka_unit_test(test_one_segment_shortcut),
         cmocka_unit_test(test_zombie_until_last_completion),
         cmocka_unit_test(test_autocork_holds_tail_until_completion),
