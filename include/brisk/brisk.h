@@ -146,6 +146,9 @@ struct brisk_settings {
     uint64_t tcp_pacing_catchup_ns;     /* a late pacing timer catches up by at most this much (brisk) */
     uint32_t tcp_tso;                   /* TSO super-segments on GSO devices */
     uint32_t tcp_min_tso_segs;          /* smallest TSO burst (Linux sysctl of the same name) */
+    uint32_t tcp_tso_rtt_log;           /* bigger TSO bursts on short paths (Linux sysctl; 0 = off) */
+    uint32_t tcp_sw_gso;                /* Linux's software GSO: pieces, packets, PSH per packet */
+    uint32_t tcp_half_window_mss;       /* segments at most half the peer's largest window (Linux) */
     uint32_t tcp_autocorking;           /* auto-corking (Linux sysctl of the same name) */
     uint32_t tcp_autocork_first_packet; /* compat: may hold with nothing in flight (3.14-rc bug) */
     uint32_t tcp_resume_nagle;          /* compat: completion resume with Nagle forced on (3.14-rc bug) */

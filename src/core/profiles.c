@@ -38,9 +38,16 @@ struct profile {
 #define LINUX_SOCKETS "tcp_syn_icmp_errors=linux", "tcp_retries2_timed=1"
 /* The send path where Linux departs from brisk's defaults, the same in every version these profiles name
  * (docs/transmit-engine.md, "Writes, pieces, records and PSH"): PSH on the end of each write and on forced
- * pushes, a TCP_CORK / MSG_MORE tail released by the zero-window probe timer, and no segment cut short by the
- * peer's window but by that timer (tcp_snd_wnd_test). */
-#define LINUX_SEND "tcp_push_each_write=1", "tcp_cork_probe_timer=1", "tcp_sws_partial=0"
+ * pushes, a TCP_CORK / MSG_MORE tail released by the zero-window probe timer, no segment cut short by the
+ * peer's window but by that timer (tcp_snd_wnd_test), and segments of at most half the peer's largest
+ * window (tcp_bound_to_half_wnd). */
+#define LINUX_SEND                                                                                           \
+    "tcp_push_each_write=1", "tcp_cork_probe_timer=1", "tcp_sws_partial=0", "tcp_half_window_mss=1"
+/* Linux 6.x only, as measured on 6.18 (tests/kernel): every send a GSO packet cut from skb-sized pieces
+ * (software GSO on any device), with PSH forced on its last segment (4.9), grown from the next piece
+ * (tcp_grow_skb, 6.10), autosized with the min-RTT term (tcp_tso_rtt_log, 5.18). The 3.x profiles keep
+ * brisk's segment-by-segment sends, which the lab's TSQ seeds (xen-tsq, mvneta) are calibrated with. */
+#define LINUX_6_SEND "tcp_sw_gso=1", "tcp_tso_rtt_log=9"
 /* Congestion control and timers where Linux 6.x departs from the RFCs brisk follows (docs/timers.md,
  * docs/recovery.md, "Linux and the RFCs"): slow start counting every segment an ACK covers, Linux's RTO
  * estimator, its TLP and RACK timer arithmetic, its restart after idle. Applied to every linux-* profile as
@@ -118,6 +125,7 @@ static const char *const p_6_x[] = {"tcp_tsq_rule=2",
                                     LINUX_SEND,
                                     LINUX_CC_TIMERS,
                                     LINUX_RCVWIN,
+                                    LINUX_6_SEND,
                                     NULL};
 static const char *const p_brisk[] = {NULL};
 

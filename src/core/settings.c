@@ -189,6 +189,17 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
       "brisk: a pacing timer that fires late sends what it is late by back to back, up to this much")        \
     X(tcp_tso, BOOL, tcp_tso, uint32_t, 1, 0, 1, "send TSO super-segments to devices that segment (GSO)")    \
     X(tcp_min_tso_segs, UINT, tcp_min_tso_segs, uint32_t, 2, 1, 64, "smallest TSO burst, segments")          \
+    X(tcp_tso_rtt_log, UINT, tcp_tso_rtt_log, uint32_t, 0, 0, 31,                                            \
+      "compat (Linux 5.18+, 9): TSO bursts of a connection whose min RTT is R us take 64 KB >> (R >> this) " \
+      "more bytes (short paths get bigger bursts); 0 = off")                                                 \
+    X(tcp_sw_gso, BOOL, tcp_sw_gso, uint32_t, 0, 0, 1,                                                       \
+      "compat (Linux): send as to a device that segments whatever the device (Linux's software GSO): writes " \
+      "fill pieces of half the largest window (up to 64 KB), each send is a packet of up to min(cwnd / 2, "  \
+      "autosized) segments cut from one piece, with PSH on its last segment; 0: segment by segment on a "    \
+      "device without GSO")                                                                                  \
+    X(tcp_half_window_mss, BOOL, tcp_half_window_mss, uint32_t, 0, 0, 1,                                     \
+      "compat (Linux tcp_bound_to_half_wnd): segments at most half the largest window the peer offered "     \
+      "(the whole window if it is under 536 bytes)")                                                         \
     X(tcp_autocorking, BOOL, tcp_autocorking, uint32_t, 1, 0, 1,                                             \
       "hold a small tail while this connection's data is still below TCP (resumed on TX completion)")        \
     X(tcp_autocork_first_packet, BOOL, tcp_autocork_first_packet, uint32_t, 0, 0, 1,                         \

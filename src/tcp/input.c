@@ -51,7 +51,8 @@ static void negotiate(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
         c->opt.ts_recent = o->ts_val;
         c->opt.ts_recent_age = now;
     }
-    c->snd.mss = tcp_snd_mss(c);
+    c->mss_full = tcp_snd_mss(c);
+    c->snd.mss = c->mss_full;
 }
 
 /* The connection becomes ESTABLISHED: windows, congestion control, the first RTT sample. */
@@ -62,6 +63,7 @@ static void establish(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
     c->snd.una = seg->ack;
     c->snd.wnd = (uint32_t)seg->window << (seg->flags & BRISK_TCP_SYN ? 0 : c->snd.wscale);
     c->snd.max_wnd = c->snd.wnd;
+    tcp_sync_mss(c); /* half that window may bound the MSS (tcp_half_window_mss) */
     c->snd.wl1 = seg->seq;
     c->snd.wl2 = seg->ack;
     c->snd.sml = c->snd.una;
@@ -455,8 +457,11 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         c->snd.wnd = win;
         c->snd.wl1 = seg->seq;
         c->snd.wl2 = ack;
-        if (win > c->snd.max_wnd)
+        if (win > c->snd.max_wnd) {
             c->snd.max_wnd = win;
+            if (c->st->s.tcp_half_window_mss)
+                tcp_sync_mss(c); /* Linux: tcp_ack_update_window calls tcp_sync_mss for a larger window */
+        }
         if (win > 0 && c->timer.rtx_kind == TCP_RTX_PERSIST) {
             tcp_clear_rtx(c);
             c->rtt.backoff = 0; /* the probes' backoff says nothing about the path (Linux's tcp_ack_probe) */

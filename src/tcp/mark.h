@@ -21,13 +21,12 @@ struct tcp_marks {
     uint8_t head;
     uint8_t started;    /* pushed is set (the first write sets it) */
     uint32_t pushed;    /* Linux's pushed_seq: the end of the data last marked PSH (forced-push rule) */
-    uint32_t piece;     /* where the send queue's last write-time piece (Linux: the tail skb) begins */
     uint64_t forgotten; /* marks dropped because the ring was full (PSH only: see mark.c) */
 };
 
 struct brisk_sock;
 
-/* Adds `kind` at `seq` (after every existing mark, or merged into the last one if it is at `seq`).
+/* Adds `kind` at `seq`, in sequence order (merged into a mark already there; writes add at the data end).
  * Returns 0, or -1 when the ring is full of end-of-record marks and `kind` has TCP_MARK_EOR (nothing is
  * changed: the caller refuses the write). A PSH mark that finds the ring full replaces the oldest PSH-only
  * mark, or is dropped when there is none. */
@@ -38,11 +37,16 @@ int tcp_mark_eor_room(struct brisk_sock *c);
 void tcp_mark_clear_last(struct brisk_sock *c, uint32_t seq, unsigned kind);
 /* The kinds marked exactly at `seq` (0: none). */
 unsigned tcp_mark_at(struct brisk_sock *c, uint32_t seq);
+/* Whether a PSH mark lies in (seq, end]. */
+int tcp_mark_psh_in(struct brisk_sock *c, uint32_t seq, uint32_t end);
 /* `len` shortened so that [seq, seq + len) ends at the first end-of-record mark inside it, if any. */
 uint32_t tcp_mark_eor_clip(struct brisk_sock *c, uint32_t seq, uint32_t len);
 /* The last end-of-record mark before `end` and after snd.una, or snd.una if there is none: where a segment
  * that ends at `end` may start at the earliest. */
 uint32_t tcp_mark_eor_before(struct brisk_sock *c, uint32_t end);
+/* The PSH of the mark at `from` moves to `to` (after it): the piece that ended at `from` now ends at `to`
+ * (piece.c: the head piece took bytes of the next one, as tcp_grow_skb does). */
+void tcp_mark_move(struct brisk_sock *c, uint32_t from, uint32_t to);
 /* New data [seq, end) went out: PSH-only marks strictly inside it can no longer end a segment (Linux: the
  * later write appended to that skb, so its flag was cleared). */
 void tcp_mark_sent(struct brisk_sock *c, uint32_t seq, uint32_t end);

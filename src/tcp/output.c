@@ -10,15 +10,19 @@
  *   4. is a partial segment to be held: TCP_CORK or MSG_MORE; auto-corking (on the application's send only,
  *      tsq.c); or Nagle (RFC 9293 §3.7.4) with Minshall's refinement — hold only while a previous small
  *      segment is unacknowledged — unless TCP_NODELAY? (None of them holds the piece that goes with the FIN.)
-   5. is the connection over its TCP Small Queues budget (bytes below TCP, tsq.c)?
+ *   5. is the connection over its TCP Small Queues budget (bytes below TCP, tsq.c)?
  * and then cuts the segment from the send buffer at transmit time (the buffer is a byte stream, so a segment
  * is any size the answers allow, short of a record boundary: BRISK_MSG_EOR, mark.c) and hands it to
  * tcp_transmit(). When it stops with data waiting it records which answer stopped it (the hold reason: cwnd,
  * rwnd, nagle, cork, tsq, device). Step 2 follows tcp_sws_partial: RFC 9293's half-window rule, or Linux's
- * whole-segment test (tcp_snd_wnd_test) with the persist timer sending what fits. Step 4 is never indefinite
- * (RFC 9293 MUST-60): TCP_CORK's and MSG_MORE's timer (cork_arm) ends it, and a probe-timer call (snd.wakeup)
- * sends the head whatever holds it. PSH follows tcp_push_each_write (tcp_psh): the segment that empties the
- * queue or ends a record (RFC 9293 MUST-61), or Linux's per-write marks.
+ * whole-segment test (tcp_snd_wnd_test) with the persist timer sending what fits. Step 4 is never
+ * indefinite (RFC 9293 MUST-60): TCP_CORK's and MSG_MORE's timer (tcp_cork_arm) ends it, and a probe-timer
+ * call (snd.wakeup) sends the head whatever holds it. PSH follows tcp_push_each_write (tcp_psh): the segment
+ * that empties the queue or ends a record (RFC 9293 MUST-61), or Linux's per-write marks.
+ *
+ * Under tcp_sw_gso (linux-6.x) new data leaves the way Linux's tcp_write_xmit sends it, in packets cut from
+ * write-time pieces, whatever the device (piece.c, tcp_xmit_packets); this file keeps the segment-by-segment
+ * loop (xmit_segments) for brisk's own profile, for what an RTO rewound, and for the probe timer's segment.
  *
  * tcp_transmit() builds one segment: header and options (MSS / window scale / SACK-permitted / timestamps on
  * SYNs, timestamps and SACK blocks afterwards: RFC 7323, RFC 2018, RFC 2883), the advertised window (rwin.c:
@@ -93,6 +97,31 @@ int tcp_sack_blocks(const brisk_sock *c, uint32_t (*blocks)[2], int max)
     return n;
 }
 
+void tcp_sync_mss(brisk_sock *c)
+{
+    uint32_t mss = c->mss_full ? c->mss_full : c->snd.mss;
+    if (c->st->s.tcp_half_window_mss) {
+        /* Linux's tcp_bound_to_half_wnd: half the largest window, the whole of one under 536 bytes, never
+         * below 68 bytes of header and data. */
+        uint32_t w = c->snd.max_wnd;
+        uint32_t cutoff = w > TCP_DEFAULT_MSS ? w / 2 : w;
+        uint32_t floor = 68u - BRISK_TCP_HLEN - (c->opt.ts ? 12u : 0u);
+        if (cutoff && mss > cutoff)
+            mss = cutoff > floor ? cutoff : floor;
+    }
+    uint32_t old = c->snd.mss;
+    if (mss == old)
+        return;
+    c->snd.mss = mss;
+    if (c->cc.mss && old) {
+        /* After the handshake: Linux's window counts segments, so it holds as many of the new size. */
+        c->cc.cwnd = (uint32_t)((uint64_t)c->cc.cwnd * mss / old);
+        if (c->cc.ssthresh != UINT32_MAX)
+            c->cc.ssthresh = (uint32_t)((uint64_t)c->cc.ssthresh * mss / old);
+        c->cc.mss = mss;
+    }
+}
+
 /* SACK blocks the next ACK-bearing segment will carry, and the option bytes they take (NOP, NOP, kind, len,
  * 8 per block), so data segments can leave room for them as Linux's tcp_current_mss does. */
 static uint32_t sack_opt_bytes(brisk_sock *c)
@@ -105,6 +134,11 @@ static uint32_t sack_opt_bytes(brisk_sock *c)
     if (n > max)
         n = max;
     return n ? 4u + 8u * (uint32_t)n : 0;
+}
+
+uint32_t tcp_mss_now(brisk_sock *c)
+{
+    return c->snd.mss - sack_opt_bytes(c);
 }
 
 int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint64_t now)
@@ -171,6 +205,10 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
         hlen = BRISK_TCP_HLEN + brisk_tcp_opts_len(&h.opts);
     }
     uint32_t seg_payload = mtu - BRISK_IPV4_HLEN - (uint32_t)hlen;
+    /* ... and never more than the MSS allows with these options (the peer's may be below the MTU's). */
+    uint32_t opt_extra = (uint32_t)hlen - BRISK_TCP_HLEN - (c->opt.ts ? 12u : 0u);
+    if (gso && c->snd.mss > opt_extra && c->snd.mss - opt_extra < seg_payload)
+        seg_payload = c->snd.mss - opt_extra;
     brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, (uint32_t)(hlen + len + BRISK_IPV4_HLEN + 14));
     if (!pkt) {
         st->c.IpOutDiscards++;
@@ -208,6 +246,8 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
         c->rcv.wup = h.ack; /* Last.ACK.sent: which segments may set TS.Recent (input.c) */
 
     c->stat.segs_out += pkt_segs;
+    if (st->s.tcp_sw_gso)
+        c->pieces.wstamp = now; /* Linux's tcp_wstamp_ns, for TSO deferral (piece.c) */
     int rtx = len > 0 && brisk_seq_lt(seq, c->snd.max);
     if (rtx || (syn && c->timer.retries > 0)) {
         st->c.TcpRetransSegs += pkt_segs;
@@ -344,7 +384,7 @@ void tcp_send_challenge_ack(brisk_sock *c, uint64_t now)
  * out back to back. A timer that wakes a userspace loop tens of microseconds late would otherwise cap the
  * rate at one packet per wakeup (MTU frames over a TAP device: ~0.8 Gbit/s whatever the window), where
  * Linux's in-kernel hrtimer is microseconds late and its 64 KB TSO bursts hide the rest. */
-static void tcp_pace_sent(brisk_sock *c, uint32_t len, uint64_t now)
+void tcp_pace_sent(brisk_sock *c, uint32_t len, uint64_t now)
 {
     uint64_t rate = tcp_pacing_rate(c);
     if (!c->st->s.tcp_pacing || rate == UINT64_MAX || rate == 0)
@@ -374,6 +414,8 @@ void tcp_advance_nxt(brisk_sock *c, uint32_t len, uint8_t flags, uint32_t mss)
         c->snd.sml = c->snd.nxt; /* Minshall: the end of the last small segment */
     if (brisk_seq_lt(c->snd.max, c->snd.nxt))
         c->snd.max = c->snd.nxt;
+    if (c->st->s.tcp_sw_gso && c->pieces.head_set) /* settings are hot, the pieces cold */
+        tcp_piece_advance(c);
 }
 
 static int can_send_data(int state)
@@ -387,6 +429,11 @@ uint8_t tcp_psh(brisk_sock *c, uint32_t seq, uint32_t len)
     if (len == 0)
         return 0;
     uint32_t end = seq + len;
+    if (c->st->s.tcp_push_each_write && c->st->s.tcp_sw_gso) {
+        /* The segment's piece had PSH: a mark at its end, or at the end of a piece it took all or part of
+         * when it grew (tcp_grow_skb leaves the head's flags at its new end), which piece.c moved there. */
+        return c->snd.marks && tcp_mark_psh_in(c, seq, end) ? BRISK_TCP_PSH : 0;
+    }
     unsigned mark = c->snd.marks ? tcp_mark_at(c, end) : 0;
     if (c->st->s.tcp_push_each_write)
         return (mark & TCP_MARK_PSH) ? BRISK_TCP_PSH : 0;
@@ -401,7 +448,7 @@ uint8_t tcp_psh(brisk_sock *c, uint32_t seq, uint32_t len)
  * zero-window probe timer at max(RTO, TCP_RTO_MIN), and its expiry sends the head of the queue with PSH
  * (tcp_write_wakeup). With data in flight the retransmit timer owns that timer slot and nothing is armed
  * until the flight empties. */
-static void cork_arm(brisk_sock *c, uint32_t flight, uint64_t now)
+void tcp_cork_arm(brisk_sock *c, uint32_t flight, uint64_t now)
 {
     if (brisk_timer_armed(&c->timer.cork))
         return;
@@ -424,13 +471,176 @@ void tcp_cork_ack(brisk_sock *c)
         tcp_timer_cancel(c, &c->timer.cork);
 }
 
+/* The device, TSQ and pacing checks before a segment or packet goes: the hold reason, or NONE. */
+int tcp_below_holds(brisk_sock *c, uint64_t now)
+{
+    if (tcp_tsq_holds(c, now))
+        return BRISK_HOLD_TSQ;
+    if (c->st->s.tcp_pacing && now < c->pace.next) {
+        /* Not before its departure time: the pacing timer sends it (timers.c). */
+        if (!brisk_timer_armed(&c->timer.pace) || c->timer.pace.expires > c->pace.next)
+            tcp_timer_arm(c, &c->timer.pace, c->pace.next);
+        c->st->c.PacingHolds++;
+        return BRISK_HOLD_PACING;
+    }
+    if (brisk_netdev_stopped(c->rt.dev)) {
+        tcp_block(c); /* byte queue limits: the completion that reopens the queue resumes us */
+        return BRISK_HOLD_DEVICE;
+    }
+    return BRISK_HOLD_NONE;
+}
+
+/* The FIN alone, once every byte is sent. Returns the hold reason (DEVICE) or NONE; *sent set if it went. */
+int tcp_send_fin_alone(brisk_sock *c, uint64_t now, int *sent)
+{
+    if (!c->snd.fin_queued || c->snd.fin_sent || c->snd.nxt != tcp_data_end(c))
+        return BRISK_HOLD_NONE;
+    if (tcp_transmit(c, c->snd.nxt, 0, BRISK_TCP_FIN | BRISK_TCP_ACK, now) < 0) {
+        tcp_block(c);
+        return BRISK_HOLD_DEVICE;
+    }
+    c->snd.fin_sent = 1;
+    c->snd.fin_alone = 1; /* all data had gone: a segment of its own, as Linux's tcp_send_fin */
+    c->snd.nxt++;
+    if (brisk_seq_lt(c->snd.max, c->snd.nxt))
+        c->snd.max = c->snd.nxt;
+    *sent = 1;
+    return BRISK_HOLD_NONE;
+}
+
+/*
+ * Segment by segment from snd.nxt up to `stop` (brisk's own path; under tcp_sw_gso the resending of an RTO's
+ * go-back-N and the probe timer's segment): the checks of the file's essay, in order. Returns the hold
+ * reason.
+ */
+static int xmit_segments(brisk_sock *c, uint32_t mss, uint32_t goal, uint32_t stop, uint64_t now, int *sent,
+                         uint32_t *sent_new)
+{
+    const struct brisk_settings *set = &c->st->s;
+    int wake = c->snd.wakeup; /* a probe timer fired: the head goes, held or not, with PSH */
+    for (;;) {
+        uint32_t notsent = tcp_notsent(c);
+        if (notsent == 0)
+            return tcp_send_fin_alone(c, now, sent);
+        if (brisk_seq_geq(c->snd.nxt, stop))
+            return BRISK_HOLD_NONE;
+        /* The piece at snd.nxt runs to the end of the queue or to the next record boundary: no segment
+         * crosses one (BRISK_MSG_EOR, mark.c). Only the queue's last piece may wait for more data; a record
+         * ended by a later write has none coming (Linux: Nagle and cork apply to the last skb only). */
+        uint32_t seg = c->snd.marks ? tcp_mark_eor_clip(c, c->snd.nxt, notsent) : notsent;
+        int last = seg == notsent;
+        if (brisk_seq_gt(c->snd.nxt + seg, stop))
+            seg = stop - c->snd.nxt;
+        uint32_t flight = tcp_flight(c);
+        uint32_t pipe = tcp_pipe(c); /* = flight without a scoreboard */
+        uint32_t cwnd_avail = c->cc.cwnd > pipe ? c->cc.cwnd - pipe : 0;
+        uint32_t wnd_end = c->snd.una + c->snd.wnd;
+        uint32_t wnd_avail = brisk_seq_gt(wnd_end, c->snd.nxt) ? wnd_end - c->snd.nxt : 0;
+        if (wnd_avail == 0) {
+            if (flight == 0 && c->timer.rtx_kind != TCP_RTX_RTO)
+                tcp_arm_persist(c, now);
+            return BRISK_HOLD_RWND;
+        }
+        if (cwnd_avail == 0)
+            return BRISK_HOLD_CWND;
+        uint32_t len = seg;
+        if (len > goal)
+            len = goal;
+        if (len > cwnd_avail)
+            len = cwnd_avail;
+        if (len > wnd_avail)
+            len = wnd_avail;
+        uint32_t head_end = 0;
+        if (wake) {
+            /* The probe is one segment of the head piece (Linux: tcp_write_wakeup). */
+            if (len > mss)
+                len = mss;
+            if (set->tcp_sw_gso) {
+                head_end = tcp_piece_end(c, c->snd.nxt);
+                if (len > head_end - c->snd.nxt)
+                    len = head_end - c->snd.nxt;
+            }
+        }
+        if (len > mss && len < seg)
+            len -= len % mss; /* a burst cut by a window ends on a segment boundary */
+        if (len < mss && len < seg && !wake) {
+            /* Cut short by a window, not by the data: sender SWS avoidance (RFC 9293 §3.8.6.2.1). */
+            int rwnd = len == wnd_avail;
+            if (set->tcp_sws_partial) {
+                /* A partial segment goes if it is at least half the largest window the peer offered, or
+                 * nothing is in flight (no ACK is coming to open the window further). */
+                if (flight > 0 && len < c->snd.max_wnd / 2)
+                    return len == cwnd_avail ? BRISK_HOLD_CWND : BRISK_HOLD_RWND;
+            } else {
+                /* Linux: tcp_snd_wnd_test sends a segment only if it fits the window whole; with nothing
+                 * in flight the probe timer sends what fits (tcp_write_wakeup), at max(RTO, 200 ms). */
+                if (rwnd && flight == 0 && c->timer.rtx_kind != TCP_RTX_RTO)
+                    tcp_arm_persist(c, now);
+                return rwnd ? BRISK_HOLD_RWND : BRISK_HOLD_CWND;
+            }
+        } else if (len < mss && last && !c->snd.fin_queued && !wake) {
+            /* The last, partial piece of the queue. Cork, auto-cork and Nagle wait for more data to fill
+             * it; after shutdown there is none, so a piece that goes with the FIN is not held (Linux:
+             * tcp_nagle_test lets a FIN segment through, and tcp_send_fin pushes with Nagle off). MSG_MORE
+             * holds for its call whatever TCP_NODELAY says (Linux: tcp_push with TCP_NAGLE_CORK); setting
+             * TCP_NODELAY (push_once) or a send cut short (push_write) pushes past TCP_CORK and Nagle
+             * (Linux: TCP_NAGLE_PUSH). */
+            int push = c->snd.push_once || c->snd.push_write;
+            if (c->snd.more || (c->snd.cork && !push)) {
+                tcp_cork_arm(c, flight, now);
+                return BRISK_HOLD_CORK;
+            }
+            /* A piece that ends a record cannot grow (Linux: tcp_should_autocork wants a collapsible skb). */
+            int record = c->snd.marks && (tcp_mark_at(c, c->snd.nxt + len) & TCP_MARK_EOR);
+            if (c->snd.app_push && !record && tcp_autocork(c))
+                return BRISK_HOLD_AUTOCORK;
+            int nodelay = push || (c->snd.nodelay && !(c->snd.resuming && set->tcp_resume_nagle));
+            /* Minshall: hold only while a small segment is unacknowledged — sent before snd.nxt, which an
+             * RTO may have rewound below it (Linux: tcp_minshall_check). */
+            if (!nodelay && flight > 0 && brisk_seq_gt(c->snd.sml, c->snd.una) &&
+                brisk_seq_leq(c->snd.sml, c->snd.nxt))
+                return BRISK_HOLD_NAGLE;
+        }
+        int below = tcp_below_holds(c, now);
+        if (below != BRISK_HOLD_NONE)
+            return below;
+        uint32_t seq = c->snd.nxt;
+        uint8_t flags = BRISK_TCP_ACK | (wake ? BRISK_TCP_PSH : tcp_psh(c, seq, len));
+        if (len == notsent && c->snd.fin_queued)
+            flags |= BRISK_TCP_FIN;
+        if (tcp_transmit(c, seq, len, flags, now) < 0) {
+            tcp_block(c); /* the device or the pool refused: resume on the next TX completion */
+            return BRISK_HOLD_DEVICE;
+        }
+        if (c->snd.marks)
+            tcp_mark_sent(c, seq, seq + len);
+        if (wake && set->tcp_sw_gso) {
+            /* Linux's tcp_write_wakeup flags the head skb PSH before it splits it, and its first part again:
+             * both pieces now end with a mark; pushed_seq moves past the whole head skb. The rest leaves in
+             * packets (the caller). */
+            tcp_mark_add(c, seq + len, TCP_MARK_PSH);
+            tcp_mark_add(c, head_end, TCP_MARK_PSH);
+            if (brisk_seq_lt(c->mark.pushed, head_end))
+                c->mark.pushed = head_end;
+        } else if (wake && brisk_seq_lt(c->mark.pushed, seq + len)) {
+            c->mark.pushed = seq + len; /* Linux: tcp_write_wakeup moves pushed_seq past what it sent */
+        }
+        tcp_pace_sent(c, len, now);
+        tcp_advance_nxt(c, len, flags, mss);
+        *sent = 1;
+        *sent_new += len;
+        if (wake && set->tcp_sw_gso)
+            return BRISK_HOLD_NONE;
+        wake = 0;
+    }
+}
+
 void tcp_write_xmit(brisk_sock *c, uint64_t now)
 {
     if (!can_send_data(c->state))
         return;
     uint32_t prior_max = c->snd.max;
-    uint32_t mss = c->snd.mss - sack_opt_bytes(c); /* room for the SACK blocks our ACKs must carry */
-    uint32_t goal = tcp_size_goal(c, mss);         /* one MSS, or a TSO burst on a GSO device */
+    uint32_t mss = tcp_mss_now(c); /* room for the SACK blocks our ACKs must carry */
     int sent = 0;
     int hold = BRISK_HOLD_NONE;
     if (tcp_sb_active(c) && c->sb.lost != c->sb.retrans) {
@@ -446,139 +656,19 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
         }
     }
     const struct brisk_settings *set = &c->st->s;
-    int wake = c->snd.wakeup; /* a probe timer fired: the head goes, held or not, with PSH */
     uint32_t sent_new = 0;
-    for (;;) {
-        uint32_t data_end = tcp_data_end(c);
-        uint32_t notsent = tcp_notsent(c);
-        if (notsent == 0) {
-            if (c->snd.fin_queued && !c->snd.fin_sent && c->snd.nxt == data_end) {
-                if (tcp_transmit(c, c->snd.nxt, 0, BRISK_TCP_FIN | BRISK_TCP_ACK, now) < 0) {
-                    tcp_block(c);
-                    hold = BRISK_HOLD_DEVICE;
-                    break;
-                }
-                c->snd.fin_sent = 1;
-                c->snd.fin_alone = 1; /* all data had gone: a segment of its own, as Linux's tcp_send_fin */
-                c->snd.nxt++;
-                if (brisk_seq_lt(c->snd.max, c->snd.nxt))
-                    c->snd.max = c->snd.nxt;
-                sent = 1;
-            }
-            break;
+    if (!set->tcp_sw_gso) {
+        uint32_t goal = tcp_size_goal(c, mss); /* one MSS, or a TSO burst on a GSO device */
+        hold = xmit_segments(c, mss, goal, tcp_data_end(c), now, &sent, &sent_new);
+    } else {
+        /* Bytes an RTO rewound go again segment by segment, as does the probe timer's segment; new data
+         * leaves in Linux's packets. */
+        if (brisk_seq_lt(c->snd.nxt, c->snd.max) || c->snd.wakeup) {
+            uint32_t stop = c->snd.wakeup ? tcp_data_end(c) : c->snd.max;
+            hold = xmit_segments(c, mss, mss, stop, now, &sent, &sent_new);
         }
-        /* The piece at snd.nxt runs to the end of the queue or to the next record boundary: no segment
-         * crosses one (BRISK_MSG_EOR, mark.c). Only the queue's last piece may wait for more data; a record
-         * ended by a later write has none coming (Linux: Nagle and cork apply to the last skb only). */
-        uint32_t seg = c->snd.marks ? tcp_mark_eor_clip(c, c->snd.nxt, notsent) : notsent;
-        int last = seg == notsent;
-        uint32_t flight = tcp_flight(c);
-        uint32_t pipe = tcp_pipe(c); /* = flight without a scoreboard */
-        uint32_t cwnd_avail = c->cc.cwnd > pipe ? c->cc.cwnd - pipe : 0;
-        uint32_t wnd_end = c->snd.una + c->snd.wnd;
-        uint32_t wnd_avail = brisk_seq_gt(wnd_end, c->snd.nxt) ? wnd_end - c->snd.nxt : 0;
-        if (wnd_avail == 0) {
-            if (flight == 0 && c->timer.rtx_kind != TCP_RTX_RTO)
-                tcp_arm_persist(c, now);
-            hold = BRISK_HOLD_RWND;
-            break;
-        }
-        if (cwnd_avail == 0) {
-            hold = BRISK_HOLD_CWND;
-            break;
-        }
-        uint32_t len = seg;
-        if (len > goal)
-            len = goal;
-        if (len > cwnd_avail)
-            len = cwnd_avail;
-        if (len > wnd_avail)
-            len = wnd_avail;
-        if (wake && len > mss)
-            len = mss; /* the probe is one segment (Linux: tcp_write_wakeup) */
-        if (len > mss && len < seg)
-            len -= len % mss; /* a burst cut by a window ends on a segment boundary */
-        if (len < mss && len < seg && !wake) {
-            /* Cut short by a window, not by the data: sender SWS avoidance (RFC 9293 §3.8.6.2.1). */
-            int rwnd = len == wnd_avail;
-            if (set->tcp_sws_partial) {
-                /* A partial segment goes if it is at least half the largest window the peer offered, or
-                 * nothing is in flight (no ACK is coming to open the window further). */
-                if (flight > 0 && len < c->snd.max_wnd / 2) {
-                    hold = len == cwnd_avail ? BRISK_HOLD_CWND : BRISK_HOLD_RWND;
-                    break;
-                }
-            } else {
-                /* Linux: tcp_snd_wnd_test sends a segment only if it fits the window whole; with nothing
-                 * in flight the probe timer sends what fits (tcp_write_wakeup), at max(RTO, 200 ms). */
-                if (rwnd && flight == 0 && c->timer.rtx_kind != TCP_RTX_RTO)
-                    tcp_arm_persist(c, now);
-                hold = rwnd ? BRISK_HOLD_RWND : BRISK_HOLD_CWND;
-                break;
-            }
-        } else if (len < mss && last && !c->snd.fin_queued && !wake) {
-            /* The last, partial piece of the queue. Cork, auto-cork and Nagle wait for more data to fill
-             * it; after shutdown there is none, so a piece that goes with the FIN is not held (Linux:
-             * tcp_nagle_test lets a FIN segment through, and tcp_send_fin pushes with Nagle off). MSG_MORE
-             * holds for its call whatever TCP_NODELAY says (Linux: tcp_push with TCP_NAGLE_CORK); setting
-             * TCP_NODELAY (push_once) or a send cut short (push_write) pushes past TCP_CORK and Nagle
-             * (Linux: TCP_NAGLE_PUSH). */
-            int push = c->snd.push_once || c->snd.push_write;
-            if (c->snd.more || (c->snd.cork && !push)) {
-                cork_arm(c, flight, now);
-                hold = BRISK_HOLD_CORK;
-                break;
-            }
-            /* A piece that ends a record cannot grow (Linux: tcp_should_autocork wants a collapsible skb). */
-            int record = c->snd.marks && (tcp_mark_at(c, c->snd.nxt + len) & TCP_MARK_EOR);
-            if (c->snd.app_push && !record && tcp_autocork(c)) {
-                hold = BRISK_HOLD_AUTOCORK;
-                break;
-            }
-            int nodelay = push || (c->snd.nodelay && !(c->snd.resuming && set->tcp_resume_nagle));
-            /* Minshall: hold only while a small segment is unacknowledged — sent before snd.nxt, which an
-             * RTO may have rewound below it (Linux: tcp_minshall_check). */
-            if (!nodelay && flight > 0 && brisk_seq_gt(c->snd.sml, c->snd.una) &&
-                brisk_seq_leq(c->snd.sml, c->snd.nxt)) {
-                hold = BRISK_HOLD_NAGLE;
-                break;
-            }
-        }
-        if (tcp_tsq_holds(c, now)) {
-            hold = BRISK_HOLD_TSQ;
-            break;
-        }
-        if (set->tcp_pacing && now < c->pace.next) {
-            /* Not before its departure time: the pacing timer sends it (timers.c). */
-            if (!brisk_timer_armed(&c->timer.pace) || c->timer.pace.expires > c->pace.next)
-                tcp_timer_arm(c, &c->timer.pace, c->pace.next);
-            c->st->c.PacingHolds++;
-            hold = BRISK_HOLD_PACING;
-            break;
-        }
-        if (brisk_netdev_stopped(c->rt.dev)) {
-            tcp_block(c); /* byte queue limits: the completion that reopens the queue resumes us */
-            hold = BRISK_HOLD_DEVICE;
-            break;
-        }
-        uint32_t seq = c->snd.nxt;
-        uint8_t flags = BRISK_TCP_ACK | (wake ? BRISK_TCP_PSH : tcp_psh(c, seq, len));
-        if (len == notsent && c->snd.fin_queued)
-            flags |= BRISK_TCP_FIN;
-        if (tcp_transmit(c, seq, len, flags, now) < 0) {
-            tcp_block(c); /* the device or the pool refused: resume on the next TX completion */
-            hold = BRISK_HOLD_DEVICE;
-            break;
-        }
-        if (c->snd.marks)
-            tcp_mark_sent(c, seq, seq + len);
-        if (wake && brisk_seq_lt(c->mark.pushed, seq + len))
-            c->mark.pushed = seq + len; /* Linux: tcp_write_wakeup moves pushed_seq past what it sent */
-        wake = 0;
-        tcp_pace_sent(c, len, now);
-        tcp_advance_nxt(c, len, flags, mss);
-        sent = 1;
-        sent_new += len;
+        if (hold == BRISK_HOLD_NONE && c->snd.nxt == c->snd.max)
+            hold = tcp_xmit_packets(c, mss, now, &sent, &sent_new);
     }
     /* Nothing held: no ceiling to keep. And under Linux's probe timer, data sent means a retransmit timer
      * now owns the slot the probe timer used (its expiry would find data in flight and do nothing). */

@@ -167,35 +167,40 @@ static void mark_push(brisk_sock *s)
 
 /*
  * Copies up to `want` bytes into the send queue the way Linux's tcp_sendmsg_locked fills skbs, and returns
- * how many it took. The queue's unsent bytes are thought of as pieces of tcp_write_goal() bytes (Linux's
- * skbs): the first bytes of a write join the last piece while it is unsent, not full and not the end of a
+ * how many it took. The queue's unsent bytes are pieces of tcp_write_goal() bytes (Linux's skbs, piece.c):
+ * the first bytes of a write join the last piece while it is unsent, short of the goal and not the end of a
  * record; every new piece first asks whether the low-water mark allows it (sk_stream_memory_free per skb),
  * which is where a write stops short. Under tcp_push_each_write, joining a piece withdraws the PSH mark the
- * previous write left at its end, and a piece filled mid-write gets one if forced_push says so. With a
- * low-water mark in force, a filled piece that is the head of the unsent data goes at once (tcp_push_one),
- * so that what leaves during a long write makes room for more of it, as it does in Linux.
+ * previous write left at its end, and a piece filled mid-write gets one if forced_push says so. A piece that
+ * fills while the write goes on is pushed as Linux pushes it: under tcp_sw_gso, everything after a forced
+ * push (TCP_NAGLE_PUSH), else the piece alone if it heads the unsent data (tcp_push_one); in brisk's own
+ * mode only with a low-water mark in force, so that what leaves during a long write makes room for more.
  */
 static size_t queue_write(brisk_sock *s, const uint8_t *buf, size_t want, uint64_t now)
 {
     struct brisk_chunkpool *pool = &s->st->tcp->chunks;
     int linux_push = s->st->s.tcp_push_each_write != 0;
+    int sw = s->st->s.tcp_sw_gso != 0;
     uint32_t goal = tcp_write_goal(s);
     size_t done = 0;
     while (done < want) {
         uint32_t end = tcp_data_end(s);
-        uint32_t start = brisk_seq_gt(s->snd.nxt, s->mark.piece) ? s->snd.nxt : s->mark.piece;
+        uint32_t start = end;
         uint32_t room = 0;
-        if (tcp_notsent(s) > 0 && !(s->snd.marks && (tcp_mark_at(s, end) & TCP_MARK_EOR)))
+        if (brisk_seq_gt(end, s->snd.max) && !(s->snd.marks && (tcp_mark_at(s, end) & TCP_MARK_EOR))) {
+            start = tcp_piece_tail(s);
             room = end - start < goal ? goal - (end - start) : 0;
+        }
         if (room == 0) {
             if (s->snd.lowat && tcp_notsent(s) >= s->snd.lowat)
                 break;
-            s->mark.piece = start = end;
+            start = end;
             s->snd.push_once = 0; /* Linux: tcp_skb_entail clears TCP_NAGLE_PUSH */
             room = goal;
         } else if (done == 0 && linux_push && s->snd.marks) {
             tcp_mark_clear_last(s, end, TCP_MARK_PSH);
         }
+        tcp_piece_begin(s, start, goal);
         size_t k = want - done < room ? want - done : room;
         size_t got = brisk_sbuf_append(pool, &s->snd.buf, buf + done, k);
         done += got;
@@ -205,8 +210,15 @@ static size_t queue_write(brisk_sock *s, const uint8_t *buf, size_t want, uint64
         int forced = linux_push && forced_push(s);
         if (forced)
             mark_push(s);
-        if (s->snd.lowat && (forced || start == s->snd.nxt))
+        if (sw) {
+            if (forced || start == s->snd.nxt) {
+                s->snd.push_mode = (uint8_t)(forced ? TCP_PUSH_CALL : TCP_PUSH_CALL | TCP_PUSH_ONE);
+                tcp_write_xmit(s, now);
+                s->snd.push_mode = 0;
+            }
+        } else if (s->snd.lowat && (forced || start == s->snd.nxt)) {
             tcp_write_xmit(s, now);
+        }
     }
     return done;
 }
@@ -268,7 +280,7 @@ int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, u
     s->snd.app_push = 0;
     s->snd.push_write = 0;
     /* MSG_MORE holds the tail for this call only (Linux: the push with TCP_NAGLE_CORK); a later ACK or send
-     * may release it, subject to Nagle, and a timer does if nothing else will (output.c, cork_arm). */
+     * may release it, subject to Nagle, and a timer does if nothing else will (output.c, tcp_cork_arm). */
     s->snd.more = 0;
     finish_call(st, now);
     return (int64_t)n;
@@ -354,7 +366,9 @@ int brisk_shutdown_write(brisk_sock *s, uint64_t now)
     else
         return BRISK_ERR_NOTCONN;
     s->snd.fin_queued = 1;
+    s->snd.push_mode = TCP_PUSH_FIN; /* Linux's tcp_send_fin pushes with Nagle off */
     tcp_write_xmit(s, now);
+    s->snd.push_mode = 0;
     finish_call(s->st, now);
     return BRISK_OK;
 }

@@ -202,7 +202,8 @@ brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *i
     }
     c->opt.ws = s->tcp_window_scaling && ws <= TCP_MAX_WSCALE;
     c->snd.wscale = c->opt.ws ? (uint8_t)ws : 0;
-    c->snd.mss = tcp_snd_mss(c);
+    c->mss_full = tcp_snd_mss(c);
+    c->snd.mss = c->mss_full;
 
     /* Sequence state as if we had sent the SYN-ACK from a SYN-queue entry. */
     c->opt.ts_offset = ts_offset(st, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport);

@@ -8,6 +8,7 @@
  *
  * Files: conn.c (table, lifetime, events), input.c (segment arrival, RFC 9293 §3.10.7), output.c (the one
  * transmit function tcp_write_xmit and segment construction), mark.c (where writes end: PSH and records),
+ * piece.c (the send queue as Linux's skbs, and Linux's packets under tcp_sw_gso),
  * timer.c (retransmit / persist, delayed ACK, keepalive / TIME-WAIT / FIN-WAIT-2), socket.c (the public API),
  * isn.c (RFC 6528).
  */
@@ -19,6 +20,7 @@
 #include "net/ip.h"
 #include "tcp/cc.h"
 #include "tcp/mark.h"
+#include "tcp/piece.h"
 #include "tcp/reass.h"
 #include "tcp/rtt.h"
 #include "tcp/rwin.h"
@@ -97,9 +99,10 @@ struct tcp_events {
  *   line  30      cold  the socket options and error state only socket calls, timers and ICMP errors read
  *   lines 31-33   cold  write marks (PSH / end of record, mark.c): read only when snd.marks says there are
  *   lines 33-36   cold  Linux's receive-window state (rwin.c): read only under tcp_rcv_window=linux
+ *   lines 36-37   cold  the send queue's pieces (piece.c): read per write, and per packet only under tcp_sw_gso
  *
  * Within a group, fields are ordered so that its hot ones are at the end that borders a hot line (sub-struct
- * comments say which). 2,320 bytes (2,368 allocated), 37 lines. When adding a field, add it to a cold line
+ * comments say which). 2,408 bytes (2,432 allocated), 38 lines. When adding a field, add it to a cold line
  * unless the per-segment path needs it, and check the result: `gdb -batch -ex 'ptype /o struct brisk_sock'
  * build/brisk-bench` shows the offsets, and `valgrind --tool=cachegrind --cache-sim=yes build/brisk-bench rr
  * --flows 256 --tx 400` the D1 misses per transaction (docs/performance.md has the figures). */
@@ -150,6 +153,7 @@ struct brisk_sock {
         uint8_t push_once;   /* TCP_NODELAY was set: TCP_CORK and Nagle yield until a write starts a piece */
         uint8_t push_write;  /* this send was cut short (buffer, low-water mark): push its tail now */
         uint8_t fin_alone;   /* the FIN last went out in a segment of its own, not on the last data */
+        uint8_t push_mode;   /* TCP_PUSH_*: how this one call of the transmit function pushes (tcp_sw_gso) */
     } snd;
 
     struct {
@@ -358,11 +362,20 @@ struct brisk_sock {
     uint64_t oow_ack_at; /* the last ACK to an invalid segment (tcp_invalid_ratelimit); NONE: never */
 
     /* --- lines 31-33: cold --- */
-    struct tcp_marks mark; /* write boundaries: PSH and end-of-record marks (mark.c), write-time pieces */
+    struct tcp_marks mark; /* write boundaries: PSH and end-of-record marks (mark.c) */
 
     /* --- lines 33-36: cold --- */
     struct tcp_rwin rw; /* Linux's receive-window state (rwin.c; tcp_rcv_window=linux only) */
+
+    /* --- lines 36-37: cold --- */
+    struct tcp_pieces pieces; /* the unsent bytes as Linux's skbs (piece.c) */
+    uint32_t mss_full;        /* the MSS the options allow; snd.mss may be less (tcp_half_window_mss) */
 };
+
+/* snd.push_mode: a push from inside a write, as Linux's tcp_sendmsg_locked pushes (tcp_sw_gso). */
+#define TCP_PUSH_CALL 0x1u /* Nagle and TCP_CORK yield for this call (TCP_NAGLE_PUSH) */
+#define TCP_PUSH_ONE  0x2u /* one packet, never deferred (tcp_push_one) */
+#define TCP_PUSH_FIN  0x4u /* the FIN was just queued: Nagle off for this call (tcp_send_fin) */
 
 /* Per-stack TCP state (struct brisk_stack.tcp). */
 struct brisk_tcp {
@@ -559,10 +572,20 @@ uint8_t tcp_psh(brisk_sock *c, uint32_t seq, uint32_t len);
 /* An acceptable ACK arrived with nothing in flight (Linux's tcp_ack_probe): under tcp_cork_probe_timer the
  * probe timer of a held tail restarts with the transmit function that follows. */
 void tcp_cork_ack(brisk_sock *c);
-/* Bytes of one write-time piece of the send queue (Linux's size_goal for an skb: one MSS, or on a GSO device
- * a multiple of it up to the device limit and half the largest window): brisk_send checks the low-water
- * mark and places forced pushes at piece boundaries. */
-uint32_t tcp_write_goal(const brisk_sock *c);
+/* Bytes of one write-time piece of the send queue (Linux's size_goal for an skb, tcp_xmit_size_goal: one
+ * MSS, or on a GSO device or under tcp_sw_gso a multiple of it up to the GSO limit and half the largest
+ * window): brisk_send checks the low-water mark and places forced pushes at piece boundaries. */
+uint32_t tcp_write_goal(brisk_sock *c);
+/* Shared by the two ways new data leaves (output.c's segments, piece.c's packets under tcp_sw_gso): */
+/* The next departure time after `len` bytes went (pacing, EDT). */
+void tcp_pace_sent(brisk_sock *c, uint32_t len, uint64_t now);
+/* A TCP_CORK or MSG_MORE hold began or goes on: the timer that ends it (RFC 9293 MUST-60). */
+void tcp_cork_arm(brisk_sock *c, uint32_t flight, uint64_t now);
+/* TSQ, pacing and the device before a segment or packet goes: the hold reason, or BRISK_HOLD_NONE. */
+int tcp_below_holds(brisk_sock *c, uint64_t now);
+/* The FIN alone, once every byte is sent: BRISK_HOLD_DEVICE if the device refused it, else NONE; *sent set
+ * if it went. */
+int tcp_send_fin_alone(brisk_sock *c, uint64_t now, int *sent);
 /* Sends `len` bytes at `seq` (a retransmission when seq is before snd.nxt) with `flags`. */
 int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint64_t now);
 void tcp_send_ack(brisk_sock *c, uint64_t now);
@@ -589,6 +612,13 @@ uint32_t tcp_local_mss(const brisk_sock *c);
 /* The effective send MSS once the options are agreed: the smaller of ours and the peer's, at least
  * tcp_min_snd_mss, less the timestamp option when it is in use. */
 uint32_t tcp_snd_mss(const brisk_sock *c);
+/* snd.mss from it: bounded to half the largest window the peer offered under tcp_half_window_mss (Linux
+ * tcp_sync_mss, tcp_bound_to_half_wnd). A change after the handshake keeps the congestion window's count of
+ * segments (Linux counts segments). */
+void tcp_sync_mss(brisk_sock *c);
+/* The payload a data segment may carry now: snd.mss less the SACK blocks our ACKs must carry (Linux's
+ * tcp_current_mss). */
+uint32_t tcp_mss_now(brisk_sock *c);
 /* TSval for `now` on this connection (1 ms clock, RFC 7323 §5.4). */
 uint32_t tcp_ts_now(const brisk_sock *c, uint64_t now);
 

@@ -24,7 +24,7 @@
  * TCP_CORK never holds a partial segment longer than 200 ms (Linux's documented ceiling): the cork timer,
  * armed when a cork hold begins (for a MSG_MORE tail: when nothing is in flight), sends it. Under
  * tcp_cork_probe_timer it behaves as Linux's zero-window probe timer does for a held tail instead: armed at
- * max(RTO, 200 ms) once nothing is in flight (output.c, cork_arm), idle while data is.
+ * max(RTO, 200 ms) once nothing is in flight (output.c, tcp_cork_arm), idle while data is.
  *
  * Keepalive (RFC 1122 §4.2.3.6): after keepidle without input, probes every keepintvl; keepcnt unanswered
  * probes abort with BRISK_ERR_TIMEDOUT. It runs in every synchronized state but TIME-WAIT — a half-closed

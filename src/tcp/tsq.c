@@ -39,7 +39,9 @@
  * super-segment at transmit time: about rate >> tcp_pacing_shift bytes (≈1 ms of data), at least
  * tcp_min_tso_segs segments, within the device's gso_max_size, and at most half the congestion window.
  * tcp_write_goal() is the other size Linux has: that of the pieces the application's writes fill (skbs,
- * sized at write time), which brisk_send needs for the low-water mark and forced pushes.
+ * sized at write time), which brisk_send needs for the low-water mark and forced pushes. Under tcp_sw_gso
+ * every device is treated as one that segments, and the packets are sized by piece.c instead (Linux's
+ * tcp_tso_autosize and tcp_cwnd_test, which tcp_size_goal approximates for brisk's own profile).
  *
  * Hold reasons (docs/design.md principle 5). tcp_hold() records why the transmit function stopped with data
  * waiting — cwnd, rwnd, nagle, cork, tsq, device — counting each stop and accumulating the time each reason
@@ -184,16 +186,19 @@ uint32_t tcp_size_goal(const brisk_sock *c, uint32_t mss)
     return (uint32_t)(segs * mss);
 }
 
-uint32_t tcp_write_goal(const brisk_sock *c)
+uint32_t tcp_write_goal(brisk_sock *c)
 {
-    uint32_t mss = c->snd.mss ? c->snd.mss : TCP_DEFAULT_MSS;
     const brisk_netdev *dev = c->rt.dev;
-    if (!c->st->s.tcp_tso || !dev || !(dev->cfg.caps & BRISK_NETDEV_CAP_GSO))
+    int sw = c->st->s.tcp_sw_gso != 0;
+    uint32_t mss = !c->snd.mss ? TCP_DEFAULT_MSS : sw ? tcp_mss_now(c) : c->snd.mss;
+    int dev_gso = c->st->s.tcp_tso && dev && (dev->cfg.caps & BRISK_NETDEV_CAP_GSO);
+    if (!dev_gso && !sw)
         return mss;
-    /* Linux's tcp_xmit_size_goal: the device's limit, bounded to half the largest window the peer offered
+    /* Linux's tcp_xmit_size_goal: the route's GSO limit, bounded to half the largest window the peer offered
      * (tcp_bound_to_half_wnd: the whole window when it is tiny), in whole segments. Unlike tcp_size_goal it
      * ignores the pacing rate: Linux sizes skbs at write time and autosizes TSO bursts at transmit time. */
-    uint32_t size = dev->cfg.gso_max_size > 20u + 60u ? dev->cfg.gso_max_size - 20u - 60u : mss;
+    uint32_t size = sw ? tcp_gso_limit(c)
+                       : (dev->cfg.gso_max_size > 20u + 60u ? dev->cfg.gso_max_size - 20u - 60u : mss);
     uint32_t cutoff = c->snd.max_wnd > TCP_DEFAULT_MSS ? c->snd.max_wnd / 2 : c->snd.max_wnd;
     if (cutoff && size > cutoff)
         size = cutoff;

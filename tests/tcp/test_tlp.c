@@ -297,10 +297,12 @@ static void fin_probe(const char *profile, int fin_alone)
     setup(&f, (const char *const[]){p, NULL}, 1);
     const uint32_t m = 1460;
     uint64_t t1 = TF_SEC;
+    /* linux-6.x sends the two full segments as one GSO packet, PSH on its last (tcp_sw_gso). */
+    uint8_t second = f.t.st->s.tcp_sw_gso ? ACK | PSH : ACK;
     if (fin_alone) {
         tf_send_pattern(f.c, 0, 3000, t1);
         TF_EXPECT(&f.t, t1, ACK, f.d, 1001, m);
-        TF_EXPECT(&f.t, t1, ACK, f.d + m, 1001, m);
+        TF_EXPECT(&f.t, t1, second, f.d + m, 1001, m);
         TF_EXPECT(&f.t, t1, ACK | PSH, f.d + 2 * m, 1001, 80);
         assert_int_equal(brisk_shutdown_write(f.c, t1 + TF_MS), BRISK_OK);
         TF_EXPECT(&f.t, t1 + TF_MS, ACK | FIN, f.d + 3000, 1001, 0);
@@ -309,7 +311,7 @@ static void fin_probe(const char *profile, int fin_alone)
         assert_int_equal(brisk_setsockopt(f.c, BRISK_SO_CORK, 1, t1), BRISK_OK);
         tf_send_pattern(f.c, 0, 3000, t1);
         TF_EXPECT(&f.t, t1, ACK, f.d, 1001, m);
-        TF_EXPECT(&f.t, t1, ACK, f.d + m, 1001, m);
+        TF_EXPECT(&f.t, t1, second, f.d + m, 1001, m);
         TF_EXPECT_NONE(&f.t);
         assert_int_equal(brisk_shutdown_write(f.c, t1 + TF_MS), BRISK_OK);
         TF_EXPECT(&f.t, t1 + TF_MS, ACK | PSH | FIN, f.d + 2 * m, 1001, 80);

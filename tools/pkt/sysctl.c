@@ -46,6 +46,7 @@ static const struct map maps[] = {
     {"tcp_autocorking", "tcp_autocorking", CV_BOOL},
     {"tcp_limit_output_bytes", "tcp_limit_output_bytes", CV_PLAIN},
     {"tcp_min_tso_segs", "tcp_min_tso_segs", CV_PLAIN},
+    {"tcp_tso_rtt_log", "tcp_tso_rtt_log", CV_PLAIN},
     {"tcp_syncookies", "tcp_syncookies", CV_PLAIN},
     {"tcp_syn_retries", "tcp_syn_retries", CV_PLAIN},
     {"tcp_syn_linear_timeouts", "tcp_syn_linear_timeouts", CV_PLAIN},
