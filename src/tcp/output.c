@@ -384,7 +384,7 @@ void tcp_send_challenge_ack(brisk_sock *c, uint64_t now)
  * out back to back. A timer that wakes a userspace loop tens of microseconds late would otherwise cap the
  * rate at one packet per wakeup (MTU frames over a TAP device: ~0.8 Gbit/s whatever the window), where
  * Linux's in-kernel hrtimer is microseconds late and its 64 KB TSO bursts hide the rest. */
-void tcp_pace_sent(brisk_sock *c, uint32_t len, uint64_t now)
+static void pace_sent(brisk_sock *c, uint32_t len, uint64_t now)
 {
     uint64_t rate = tcp_pacing_rate(c);
     if (!c->st->s.tcp_pacing || rate == UINT64_MAX || rate == 0)
@@ -448,7 +448,7 @@ uint8_t tcp_psh(brisk_sock *c, uint32_t seq, uint32_t len)
  * zero-window probe timer at max(RTO, TCP_RTO_MIN), and its expiry sends the head of the queue with PSH
  * (tcp_write_wakeup). With data in flight the retransmit timer owns that timer slot and nothing is armed
  * until the flight empties. */
-void tcp_cork_arm(brisk_sock *c, uint32_t flight, uint64_t now)
+static void cork_arm(brisk_sock *c, uint32_t flight, uint64_t now)
 {
     if (brisk_timer_armed(&c->timer.cork))
         return;
@@ -472,7 +472,7 @@ void tcp_cork_ack(brisk_sock *c)
 }
 
 /* The device, TSQ and pacing checks before a segment or packet goes: the hold reason, or NONE. */
-int tcp_below_holds(brisk_sock *c, uint64_t now)
+static int below_holds(brisk_sock *c, uint64_t now)
 {
     if (tcp_tsq_holds(c, now))
         return BRISK_HOLD_TSQ;
@@ -491,6 +491,22 @@ int tcp_below_holds(brisk_sock *c, uint64_t now)
 }
 
 /* The FIN alone, once every byte is sent. Returns the hold reason (DEVICE) or NONE; *sent set if it went. */
+/* The exported forms for piece.c's packets; the segment loop below calls the static ones, which inline. */
+void tcp_pace_sent(brisk_sock *c, uint32_t len, uint64_t now)
+{
+    pace_sent(c, len, now);
+}
+
+void tcp_cork_arm(brisk_sock *c, uint32_t flight, uint64_t now)
+{
+    cork_arm(c, flight, now);
+}
+
+int tcp_below_holds(brisk_sock *c, uint64_t now)
+{
+    return below_holds(c, now);
+}
+
 int tcp_send_fin_alone(brisk_sock *c, uint64_t now, int *sent)
 {
     if (!c->snd.fin_queued || c->snd.fin_sent || c->snd.nxt != tcp_data_end(c))
@@ -587,7 +603,7 @@ static int xmit_segments(brisk_sock *c, uint32_t mss, uint32_t goal, uint32_t st
              * (Linux: TCP_NAGLE_PUSH). */
             int push = c->snd.push_once || c->snd.push_write;
             if (c->snd.more || (c->snd.cork && !push)) {
-                tcp_cork_arm(c, flight, now);
+                cork_arm(c, flight, now);
                 return BRISK_HOLD_CORK;
             }
             /* A piece that ends a record cannot grow (Linux: tcp_should_autocork wants a collapsible skb). */
@@ -601,7 +617,7 @@ static int xmit_segments(brisk_sock *c, uint32_t mss, uint32_t goal, uint32_t st
                 brisk_seq_leq(c->snd.sml, c->snd.nxt))
                 return BRISK_HOLD_NAGLE;
         }
-        int below = tcp_below_holds(c, now);
+        int below = below_holds(c, now);
         if (below != BRISK_HOLD_NONE)
             return below;
         uint32_t seq = c->snd.nxt;
@@ -625,7 +641,7 @@ static int xmit_segments(brisk_sock *c, uint32_t mss, uint32_t goal, uint32_t st
         } else if (wake && brisk_seq_lt(c->mark.pushed, seq + len)) {
             c->mark.pushed = seq + len; /* Linux: tcp_write_wakeup moves pushed_seq past what it sent */
         }
-        tcp_pace_sent(c, len, now);
+        pace_sent(c, len, now);
         tcp_advance_nxt(c, len, flags, mss);
         *sent = 1;
         *sent_new += len;
