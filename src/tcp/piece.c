@@ -284,7 +284,7 @@ int tcp_tso_defer(brisk_sock *c, uint32_t hlen, int tail, uint32_t max_segs, uin
 /* Linux's nonagle bits for one call of the transmit function (tcp_sw_gso). */
 #define NAGLE_OFF  0x1u /* TCP_NODELAY */
 #define NAGLE_CORK 0x2u /* TCP_CORK, or MSG_MORE for the write's own push */
-#define NAGLE_PUSH 0x4u /* this push passes Nagle and TCP_CORK (TCP_NODELAY just set, a push from a write) */
+#define NAGLE_PUSH 0x4u /* passes Nagle and TCP_CORK (TCP_NODELAY just set, a push from inside a write) */
 
 static unsigned nonagle_of(const brisk_sock *c)
 {

@@ -26,10 +26,10 @@ struct tcp_pieces {
     uint32_t origin[TCP_RUNS]; /* ring slots (first + i) & (TCP_RUNS - 1), in sequence order */
     uint32_t size[TCP_RUNS];
     uint8_t first, n;
-    uint8_t head_set;    /* head_end overrides the grid for the piece at snd.nxt */
-    uint32_t head_end;   /* the end of the head piece after a grow */
-    uint64_t wstamp;     /* when a segment was last sent (Linux tcp_wstamp_ns), for TSO deferral */
-    uint64_t forgotten;  /* runs merged into their neighbour for lack of room (boundaries then approximate) */
+    uint8_t head_set;   /* head_end overrides the grid for the piece at snd.nxt */
+    uint32_t head_end;  /* the end of the head piece after a grow */
+    uint64_t wstamp;    /* when a segment was last sent (Linux tcp_wstamp_ns), for TSO deferral */
+    uint64_t forgotten; /* runs merged into their neighbour for lack of room (boundaries then approximate) */
 };
 
 struct brisk_sock;

@@ -99,7 +99,7 @@ struct tcp_events {
  *   line  30      cold  the socket options and error state only socket calls, timers and ICMP errors read
  *   lines 31-33   cold  write marks (PSH / end of record, mark.c): read only when snd.marks says there are
  *   lines 33-36   cold  Linux's receive-window state (rwin.c): read only under tcp_rcv_window=linux
- *   lines 36-37   cold  the send queue's pieces (piece.c): read per write, and per packet only under tcp_sw_gso
+ *   lines 36-37   cold  the send queue's pieces (piece.c): per write, and per packet only under tcp_sw_gso
  *
  * Within a group, fields are ordered so that its hot ones are at the end that borders a hot line (sub-struct
  * comments say which). 2,408 bytes (2,432 allocated), 38 lines. When adding a field, add it to a cold line

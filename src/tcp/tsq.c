@@ -197,8 +197,11 @@ uint32_t tcp_write_goal(brisk_sock *c)
     /* Linux's tcp_xmit_size_goal: the route's GSO limit, bounded to half the largest window the peer offered
      * (tcp_bound_to_half_wnd: the whole window when it is tiny), in whole segments. Unlike tcp_size_goal it
      * ignores the pacing rate: Linux sizes skbs at write time and autosizes TSO bursts at transmit time. */
-    uint32_t size = sw ? tcp_gso_limit(c)
-                       : (dev->cfg.gso_max_size > 20u + 60u ? dev->cfg.gso_max_size - 20u - 60u : mss);
+    uint32_t size = mss;
+    if (sw)
+        size = tcp_gso_limit(c);
+    else if (dev->cfg.gso_max_size > 20u + 60u)
+        size = dev->cfg.gso_max_size - 20u - 60u;
     uint32_t cutoff = c->snd.max_wnd > TCP_DEFAULT_MSS ? c->snd.max_wnd / 2 : c->snd.max_wnd;
     if (cutoff && size > cutoff)
         size = cutoff;

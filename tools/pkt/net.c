@@ -76,8 +76,11 @@ int net_init(struct run *r, const struct brisk_settings *s)
         return run_fail(r, PKT_BAD_SCRIPT, NULL, "a stack setting is out of range");
     /* A tun device orphans what it takes (tun_net_xmit: skb_orphan), so nothing a connection sent stays
      * charged to it: TCP Small Queues and auto-corking never hold it back, within one call or across. */
-    struct brisk_netdev_config cfg = {.name = "tun0", .mtu = r->mtu, .ip = r->local_ip,
-                                      .prefix_len = (uint8_t)r->prefix, .caps = BRISK_NETDEV_CAP_ORPHAN};
+    struct brisk_netdev_config cfg = {.name = "tun0",
+                                      .mtu = r->mtu,
+                                      .ip = r->local_ip,
+                                      .prefix_len = (uint8_t)r->prefix,
+                                      .caps = BRISK_NETDEV_CAP_ORPHAN};
     memcpy(cfg.mac, r->local_mac, 6);
     int err = 0;
     r->dev = brisk_netdev_add(r->st, &cfg, &dev_ops, r, &err);
