@@ -21,17 +21,21 @@ struct profile {
 
 /* Receive path and loss recovery where Linux departs from the RFCs, the same in every Linux version these
  * profiles name (docs/recovery.md, "Linux and the RFCs"): recovery without SACK the Linux way, an ACK of
- * unsent data dropped silently in ESTABLISHED, a SYN-ACK's text discarded, the ACK of the peer's FIN delayed
+ * unsent data dropped silently in ESTABLISHED (3.x's tcp_ack; 6.x answers it, LINUX_6_INVALID), a SYN-ACK's
+ * text discarded, the ACK of the peer's FIN delayed
  * (tcp_fin's pingpong mode), a half-open connection dropped (with a RST) by a SYN in its window
  * (tcp_check_req). */
 #define LINUX_RECEIVE                                                                                        \
     "tcp_nosack_prr=1", "tcp_unsent_ack_reply=0", "tcp_synack_data=0", "tcp_fin_delack=1",                   \
         "tcp_synrecv_reset=1"
-/* Invalid segments in Linux 6.x: one ACK per 500 ms per connection to out-of-window and PAWS-failed segments
- * and as challenge ACK (tcp_invalid_ratelimit, 4.0's ACK-loop mitigation), no stack-wide challenge-ACK limit
+/* Invalid segments in Linux 6.x: one ACK per 500 ms per connection to out-of-window and PAWS-failed segments,
+ * to an ACK of unsent data (measured on 6.18: answered in ESTABLISHED too, with or without text) and as
+ * challenge ACK (tcp_invalid_ratelimit, 4.0's ACK-loop mitigation), no stack-wide challenge-ACK limit
  * (tcp_challenge_ack_limit INT_MAX since 6.0; brisk's bound is 2^30), and a RST accepted at RCV.NXT - 1 after
  * a FIN and at the highest SACK edge (tcp_reset_check, 4.x). */
-#define LINUX_6_INVALID "tcp_invalid_ratelimit=500ms", "tcp_challenge_ack_limit=1073741824", "tcp_rst_edges=1"
+#define LINUX_6_INVALID                                                                                      \
+    "tcp_invalid_ratelimit=500ms", "tcp_challenge_ack_limit=1073741824", "tcp_rst_edges=1",                  \
+        "tcp_unsent_ack_reply=1"
 /* Connection errors (docs/sockets.md): any ICMP error ends a connect (tcp_v4_err, every version since 2.x),
  * where RFC 1122 §4.2.3.9 lets only hard errors do so; tcp_retries2 is a time, not a count
  * (retransmits_timed_out since 2.6.32), where RFC 1122 §4.2.3.5 allows either. */

@@ -227,8 +227,12 @@ void tcp_reno_ack(brisk_sock *c, uint32_t acked, int dupack, uint32_t prior_cwnd
                 return;
             }
         }
-        if (acked)
-            newly_lost = reno_mark_head_lost(c); /* a partial ACK: the next hole is lost too */
+        /* A partial ACK: the next hole is lost too. At exactly `recover` the whole window of the loss is
+         * acknowledged and nothing above it yet: Linux's tcp_try_undo_recovery holds the state without
+         * marking anything (the new head was sent after the loss, not lost with it), and PRR still sizes
+         * the window (tcp_cong_control runs tcp_cwnd_reduction while the state is Recovery). */
+        if (acked && c->snd.una != c->cc.recover)
+            newly_lost = reno_mark_head_lost(c);
     } else {
         if (acked)
             c->reno_sacked = 0; /* tcp_reset_reno_sack: back to Open */
