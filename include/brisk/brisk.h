@@ -155,6 +155,7 @@ struct brisk_settings {
     uint32_t tcp_push_each_write;       /* PSH on every write's last segment and on forced pushes (Linux) */
     uint32_t tcp_cork_probe_timer; /* a held tail leaves on Linux's probe timer, not 200 ms after the hold */
     uint32_t tcp_sws_partial;      /* RFC 9293 §3.8.6.2.1 partial segments into a small window (0: Linux) */
+    uint32_t tcp_wspace_hysteresis; /* writable only with free >= queued / 2 (1: Linux), else with any room */
     uint32_t tcp_congestion; /* congestion control of new connections: index of a name in the setting's
                                 choices, "newreno" (0) or "cubic" (1) (Linux tcp_congestion_control) */
     uint32_t tcp_syn_icmp_errors; /* which ICMP errors end an opening connection: "rfc1122" (0, hard errors
@@ -647,9 +648,10 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *out);
  * loops and POSIX-style facades:
  *   BRISK_POLL_IN     a read would not wait: data, the peer's FIN, an error, or (listener) a connection to
  *                     accept
- *   BRISK_POLL_OUT    a write would not wait: the send buffer has room (free >= half of what is queued, and
- *                     with notsent_lowat, unsent bytes below half the low-water mark — Linux's wakeup rule),
- *                     or sending was shut down (a write fails at once)
+ *   BRISK_POLL_OUT    a write would not wait: the send buffer has room (with tcp_wspace_hysteresis, as in
+ *                     the linux-* profiles, free space at least half of what is queued — Linux's wakeup
+ *                     rule; and with notsent_lowat, unsent bytes below half the low-water mark), or sending
+ *                     was shut down (a write fails at once). BRISK_EV_WRITABLE is this level's edge.
  *   BRISK_POLL_RDHUP  the peer closed its sending direction
  *   BRISK_POLL_HUP    both directions are closed, or the connection is over
  *   BRISK_POLL_ERR    the connection ended with an error (brisk_sock_error)

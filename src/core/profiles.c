@@ -43,10 +43,11 @@ struct profile {
 /* The send path where Linux departs from brisk's defaults, the same in every version these profiles name
  * (docs/transmit-engine.md, "Writes, pieces, records and PSH"): PSH on the end of each write and on forced
  * pushes, a TCP_CORK / MSG_MORE tail released by the zero-window probe timer, no segment cut short by the
- * peer's window but by that timer (tcp_snd_wnd_test), and segments of at most half the peer's largest
- * window (tcp_bound_to_half_wnd). */
+ * peer's window but by that timer (tcp_snd_wnd_test), segments of at most half the peer's largest window
+ * (tcp_bound_to_half_wnd), and a writer woken once a third of its buffer is free (sk_stream_write_space). */
 #define LINUX_SEND                                                                                           \
-    "tcp_push_each_write=1", "tcp_cork_probe_timer=1", "tcp_sws_partial=0", "tcp_half_window_mss=1"
+    "tcp_push_each_write=1", "tcp_cork_probe_timer=1", "tcp_sws_partial=0", "tcp_half_window_mss=1",         \
+        "tcp_wspace_hysteresis=1"
 /* Linux 6.x only, as measured on 6.18 (tests/kernel): every send a GSO packet cut from skb-sized pieces
  * (software GSO on any device), with PSH forced on its last segment (4.9), grown from the next piece
  * (tcp_grow_skb, 6.10), autosized with the min-RTT term (tcp_tso_rtt_log, 5.18). The 3.x profiles keep

@@ -217,6 +217,10 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
       "a segment cut short by the peer's window goes if it is at least half the largest window offered or "  \
       "nothing is in flight (RFC 9293 §3.8.6.2.1); 0 (Linux): only whole segments, a window-sized piece "   \
       "from the probe timer")                                                                                \
+    X(tcp_wspace_hysteresis, BOOL, tcp_wspace_hysteresis, uint32_t, 0, 0, 1,                                 \
+      "compat (Linux): a socket is writable (poll, BRISK_EV_WRITABLE) only once free space is at least "     \
+      "half of what is queued (sk_stream_min_wspace); 0: whenever the send buffer has room, so a writer "    \
+      "tops it up as segments leave and the bytes are still in cache when they are sent")                  \
     X(tcp_congestion, CONGESTION, tcp_congestion, uint32_t, 1, 0, CONGESTION_MAX,                            \
       "congestion control of new connections: newreno or cubic")                                           \
     X(tcp_syn_icmp_errors, SYN_ICMP, tcp_syn_icmp_errors, uint32_t, 0, 0, SYN_ICMP_MAX,                      \

@@ -108,6 +108,16 @@ static int fd_alloc(struct run *r)
     return -1;
 }
 
+/* Descriptor fd becomes socket s, with our callback on it. */
+static void fd_set_sock(struct run *r, int fd, brisk_sock *s, int nonblock)
+{
+    memset(&r->fds[fd], 0, sizeof(r->fds[fd]));
+    r->fds[fd].kind = FD_SOCK;
+    r->fds[fd].s = s;
+    r->fds[fd].nonblock = nonblock;
+    brisk_sock_set_callback(s, sock_cb, r);
+}
+
 int sys_init(struct run *r)
 {
     memset(r->fds, 0, sizeof(r->fds));
@@ -208,11 +218,7 @@ static struct sys_out do_socket(struct run *r, const struct pkt_event *ev, int *
     brisk_sock *s = brisk_socket(r->st, &err);
     if (!s)
         return sys_errno(ENOBUFS);
-    memset(&r->fds[fd], 0, sizeof(r->fds[fd]));
-    r->fds[fd].kind = FD_SOCK;
-    r->fds[fd].s = s;
-    r->fds[fd].nonblock = nonblock;
-    brisk_sock_set_callback(s, sock_cb, r);
+    fd_set_sock(r, fd, s, nonblock);
     return sys_ok(fd);
 }
 
@@ -272,14 +278,11 @@ static struct sys_out do_accept(struct run *r, const struct pkt_event *ev, int *
         brisk_abort(c, r->now);
         return sys_errno(EMFILE);
     }
-    memset(&r->fds[nfd], 0, sizeof(r->fds[nfd]));
-    r->fds[nfd].kind = FD_SOCK;
-    r->fds[nfd].s = c;
-    brisk_sock_set_callback(c, sock_cb, r);
     /* accept4(..., SOCK_NONBLOCK) */
     int64_t flags = 0;
-    if (!strcmp(ev->sys.name, "accept4") && ev->sys.nargs == 4 && sys_arg_int(r, ev, 3, &flags) == 0)
-        r->fds[nfd].nonblock = (flags & SOCK_NONBLOCK) != 0;
+    if (!strcmp(ev->sys.name, "accept4") && ev->sys.nargs == 4 && sys_arg_int(r, ev, 3, &flags) < 0)
+        flags = 0;
+    fd_set_sock(r, nfd, c, (flags & SOCK_NONBLOCK) != 0);
     return sys_ok(nfd);
 }
 
