@@ -629,6 +629,9 @@ struct brisk_conn_info {
     uint64_t snd_queued;        /* bytes in the send buffer: unacknowledged + not sent (Linux SIOCOUTQ) */
     uint32_t advmss;            /* the MSS we announced */
     uint32_t peer_mss;          /* the MSS the peer announced (0: none) */
+    uint32_t reordering;        /* under Linux's loss timers (tcp_loss_timers=linux): Linux's tp->reordering,
+                                   the reordering degree in segments, 3 until more is seen; 0 when the
+                                   connection does not measure it (brisk's RACK rules) */
     /* The receive window's state (Linux's tcpi_rcv_*): */
     uint32_t rcv_ssthresh; /* the window as far as it has grown (tcp_rcv_window=rfc9293: the largest) */
     uint32_t rcv_space;    /* bytes read in the last measured round trip (autotuning; rfc9293: 0) */

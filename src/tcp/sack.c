@@ -164,8 +164,17 @@ static void delivered(brisk_sock *c, struct sb_ack *a, const struct tcp_sb_rec *
         a->delivered_orig += n;
         /* A hole filled by its original transmission below data SACKed earlier: the path reordered
          * (Linux's tcp_check_sack_reordering, from tcp_sacktag_one and tcp_clean_rtx_queue). */
-        if (a->has_fack && brisk_seq_lt(r->seq, a->prior_fack))
+        if (a->has_fack && brisk_seq_lt(r->seq, a->prior_fack)) {
             a->reordered = 1;
+            /* Its degree, in segments, as tcp_check_sack_reordering measures it (capped at Linux's
+             * tcp_max_reordering, 300). */
+            uint32_t mss = c->snd.mss ? c->snd.mss : 1;
+            uint64_t segs = ((uint64_t)(a->prior_fack - r->seq) + mss - 1) / mss;
+            if (segs > 300)
+                segs = 300;
+            if (segs > c->stat.reordering)
+                c->stat.reordering = segs;
+        }
     }
     tcp_rack_delivered(c, r, now);
 }

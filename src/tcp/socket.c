@@ -759,5 +759,7 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *o)
     if (tcp_rwin_linux(s) && s->rw.advmss)
         o->advmss = s->rw.advmss; /* Linux's tp->advmss: less the timestamp option once it is in use */
     o->peer_mss = s->opt.peer_mss;
+    if (s->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
+        o->reordering = s->stat.reordering > 3 ? (uint32_t)s->stat.reordering : 3;
     return BRISK_OK;
 }

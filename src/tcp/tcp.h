@@ -320,6 +320,9 @@ struct brisk_sock {
         uint64_t retransmits, rto_count, fast_retransmits;
         uint64_t tlp_probes, tlp_recoveries;
         uint64_t undos; /* reductions undone (F-RTO, D-SACK) */
+        /* Linux timers only (tcp_loss_timers): the largest reordering seen, in segments: how far below the
+         * highest SACKed sequence an original transmission arrived (Linux's tp->reordering beyond 3). */
+        uint64_t reordering;
     } stat;
 
     /* Send times of new-data segments still in flight, oldest first: every ACK that covers one gives an RTT

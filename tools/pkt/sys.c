@@ -1068,8 +1068,11 @@ int sys_info(struct run *r, const struct pkt_event *ev, struct pkt_var *out, siz
         {"tcpi_rcv_space", ci.rcv_space},
         {"tcpi_rcv_mss", ci.rcv_mss},
         {"tcpi_rcv_rtt", ci.rcv_rtt_us},
+        {"tcpi_reordering", ci.reordering},
     };
     size_t k = sizeof(v) / sizeof(v[0]);
+    if (!ci.reordering)
+        k--; /* not measured under brisk's RACK rules: a script that reads it is unsupported there */
     if (k > cap)
         k = cap;
     memcpy(out, v, k * sizeof(v[0]));
