@@ -102,7 +102,7 @@ struct tcp_events {
  *   lines 36-37   cold  the send queue's pieces (piece.c): per write, and per packet only under tcp_sw_gso
  *
  * Within a group, fields are ordered so that its hot ones are at the end that borders a hot line (sub-struct
- * comments say which). 2,408 bytes (2,432 allocated), 38 lines. When adding a field, add it to a cold line
+ * comments say which). 2,416 bytes (2,432 allocated), 38 lines. When adding a field, add it to a cold line
  * unless the per-segment path needs it, and check the result: `gdb -batch -ex 'ptype /o struct brisk_sock'
  * build/brisk-bench` shows the offsets, and `valgrind --tool=cachegrind --cache-sim=yes build/brisk-bench rr
  * --flows 256 --tx 400` the D1 misses per transaction (docs/performance.md has the figures). */
