@@ -123,10 +123,11 @@ void tcp_sync_mss(brisk_sock *c)
 }
 
 /* SACK blocks the next ACK-bearing segment will carry, and the option bytes they take (NOP, NOP, kind, len,
- * 8 per block), so data segments can leave room for them as Linux's tcp_current_mss does. */
-static uint32_t sack_opt_bytes(brisk_sock *c)
+ * 8 per block), so data segments can leave room for them as Linux's tcp_current_mss does. The common case,
+ * nothing held out of order and no D-SACK, is one test inline (sack_opt_bytes); the count is out of line. */
+__attribute__((noinline)) static uint32_t sack_opt_count(brisk_sock *c)
 {
-    if (!c->opt.sack || (c->rcv.ooo.nsegs == 0 && !c->rcv.dsack && !tcp_fin_held(c)))
+    if (c->rcv.ooo.nsegs == 0 && !c->rcv.dsack && !tcp_fin_held(c))
         return 0;
     uint32_t blocks[BRISK_TCP_MAX_SACK][2];
     int max = c->opt.ts ? 3 : 4;
@@ -134,6 +135,13 @@ static uint32_t sack_opt_bytes(brisk_sock *c)
     if (n > max)
         n = max;
     return n ? 4u + 8u * (uint32_t)n : 0;
+}
+
+static inline uint32_t sack_opt_bytes(brisk_sock *c)
+{
+    if (!c->opt.sack || (c->rcv.ooo.nsegs == 0 && !c->rcv.dsack && !c->rcv.fin_pending))
+        return 0;
+    return sack_opt_count(c);
 }
 
 uint32_t tcp_mss_now(brisk_sock *c)
@@ -384,7 +392,7 @@ void tcp_send_challenge_ack(brisk_sock *c, uint64_t now)
  * out back to back. A timer that wakes a userspace loop tens of microseconds late would otherwise cap the
  * rate at one packet per wakeup (MTU frames over a TAP device: ~0.8 Gbit/s whatever the window), where
  * Linux's in-kernel hrtimer is microseconds late and its 64 KB TSO bursts hide the rest. */
-static void pace_sent(brisk_sock *c, uint32_t len, uint64_t now)
+__attribute__((always_inline)) static inline void pace_sent(brisk_sock *c, uint32_t len, uint64_t now)
 {
     uint64_t rate = tcp_pacing_rate(c);
     if (!c->st->s.tcp_pacing || rate == UINT64_MAX || rate == 0)
@@ -402,7 +410,8 @@ static void pace_sent(brisk_sock *c, uint32_t len, uint64_t now)
     c->pace.next = base + interval;
 }
 
-void tcp_advance_nxt(brisk_sock *c, uint32_t len, uint8_t flags, uint32_t mss)
+__attribute__((always_inline)) static inline void advance_nxt(brisk_sock *c, uint32_t len, uint8_t flags,
+                                                             uint32_t mss)
 {
     c->snd.nxt += len;
     if (flags & BRISK_TCP_FIN) {
@@ -416,6 +425,11 @@ void tcp_advance_nxt(brisk_sock *c, uint32_t len, uint8_t flags, uint32_t mss)
         c->snd.max = c->snd.nxt;
     if (c->st->s.tcp_sw_gso && c->pieces.head_set) /* settings are hot, the pieces cold */
         tcp_piece_advance(c);
+}
+
+void tcp_advance_nxt(brisk_sock *c, uint32_t len, uint8_t flags, uint32_t mss)
+{
+    advance_nxt(c, len, flags, mss);
 }
 
 static int can_send_data(int state)
@@ -438,6 +452,15 @@ uint8_t tcp_psh(brisk_sock *c, uint32_t seq, uint32_t len)
     if (c->st->s.tcp_push_each_write)
         return (mark & TCP_MARK_PSH) ? BRISK_TCP_PSH : 0;
     return end == tcp_data_end(c) || (mark & TCP_MARK_EOR) ? BRISK_TCP_PSH : 0;
+}
+
+/* tcp_psh for the segment loop: without marks or per-write PSH (brisk's profile, unless the application
+ * ends records), PSH is "this segment empties the queue", one comparison. */
+static inline uint8_t psh_of(brisk_sock *c, uint32_t seq, uint32_t len)
+{
+    if (c->snd.marks || c->st->s.tcp_push_each_write)
+        return tcp_psh(c, seq, len);
+    return len && seq + len == tcp_data_end(c) ? BRISK_TCP_PSH : 0;
 }
 
 /* A TCP_CORK or MSG_MORE hold began or goes on: make sure something ends it (RFC 9293 MUST-60: no data is
@@ -472,7 +495,7 @@ void tcp_cork_ack(brisk_sock *c)
 }
 
 /* The device, TSQ and pacing checks before a segment or packet goes: the hold reason, or NONE. */
-static int below_holds(brisk_sock *c, uint64_t now)
+__attribute__((always_inline)) static inline int below_holds(brisk_sock *c, uint64_t now)
 {
     if (tcp_tsq_holds(c, now))
         return BRISK_HOLD_TSQ;
@@ -537,7 +560,7 @@ static int xmit_segments(brisk_sock *c, uint32_t mss, uint32_t goal, uint32_t st
     for (;;) {
         uint32_t notsent = tcp_notsent(c);
         if (notsent == 0)
-            return tcp_send_fin_alone(c, now, sent);
+            return c->snd.fin_queued && !c->snd.fin_sent ? tcp_send_fin_alone(c, now, sent) : BRISK_HOLD_NONE;
         if (brisk_seq_geq(c->snd.nxt, stop))
             return BRISK_HOLD_NONE;
         /* The piece at snd.nxt runs to the end of the queue or to the next record boundary: no segment
@@ -621,7 +644,7 @@ static int xmit_segments(brisk_sock *c, uint32_t mss, uint32_t goal, uint32_t st
         if (below != BRISK_HOLD_NONE)
             return below;
         uint32_t seq = c->snd.nxt;
-        uint8_t flags = BRISK_TCP_ACK | (wake ? BRISK_TCP_PSH : tcp_psh(c, seq, len));
+        uint8_t flags = BRISK_TCP_ACK | (wake ? BRISK_TCP_PSH : psh_of(c, seq, len));
         if (len == notsent && c->snd.fin_queued)
             flags |= BRISK_TCP_FIN;
         if (tcp_transmit(c, seq, len, flags, now) < 0) {
@@ -642,7 +665,7 @@ static int xmit_segments(brisk_sock *c, uint32_t mss, uint32_t goal, uint32_t st
             c->mark.pushed = seq + len; /* Linux: tcp_write_wakeup moves pushed_seq past what it sent */
         }
         pace_sent(c, len, now);
-        tcp_advance_nxt(c, len, flags, mss);
+        advance_nxt(c, len, flags, mss);
         *sent = 1;
         *sent_new += len;
         if (wake && set->tcp_sw_gso)
@@ -674,8 +697,12 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
     const struct brisk_settings *set = &c->st->s;
     uint32_t sent_new = 0;
     if (!set->tcp_sw_gso) {
-        uint32_t goal = tcp_size_goal(c, mss); /* one MSS, or a TSO burst on a GSO device */
-        hold = xmit_segments(c, mss, goal, tcp_data_end(c), now, &sent, &sent_new);
+        /* Nothing unsent and no FIN to send (an ACK that only acknowledged, in request / response the
+         * common case): nothing for the loop to do. */
+        if (tcp_notsent(c) || (c->snd.fin_queued && !c->snd.fin_sent)) {
+            uint32_t goal = tcp_size_goal(c, mss); /* one MSS, or a TSO burst on a GSO device */
+            hold = xmit_segments(c, mss, goal, tcp_data_end(c), now, &sent, &sent_new);
+        }
     } else {
         /* Bytes an RTO rewound go again segment by segment, as does the probe timer's segment; new data
          * leaves in Linux's packets. */
@@ -690,7 +717,8 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
      * now owns the slot the probe timer used (its expiry would find data in flight and do nothing). */
     if (brisk_timer_armed(&c->timer.cork) && (tcp_notsent(c) == 0 || (sent_new && set->tcp_cork_probe_timer)))
         tcp_timer_cancel(c, &c->timer.cork);
-    tcp_hold(c, hold, now);
+    if (c->hold.reason != hold)
+        tcp_hold(c, hold, now);
     /* RFC 6298 §5.1: a running RTO is not restarted by a send; a probe deadline is (RFC 8985 §7.2). The
      * eager compat discipline re-arms on every send, as Linux did until 2019 (timer.c). */
     if (sent)

@@ -638,7 +638,14 @@ void tcp_rearm_rto(brisk_sock *c, uint64_t now);
  * 6298 §5.1) but a probe deadline is (RFC 8985 §7.2), and with `eager` the compat discipline re-arms
  * always; with Linux's timers, Linux's rules (tcp_event_new_data_sent, tcp_schedule_loss_probe,
  * tcp_xmit_retransmit_queue: timer.c). */
-void tcp_rearm_sent(brisk_sock *c, uint64_t now, uint32_t prior_max, int eager);
+void tcp_rearm_sent_linux(brisk_sock *c, uint64_t now, uint32_t prior_max);
+static inline void tcp_rearm_sent(brisk_sock *c, uint64_t now, uint32_t prior_max, int eager)
+{
+    if (c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
+        tcp_rearm_sent_linux(c, now, prior_max);
+    else if (c->timer.rtx_kind != TCP_RTX_RTO || (eager && c->st->s.tcp_timer_eager))
+        tcp_rearm_rto(c, now);
+}
 /* Linux's timers: Linux's tcp_rearm_rto — the RTO from now or, re-armed over a probe or reordering deadline
  * (`from_head`), from the oldest outstanding segment's last transmission (tcp_rto_delta_us); cleared when
  * nothing is outstanding. */

@@ -212,13 +212,8 @@ static void linux_rearm_on_ack(brisk_sock *c, uint64_t now)
         linux_rearm_rto(c, now, over);
 }
 
-void tcp_rearm_sent(brisk_sock *c, uint64_t now, uint32_t prior_max, int eager)
+void tcp_rearm_sent_linux(brisk_sock *c, uint64_t now, uint32_t prior_max)
 {
-    if (!linux_timers(c)) {
-        if (c->timer.rtx_kind != TCP_RTX_RTO || (eager && c->st->s.tcp_timer_eager))
-            tcp_rearm_rto(c, now);
-        return;
-    }
     int kind = c->timer.rtx_kind;
     if (kind == TCP_RTX_PERSIST)
         return;
