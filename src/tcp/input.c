@@ -294,7 +294,8 @@ static void ts_recent_update(brisk_sock *c, const struct brisk_tcp_repr *seg, ui
 /* An ACK of `acked` new bytes outside recovery; `flight` was in flight before it. cwnd grows only when it was
  * what limited the flight (RFC 7661 spirit; Linux's tcp_is_cwnd_limited): not when the application or the
  * peer's window held the sender back. */
-static void grow_cwnd(brisk_sock *c, uint32_t acked, uint32_t flight, uint64_t rtt, uint64_t now)
+__attribute__((always_inline)) static inline void grow_cwnd(brisk_sock *c, uint32_t acked, uint32_t flight,
+                                                          uint64_t rtt, uint64_t now)
 {
     int cwnd_limited =
         flight + c->snd.mss > c->cc.cwnd || (c->cc.cwnd < c->cc.ssthresh && c->cc.cwnd < 2 * flight);

@@ -180,7 +180,8 @@ static void delivered(brisk_sock *c, struct sb_ack *a, const struct tcp_sb_rec *
 }
 
 /* Cumulative: drop every record below ack (a record cut by it keeps its tail). */
-static void sb_cum_ack(brisk_sock *c, struct sb_ack *a, uint32_t ack, uint64_t now)
+__attribute__((always_inline)) static inline void sb_cum_ack(brisk_sock *c, struct sb_ack *a, uint32_t ack,
+                                                           uint64_t now)
 {
     while (c->sb.len) {
         struct tcp_sb_rec *r = tcp_sb_at(c, 0);
