@@ -197,6 +197,13 @@ static size_t queue_write(brisk_sock *s, const uint8_t *buf, size_t want, uint64
             start = end;
             s->snd.push_once = 0; /* Linux: tcp_skb_entail clears TCP_NAGLE_PUSH */
             room = goal;
+            /* brisk's own rules without a low-water mark or records: the pieces after this new one are the
+             * next pieces of its grid (tcp_piece_begin leaves the runs as they are), no check or push
+             * happens between them, and the send buffer stores bytes the same however the calls split
+             * them; so the rest of the write goes in one call (a bulk write of 64 KB: one append, not 45). */
+            if (want - done > goal && !linux_push && !sw && !s->snd.lowat && !s->snd.marks &&
+                !s->pieces.head_set)
+                room = want - done < UINT32_MAX ? (uint32_t)(want - done) : UINT32_MAX;
         } else if (done == 0 && linux_push && s->snd.marks) {
             tcp_mark_clear_last(s, end, TCP_MARK_PSH);
         }
