@@ -80,18 +80,29 @@ wait_listen() {
     return 1
 }
 
-# Starts brisk-perf (args...) in the background on a new TAP, then moves the TAP into the namespace and
-# configures the kernel side: brisk is 10.99.0.1, the kernel 10.99.0.2.
+# Starts brisk-perf (args...) in the background on a new TAP created inside the namespace, waits until
+# brisk-perf has brought it up (it sets the MTU and IFF_UP by name after creating it, so touching the device
+# earlier races with that), then gives the kernel side its address: brisk is 10.99.0.1, the kernel 10.99.0.2.
 start_brisk() {
-    "$perf" "$@" --tap "$tap" --ip 10.99.0.1/24 >"$tmp/brisk.json" 2>"$tmp/brisk.err" &
+    ip netns exec "$ns" "$perf" "$@" --tap "$tap" --ip 10.99.0.1/24 >"$tmp/brisk.json" 2>"$tmp/brisk.err" &
     bg=$!
-    for _ in $(seq 100); do ip link show "$tap" >/dev/null 2>&1 && break; sleep 0.05; done
-    ip link set "$tap" netns "$ns" &&
-        ip -n "$ns" addr add 10.99.0.2/24 dev "$tap" &&
-        ip -n "$ns" link set "$tap" up
+    local up=""
+    for _ in $(seq 400); do
+        ip -n "$ns" link show "$tap" 2>/dev/null | grep -q '[<,]UP[,>]' && { up=1; break; }
+        kill -0 "$bg" 2>/dev/null || break
+        sleep 0.05
+    done
+    if [ -z "$up" ]; then
+        echo "# brisk-perf did not bring $tap up within 20 s; its stderr:"
+        sed 's/^/#   /' "$tmp/brisk.err"
+        return 1
+    fi
+    ip -n "$ns" addr add 10.99.0.2/24 dev "$tap"
 }
-wait_brisk() {
+wait_brisk() { # bounded: a brisk-perf that never saw its peer is killed (and fails) after 90 s
     local rc
+    timeout 90 tail --pid="$bg" -f /dev/null
+    kill "$bg" 2>/dev/null
     wait "$bg"
     rc=$?
     bg=""
@@ -148,6 +159,7 @@ for mode in "" "-R"; do
     wait_brisk
     brc=$?
     timeout 10 tail --pid=$ks -f /dev/null
+    kill $ks 2>/dev/null # still waiting for a test that never came: a failure, not a hang
     wait $ks
     krc=$?
     check "brisk-perf client $mode -> iperf3 -s: both exit 0 (brisk $brc, iperf3 $krc)" "[ $krc -eq 0 ] && [ $brc -eq 0 ]"
