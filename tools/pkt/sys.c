@@ -17,7 +17,8 @@
  * tests something this stack does not have, which is not a failure of the stack.
  *
  * Arguments are read and outcomes checked by call.c, which the kernel backend (ksys.c) shares: only the
- * doing of each call is here.
+ * doing of each call is here, and socket options (sysopt.c), poll and epoll (syswait.c) and the tcp_info of
+ * %{ }% blocks (tcpinfo.c) have files of their own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,23 +30,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "pkt/run.h"
+#include "pkt/vsys.h"
 
-#ifndef TCP_INQ
-#define TCP_INQ 36
-#endif
-#ifndef SIOCOUTQNSD
-#define SIOCOUTQNSD 0x894B
-#endif
-#ifndef POLLRDHUP
-#define POLLRDHUP 0x2000
-#endif
 
-static int brisk_to_errno(int e)
+int vsys_errno(int e)
 {
     switch (e) {
     case BRISK_ERR_AGAIN: return EAGAIN;
@@ -73,7 +65,7 @@ static int brisk_to_errno(int e)
     }
 }
 
-static struct run_fd *sockfd(struct run *r, int fd)
+struct run_fd *vsys_sockfd(struct run *r, int fd)
 {
     if (fd < 0 || fd >= RUN_FDS || r->fds[fd].kind != FD_SOCK)
         return NULL;
@@ -100,7 +92,7 @@ void sys_wakeup(struct run *r, brisk_sock *s)
     }
 }
 
-static int fd_alloc(struct run *r)
+int vsys_fd_alloc(struct run *r)
 {
     for (int i = 3; i < RUN_FDS; i++)
         if (r->fds[i].kind == FD_FREE)
@@ -150,18 +142,18 @@ brisk_sock *sys_sut_sock(struct run *r)
 }
 
 /* The connection's error, reported once (Linux sock_error clears sk_err). 0 if none to report. */
-static int take_error(struct run_fd *f)
+int vsys_take_error(struct run_fd *f)
 {
     int e = brisk_sock_error(f->s);
     if (e == BRISK_OK || f->err_reported)
         return 0;
     f->err_reported = 1;
     f->err_pending = 0;
-    return brisk_to_errno(e);
+    return vsys_errno(e);
 }
 
 /* poll(2) readiness of a descriptor, Linux's view. */
-static unsigned fd_poll(struct run_fd *f)
+unsigned vsys_fd_poll(struct run_fd *f)
 {
     unsigned m = brisk_sock_poll(f->s);
     if (!(f->err_pending || (brisk_sock_error(f->s) != BRISK_OK && !f->err_reported)))
@@ -211,7 +203,7 @@ static struct sys_out do_socket(struct run *r, const struct pkt_event *ev, int *
         *rc = sys_unsup(r, ev, "only SOCK_STREAM / IPPROTO_TCP sockets (brisk has no UDP yet)");
         return SYS_WAIT;
     }
-    int fd = fd_alloc(r);
+    int fd = vsys_fd_alloc(r);
     if (fd < 0)
         return sys_errno(EMFILE);
     int err = 0;
@@ -227,7 +219,7 @@ static struct sys_out do_bind(struct run *r, const struct pkt_event *ev, int *rc
     int fd;
     if ((*rc = sys_need_args(r, ev, 3)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &fd)) < 0)
         return SYS_WAIT;
-    struct run_fd *f = sockfd(r, fd);
+    struct run_fd *f = vsys_sockfd(r, fd);
     if (!f)
         return sys_errno(EBADF);
     uint32_t addr = r->local_ip;
@@ -237,7 +229,7 @@ static struct sys_out do_bind(struct run *r, const struct pkt_event *ev, int *rc
     int e = brisk_bind(f->s, addr, port);
     if (e == BRISK_OK && port)
         r->bind_port = port;
-    return e == BRISK_OK ? sys_ok(0) : sys_errno(brisk_to_errno(e));
+    return e == BRISK_OK ? sys_ok(0) : sys_errno(vsys_errno(e));
 }
 
 static struct sys_out do_listen(struct run *r, const struct pkt_event *ev, int *rc)
@@ -247,14 +239,14 @@ static struct sys_out do_listen(struct run *r, const struct pkt_event *ev, int *
     if ((*rc = sys_need_args(r, ev, 2)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &fd)) < 0 ||
         (*rc = sys_arg_int(r, ev, 1, &backlog)) < 0)
         return SYS_WAIT;
-    struct run_fd *f = sockfd(r, fd);
+    struct run_fd *f = vsys_sockfd(r, fd);
     if (!f)
         return sys_errno(EBADF);
     if (backlog < 1)
         backlog = 1;
     int e = brisk_listen(f->s, (int)(backlog > 65535 ? 65535 : backlog));
     if (e != BRISK_OK)
-        return sys_errno(brisk_to_errno(e));
+        return sys_errno(vsys_errno(e));
     f->listening = 1;
     return sys_ok(0);
 }
@@ -264,7 +256,7 @@ static struct sys_out do_accept(struct run *r, const struct pkt_event *ev, int *
     int fd;
     if ((*rc = sys_arg_fd(r, ev, 0, &fd)) < 0)
         return SYS_WAIT;
-    struct run_fd *f = sockfd(r, fd);
+    struct run_fd *f = vsys_sockfd(r, fd);
     if (!f)
         return sys_errno(EBADF);
     if (!f->listening)
@@ -273,7 +265,7 @@ static struct sys_out do_accept(struct run *r, const struct pkt_event *ev, int *
     brisk_sock *c = brisk_accept(f->s, &err);
     if (!c)
         return f->nonblock ? sys_errno(EAGAIN) : SYS_WAIT;
-    int nfd = fd_alloc(r);
+    int nfd = vsys_fd_alloc(r);
     if (nfd < 0) {
         brisk_abort(c, r->now);
         return sys_errno(EMFILE);
@@ -291,14 +283,14 @@ static struct sys_out do_connect(struct run *r, const struct pkt_event *ev, int 
     int fd;
     if ((*rc = sys_need_args(r, ev, 3)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &fd)) < 0)
         return SYS_WAIT;
-    struct run_fd *f = sockfd(r, fd);
+    struct run_fd *f = vsys_sockfd(r, fd);
     if (!f)
         return sys_errno(EBADF);
     struct brisk_conn_info ci;
     brisk_conn_info(f->s, &ci);
     if (f->connecting || r->call.active) {
         /* Second connect on a non-blocking socket, or a blocking connect being completed. */
-        int e = take_error(f);
+        int e = vsys_take_error(f);
         if (e) {
             f->connecting = 0;
             return sys_errno(e);
@@ -324,7 +316,7 @@ static struct sys_out do_connect(struct run *r, const struct pkt_event *ev, int 
     net_sut_connecting(r);
     int e = brisk_connect(f->s, addr, port, r->now);
     if (e != BRISK_ERR_INPROGRESS)
-        return sys_errno(brisk_to_errno(e));
+        return sys_errno(vsys_errno(e));
     f->connecting = 1;
     if (f->nonblock)
         return sys_errno(EINPROGRESS);
@@ -337,7 +329,7 @@ static struct sys_out do_write(struct run *r, const struct pkt_event *ev, int *r
     int64_t len, flags;
     if ((*rc = sys_arg_fd(r, ev, 0, &fd)) < 0 || (*rc = sys_out_len(r, ev, &len, &flags)) < 0)
         return SYS_WAIT;
-    struct run_fd *f = sockfd(r, fd);
+    struct run_fd *f = vsys_sockfd(r, fd);
     if (!f)
         return sys_errno(EBADF);
     if (len < 0 || len > SYS_IO_MAX) {
@@ -358,7 +350,7 @@ static struct sys_out do_write(struct run *r, const struct pkt_event *ev, int *r
     unsigned bflags = (flags & MSG_MORE) ? BRISK_MSG_MORE : 0;
 #endif
     int nonblock = f->nonblock || (flags & MSG_DONTWAIT);
-    int e = take_error(f);
+    int e = vsys_take_error(f);
     if (e)
         return r->call.done ? sys_ok((int64_t)r->call.done) : sys_errno(e);
     if (f->err_reported)
@@ -401,8 +393,8 @@ static struct sys_out do_write(struct run *r, const struct pkt_event *ev, int *r
             if (n == BRISK_ERR_PIPE || n == BRISK_ERR_NOTCONN) {
                 res = sys_errno(EPIPE);
             } else {
-                e = take_error(f);
-                res = sys_errno(e ? e : brisk_to_errno((int)n));
+                e = vsys_take_error(f);
+                res = sys_errno(e ? e : vsys_errno((int)n));
             }
             goto out;
         }
@@ -432,7 +424,7 @@ static struct sys_out do_read(struct run *r, const struct pkt_event *ev, int *rc
     } else if ((*rc = sys_out_len(r, ev, &len, &flags)) < 0) {
         return SYS_WAIT;
     }
-    struct run_fd *f = sockfd(r, fd);
+    struct run_fd *f = vsys_sockfd(r, fd);
     if (!f)
         return sys_errno(EBADF);
     if (len < 0 || len > SYS_IO_MAX) {
@@ -479,214 +471,15 @@ static struct sys_out do_read(struct run *r, const struct pkt_event *ev, int *rc
         }
         if (k == BRISK_ERR_AGAIN)
             return nonblock ? sys_errno(EAGAIN) : SYS_WAIT;
-        int e = take_error(f);
+        int e = vsys_take_error(f);
         if (e)
             return sys_errno(e);
         if (f->err_reported)
             return sys_ok(0);
-        return sys_errno(brisk_to_errno((int)k));
+        return sys_errno(vsys_errno((int)k));
     }
     r->call.done = 0;
     return sys_ok((int64_t)got);
-}
-
-static const char *cc_name_linux_to_brisk(const char *n)
-{
-    if (!strcmp(n, "reno"))
-        return "newreno";
-    return n;
-}
-
-/* Whether the stack advertises Linux's receive window, where SO_RCVBUF is Linux's sk_rcvbuf itself. */
-static int linux_rcv_window(const struct run *r)
-{
-    return brisk_stack_settings(r->st)->tcp_rcv_window == 1; /* tcp_rcv_window=linux */
-}
-
-static struct sys_out do_setsockopt(struct run *r, const struct pkt_event *ev, int *rc)
-{
-    int fd;
-    int64_t level, name, v = 0;
-    if ((*rc = sys_need_args(r, ev, 5)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &fd)) < 0 ||
-        (*rc = sys_arg_int(r, ev, 1, &level)) < 0 || (*rc = sys_arg_int(r, ev, 2, &name)) < 0)
-        return SYS_WAIT;
-    struct run_fd *f = sockfd(r, fd);
-    if (!f)
-        return sys_errno(EBADF);
-    const struct expr *val = sys_arg(ev, 3);
-    enum brisk_sockopt bo = 0;
-    uint64_t bv = 0;
-    if (level == SOL_SOCKET && name == SO_LINGER) {
-        if (val->kind != EX_STRUCT || val->nkids != 2) {
-            *rc = sys_bad(r, ev, "expected {onoff=N, linger=N}");
-            return SYS_WAIT;
-        }
-        int64_t on, secs;
-        const struct expr *a = val->kids[0], *b = val->kids[1];
-        if ((*rc = sys_eval_int(r, ev, a->kind == EX_ASSIGN ? a->kids[1] : a, &on)) < 0 ||
-            (*rc = sys_eval_int(r, ev, b->kind == EX_ASSIGN ? b->kids[1] : b, &secs)) < 0)
-            return SYS_WAIT;
-        f->linger_on = on != 0;
-        f->linger_ns = secs > 0 ? (uint64_t)secs * BRISK_NSEC_PER_SEC : 0;
-        int e = brisk_setsockopt(f->s, BRISK_SO_LINGER0, f->linger_on && secs == 0, r->now);
-        return e == BRISK_OK ? sys_ok(0) : sys_errno(brisk_to_errno(e));
-    }
-    if (level == SOL_TCP && name == TCP_CONGESTION) {
-        if (val->kind != EX_STRING) {
-            *rc = sys_bad(r, ev, "expected a string");
-            return SYS_WAIT;
-        }
-        int e = brisk_set_congestion(f->s, cc_name_linux_to_brisk(val->text));
-        return e == BRISK_OK ? sys_ok(0) : sys_errno(ENOENT);
-    }
-    if ((*rc = sys_opt_value(r, ev, &v)) < 0)
-        return SYS_WAIT;
-    if (level == SOL_SOCKET) {
-        switch (name) {
-        case SO_REUSEADDR:
-        case SO_REUSEPORT:
-            return sys_ok(0); /* brisk binds a port in TIME-SYS_WAIT anyway */
-        case SO_KEEPALIVE:
-            bo = BRISK_SO_KEEPALIVE;
-            bv = v != 0;
-            break;
-        case SO_SNDBUF:
-            /* Linux doubles the value for its bookkeeping overhead and reports the double; brisk's bound is
-             * on payload bytes. */
-            bo = BRISK_SO_SNDBUF;
-            bv = (uint64_t)(v < 2304 ? 2304 : v);
-            f->sndbuf = bv;
-            break;
-        case SO_RCVBUF:
-            bo = BRISK_SO_RCVBUF;
-            if (linux_rcv_window(r)) {
-                /* Linux's own option: the stack doubles and caps it as Linux does (src/tcp/rwin.c). */
-                bv = (uint64_t)(v < 0 ? 0 : v);
-            } else {
-                bv = (uint64_t)(v < 1152 ? 1152 : v);
-            }
-            f->rcvbuf = bv;
-            break;
-        default:
-            *rc = sys_unsup(r, ev, "this SOL_SOCKET option");
-            return SYS_WAIT;
-        }
-    } else if (level == SOL_TCP || level == IPPROTO_TCP) {
-        switch (name) {
-        case TCP_NODELAY: bo = BRISK_SO_NODELAY; bv = v != 0; break;
-        case TCP_CORK: bo = BRISK_SO_CORK; bv = v != 0; break;
-        case TCP_MAXSEG: bo = BRISK_SO_MAXSEG; bv = (uint64_t)v; break;
-        case TCP_NOTSENT_LOWAT: bo = BRISK_SO_NOTSENT_LOWAT; bv = (uint64_t)v; break;
-        case TCP_QUICKACK: bo = BRISK_SO_QUICKACK; bv = v != 0; break;
-        case TCP_INQ:
-            /* Linux: 0 or 1, whether recvmsg reports the queue (the count itself is FIONREAD's). */
-            if (v < 0 || v > 1)
-                return sys_errno(EINVAL);
-            f->inq_cmsg = (int)v;
-            return sys_ok(0);
-        case TCP_KEEPIDLE: bo = BRISK_SO_KEEPIDLE; bv = (uint64_t)v * BRISK_NSEC_PER_SEC; break;
-        case TCP_KEEPINTVL: bo = BRISK_SO_KEEPINTVL; bv = (uint64_t)v * BRISK_NSEC_PER_SEC; break;
-        case TCP_KEEPCNT: bo = BRISK_SO_KEEPCNT; bv = (uint64_t)v; break;
-        case TCP_USER_TIMEOUT: bo = BRISK_SO_USER_TIMEOUT; bv = (uint64_t)v * BRISK_NSEC_PER_MSEC; break;
-        default:
-            *rc = sys_unsup(r, ev, "this SOL_TCP option");
-            return SYS_WAIT;
-        }
-        if ((name == TCP_KEEPIDLE || name == TCP_KEEPINTVL || name == TCP_KEEPCNT) && v < 1)
-            return sys_errno(EINVAL);
-    } else if ((level == SOL_IP || level == IPPROTO_IP) && name == IP_TOS) {
-        bo = BRISK_SO_TOS;
-        bv = (uint64_t)v & 0xffu; /* Linux keeps the low byte of the int */
-    } else {
-        *rc = sys_unsup(r, ev, "this option level");
-        return SYS_WAIT;
-    }
-    if (v < 0)
-        return sys_errno(EINVAL);
-    int e = brisk_setsockopt(f->s, bo, bv, r->now);
-    return e == BRISK_OK ? sys_ok(0) : sys_errno(brisk_to_errno(e));
-}
-
-/* getsockopt(fd, level, name, [expected], [len]): compares the value itself. */
-static struct sys_out do_getsockopt(struct run *r, const struct pkt_event *ev, int *rc)
-{
-    int fd;
-    int64_t level, name;
-    if ((*rc = sys_need_args(r, ev, 5)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &fd)) < 0 ||
-        (*rc = sys_arg_int(r, ev, 1, &level)) < 0 || (*rc = sys_arg_int(r, ev, 2, &name)) < 0)
-        return SYS_WAIT;
-    struct run_fd *f = sockfd(r, fd);
-    if (!f)
-        return sys_errno(EBADF);
-    const struct expr *want = sys_arg(ev, 3);
-    int64_t actual;
-    uint64_t v = 0;
-    int e = BRISK_OK;
-    if (level == SOL_TCP && name == TCP_CONGESTION) {
-        const char *n = brisk_get_congestion(f->s);
-        const char *ln = n && !strcmp(n, "newreno") ? "reno" : n;
-        if ((*rc = sys_check_congestion(r, ev, want, ln)) < 0)
-            return SYS_WAIT;
-        return sys_ok(0);
-    }
-    if (level == SOL_SOCKET && name == SO_ERROR) {
-        int err = take_error(f);
-        actual = err;
-    } else if (level == SOL_SOCKET && name == SO_SNDBUF) {
-        e = brisk_getsockopt(f->s, BRISK_SO_SNDBUF, &v);
-        actual = (int64_t)v * 2;
-    } else if (level == SOL_SOCKET && name == SO_RCVBUF) {
-        e = brisk_getsockopt(f->s, BRISK_SO_RCVBUF, &v);
-        actual = linux_rcv_window(r) ? (int64_t)v : (int64_t)v * 2; /* linux: already sk_rcvbuf */
-    } else if (level == SOL_SOCKET && name == SO_KEEPALIVE) {
-        e = brisk_getsockopt(f->s, BRISK_SO_KEEPALIVE, &v);
-        actual = (int64_t)v;
-    } else if ((level == SOL_IP || level == IPPROTO_IP) && name == IP_TOS) {
-        e = brisk_getsockopt(f->s, BRISK_SO_TOS, &v);
-        actual = (int64_t)v;
-    } else if (level == SOL_TCP && name == TCP_INQ) {
-        actual = f->inq_cmsg; /* Linux reports whether recvmsg adds the TCP_CM_INQ message, not the count */
-    } else if (level == SOL_TCP) {
-        enum brisk_sockopt bo;
-        switch (name) {
-        case TCP_NODELAY: bo = BRISK_SO_NODELAY; break;
-        case TCP_CORK: bo = BRISK_SO_CORK; break;
-        case TCP_MAXSEG: bo = BRISK_SO_MAXSEG; break;
-        case TCP_NOTSENT_LOWAT: bo = BRISK_SO_NOTSENT_LOWAT; break;
-        case TCP_KEEPIDLE: bo = BRISK_SO_KEEPIDLE; break;
-        case TCP_KEEPINTVL: bo = BRISK_SO_KEEPINTVL; break;
-        case TCP_KEEPCNT: bo = BRISK_SO_KEEPCNT; break;
-        case TCP_QUICKACK: bo = BRISK_SO_QUICKACK; break;
-        case TCP_USER_TIMEOUT: bo = BRISK_SO_USER_TIMEOUT; break;
-        default:
-            *rc = sys_unsup(r, ev, "this SOL_TCP option");
-            return SYS_WAIT;
-        }
-        e = brisk_getsockopt(f->s, bo, &v);
-        actual = (int64_t)v;
-        if (name == TCP_KEEPIDLE || name == TCP_KEEPINTVL)
-            actual = (int64_t)(v / BRISK_NSEC_PER_SEC);
-        if (name == TCP_USER_TIMEOUT)
-            actual = (int64_t)(v / BRISK_NSEC_PER_MSEC);
-        if (name == TCP_MAXSEG) {
-            /* Linux reports the connection's MSS once it has one (mss_cache), else the user's value, else
-             * the default 536. */
-            struct brisk_conn_info ci;
-            brisk_conn_info(f->s, &ci);
-            if (ci.state != BRISK_TCP_CLOSED && ci.state != BRISK_TCP_LISTEN && ci.mss)
-                actual = ci.mss;
-            else if (!v)
-                actual = 536;
-        }
-    } else {
-        *rc = sys_unsup(r, ev, "this option level");
-        return SYS_WAIT;
-    }
-    if (e != BRISK_OK)
-        return sys_errno(brisk_to_errno(e));
-    if ((*rc = sys_check_value(r, ev, "getsockopt", want, actual)) < 0)
-        return SYS_WAIT;
-    return sys_ok(0);
 }
 
 static struct sys_out do_fcntl(struct run *r, const struct pkt_event *ev, int *rc)
@@ -722,7 +515,7 @@ static struct sys_out do_ioctl(struct run *r, const struct pkt_event *ev, int *r
     if ((*rc = sys_need_args(r, ev, 3)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &fd)) < 0 ||
         (*rc = sys_arg_int(r, ev, 1, &req)) < 0)
         return SYS_WAIT;
-    struct run_fd *f = sockfd(r, fd);
+    struct run_fd *f = vsys_sockfd(r, fd);
     if (!f)
         return sys_errno(EBADF);
     if (req == FIONBIO) {
@@ -764,7 +557,7 @@ static struct sys_out do_shutdown(struct run *r, const struct pkt_event *ev, int
     if ((*rc = sys_need_args(r, ev, 2)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &fd)) < 0 ||
         (*rc = sys_arg_int(r, ev, 1, &how)) < 0)
         return SYS_WAIT;
-    struct run_fd *f = sockfd(r, fd);
+    struct run_fd *f = vsys_sockfd(r, fd);
     if (!f)
         return sys_errno(EBADF);
     if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR)
@@ -778,7 +571,7 @@ static struct sys_out do_shutdown(struct run *r, const struct pkt_event *ev, int
     if (how != SHUT_RD) {
         int e = brisk_shutdown_write(f->s, r->now);
         if (e != BRISK_OK && e != BRISK_ERR_NOTCONN)
-            return sys_errno(brisk_to_errno(e));
+            return sys_errno(vsys_errno(e));
     }
     return sys_ok(0);
 }
@@ -838,248 +631,6 @@ static struct sys_out do_close(struct run *r, const struct pkt_event *ev, int *r
     return sys_ok(0);
 }
 
-/* ---- poll and epoll ---- */
-
-static uint64_t call_wake_at(struct run *r, int64_t timeout_ms)
-{
-    if (timeout_ms < 0)
-        return 0;
-    return (uint64_t)r->call.start_us * 1000 + (uint64_t)timeout_ms * BRISK_NSEC_PER_MSEC;
-}
-
-static struct sys_out do_poll(struct run *r, const struct pkt_event *ev, int *rc, uint64_t *wake)
-{
-    const struct expr *list;
-    int64_t timeout;
-    if ((*rc = sys_poll_args(r, ev, &list, &timeout)) < 0)
-        return SYS_WAIT;
-    int ready = 0;
-    unsigned got[SYS_POLL_MAX];
-    for (size_t k = 0; k < list->nkids; k++) {
-        int64_t sfd, events;
-        if ((*rc = sys_poll_entry(r, ev, list->kids[k], &sfd, &events)) < 0)
-            return SYS_WAIT;
-        struct run_fd *f = sockfd(r, sys_live_fd(r, sfd));
-        got[k] = f ? fd_poll(f) & ((unsigned)events | POLLERR | POLLHUP) : POLLNVAL;
-        if (got[k])
-            ready++;
-    }
-    if (ready == 0 && timeout != 0) {
-        uint64_t w = call_wake_at(r, timeout);
-        if (!w || r->now < w) {
-            *wake = w;
-            return SYS_WAIT;
-        }
-    }
-    if ((*rc = sys_check_revents(r, ev, list, got)) < 0)
-        return SYS_WAIT;
-    return sys_ok(ready);
-}
-
-static struct sys_out do_epoll_create(struct run *r, const struct pkt_event *ev, int *rc)
-{
-    (void)rc;
-    (void)ev;
-    int fd = fd_alloc(r);
-    if (fd < 0)
-        return sys_errno(EMFILE);
-    memset(&r->fds[fd], 0, sizeof(r->fds[fd]));
-    r->fds[fd].kind = FD_EPOLL;
-    return sys_ok(fd);
-}
-
-static struct sys_out do_epoll_ctl(struct run *r, const struct pkt_event *ev, int *rc)
-{
-    int epfd, fd;
-    int64_t op, events = 0, data = 0;
-    if ((*rc = sys_need_args(r, ev, 4)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &epfd)) < 0 ||
-        (*rc = sys_arg_int(r, ev, 1, &op)) < 0 || (*rc = sys_arg_fd(r, ev, 2, &fd)) < 0)
-        return SYS_WAIT;
-    if (epfd < 0 || r->fds[epfd].kind != FD_EPOLL || !sockfd(r, fd))
-        return sys_errno(EBADF);
-    struct run_fd *e = &r->fds[epfd];
-    if (op != EPOLL_CTL_DEL && (*rc = sys_epoll_event_arg(r, ev, sys_arg(ev, 3), &events, &data)) < 0)
-        return SYS_WAIT;
-    int k;
-    for (k = 0; k < e->nep; k++)
-        if (e->ep[k].fd == fd)
-            break;
-    if (op == EPOLL_CTL_ADD) {
-        if (k < e->nep)
-            return sys_errno(EEXIST);
-        if (e->nep == RUN_EPOLL_MAX)
-            return sys_errno(ENOSPC);
-        e->ep[e->nep++] = (struct run_epoll_entry){.fd = fd, .events = (uint32_t)events, .data = (uint64_t)data};
-        r->fds[fd].wakeups = 1; /* a new edge-triggered entry reports what is ready now */
-        return sys_ok(0);
-    }
-    if (k == e->nep)
-        return sys_errno(ENOENT);
-    if (op == EPOLL_CTL_DEL) {
-        e->ep[k] = e->ep[--e->nep];
-        return sys_ok(0);
-    }
-    if (op == EPOLL_CTL_MOD) {
-        e->ep[k].events = (uint32_t)events;
-        e->ep[k].data = (uint64_t)data;
-        e->ep[k].disabled = 0;
-        r->fds[fd].wakeups = 1;
-        return sys_ok(0);
-    }
-    return sys_errno(EINVAL);
-}
-
-static struct sys_out do_epoll_wait(struct run *r, const struct pkt_event *ev, int *rc, uint64_t *wake)
-{
-    int epfd;
-    int64_t maxev, timeout;
-    if ((*rc = sys_need_args(r, ev, 4)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &epfd)) < 0 ||
-        (*rc = sys_arg_int(r, ev, 2, &maxev)) < 0 || (*rc = sys_arg_int(r, ev, 3, &timeout)) < 0)
-        return SYS_WAIT;
-    if (epfd < 0 || r->fds[epfd].kind != FD_EPOLL)
-        return sys_errno(EBADF);
-    if (maxev < 1)
-        return sys_errno(EINVAL);
-    struct run_fd *e = &r->fds[epfd];
-    uint32_t gotev[RUN_EPOLL_MAX];
-    int gotk[RUN_EPOLL_MAX], n = 0;
-    for (int k = 0; k < e->nep && n < maxev; k++) {
-        struct run_epoll_entry *en = &e->ep[k];
-        struct run_fd *f = sockfd(r, en->fd);
-        if (!f || en->disabled)
-            continue;
-        uint32_t m = fd_poll(f) & (en->events | EPOLLERR | EPOLLHUP);
-        if (!m)
-            continue;
-        if ((en->events & EPOLLET) && f->wakeups == 0)
-            continue;
-        gotev[n] = m;
-        gotk[n] = k;
-        n++;
-    }
-    if (n == 0 && timeout != 0) {
-        uint64_t w = call_wake_at(r, timeout);
-        if (!w || r->now < w) {
-            *wake = w;
-            return SYS_WAIT;
-        }
-    }
-    for (int i = 0; i < n; i++) {
-        struct run_epoll_entry *en = &e->ep[gotk[i]];
-        if (en->events & EPOLLET)
-            r->fds[en->fd].wakeups = 0;
-        if (en->events & EPOLLONESHOT)
-            en->disabled = 1;
-    }
-    uint64_t gotdata[RUN_EPOLL_MAX];
-    for (int i = 0; i < n; i++)
-        gotdata[i] = e->ep[gotk[i]].data;
-    if ((*rc = sys_check_epoll(r, ev, n, gotev, gotdata)) < 0)
-        return SYS_WAIT;
-    return sys_ok(n);
-}
-
-/* ---- tcp_info for %{ }% ---- */
-
-static uint32_t segs(uint64_t bytes, uint32_t mss, int round_up)
-{
-    if (!mss)
-        return 0;
-    return (uint32_t)(round_up ? (bytes + mss - 1) / mss : bytes / mss);
-}
-
-/* tcpi_state as Linux reports it for the application's socket. A connection entering TIME-WAIT is handed
- * to a timewait socket and the application's is closed (tcp_time_wait, then tcp_done), so it reads
- * TCP_CLOSE; brisk keeps one socket through TIME-WAIT. */
-static int linux_state(int s)
-{
-    switch (s) {
-    case BRISK_TCP_ESTABLISHED: return 1;
-    case BRISK_TCP_SYN_SENT: return 2;
-    case BRISK_TCP_SYN_RECEIVED: return 3;
-    case BRISK_TCP_FIN_WAIT_1: return 4;
-    case BRISK_TCP_FIN_WAIT_2: return 5;
-    case BRISK_TCP_TIME_WAIT: return 7;
-    case BRISK_TCP_CLOSED: return 7;
-    case BRISK_TCP_CLOSE_WAIT: return 8;
-    case BRISK_TCP_LAST_ACK: return 9;
-    case BRISK_TCP_LISTEN: return 10;
-    case BRISK_TCP_CLOSING: return 11;
-    default: return 0;
-    }
-}
-
-static int64_t ms_since(uint64_t now, uint64_t t)
-{
-    return t && now >= t ? (int64_t)((now - t) / BRISK_NSEC_PER_MSEC) : 0;
-}
-
-int sys_info(struct run *r, const struct pkt_event *ev, struct pkt_var *out, size_t cap, size_t *n)
-{
-    brisk_sock *s = sys_sut_sock(r);
-    if (!s)
-        return run_fail(r, PKT_BAD_SCRIPT, ev, "a %%{ }%% block needs a socket to read tcp_info from");
-    struct brisk_conn_info ci;
-    brisk_conn_info(s, &ci);
-    uint32_t mss = ci.mss;
-    /* Linux's icsk_backoff counts the RTO's doublings; in SYN-SENT the first tcp_syn_linear_timeouts
-     * timeouts do not double it (tcpi_retransmits still counts them). */
-    uint32_t linear = brisk_stack_settings(r->st)->tcp_syn_linear_timeouts;
-    uint32_t backoff = ci.backoff;
-    if (ci.state == BRISK_TCP_SYN_SENT)
-        backoff = backoff > linear ? backoff - linear : 0;
-    struct pkt_var v[] = {
-        {"tcpi_state", linux_state(ci.state)},
-        {"tcpi_ca_state", ci.ca_state},
-        {"tcpi_retransmits", ci.backoff},
-        {"tcpi_backoff", backoff},
-        {"tcpi_probes", ci.keepalive_probes},
-        {"tcpi_options", (ci.ts_ok ? 1 : 0) | (ci.sack_ok ? 2 : 0) | (ci.ws_ok ? 4 : 0)},
-        {"tcpi_snd_wscale", ci.snd_wscale},
-        {"tcpi_rcv_wscale", ci.rcv_wscale},
-        {"tcpi_rto", (int64_t)(ci.rto_ns / 1000)},
-        {"tcpi_ato", (int64_t)(ci.ato_ns / 1000)},
-        {"tcpi_snd_mss", mss},
-        {"tcpi_advmss", ci.advmss},
-        {"tcpi_unacked", segs(ci.unacked, mss, 1)},
-        {"tcpi_sacked", segs(ci.sacked_bytes, mss, 1)},
-        {"tcpi_lost", segs(ci.lost_bytes, mss, 1)},
-        {"tcpi_retrans", segs(ci.retrans_bytes, mss, 1)},
-        {"tcpi_last_data_sent", ms_since(r->now, ci.last_data_sent_ns)},
-        {"tcpi_last_data_recv", ms_since(r->now, ci.last_data_recv_ns)},
-        {"tcpi_last_ack_recv", ms_since(r->now, ci.last_recv_ns)},
-        {"tcpi_pmtu", r->mtu},
-        {"tcpi_rtt", (int64_t)(ci.srtt_ns / 1000)},
-        {"tcpi_rttvar", (int64_t)(ci.rttvar_ns / 1000)},
-        {"tcpi_snd_ssthresh", ci.ssthresh >= 0x7fffffffu ? 0x7fffffff : segs(ci.ssthresh, mss, 0)},
-        {"tcpi_snd_cwnd", segs(ci.cwnd, mss, 0)},
-        {"tcpi_total_retrans", (int64_t)ci.retransmits},
-        {"tcpi_pacing_rate", (int64_t)ci.pacing_rate},
-        {"tcpi_bytes_acked", (int64_t)ci.bytes_acked},
-        {"tcpi_bytes_received", (int64_t)ci.bytes_received},
-        {"tcpi_bytes_sent", (int64_t)ci.bytes_sent},
-        {"tcpi_segs_out", (int64_t)ci.segs_out},
-        {"tcpi_segs_in", (int64_t)ci.segs_in},
-        {"tcpi_notsent_bytes", (int64_t)ci.notsent},
-        {"tcpi_min_rtt", (int64_t)(ci.min_rtt_ns / 1000)},
-        {"tcpi_snd_wnd", ci.snd_wnd},
-        {"tcpi_rcv_wnd", ci.rcv_wnd},
-        {"tcpi_rcv_ssthresh", ci.rcv_ssthresh},
-        {"tcpi_rcv_space", ci.rcv_space},
-        {"tcpi_rcv_mss", ci.rcv_mss},
-        {"tcpi_rcv_rtt", ci.rcv_rtt_us},
-        {"tcpi_reordering", ci.reordering},
-    };
-    size_t k = sizeof(v) / sizeof(v[0]);
-    if (!ci.reordering)
-        k--; /* not measured under brisk's RACK rules: a script that reads it is unsupported there */
-    if (k > cap)
-        k = cap;
-    memcpy(out, v, k * sizeof(v[0]));
-    *n = k;
-    return 0;
-}
-
 /* ---- dispatch, result check, blocking ---- */
 
 static struct sys_out attempt(struct run *r, const struct pkt_event *ev, int *rc, uint64_t *wake)
@@ -1104,9 +655,9 @@ static struct sys_out attempt(struct run *r, const struct pkt_event *ev, int *rc
         !strcmp(n, "readv"))
         return do_read(r, ev, rc);
     if (!strcmp(n, "setsockopt"))
-        return do_setsockopt(r, ev, rc);
+        return vsys_setsockopt(r, ev, rc);
     if (!strcmp(n, "getsockopt"))
-        return do_getsockopt(r, ev, rc);
+        return vsys_getsockopt(r, ev, rc);
     if (!strcmp(n, "fcntl"))
         return do_fcntl(r, ev, rc);
     if (!strcmp(n, "ioctl"))
@@ -1116,13 +667,13 @@ static struct sys_out attempt(struct run *r, const struct pkt_event *ev, int *rc
     if (!strcmp(n, "close"))
         return do_close(r, ev, rc);
     if (!strcmp(n, "poll"))
-        return do_poll(r, ev, rc, wake);
+        return vsys_poll(r, ev, rc, wake);
     if (!strcmp(n, "epoll_create") || !strcmp(n, "epoll_create1"))
-        return do_epoll_create(r, ev, rc);
+        return vsys_epoll_create(r, ev, rc);
     if (!strcmp(n, "epoll_ctl"))
-        return do_epoll_ctl(r, ev, rc);
+        return vsys_epoll_ctl(r, ev, rc);
     if (!strcmp(n, "epoll_wait") || !strcmp(n, "epoll_pwait"))
-        return do_epoll_wait(r, ev, rc, wake);
+        return vsys_epoll_wait(r, ev, rc, wake);
     char m[96];
     snprintf(m, sizeof(m), "the system call '%s' is not emulated", n);
     *rc = run_fail(r, PKT_UNSUPPORTED, ev, "%s", m);
