@@ -69,6 +69,9 @@ enum brisk_err {
 
 /* A short English description of a BRISK_ERR_* code ("invalid argument"); never NULL. */
 const char *brisk_strerror(int err);
+/* The code's name as it is spelled here ("BRISK_ERR_RESET"), for logs and JSON; "BRISK_ERR_UNKNOWN" for a
+ * value that is not a code; never NULL. */
+const char *brisk_error_name(int err);
 
 /* ---------------------------------------------------------------------------------------------------------
  * Settings. Names follow Linux sysctls where one exists. Every field can be set by name with the shared value

@@ -427,3 +427,42 @@ const char *brisk_strerror(int err)
         return "unknown error";
     }
 }
+
+const char *brisk_error_name(int err)
+{
+    /* Indexed by -err: the codes are dense from BRISK_OK down to BRISK_ERR_OPNOTSUPP. */
+    static const char *const names[] = {
+        "BRISK_OK",
+        "BRISK_ERR_INVAL",
+        "BRISK_ERR_NOMEM",
+        "BRISK_ERR_NOENT",
+        "BRISK_ERR_RANGE",
+        "BRISK_ERR_NOROUTE",
+        "BRISK_ERR_AGAIN",
+        "BRISK_ERR_BUSY",
+        "BRISK_ERR_NOBUFS",
+        "BRISK_ERR_MSGSIZE",
+        "BRISK_ERR_EXIST",
+        "BRISK_ERR_UNREACH",
+        "BRISK_ERR_TOOMANY",
+        "BRISK_ERR_CONNREFUSED",
+        "BRISK_ERR_RESET",
+        "BRISK_ERR_TIMEDOUT",
+        "BRISK_ERR_NOTCONN",
+        "BRISK_ERR_ISCONN",
+        "BRISK_ERR_ADDRINUSE",
+        "BRISK_ERR_PIPE",
+        "BRISK_ERR_INPROGRESS",
+        "BRISK_ERR_ADDRNOTAVAIL",
+        "BRISK_ERR_NETUNREACH",
+        "BRISK_ERR_HOSTDOWN",
+        "BRISK_ERR_NONET",
+        "BRISK_ERR_NOPROTOOPT",
+        "BRISK_ERR_PROTO",
+        "BRISK_ERR_OPNOTSUPP",
+    };
+    _Static_assert(sizeof(names) / sizeof(names[0]) == 1 - BRISK_ERR_OPNOTSUPP, "one name per code");
+    if (err > 0 || err < BRISK_ERR_OPNOTSUPP)
+        return "BRISK_ERR_UNKNOWN";
+    return names[-err];
+}

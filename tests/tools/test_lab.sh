@@ -303,6 +303,91 @@ check "soak --json: counts and an empty failure list" "grep -q '\"failed\": 0' '
 "$lab" soak --seeds 0 >/dev/null 2>&1
 check "soak rejects --seeds 0 with 2" "[ $? -eq 2 ]"
 
+# ---- results you can trust: a failed run says so, exits 1, and prints only measured figures ----
+# A 1 kbit/s link with 100 MB asked for: the transfer cannot finish in 600 s. Goodput is what was delivered
+# (it cannot exceed the line rate), the report says it is incomplete, and the run exits 1 naming why.
+"$lab" run bulk --json --set rate=1k --set limit=60s >"$tmp/slow.json" 2>"$tmp/slow.err"
+rc=$?
+gp=$(json_num "$tmp/slow.json" goodput_bps)
+check "bulk rate=1k: exit 1 (rc $rc)" "[ $rc -eq 1 ]"
+check "bulk rate=1k: goodput from delivered bytes, below the line rate ($gp bit/s)" "[ -n '$gp' ] && is '$gp <= 1000'"
+check "bulk rate=1k: incomplete, and says how far it got" \
+    "grep -q '\"complete\": false' '$tmp/slow.json' && [ \$(json_num '$tmp/slow.json' delivered_bytes) -lt \$(json_num '$tmp/slow.json' expected_bytes) ]"
+check "bulk rate=1k: stderr names the failed check" "grep -q 'FAILED: the transfer did not complete' '$tmp/slow.err'"
+# 1 GB in 100 ms on 10 Gbit/s: unfinished; goodput is the rate of what arrived (at most the line rate).
+"$lab" run bulk --json --set bytes=1G --set limit=100ms >"$tmp/cut.json" 2>/dev/null
+rc=$?
+gp=$(json_num "$tmp/cut.json" goodput_bps)
+check "bulk bytes=1G limit=100ms: exit 1, goodput <= 10 Gbit/s ($gp)" "[ $rc -eq 1 ] && is '$gp <= 10e9 && $gp > 1e9'"
+check "bulk bytes=1G limit=100ms: ended at the limit" "grep -q '\"finished\": false' '$tmp/cut.json'"
+# 10 KB at 1 kbit/s: every byte arrives, but the sender is reset at the end (its ARP replies wait behind
+# 11.6 s frames, the receiver's neighbour entry fails, its ACKs are dropped, it finishes and forgets the
+# connection, and the sender's next retransmission meets a RST). Complete and correct are separate
+# verdicts; errors print by name; an RTT never sampled prints as no sample (JSON null), not 0 ns.
+"$lab" run bulk --set rate=1k --set bytes=10K >"$tmp/reset.txt" 2>"$tmp/reset.err"
+rc=$?
+"$lab" run bulk --json --set rate=1k --set bytes=10K >"$tmp/reset.json" 2>/dev/null
+check "bulk 10K at 1k: exit 1 (rc $rc)" "[ $rc -eq 1 ]"
+check "bulk 10K at 1k: correct but not complete" \
+    "grep -q 'transfer complete  *no' '$tmp/reset.txt' && grep -q 'every byte received correct  *yes' '$tmp/reset.txt'"
+check "bulk 10K at 1k: the error by name" \
+    "grep -q 'socket error  *BRISK_ERR_RESET (connection reset by peer)' '$tmp/reset.txt' && grep -q '\"error_name\": \"BRISK_ERR_RESET' '$tmp/reset.json'"
+check "bulk 10K at 1k: no RTT sample is not 0 ns" \
+    "grep -q 'smoothed RTT  *no sample' '$tmp/reset.txt' && grep -q '\"srtt_ns\": null' '$tmp/reset.json'"
+check "bulk 10K at 1k: no contradictory verdicts" "! grep -q 'finished within the limit' '$tmp/reset.txt'"
+"$lab" run bulk --set loss=99% --set limit=120s >/dev/null 2>"$tmp/lossy.err"
+check "bulk loss=99%: never connects, exit 1 with the reason" "[ $? -eq 1 ] && grep -q 'FAILED' '$tmp/lossy.err'"
+"$lab" run bulk --set bytes=1M >/dev/null 2>&1
+check "bulk 1 MB: complete, exit 0" "[ $? -eq 0 ]"
+# An expected shape that does not hold is a failure (exit 1), named on stderr.
+"$lab" run mvneta --set frames=4 >/dev/null 2>"$tmp/shape.err"
+check "mvneta frames=4: shape fails, exit 1, named" "[ $? -eq 1 ] && grep -q 'FAILED: the expected shape does not hold' '$tmp/shape.err'"
+"$lab" run mvneta --set bytes=1M >/dev/null 2>&1
+check "mvneta with its shape holding: exit 0" "[ $? -eq 0 ]"
+# ping: a failed ARP is reported as such, with 100 % loss, exit 1.
+"$lab" run ping --json --set loss=99% >"$tmp/noarp.json" 2>"$tmp/noarp.err"
+rc=$?
+check "ping with failed ARP: exit 1, ARP named" "[ $rc -eq 1 ] && grep -q 'ARP resolution of 10.0.0.2 failed' '$tmp/noarp.err'"
+check "ping with failed ARP: 100 % loss, resolution time null" \
+    "[ \$(json_num '$tmp/noarp.json' loss_pct) = 100 ] && grep -q '\"arp_resolve_ns\": null' '$tmp/noarp.json'"
+# Help for every command and scenario; unknown options and out-of-range values are named.
+for c in "list --help" "settings --help" "profiles --help" "run --help" "run bulk --help" "seeds --help" "soak --help"; do
+    "$lab" $c >"$tmp/help" 2>&1
+    check "brisk-lab $c: exit 0 with a usage" "[ $? -eq 0 ] && grep -qi 'usage\|parameters' '$tmp/help'"
+done
+check "run bulk --help lists the parameters with ranges" "'$lab' run bulk --help | grep -q 'dir  *1  *1 = a sends.*\[1..3\]'"
+"$lab" run bulk --frob >/dev/null 2>"$tmp/err"
+check "unknown option: exit 2, says unknown option" "[ $? -eq 2 ] && grep -q \"unknown option '--frob'\" '$tmp/err'"
+"$lab" run bulk --pcap >/dev/null 2>"$tmp/err"
+check "option without value: exit 2, says so" "[ $? -eq 2 ] && grep -q \"option '--pcap' needs a value\" '$tmp/err'"
+"$lab" run bulk --set dir=4 >/dev/null 2>"$tmp/err"
+check "bulk dir=4: exit 2, names the parameter and its range" "[ $? -eq 2 ] && grep -q 'dir=4 is out of range: expected 1 to 3' '$tmp/err'"
+"$lab" run bulk --set write=0 >/dev/null 2>"$tmp/err"
+check "bulk write=0: exit 2, names write" "[ $? -eq 2 ] && grep -q 'write=0 is out of range' '$tmp/err'"
+# seeds takes --set, --profile, --json and --pcap-frames.
+"$lab" seeds --json --set bytes=2M --pcap-frames 50 --out "$tmp/sj" >"$tmp/seeds.json" 2>/dev/null
+rc=$?
+check "seeds --json: four verdicts" "[ \$(grep -c '\"verdict\"' '$tmp/seeds.json') -eq 4 ]"
+check "seeds --set bytes=2M reaches the scenarios that have it" "grep -q 'bytes=2M' '$tmp/sj/xen-tsq/results.txt'"
+check "seeds --pcap-frames 50: 50 frames captured" "[ \$(tcpdump -r '$tmp/sj/xen-tsq/capture.pcap' 2>/dev/null | wc -l) -eq 50 ] || ! command -v tcpdump >/dev/null"
+"$lab" seeds --set nosuch=1 >/dev/null 2>"$tmp/err"
+check "seeds --set of nothing known: exit 2, named" "[ $? -eq 2 ] && grep -q \"'nosuch=1' names neither\" '$tmp/err'"
+"$lab" seeds --set frames=4 --out "$tmp/sf" >/dev/null 2>"$tmp/err"
+check "seeds with a shape broken by --set: exit 1, the scenario named" "[ $? -eq 1 ] && grep -q 'brisk-lab mvneta: FAILED' '$tmp/err'"
+# SIGINT: the run stops, reports what it has (marked partial) and exits 128 + 2. The signal is sent once
+# the run is under way (its progress line on stderr), so the check does not depend on the machine's speed.
+"$lab" run bulk --set bytes=100G >"$tmp/int.txt" 2>"$tmp/int.err" &
+lp=$!
+for _ in $(seq 300); do grep -q 'of virtual time' "$tmp/int.err" 2>/dev/null && break; sleep 0.1; done
+kill -INT $lp 2>/dev/null
+wait $lp
+rc=$?
+check "SIGINT: exit 130 (rc $rc)" "[ $rc -eq 130 ]"
+check "SIGINT: partial results printed and marked" \
+    "grep -q 'interrupted (figures are partial)  *yes' '$tmp/int.txt' && grep -q 'bytes delivered' '$tmp/int.txt'"
+check "SIGINT: progress on stderr, then the interruption said" \
+    "grep -q 'bytes delivered' '$tmp/int.err' && grep -q 'interrupted by signal 2' '$tmp/int.err'"
+
 # brisk-bench is checked by tests/tools/test_bench.sh.
 
 echo "$pass passed, $fail failed"

@@ -1,5 +1,5 @@
 /*
- * test_units.c — the shared value syntax (brisk_parse_*) and brisk_strerror.
+ * test_units.c — the shared value syntax (brisk_parse_*), brisk_strerror and brisk_error_name.
  *
  * Each parser gets a table of good strings with their exact results and a table of bad strings with the
  * exact error code; every failing call must leave *out untouched (checked with a sentinel).
@@ -402,13 +402,58 @@ static void test_strerror(void **state)
     }
 }
 
+static void test_error_name(void **state)
+{
+    (void)state;
+#define NAMED(code) {code, #code}
+    static const struct {
+        int code;
+        const char *name;
+    } codes[] = {
+        NAMED(BRISK_OK),
+        NAMED(BRISK_ERR_INVAL),
+        NAMED(BRISK_ERR_NOMEM),
+        NAMED(BRISK_ERR_NOENT),
+        NAMED(BRISK_ERR_RANGE),
+        NAMED(BRISK_ERR_NOROUTE),
+        NAMED(BRISK_ERR_AGAIN),
+        NAMED(BRISK_ERR_BUSY),
+        NAMED(BRISK_ERR_NOBUFS),
+        NAMED(BRISK_ERR_MSGSIZE),
+        NAMED(BRISK_ERR_EXIST),
+        NAMED(BRISK_ERR_UNREACH),
+        NAMED(BRISK_ERR_TOOMANY),
+        NAMED(BRISK_ERR_CONNREFUSED),
+        NAMED(BRISK_ERR_RESET),
+        NAMED(BRISK_ERR_TIMEDOUT),
+        NAMED(BRISK_ERR_NOTCONN),
+        NAMED(BRISK_ERR_ISCONN),
+        NAMED(BRISK_ERR_ADDRINUSE),
+        NAMED(BRISK_ERR_PIPE),
+        NAMED(BRISK_ERR_INPROGRESS),
+        NAMED(BRISK_ERR_ADDRNOTAVAIL),
+        NAMED(BRISK_ERR_NETUNREACH),
+        NAMED(BRISK_ERR_HOSTDOWN),
+        NAMED(BRISK_ERR_NONET),
+        NAMED(BRISK_ERR_NOPROTOOPT),
+        NAMED(BRISK_ERR_PROTO),
+        NAMED(BRISK_ERR_OPNOTSUPP),
+    };
+#undef NAMED
+    for (size_t i = 0; i < N(codes); i++)
+        assert_string_equal(brisk_error_name(codes[i].code), codes[i].name);
+    assert_string_equal(brisk_error_name(1), "BRISK_ERR_UNKNOWN");
+    assert_string_equal(brisk_error_name(BRISK_ERR_OPNOTSUPP - 1), "BRISK_ERR_UNKNOWN");
+    assert_string_equal(brisk_error_name(-1000), "BRISK_ERR_UNKNOWN");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_size), cmocka_unit_test(test_parse_rate),
         cmocka_unit_test(test_parse_time), cmocka_unit_test(test_parse_uint),
         cmocka_unit_test(test_parse_prob), cmocka_unit_test(test_parse_bool),
-        cmocka_unit_test(test_strerror),
+        cmocka_unit_test(test_strerror),     cmocka_unit_test(test_error_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,8 @@
  * connection's establishment to the last byte read, as bit/s and as a share of the link rate, the virtual
  * time, retransmissions and timeouts per side, and the byte-exact verdict.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,22 +19,22 @@
 #include "lab/plot.h"
 
 static const struct lab_param params[] = {
-    {"bytes", LAB_SIZE, "100M", "bytes to transfer (per direction)"},
-    {"dir", LAB_UINT, "1", "1 = a sends to b, 2 = b sends to a, 3 = both at once"},
-    {"rate", LAB_RATE, "10G", "link rate, both directions"},
-    {"rtt", LAB_TIME, "100us", "round-trip propagation delay (each way half)"},
-    {"loss", LAB_PROB, "0", "random loss probability per frame, both directions"},
-    {"reorder", LAB_PROB, "0", "probability a frame is held back by rtt/4 (reordering)"},
-    {"duplicate", LAB_PROB, "0", "probability a frame is delivered twice"},
-    {"corrupt", LAB_PROB, "0", "probability a frame has a byte flipped"},
-    {"write", LAB_SIZE, "64K", "bytes per send() call"},
-    {"seed", LAB_UINT, "1", "world seed (impairments, stack seeds, data)"},
-    {"limit", LAB_TIME, "600s", "give up after this much virtual time"},
-    {"sample", LAB_TIME, "1ms", "throughput sampling interval (plot)"},
-    {"txc_delay", LAB_TIME, "0", "sender NIC: complete transmissions this long after serialization"},
-    {"txc_coalesce", LAB_UINT, "0", "sender NIC: complete in batches of this many frames (0 = off)"},
-    {"txc_timeout", LAB_TIME, "10ms", "sender NIC: ... or when the oldest waited this long"},
-    {"tx_ring", LAB_UINT, "1024", "sender NIC: TX descriptors"},
+    {"bytes", LAB_SIZE, "100M", "bytes to transfer (per direction)", "1", NULL},
+    {"dir", LAB_UINT, "1", "1 = a sends to b, 2 = b sends to a, 3 = both at once", "1", "3"},
+    {"rate", LAB_RATE, "10G", "link rate, both directions", "1", NULL},
+    {"rtt", LAB_TIME, "100us", "round-trip propagation delay (each way half)", NULL, NULL},
+    {"loss", LAB_PROB, "0", "random loss probability per frame, both directions", NULL, NULL},
+    {"reorder", LAB_PROB, "0", "probability a frame is held back by rtt/4 (reordering)", NULL, NULL},
+    {"duplicate", LAB_PROB, "0", "probability a frame is delivered twice", NULL, NULL},
+    {"corrupt", LAB_PROB, "0", "probability a frame has a byte flipped", NULL, NULL},
+    {"write", LAB_SIZE, "64K", "bytes per send() call", "1", "1G"},
+    {"seed", LAB_UINT, "1", "world seed (impairments, stack seeds, data)", NULL, NULL},
+    {"limit", LAB_TIME, "600s", "give up after this much virtual time", NULL, NULL},
+    {"sample", LAB_TIME, "1ms", "throughput sampling interval (plot)", NULL, NULL},
+    {"txc_delay", LAB_TIME, "0", "sender NIC: complete transmissions this long after serialization", NULL, NULL},
+    {"txc_coalesce", LAB_UINT, "0", "sender NIC: complete in batches of this many frames (0 = off)", NULL, "1048576"},
+    {"txc_timeout", LAB_TIME, "10ms", "sender NIC: ... or when the oldest waited this long", NULL, NULL},
+    {"tx_ring", LAB_UINT, "1024", "sender NIC: TX descriptors", "1", "1048576"},
 };
 
 /* Before the transfer runs: the capture (if asked). */
@@ -51,12 +53,20 @@ static void side(struct lab_run *r, const char *key, const char *label, const st
     lab_report_u64(r, "retransmits", "segments retransmitted", s->info.retransmits);
     lab_report_u64(r, "rto", "retransmission timeouts", s->info.rto_count);
     lab_report_u64(r, "fast_retransmits", "fast retransmits", s->info.fast_retransmits);
-    lab_report_time(r, "srtt_ns", "smoothed RTT", s->info.srtt_ns);
+    if (s->info.srtt_ns)
+        lab_report_time(r, "srtt_ns", "smoothed RTT", s->info.srtt_ns);
+    else /* Karn: no segment was acknowledged without having been retransmitted */
+        lab_report_none(r, "srtt_ns", "smoothed RTT", "no sample");
     lab_report_u64(r, "cwnd", "final cwnd (bytes)", s->info.cwnd);
     lab_report_u64(r, "mss", "MSS", s->info.mss);
     lab_report_u64(r, "tsq_limit", "TSQ budget at the end (bytes)", s->info.tsq_limit);
-    if (s->error)
-        lab_report_u64(r, "error", brisk_strerror(s->error), (uint64_t)-s->error);
+    if (s->error) {
+        char text[96];
+        snprintf(text, sizeof(text), "%s (%s)", brisk_error_name(s->error), brisk_strerror(s->error));
+        if (r->json_out)
+            json_i64(&r->j, "error", s->error);
+        lab_report_str(r, "error_name", "socket error", text);
+    }
     lab_report_group_begin(r, "held_ns", "time data was held back, by reason");
     for (int k = BRISK_HOLD_NONE + 1; k < BRISK_HOLD_COUNT; k++)
         lab_report_time(r, brisk_hold_name(k), brisk_hold_name(k), s->info.hold_ns[k]);
@@ -67,14 +77,6 @@ static void side(struct lab_run *r, const char *key, const char *label, const st
 static int run(struct lab_run *r)
 {
     uint64_t bytes = lab_u(r, "bytes"), dir = lab_u(r, "dir"), rate = lab_u(r, "rate"), rtt = lab_u(r, "rtt");
-    if (dir < 1 || dir > 3 || rate == 0 || bytes == 0 || lab_u(r, "write") == 0 ||
-        lab_u(r, "write") > (1u << 30) || lab_u(r, "tx_ring") == 0 || lab_u(r, "tx_ring") > (1u << 20) ||
-        lab_u(r, "txc_coalesce") > (1u << 20)) {
-        fprintf(stderr,
-                "brisk-lab bulk: need dir 1..3, rate > 0, bytes > 0, 0 < write <= 1G, 0 < tx_ring <= 1M, "
-                "txc_coalesce <= 1M\n");
-        return 2;
-    }
     struct lab_timeline tl = {.every_ns = lab_u(r, "sample")};
     struct lab_flow f = {.rate_bps = rate,
                          .rtt_ns = rtt,
@@ -86,7 +88,8 @@ static int run(struct lab_run *r)
                          .limit_ns = lab_u(r, "limit"),
                          .prepare = prepare,
                          .ctx = r,
-                         .timeline = r->plot_dir ? &tl : NULL};
+                         .timeline = r->plot_dir ? &tl : NULL,
+                         .what = "bulk"};
     if (lab_u(r, "txc_coalesce")) {
         f.txc.model = BRISK_SIM_TXC_COALESCE;
         f.txc.frames = (uint32_t)lab_u(r, "txc_coalesce");
@@ -110,18 +113,46 @@ static int run(struct lab_run *r)
         return rc;
     }
     const struct brisk_sim_bulk_result res = fr.bulk;
-    int finished = fr.finished;
     uint64_t elapsed = fr.elapsed_ns, span = fr.span_ns;
     double gp = fr.goodput_bps;
+    char text[160];
 
     lab_report_begin(r);
-    lab_report_bool(r, "hash_ok", "every byte arrived intact", res.hash_ok);
-    lab_report_bool(r, "finished", "finished within the limit", finished);
-    lab_report_rate(r, "goodput_bps", "goodput", gp);
-    lab_report_rate(r, "line_rate_bps", "line rate", (double)rate);
-    lab_report_double(r, "goodput_pct", "goodput / line rate", 100.0 * gp / (double)rate, "%");
+    /* Complete (every byte, both FINs, no error) and correct (no byte differs) are separate verdicts: a
+     * transfer cut short by the limit or a reset is incomplete, yet what it delivered may be correct. */
+    if (r->json_out)
+        json_bool(&r->j, "hash_ok", res.hash_ok);
+    lab_report_bool(r, "complete", "transfer complete", fr.complete);
+    if (fr.correct) {
+        lab_report_bool(r, "correct", "every byte received correct", 1);
+    } else {
+        const struct brisk_sim_bulk_side *bad = res.server.bad_at != UINT64_MAX ? &res.server : &res.client;
+        snprintf(text, sizeof(text), "no (host %s: first wrong byte at offset %" PRIu64 ")",
+                 bad == &res.server ? "b" : "a", bad->bad_at);
+        if (r->json_out)
+            json_bool(&r->j, "correct", 0);
+        lab_report_text(r, "every byte received correct", text);
+    }
+    snprintf(text, sizeof(text), "%" PRIu64 " of %" PRIu64 " (%.1f %%)", fr.delivered, fr.expected,
+             fr.expected ? 100.0 * (double)fr.delivered / (double)fr.expected : 0.0);
+    if (r->json_out) {
+        json_u64(&r->j, "delivered_bytes", fr.delivered);
+        json_u64(&r->j, "expected_bytes", fr.expected);
+    }
+    lab_report_text(r, "bytes delivered", text);
+    lab_report_bool(r, "finished", "ended before the limit", fr.finished);
+    if (fr.interrupted)
+        lab_report_bool(r, "interrupted", "interrupted (figures are partial)", 1);
+    if (span) {
+        lab_report_rate(r, "goodput_bps", fr.complete ? "goodput" : "goodput while it ran", gp);
+        lab_report_rate(r, "line_rate_bps", "line rate", (double)rate);
+        lab_report_double(r, "goodput_pct", "goodput / line rate", 100.0 * gp / (double)rate, "%");
+        lab_report_time(r, "transfer_ns", "connect to last byte", span);
+    } else {
+        lab_report_none(r, "goodput_bps", "goodput", "none (no byte delivered)");
+        lab_report_rate(r, "line_rate_bps", "line rate", (double)rate);
+    }
     lab_report_time(r, "elapsed_ns", "virtual time elapsed", elapsed);
-    lab_report_time(r, "transfer_ns", "connect to last byte", span);
     lab_report_u64(r, "retransmits", "segments retransmitted",
                    res.client.info.retransmits + res.server.info.retransmits);
     side(r, "a", "host a (client)", &res.client);
@@ -133,6 +164,19 @@ static int run(struct lab_run *r)
                  1);
     }
     lab_timeline_free(&tl);
+    /* A run that failed says so, and exits 1 (cmd_run). */
+    if (fr.interrupted)
+        return 1; /* cmd_run says so */
+    if (!fr.complete || !fr.correct) {
+        int err = res.client.error ? res.client.error : res.server.error;
+        fprintf(stderr, "brisk-lab bulk: FAILED: %s; %" PRIu64 " of %" PRIu64 " bytes delivered",
+                fr.correct ? "the transfer did not complete" : "a received byte differs from the one sent",
+                fr.delivered, fr.expected);
+        if (err)
+            fprintf(stderr, "; socket error %s", brisk_error_name(err));
+        fprintf(stderr, "%s\n", fr.finished ? "" : "; stopped at the limit");
+        return 1;
+    }
     return 0;
 }
 

@@ -3,9 +3,13 @@
  */
 #include "lab/flow.h"
 
+#include <inttypes.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "lab/watch.h"
 
 #define A_IP 0x0a000001u
 #define B_IP 0x0a000002u
@@ -13,6 +17,11 @@
 static int done(void *ctx)
 {
     return brisk_sim_bulk_done(ctx);
+}
+
+static void describe(void *ctx, char *buf, size_t n)
+{
+    snprintf(buf, n, "%" PRIu64 " bytes delivered", brisk_sim_bulk_received(ctx));
 }
 
 static uint64_t bulk_bytes(void *ctx)
@@ -114,16 +123,27 @@ int lab_flow_run(const struct lab_flow *f, const struct brisk_settings *a_set,
         f->timeline->ctx = bulk;
         lab_timeline_start(f->timeline, w);
     }
-    out->finished =
-        brisk_sim_run_while(w, done, bulk, f->limit_ns ? f->limit_ns : 3600ull * BRISK_NSEC_PER_SEC);
+    struct lab_watch wt;
+    lab_watch_init(&wt, w, f->what ? f->what : "flow", done, bulk, describe);
+    out->finished = brisk_sim_run_while(w, lab_watch_done, &wt,
+                                        f->limit_ns ? f->limit_ns : 3600ull * BRISK_NSEC_PER_SEC) &&
+                    !wt.interrupted;
+    lab_watch_end(&wt);
+    out->interrupted = wt.interrupted;
     brisk_sim_bulk_result(bulk, &out->bulk);
     const struct brisk_sim_bulk_result *r = &out->bulk;
     out->hash_ok = r->hash_ok;
+    out->complete = r->complete;
+    out->correct = r->client.bad_at == UINT64_MAX && r->server.bad_at == UINT64_MAX;
+    unsigned ndirs = bc.dir == BRISK_SIM_BULK_BOTH ? 2 : 1;
+    out->expected = f->bytes * ndirs;
+    out->delivered = r->client.received + r->server.received;
     out->elapsed_ns = brisk_sim_now(w);
     if (r->last_byte_at != BRISK_TIME_NONE && r->last_byte_at > r->connected_at)
         out->span_ns = r->last_byte_at - r->connected_at;
+    /* What arrived, not what was asked for: an unfinished transfer's rate is that of the bytes it moved. */
     if (out->span_ns)
-        out->goodput_bps = (double)f->bytes * 8e9 / (double)out->span_ns;
+        out->goodput_bps = (double)out->delivered * 8e9 / (double)out->span_ns / ndirs;
     out->sender = r->client.info;
     brisk_stack_get_counters(brisk_sim_host_stack(a), &out->counters);
     brisk_sim_bulk_free(bulk);

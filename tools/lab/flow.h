@@ -45,12 +45,19 @@ struct lab_flow {
     /* Optional: sample the bytes the receivers read every timeline->every_ns (the flow sets bytes, done,
      * ctx and w; the caller frees the samples with lab_timeline_free). */
     struct lab_timeline *timeline;
+    const char *what; /* the scenario, for progress lines on stderr (NULL: "flow") */
 };
 
 struct lab_flow_result {
-    int finished; /* the transfer ended within the limit */
-    int hash_ok;
-    double goodput_bps; /* per direction: connection established to last byte read */
+    int finished;    /* the run ended before the limit: the transfer completed or failed */
+    int interrupted; /* a signal stopped the run (SIGINT, SIGTERM: watch.h); the figures are partial */
+    int complete; /* every byte arrived and both sides saw the FIN, without a socket error */
+    int correct;  /* every byte received so far equals the one sent (a partial transfer can be correct) */
+    int hash_ok;  /* complete and correct */
+    uint64_t expected;  /* bytes the receivers were to read (both directions together) */
+    uint64_t delivered; /* bytes they read */
+    double goodput_bps; /* per direction: bytes delivered over connection established to last byte read
+                           (0 when no byte was delivered) */
     uint64_t elapsed_ns;
     uint64_t span_ns;                  /* connection established to last byte read */
     struct brisk_sim_bulk_result bulk; /* both sides: bytes, errors, brisk_conn_info */

@@ -30,17 +30,18 @@
 #include "lab/flow.h"
 #include "lab/lab.h"
 #include "lab/plot.h"
+#include "lab/watch.h"
 
 static const struct lab_param params[] = {
-    {"ios", LAB_UINT, "200", "sequential reads (queue depth 1)"},
-    {"cmd", LAB_SIZE, "48", "initiator's command bytes per I/O"},
-    {"hdr", LAB_SIZE, "48", "target's PDU header bytes (first send)"},
-    {"data", LAB_SIZE, "512", "target's payload bytes (second send)"},
-    {"delack", LAB_TIME, "111ms", "initiator's delayed-ACK timer (111 ms in the seed's capture)"},
-    {"rate", LAB_RATE, "10G", "link rate"},
-    {"rtt", LAB_TIME, "100us", "round-trip propagation delay"},
-    {"sample", LAB_TIME, "1ms", "throughput sampling interval (plot)"},
-    {"seed", LAB_UINT, "1", "world seed"},
+    {"ios", LAB_UINT, "200", "sequential reads (queue depth 1)", "1", "100000"},
+    {"cmd", LAB_SIZE, "48", "initiator's command bytes per I/O", "1", "256"},
+    {"hdr", LAB_SIZE, "48", "target's PDU header bytes (first send)", "1", "4096"},
+    {"data", LAB_SIZE, "512", "target's payload bytes (second send)", "1", "4096"},
+    {"delack", LAB_TIME, "111ms", "initiator's delayed-ACK timer (111 ms in the seed's capture)", "1ns", "10s"},
+    {"rate", LAB_RATE, "10G", "link rate", "1", NULL},
+    {"rtt", LAB_TIME, "100us", "round-trip propagation delay", NULL, NULL},
+    {"sample", LAB_TIME, "1ms", "throughput sampling interval (plot)", NULL, NULL},
+    {"seed", LAB_UINT, "1", "world seed", NULL, NULL},
 };
 
 #define INI_IP  0x0a000001u /* 10.0.0.1, the initiator */
@@ -267,7 +268,10 @@ static int run_row(struct lab_run *r, const struct brisk_settings *ts, const str
     /* Generous: every I/O may wait a delayed ACK and an RTO, and the connection its SYN retries. */
     uint64_t limit =
         (uint64_t)x.ios * (lab_u(r, "delack") + 2 * BRISK_NSEC_PER_SEC) + 60 * BRISK_NSEC_PER_SEC;
-    o->ok = brisk_sim_run_while(w, all_done, &x, limit) && !x.failed;
+    struct lab_watch wt;
+    lab_watch_init(&wt, w, "iscsi", all_done, &x, NULL);
+    o->ok = brisk_sim_run_while(w, lab_watch_done, &wt, limit) && !x.failed && !wt.interrupted;
+    lab_watch_end(&wt);
     o->total_ns = o->ok ? x.end - x.start : 0;
     if (x.tgt)
         brisk_conn_info(x.tgt, &o->tgt);
@@ -297,13 +301,6 @@ static uint64_t pct(const uint64_t *sorted, uint32_t n, unsigned p)
 static int run(struct lab_run *r)
 {
     uint64_t ios = lab_u(r, "ios");
-    if (ios == 0 || ios > 100000 || lab_u(r, "cmd") == 0 || lab_u(r, "cmd") > 256 || lab_u(r, "hdr") == 0 ||
-        lab_u(r, "hdr") > 4096 || lab_u(r, "data") == 0 || lab_u(r, "data") > 4096 || lab_u(r, "rate") == 0 ||
-        lab_u(r, "delack") == 0 || lab_u(r, "delack") > 10 * BRISK_NSEC_PER_SEC) {
-        fprintf(stderr, "brisk-lab iscsi: need 1 <= ios <= 100000, 1 <= cmd <= 256, 1 <= hdr, data <= 4096, "
-                        "rate > 0, 0 < delack <= 10s\n");
-        return 2;
-    }
     /* The initiator: defaults and the user's --set, with its delayed-ACK timer pinned at `delack`. */
     struct brisk_settings ini;
     if (lab_row_settings(r, NULL, NULL, &ini) != BRISK_OK)

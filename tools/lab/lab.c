@@ -7,14 +7,18 @@
  *   brisk-lab run SCENARIO [--profile P] [--set k=v ...] [--json] [--pcap FILE [--pcap-frames N]]
  *                          [--out DIR]      --out: also write DIR/results.{txt,json,csv}, capture.pcap and
  *                                           the plots, as seeds does for each scenario
- *   brisk-lab seeds [--out DIR]             every seed scenario (docs/lab.md) with its defaults: tables on
+ *   brisk-lab seeds [--profile P] [--set k=v ...] [--json] [--pcap-frames N] [--out DIR]
+ *                                           every seed scenario (docs/lab.md) with its defaults: tables on
  *                                           stdout, and per scenario DIR/<name>/results.json, results.txt,
  *                                           results.csv, capture.pcap (the first 2000 frames of the first
  *                                           row, headers only) and plots (PNG); then a SUMMARY table: one
  *                                           line per scenario, its headline figures, the expected shape and
  *                                           whether it holds (exit 1 if one does not)
  *
- * Bad input (unknown command, scenario or setting, malformed value) prints a message and exits with 2.
+ * Every command and scenario has --help. Bad input (unknown command, option, scenario or setting, a
+ * malformed or out-of-range value) prints a message naming it and exits with 2; a run that failed (a
+ * transfer that did not complete, an expected shape that does not hold) says which check failed on stderr
+ * and exits with 1.
  */
 #include "lab/lab.h"
 
@@ -28,6 +32,7 @@
 
 #include "brisk/sim.h"
 #include "common/fmt.h"
+#include "lab/watch.h"
 
 /* Every scenario. The seed scenarios (those with .seed set) run under `brisk-lab seeds`, in this order. */
 static const struct lab_scenario *const scenarios[] = {
@@ -93,6 +98,39 @@ static const char *setting_syntax(enum brisk_value_kind kind)
     return "a value";
 }
 
+/* Whether v lies within p's bounds (each parsed in p's syntax; a bound that does not parse is a bug). */
+static int in_range(const struct lab_param *p, union lab_value v)
+{
+    union lab_value b;
+    if (p->min) {
+        int rc = parse_param(p->kind, p->min, &b);
+        assert(rc == BRISK_OK);
+        (void)rc;
+        if (p->kind == LAB_PROB ? v.p < b.p : v.u < b.u)
+            return 0;
+    }
+    if (p->max) {
+        int rc = parse_param(p->kind, p->max, &b);
+        assert(rc == BRISK_OK);
+        (void)rc;
+        if (p->kind == LAB_PROB ? v.p > b.p : v.u > b.u)
+            return 0;
+    }
+    return 1;
+}
+
+static void say_range(const struct lab_run *r, const struct lab_param *p, const char *value)
+{
+    fprintf(stderr, "brisk-lab %s: %s=%s is out of range: expected ", r->sc->name, p->name, value);
+    if (p->min && p->max)
+        fprintf(stderr, "%s to %s", p->min, p->max);
+    else if (p->min)
+        fprintf(stderr, "at least %s", p->min);
+    else
+        fprintf(stderr, "at most %s", p->max);
+    fprintf(stderr, " (%s)\n", p->help);
+}
+
 void lab_run_init(struct lab_run *r, const struct lab_scenario *sc)
 {
     memset(r, 0, sizeof(*r));
@@ -101,7 +139,7 @@ void lab_run_init(struct lab_run *r, const struct lab_scenario *sc)
     assert(brisk_settings_count() <= LAB_MAX_SETTINGS);
     for (int i = 0; i < sc->nparams; i++) {
         int rc = parse_param(sc->params[i].kind, sc->params[i].dflt, &r->v[i]);
-        assert(rc == BRISK_OK);
+        assert(rc == BRISK_OK && in_range(&sc->params[i], r->v[i]));
         (void)rc;
     }
     brisk_settings_default(&r->settings);
@@ -131,11 +169,19 @@ int lab_set(struct lab_run *r, const char *assignment)
         const struct lab_param *p = &r->sc->params[i];
         if (strlen(p->name) != n || strncmp(p->name, assignment, n) != 0)
             continue;
-        int rc = parse_param(p->kind, value, &r->v[i]);
-        if (rc != BRISK_OK)
-            fprintf(stderr, "brisk-lab: %s: '%s' is not %s (%s)\n", p->name, value, kind_syntax(p->kind),
-                    brisk_strerror(rc));
-        return rc;
+        union lab_value v;
+        int rc = parse_param(p->kind, value, &v);
+        if (rc != BRISK_OK) {
+            fprintf(stderr, "brisk-lab %s: %s: '%s' is not %s (%s)\n", r->sc->name, p->name, value,
+                    kind_syntax(p->kind), brisk_strerror(rc));
+            return rc;
+        }
+        if (!in_range(p, v)) {
+            say_range(r, p, value);
+            return BRISK_ERR_RANGE;
+        }
+        r->v[i] = v;
+        return BRISK_OK;
     }
     int rc = brisk_settings_set(&r->settings, assignment);
     if (rc == BRISK_OK) {
@@ -362,6 +408,25 @@ void lab_report_rate(struct lab_run *r, const char *key, const char *label, doub
     row(r, label, fmt_rate(buf, bps));
 }
 
+void lab_report_str(struct lab_run *r, const char *key, const char *label, const char *text)
+{
+    if (r->json_out)
+        json_str(&r->j, key, text);
+    row(r, label, text);
+}
+
+void lab_report_text(struct lab_run *r, const char *label, const char *text)
+{
+    row(r, label, text);
+}
+
+void lab_report_none(struct lab_run *r, const char *key, const char *label, const char *why)
+{
+    if (r->json_out)
+        json_null(&r->j, key);
+    row(r, label, why);
+}
+
 void lab_report_group_begin(struct lab_run *r, const char *key, const char *label)
 {
     if (r->json_out)
@@ -437,11 +502,48 @@ static int usage(FILE *f, int rc)
                "       brisk-lab profiles [--json]\n"
                "       brisk-lab run SCENARIO [--profile P] [--set name=value ...] [--json] [--pcap FILE "
                "[--pcap-frames N]] [--out DIR]\n"
-               "       brisk-lab seeds [--out DIR]\n"
+               "       brisk-lab seeds [--profile P] [--set name=value ...] [--json] [--pcap-frames N] "
+               "[--out DIR]\n"
                "       brisk-lab soak [--seeds N] [--first S] [--json] [--verbose]\n"
+               "       brisk-lab COMMAND --help, brisk-lab run SCENARIO --help\n"
                "Values: sizes 1500, 64K, 4M; rates 1G, 100M (bit/s); times 100us, 10ms, 1s; "
-               "probabilities 0.01 or 1%%.\n");
+               "probabilities 0.01 or 1%%.\n"
+               "Exit status: 0 done, 1 the run failed (a transfer did not complete, an expected shape did not "
+               "hold), 2 bad input.\n");
     return rc;
+}
+
+static int is_help(const char *a)
+{
+    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
+/* `run SCENARIO --help`: what it does, its parameters with defaults and ranges, and the options. */
+static void scenario_help(const struct lab_scenario *sc)
+{
+    printf("brisk-lab run %s: %s%s%s%s\n", sc->name, sc->summary, sc->seed ? " (seed " : "",
+           sc->seed ? sc->seed : "", sc->seed ? ")" : "");
+    printf("parameters (--set name=value; default, allowed range):\n");
+    for (int i = 0; i < sc->nparams; i++) {
+        const struct lab_param *p = &sc->params[i];
+        char range[64] = "";
+        if (p->min || p->max)
+            snprintf(range, sizeof(range), " [%s..%s]", p->min ? p->min : "", p->max ? p->max : "");
+        printf("  %-18s %-8s %s%s\n", p->name, p->dflt, p->help, range);
+    }
+    printf("Any stack setting can be --set too (brisk-lab settings), after --profile P (brisk-lab profiles).\n"
+           "Options: --json (the report as JSON), --pcap FILE [--pcap-frames N] (capture the first world's "
+           "first port), --out DIR (results.txt/json/csv, capture.pcap and plots under DIR).\n");
+}
+
+/* The value of option argv[*i] (and moves past it), or NULL after a message: "--pcap needs a value". */
+static const char *opt_value(const char *cmd, int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "brisk-lab %s: option '%s' needs a value\n", cmd, argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
 }
 
 static int cmd_list(int argc, char **argv)
@@ -619,84 +721,183 @@ static int outdir_open(struct outdir *o, struct lab_run *r, const char *dir)
     return 0;
 }
 
+/* The options run and seeds share. Unknown options and missing values print a message (exit 2). */
+struct run_opts {
+    int json;
+    const char *out, *profile, *pcap;
+    uint64_t pcap_frames;
+    int pcap_frames_set;
+    const char *sets[LAB_MAX_SETS];
+    int nsets;
+};
+
+/* is_run: `run` (takes --pcap FILE; --json and --out exclude each other) rather than `seeds`. */
+static int parse_opts(const char *cmd, int argc, char **argv, int is_run, struct run_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (strcmp(a, "--json") == 0) {
+            o->json = 1;
+        } else if (strcmp(a, "--out") == 0 || strcmp(a, "--profile") == 0 || strcmp(a, "--set") == 0 ||
+                   strcmp(a, "--pcap-frames") == 0 || (is_run && strcmp(a, "--pcap") == 0)) {
+            if (!(v = opt_value(cmd, argc, argv, &i)))
+                return 2;
+            if (strcmp(a, "--out") == 0) {
+                o->out = v;
+            } else if (strcmp(a, "--profile") == 0) {
+                o->profile = v;
+            } else if (strcmp(a, "--pcap") == 0) {
+                o->pcap = v;
+            } else if (strcmp(a, "--pcap-frames") == 0) {
+                if (brisk_parse_uint(v, &o->pcap_frames) != BRISK_OK) {
+                    fprintf(stderr, "brisk-lab %s: --pcap-frames needs a frame count (0: all), got '%s'\n",
+                            cmd, v);
+                    return 2;
+                }
+                o->pcap_frames_set = 1;
+            } else if (o->nsets == LAB_MAX_SETS) {
+                fprintf(stderr, "brisk-lab %s: at most %d --set assignments\n", cmd, LAB_MAX_SETS);
+                return 2;
+            } else {
+                o->sets[o->nsets++] = v;
+            }
+        } else if (strncmp(a, "--set=", 6) == 0 && o->nsets < LAB_MAX_SETS) {
+            o->sets[o->nsets++] = a + 6;
+        } else {
+            fprintf(stderr, "brisk-lab %s: unknown option '%s' (brisk-lab %s --help)\n", cmd, a, cmd);
+            return 2;
+        }
+    }
+    if (is_run && o->json && o->out) {
+        fprintf(stderr, "brisk-lab %s: --out writes results.json itself; drop --json\n", cmd);
+        return 2;
+    }
+    return 0;
+}
+
+/* Whether assignment "name=value" names a parameter of sc or a stack setting. */
+static int names_known(const struct lab_scenario *sc, const char *assignment)
+{
+    const char *eq = strchr(assignment, '=');
+    size_t n = eq ? (size_t)(eq - assignment) : strlen(assignment);
+    for (int k = 0; k < sc->nparams; k++)
+        if (strlen(sc->params[k].name) == n && strncmp(sc->params[k].name, assignment, n) == 0)
+            return 1;
+    for (size_t k = 0; k < brisk_settings_count(); k++)
+        if (strlen(brisk_settings_desc(k)->name) == n && strncmp(brisk_settings_desc(k)->name, assignment, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* A run of sc configured by the options: the profile first, then every --set in order. With only_known,
+ * an assignment that is neither a parameter of sc nor a stack setting is skipped (seeds: a parameter of
+ * another seed scenario). Returns 0, or 2 after a message. */
+static int configure(struct lab_run *r, const struct lab_scenario *sc, const struct run_opts *o,
+                     int only_known)
+{
+    lab_run_init(r, sc);
+    if (o->profile && lab_profile(r, o->profile) != BRISK_OK)
+        return 2;
+    for (int i = 0; i < o->nsets; i++) {
+        if (only_known && !names_known(sc, o->sets[i]))
+            continue;
+        if (lab_set(r, o->sets[i]) != BRISK_OK)
+            return 2;
+    }
+    r->pcap = o->pcap;
+    r->pcap_frames = o->pcap_frames;
+    return 0;
+}
+
+/* What a finished run's exit status says, and on stderr which check failed. */
+static int run_status(const struct lab_run *r, int rc)
+{
+    if (rc == 2)
+        return 2; /* the scenario refused its parameters */
+    if (lab_signalled()) {
+        fprintf(stderr, "brisk-lab %s: interrupted by signal %d: the figures above are partial\n", r->sc->name,
+                lab_signalled());
+        return 128 + lab_signalled();
+    }
+    if (rc)
+        return 1; /* it said why */
+    if (r->shape.set && !r->shape.pass) {
+        fprintf(stderr, "brisk-lab %s: FAILED: the expected shape does not hold: %s (got: %s)\n", r->sc->name,
+                r->shape.expect, r->shape.headline);
+        return 1;
+    }
+    return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     if (argc < 1)
         return fprintf(stderr, "brisk-lab run: which scenario? (brisk-lab list)\n"), 2;
+    if (is_help(argv[0])) {
+        printf("usage: brisk-lab run SCENARIO [--profile P] [--set name=value ...] [--json] [--pcap FILE "
+               "[--pcap-frames N]] [--out DIR]\nscenarios (brisk-lab run SCENARIO --help for one):\n");
+        for (size_t i = 0; i < NSCENARIOS; i++)
+            printf("  %-12s %s\n", scenarios[i]->name, scenarios[i]->summary);
+        return 0;
+    }
     const struct lab_scenario *sc = find_scenario(argv[0]);
     if (!sc)
         return fprintf(stderr, "brisk-lab run: unknown scenario '%s' (brisk-lab list)\n", argv[0]), 2;
-    struct lab_run r;
-    int json = 0;
-    const char *out = NULL;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = 1;
-        else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
-            out = argv[++i];
+        if (is_help(argv[i])) {
+            scenario_help(sc);
+            return 0;
+        }
     }
-    if (json && out) {
-        fprintf(stderr, "brisk-lab run: --out writes results.json itself; drop --json\n");
+    struct run_opts o;
+    struct lab_run r;
+    if (parse_opts("run", argc - 1, argv + 1, 1, &o) != 0 || configure(&r, sc, &o, 0) != 0)
         return 2;
-    }
-    lab_run_init(&r, sc);
-    if (json)
+    if (o.json)
         lab_run_json(&r, stdout);
     else
         lab_run_table(&r, stdout);
-    /* The profile first, wherever it stands, so --set overrides it. */
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--profile") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "brisk-lab run: --profile needs a name (brisk-lab profiles)\n");
-                return 2;
-            }
-            if (lab_profile(&r, argv[i + 1]) != BRISK_OK)
-                return 2;
-        }
-    }
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            continue;
-        if (strcmp(argv[i], "--profile") == 0 || (strcmp(argv[i], "--out") == 0 && i + 1 < argc)) {
-            i++;
-            continue;
-        }
-        if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
-            if (lab_set(&r, argv[++i]) != BRISK_OK)
-                return 2;
-        } else if (strncmp(argv[i], "--set=", 6) == 0) {
-            if (lab_set(&r, argv[i] + 6) != BRISK_OK)
-                return 2;
-        } else if (strcmp(argv[i], "--pcap") == 0 && i + 1 < argc) {
-            r.pcap = argv[++i];
-        } else if (strcmp(argv[i], "--pcap-frames") == 0 && i + 1 < argc) {
-            if (brisk_parse_uint(argv[++i], &r.pcap_frames) != BRISK_OK) {
-                fprintf(stderr, "brisk-lab run: --pcap-frames needs a number, got '%s'\n", argv[i]);
-                return 2;
-            }
-        } else {
-            fprintf(stderr, "brisk-lab run: unknown or incomplete option '%s'\n", argv[i]);
-            return usage(stderr, 2);
-        }
-    }
     struct outdir od = {0};
-    if (out && outdir_open(&od, &r, out) != 0)
+    if (o.out && outdir_open(&od, &r, o.out) != 0)
         return 1;
+    lab_signals_install();
+    if (o.out && o.pcap_frames_set)
+        r.pcap_frames = o.pcap_frames;
     int rc = sc->run(&r);
     outdir_close(&od);
-    return rc == 2 ? 2 : rc ? 1 : 0; /* 2: the scenario refused its parameters */
+    return run_status(&r, rc);
+}
+
+static const char *verdict_of(int ran, const struct lab_shape *sh)
+{
+    if (ran < 0)
+        return "STOPPED";
+    if (!ran)
+        return "ERROR";
+    return !sh->set ? "-" : sh->pass ? "PASS" : "FAIL";
 }
 
 static int cmd_seeds(int argc, char **argv)
 {
-    const char *out = "out/lab";
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
-            out = argv[++i];
-        else
-            return fprintf(stderr, "brisk-lab seeds: unknown option '%s'\n", argv[i]), usage(stderr, 2);
+        if (is_help(argv[i])) {
+            printf("usage: brisk-lab seeds [--profile P] [--set name=value ...] [--json] [--pcap-frames N] "
+                   "[--out DIR]\n"
+                   "Runs every seed scenario (docs/lab.md) and prints a SUMMARY: its headline figures, the "
+                   "expected shape and PASS / FAIL (exit 1 if one fails or cannot run).\n"
+                   "--profile and stack settings given with --set apply to every scenario (beside each one's "
+                   "own rows); a scenario parameter applies to the scenarios that have it.\n"
+                   "--out DIR (default out/lab): per scenario DIR/<name>/results.txt/json/csv, plots and "
+                   "capture.pcap (the first 2000 frames, headers only; --pcap-frames N: N frames, 0: all, "
+                   "whole).\n--json: the SUMMARY as JSON on stdout (the tables still go to each results.txt).\n");
+            return 0;
+        }
     }
+    struct run_opts o;
+    if (parse_opts("seeds", argc, argv, 0, &o) != 0)
+        return 2;
+    const char *out = o.out ? o.out : "out/lab";
     const struct lab_scenario *seeds[NSCENARIOS];
     struct lab_shape shapes[NSCENARIOS];
     int ran[NSCENARIOS];
@@ -704,46 +905,101 @@ static int cmd_seeds(int argc, char **argv)
     for (size_t i = 0; i < NSCENARIOS; i++)
         if (scenarios[i]->seed)
             seeds[n++] = scenarios[i];
+    /* Every --set must mean something to at least one seed scenario (or be a stack setting). */
+    for (int k = 0; k < o.nsets; k++) {
+        int known = 0;
+        for (size_t i = 0; i < n && !known; i++)
+            known = names_known(seeds[i], o.sets[k]);
+        if (!known) {
+            fprintf(stderr,
+                    "brisk-lab seeds: '%s' names neither a parameter of a seed scenario nor a stack setting "
+                    "(brisk-lab list, brisk-lab settings)\n",
+                    o.sets[k]);
+            return 2;
+        }
+    }
+    lab_signals_install();
     fprintf(stderr, "brisk-lab: %zu seed scenarios:", n);
     for (size_t i = 0; i < n; i++)
         fprintf(stderr, " %s", seeds[i]->name);
-    /* Until seed 004's scenario is registered, say so (both lines go away by themselves once it is). */
-    int rr_missing = find_scenario("rr-timers") == NULL;
-    fprintf(stderr, "%s\n", rr_missing ? " (rr-timers, seed 004, is not built yet)" : "");
+    fprintf(stderr, "\n");
     int failed = 0, shape_failed = 0;
+    size_t total = n;
     for (size_t i = 0; i < n; i++) {
+        if (lab_signalled()) { /* the rest are not run; the SUMMARY lists what was */
+            n = i;
+            break;
+        }
         char dir[4096];
         snprintf(dir, sizeof(dir), "%s/%s", out, seeds[i]->name);
         fprintf(stderr, "brisk-lab: [%zu/%zu] %s (seed %s) -> %s/\n", i + 1, n, seeds[i]->name,
                 seeds[i]->seed, dir);
         struct lab_run r;
         struct outdir od;
-        lab_run_init(&r, seeds[i]);
-        lab_run_table(&r, stdout);
-        ran[i] = outdir_open(&od, &r, dir) == 0 && seeds[i]->run(&r) == 0;
+        if (configure(&r, seeds[i], &o, 1) != 0)
+            return 2;
+        if (!o.json)
+            lab_run_table(&r, stdout);
+        int rc = 1;
+        if (outdir_open(&od, &r, dir) == 0) {
+            if (o.pcap_frames_set)
+                r.pcap_frames = o.pcap_frames; /* instead of outdir_open's representative slice */
+            rc = seeds[i]->run(&r);
+        }
         outdir_close(&od);
+        if (rc == 2)
+            return 2;
+        ran[i] = lab_signalled() ? -1 : rc == 0; /* -1: stopped by a signal, its figures partial */
         shapes[i] = r.shape;
+        if (ran[i] < 0) {
+            n = i + 1;
+            break;
+        }
         if (!ran[i])
             failed++;
         else if (r.shape.set && !r.shape.pass)
             shape_failed++;
     }
-    printf("== SUMMARY: the seed scenarios beside their expected shapes (docs/lab.md) ==\n");
-    for (size_t i = 0; i < n; i++) {
-        const char *verdict = !ran[i] ? "ERROR" : !shapes[i].set ? "-" : shapes[i].pass ? "PASS" : "FAIL";
-        printf("%-10s %-6s %s\n", seeds[i]->name, verdict, ran[i] ? shapes[i].headline : "did not run");
-        if (ran[i] && shapes[i].set)
-            printf("%-10s %-6s expected: %s\n", "", "", shapes[i].expect);
+    if (o.json) {
+        struct json j;
+        json_init(&j, stdout);
+        json_array_begin(&j, NULL);
+        for (size_t i = 0; i < n; i++) {
+            json_object_begin(&j, NULL);
+            json_str(&j, "name", seeds[i]->name);
+            json_str(&j, "seed", seeds[i]->seed);
+            json_str(&j, "verdict", verdict_of(ran[i], &shapes[i]));
+            if (ran[i] > 0 && shapes[i].set) {
+                json_str(&j, "headline", shapes[i].headline);
+                json_str(&j, "expected", shapes[i].expect);
+            }
+            json_object_end(&j);
+        }
+        json_array_end(&j);
+        json_finish(&j);
+    } else {
+        printf("== SUMMARY: the seed scenarios beside their expected shapes (docs/lab.md) ==\n");
+        for (size_t i = 0; i < n; i++) {
+            printf("%-10s %-6s %s\n", seeds[i]->name, verdict_of(ran[i], &shapes[i]),
+                   ran[i] > 0 ? shapes[i].headline : ran[i] < 0 ? "stopped by a signal" : "did not run");
+            if (ran[i] > 0 && shapes[i].set)
+                printf("%-10s %-6s expected: %s\n", "", "", shapes[i].expect);
+        }
     }
-    if (rr_missing)
-        printf(
-            "%-10s %-6s not built yet (seed 004: wheel operations per transaction, eager >= 3, brisk <= 1)\n",
-            "rr-timers", "-");
     fflush(stdout);
     fprintf(
         stderr,
         "brisk-lab: %zu scenario(s) run, %d failed to run, %d shape(s) not as expected; results under %s/\n",
         n, failed, shape_failed, out);
+    for (size_t i = 0; i < n; i++)
+        if (ran[i] > 0 && shapes[i].set && !shapes[i].pass)
+            fprintf(stderr, "brisk-lab %s: FAILED: the expected shape does not hold: %s\n", seeds[i]->name,
+                    shapes[i].expect);
+    if (lab_signalled()) {
+        fprintf(stderr, "brisk-lab seeds: interrupted by signal %d after %zu of %zu scenarios: partial results\n",
+                lab_signalled(), n, total);
+        return 128 + lab_signalled();
+    }
     return failed || shape_failed ? 1 : 0;
 }
 
@@ -752,6 +1008,14 @@ int main(int argc, char **argv)
     if (argc < 2)
         return usage(stderr, 2);
     const char *cmd = argv[1];
+    if (argc == 3 && is_help(argv[2]) &&
+        (strcmp(cmd, "list") == 0 || strcmp(cmd, "settings") == 0 || strcmp(cmd, "profiles") == 0)) {
+        printf("usage: brisk-lab %s [--json]\n%s\n", cmd,
+               strcmp(cmd, "list") == 0       ? "The scenarios, each with its parameters and their defaults."
+               : strcmp(cmd, "settings") == 0 ? "Every stack setting with its default and what it does."
+                                              : "The compatibility profiles and the settings each sets.");
+        return 0;
+    }
     if (strcmp(cmd, "list") == 0)
         return cmd_list(argc - 2, argv + 2);
     if (strcmp(cmd, "settings") == 0)

@@ -23,6 +23,9 @@ struct lab_param {
     enum lab_kind kind;
     const char *dflt; /* in the syntax of its kind: "10G", "50us", "0", "1%" */
     const char *help;
+    /* The values allowed, inclusive, in the same syntax (NULL: no bound; probabilities lie in [0, 1]
+     * anyway): --set checks them and names the parameter and its range when a value lies outside. */
+    const char *min, *max;
 };
 
 union lab_value {
@@ -114,6 +117,12 @@ void lab_report_time(struct lab_run *r, const char *key, const char *label, uint
 void lab_report_double(struct lab_run *r, const char *key, const char *label, double v, const char *unit);
 void lab_report_bool(struct lab_run *r, const char *key, const char *label, int v);
 void lab_report_rate(struct lab_run *r, const char *key, const char *label, double bps);
+void lab_report_str(struct lab_run *r, const char *key, const char *label, const char *text);
+/* A table row only (its figures go into the JSON under keys of their own). */
+void lab_report_text(struct lab_run *r, const char *label, const char *text);
+/* A figure that was not measured (no RTT sample, no byte delivered): `why` in the table, null in the JSON,
+ * never a made-up zero. */
+void lab_report_none(struct lab_run *r, const char *key, const char *label, const char *why);
 /* Groups: a JSON object; in the table, an indented section. */
 void lab_report_group_begin(struct lab_run *r, const char *key, const char *label);
 void lab_report_group_end(struct lab_run *r);

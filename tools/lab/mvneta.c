@@ -16,13 +16,13 @@
 #include "lab/plot.h"
 
 static const struct lab_param params[] = {
-    {"rate", LAB_RATE, "1G", "link rate"},
-    {"rtt", LAB_TIME, "200us", "round-trip propagation delay"},
-    {"frames", LAB_UINT, "16", "completion batch: frames"},
-    {"timeout", LAB_TIME, "10ms", "completion batch: timer"},
-    {"bytes", LAB_SIZE, "5M", "bytes per flow"},
-    {"seed", LAB_UINT, "1", "world seed"},
-    {"sample", LAB_TIME, "1ms", "throughput sampling interval (plot)"},
+    {"rate", LAB_RATE, "1G", "link rate", "1", NULL},
+    {"rtt", LAB_TIME, "200us", "round-trip propagation delay", NULL, NULL},
+    {"frames", LAB_UINT, "16", "completion batch: frames", "1", "4096"},
+    {"timeout", LAB_TIME, "10ms", "completion batch: timer", NULL, NULL},
+    {"bytes", LAB_SIZE, "5M", "bytes per flow", "1", NULL},
+    {"seed", LAB_UINT, "1", "world seed", NULL, NULL},
+    {"sample", LAB_TIME, "1ms", "throughput sampling interval (plot)", NULL, NULL},
 };
 
 static const uint32_t caps_kb[] = {32, 64, 128, 256, 512};
@@ -84,10 +84,6 @@ static int run(struct lab_run *r)
                          .tx_ring = 532 /* mvneta's default TX queue size */,
                          .prepare = prepare,
                          .ctx = r};
-    if (f.rate_bps == 0 || f.bytes == 0 || lab_u(r, "frames") == 0 || lab_u(r, "frames") > 4096) {
-        fprintf(stderr, "brisk-lab mvneta: need rate > 0, bytes > 0, 0 < frames <= 4096\n");
-        return 2;
-    }
     f.txc.model = BRISK_SIM_TXC_COALESCE;
     f.txc.frames = (uint32_t)lab_u(r, "frames");
     f.txc.timeout_ns = lab_u(r, "timeout");

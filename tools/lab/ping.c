@@ -8,6 +8,8 @@
  * else is queued. The report prints that expectation beside the measurement, so a discrepancy is visible at a
  * glance (and the tests assert it).
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,13 +19,13 @@
 #include "lab/plot.h"
 
 static const struct lab_param params[] = {
-    {"count", LAB_UINT, "10", "echo requests to send"},
-    {"interval", LAB_TIME, "1ms", "time between requests"},
-    {"size", LAB_SIZE, "56", "ICMP data bytes per request (like ping -s)"},
-    {"rate", LAB_RATE, "10G", "link rate, both directions"},
-    {"delay", LAB_TIME, "50us", "one-way propagation delay"},
-    {"loss", LAB_PROB, "0", "random loss probability per frame, both directions"},
-    {"seed", LAB_UINT, "1", "world seed (impairments, stack seeds)"},
+    {"count", LAB_UINT, "10", "echo requests to send", "1", "65536"},
+    {"interval", LAB_TIME, "1ms", "time between requests", NULL, NULL},
+    {"size", LAB_SIZE, "56", "ICMP data bytes per request (like ping -s)", NULL, "65507"},
+    {"rate", LAB_RATE, "10G", "link rate, both directions", "1", NULL},
+    {"delay", LAB_TIME, "50us", "one-way propagation delay", NULL, NULL},
+    {"loss", LAB_PROB, "0", "random loss probability per frame, both directions", NULL, NULL},
+    {"seed", LAB_UINT, "1", "world seed (impairments, stack seeds)", NULL, NULL},
 };
 
 #define A_IP    0x0a000001u /* 10.0.0.1 */
@@ -97,10 +99,6 @@ static int run(struct lab_run *r)
                      .rtt_min = UINT64_MAX};
     uint64_t rate = lab_u(r, "rate"), delay = lab_u(r, "delay");
     double loss = lab_p(r, "loss");
-    if (p.count == 0 || p.count > 65536 || p.size > 65507 || rate == 0) {
-        fprintf(stderr, "brisk-lab ping: need 1 <= count <= 65536, size <= 65507, rate > 0\n");
-        return 2;
-    }
     p.seen = calloc(p.count, 1);
     p.rtt_us = calloc(p.count, sizeof(*p.rtt_us));
     p.w = brisk_sim_world_new(lab_u(r, "seed"));
@@ -164,17 +162,24 @@ static int run(struct lab_run *r)
 
     lab_report_begin(r);
     lab_report_bool(r, "arp_resolved", "ARP resolved", arp_ok);
-    lab_report_time(r, "arp_resolve_ns", "ARP resolution time", arp_ok ? arp_ns : BRISK_TIME_NONE);
+    if (arp_ok)
+        lab_report_time(r, "arp_resolve_ns", "ARP resolution time", arp_ns);
+    else
+        lab_report_none(r, "arp_resolve_ns", "ARP resolution time", "failed (no reply to any request)");
+    lab_report_u64(r, "requested", "echo requests asked for", p.count);
     lab_report_u64(r, "sent", "echo requests sent", p.next_seq);
     lab_report_u64(r, "received", "echo replies received", p.received);
     lab_report_u64(r, "duplicates", "duplicate replies", p.duplicates);
-    lab_report_double(r, "loss_pct", "loss",
-                      p.next_seq ? 100.0 * (double)(p.next_seq - p.received) / (double)p.next_seq : 0.0, "%");
+    /* Of the requests asked for: one that could not be sent (the ARP failed) is lost as surely as one the
+     * link dropped (Linux's ping counts it as an error and the echo as unanswered). */
+    lab_report_double(r, "loss_pct", "loss", 100.0 * (double)(p.count - p.received) / (double)p.count, "%");
     lab_report_group_begin(r, "rtt_ns", "round-trip time");
     if (p.received) {
         lab_report_time(r, "min", "min", p.rtt_min);
         lab_report_time(r, "avg", "avg", p.rtt_sum / p.received);
         lab_report_time(r, "max", "max", p.rtt_max);
+    } else {
+        lab_report_none(r, "min", "min / avg / max", "no reply");
     }
     lab_report_time(r, "expected_lossless", "2 x (serialization + delay)", expected);
     lab_report_group_end(r);
@@ -206,6 +211,17 @@ static int run(struct lab_run *r)
     free(p.seen);
     free(p.rtt_us);
     brisk_sim_world_free(p.w);
+    /* As ping(8): no reply at all is a failure (exit 1), saying why. */
+    if (!arp_ok) {
+        fprintf(stderr, "brisk-lab ping: FAILED: ARP resolution of 10.0.0.2 failed (%" PRIu64
+                        " requests unanswered); no echo request could be sent\n",
+                ca.ArpOutRequests);
+        return 1;
+    }
+    if (p.received == 0) {
+        fprintf(stderr, "brisk-lab ping: FAILED: no echo reply (%" PRIu64 " requests sent)\n", p.next_seq);
+        return 1;
+    }
     return 0;
 }
 

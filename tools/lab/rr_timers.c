@@ -16,15 +16,16 @@
 
 #include "brisk/sim.h"
 #include "lab/lab.h"
+#include "lab/watch.h"
 
 static const struct lab_param params[] = {
-    {"flows", LAB_UINT, "256", "parallel request/response flows (clean rows)"},
-    {"transactions", LAB_UINT, "40", "transactions per flow (clean rows)"},
-    {"loss", LAB_PROB, "1%", "frame loss each way (lossy rows)"},
-    {"loss_transactions", LAB_UINT, "2000", "transactions of the one lossy flow"},
-    {"rate", LAB_RATE, "10G", "link rate"},
-    {"rtt", LAB_TIME, "100us", "round-trip propagation delay"},
-    {"seed", LAB_UINT, "1", "world seed"},
+    {"flows", LAB_UINT, "256", "parallel request/response flows (clean rows)", "1", "45000"},
+    {"transactions", LAB_UINT, "40", "transactions per flow (clean rows)", "1", "100000"},
+    {"loss", LAB_PROB, "1%", "frame loss each way (lossy rows)", NULL, NULL},
+    {"loss_transactions", LAB_UINT, "2000", "transactions of the one lossy flow", "1", "1000000"},
+    {"rate", LAB_RATE, "10G", "link rate", "1", NULL},
+    {"rtt", LAB_TIME, "100us", "round-trip propagation delay", NULL, NULL},
+    {"seed", LAB_UINT, "1", "world seed", NULL, NULL},
 };
 
 static const char *const eager[] = {"tcp_timer_eager=1", NULL};
@@ -89,14 +90,19 @@ static int run_row(struct lab_run *r, const struct brisk_settings *s, int lossy,
     if (pa && pb && brisk_sim_link_connect(w, pa, pb, &lc) && lab_capture(r, pa) == 0)
         rr = brisk_sim_rr_start(w, a, b, 0x0a000002u, &rc);
     int rc_ = 0;
+    struct lab_watch wt;
+    lab_watch_init(&wt, w, "rr-timers", done, rr, NULL);
     if (!rr) {
         fprintf(stderr,
                 "brisk-lab rr-timers: could not set up the world (flows 1..45000, transactions >= 1)\n");
         rc_ = 1;
-    } else if (!brisk_sim_run_while(w, done, rr, 3600 * BRISK_NSEC_PER_SEC)) {
-        fprintf(stderr, "brisk-lab rr-timers: did not finish within an hour of virtual time\n");
+    } else if (!brisk_sim_run_while(w, lab_watch_done, &wt, 3600 * BRISK_NSEC_PER_SEC) || wt.interrupted) {
+        lab_watch_end(&wt);
+        if (!wt.interrupted)
+            fprintf(stderr, "brisk-lab rr-timers: did not finish within an hour of virtual time\n");
         rc_ = 1;
     } else {
+        lab_watch_end(&wt);
         brisk_sim_rr_result(rr, out);
     }
     brisk_sim_rr_free(rr);
@@ -106,13 +112,6 @@ static int run_row(struct lab_run *r, const struct brisk_settings *s, int lossy,
 
 static int run(struct lab_run *r)
 {
-    if (lab_u(r, "flows") == 0 || lab_u(r, "flows") > 45000 || lab_u(r, "transactions") == 0 ||
-        lab_u(r, "transactions") > 100000 || lab_u(r, "loss_transactions") == 0 ||
-        lab_u(r, "loss_transactions") > 1000000 || lab_u(r, "rate") == 0) {
-        fprintf(stderr, "brisk-lab rr-timers: need 1 <= flows <= 45000, 1 <= transactions <= 100000, "
-                        "1 <= loss_transactions <= 1000000, rate > 0\n");
-        return 2;
-    }
     lab_report_begin(r);
     struct lab_table t;
     lab_table_init(&t, "rows", "1-byte request / 1-byte response, NODELAY (rows)", cols, NCOLS);

@@ -249,6 +249,14 @@ int lab_soak_main(int argc, char **argv)
     int json = 0, verbose = 0;
     for (int i = 0; i < argc; i++) {
         char *end = NULL;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: brisk-lab soak [--seeds N] [--first S] [--json] [--verbose]\n"
+                   "Runs N seeds (default 100, from S = 1), each one bulk transfer under randomized impairments, "
+                   "NICs and stack settings. Per seed: ok (complete, intact, closed), error (a clear socket "
+                   "error under extreme loss) or FAIL (corrupt data, a stall, a leak). Exit 1 on any FAIL; "
+                   "--first S --seeds 1 replays seed S exactly.\n");
+            return 0;
+        }
         if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc) {
             nseeds = strtoull(argv[++i], &end, 10);
             if (!end || *end || nseeds == 0 || nseeds > 100000000ull) {

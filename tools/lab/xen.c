@@ -19,12 +19,12 @@
 #include "lab/plot.h"
 
 static const struct lab_param params[] = {
-    {"latency", LAB_TIME, "190us", "TX-completion delay of the sender's NIC (375us for the domU case)"},
-    {"rate", LAB_RATE, "10G", "link rate"},
-    {"rtt", LAB_TIME, "100us", "round-trip propagation delay"},
-    {"bytes", LAB_SIZE, "50M", "bytes per flow"},
-    {"seed", LAB_UINT, "1", "world seed"},
-    {"sample", LAB_TIME, "1ms", "throughput sampling interval (plot)"},
+    {"latency", LAB_TIME, "190us", "TX-completion delay of the sender's NIC (375us for the domU case)", NULL, NULL},
+    {"rate", LAB_RATE, "10G", "link rate", "1", NULL},
+    {"rtt", LAB_TIME, "100us", "round-trip propagation delay", NULL, NULL},
+    {"bytes", LAB_SIZE, "50M", "bytes per flow", "1", NULL},
+    {"seed", LAB_UINT, "1", "world seed", NULL, NULL},
+    {"sample", LAB_TIME, "1ms", "throughput sampling interval (plot)", NULL, NULL},
 };
 
 struct row {
@@ -82,10 +82,6 @@ static int run(struct lab_run *r)
                          .tx_ring = 4096,
                          .prepare = prepare,
                          .ctx = r};
-    if (f.rate_bps == 0 || f.bytes == 0) {
-        fprintf(stderr, "brisk-lab xen-tsq: need rate > 0 and bytes > 0\n");
-        return 2;
-    }
     f.txc.model = BRISK_SIM_TXC_DELAY;
     f.txc.delay_ns = lab_u(r, "latency");
     uint64_t lat = f.txc.delay_ns;
