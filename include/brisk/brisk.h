@@ -6,9 +6,9 @@
  * loop's CLOCK_MONOTONIC). A process may run any number of stacks; they share nothing.
  *
  * The life of a stack:
- *   brisk_settings_default(&s); brisk_settings_set(&s, "arp_retries=5");
- *   st = brisk_stack_new(&s, seed);
- *   dev = brisk_netdev_add(st, &cfg, &ops, driver);          (netdev.h)
+ *   brisk_settings_default(&s); brisk_settings_set(&s, "arp_retries=5"); s.seed = 42;
+ *   st = brisk_stack_new(&s);                                (NULL settings: the defaults)
+ *   dev = brisk_netdev_add(st, &cfg, &ops, driver, &err);    (netdev.h)
  *   loop: brisk_stack_input(st, dev, frame, len, now) for each received frame,
  *         brisk_netdev_tx_done(dev, pkt, now) for each completed transmission,
  *         brisk_stack_poll(st, now) whenever now reaches brisk_stack_next_deadline(st).
@@ -495,7 +495,9 @@ void brisk_sock_set_callback(brisk_sock *s, brisk_sock_fn fn, void *ctx);
 /* Binds a local address (0 = any of the stack's) and port (0 = ephemeral at connect). BRISK_ERR_ADDRINUSE,
  * BRISK_ERR_ADDRNOTAVAIL, BRISK_ERR_INVAL (already bound or not a fresh socket). */
 int brisk_bind(brisk_sock *s, uint32_t addr, uint16_t port);
-/* Listens (the socket must be bound to a port). backlog bounds established connections awaiting accept. */
+/* Listens (the socket must be bound to a port). backlog bounds established connections awaiting accept
+ * (below 1: 1); listening again only changes it. Returns BRISK_OK, or BRISK_ERR_INVAL (NULL socket, no
+ * port bound, or a socket that is connecting or connected). */
 int brisk_listen(brisk_sock *s, int backlog);
 /* An established connection from the listener's queue, or NULL with *err = BRISK_ERR_AGAIN (none yet) or
  * BRISK_ERR_INVAL (not a listener). */
