@@ -95,6 +95,10 @@ int lab_flow_run(const struct lab_flow *f, const struct brisk_settings *a_set,
     if (f->tx_ring)
         nc.tx_ring = f->tx_ring;
     nc.txc = f->txc;
+    if (f->gso_max) {
+        nc.dev.caps |= BRISK_NETDEV_CAP_GSO | BRISK_NETDEV_CAP_CSUM;
+        nc.dev.gso_max_size = f->gso_max;
+    }
     brisk_sim_port *pa = a ? brisk_sim_nic_add(a, &nc) : NULL;
     brisk_sim_port *pb = b ? brisk_sim_nic_add_ip(b, B_IP, 24, 0) : NULL;
     struct brisk_sim_link_config lc;

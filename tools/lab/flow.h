@@ -36,6 +36,8 @@ struct lab_flow {
     uint32_t write_size;            /* bytes per send(); 0 = the application's default */
     struct brisk_sim_txc txc;       /* host a's NIC completion model */
     uint32_t tx_ring;               /* host a's NIC descriptors */
+    uint32_t gso_max;               /* host a's NIC segments super-frames up to this size (GSO + checksum
+                                       offload, as a TSO NIC); 0 = MTU-sized frames only */
     struct brisk_sim_impair impair; /* applied to both link directions */
     uint64_t limit_ns;              /* give up after this much virtual time; 0 = one hour */
     /* Optional: called once the world and the transfer exist, before it runs (captures, samplers).
