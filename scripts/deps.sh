@@ -5,6 +5,7 @@
 set -eu
 
 pkgs="build-essential cmake pkg-config clang libcmocka-dev tcpdump gnuplot-nox libjansson-dev iperf3"
+pkgs="$pkgs libyaml-dev" # brisk-lab's scenario files (tools/lab/spec_parse.c)
 # Network namespaces for the real-network runs (scripts/netns.sh, scripts/try.sh, tests/interop/).
 pkgs="$pkgs iproute2"
 pkgs="$pkgs libclang-rt-dev" # libFuzzer and the sanitizer runtimes for clang (make fuzz, make sanitize)

@@ -396,6 +396,73 @@ check "SIGINT: partial results printed and marked" \
 check "SIGINT: progress on stderr, then the interruption said" \
     "grep -q 'bytes delivered' '$tmp/int.err' && grep -q 'interrupted by signal 2' '$tmp/int.err'"
 
+# ---- scenario files (YAML): the shipped ones run and pass; every error names file, line and key ----
+here=$(cd "$(dirname "$0")/../.." && pwd)
+for f in ack-loss coalesce-sweep; do
+    "$lab" check "$here/scenarios/$f.yaml" >"$tmp/chk" 2>&1
+    check "check scenarios/$f.yaml: valid" "[ $? -eq 0 ] && grep -q 'scenario $f' '$tmp/chk'"
+    "$lab" run "$here/scenarios/$f.yaml" --json >"$tmp/$f.json" 2>/dev/null
+    check "run scenarios/$f.yaml: exit 0, its shape PASS" "[ $? -eq 0 ] && grep -q '\"pass\": true' '$tmp/$f.json'"
+done
+check "ack-loss: the reverse direction lost ACKs in the lossy row, none in no-ack-loss" \
+    "[ \$(json_row '$tmp/ack-loss.json' brisk lost_frames) -gt 0 ] && [ \$(json_row '$tmp/ack-loss.json' no-ack-loss lost_frames) -eq 0 ]"
+check "coalesce-sweep: 3.12 collapses once a batch outgrows its budget, brisk does not" \
+    "is '$(json_row "$tmp/coalesce-sweep.json" 3.12-batch-128 goodput_pct) < 20 && $(json_row "$tmp/coalesce-sweep.json" brisk-batch-128 goodput_pct) > 80'"
+check "scenario JSON: per-flow figures per row" "grep -q '\"flows\": {' '$tmp/ack-loss.json' && grep -q '\"kind\": \"bulk\"' '$tmp/ack-loss.json'"
+cat >"$tmp/two.yaml" <<'Y'
+name: two-flows
+limit: 10s
+link: {rate: 100M, delay: 1ms}
+flows:
+  - bulk: {bytes: 2M}
+  - bulk: {bytes: 1M, start: 5ms, dir: down}
+  - rr: {connections: 2, transactions: 50}
+expect:
+  - {figure: complete, min: 1}
+  - {figure: transactions, min: 100, max: 100}
+  - {figure: delivered_bytes, flow: 2, min: 1M, max: 1M}
+  - {figure: rr_p50_ns, max: 50ms}
+Y
+"$lab" run "$tmp/two.yaml" --json --pcap "$tmp/two1.pcap" >"$tmp/two.json" 2>/dev/null
+check "a file with bulk both ways and rr: exit 0, PASS" "[ $? -eq 0 ] && grep -q '\"pass\": true' '$tmp/two.json'"
+"$lab" run "$tmp/two.yaml" --pcap "$tmp/two2.pcap" >/dev/null 2>&1
+check "scenario file: same file, byte-identical capture" "cmp -s '$tmp/two1.pcap' '$tmp/two2.pcap'"
+"$lab" run "$tmp/two.yaml" --set tcp_sack=0 >"$tmp/two.txt" 2>/dev/null
+check "scenario file: --set applies to every row and is stated" "[ $? -eq 0 ] && grep -q 'settings:   tcp_sack=off' '$tmp/two.txt'"
+# A bound that does not hold: exit 1, the file's line and the figure named.
+sed 's/transactions, min: 100, max: 100/transactions, min: 101/' "$tmp/two.yaml" >"$tmp/fail.yaml"
+"$lab" run "$tmp/fail.yaml" >/dev/null 2>"$tmp/err"
+check "scenario file: a failed bound exits 1 naming file:line" \
+    "[ $? -eq 1 ] && grep -q 'fail.yaml:10: expected every row: transactions >= 101; row brisk has transactions = 100' '$tmp/err'"
+# Malformed files: exit 2 and file:line: what is wrong.
+bad_file() { # name, expected message (grep), file text
+    printf '%s\n' "$3" >"$tmp/bad.yaml"
+    "$lab" check "$tmp/bad.yaml" >/dev/null 2>"$tmp/err"
+    local rc=$?
+    check "scenario file error: $1 (exit 2, message)" "[ $rc -eq 2 ] && grep -q \"$2\" '$tmp/err'"
+}
+bad_file "not YAML" "bad.yaml:2:.*not YAML" $'name: x\n  - : [\nflows: }'
+bad_file "unknown top-level key" "bad.yaml:2: unknown key 'lnk' (expected one of: name, summary" $'name: x\nlnk: {rate: 1G}\nflows: [{bulk: {}}]'
+bad_file "unknown nested key" "bad.yaml:2: unknown key 'link.forward.rat'" $'name: x\nlink: {forward: {rat: 1G}}\nflows: [{bulk: {}}]'
+bad_file "bad rate" "bad.yaml:2: link.rate: 'fast' is not a rate like 1G" $'name: x\nlink: {rate: fast}\nflows: [{bulk: {}}]'
+bad_file "bad probability" "bad.yaml:2: link.loss: '2' is not a probability" $'name: x\nlink: {loss: 2}\nflows: [{bulk: {}}]'
+bad_file "bad completion model" "bad.yaml:2: nic.completion: 'later' is not a completion model" $'name: x\nnic: {completion: later}\nflows: [{bulk: {}}]'
+bad_file "unknown flow kind" "bad.yaml:3: flows\\[1\\]: unknown flow kind 'udp'" $'name: x\nflows:\n  - udp: {}'
+bad_file "bad direction" "bad.yaml:2: flows\\[1\\].bulk.dir: 'sideways' is not a direction" $'name: x\nflows: [{bulk: {dir: sideways}}]'
+bad_file "no flows" "a scenario needs at least one flow" $'name: x'
+bad_file "no name" "name: a scenario needs a name" $'flows: [{bulk: {}}]'
+bad_file "unknown profile" "rows\\[1\\].profile: no profile is called 'linux-1.0'" $'name: x\nflows: [{bulk: {}}]\nrows: [{name: r, profile: linux-1.0}]'
+bad_file "unknown setting" "rows\\[1\\].set.tcp_nope: no stack setting is called 'tcp_nope'" $'name: x\nflows: [{bulk: {}}]\nrows: [{name: r, set: {tcp_nope: 1}}]'
+bad_file "bad setting value" "rows\\[1\\].set.tcp_sack: 'maybe' is not a valid value" $'name: x\nflows: [{bulk: {}}]\nrows: [{name: r, set: {tcp_sack: maybe}}]'
+bad_file "two rows of one name" "a second row called 'r'" $'name: x\nflows: [{bulk: {}}]\nrows: [{name: r}, {name: r}]'
+bad_file "unknown figure" "figure 'speed' is not one of" $'name: x\nflows: [{bulk: {}}]\nexpect: [{figure: speed, min: 1}]'
+bad_file "bound without min or max" "a bound needs min, max or both" $'name: x\nflows: [{bulk: {}}]\nexpect: [{figure: rtos}]'
+bad_file "bound on a missing row" "expect\\[1\\]: no row is called 'fast'" $'name: x\nflows: [{bulk: {}}]\nexpect: [{row: fast, figure: rtos, max: 0}]'
+bad_file "bound on a missing flow" "flow 3: the file has 1 flow" $'name: x\nflows: [{bulk: {}}]\nexpect: [{flow: 3, figure: complete, min: 1}]'
+bad_file "a list where a value goes" "bad.yaml:2: link.rate: expected a single value" $'name: x\nlink: {rate: [1G]}\nflows: [{bulk: {}}]'
+"$lab" check "$tmp/does-not-exist.yaml" >/dev/null 2>"$tmp/err"
+check "scenario file missing: exit 2, named" "[ $? -eq 2 ] && grep -q 'cannot read scenario file' '$tmp/err'"
+
 # brisk-bench is checked by tests/tools/test_bench.sh.
 
 echo "$pass passed, $fail failed"

@@ -32,6 +32,7 @@
 
 #include "brisk/sim.h"
 #include "common/fmt.h"
+#include "lab/spec.h"
 #include "lab/watch.h"
 
 /* Every scenario. The seed scenarios (those with .seed set) run under `brisk-lab seeds`, in this order. */
@@ -310,6 +311,8 @@ static void begin_json(struct lab_run *r)
     json_init(&r->j, r->json_out);
     json_object_begin(&r->j, NULL);
     json_str(&r->j, "scenario", r->sc->name);
+    if (r->file)
+        json_str(&r->j, "file", ((const struct lab_spec *)r->file)->path);
     json_str(&r->j, "profile", r->profile ? r->profile : "brisk");
     json_object_begin(&r->j, "parameters");
     for (int i = 0; i < r->sc->nparams; i++) {
@@ -334,11 +337,18 @@ static void begin_json(struct lab_run *r)
 static void begin_table(const struct lab_run *r, FILE *f)
 {
     char buf[FMT_LEN];
-    fprintf(f, "== %s: %s ==\n", r->sc->name, r->sc->summary);
+    if (r->sc->summary && r->sc->summary[0])
+        fprintf(f, "== %s: %s ==\n", r->sc->name, r->sc->summary);
+    else
+        fprintf(f, "== %s ==\n", r->sc->name);
     fprintf(f, "profile:    %s\n", r->profile ? r->profile : "brisk (defaults)");
-    fprintf(f, "parameters:");
-    for (int i = 0; i < r->sc->nparams; i++)
-        fprintf(f, " %s=%s", r->sc->params[i].name, param_text(buf, &r->sc->params[i], r->v[i]));
+    if (r->file) {
+        fprintf(f, "file:       %s", ((const struct lab_spec *)r->file)->path);
+    } else {
+        fprintf(f, "parameters:");
+        for (int i = 0; i < r->sc->nparams; i++)
+            fprintf(f, " %s=%s", r->sc->params[i].name, param_text(buf, &r->sc->params[i], r->v[i]));
+    }
     fprintf(f, "\nsettings:  ");
     int any = 0;
     for (size_t i = 0; i < brisk_settings_count(); i++) {
@@ -502,6 +512,8 @@ static int usage(FILE *f, int rc)
                "       brisk-lab profiles [--json]\n"
                "       brisk-lab run SCENARIO [--profile P] [--set name=value ...] [--json] [--pcap FILE "
                "[--pcap-frames N]] [--out DIR]\n"
+               "       brisk-lab run FILE.yaml [the same options]   (a scenario file: docs/lab.md)\n"
+               "       brisk-lab check FILE.yaml\n"
                "       brisk-lab seeds [--profile P] [--set name=value ...] [--json] [--pcap-frames N] "
                "[--out DIR]\n"
                "       brisk-lab soak [--seeds N] [--first S] [--json] [--verbose]\n"
@@ -830,6 +842,58 @@ static int run_status(const struct lab_run *r, int rc)
     return 0;
 }
 
+/* `run FILE.yaml ...`: a scenario file (spec.h) run with the same options as a built-in scenario. */
+static int run_file(int argc, char **argv)
+{
+    struct lab_spec *spec = calloc(1, sizeof(*spec));
+    if (!spec)
+        return 1;
+    int rc = lab_spec_load(argv[0], spec);
+    struct lab_scenario sc = {.name = spec->name, .summary = spec->summary};
+    struct run_opts o;
+    struct lab_run r;
+    if (rc == 0 && (parse_opts("run", argc - 1, argv + 1, 1, &o) != 0 || configure(&r, &sc, &o, 0) != 0))
+        rc = 2;
+    struct outdir od = {0};
+    if (rc == 0) {
+        r.file = spec;
+        if (o.json)
+            lab_run_json(&r, stdout);
+        else
+            lab_run_table(&r, stdout);
+        if (o.out && outdir_open(&od, &r, o.out) != 0)
+            rc = 1;
+    }
+    if (rc == 0) {
+        if (o.out && o.pcap_frames_set)
+            r.pcap_frames = o.pcap_frames;
+        lab_signals_install();
+        rc = run_status(&r, lab_spec_run(&r, spec));
+        outdir_close(&od);
+    }
+    free(spec);
+    return rc;
+}
+
+/* `check FILE`: read and check a scenario file without running it. */
+static int cmd_check(int argc, char **argv)
+{
+    if (argc != 1 || is_help(argv[0])) {
+        printf("usage: brisk-lab check FILE.yaml\nReads and checks a scenario file (docs/lab.md, \"Scenario "
+               "files\") without running it: exit 0 if it is valid, else 2 with file:line: and what is wrong.\n");
+        return argc == 1 ? 0 : 2;
+    }
+    struct lab_spec *spec = calloc(1, sizeof(*spec));
+    if (!spec)
+        return 1;
+    int rc = lab_spec_load(argv[0], spec);
+    if (rc == 0)
+        printf("%s: scenario %s: %d flow(s), %d row(s), %d expected bound(s)\n", argv[0], spec->name,
+               spec->nflows, spec->nrows, spec->nexpect);
+    free(spec);
+    return rc;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     if (argc < 1)
@@ -841,6 +905,8 @@ static int cmd_run(int argc, char **argv)
             printf("  %-12s %s\n", scenarios[i]->name, scenarios[i]->summary);
         return 0;
     }
+    if (lab_spec_is_file(argv[0]))
+        return run_file(argc, argv);
     const struct lab_scenario *sc = find_scenario(argv[0]);
     if (!sc)
         return fprintf(stderr, "brisk-lab run: unknown scenario '%s' (brisk-lab list)\n", argv[0]), 2;
@@ -1026,6 +1092,8 @@ int main(int argc, char **argv)
         return cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "seeds") == 0)
         return cmd_seeds(argc - 2, argv + 2);
+    if (strcmp(cmd, "check") == 0)
+        return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "soak") == 0)
         return lab_soak_main(argc - 2, argv + 2);
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0)

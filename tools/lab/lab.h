@@ -74,6 +74,7 @@ struct lab_run {
     FILE *csv_out;        /* the first table (lab_report_table) as CSV, or NULL */
     const void *csv_cols; /* columns of the table the CSV holds (its header) */
     struct lab_shape shape;
+    const void *file; /* a scenario file's description (spec.h) when the run is one, else NULL */
     /* Where the report goes: human tables to each of tables[], JSON to json_out (either may be absent). */
     FILE *tables[LAB_MAX_TABLES];
     int ntables;

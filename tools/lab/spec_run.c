@@ -1,0 +1,414 @@
+/*
+ * spec_run.c — running a scenario file (spec.h): one world per row, every flow in it, one table.
+ *
+ * Each row builds the same world — host a (10.0.0.1) and host b (10.0.0.2) on one link, host a's NIC as the
+ * file says, host b's a default NIC with the same MTU — with the file's link and NIC changed by the row's,
+ * and stack settings made as for any scenario's row (defaults, --profile, the row's profile, --set, the
+ * row's own `set`). The flows start at their start times (bulk flows on ports 5001 + i, rr on 6001 + i) and
+ * the row ends when every flow has finished or failed, or at the file's limit. The figures are measured,
+ * never filled in: goodput is the bytes the receivers read over the time from the first connection to the
+ * last byte, `complete` says whether every flow finished correctly, and an rr figure of a row without rr
+ * flows is left out. Then the expected shape: every bound of `expect` checked against the rows it names.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lab/spec.h"
+#include "lab/watch.h"
+
+#define A_IP 0x0a000001u
+#define B_IP 0x0a000002u
+
+/* ---- the world of one row ---- */
+
+static void apply_dir(struct brisk_sim_link_dir *d, const struct spec_link_dir *s)
+{
+    if (s->has_rate)
+        d->rate_bps = s->rate_bps;
+    if (s->has_delay)
+        d->delay_ns = s->delay_ns;
+    if (s->has_queue_packets)
+        d->queue_packets = s->queue_packets;
+    if (s->has_queue_bytes)
+        d->queue_bytes = s->queue_bytes;
+    if (s->has_loss) {
+        d->impair.loss_model = s->loss > 0 ? BRISK_SIM_LOSS_RANDOM : BRISK_SIM_LOSS_NONE;
+        d->impair.loss = s->loss;
+    }
+    if (s->has_gilbert) {
+        d->impair.loss_model = BRISK_SIM_LOSS_GILBERT;
+        d->impair.ge_p_good_to_bad = s->ge_p_good_bad;
+        d->impair.ge_p_bad_to_good = s->ge_p_bad_good;
+        d->impair.ge_loss_good = s->ge_loss_good;
+        d->impair.ge_loss_bad = s->ge_loss_bad;
+    }
+    if (s->has_reorder)
+        d->impair.reorder = s->reorder;
+    if (s->has_reorder_delay)
+        d->impair.reorder_delay_ns = s->reorder_delay_ns;
+    if (s->has_duplicate)
+        d->impair.duplicate = s->duplicate;
+    if (s->has_corrupt)
+        d->impair.corrupt = s->corrupt;
+}
+
+static void apply_link(struct brisk_sim_link_config *lc, const struct spec_link *l)
+{
+    apply_dir(&lc->ab, &l->both);
+    apply_dir(&lc->ba, &l->both);
+    apply_dir(&lc->ab, &l->forward);
+    apply_dir(&lc->ba, &l->reverse);
+}
+
+static void apply_nic(struct brisk_sim_nic_config *nc, const struct spec_nic *n)
+{
+    if (n->has_tx_ring)
+        nc->tx_ring = n->tx_ring;
+    if (n->has_completion)
+        nc->txc = n->completion;
+    if (n->has_rx_batch)
+        nc->rx_batch = n->rx_batch;
+    if (n->has_mtu)
+        nc->dev.mtu = n->mtu;
+    if (n->has_gso) {
+        nc->dev.caps &= ~(BRISK_NETDEV_CAP_GSO | BRISK_NETDEV_CAP_CSUM);
+        if (n->gso) {
+            nc->dev.caps |= BRISK_NETDEV_CAP_GSO | BRISK_NETDEV_CAP_CSUM;
+            nc->dev.gso_max_size = n->gso;
+        }
+    }
+    if (n->has_bql) {
+        nc->dev.caps &= ~BRISK_NETDEV_CAP_BQL;
+        if (n->bql)
+            nc->dev.caps |= BRISK_NETDEV_CAP_BQL;
+    }
+}
+
+struct flow_run {
+    const struct spec_flow *f;
+    brisk_sim_bulk *bulk;
+    brisk_sim_rr *rr;
+};
+
+struct world_run {
+    struct flow_run fl[SPEC_MAX_FLOWS];
+    int n;
+};
+
+static int all_done(void *ctx)
+{
+    const struct world_run *wr = ctx;
+    for (int i = 0; i < wr->n; i++) {
+        if (wr->fl[i].bulk && !brisk_sim_bulk_done(wr->fl[i].bulk))
+            return 0;
+        if (wr->fl[i].rr && !brisk_sim_rr_done(wr->fl[i].rr))
+            return 0;
+    }
+    return 1;
+}
+
+static void describe(void *ctx, char *buf, size_t n)
+{
+    const struct world_run *wr = ctx;
+    uint64_t got = 0;
+    for (int i = 0; i < wr->n; i++)
+        if (wr->fl[i].bulk)
+            got += brisk_sim_bulk_received(wr->fl[i].bulk);
+    snprintf(buf, n, "%" PRIu64 " bytes delivered", got);
+}
+
+/* The figures of one row: its total (flow 0) and each flow's. NAN: not measured (no such flow kind). */
+#define NFIG SPEC_NFIGURES
+struct row_figs {
+    double v[SPEC_MAX_FLOWS + 1][NFIG];
+    int interrupted;
+};
+
+static int fig_index(const char *name)
+{
+    for (int i = 0; lab_spec_figures[i]; i++)
+        if (!strcmp(lab_spec_figures[i], name))
+            return i;
+    return -1;
+}
+
+static void set_fig(struct row_figs *rf, int flow, const char *name, double v)
+{
+    int i = fig_index(name);
+    if (i >= 0)
+        rf->v[flow][i] = v;
+}
+
+static double get_fig(const struct row_figs *rf, int flow, const char *name)
+{
+    int i = fig_index(name);
+    return i >= 0 ? rf->v[flow][i] : NAN;
+}
+
+static int run_row(struct lab_run *r, const struct lab_spec *s, const struct spec_row *row, struct row_figs *rf)
+{
+    for (int f = 0; f <= SPEC_MAX_FLOWS; f++)
+        for (int k = 0; k < NFIG; k++)
+            rf->v[f][k] = NAN;
+    const char *extra[SPEC_MAX_SETS + 1];
+    for (int i = 0; i < row->nsets; i++)
+        extra[i] = row->sets[i];
+    extra[row->nsets] = NULL;
+    struct brisk_settings set;
+    if (lab_row_settings(r, row->profile[0] ? row->profile : NULL, extra, &set) != BRISK_OK)
+        return 1;
+    set.seed = 0; /* from the world's seed */
+
+    brisk_sim_world *w = brisk_sim_world_new(s->seed);
+    brisk_sim_host *a = w ? brisk_sim_host_add(w, "a", &set) : NULL, *b = w ? brisk_sim_host_add(w, "b", &set) : NULL;
+    struct brisk_sim_nic_config na, nb;
+    brisk_sim_nic_config_default(&na);
+    brisk_sim_nic_config_default(&nb);
+    apply_nic(&na, &s->nic);
+    apply_nic(&na, &row->nic);
+    na.dev.ip = A_IP;
+    nb.dev.ip = B_IP;
+    nb.dev.mtu = na.dev.mtu;
+    struct brisk_sim_link_config lc;
+    brisk_sim_link_config_symmetric(&lc, 1000000000ull, 50 * BRISK_NSEC_PER_USEC);
+    apply_link(&lc, &s->link);
+    apply_link(&lc, &row->link);
+    brisk_sim_port *pa = a ? brisk_sim_nic_add(a, &na) : NULL, *pb = b ? brisk_sim_nic_add(b, &nb) : NULL;
+    brisk_sim_link *link = pa && pb ? brisk_sim_link_connect(w, pa, pb, &lc) : NULL;
+    struct world_run wr = {.n = 0};
+    int rc = link && lab_capture(r, pa) == 0 ? 0 : 1;
+    for (int i = 0; rc == 0 && i < s->nflows; i++) {
+        const struct spec_flow *f = &s->flows[i];
+        struct flow_run *fr = &wr.fl[wr.n++];
+        fr->f = f;
+        if (f->kind == SPEC_BULK) {
+            struct brisk_sim_bulk_config bc = {.bytes = f->bytes,
+                                               .dir = f->dir,
+                                               .write_size = f->write_size,
+                                               .port = (uint16_t)(5001 + i),
+                                               .seed = s->seed + (uint64_t)i,
+                                               .start_at = f->start_ns};
+            fr->bulk = brisk_sim_bulk_start(w, a, b, B_IP, &bc);
+            rc = fr->bulk ? 0 : 1;
+        } else {
+            struct brisk_sim_rr_config cc = {.flows = f->conns,
+                                             .request_size = f->request,
+                                             .response_size = f->response,
+                                             .transactions = f->transactions,
+                                             .port = (uint16_t)(6001 + i),
+                                             .nodelay = f->nodelay,
+                                             .start_at = f->start_ns};
+            fr->rr = brisk_sim_rr_start(w, a, b, B_IP, &cc);
+            rc = fr->rr ? 0 : 1;
+        }
+    }
+    if (rc) {
+        fprintf(stderr, "brisk-lab %s: row %s: cannot build its world (check the row's settings)\n", s->name,
+                row->name);
+    } else {
+        struct lab_watch wt;
+        lab_watch_init(&wt, w, s->name, all_done, &wr, describe);
+        brisk_sim_run_while(w, lab_watch_done, &wt, s->limit_ns);
+        lab_watch_end(&wt);
+        rf->interrupted = wt.interrupted;
+
+        uint64_t first = UINT64_MAX, last = 0, delivered = 0, transactions = 0, capacity = 0;
+        int complete = 1, up = 0, down = 0;
+        for (int i = 0; i < wr.n; i++) {
+            struct flow_run *fr = &wr.fl[i];
+            if (fr->bulk) {
+                struct brisk_sim_bulk_result br;
+                brisk_sim_bulk_result(fr->bulk, &br);
+                uint64_t got = br.client.received + br.server.received;
+                int ok = br.complete && br.client.bad_at == UINT64_MAX && br.server.bad_at == UINT64_MAX;
+                set_fig(rf, i + 1, "complete", ok);
+                set_fig(rf, i + 1, "delivered_bytes", (double)got);
+                if (br.last_byte_at != BRISK_TIME_NONE && br.last_byte_at > br.connected_at) {
+                    set_fig(rf, i + 1, "goodput_bps", (double)got * 8e9 / (double)(br.last_byte_at - br.connected_at));
+                    first = br.connected_at < first ? br.connected_at : first;
+                    last = br.last_byte_at > last ? br.last_byte_at : last;
+                }
+                delivered += got;
+                complete &= ok;
+                up |= fr->f->dir != BRISK_SIM_BULK_DOWN;
+                down |= fr->f->dir != BRISK_SIM_BULK_UP;
+            } else {
+                struct brisk_sim_rr_result rr;
+                brisk_sim_rr_result(fr->rr, &rr);
+                int ok = rr.errors == 0 && rr.transactions == (uint64_t)fr->f->conns * fr->f->transactions;
+                set_fig(rf, i + 1, "complete", ok);
+                set_fig(rf, i + 1, "transactions", (double)rr.transactions);
+                if (rr.transactions) {
+                    set_fig(rf, i + 1, "rr_p50_ns", (double)rr.lat_p50);
+                    set_fig(rf, i + 1, "rr_p99_ns", (double)rr.lat_p99);
+                    set_fig(rf, 0, "rr_p50_ns", (double)rr.lat_p50); /* the row's: its last rr flow's */
+                    set_fig(rf, 0, "rr_p99_ns", (double)rr.lat_p99);
+                }
+                transactions += rr.transactions;
+                complete &= ok;
+            }
+        }
+        struct brisk_counters ca, cb;
+        brisk_stack_get_counters(brisk_sim_host_stack(a), &ca);
+        brisk_stack_get_counters(brisk_sim_host_stack(b), &cb);
+        struct brisk_sim_link_stats ls[2];
+        brisk_sim_link_stats(link, 0, &ls[0]);
+        brisk_sim_link_stats(link, 1, &ls[1]);
+        set_fig(rf, 0, "complete", complete && !wt.interrupted);
+        set_fig(rf, 0, "delivered_bytes", (double)delivered);
+        if (last > first) {
+            double gp = (double)delivered * 8e9 / (double)(last - first);
+            set_fig(rf, 0, "goodput_bps", gp);
+            /* Of what the directions the bulk flows use can carry: a -> b, b -> a, or both. */
+            capacity = (up ? lc.ab.rate_bps : 0) + (down ? lc.ba.rate_bps : 0);
+            set_fig(rf, 0, "goodput_pct", 100.0 * gp / (double)capacity);
+        }
+        if (transactions)
+            set_fig(rf, 0, "transactions", (double)transactions);
+        set_fig(rf, 0, "retransmits", (double)(ca.TcpRetransSegs + cb.TcpRetransSegs));
+        set_fig(rf, 0, "rtos", (double)(ca.TCPTimeouts + cb.TCPTimeouts));
+        set_fig(rf, 0, "queue_drops", (double)(ls[0].queue_drops + ls[1].queue_drops));
+        set_fig(rf, 0, "lost_frames", (double)(ls[0].lost + ls[1].lost));
+        set_fig(rf, 0, "elapsed_ns", (double)brisk_sim_now(w));
+    }
+    for (int i = 0; i < wr.n; i++) {
+        if (wr.fl[i].bulk)
+            brisk_sim_bulk_free(wr.fl[i].bulk);
+        if (wr.fl[i].rr)
+            brisk_sim_rr_free(wr.fl[i].rr);
+    }
+    brisk_sim_world_free(w);
+    return rc;
+}
+
+/* ---- the report ---- */
+
+static const struct lab_col cols[] = {
+    {"complete", "complete", LAB_COL_BOOL, 0},
+    {"goodput_bps", "goodput", LAB_COL_RATE, LAB_HIDE_ZERO},
+    {"goodput_pct", "% line", LAB_COL_PCT, LAB_HIDE_ZERO},
+    {"delivered_bytes", "delivered", LAB_COL_SIZE, LAB_HIDE_ZERO},
+    {"retransmits", "retrans", LAB_COL_U64, 0},
+    {"rtos", "RTOs", LAB_COL_U64, 0},
+    {"queue_drops", "queue drops", LAB_COL_U64, LAB_HIDE_ZERO},
+    {"lost_frames", "lost", LAB_COL_U64, LAB_HIDE_ZERO},
+    {"transactions", "transactions", LAB_COL_U64, LAB_HIDE_ZERO},
+    {"rr_p50_ns", "rr p50", LAB_COL_TIME, LAB_HIDE_ZERO},
+    {"rr_p99_ns", "rr p99", LAB_COL_TIME, LAB_HIDE_ZERO},
+    {"elapsed_ns", "virtual time", LAB_COL_TIME, 0},
+};
+#define NCOLS ((int)(sizeof(cols) / sizeof(cols[0])))
+
+/* Whether bound e holds for the row's figure; *got gets the figure (NAN: not measured, which fails). */
+static int holds(const struct spec_expect *e, const struct row_figs *rf, double *got)
+{
+    *got = get_fig(rf, (int)e->flow, e->figure);
+    if (*got != *got)
+        return 0;
+    return (!e->has_min || *got >= e->min) && (!e->has_max || *got <= e->max);
+}
+
+int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
+{
+    struct row_figs *figs = calloc((size_t)s->nrows, sizeof(*figs));
+    if (!figs)
+        return 1;
+    lab_report_begin(r);
+    if (s->summary[0])
+        lab_report_note(r, "summary", s->summary);
+    struct lab_table t;
+    lab_table_init(&t, "rows", "one world per row: every flow of the file (rows)", cols, NCOLS);
+    int rc = 0;
+    for (int k = 0; k < s->nrows && rc == 0; k++) {
+        const struct spec_row *row = &s->rows[k];
+        if (run_row(r, s, row, &figs[k]) != 0) {
+            rc = 1;
+            break;
+        }
+        fprintf(stderr, "brisk-lab %s: row %s done\n", s->name, row->name);
+        int i = lab_table_row(&t, row->name, row->name);
+        const char *extra[SPEC_MAX_SETS + 1];
+        for (int a = 0; a < row->nsets; a++)
+            extra[a] = row->sets[a];
+        extra[row->nsets] = NULL;
+        lab_table_how(&t, i, row->profile[0] ? row->profile : "brisk", extra, row->how[0] ? row->how : NULL);
+        for (int c = 0; c < NCOLS; c++) {
+            double v = get_fig(&figs[k], 0, cols[c].key);
+            lab_table_set(&t, i, cols[c].key, v == v ? v : 0);
+        }
+        if (figs[k].interrupted)
+            break;
+    }
+    if (rc == 0)
+        lab_report_table(r, &t);
+    /* Per-flow figures in the JSON (the table shows each row's total). */
+    if (rc == 0 && r->json_out) {
+        json_object_begin(&r->j, "flows");
+        for (int k = 0; k < t.nrows; k++) {
+            json_array_begin(&r->j, s->rows[k].name);
+            for (int f = 1; f <= s->nflows; f++) {
+                json_object_begin(&r->j, NULL);
+                json_str(&r->j, "kind", s->flows[f - 1].kind == SPEC_BULK ? "bulk" : "rr");
+                for (int i = 0; lab_spec_figures[i]; i++) {
+                    double v = figs[k].v[f][i];
+                    if (v == v)
+                        json_double(&r->j, lab_spec_figures[i], v);
+                }
+                json_object_end(&r->j);
+            }
+            json_array_end(&r->j);
+        }
+        json_object_end(&r->j);
+    }
+    if (rc == 0 && s->nexpect) {
+        char expect[160] = "", head[160] = "";
+        size_t el = 0, hl = 0;
+        int pass = 1;
+        for (int i = 0; i < s->nexpect; i++) {
+            const struct spec_expect *e = &s->expect[i];
+            double lo = INFINITY, hi = -INFINITY;
+            int rows = 0;
+            for (int k = 0; k < t.nrows; k++) {
+                if (e->row[0] && strcmp(e->row, s->rows[k].name))
+                    continue;
+                double got;
+                int ok = holds(e, &figs[k], &got);
+                pass &= ok;
+                rows++;
+                if (got == got) {
+                    lo = got < lo ? got : lo;
+                    hi = got > hi ? got : hi;
+                }
+                if (!ok) {
+                    fprintf(stderr, "%s:%d: expected %s; row %s has %s = ", s->path, e->line, e->text,
+                            s->rows[k].name, e->figure);
+                    if (got == got)
+                        fprintf(stderr, "%g\n", got);
+                    else
+                        fprintf(stderr, "nothing (not measured)\n");
+                }
+            }
+            /* The headline: the figure as measured (over every row a bound names: its range). */
+            if (hl < sizeof(head)) {
+                if (lo > hi)
+                    hl += (size_t)snprintf(head + hl, sizeof(head) - hl, "%s%s not measured", hl ? "; " : "",
+                                           e->figure);
+                else if (rows == 1 || lo == hi)
+                    hl += (size_t)snprintf(head + hl, sizeof(head) - hl, "%s%s %s=%.4g", hl ? "; " : "",
+                                           e->row[0] ? e->row : "all rows", e->figure, lo);
+                else
+                    hl += (size_t)snprintf(head + hl, sizeof(head) - hl, "%s%s %s=%.4g..%.4g", hl ? "; " : "",
+                                           e->row[0] ? e->row : "rows", e->figure, lo, hi);
+            }
+            if (el < sizeof(expect))
+                el += (size_t)snprintf(expect + el, sizeof(expect) - el, "%s%s", el ? "; " : "", e->text);
+        }
+        lab_report_shape(r, pass, expect, "%s", head);
+    }
+    lab_report_end(r);
+    free(figs);
+    return rc;
+}
