@@ -12,6 +12,7 @@
 #define BRISK_LAB_SPEC_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "brisk/sim.h"
 #include "lab/lab.h"
@@ -94,8 +95,13 @@ struct lab_spec {
 
 /* Whether a command-line argument names a scenario file rather than a built-in scenario. */
 int lab_spec_is_file(const char *arg);
+#define SPEC_MAX_FILE (1 << 20) /* bytes: a scenario file is a page of text, not a data set */
+
 /* Reads and checks path into *s. Returns 0, or 2 after a message "path:line: ..." on stderr. */
 int lab_spec_load(const char *path, struct lab_spec *s);
+/* The same for a file already in memory (len bytes of text; path names it in messages, which go to err, or
+ * nowhere if err is NULL). */
+int lab_spec_parse(const char *path, const unsigned char *text, size_t len, struct lab_spec *s, FILE *err);
 /* The figures a row has (and an expectation may name), NULL-terminated. */
 #define SPEC_NFIGURES 12
 extern const char *const lab_spec_figures[SPEC_NFIGURES + 1];

@@ -18,6 +18,7 @@
 struct parser {
     const char *path;
     yaml_document_t *doc;
+    FILE *err; /* where messages go; NULL: nowhere (the fuzz target) */
 };
 
 static int perr(const struct parser *p, const yaml_node_t *n, const char *fmt, ...)
@@ -25,12 +26,14 @@ static int perr(const struct parser *p, const yaml_node_t *n, const char *fmt, .
 
 static int perr(const struct parser *p, const yaml_node_t *n, const char *fmt, ...)
 {
-    fprintf(stderr, "%s:%zu: ", p->path, n ? n->start_mark.line + 1 : 1);
+    if (!p->err)
+        return 2;
+    fprintf(p->err, "%s:%zu: ", p->path, n ? n->start_mark.line + 1 : 1);
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vfprintf(p->err, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    fputc('\n', p->err);
     return 2;
 }
 
@@ -600,33 +603,65 @@ int lab_spec_is_file(const char *arg)
 
 int lab_spec_load(const char *path, struct lab_spec *s)
 {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        memset(s, 0, sizeof(*s));
+        fprintf(stderr, "brisk-lab: cannot read scenario file %s: %m\n", path);
+        return 2;
+    }
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            if (cap >= SPEC_MAX_FILE) {
+                fprintf(stderr, "%s: a scenario file is at most %d KB\n", path, SPEC_MAX_FILE / 1024);
+                free(text);
+                fclose(f);
+                return 2;
+            }
+            cap = cap ? cap * 2 : 4096;
+            char *t = realloc(text, cap);
+            if (!t) {
+                free(text);
+                fclose(f);
+                return 1;
+            }
+            text = t;
+        }
+        size_t got = fread(text + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    int rc = ferror(f) ? (fprintf(stderr, "brisk-lab: cannot read scenario file %s: %m\n", path), 2)
+                       : lab_spec_parse(path, (const unsigned char *)text, len, s, stderr);
+    free(text);
+    fclose(f);
+    return rc;
+}
+
+int lab_spec_parse(const char *path, const unsigned char *text, size_t len, struct lab_spec *s, FILE *err)
+{
     memset(s, 0, sizeof(*s));
     snprintf(s->path, sizeof(s->path), "%s", path);
     s->seed = 1;
     s->limit_ns = 60 * BRISK_NSEC_PER_SEC;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "brisk-lab: cannot read scenario file %s: %m\n", path);
-        return 2;
-    }
     yaml_parser_t yp;
     yaml_document_t doc;
     yaml_parser_initialize(&yp);
-    yaml_parser_set_input_file(&yp, f);
+    yaml_parser_set_input_string(&yp, text, len);
     int rc = 0;
     if (!yaml_parser_load(&yp, &doc)) {
-        fprintf(stderr, "%s:%zu:%zu: not YAML: %s\n", path, yp.problem_mark.line + 1, yp.problem_mark.column + 1,
-                yp.problem ? yp.problem : "malformed");
+        if (err)
+            fprintf(err, "%s:%zu:%zu: not YAML: %s\n", path, yp.problem_mark.line + 1, yp.problem_mark.column + 1,
+                    yp.problem ? yp.problem : "malformed");
         yaml_parser_delete(&yp);
-        fclose(f);
         return 2;
     }
-    struct parser p = {path, &doc};
+    struct parser p = {path, &doc, err};
     yaml_node_t *root = yaml_document_get_root_node(&doc);
-    if (!root) {
-        fprintf(stderr, "%s:1: the file is empty\n", path);
-        rc = 2;
-    } else {
+    if (!root)
+        rc = perr(&p, NULL, "the file is empty"); else {
         rc = each_pair(&p, root, "", "name, summary, seed, limit, link, nic, flows, rows, expect", top_pair, s);
     }
     if (!rc && !s->name[0])
@@ -641,13 +676,13 @@ int lab_spec_load(const char *path, struct lab_spec *s)
         int found = !s->expect[i].row[0];
         for (int k = 0; k < s->nrows && !found; k++)
             found = !strcmp(s->rows[k].name, s->expect[i].row);
+        if (!found && err)
+            fprintf(err, "%s:%d: expect[%d]: no row is called '%s'\n", path, s->expect[i].line, i + 1,
+                    s->expect[i].row);
         if (!found)
-            rc = (fprintf(stderr, "%s:%d: expect[%d]: no row is called '%s'\n", path, s->expect[i].line, i + 1,
-                          s->expect[i].row),
-                  2);
+            rc = 2;
     }
     yaml_document_delete(&doc);
     yaml_parser_delete(&yp);
-    fclose(f);
     return rc;
 }

@@ -1,0 +1,29 @@
+/*
+ * fuzz_spec.c — brisk-lab's scenario-file reader (tools/lab/spec_parse.c) on arbitrary bytes: libyaml's
+ * parser and the schema walk over whatever document comes out. Nothing in a file may crash the reader; a
+ * file it refuses is status 2, one it accepts must describe a runnable experiment (a name, at least one
+ * flow, at least one row, bounds that name known figures and rows).
+ */
+#include <string.h>
+
+#include "fuzz/harness.h"
+#include "lab/spec.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static struct lab_spec s; /* large: not on the stack */
+    if (size > 65536)
+        return 0;
+    int rc = lab_spec_parse("fuzz.yaml", data, size, &s, NULL); /* messages: the reader's job, not ours */
+    if (rc != 0 && rc != 2)
+        fh_fail("spec: status %d", rc);
+    if (rc == 0) {
+        if (!s.name[0] || s.nflows < 1 || s.nflows > SPEC_MAX_FLOWS || s.nrows < 1 || s.nrows > SPEC_MAX_ROWS ||
+            s.nexpect < 0 || s.nexpect > SPEC_MAX_EXPECT || s.limit_ns == 0)
+            fh_fail("spec: an accepted file that is not runnable");
+        for (int i = 0; i < s.nexpect; i++)
+            if (!s.expect[i].figure[0] || (!s.expect[i].has_min && !s.expect[i].has_max))
+                fh_fail("spec: an accepted bound without a figure or a limit");
+    }
+    return 0;
+}
