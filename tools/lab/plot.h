@@ -12,9 +12,20 @@ struct lab_series {
     size_t n;
 };
 
+/* A horizontal reference line (the line rate, a model's figure), labelled in the legend. */
+struct lab_plot_ref {
+    const char *name;
+    double y;
+};
+
+#define LAB_PLOT_MAX_REFS 4
+
 struct lab_plot_opts {
     int logx;  /* logarithmic x axis (latencies spanning decades) */
+    int log2x; /* base-2 x axis, one tick per doubling (sweeps over 32K, 64K, 128K ...) */
     int steps; /* draw each series as steps (a CDF) instead of lines with points */
+    struct lab_plot_ref refs[LAB_PLOT_MAX_REFS];
+    int nrefs;
 };
 
 /* Writes DIR/NAME.dat (the points, one series per block) and DIR/NAME.png. Returns 0, or nonzero after a

@@ -183,9 +183,14 @@ static int run(struct lab_run *r)
                          g[0] / 1e9, g[1] / 1e9, model[0] / 1e9, model[1] / 1e9, pb);
     }
     lab_report_end(r);
-    if (rc == 0 && r->plot_dir)
-        lab_plot(r->plot_dir, "throughput", "xen-tsq: goodput over time per row",
-                 "virtual time (ms)", "Mbit/s", thr, NROWS);
+    if (rc == 0 && r->plot_dir) {
+        struct lab_plot_opts po = {.nrefs = 3,
+                                   .refs = {{"line rate", (double)f.rate_bps / 1e6},
+                                            {"3.19 model, dom0 latency", model[0] / 1e6},
+                                            {"3.19 model, domU latency", model[1] / 1e6}}};
+        lab_plot_ex(r->plot_dir, "throughput", "xen-tsq: goodput over time per row", "virtual time (ms)",
+                    "Mbit/s", thr, NROWS, &po);
+    }
     for (size_t k = 0; k < NROWS; k++)
         lab_timeline_free(&tl[k]);
     return rc;
