@@ -76,7 +76,7 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
     X(gro, BOOL, gro, uint32_t, 1, 0, 1, "coalesce in-order TCP segments of a received batch (GRO)")         \
     X(tcp_tlp, BOOL, tcp_tlp, uint32_t, 1, 0, 1, "tail loss probes (RFC 8985 §7) on SACK connections")       \
     X(tcp_loss_timers, LOSSTIMERS, tcp_loss_timers, uint32_t, 0, 0, 1,                                       \
-      "TLP and RACK timers: rfc8985 (brisk) or linux (6.x: 2 srtt + 2 ms / rto_min, ms ticks, 2 ms slack)")  \
+      "TLP, RACK timers and PRR: rfc8985 (brisk) or linux (6.x: 2 srtt + 2 ms / rto_min, ms ticks, packets)")\
     X(tcp_timer_eager, BOOL, tcp_timer_eager, uint32_t, 0, 0, 1,                                             \
       "compat (Linux until 2019): re-arm RTO/TLP on every send and ACK, arm/cancel delayed ACKs each time")  \
     X(tcp_frto, BOOL, tcp_frto, uint32_t, 1, 0, 1, "F-RTO: detect and undo spurious timeouts (RFC 5682)")    \

@@ -394,6 +394,11 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
                 c->cc.in_recovery = 0;
                 c->cc.cwnd = c->cc.ssthresh;
                 tcp_rack_recovery_done(c);
+                /* Linux (tcp_cong_control after tcp_end_cwnd_reduction) grows the window from ssthresh on
+                 * the ACK that ends the episode, as on any ACK in the open state (recovery/sack-prr.pkt: 8
+                 * packets, not 7, on 6.18). */
+                if (st->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
+                    grow_cwnd(c, acked, flight, rtt, now);
             }
         } else if (c->cc.in_recovery) {
             if (brisk_seq_geq(ack, c->cc.recover)) {
@@ -443,9 +448,10 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         tcp_tlp_ack(c, seg, prior_cwnd, dup, now);
     }
     if (tcp_sb_active(c) && (delivered || c->cc.in_recovery || c->sb.lost)) {
+        uint32_t lost_before = c->sb.lost;
         tcp_recovery_check(c, prior_cwnd, now);
         if (c->cc.in_recovery)
-            tcp_prr_ack(c, delivered);
+            tcp_prr_ack_ex(c, delivered, advanced, c->sb.lost > lost_before);
     }
     if (c->timer.rtx_kind == TCP_RTX_PERSIST && !old)
         c->timer.retries = 0; /* the peer answers: probing goes on as long as it does (RFC 1122 §4.2.2.17) */

@@ -9,18 +9,63 @@
  * ssthresh, it slow-starts back up to it but never sends more than was delivered plus one segment per ACK
  * (the "slow start reduction bound", PRR-SSRB). The connection calls tcp_prr_ack for every ACK in recovery
  * and counts what it sends in prr.out (tcp_transmit); cwnd is set to pipe + what may be sent now.
+ *
+ * Linux's tcp_cwnd_reduction (tcp_loss_timers=linux, the linux-* profiles) differs in three ways, each seen
+ * on Linux 6.18 (tests/conformance/recovery/sack-prr.pkt): RecoverFS is the congestion window when recovery
+ * began (prior_cwnd), not pipe; it counts whole packets, rounding the proportional share up per packet
+ * (ceil(delivered x ssthresh / prior_cwnd) packets, so the fourth SACK of a ten-packet window already sends
+ * one where brisk's bytes wait for the fifth); and the slow-start bound adds its extra packet only when the
+ * ACK advanced snd.una and marked nothing newly lost.
  */
 #include "tcp/tcp.h"
 
-void tcp_prr_start(brisk_sock *c, uint32_t flight)
+void tcp_prr_start(brisk_sock *c, uint32_t flight, uint32_t prior_cwnd)
 {
-    c->prr.recover_fs = flight ? flight : 1;
+    int linux_rules = c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX;
+    uint32_t fs = linux_rules ? prior_cwnd : flight;
+    c->prr.recover_fs = fs ? fs : 1;
     c->prr.delivered = 0;
     c->prr.out = 0;
 }
 
+/* Linux's tcp_cwnd_reduction, in packets of the MSS (see above). */
+static void prr_ack_linux(brisk_sock *c, uint32_t delivered, int una_advanced, int newly_lost)
+{
+    uint32_t mss = c->snd.mss ? c->snd.mss : 1;
+    uint64_t pipe = tcp_pipe(c);
+    uint64_t in_flight = (pipe + mss - 1) / mss, ssthresh = c->cc.ssthresh / mss;
+    uint64_t prr_delivered = (c->prr.delivered + mss - 1) / mss, prr_out = (c->prr.out + mss - 1) / mss;
+    uint64_t newly = (delivered + mss - 1) / mss, prior = (c->prr.recover_fs + mss - 1) / mss;
+    int64_t delta = (int64_t)ssthresh - (int64_t)in_flight, sndcnt;
+    if (delta < 0) {
+        sndcnt = (int64_t)((prr_delivered * ssthresh + prior - 1) / (prior ? prior : 1)) - (int64_t)prr_out;
+    } else {
+        sndcnt = (int64_t)prr_delivered - (int64_t)prr_out > (int64_t)newly ? (int64_t)prr_delivered - (int64_t)prr_out
+                                                                             : (int64_t)newly;
+        if (una_advanced && !newly_lost)
+            sndcnt++;
+        if (sndcnt > delta)
+            sndcnt = delta;
+    }
+    if (sndcnt < (prr_out ? 0 : 1))
+        sndcnt = prr_out ? 0 : 1; /* the fast retransmit itself always goes */
+    c->cc.cwnd = (uint32_t)((in_flight + (uint64_t)sndcnt) * mss);
+}
+
 void tcp_prr_ack(brisk_sock *c, uint32_t delivered)
 {
+    tcp_prr_ack_ex(c, delivered, 0, 0);
+}
+
+void tcp_prr_ack_ex(brisk_sock *c, uint32_t delivered, int una_advanced, int newly_lost)
+{
+    if (c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX) {
+        if (delivered == 0)
+            return; /* Linux: an ACK that delivered nothing leaves the window as it is */
+        c->prr.delivered += delivered;
+        prr_ack_linux(c, delivered, una_advanced, newly_lost);
+        return;
+    }
     uint32_t mss = c->snd.mss;
     c->prr.delivered += delivered;
     uint64_t pipe = tcp_pipe(c), ssthresh = c->cc.ssthresh;

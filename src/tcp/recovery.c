@@ -39,7 +39,7 @@ static void maybe_enter(brisk_sock *c, uint32_t prior_cwnd, uint64_t now)
         c->cc.recover = c->snd.max;
         c->st->c.TCPFastRetrans++;
         c->stat.fast_retransmits++;
-        tcp_prr_start(c, pipe_before);
+        tcp_prr_start(c, pipe_before, prior_cwnd);
         if (c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
             c->timer.tlp_on = 0; /* Linux's tcp_init_cwnd_reduction ends the probe episode */
     }

@@ -721,9 +721,12 @@ void tcp_frto_start(brisk_sock *c);
 int tcp_frto_ack(brisk_sock *c, int advanced, uint32_t delivered_orig, uint64_t now);
 
 /* prr.c — proportional rate reduction */
-void tcp_prr_start(brisk_sock *c, uint32_t flight);
+void tcp_prr_start(brisk_sock *c, uint32_t flight, uint32_t prior_cwnd);
 /* An ACK in recovery delivered `delivered` bytes: set cwnd to what may be sent now. */
 void tcp_prr_ack(brisk_sock *c, uint32_t delivered);
+/* The same, saying whether the ACK advanced snd.una and whether it marked segments newly lost (Linux's
+ * slow-start bound reads both). */
+void tcp_prr_ack_ex(brisk_sock *c, uint32_t delivered, int una_advanced, int newly_lost);
 
 /* recovery.c — SACK-based loss recovery driven by RACK */
 /* After an ACK or the RACK timer: detect losses, enter recovery if needed, and arm the reordering deadline.
