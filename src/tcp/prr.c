@@ -28,28 +28,31 @@ void tcp_prr_start(brisk_sock *c, uint32_t flight, uint32_t prior_cwnd)
     c->prr.out = 0;
 }
 
-/* Linux's tcp_cwnd_reduction, in packets of the MSS (see above). */
-static void prr_ack_linux(brisk_sock *c, uint32_t delivered, int una_advanced, int newly_lost)
+void tcp_prr_linux(brisk_sock *c, uint32_t in_flight, uint32_t delivered, int advanced, int newly_lost)
 {
+    if (delivered == 0)
+        return; /* an ACK that delivered nothing leaves the window as it is */
     uint32_t mss = c->snd.mss ? c->snd.mss : 1;
-    uint64_t pipe = tcp_pipe(c);
-    uint64_t in_flight = (pipe + mss - 1) / mss, ssthresh = c->cc.ssthresh / mss;
-    uint64_t prr_delivered = (c->prr.delivered + mss - 1) / mss, prr_out = (c->prr.out + mss - 1) / mss;
-    uint64_t newly = (delivered + mss - 1) / mss, prior = (c->prr.recover_fs + mss - 1) / mss;
-    int64_t delta = (int64_t)ssthresh - (int64_t)in_flight, sndcnt;
+    c->prr.delivered += delivered;
+    int64_t ssthresh = c->cc.ssthresh / mss;
+    int64_t prior = c->prr.recover_fs / mss, out = (c->prr.out + mss - 1) / mss;
+    int64_t delta = ssthresh - (int64_t)in_flight, sndcnt;
+    if (prior < 1)
+        prior = 1;
     if (delta < 0) {
-        sndcnt = (int64_t)((prr_delivered * ssthresh + prior - 1) / (prior ? prior : 1)) - (int64_t)prr_out;
+        sndcnt = (ssthresh * c->prr.delivered + prior - 1) / prior - out;
     } else {
-        sndcnt = (int64_t)prr_delivered - (int64_t)prr_out > (int64_t)newly ? (int64_t)prr_delivered - (int64_t)prr_out
-                                                                             : (int64_t)newly;
-        if (una_advanced && !newly_lost)
+        sndcnt = (int64_t)c->prr.delivered - out;
+        if (sndcnt < (int64_t)delivered)
+            sndcnt = delivered;
+        if (advanced && !newly_lost)
             sndcnt++;
         if (sndcnt > delta)
             sndcnt = delta;
     }
-    if (sndcnt < (prr_out ? 0 : 1))
-        sndcnt = prr_out ? 0 : 1; /* the fast retransmit itself always goes */
-    c->cc.cwnd = (uint32_t)((in_flight + (uint64_t)sndcnt) * mss);
+    if (sndcnt < (out ? 0 : 1))
+        sndcnt = out ? 0 : 1; /* the fast retransmit itself always goes */
+    c->cc.cwnd = (uint32_t)((uint64_t)((int64_t)in_flight + sndcnt) * mss);
 }
 
 void tcp_prr_ack(brisk_sock *c, uint32_t delivered)
@@ -59,11 +62,9 @@ void tcp_prr_ack(brisk_sock *c, uint32_t delivered)
 
 void tcp_prr_ack_ex(brisk_sock *c, uint32_t delivered, int una_advanced, int newly_lost)
 {
-    if (c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX) {
-        if (delivered == 0)
-            return; /* Linux: an ACK that delivered nothing leaves the window as it is */
-        c->prr.delivered += delivered;
-        prr_ack_linux(c, delivered, una_advanced, newly_lost);
+    if (c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX) { /* in packets: pipe and delivery rounded up */
+        uint32_t mss = c->snd.mss ? c->snd.mss : 1;
+        tcp_prr_linux(c, (tcp_pipe(c) + mss - 1) / mss, (delivered + mss - 1) / mss, una_advanced, newly_lost);
         return;
     }
     uint32_t mss = c->snd.mss;

@@ -156,33 +156,10 @@ static int reno_mark_head_lost(brisk_sock *c)
     return 1;
 }
 
-/* Linux's tcp_cwnd_reduction (RFC 6937 PRR), in segments: `delivered` segments left the network with this
- * ACK. prr.recover_fs is cwnd when recovery began, prr.delivered counts segments, prr.out bytes sent. */
+/* Linux's tcp_cwnd_reduction (RFC 6937 PRR, prr.c), in segments: `delivered` segments left the network. */
 static void reno_prr(brisk_sock *c, uint32_t delivered, int advanced, int newly_lost)
 {
-    if (delivered == 0)
-        return;
-    uint32_t mss = c->snd.mss;
-    c->prr.delivered += delivered;
-    int64_t ssthresh = c->cc.ssthresh / mss, in_flight = reno_in_flight(c);
-    int64_t prior = c->prr.recover_fs / mss, out = (c->prr.out + mss - 1) / mss;
-    int64_t delta = ssthresh - in_flight, sndcnt;
-    if (prior < 1)
-        prior = 1;
-    if (delta < 0) {
-        sndcnt = (ssthresh * c->prr.delivered + prior - 1) / prior - out;
-    } else {
-        sndcnt = (int64_t)c->prr.delivered - out;
-        if (sndcnt < (int64_t)delivered)
-            sndcnt = delivered;
-        if (advanced && !newly_lost)
-            sndcnt++;
-        if (sndcnt > delta)
-            sndcnt = delta;
-    }
-    if (sndcnt < (out ? 0 : 1))
-        sndcnt = out ? 0 : 1; /* the fast retransmit itself always goes */
-    c->cc.cwnd = (uint32_t)((uint64_t)(in_flight + sndcnt) * mss);
+    tcp_prr_linux(c, reno_in_flight(c), delivered, advanced, newly_lost);
 }
 
 void tcp_reno_ack(brisk_sock *c, uint32_t acked, int dupack, uint32_t prior_cwnd, uint64_t now)

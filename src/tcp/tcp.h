@@ -727,6 +727,11 @@ void tcp_prr_ack(brisk_sock *c, uint32_t delivered);
 /* The same, saying whether the ACK advanced snd.una and whether it marked segments newly lost (Linux's
  * slow-start bound reads both). */
 void tcp_prr_ack_ex(brisk_sock *c, uint32_t delivered, int una_advanced, int newly_lost);
+/* Linux's tcp_cwnd_reduction in packets: `in_flight` packets in the network, `delivered` packets newly
+ * acknowledged or SACKed by this ACK (prr.delivered counts packets, prr.recover_fs is the window at entry,
+ * prr.out bytes sent). The SACK path (tcp_loss_timers=linux) and recovery without SACK (tcp_nosack_prr)
+ * both size the window with it. */
+void tcp_prr_linux(brisk_sock *c, uint32_t in_flight, uint32_t delivered, int advanced, int newly_lost);
 
 /* recovery.c — SACK-based loss recovery driven by RACK */
 /* After an ACK or the RACK timer: detect losses, enter recovery if needed, and arm the reordering deadline.
