@@ -687,8 +687,21 @@ void tcp_arm_reo(brisk_sock *c, uint64_t at);
 void tcp_keepalive_reset(brisk_sock *c, uint64_t now);
 /* Data is about to be sent (the application queued some, or a window update frees waiting data): after an
  * idle period longer than the RTO with nothing outstanding, the congestion window restarts as
- * tcp_slow_start_after_idle says (timer.c). */
-void tcp_idle_restart(brisk_sock *c, uint64_t now);
+ * tcp_slow_start_after_idle says. RFC 5681's rule (brisk's) inline, as every write asks; Linux's halvings
+ * in timer.c. */
+void tcp_idle_restart_linux(brisk_sock *c, uint64_t now);
+static inline void tcp_idle_restart(brisk_sock *c, uint64_t now)
+{
+    const struct brisk_settings *s = &c->st->s;
+    if (s->tcp_slow_start_after_idle == BRISK_IDLE_KEEP || c->snd.una != c->snd.max || !c->timer.last_tx)
+        return;
+    if (s->tcp_slow_start_after_idle != BRISK_IDLE_RFC5681) {
+        tcp_idle_restart_linux(c, now);
+        return;
+    }
+    if (now > c->timer.last_tx && now - c->timer.last_tx > brisk_rtt_rto(&c->rtt))
+        c->cc_ops->on_idle_restart(&c->cc, s->tcp_initial_cwnd);
+}
 
 /* tlp.c — tail loss probe (RFC 8985 §7) */
 /* The probe timeout if a probe may be armed now, else 0. */

@@ -274,17 +274,11 @@ void tcp_rearm_rto(brisk_sock *c, uint64_t now)
     }
 }
 
-void tcp_idle_restart(brisk_sock *c, uint64_t now)
+/* tcp_slow_start_after_idle=linux, once tcp_idle_restart (tcp.h) found an idle connection. */
+void tcp_idle_restart_linux(brisk_sock *c, uint64_t now)
 {
     const struct brisk_settings *s = &c->st->s;
-    if (s->tcp_slow_start_after_idle == BRISK_IDLE_KEEP || c->snd.una != c->snd.max || !c->timer.last_tx)
-        return;
     uint64_t rto = brisk_rtt_rto(&c->rtt);
-    if (s->tcp_slow_start_after_idle == BRISK_IDLE_RFC5681) {
-        if (now > c->timer.last_tx && now - c->timer.last_tx > rto)
-            c->cc_ops->on_idle_restart(&c->cc, s->tcp_initial_cwnd);
-        return;
-    }
     /* Linux (tcp_slow_start_after_idle_check, tcp_cwnd_restart) counts in jiffies: the idle time since the
      * last data sent, against the current RTO; one halving per further RTO that passed in full. */
     uint64_t ms = BRISK_NSEC_PER_MSEC;
