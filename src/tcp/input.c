@@ -369,7 +369,7 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         } else if (rtt) {
             /* Many samples per RTT: RFC 7323 Appendix G scales the gains down accordingly. */
             uint32_t expected = brisk_rtt_expected_samples(flight, c->snd.mss);
-            brisk_rtt_sample_ack(&c->rtt, rtt, rtt, now, expected, c->snd.una, c->snd.max);
+            brisk_rtt_sample_n(&c->rtt, rtt, now, expected); /* rtt.linux_est is 0 here */
         } else if (c->opt.ts && seg->opts.ts_ok && seg->opts.ts_ecr && c->rtt.backoff) {
             /* Only retransmitted data was acknowledged (Karn forbids a timed sample), but the path works
              * again, so the backed-off RTO is stale: reset it. The echoed timestamp is a sample only when it
