@@ -29,8 +29,11 @@ static void deliver_to_rcvbuf(void *ctx, const uint8_t *data, uint32_t n)
     (void)got;
 }
 
-static int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct tcp_piece *pieces,
-                      uint32_t npieces, uint64_t now);
+/* Inline in both callers: conn_input's is every data segment's path, and the SYN-ACK's text (syn_sent_input)
+ * made it a function of two callers that LTO no longer inlined (callgrind rr 1 flow: +3 M instructions). */
+__attribute__((always_inline)) static inline int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg,
+                                                            const struct tcp_piece *pieces, uint32_t npieces,
+                                                            uint64_t now);
 
 /* Options both ends agreed on, from the peer's SYN (or SYN-ACK). */
 static void negotiate(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
@@ -366,7 +369,7 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         } else if (rtt) {
             /* Many samples per RTT: RFC 7323 Appendix G scales the gains down accordingly. */
             uint32_t expected = brisk_rtt_expected_samples(flight, c->snd.mss);
-            brisk_rtt_sample_ack(&c->rtt, rtt, rtt, now, expected, c->snd.una, c->snd.max);
+            brisk_rtt_sample_n(&c->rtt, rtt, now, expected); /* rtt.linux_est is 0 here */
         } else if (c->opt.ts && seg->opts.ts_ok && seg->opts.ts_ecr && c->rtt.backoff) {
             /* Only retransmitted data was acknowledged (Karn forbids a timed sample), but the path works
              * again, so the backed-off RTO is stale: reset it. The echoed timestamp is a sample only when it
@@ -485,7 +488,7 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
 }
 
 /* Delayed-ACK timeout estimation from data inter-arrival times (like Linux's tcp_event_data_recv). */
-static void update_ato(brisk_sock *c, uint64_t now)
+__attribute__((always_inline)) static inline void update_ato(brisk_sock *c, uint64_t now)
 {
     const struct brisk_settings *s = &c->st->s;
     uint64_t m = c->ack.last_data_rx ? now - c->ack.last_data_rx : 0;
@@ -636,7 +639,8 @@ __attribute__((noinline)) static void rwin_charge(brisk_sock *c, const struct br
  * covers; else, for out-of-order text, its intersection with the first held run it overlaps (all of it when
  * it lies inside one) — Linux's tcp_data_queue / tcp_ofo_queue / tcp_data_queue_ofo report the same ranges.
  * The SACK blocks follow it, the first one covering this segment (RFC 2018 §4). */
-static int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg, struct tcp_text text, uint64_t now)
+__attribute__((always_inline)) static inline int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg,
+                                                            struct tcp_text text, uint64_t now)
 {
     brisk_stack *st = c->st;
     uint32_t seq = seg->seq;
@@ -945,70 +949,73 @@ static int oow_exempt(const struct brisk_tcp_repr *seg)
     return (seg->payload_len || (seg->flags & BRISK_TCP_FIN)) && !(seg->flags & BRISK_TCP_SYN);
 }
 
-/* `pieces`: the text of a coalesced segment (brisk_tcp_input_gro), or NULL for seg->payload. */
-static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct tcp_piece *pieces,
-                       uint32_t npieces, uint64_t now)
+/* The rest of conn_input is every established segment's path; what only an unusual segment needs (out of the
+ * window, a RST or SYN, the handshake's last ACK, TIME-WAIT) is in the cold functions below, out of line so
+ * that their registers do not widen that path's frame. */
+
+/* PAWS rejected the segment: an old duplicate. */
+__attribute__((cold, noinline)) static void paws_reject(brisk_sock *c, const struct brisk_tcp_repr *seg,
+                                                        uint64_t now)
 {
     brisk_stack *st = c->st;
-    uint32_t seglen = (uint32_t)seg->payload_len + ((seg->flags & BRISK_TCP_SYN) ? 1u : 0u) +
-                      ((seg->flags & BRISK_TCP_FIN) ? 1u : 0u);
-    int rst = (seg->flags & BRISK_TCP_RST) != 0;
-    int established = c->state == BRISK_TCP_ESTABLISHED; /* before it (Linux: tcp_rcv_established) */
+    st->c.PAWSEstab++;
+    if (oow_exempt(seg) || !tcp_oow_limited(c, &st->c.TCPACKSkippedPAWS, now))
+        tcp_send_ack(c, now);
+}
 
-    /* PAWS (RFC 7323 §5.3): an older timestamp than TS.Recent is an old duplicate (24-day validity). */
-    if (c->opt.ts && seg->opts.ts_ok && !rst && (int32_t)(seg->opts.ts_val - c->opt.ts_recent) < 0 &&
-        now - c->opt.ts_recent_age < 24ull * 86400 * BRISK_NSEC_PER_SEC) {
-        st->c.PAWSEstab++;
-        if (oow_exempt(seg) || !tcp_oow_limited(c, &st->c.TCPACKSkippedPAWS, now))
-            tcp_send_ack(c, now);
+/* A segment outside the receive window (RFC 9293 §3.10.7.4 "first"). */
+__attribute__((cold, noinline)) static void unacceptable(brisk_sock *c, const struct brisk_tcp_repr *seg,
+                                                         uint64_t now)
+{
+    brisk_stack *st = c->st;
+    if (seg->flags & BRISK_TCP_RST) {
+        if (rst_after_fin(c, seg->seq))
+            reset(c, now);
         return;
     }
-    if (!acceptable(c, seg->seq, seglen)) {
-        if (rst) {
-            if (rst_after_fin(c, seg->seq))
-                reset(c, now);
-            return;
-        }
-        if (simultaneous_synack(c, seg, now))
-            return;
-        st->c.TCPOutOfWindow++;
-        /* An old duplicate is reported (RFC 2883), its FIN included: Linux's tcp_data_queue / tcp_send_dupack
-         * D-SACK any segment whose sequence space is all below RCV.NXT — a retransmitted FIN in CLOSE-WAIT
-         * gets "sack 1:2". Not a SYN (the challenge ACK below says enough), and not in TIME-WAIT, where
-         * Linux's timewait socket answers with a bare ACK (tcp_v4_timewait_ack). */
-        uint32_t dup = (uint32_t)seg->payload_len + ((seg->flags & BRISK_TCP_FIN) ? 1u : 0u);
-        if (c->opt.sack && dup && !(seg->flags & BRISK_TCP_SYN) && c->state != BRISK_TCP_TIME_WAIT &&
-            brisk_seq_leq(seg->seq + dup, c->rcv.nxt)) {
-            c->rcv.dsack = 1;
-            c->rcv.dsack_start = seg->seq;
-            c->rcv.dsack_end = seg->seq + dup;
-            st->c.TCPDSACKSent++;
-        }
-        /* Only a bare SYN means the peer lost our SYN-ACK; its SYN-ACK in a simultaneous open gets the ACK
-         * below, or two such stacks would trade SYN-ACKs forever (RFC 9293 figure 8). */
-        int bare_syn = (seg->flags & (BRISK_TCP_SYN | BRISK_TCP_ACK)) == BRISK_TCP_SYN;
-        if (c->state == BRISK_TCP_SYN_RECEIVED && bare_syn && seg->seq == c->rcv.irs) {
-            tcp_send_syn(c, now); /* the peer lost our SYN-ACK */
-            return;
-        }
-        /* TIME-WAIT: a retransmission of the peer's FIN (our ACK was lost) restarts the 2 MSL wait. */
-        if (c->state == BRISK_TCP_TIME_WAIT && (seg->flags & BRISK_TCP_FIN) &&
-            seg->seq + (uint32_t)seg->payload_len + 1 == c->rcv.nxt)
-            tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + st->s.tcp_time_wait_ns);
-        if ((seg->flags & BRISK_TCP_SYN) && c->state != BRISK_TCP_SYN_RECEIVED) {
-            /* RFC 5961 §4.2: a SYN in a synchronized state gets a (rate-limited) challenge ACK whatever its
-             * sequence number. */
-            st->c.TCPSYNChallenge++;
-            tcp_send_challenge_ack(c, now);
-            return;
-        }
-        if (oow_exempt(seg) || !tcp_oow_limited(c, &st->c.TCPACKSkippedSeq, now))
-            tcp_send_ack(c, now);
+    if (simultaneous_synack(c, seg, now))
+        return;
+    st->c.TCPOutOfWindow++;
+    /* An old duplicate is reported (RFC 2883), its FIN included: Linux's tcp_data_queue / tcp_send_dupack
+     * D-SACK any segment whose sequence space is all below RCV.NXT — a retransmitted FIN in CLOSE-WAIT
+     * gets "sack 1:2". Not a SYN (the challenge ACK below says enough), and not in TIME-WAIT, where
+     * Linux's timewait socket answers with a bare ACK (tcp_v4_timewait_ack). */
+    uint32_t dup = (uint32_t)seg->payload_len + ((seg->flags & BRISK_TCP_FIN) ? 1u : 0u);
+    if (c->opt.sack && dup && !(seg->flags & BRISK_TCP_SYN) && c->state != BRISK_TCP_TIME_WAIT &&
+        brisk_seq_leq(seg->seq + dup, c->rcv.nxt)) {
+        c->rcv.dsack = 1;
+        c->rcv.dsack_start = seg->seq;
+        c->rcv.dsack_end = seg->seq + dup;
+        st->c.TCPDSACKSent++;
+    }
+    /* Only a bare SYN means the peer lost our SYN-ACK; its SYN-ACK in a simultaneous open gets the ACK
+     * below, or two such stacks would trade SYN-ACKs forever (RFC 9293 figure 8). */
+    int bare_syn = (seg->flags & (BRISK_TCP_SYN | BRISK_TCP_ACK)) == BRISK_TCP_SYN;
+    if (c->state == BRISK_TCP_SYN_RECEIVED && bare_syn && seg->seq == c->rcv.irs) {
+        tcp_send_syn(c, now); /* the peer lost our SYN-ACK */
         return;
     }
-    if (!rst && (seg->flags & BRISK_TCP_SYN) && half_open_reset(c, seg, now))
+    /* TIME-WAIT: a retransmission of the peer's FIN (our ACK was lost) restarts the 2 MSL wait. */
+    if (c->state == BRISK_TCP_TIME_WAIT && (seg->flags & BRISK_TCP_FIN) &&
+        seg->seq + (uint32_t)seg->payload_len + 1 == c->rcv.nxt)
+        tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + st->s.tcp_time_wait_ns);
+    if ((seg->flags & BRISK_TCP_SYN) && c->state != BRISK_TCP_SYN_RECEIVED) {
+        /* RFC 5961 §4.2: a SYN in a synchronized state gets a (rate-limited) challenge ACK whatever its
+         * sequence number. */
+        st->c.TCPSYNChallenge++;
+        tcp_send_challenge_ack(c, now);
         return;
-    if (rst) {
+    }
+    if (oow_exempt(seg) || !tcp_oow_limited(c, &st->c.TCPACKSkippedSeq, now))
+        tcp_send_ack(c, now);
+}
+
+/* An acceptable segment with RST or SYN: it ends here. */
+__attribute__((cold, noinline)) static void rst_or_syn(brisk_sock *c, const struct brisk_tcp_repr *seg,
+                                                       uint64_t now)
+{
+    brisk_stack *st = c->st;
+    if (seg->flags & BRISK_TCP_RST) {
         /* RFC 5961 §3.2: only an exact match resets; in-window gets a challenge ACK. */
         if (seg->seq != c->rcv.nxt && !rst_after_fin(c, seg->seq) && !rst_at_sack_edge(c, seg->seq)) {
             st->c.TCPRSTChallenge++;
@@ -1018,10 +1025,74 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
         reset(c, now);
         return;
     }
-    if (seg->flags & BRISK_TCP_SYN) {
-        /* RFC 5961 §4.2: a SYN in a synchronized state gets a challenge ACK, never a reset. */
-        st->c.TCPSYNChallenge++;
-        tcp_send_challenge_ack(c, now);
+    if (half_open_reset(c, seg, now))
+        return;
+    /* RFC 5961 §4.2: a SYN in a synchronized state gets a challenge ACK, never a reset. */
+    st->c.TCPSYNChallenge++;
+    tcp_send_challenge_ack(c, now);
+}
+
+/* SYN-RECEIVED: the ACK of our SYN-ACK establishes the connection. Returns 0 if the segment is dropped. */
+__attribute__((cold, noinline)) static int syn_received_ack(brisk_sock *c, const struct brisk_tcp_repr *seg,
+                                                            uint64_t now)
+{
+    if (brisk_seq_leq(seg->ack, c->snd.una) || brisk_seq_gt(seg->ack, c->snd.max)) {
+        struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
+        tcp_send_rst_for(c->st, &ip, seg, now);
+        return 0;
+    }
+    ts_recent_update(c, seg, now);
+    establish(c, seg, now);
+    brisk_sock *l = c->listener;
+    if (l) { /* to the accept queue */
+        l->lq.syn_count--;
+        c->in_aq = 1;
+        c->aq_next = NULL;
+        if (l->lq.tail)
+            l->lq.tail->aq_next = c;
+        else
+            l->lq.head = c;
+        l->lq.tail = c;
+        l->lq.len++;
+        tcp_raise(l, BRISK_EV_ACCEPT);
+    } else {
+        tcp_raise(c, BRISK_EV_CONNECTED | BRISK_EV_WRITABLE); /* simultaneous open */
+    }
+    return 1;
+}
+
+/* TIME-WAIT: only a retransmitted FIN is expected: acknowledge it and restart the 2 MSL wait. */
+__attribute__((cold, noinline)) static void time_wait_ack(brisk_sock *c, const struct brisk_tcp_repr *seg,
+                                                          uint64_t now)
+{
+    ts_recent_update(c, seg, now);
+    if (seg->flags & BRISK_TCP_FIN) {
+        tcp_send_ack(c, now);
+        tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + c->st->s.tcp_time_wait_ns);
+    }
+}
+
+/* `pieces`: the text of a coalesced segment (brisk_tcp_input_gro), or NULL for seg->payload. */
+static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct tcp_piece *pieces,
+                       uint32_t npieces, uint64_t now)
+{
+    uint32_t seglen = (uint32_t)seg->payload_len + ((seg->flags & BRISK_TCP_SYN) ? 1u : 0u) +
+                      ((seg->flags & BRISK_TCP_FIN) ? 1u : 0u);
+    int established = c->state == BRISK_TCP_ESTABLISHED; /* before it (Linux: tcp_rcv_established) */
+
+    /* PAWS (RFC 7323 §5.3): an older timestamp than TS.Recent is an old duplicate (24-day validity). */
+    if (c->opt.ts && seg->opts.ts_ok && !(seg->flags & BRISK_TCP_RST) &&
+        (int32_t)(seg->opts.ts_val - c->opt.ts_recent) < 0 &&
+        now - c->opt.ts_recent_age < 24ull * 86400 * BRISK_NSEC_PER_SEC) {
+        paws_reject(c, seg, now);
+        return;
+    }
+    if (!acceptable(c, seg->seq, seglen)) {
+        unacceptable(c, seg, now);
+        return;
+    }
+    if (seg->flags & (BRISK_TCP_RST | BRISK_TCP_SYN)) {
+        rst_or_syn(c, seg, now);
         return;
     }
     if (!(seg->flags & BRISK_TCP_ACK))
@@ -1030,35 +1101,10 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
     tcp_keepalive_reset(c, now);
 
     if (c->state == BRISK_TCP_SYN_RECEIVED) {
-        if (brisk_seq_leq(seg->ack, c->snd.una) || brisk_seq_gt(seg->ack, c->snd.max)) {
-            struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
-            tcp_send_rst_for(st, &ip, seg, now);
+        if (!syn_received_ack(c, seg, now))
             return;
-        }
-        ts_recent_update(c, seg, now);
-        establish(c, seg, now);
-        brisk_sock *l = c->listener;
-        if (l) { /* to the accept queue */
-            l->lq.syn_count--;
-            c->in_aq = 1;
-            c->aq_next = NULL;
-            if (l->lq.tail)
-                l->lq.tail->aq_next = c;
-            else
-                l->lq.head = c;
-            l->lq.tail = c;
-            l->lq.len++;
-            tcp_raise(l, BRISK_EV_ACCEPT);
-        } else {
-            tcp_raise(c, BRISK_EV_CONNECTED | BRISK_EV_WRITABLE); /* simultaneous open */
-        }
     } else if (c->state == BRISK_TCP_TIME_WAIT) {
-        ts_recent_update(c, seg, now);
-        /* Only a retransmitted FIN is expected: acknowledge it and restart the 2 MSL wait. */
-        if (seg->flags & BRISK_TCP_FIN) {
-            tcp_send_ack(c, now);
-            tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + st->s.tcp_time_wait_ns);
-        }
+        time_wait_ack(c, seg, now);
         return;
     } else if (ack_input(c, seg, now) <= 0) {
         return; /* LAST-ACK finished (the connection is gone), or an unacceptable ACK dropped the segment */
@@ -1080,8 +1126,8 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
 /* RFC 9293 §3.10.7.4 "seventh" and "eighth": the segment's text and its FIN, once its ACK was accepted.
  * Returns what data_input does (1: an ACK must go at once, 2: one is owed for in-order data, 0: it may be
  * delayed), with `ack.pending` set for 1 and 2. */
-static int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct tcp_piece *pieces,
-                      uint32_t npieces, uint64_t now)
+static inline int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct tcp_piece *pieces,
+                             uint32_t npieces, uint64_t now)
 {
     int ack_now = 0;
     int fin_held = c->rcv.fin_pending; /* from an earlier segment: this one may fill the hole before it */

@@ -160,6 +160,8 @@ uint32_t tcp_rack_detect(brisk_sock *c, uint64_t now, uint64_t *wait)
         c->rack.advanced = 0;
         return linux_detect(c, now, wait);
     }
+    if (c->sb.len == 0)
+        return 0; /* nothing outstanding: the usual case of an ACK in a request / response exchange */
     uint64_t win = reo_wnd(c);
     uint32_t marked = 0;
     for (uint32_t i = 0; i < c->sb.len; i++) {

@@ -658,7 +658,28 @@ void tcp_persist_ack(brisk_sock *c, uint64_t now);
  * TCP_TIMEOUT_MIN from now (an expiry like any other: it counts and backs off). */
 void tcp_syn_rtx_soon(brisk_sock *c, uint64_t now);
 void tcp_clear_rtx(brisk_sock *c);
-void tcp_schedule_ack(brisk_sock *c, uint64_t now);
+/* The owed ACK's deadline, lazily like the retransmit deadline: an ACK that rides on data clears `pending`
+ * and leaves the wheel alone; an entry that fires with nothing owed does nothing, one that fires before the
+ * deadline moves there. In a request / response exchange the delayed-ACK timer is then armed about once per
+ * ato instead of armed and cancelled once per transaction. Inline: every delayed ACK comes here, and of two
+ * callers (input.c) LTO inlined neither. */
+static inline void tcp_schedule_ack(brisk_sock *c, uint64_t now)
+{
+    if (c->ack.pending)
+        return; /* already owed: the deadline counts from the first unacknowledged segment */
+    c->ack.pending = 1;
+    const struct brisk_settings *s = &c->st->s;
+    uint64_t ato = c->ack.ato;
+    if (ato < s->tcp_delack_min_ns)
+        ato = s->tcp_delack_min_ns;
+    if (ato > s->tcp_delack_max_ns)
+        ato = s->tcp_delack_max_ns;
+    c->timer.delack_deadline = now + ato;
+    if (s->tcp_timer_eager || !brisk_timer_armed(&c->timer.delack) ||
+        c->timer.delack.expires > c->timer.delack_deadline)
+        tcp_timer_arm(c, &c->timer.delack, c->timer.delack_deadline);
+}
+
 void tcp_ack_sent(brisk_sock *c);
 void tcp_arm_misc(brisk_sock *c, int kind, uint64_t at);
 /* The RACK reordering deadline, on the retransmit timer (kind REO). */
@@ -666,8 +687,21 @@ void tcp_arm_reo(brisk_sock *c, uint64_t at);
 void tcp_keepalive_reset(brisk_sock *c, uint64_t now);
 /* Data is about to be sent (the application queued some, or a window update frees waiting data): after an
  * idle period longer than the RTO with nothing outstanding, the congestion window restarts as
- * tcp_slow_start_after_idle says (timer.c). */
-void tcp_idle_restart(brisk_sock *c, uint64_t now);
+ * tcp_slow_start_after_idle says. RFC 5681's rule (brisk's) inline, as every write asks; Linux's halvings
+ * in timer.c. */
+void tcp_idle_restart_linux(brisk_sock *c, uint64_t now);
+static inline void tcp_idle_restart(brisk_sock *c, uint64_t now)
+{
+    const struct brisk_settings *s = &c->st->s;
+    if (s->tcp_slow_start_after_idle == BRISK_IDLE_KEEP || c->snd.una != c->snd.max || !c->timer.last_tx)
+        return;
+    if (s->tcp_slow_start_after_idle != BRISK_IDLE_RFC5681) {
+        tcp_idle_restart_linux(c, now);
+        return;
+    }
+    if (now > c->timer.last_tx && now - c->timer.last_tx > brisk_rtt_rto(&c->rtt))
+        c->cc_ops->on_idle_restart(&c->cc, s->tcp_initial_cwnd);
+}
 
 /* tlp.c — tail loss probe (RFC 8985 §7) */
 /* The probe timeout if a probe may be armed now, else 0. */

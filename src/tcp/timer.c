@@ -274,17 +274,11 @@ void tcp_rearm_rto(brisk_sock *c, uint64_t now)
     }
 }
 
-void tcp_idle_restart(brisk_sock *c, uint64_t now)
+/* tcp_slow_start_after_idle=linux, once tcp_idle_restart (tcp.h) found an idle connection. */
+void tcp_idle_restart_linux(brisk_sock *c, uint64_t now)
 {
     const struct brisk_settings *s = &c->st->s;
-    if (s->tcp_slow_start_after_idle == BRISK_IDLE_KEEP || c->snd.una != c->snd.max || !c->timer.last_tx)
-        return;
     uint64_t rto = brisk_rtt_rto(&c->rtt);
-    if (s->tcp_slow_start_after_idle == BRISK_IDLE_RFC5681) {
-        if (now > c->timer.last_tx && now - c->timer.last_tx > rto)
-            c->cc_ops->on_idle_restart(&c->cc, s->tcp_initial_cwnd);
-        return;
-    }
     /* Linux (tcp_slow_start_after_idle_check, tcp_cwnd_restart) counts in jiffies: the idle time since the
      * last data sent, against the current RTO; one halving per further RTO that passed in full. */
     uint64_t ms = BRISK_NSEC_PER_MSEC;
@@ -570,27 +564,6 @@ static void rtx_fired(struct brisk_timer *t, void *arg, uint64_t now)
         tcp_write_xmit(c, now);
     } else
         on_persist(c, now);
-}
-
-/* The owed ACK's deadline, lazily like the retransmit deadline: an ACK that rides on data clears `pending`
- * and leaves the wheel alone; an entry that fires with nothing owed does nothing, one that fires before the
- * deadline moves there. In a request / response exchange the delayed-ACK timer is then armed about once per
- * ato instead of armed and cancelled once per transaction. */
-void tcp_schedule_ack(brisk_sock *c, uint64_t now)
-{
-    if (c->ack.pending)
-        return; /* already owed: the deadline counts from the first unacknowledged segment */
-    c->ack.pending = 1;
-    const struct brisk_settings *s = &c->st->s;
-    uint64_t ato = c->ack.ato;
-    if (ato < s->tcp_delack_min_ns)
-        ato = s->tcp_delack_min_ns;
-    if (ato > s->tcp_delack_max_ns)
-        ato = s->tcp_delack_max_ns;
-    c->timer.delack_deadline = now + ato;
-    if (s->tcp_timer_eager || !brisk_timer_armed(&c->timer.delack) ||
-        c->timer.delack.expires > c->timer.delack_deadline)
-        tcp_timer_arm(c, &c->timer.delack, c->timer.delack_deadline);
 }
 
 void tcp_ack_sent(brisk_sock *c)
