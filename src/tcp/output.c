@@ -696,23 +696,20 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
     }
     const struct brisk_settings *set = &c->st->s;
     uint32_t sent_new = 0;
-    if (!set->tcp_sw_gso) {
-        /* Nothing unsent and no FIN to send (an ACK that only acknowledged, in request / response the
-         * common case): nothing for the loop to do. */
-        if (tcp_notsent(c) || (c->snd.fin_queued && !c->snd.fin_sent)) {
-            uint32_t goal = tcp_size_goal(c, mss); /* one MSS, or a TSO burst on a GSO device */
-            hold = xmit_segments(c, mss, goal, tcp_data_end(c), now, &sent, &sent_new);
-        }
-    } else {
-        /* Bytes an RTO rewound go again segment by segment, as does the probe timer's segment; new data
-         * leaves in Linux's packets. */
-        if (brisk_seq_lt(c->snd.nxt, c->snd.max) || c->snd.wakeup) {
-            uint32_t stop = c->snd.wakeup ? tcp_data_end(c) : c->snd.max;
-            hold = xmit_segments(c, mss, mss, stop, now, &sent, &sent_new);
-        }
-        if (hold == BRISK_HOLD_NONE && c->snd.nxt == c->snd.max)
-            hold = tcp_xmit_packets(c, mss, now, &sent, &sent_new);
+    /* brisk's own profile: everything goes segment by segment, unless nothing is unsent and no FIN is to go
+     * (an ACK that only acknowledged, in request / response the common case). Under tcp_sw_gso only the bytes
+     * an RTO rewound and the probe timer's segment do; new data leaves in Linux's packets. One call of the
+     * loop, so that it inlines here. */
+    int segments = !set->tcp_sw_gso ? tcp_notsent(c) || (c->snd.fin_queued && !c->snd.fin_sent)
+                                    : brisk_seq_lt(c->snd.nxt, c->snd.max) || c->snd.wakeup;
+    if (segments) {
+        /* brisk: one MSS, or a TSO burst on a GSO device, up to the data's end. */
+        uint32_t goal = !set->tcp_sw_gso ? tcp_size_goal(c, mss) : mss;
+        uint32_t stop = !set->tcp_sw_gso || c->snd.wakeup ? tcp_data_end(c) : c->snd.max;
+        hold = xmit_segments(c, mss, goal, stop, now, &sent, &sent_new);
     }
+    if (set->tcp_sw_gso && hold == BRISK_HOLD_NONE && c->snd.nxt == c->snd.max)
+        hold = tcp_xmit_packets(c, mss, now, &sent, &sent_new);
     /* Nothing held: no ceiling to keep. And under Linux's probe timer, data sent means a retransmit timer
      * now owns the slot the probe timer used (its expiry would find data in flight and do nothing). */
     if (brisk_timer_armed(&c->timer.cork) && (tcp_notsent(c) == 0 || (sent_new && set->tcp_cork_probe_timer)))
