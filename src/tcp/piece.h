@@ -42,6 +42,10 @@ uint32_t tcp_piece_tail(struct brisk_sock *c);
  * or a new piece at the data end): opens a run there unless the last one's grid already has a piece
  * beginning at `at` with that size. */
 void tcp_piece_begin(struct brisk_sock *c, uint32_t at, uint32_t size);
+/* tcp_piece_begin for a write that finds nothing unsent, in brisk's own mode: a new piece at the data end
+ * `at`. Only that run is kept: every byte before it is sent, and without tcp_sw_gso only tcp_piece_tail reads
+ * the pieces, from snd.max on (the runs behind are never read again). */
+void tcp_piece_restart(struct brisk_sock *c, uint32_t at, uint32_t size);
 /* snd.nxt moved forward: the head override and runs behind it are dropped. */
 void tcp_piece_advance(struct brisk_sock *c);
 

@@ -182,6 +182,15 @@ static size_t queue_write(brisk_sock *s, const uint8_t *buf, size_t want, uint64
     int linux_push = s->st->s.tcp_push_each_write != 0;
     int sw = s->st->s.tcp_sw_gso != 0;
     uint32_t goal = tcp_write_goal(s);
+    /* brisk's own rules without a low-water mark or records, and nothing unsent (request / response: every
+     * write). The loop below would begin a new piece at the data end, take the whole write in one append (its
+     * one-append rule) and stop; and of the pieces only the new one is read again, since tcp_piece_tail looks
+     * from snd.max on, all of it the new piece's grid. So that is all that happens, without the loop. */
+    if (!linux_push && !sw && !s->snd.lowat && !s->snd.marks && tcp_data_end(s) == s->snd.max) {
+        s->snd.push_once = 0; /* Linux: tcp_skb_entail clears TCP_NAGLE_PUSH */
+        tcp_piece_restart(s, tcp_data_end(s), goal);
+        return brisk_sbuf_append(pool, &s->snd.buf, buf, want);
+    }
     size_t done = 0;
     while (done < want) {
         uint32_t end = tcp_data_end(s);
@@ -198,11 +207,11 @@ static size_t queue_write(brisk_sock *s, const uint8_t *buf, size_t want, uint64
             s->snd.push_once = 0; /* Linux: tcp_skb_entail clears TCP_NAGLE_PUSH */
             room = goal;
             /* brisk's own rules without a low-water mark or records: the pieces after this new one are the
-             * next pieces of its grid (tcp_piece_begin leaves the runs as they are), no check or push
-             * happens between them, and the send buffer stores bytes the same however the calls split
-             * them; so the rest of the write goes in one call (a bulk write of 64 KB: one append, not 45). */
-            if (want - done > goal && !linux_push && !sw && !s->snd.lowat && !s->snd.marks &&
-                !s->pieces.head_set)
+             * next pieces of its grid (tcp_piece_begin leaves the runs as they are; without tcp_sw_gso no
+             * head piece overrides them), no check or push happens between them, and the send buffer stores
+             * bytes the same however the calls split them; so the rest of the write goes in one call (a bulk
+             * write of 64 KB: one append, not 45). */
+            if (want - done > goal && !linux_push && !sw && !s->snd.lowat && !s->snd.marks)
                 room = want - done < UINT32_MAX ? (uint32_t)(want - done) : UINT32_MAX;
         } else if (done == 0 && linux_push && s->snd.marks) {
             tcp_mark_clear_last(s, end, TCP_MARK_PSH);
@@ -244,7 +253,8 @@ int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, u
         return BRISK_ERR_AGAIN;
     if (s->state != BRISK_TCP_ESTABLISHED && s->state != BRISK_TCP_CLOSE_WAIT)
         return BRISK_ERR_NOTCONN;
-    if (!s->mark.started) { /* Linux: pushed_seq starts at write_seq */
+    /* Linux: pushed_seq starts at write_seq. Only tcp_push_each_write's forced pushes read it. */
+    if (st->s.tcp_push_each_write && !s->mark.started) {
         s->mark.started = 1;
         s->mark.pushed = tcp_data_end(s);
     }
