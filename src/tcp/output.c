@@ -122,9 +122,17 @@ void tcp_sync_mss(brisk_sock *c)
     }
 }
 
+/* Whether an ACK may carry SACK blocks at all: something held out of order, a D-SACK to report, or a FIN
+ * (tcp_fin_held needs fin_pending). Without any, tcp_sack_blocks finds none (brisk_reass_sack reports the
+ * runs of held pieces), so the common case is this one test inline. */
+static inline int sack_any(const brisk_sock *c)
+{
+    return c->rcv.ooo.nsegs != 0 || c->rcv.dsack || c->rcv.fin_pending;
+}
+
 /* SACK blocks the next ACK-bearing segment will carry, and the option bytes they take (NOP, NOP, kind, len,
  * 8 per block), so data segments can leave room for them as Linux's tcp_current_mss does. The common case,
- * nothing held out of order and no D-SACK, is one test inline (sack_opt_bytes); the count is out of line. */
+ * nothing held out of order and no D-SACK, is sack_any inline (sack_opt_bytes); the count is out of line. */
 __attribute__((noinline)) static uint32_t sack_opt_count(brisk_sock *c)
 {
     if (c->rcv.ooo.nsegs == 0 && !c->rcv.dsack && !tcp_fin_held(c))
@@ -139,7 +147,7 @@ __attribute__((noinline)) static uint32_t sack_opt_count(brisk_sock *c)
 
 static inline uint32_t sack_opt_bytes(brisk_sock *c)
 {
-    if (!c->opt.sack || (c->rcv.ooo.nsegs == 0 && !c->rcv.dsack && !c->rcv.fin_pending))
+    if (!c->opt.sack || !sack_any(c))
         return 0;
     return sack_opt_count(c);
 }
@@ -181,7 +189,7 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
             h.opts.ts_val = tcp_ts_now(c, now);
             h.opts.ts_ecr = c->opt.ts_recent;
         }
-        if (c->opt.sack && (flags & BRISK_TCP_ACK)) {
+        if (c->opt.sack && (flags & BRISK_TCP_ACK) && sack_any(c)) {
             h.opts.nsack = BRISK_TCP_MAX_SACK; /* ask how many blocks fit beside the other options */
             int max = (int)brisk_tcp_sack_fit(&h.opts);
             int n = 0;
