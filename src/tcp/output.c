@@ -462,13 +462,14 @@ uint8_t tcp_psh(brisk_sock *c, uint32_t seq, uint32_t len)
     return end == tcp_data_end(c) || (mark & TCP_MARK_EOR) ? BRISK_TCP_PSH : 0;
 }
 
-/* tcp_psh for the segment loop: without marks or per-write PSH (brisk's profile, unless the application
- * ends records), PSH is "this segment empties the queue", one comparison. */
-static inline uint8_t psh_of(brisk_sock *c, uint32_t seq, uint32_t len)
+/* tcp_psh for the segment loop's segment of len > 0 bytes at snd.nxt, `notsent` bytes being unsent: without
+ * marks or per-write PSH (brisk's profile, unless the application ends records), PSH is "this segment empties
+ * the queue" (seq + len is the data's end), one comparison. */
+static inline uint8_t psh_of(brisk_sock *c, uint32_t seq, uint32_t len, uint32_t notsent)
 {
     if (c->snd.marks || c->st->s.tcp_push_each_write)
         return tcp_psh(c, seq, len);
-    return len && seq + len == tcp_data_end(c) ? BRISK_TCP_PSH : 0;
+    return len == notsent ? BRISK_TCP_PSH : 0;
 }
 
 /* A TCP_CORK or MSG_MORE hold began or goes on: make sure something ends it (RFC 9293 MUST-60: no data is
@@ -558,13 +559,15 @@ int tcp_send_fin_alone(brisk_sock *c, uint64_t now, int *sent)
 /*
  * Segment by segment from snd.nxt up to `stop` (brisk's own path; under tcp_sw_gso the resending of an RTO's
  * go-back-N and the probe timer's segment): the checks of the file's essay, in order. Returns the hold
- * reason.
+ * reason. `wake`: a probe timer fired (snd.wakeup), so the head goes, held or not, with PSH. The caller
+ * passes it as a constant, so that the loop inlines once without the probe's tests, as every send but the
+ * probe's takes it, and once with them.
  */
-static int xmit_segments(brisk_sock *c, uint32_t mss, uint32_t goal, uint32_t stop, uint64_t now, int *sent,
-                         uint32_t *sent_new)
+__attribute__((always_inline)) static inline int xmit_segments(brisk_sock *c, uint32_t mss, uint32_t goal,
+                                                              uint32_t stop, uint64_t now, int *sent,
+                                                              uint32_t *sent_new, int wake)
 {
     const struct brisk_settings *set = &c->st->s;
-    int wake = c->snd.wakeup; /* a probe timer fired: the head goes, held or not, with PSH */
     for (;;) {
         uint32_t notsent = tcp_notsent(c);
         if (notsent == 0)
@@ -652,7 +655,7 @@ static int xmit_segments(brisk_sock *c, uint32_t mss, uint32_t goal, uint32_t st
         if (below != BRISK_HOLD_NONE)
             return below;
         uint32_t seq = c->snd.nxt;
-        uint8_t flags = BRISK_TCP_ACK | (wake ? BRISK_TCP_PSH : psh_of(c, seq, len));
+        uint8_t flags = BRISK_TCP_ACK | (wake ? BRISK_TCP_PSH : psh_of(c, seq, len, notsent));
         if (len == notsent && c->snd.fin_queued)
             flags |= BRISK_TCP_FIN;
         if (tcp_transmit(c, seq, len, flags, now) < 0) {
@@ -714,7 +717,8 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
         /* brisk: one MSS, or a TSO burst on a GSO device, up to the data's end. */
         uint32_t goal = !set->tcp_sw_gso ? tcp_size_goal(c, mss) : mss;
         uint32_t stop = !set->tcp_sw_gso || c->snd.wakeup ? tcp_data_end(c) : c->snd.max;
-        hold = xmit_segments(c, mss, goal, stop, now, &sent, &sent_new);
+        hold = c->snd.wakeup ? xmit_segments(c, mss, goal, stop, now, &sent, &sent_new, 1)
+                             : xmit_segments(c, mss, goal, stop, now, &sent, &sent_new, 0);
     }
     if (set->tcp_sw_gso && hold == BRISK_HOLD_NONE && c->snd.nxt == c->snd.max)
         hold = tcp_xmit_packets(c, mss, now, &sent, &sent_new);
