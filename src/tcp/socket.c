@@ -166,6 +166,39 @@ static void mark_push(brisk_sock *s)
 }
 
 /*
+ * queue_write under brisk's own rules without a low-water mark or records (no tcp_push_each_write, no
+ * tcp_sw_gso, no TCP_NOTSENT_LOWAT, no MSG_EOR mark): nothing between the pieces of a write asks the mark or
+ * pushes, so its loop would only fill the last unsent piece while it has room and then begin new pieces, all
+ * on the grid of the first (tcp_piece_begin leaves the runs as they are for them); and the send buffer stores
+ * bytes the same however the calls split them. So the write is one append (a bulk write of 64 KB: one, not
+ * 45), and the pieces learn where its first piece begins: the piece it joins, or a new one at the data end.
+ * Where that is snd.max (nothing unsent: request / response, every write), the runs behind it are never read
+ * again (tcp_piece_tail looks from snd.max on), so it is a fresh run (tcp_piece_restart).
+ */
+static size_t queue_write_brisk(brisk_sock *s, const uint8_t *buf, size_t want, uint32_t goal)
+{
+    uint32_t end = tcp_data_end(s);
+    uint32_t start = end;
+    uint32_t room = 0;
+    if (brisk_seq_gt(end, s->snd.max)) {
+        start = tcp_piece_tail(s);
+        room = end - start < goal ? goal - (end - start) : 0;
+        if (room == 0)
+            start = end;
+    }
+    if (start == s->snd.max)
+        tcp_piece_restart(s, start, goal);
+    else
+        tcp_piece_begin(s, start, goal);
+    size_t got = brisk_sbuf_append(&s->st->tcp->chunks, &s->snd.buf, buf, want);
+    /* The loop begins a new piece once the one joined is full (at once without one to join) and the write
+     * goes on, whether or not the buffer then takes more (Linux: tcp_skb_entail clears TCP_NAGLE_PUSH). */
+    if (want > room && got >= room)
+        s->snd.push_once = 0;
+    return got;
+}
+
+/*
  * Copies up to `want` bytes into the send queue the way Linux's tcp_sendmsg_locked fills skbs, and returns
  * how many it took. The queue's unsent bytes are pieces of tcp_write_goal() bytes (Linux's skbs, piece.c):
  * the first bytes of a write join the last piece while it is unsent, short of the goal and not the end of a
@@ -182,15 +215,8 @@ static size_t queue_write(brisk_sock *s, const uint8_t *buf, size_t want, uint64
     int linux_push = s->st->s.tcp_push_each_write != 0;
     int sw = s->st->s.tcp_sw_gso != 0;
     uint32_t goal = tcp_write_goal(s);
-    /* brisk's own rules without a low-water mark or records, and nothing unsent (request / response: every
-     * write). The loop below would begin a new piece at the data end, take the whole write in one append (its
-     * one-append rule) and stop; and of the pieces only the new one is read again, since tcp_piece_tail looks
-     * from snd.max on, all of it the new piece's grid. So that is all that happens, without the loop. */
-    if (!linux_push && !sw && !s->snd.lowat && !s->snd.marks && tcp_data_end(s) == s->snd.max) {
-        s->snd.push_once = 0; /* Linux: tcp_skb_entail clears TCP_NAGLE_PUSH */
-        tcp_piece_restart(s, tcp_data_end(s), goal);
-        return brisk_sbuf_append(pool, &s->snd.buf, buf, want);
-    }
+    if (!linux_push && !sw && !s->snd.lowat && !s->snd.marks)
+        return queue_write_brisk(s, buf, want, goal);
     size_t done = 0;
     while (done < want) {
         uint32_t end = tcp_data_end(s);
@@ -206,13 +232,6 @@ static size_t queue_write(brisk_sock *s, const uint8_t *buf, size_t want, uint64
             start = end;
             s->snd.push_once = 0; /* Linux: tcp_skb_entail clears TCP_NAGLE_PUSH */
             room = goal;
-            /* brisk's own rules without a low-water mark or records: the pieces after this new one are the
-             * next pieces of its grid (tcp_piece_begin leaves the runs as they are; without tcp_sw_gso no
-             * head piece overrides them), no check or push happens between them, and the send buffer stores
-             * bytes the same however the calls split them; so the rest of the write goes in one call (a bulk
-             * write of 64 KB: one append, not 45). */
-            if (want - done > goal && !linux_push && !sw && !s->snd.lowat && !s->snd.marks)
-                room = want - done < UINT32_MAX ? (uint32_t)(want - done) : UINT32_MAX;
         } else if (done == 0 && linux_push && s->snd.marks) {
             tcp_mark_clear_last(s, end, TCP_MARK_PSH);
         }
