@@ -510,7 +510,6 @@ void tcp_check_writable(brisk_sock *c);
 /* tsq.c — below-TCP accounting, TCP Small Queues, pacing rate, hold reasons */
 void brisk_tcp_pkt_released(void *ctx, brisk_pkt *pkt);
 void tcp_charge(brisk_sock *c, brisk_pkt *pkt);
-uint64_t tcp_pacing_rate(const brisk_sock *c);
 uint64_t tcp_tsq_limit(const brisk_sock *c);
 /* Whether TSQ holds the connection now (marks it throttled first, then re-checks): tcp_tsq_holds, inline at
  * the end of this file, answers the common no; tcp_tsq_over is the rest of the rule. */
@@ -833,6 +832,21 @@ static inline uint32_t tcp_notsent(const brisk_sock *c)
 {
     int32_t d = (int32_t)(tcp_data_end(c) - c->snd.nxt);
     return d > 0 ? (uint32_t)d : 0;
+}
+
+/* The pacing rate in bytes/s (tsq.c): the window (or the flight, if larger) per SRTT, scaled by the slow
+ * start or congestion avoidance ratio; UINT64_MAX without an RTT. Inline: every segment sent asks it (the
+ * departure time), and every TSQ budget. */
+static inline uint64_t tcp_pacing_rate(const brisk_sock *c)
+{
+    uint64_t srtt = brisk_rtt_srtt(&c->rtt);
+    if (srtt == 0)
+        return UINT64_MAX; /* no RTT yet: no rate-derived bound */
+    const struct brisk_settings *s = &c->st->s;
+    uint64_t w = c->cc.cwnd > tcp_flight(c) ? c->cc.cwnd : tcp_flight(c);
+    uint32_t ratio = c->cc.cwnd < c->cc.ssthresh / 2 ? s->tcp_pacing_ss_ratio : s->tcp_pacing_ca_ratio;
+    /* bytes/s = w * 1e9 / srtt_ns * ratio / 100, without overflow for any realistic w. */
+    return tcp_muldiv((uint64_t)w * ratio, BRISK_NSEC_PER_SEC, 100u * srtt);
 }
 
 /* Rule 2's floor (tsq.c): two full-sized packets' worth of memory. */

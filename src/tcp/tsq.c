@@ -95,19 +95,8 @@ void brisk_tcp_pkt_released(void *ctx, brisk_pkt *pkt)
     }
 }
 
-uint64_t tcp_pacing_rate(const brisk_sock *c)
-{
-    uint64_t srtt = brisk_rtt_srtt(&c->rtt);
-    if (srtt == 0)
-        return UINT64_MAX; /* no RTT yet: no rate-derived bound */
-    const struct brisk_settings *s = &c->st->s;
-    uint64_t w = c->cc.cwnd > tcp_flight(c) ? c->cc.cwnd : tcp_flight(c);
-    uint32_t ratio = c->cc.cwnd < c->cc.ssthresh / 2 ? s->tcp_pacing_ss_ratio : s->tcp_pacing_ca_ratio;
-    /* bytes/s = w * 1e9 / srtt_ns * ratio / 100, without overflow for any realistic w. */
-    return tcp_muldiv((uint64_t)w * ratio, BRISK_NSEC_PER_SEC, 100u * srtt);
-}
-
-uint64_t tcp_tsq_limit(const brisk_sock *c)
+/* The budget; tcp_tsq_over inlines it (a bulk sender asks it several times per segment it sends). */
+static inline uint64_t tsq_limit(const brisk_sock *c)
 {
     const struct brisk_settings *s = &c->st->s;
     uint64_t cap = s->tcp_limit_output_bytes;
@@ -128,11 +117,16 @@ uint64_t tcp_tsq_limit(const brisk_sock *c)
     return want < cap ? want : cap;
 }
 
+uint64_t tcp_tsq_limit(const brisk_sock *c)
+{
+    return tsq_limit(c);
+}
+
 /* tcp_tsq_holds (tcp.h) past its floor: the budget itself. */
 int tcp_tsq_over(brisk_sock *c)
 {
     const struct brisk_settings *s = &c->st->s;
-    uint64_t limit = tcp_tsq_limit(c);
+    uint64_t limit = tsq_limit(c);
     if (brisk_seq_lt(c->snd.nxt, c->snd.max))
         limit *= 2; /* retransmissions get twice the room (Linux tcp_xmit_retransmit_queue) */
     if (c->tsq.wmem <= limit)
