@@ -709,8 +709,8 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
     uint32_t sent_new = 0;
     /* brisk's own profile: everything goes segment by segment, unless nothing is unsent and no FIN is to go
      * (an ACK that only acknowledged, in request / response the common case). Under tcp_sw_gso only the bytes
-     * an RTO rewound and the probe timer's segment do; new data leaves in Linux's packets. One call of the
-     * loop, so that it inlines here. */
+     * an RTO rewound and the probe timer's segment do; new data leaves in Linux's packets. The loop inlines
+     * here, once for the probe timer's call and once for every other (see xmit_segments). */
     int segments = !set->tcp_sw_gso ? tcp_notsent(c) || (c->snd.fin_queued && !c->snd.fin_sent)
                                     : brisk_seq_lt(c->snd.nxt, c->snd.max) || c->snd.wakeup;
     if (segments) {
