@@ -122,9 +122,17 @@ void tcp_sync_mss(brisk_sock *c)
     }
 }
 
+/* Whether an ACK may carry SACK blocks at all: something held out of order, a D-SACK to report, or a FIN
+ * (tcp_fin_held needs fin_pending). Without any, tcp_sack_blocks finds none (brisk_reass_sack reports the
+ * runs of held pieces), so the common case is this one test inline. */
+static inline int sack_any(const brisk_sock *c)
+{
+    return c->rcv.ooo.nsegs != 0 || c->rcv.dsack || c->rcv.fin_pending;
+}
+
 /* SACK blocks the next ACK-bearing segment will carry, and the option bytes they take (NOP, NOP, kind, len,
  * 8 per block), so data segments can leave room for them as Linux's tcp_current_mss does. The common case,
- * nothing held out of order and no D-SACK, is one test inline (sack_opt_bytes); the count is out of line. */
+ * nothing held out of order and no D-SACK, is sack_any inline (sack_opt_bytes); the count is out of line. */
 __attribute__((noinline)) static uint32_t sack_opt_count(brisk_sock *c)
 {
     if (c->rcv.ooo.nsegs == 0 && !c->rcv.dsack && !tcp_fin_held(c))
@@ -139,7 +147,7 @@ __attribute__((noinline)) static uint32_t sack_opt_count(brisk_sock *c)
 
 static inline uint32_t sack_opt_bytes(brisk_sock *c)
 {
-    if (!c->opt.sack || (c->rcv.ooo.nsegs == 0 && !c->rcv.dsack && !c->rcv.fin_pending))
+    if (!c->opt.sack || !sack_any(c))
         return 0;
     return sack_opt_count(c);
 }
@@ -181,7 +189,7 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
             h.opts.ts_val = tcp_ts_now(c, now);
             h.opts.ts_ecr = c->opt.ts_recent;
         }
-        if (c->opt.sack && (flags & BRISK_TCP_ACK)) {
+        if (c->opt.sack && (flags & BRISK_TCP_ACK) && sack_any(c)) {
             h.opts.nsack = BRISK_TCP_MAX_SACK; /* ask how many blocks fit beside the other options */
             int max = (int)brisk_tcp_sack_fit(&h.opts);
             int n = 0;
@@ -454,13 +462,14 @@ uint8_t tcp_psh(brisk_sock *c, uint32_t seq, uint32_t len)
     return end == tcp_data_end(c) || (mark & TCP_MARK_EOR) ? BRISK_TCP_PSH : 0;
 }
 
-/* tcp_psh for the segment loop: without marks or per-write PSH (brisk's profile, unless the application
- * ends records), PSH is "this segment empties the queue", one comparison. */
-static inline uint8_t psh_of(brisk_sock *c, uint32_t seq, uint32_t len)
+/* tcp_psh for the segment loop's segment of len > 0 bytes at snd.nxt, `notsent` bytes being unsent: without
+ * marks or per-write PSH (brisk's profile, unless the application ends records), PSH is "this segment empties
+ * the queue" (seq + len is the data's end), one comparison. */
+static inline uint8_t psh_of(brisk_sock *c, uint32_t seq, uint32_t len, uint32_t notsent)
 {
     if (c->snd.marks || c->st->s.tcp_push_each_write)
         return tcp_psh(c, seq, len);
-    return len && seq + len == tcp_data_end(c) ? BRISK_TCP_PSH : 0;
+    return len == notsent ? BRISK_TCP_PSH : 0;
 }
 
 /* A TCP_CORK or MSG_MORE hold began or goes on: make sure something ends it (RFC 9293 MUST-60: no data is
@@ -550,13 +559,15 @@ int tcp_send_fin_alone(brisk_sock *c, uint64_t now, int *sent)
 /*
  * Segment by segment from snd.nxt up to `stop` (brisk's own path; under tcp_sw_gso the resending of an RTO's
  * go-back-N and the probe timer's segment): the checks of the file's essay, in order. Returns the hold
- * reason.
+ * reason. `wake`: a probe timer fired (snd.wakeup), so the head goes, held or not, with PSH. The caller
+ * passes it as a constant, so that the loop inlines once without the probe's tests, as every send but the
+ * probe's takes it, and once with them.
  */
-static int xmit_segments(brisk_sock *c, uint32_t mss, uint32_t goal, uint32_t stop, uint64_t now, int *sent,
-                         uint32_t *sent_new)
+__attribute__((always_inline)) static inline int xmit_segments(brisk_sock *c, uint32_t mss, uint32_t goal,
+                                                              uint32_t stop, uint64_t now, int *sent,
+                                                              uint32_t *sent_new, int wake)
 {
     const struct brisk_settings *set = &c->st->s;
-    int wake = c->snd.wakeup; /* a probe timer fired: the head goes, held or not, with PSH */
     for (;;) {
         uint32_t notsent = tcp_notsent(c);
         if (notsent == 0)
@@ -644,7 +655,7 @@ static int xmit_segments(brisk_sock *c, uint32_t mss, uint32_t goal, uint32_t st
         if (below != BRISK_HOLD_NONE)
             return below;
         uint32_t seq = c->snd.nxt;
-        uint8_t flags = BRISK_TCP_ACK | (wake ? BRISK_TCP_PSH : psh_of(c, seq, len));
+        uint8_t flags = BRISK_TCP_ACK | (wake ? BRISK_TCP_PSH : psh_of(c, seq, len, notsent));
         if (len == notsent && c->snd.fin_queued)
             flags |= BRISK_TCP_FIN;
         if (tcp_transmit(c, seq, len, flags, now) < 0) {
@@ -696,23 +707,21 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
     }
     const struct brisk_settings *set = &c->st->s;
     uint32_t sent_new = 0;
-    if (!set->tcp_sw_gso) {
-        /* Nothing unsent and no FIN to send (an ACK that only acknowledged, in request / response the
-         * common case): nothing for the loop to do. */
-        if (tcp_notsent(c) || (c->snd.fin_queued && !c->snd.fin_sent)) {
-            uint32_t goal = tcp_size_goal(c, mss); /* one MSS, or a TSO burst on a GSO device */
-            hold = xmit_segments(c, mss, goal, tcp_data_end(c), now, &sent, &sent_new);
-        }
-    } else {
-        /* Bytes an RTO rewound go again segment by segment, as does the probe timer's segment; new data
-         * leaves in Linux's packets. */
-        if (brisk_seq_lt(c->snd.nxt, c->snd.max) || c->snd.wakeup) {
-            uint32_t stop = c->snd.wakeup ? tcp_data_end(c) : c->snd.max;
-            hold = xmit_segments(c, mss, mss, stop, now, &sent, &sent_new);
-        }
-        if (hold == BRISK_HOLD_NONE && c->snd.nxt == c->snd.max)
-            hold = tcp_xmit_packets(c, mss, now, &sent, &sent_new);
+    /* brisk's own profile: everything goes segment by segment, unless nothing is unsent and no FIN is to go
+     * (an ACK that only acknowledged, in request / response the common case). Under tcp_sw_gso only the bytes
+     * an RTO rewound and the probe timer's segment do; new data leaves in Linux's packets. The loop inlines
+     * here, once for the probe timer's call and once for every other (see xmit_segments). */
+    int segments = !set->tcp_sw_gso ? tcp_notsent(c) || (c->snd.fin_queued && !c->snd.fin_sent)
+                                    : brisk_seq_lt(c->snd.nxt, c->snd.max) || c->snd.wakeup;
+    if (segments) {
+        /* brisk: one MSS, or a TSO burst on a GSO device, up to the data's end. */
+        uint32_t goal = !set->tcp_sw_gso ? tcp_size_goal(c, mss) : mss;
+        uint32_t stop = !set->tcp_sw_gso || c->snd.wakeup ? tcp_data_end(c) : c->snd.max;
+        hold = c->snd.wakeup ? xmit_segments(c, mss, goal, stop, now, &sent, &sent_new, 1)
+                             : xmit_segments(c, mss, goal, stop, now, &sent, &sent_new, 0);
     }
+    if (set->tcp_sw_gso && hold == BRISK_HOLD_NONE && c->snd.nxt == c->snd.max)
+        hold = tcp_xmit_packets(c, mss, now, &sent, &sent_new);
     /* Nothing held: no ceiling to keep. And under Linux's probe timer, data sent means a retransmit timer
      * now owns the slot the probe timer used (its expiry would find data in flight and do nothing). */
     if (brisk_timer_armed(&c->timer.cork) && (tcp_notsent(c) == 0 || (sent_new && set->tcp_cork_probe_timer)))

@@ -109,6 +109,15 @@ uint32_t tcp_piece_tail(brisk_sock *c)
     return start;
 }
 
+void tcp_piece_restart(brisk_sock *c, uint32_t at, uint32_t size)
+{
+    struct tcp_pieces *p = &c->pieces;
+    p->first = 0;
+    p->n = 1;
+    p->origin[0] = at;
+    p->size[0] = size;
+}
+
 void tcp_piece_begin(brisk_sock *c, uint32_t at, uint32_t size)
 {
     struct tcp_pieces *p = &c->pieces;

@@ -23,11 +23,12 @@
  * the head piece, the one at snd.nxt, is ever cut short or lengthened (by the transmit function, the way
  * tso_fragment and tcp_grow_skb change Linux's first unsent skb), and then head_end says where it ends. */
 struct tcp_pieces {
+    /* First, so that a write's new run (tcp_piece_restart: first, n and slot 0) is one cache line. */
+    uint8_t first, n;
+    uint8_t head_set;          /* head_end overrides the grid for the piece at snd.nxt */
+    uint32_t head_end;         /* the end of the head piece after a grow */
     uint32_t origin[TCP_RUNS]; /* ring slots (first + i) & (TCP_RUNS - 1), in sequence order */
     uint32_t size[TCP_RUNS];
-    uint8_t first, n;
-    uint8_t head_set;   /* head_end overrides the grid for the piece at snd.nxt */
-    uint32_t head_end;  /* the end of the head piece after a grow */
     uint64_t wstamp;    /* when a segment was last sent (Linux tcp_wstamp_ns), for TSO deferral */
     uint64_t forgotten; /* runs merged into their neighbour for lack of room (boundaries then approximate) */
 };
@@ -42,6 +43,10 @@ uint32_t tcp_piece_tail(struct brisk_sock *c);
  * or a new piece at the data end): opens a run there unless the last one's grid already has a piece
  * beginning at `at` with that size. */
 void tcp_piece_begin(struct brisk_sock *c, uint32_t at, uint32_t size);
+/* tcp_piece_begin where `at` is snd.max, in brisk's own mode (no tcp_sw_gso): only a run there is kept. Every
+ * byte before it has been sent, and without tcp_sw_gso only tcp_piece_tail reads the pieces, from snd.max on,
+ * so the runs behind are never read again. */
+void tcp_piece_restart(struct brisk_sock *c, uint32_t at, uint32_t size);
 /* snd.nxt moved forward: the head override and runs behind it are dropped. */
 void tcp_piece_advance(struct brisk_sock *c);
 

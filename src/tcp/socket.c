@@ -166,6 +166,39 @@ static void mark_push(brisk_sock *s)
 }
 
 /*
+ * queue_write under brisk's own rules without a low-water mark or records (no tcp_push_each_write, no
+ * tcp_sw_gso, no TCP_NOTSENT_LOWAT, no MSG_EOR mark): nothing between the pieces of a write asks the mark or
+ * pushes, so its loop would only fill the last unsent piece while it has room and then begin new pieces, all
+ * on the grid of the first (tcp_piece_begin leaves the runs as they are for them); and the send buffer stores
+ * bytes the same however the calls split them. So the write is one append (a bulk write of 64 KB: one, not
+ * 45), and the pieces learn where its first piece begins: the piece it joins, or a new one at the data end.
+ * Where that is snd.max (nothing unsent: request / response, every write), the runs behind it are never read
+ * again (tcp_piece_tail looks from snd.max on), so it is a fresh run (tcp_piece_restart).
+ */
+static size_t queue_write_brisk(brisk_sock *s, const uint8_t *buf, size_t want, uint32_t goal)
+{
+    uint32_t end = tcp_data_end(s);
+    uint32_t start = end;
+    uint32_t room = 0;
+    if (brisk_seq_gt(end, s->snd.max)) {
+        start = tcp_piece_tail(s);
+        room = end - start < goal ? goal - (end - start) : 0;
+        if (room == 0)
+            start = end;
+    }
+    if (start == s->snd.max)
+        tcp_piece_restart(s, start, goal);
+    else
+        tcp_piece_begin(s, start, goal);
+    size_t got = brisk_sbuf_append(&s->st->tcp->chunks, &s->snd.buf, buf, want);
+    /* The loop begins a new piece once the one joined is full (at once without one to join) and the write
+     * goes on, whether or not the buffer then takes more (Linux: tcp_skb_entail clears TCP_NAGLE_PUSH). */
+    if (want > room && got >= room)
+        s->snd.push_once = 0;
+    return got;
+}
+
+/*
  * Copies up to `want` bytes into the send queue the way Linux's tcp_sendmsg_locked fills skbs, and returns
  * how many it took. The queue's unsent bytes are pieces of tcp_write_goal() bytes (Linux's skbs, piece.c):
  * the first bytes of a write join the last piece while it is unsent, short of the goal and not the end of a
@@ -182,6 +215,8 @@ static size_t queue_write(brisk_sock *s, const uint8_t *buf, size_t want, uint64
     int linux_push = s->st->s.tcp_push_each_write != 0;
     int sw = s->st->s.tcp_sw_gso != 0;
     uint32_t goal = tcp_write_goal(s);
+    if (!linux_push && !sw && !s->snd.lowat && !s->snd.marks)
+        return queue_write_brisk(s, buf, want, goal);
     size_t done = 0;
     while (done < want) {
         uint32_t end = tcp_data_end(s);
@@ -197,13 +232,6 @@ static size_t queue_write(brisk_sock *s, const uint8_t *buf, size_t want, uint64
             start = end;
             s->snd.push_once = 0; /* Linux: tcp_skb_entail clears TCP_NAGLE_PUSH */
             room = goal;
-            /* brisk's own rules without a low-water mark or records: the pieces after this new one are the
-             * next pieces of its grid (tcp_piece_begin leaves the runs as they are), no check or push
-             * happens between them, and the send buffer stores bytes the same however the calls split
-             * them; so the rest of the write goes in one call (a bulk write of 64 KB: one append, not 45). */
-            if (want - done > goal && !linux_push && !sw && !s->snd.lowat && !s->snd.marks &&
-                !s->pieces.head_set)
-                room = want - done < UINT32_MAX ? (uint32_t)(want - done) : UINT32_MAX;
         } else if (done == 0 && linux_push && s->snd.marks) {
             tcp_mark_clear_last(s, end, TCP_MARK_PSH);
         }
@@ -244,7 +272,8 @@ int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, u
         return BRISK_ERR_AGAIN;
     if (s->state != BRISK_TCP_ESTABLISHED && s->state != BRISK_TCP_CLOSE_WAIT)
         return BRISK_ERR_NOTCONN;
-    if (!s->mark.started) { /* Linux: pushed_seq starts at write_seq */
+    /* Linux: pushed_seq starts at write_seq. Only tcp_push_each_write's forced pushes read it. */
+    if (st->s.tcp_push_each_write && !s->mark.started) {
         s->mark.started = 1;
         s->mark.pushed = tcp_data_end(s);
     }

@@ -510,15 +510,15 @@ void tcp_check_writable(brisk_sock *c);
 /* tsq.c — below-TCP accounting, TCP Small Queues, pacing rate, hold reasons */
 void brisk_tcp_pkt_released(void *ctx, brisk_pkt *pkt);
 void tcp_charge(brisk_sock *c, brisk_pkt *pkt);
-uint64_t tcp_pacing_rate(const brisk_sock *c);
 uint64_t tcp_tsq_limit(const brisk_sock *c);
-/* Whether TSQ holds the connection now (marks it throttled first, then re-checks). */
-int tcp_tsq_holds(brisk_sock *c, uint64_t now);
+/* Whether TSQ holds the connection now (marks it throttled first, then re-checks): tcp_tsq_holds, inline at
+ * the end of this file, answers the common no; tcp_tsq_over is the rest of the rule. */
+int tcp_tsq_over(brisk_sock *c);
 /* Bytes the next segment may carry: one MSS, or a TSO super-segment (a multiple of mss) on a GSO device. */
 uint32_t tcp_size_goal(const brisk_sock *c, uint32_t mss);
 /* Auto-corking: whether to hold the small tail now (then the connection is marked for a completion resume).
- */
-int tcp_autocork(brisk_sock *c);
+ * tcp_autocork, inline at the end of this file, answers the common no; tcp_autocork_hold holds. */
+int tcp_autocork_hold(brisk_sock *c);
 /* Records why the transmit function stopped (BRISK_HOLD_NONE: it is not holding anything back). */
 void tcp_hold(brisk_sock *c, int reason, uint64_t now);
 
@@ -874,6 +874,52 @@ static inline uint32_t tcp_notsent(const brisk_sock *c)
 {
     int32_t d = (int32_t)(tcp_data_end(c) - c->snd.nxt);
     return d > 0 ? (uint32_t)d : 0;
+}
+
+/* The pacing rate in bytes/s (tsq.c): the window (or the flight, if larger) per SRTT, scaled by the slow
+ * start or congestion avoidance ratio; UINT64_MAX without an RTT. Inline: every segment sent asks it (the
+ * departure time), and every TSQ budget. */
+static inline uint64_t tcp_pacing_rate(const brisk_sock *c)
+{
+    uint64_t srtt = brisk_rtt_srtt(&c->rtt);
+    if (srtt == 0)
+        return UINT64_MAX; /* no RTT yet: no rate-derived bound */
+    const struct brisk_settings *s = &c->st->s;
+    uint64_t w = c->cc.cwnd > tcp_flight(c) ? c->cc.cwnd : tcp_flight(c);
+    uint32_t ratio = c->cc.cwnd < c->cc.ssthresh / 2 ? s->tcp_pacing_ss_ratio : s->tcp_pacing_ca_ratio;
+    /* bytes/s = w * 1e9 / srtt_ns * ratio / 100, without overflow for any realistic w. */
+    return tcp_muldiv((uint64_t)w * ratio, BRISK_NSEC_PER_SEC, 100u * srtt);
+}
+
+/* Rule 2's floor (tsq.c): two full-sized packets' worth of memory. */
+static inline uint64_t tcp_tsq_two_bufs(const brisk_sock *c)
+{
+    return 2ull * (c->snd.mss + 54u + c->st->s.tcp_buf_overhead);
+}
+
+/* The transmit function asks before every segment: inline, so that the usual answer costs no call. Below the
+ * smallest limit any rule can give (rule 2 never goes under min(cap, two buffers), the others never under the
+ * cap), nothing is held, without the rate arithmetic. */
+static inline int tcp_tsq_holds(brisk_sock *c, uint64_t now)
+{
+    (void)now;
+    const struct brisk_settings *s = &c->st->s;
+    if (!s->tcp_tsq)
+        return 0;
+    uint64_t floor = s->tcp_limit_output_bytes;
+    if (s->tcp_tsq_rule == 2 && tcp_tsq_two_bufs(c) < floor)
+        floor = tcp_tsq_two_bufs(c);
+    return c->tsq.wmem > floor && tcp_tsq_over(c);
+}
+
+/* Auto-corking holds only with the setting on, something in flight (never the first packet, a181ceb501b3,
+ * unless tcp_autocork_first_packet) and data of this connection below TCP, whose completion resumes it. */
+static inline int tcp_autocork(brisk_sock *c)
+{
+    const struct brisk_settings *s = &c->st->s;
+    if (!s->tcp_autocorking || (tcp_flight(c) == 0 && !s->tcp_autocork_first_packet) || c->tsq.wmem == 0)
+        return 0;
+    return tcp_autocork_hold(c);
 }
 
 #endif

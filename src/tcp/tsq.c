@@ -95,25 +95,8 @@ void brisk_tcp_pkt_released(void *ctx, brisk_pkt *pkt)
     }
 }
 
-uint64_t tcp_pacing_rate(const brisk_sock *c)
-{
-    uint64_t srtt = brisk_rtt_srtt(&c->rtt);
-    if (srtt == 0)
-        return UINT64_MAX; /* no RTT yet: no rate-derived bound */
-    const struct brisk_settings *s = &c->st->s;
-    uint64_t w = c->cc.cwnd > tcp_flight(c) ? c->cc.cwnd : tcp_flight(c);
-    uint32_t ratio = c->cc.cwnd < c->cc.ssthresh / 2 ? s->tcp_pacing_ss_ratio : s->tcp_pacing_ca_ratio;
-    /* bytes/s = w * 1e9 / srtt_ns * ratio / 100, without overflow for any realistic w. */
-    return tcp_muldiv((uint64_t)w * ratio, BRISK_NSEC_PER_SEC, 100u * srtt);
-}
-
-/* Rule 2's floor: two full-sized packets' worth of memory. */
-static uint64_t two_bufs(const brisk_sock *c)
-{
-    return 2ull * (c->snd.mss + 54u + c->st->s.tcp_buf_overhead);
-}
-
-uint64_t tcp_tsq_limit(const brisk_sock *c)
+/* The budget; tcp_tsq_over inlines it (a bulk sender asks it several times per segment it sends). */
+static inline uint64_t tsq_limit(const brisk_sock *c)
 {
     const struct brisk_settings *s = &c->st->s;
     uint64_t cap = s->tcp_limit_output_bytes;
@@ -129,25 +112,21 @@ uint64_t tcp_tsq_limit(const brisk_sock *c)
     uint64_t by_rate = rate == UINT64_MAX ? UINT64_MAX : tcp_muldiv(rate, hold, BRISK_NSEC_PER_SEC);
     if (s->tcp_tsq_rule == 1)
         return by_rate > cap ? by_rate : cap;
-    uint64_t two = two_bufs(c);
+    uint64_t two = tcp_tsq_two_bufs(c);
     uint64_t want = by_rate > two ? by_rate : two;
     return want < cap ? want : cap;
 }
 
-int tcp_tsq_holds(brisk_sock *c, uint64_t now)
+uint64_t tcp_tsq_limit(const brisk_sock *c)
 {
-    (void)now;
+    return tsq_limit(c);
+}
+
+/* tcp_tsq_holds (tcp.h) past its floor: the budget itself. */
+int tcp_tsq_over(brisk_sock *c)
+{
     const struct brisk_settings *s = &c->st->s;
-    if (!s->tcp_tsq)
-        return 0;
-    /* Below the smallest limit any rule can give (rule 2 never goes under min(cap, two buffers), the others
-     * never under the cap), nothing is held: answered without the rate arithmetic, as most sends are. */
-    uint64_t floor = s->tcp_limit_output_bytes;
-    if (s->tcp_tsq_rule == 2 && two_bufs(c) < floor)
-        floor = two_bufs(c);
-    if (c->tsq.wmem <= floor)
-        return 0;
-    uint64_t limit = tcp_tsq_limit(c);
+    uint64_t limit = tsq_limit(c);
     if (brisk_seq_lt(c->snd.nxt, c->snd.max))
         limit *= 2; /* retransmissions get twice the room (Linux tcp_xmit_retransmit_queue) */
     if (c->tsq.wmem <= limit)
@@ -209,17 +188,9 @@ uint32_t tcp_write_goal(brisk_sock *c)
     return goal > mss ? goal : mss;
 }
 
-int tcp_autocork(brisk_sock *c)
+/* tcp_autocork (tcp.h) found it may hold: it does, marked throttled, unless a completion came in between. */
+int tcp_autocork_hold(brisk_sock *c)
 {
-    const struct brisk_settings *s = &c->st->s;
-    if (!s->tcp_autocorking)
-        return 0;
-    /* Never hold the first packet: with nothing in flight no ACK is coming either (a181ceb501b3). */
-    if (tcp_flight(c) == 0 && !s->tcp_autocork_first_packet)
-        return 0;
-    /* Only while data of this connection is below TCP: its completion is what resumes us. */
-    if (c->tsq.wmem == 0)
-        return 0;
     int was = c->tsq.throttled;
     c->tsq.throttled = 1;
     if (c->tsq.wmem == 0) { /* re-check after marking */
