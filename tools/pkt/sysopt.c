@@ -30,16 +30,28 @@ static int linux_rcv_window(const struct run *r)
     return brisk_stack_settings(r->st)->tcp_rcv_window == 1; /* tcp_rcv_window=linux */
 }
 
-struct sys_out vsys_setsockopt(struct run *r, const struct pkt_event *ev, int *rc)
+/* The (fd, level, name, ...) head both calls share: *rc < 0 if the script's arguments are bad, NULL with
+ * *bad set if fd is not a socket. */
+static struct run_fd *opt_head(struct run *r, const struct pkt_event *ev, int *rc, int64_t *level, int64_t *name,
+                               int *bad)
 {
     int fd;
-    int64_t level, name, v = 0;
+    *bad = 0;
     if ((*rc = sys_need_args(r, ev, 5)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &fd)) < 0 ||
-        (*rc = sys_arg_int(r, ev, 1, &level)) < 0 || (*rc = sys_arg_int(r, ev, 2, &name)) < 0)
-        return SYS_WAIT;
+        (*rc = sys_arg_int(r, ev, 1, level)) < 0 || (*rc = sys_arg_int(r, ev, 2, name)) < 0)
+        return NULL;
     struct run_fd *f = vsys_sockfd(r, fd);
+    *bad = f == NULL;
+    return f;
+}
+
+struct sys_out vsys_setsockopt(struct run *r, const struct pkt_event *ev, int *rc)
+{
+    int64_t level, name, v = 0;
+    int bad;
+    struct run_fd *f = opt_head(r, ev, rc, &level, &name, &bad);
     if (!f)
-        return sys_errno(EBADF);
+        return bad ? sys_errno(EBADF) : SYS_WAIT;
     const struct expr *val = sys_arg(ev, 3);
     enum brisk_sockopt bo = 0;
     uint64_t bv = 0;
@@ -137,14 +149,11 @@ struct sys_out vsys_setsockopt(struct run *r, const struct pkt_event *ev, int *r
 /* getsockopt(fd, level, name, [expected], [len]): compares the value itself. */
 struct sys_out vsys_getsockopt(struct run *r, const struct pkt_event *ev, int *rc)
 {
-    int fd;
     int64_t level, name;
-    if ((*rc = sys_need_args(r, ev, 5)) < 0 || (*rc = sys_arg_fd(r, ev, 0, &fd)) < 0 ||
-        (*rc = sys_arg_int(r, ev, 1, &level)) < 0 || (*rc = sys_arg_int(r, ev, 2, &name)) < 0)
-        return SYS_WAIT;
-    struct run_fd *f = vsys_sockfd(r, fd);
+    int bad;
+    struct run_fd *f = opt_head(r, ev, rc, &level, &name, &bad);
     if (!f)
-        return sys_errno(EBADF);
+        return bad ? sys_errno(EBADF) : SYS_WAIT;
     const struct expr *want = sys_arg(ev, 3);
     int64_t actual;
     uint64_t v = 0;
