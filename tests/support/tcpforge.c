@@ -30,6 +30,15 @@
 
 static const uint8_t peer_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
 
+const char *const *tf_profile_sets(const char *name)
+{
+    for (size_t i = 0; i < brisk_profiles_count(); i++)
+        if (strcmp(brisk_profile_name(i), name) == 0)
+            return brisk_profile_settings(i);
+    fail_msg("no compatibility profile '%s'", name);
+    return NULL;
+}
+
 void tf_init(struct tf *t, const char *const *sets)
 {
     memset(t, 0, sizeof(*t));

@@ -58,6 +58,9 @@ struct tf {
  * teaches it the peer's MAC. arp_reachable is raised to a day unless `sets`
  * says otherwise, so long virtual times never trigger ARP probes. */
 void tf_init(struct tf *t, const char *const *sets);
+/* The assignments of compatibility profile `name` (brisk_profile_settings), for tf_init; fails the test if
+ * there is no such profile. */
+const char *const *tf_profile_sets(const char *name);
 /* Completes and forgets every frame, asserts no packet buffer is still in use (a leak: callers abort their
  * connections first if they hold out-of-order data), frees the stack. */
 void tf_free(struct tf *t);

@@ -28,16 +28,10 @@
 
 enum { BRISK, LINUX };
 
+/* The settings of a row: brisk's defaults, or the linux-6.x profile's. */
 static const char *const *profile_sets(int profile)
 {
-    if (profile == BRISK)
-        return NULL;
-    for (size_t i = 0; i < brisk_profiles_count(); i++) {
-        if (strcmp(brisk_profile_name(i), "linux-6.x") == 0)
-            return brisk_profile_settings(i);
-    }
-    fail();
-    return NULL;
+    return profile == BRISK ? NULL : tf_profile_sets("linux-6.x");
 }
 
 /* A listener under `profile`, with SO_RCVBUF `rcvbuf` first unless 0. */
