@@ -405,7 +405,8 @@ __attribute__((always_inline)) static inline void pace_sent(brisk_sock *c, uint3
     uint64_t rate = tcp_pacing_rate(c);
     if (!c->st->s.tcp_pacing || rate == UINT64_MAX || rate == 0)
         return;
-    uint32_t segs = (len + c->snd.mss - 1) / (c->snd.mss ? c->snd.mss : 1);
+    /* One segment without a division (most sends); a burst counts its segments. */
+    uint32_t segs = c->snd.mss && len <= c->snd.mss ? 1 : (len + c->snd.mss - 1) / (c->snd.mss ? c->snd.mss : 1);
     uint64_t bytes = (uint64_t)len + (uint64_t)(segs ? segs : 1) * 66u; /* payload + headers per segment */
     uint64_t interval = tcp_muldiv(bytes, BRISK_NSEC_PER_SEC, rate);
     uint64_t base = c->pace.next > now ? c->pace.next : now;

@@ -243,9 +243,15 @@ void brisk_sbuf_clear(struct brisk_chunkpool *p, struct brisk_sbuf *b)
         chunk_free(p, c);
         c = next;
     }
-    uint64_t steps = b->walk_steps;
-    brisk_sbuf_init(b);
-    b->walk_steps = steps;
+    /* Field by field, not brisk_sbuf_init's memset: the compiler makes that a `rep stos`, whose start-up
+     * cost made this the most expensive instruction of a request/response exchange (every reply empties
+     * the send buffer, every read the receive buffer). */
+    b->head = b->tail = NULL;
+    b->head_off = b->tail_len = b->nchunks = 0;
+    b->len = 0;
+    b->base = 0;
+    for (int i = 0; i < 2; i++)
+        b->cur[i] = (struct brisk_sbuf_cursor){NULL, 0};
 }
 
 uint64_t brisk_sbuf_mem(const struct brisk_sbuf *b)

@@ -570,7 +570,11 @@ void tcp_ack_sent(brisk_sock *c)
 {
     c->ack.pending = 0;
     c->ack.unacked_segs = 0;
-    c->rcv.dsack = 0;
+    /* Stored only when set: an unconditional byte store here stalls the next segment's sack_any (output.c),
+     * whose load of dsack with its neighbour cannot be forwarded from it (seen as half of tcp_transmit's
+     * time in bulk GRO). */
+    if (c->rcv.dsack)
+        c->rcv.dsack = 0;
     if (c->st->s.tcp_timer_eager)
         tcp_timer_cancel(c, &c->timer.delack);
 }

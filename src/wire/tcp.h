@@ -80,7 +80,7 @@ unsigned brisk_tcp_sack_fit(const struct brisk_tcp_opts *o);
  * NOP,NOP,TS; NOP,NOP,SACK-permitted without timestamps; NOP,WS; NOP,NOP,SACK blocks), the data offset, and
  * a zero checksum. Returns the header length. r->hdr_len and r->payload are ignored: the caller puts the
  * payload after the header, then fills the checksum. */
-size_t brisk_tcp_emit(uint8_t *b, const struct brisk_tcp_repr *r);
+size_t brisk_tcp_emit(uint8_t *restrict b, const struct brisk_tcp_repr *restrict r);
 
 /* Stores the full checksum of the segment seg[0, seg_len) (header + payload) sent from src to dst. */
 void brisk_tcp_csum_fill(uint8_t *seg, size_t seg_len, uint32_t src, uint32_t dst);
