@@ -277,7 +277,7 @@ uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t no
     return a.delivered;
 }
 
-uint32_t tcp_pipe(const brisk_sock *c)
+uint32_t tcp_pipe_full(const brisk_sock *c)
 {
     if (!tcp_sb_active(c))
         return tcp_reno_pipe(c);

@@ -724,8 +724,9 @@ void tcp_sb_sent(brisk_sock *c, uint32_t seq, uint32_t end, uint64_t now);
  * SACKed bytes that were never retransmitted (F-RTO's evidence). */
 uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now, int *dsack,
                     uint32_t *delivered_orig);
-/* RFC 6675 pipe: bytes in flight not SACKed and not lost, plus lost bytes retransmitted. */
-uint32_t tcp_pipe(const brisk_sock *c);
+/* RFC 6675 pipe: bytes in flight not SACKed and not lost, plus lost bytes retransmitted (tcp_pipe, inline
+ * at the end of this file, answers the common case without a call). */
+uint32_t tcp_pipe_full(const brisk_sock *c);
 /* The first record marked lost and not yet retransmitted, or NULL. */
 const struct tcp_sb_rec *tcp_sb_next_lost(const brisk_sock *c);
 /* After an RTO: every record not SACKed is lost. */
@@ -860,6 +861,15 @@ static inline int tcp_sb_active(const struct brisk_sock *c)
 static inline uint32_t tcp_flight(const brisk_sock *c)
 {
     return c->snd.nxt - c->snd.una;
+}
+
+/* The transmit loop asks before every segment: with nothing SACKed or marked lost, pipe is the flight plus
+ * what was retransmitted (tcp_pipe_full's formula with sacked = lost = 0). */
+static inline uint32_t tcp_pipe(const struct brisk_sock *c)
+{
+    if (tcp_sb_active(c) && (c->sb.sacked | c->sb.lost) == 0)
+        return tcp_flight(c) + c->sb.retrans;
+    return tcp_pipe_full(c);
 }
 
 /* The send buffer's first byte is sequence number snd.una (data is only queued once the SYN is acknowledged),
