@@ -111,6 +111,7 @@ struct brisk_settings {
     uint32_t tcp_initial_cwnd;   /* initial congestion window, segments (RFC 6928) */
     uint32_t tcp_min_snd_mss;    /* floor of the send MSS whatever the peer announces (Linux sysctl) */
     uint32_t tcp_abc_limit;      /* slow start: most segments one ACK adds (RFC 3465 L); 0 = all (Linux) */
+    uint32_t tcp_cubic;          /* CUBIC's arithmetic: enum brisk_compat (RFC 9438 / Linux's tcp_cubic.c) */
     uint32_t tcp_slow_start_after_idle; /* enum brisk_idle_restart (Linux sysctl of the same name) */
     uint64_t tcp_rto_initial_ns; /* RTO before the first sample (RFC 6298 §2.1) */
     uint64_t tcp_rto_min_ns;     /* RTO lower bound (Linux 200 ms) */

@@ -55,11 +55,12 @@ struct profile {
 #define LINUX_6_SEND "tcp_sw_gso=1", "tcp_tso_rtt_log=9"
 /* Congestion control and timers where Linux 6.x departs from the RFCs brisk follows (docs/timers.md,
  * docs/recovery.md, "Linux and the RFCs"): slow start counting every segment an ACK covers, Linux's RTO
- * estimator, its TLP and RACK timer arithmetic, its restart after idle. Applied to every linux-* profile as
- * the other groups are, though the 3.x kernels' TLP predates 6.x's rules and RACK came in 4.4
- * (docs/timers.md). */
+ * estimator, its TLP and RACK timer arithmetic, its restart after idle, its CUBIC (tcp_cubic.c, with its
+ * HyStart; docs/recovery.md). Applied to every linux-* profile as the other groups are, though the 3.x
+ * kernels' TLP predates 6.x's rules and RACK came in 4.4 (docs/timers.md). */
 #define LINUX_CC_TIMERS                                                                                      \
-    "tcp_abc_limit=0", "tcp_rtt_estimator=linux", "tcp_loss_timers=linux", "tcp_slow_start_after_idle=1"
+    "tcp_abc_limit=0", "tcp_rtt_estimator=linux", "tcp_loss_timers=linux", "tcp_slow_start_after_idle=1",    \
+        "tcp_cubic=linux"
 /* The receive window Linux 6.x advertises (docs/receive.md, "The advertised window"): chosen from receive
  * memory as Linux charges it, in Linux's default buffer (tcp_rmem "4096 131072 6291456"; net.core.rmem_max
  * 4 MB since 6.x). Earlier versions computed the memory-to-window ratio from tcp_adv_win_scale instead of

@@ -23,6 +23,8 @@ static const char *const congestion_names[] = {"newreno", "cubic", NULL};
 /* tcp_rtt_estimator and tcp_loss_timers: brisk's RFC arithmetic (0) or Linux 6.x's (1), enum brisk_compat. */
 static const char *const estimator_names[] = {"rfc6298", "linux", NULL};
 static const char *const loss_timer_names[] = {"rfc8985", "linux", NULL};
+/* tcp_cubic: CUBIC's arithmetic, RFC 9438 with HyStart++ (0) or Linux 6.x's tcp_cubic.c (1), brisk_compat. */
+static const char *const cubic_names[] = {"rfc9438", "linux", NULL};
 
 #define VALKIND_UINT       BRISK_VAL_UINT
 #define VALKIND_BOOL       BRISK_VAL_BOOL
@@ -40,6 +42,7 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
 #define VALKIND_SYN_ICMP   BRISK_VAL_CHOICE
 #define VALKIND_ESTIMATOR  BRISK_VAL_CHOICE
 #define VALKIND_LOSSTIMERS BRISK_VAL_CHOICE
+#define VALKIND_CUBIC      BRISK_VAL_CHOICE
 #define VALKIND_RCV_WINDOW BRISK_VAL_CHOICE
 #define CHOICES_UINT       NULL
 #define CHOICES_BOOL       NULL
@@ -50,6 +53,7 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
 #define CHOICES_SYN_ICMP   syn_icmp_names
 #define CHOICES_ESTIMATOR  estimator_names
 #define CHOICES_LOSSTIMERS loss_timer_names
+#define CHOICES_CUBIC      cubic_names
 #define CHOICES_RCV_WINDOW rcv_window_names
 
 /* X(name, kind, field, field type, default, min, max, help) */
@@ -111,6 +115,8 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
       "smallest send MSS whatever MSS the peer announces, before the timestamp option (Linux sysctl)")       \
     X(tcp_abc_limit, UINT, tcp_abc_limit, uint32_t, 2, 0, 64,                                                \
       "slow start: segments one ACK may add to cwnd (RFC 3465 L); 0 = every full segment acked (Linux)")     \
+    X(tcp_cubic, CUBIC, tcp_cubic, uint32_t, 0, 0, 1,                                                        \
+      "CUBIC: rfc9438 (brisk: bytes, HyStart++) or linux (6.x tcp_cubic.c: packets, jiffies, HyStart)")      \
     X(tcp_slow_start_after_idle, UINT, tcp_slow_start_after_idle, uint32_t, 2, 0, 2,                         \
       "idle > RTO: 0 keep cwnd, 1 halve per RTO idle down to min(IW, cwnd) (Linux), 2 min(IW, cwnd) (RFC)")  \
     X(tcp_rto_initial, TIME, tcp_rto_initial_ns, uint64_t, 1 * SEC, 1 * MS, 600 * SEC,                       \

@@ -92,6 +92,10 @@ struct brisk_cc_ops {
      * spurious. Restores cwnd, ssthresh and the algorithm's own state to what they were before it, and ends
      * recovery / loss state. */
     void (*on_undo)(struct brisk_cc_state *s, uint64_t now);
+    /* Optional (may be NULL): new data is about to be sent with nothing in flight, the last data having
+     * gone at last_tx (Linux's CA_EVENT_TX_START; the linux-* profiles' restart-after-idle check calls it).
+     */
+    void (*on_tx_start)(struct brisk_cc_state *s, uint64_t last_tx, uint64_t now);
 };
 
 /* The algorithm called `name` ("newreno"), NULL if unknown or name is NULL. */
@@ -107,6 +111,10 @@ const struct brisk_cc_ops *brisk_cc_for_stack(const struct brisk_settings *s);
 
 extern const struct brisk_cc_ops brisk_cc_newreno;
 extern const struct brisk_cc_ops brisk_cc_cubic;
+/* CUBIC as Linux 6.x computes it (cc_cubic_linux.c): what the name "cubic" selects when the tcp_cubic setting
+ * is "linux" (the linux-* profiles; cc_select.c). Not in the registry: the setting chooses between the two.
+ */
+extern const struct brisk_cc_ops brisk_cc_cubic_linux;
 
 /* CUBIC's state (cc_cubic.c), for tests and connection info. Windows in bytes, times in ns. */
 struct brisk_cc_cubic_info {
@@ -121,6 +129,21 @@ struct brisk_cc_cubic_info {
 };
 /* Fills *out from a state whose algorithm is brisk_cc_cubic. */
 void brisk_cc_cubic_get_info(const struct brisk_cc_state *s, struct brisk_cc_cubic_info *out);
+/* Linux CUBIC's state (cc_cubic_linux.c), in packets as Linux keeps it, for tests. */
+struct brisk_cc_cubic_linux_info {
+    uint32_t cnt;       /* packets acked per +1 packet */
+    uint32_t last_max;  /* W_max, packets; 0 = none */
+    uint32_t origin;    /* the curve's plateau, packets */
+    uint32_t k;         /* K in 2^-10 s */
+    uint32_t delay_min; /* µs */
+    uint32_t tcp_cwnd;  /* the Reno estimate, packets */
+    int epoch;          /* an epoch is running */
+    int hystart_found;  /* HyStart ended slow start (or will not act again until an RTO) */
+};
+/* Fills *out from a state whose algorithm is brisk_cc_cubic_linux. */
+void brisk_cc_cubic_linux_get_info(const struct brisk_cc_state *s, struct brisk_cc_cubic_linux_info *out);
+/* floor(cbrt(x)), exact. */
+uint64_t brisk_cc_icbrt64(uint64_t x);
 /* W_cubic(t) = C (t - K)^3 + W_max in bytes for the given mss, w_max (bytes), k and t (ns), computed with the
  * fixed-point arithmetic CUBIC uses on its per-ACK path; saturates at 0 and UINT32_MAX. */
 uint32_t brisk_cc_cubic_window(uint32_t mss, uint32_t w_max, uint64_t k, uint64_t t);

@@ -119,7 +119,7 @@ static void store_ack(struct brisk_cc_state *s, const struct cubic *c)
 }
 
 /* floor(cbrt(x)), bit by bit: three bits of x per bit of the root. */
-static uint64_t icbrt64(uint64_t x)
+uint64_t brisk_cc_icbrt64(uint64_t x)
 {
     uint64_t y = 0;
     for (int sh = 63; sh >= 0; sh -= 3) {
@@ -156,7 +156,7 @@ uint64_t brisk_cc_cubic_k(uint32_t mss, uint32_t w_max, uint32_t cwnd_epoch)
     uint64_t q = ((uint64_t)(w_max - cwnd_epoch) << 20) / mss;
     uint64_t lim = (UINT64_MAX >> (3 * T_SHIFT - 20)) / C_DEN;
     uint64_t k3 = q > lim ? UINT64_MAX : (q * C_DEN / C_NUM) << (3 * T_SHIFT - 20);
-    uint64_t ku = icbrt64(k3);
+    uint64_t ku = brisk_cc_icbrt64(k3);
     if (ku > T_MAX_UNITS)
         ku = T_MAX_UNITS;
     return units_to_ns(ku);

@@ -13,10 +13,19 @@
 #include "brisk/brisk.h"
 #include "tcp/tcp.h"
 
+/* The variant of `ops` the stack's settings ask for: CUBIC's arithmetic is RFC 9438's or Linux's (tcp_cubic).
+ */
+static const struct brisk_cc_ops *variant(const struct brisk_cc_ops *ops, const struct brisk_settings *s)
+{
+    if (ops == &brisk_cc_cubic && s && s->tcp_cubic == BRISK_COMPAT_LINUX)
+        return &brisk_cc_cubic_linux;
+    return ops;
+}
+
 const struct brisk_cc_ops *brisk_cc_for_stack(const struct brisk_settings *s)
 {
     const struct brisk_cc_ops *ops = s ? brisk_cc_get(s->tcp_congestion) : NULL;
-    return ops ? ops : &brisk_cc_newreno;
+    return ops ? variant(ops, s) : &brisk_cc_newreno;
 }
 
 int brisk_set_congestion(brisk_sock *s, const char *name)
@@ -26,6 +35,7 @@ int brisk_set_congestion(brisk_sock *s, const char *name)
     const struct brisk_cc_ops *ops = brisk_cc_find(name);
     if (!ops)
         return BRISK_ERR_INVAL;
+    ops = variant(ops, &s->st->s);
     if (ops == s->cc_ops)
         return BRISK_OK;
     /* mss is set by init and never 0 afterwards: 0 means the connection has not been established yet. */

@@ -24,6 +24,17 @@
  *
  * The window arithmetic stays with the caller (slow start with RFC 3465 byte counting in cc.c, divided by
  * CSS_GROWTH_DIVISOR in CSS); this file only decides the phase. Nothing allocates; all times are ns.
+ *
+ * Linux's HyStart (brisk_hystart_linux_*, for cc_cubic_linux.c): the original of Ha and Rhee, which Linux
+ * 6.x's CUBIC still runs (hystart_detect = 3) — it has no Conservative Slow Start, and it leaves slow start
+ * for good (ssthresh = cwnd) on either of two signals, once cwnd is at least 16 packets:
+ *   delay         the minimum of the round's first samples (the check starts with the ninth) exceeds the
+ *                 connection's minimum RTT (delay_min, over its whole life, not the last round's) by
+ *                 delay_min / 8 clamped to 4..16 ms;
+ *   ACK train     ACKs arriving at most 2 ms apart from the start of a round have kept coming for more than
+ *                 half of delay_min (plus a small allowance for TSO/GRO aggregation): the window already
+ *                 spans half the path's round trip of back-to-back packets, a full pipe at the next doubling.
+ * Rounds start at the first sampled ACK past the previous round's SND.NXT, measured here as in HyStart++.
  */
 #include "tcp/hystart.h"
 
@@ -92,4 +103,49 @@ enum brisk_hystart_phase brisk_hystart_on_ack(struct brisk_hystart *h, uint32_t 
         h->phase = BRISK_HYSTART_SS;
     }
     return (enum brisk_hystart_phase)h->phase;
+}
+
+void brisk_hystart_linux_reset(struct brisk_hystart_linux *h, uint32_t outstanding, uint32_t now_us, int all)
+{
+    h->round_start = h->last_ack = now_us;
+    h->end = h->acked + outstanding;
+    h->curr_rtt = UINT32_MAX;
+    h->sample_cnt = 0;
+    if (all)
+        h->found = 0;
+}
+
+int brisk_hystart_linux_update(struct brisk_hystart_linux *h, uint32_t cwnd, uint32_t rtt_us,
+                               uint32_t delay_min, uint32_t ack_delay, uint32_t outstanding, uint32_t now_us)
+{
+    if ((int32_t)(h->acked - h->end) > 0)
+        brisk_hystart_linux_reset(h, outstanding, now_us, 0); /* this ACK is past the round: a new one */
+    if (h->found || cwnd < BRISK_HYSTART_LINUX_LOW_WINDOW)
+        return 0;
+    if ((int32_t)(now_us - h->last_ack) <= (int32_t)BRISK_HYSTART_LINUX_ACK_DELTA_US) {
+        /* Still a train. Half the path's delay: an unpaced sender's window leaves back to back, so its ACKs
+         * spread over what the window adds to the queue; once that is half the RTT, the pipe is full. */
+        h->last_ack = now_us;
+        uint32_t threshold = (delay_min + ack_delay) >> 1;
+        if ((int32_t)(now_us - h->round_start) > (int32_t)threshold) {
+            h->found = 1;
+            return 1;
+        }
+    }
+    if (h->curr_rtt > rtt_us)
+        h->curr_rtt = rtt_us;
+    if (h->sample_cnt < BRISK_HYSTART_LINUX_MIN_SAMPLES) {
+        h->sample_cnt++;
+        return 0;
+    }
+    uint32_t thresh = delay_min >> 3;
+    if (thresh < BRISK_HYSTART_LINUX_DELAY_MIN_US)
+        thresh = BRISK_HYSTART_LINUX_DELAY_MIN_US;
+    if (thresh > BRISK_HYSTART_LINUX_DELAY_MAX_US)
+        thresh = BRISK_HYSTART_LINUX_DELAY_MAX_US;
+    if ((uint64_t)h->curr_rtt > (uint64_t)delay_min + thresh) {
+        h->found = 1;
+        return 1;
+    }
+    return 0;
 }

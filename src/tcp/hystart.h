@@ -5,6 +5,10 @@
  * brisk_hystart_on_ack() for every ACK of the initial slow start, and grows the window as the returned phase
  * says: standard slow start, Conservative Slow Start (growth divided by BRISK_HYSTART_CSS_GROWTH_DIVISOR), or
  * "done" — set ssthresh = cwnd and continue in congestion avoidance. See hystart.c for the algorithm.
+ *
+ * Linux's CUBIC (cc_cubic_linux.c, the linux-* profiles) has the older HyStart instead, struct
+ * brisk_hystart_linux below: no conservative phase, slow start simply ends (ssthresh = cwnd) on a delay
+ * increase or a long ACK train.
  */
 #ifndef BRISK_TCP_HYSTART_H
 #define BRISK_TCP_HYSTART_H
@@ -55,5 +59,33 @@ static inline uint32_t brisk_hystart_css_increase(uint32_t inc)
 {
     return inc / BRISK_HYSTART_CSS_GROWTH_DIVISOR;
 }
+
+/* Linux's HyStart (tcp_cubic.c with hystart_detect = 3: ACK train and delay), all times µs. */
+#define BRISK_HYSTART_LINUX_LOW_WINDOW   16u   /* hystart_low_window: no detection below 16 packets */
+#define BRISK_HYSTART_LINUX_ACK_DELTA_US 2000u /* hystart_ack_delta_us: ACKs this close form a train */
+#define BRISK_HYSTART_LINUX_MIN_SAMPLES  8u    /* HYSTART_MIN_SAMPLES: the round's minimum of 8 samples */
+#define BRISK_HYSTART_LINUX_DELAY_MIN_US 4000u /* the delay threshold, delay_min / 8 clamped to 4..16 ms */
+#define BRISK_HYSTART_LINUX_DELAY_MAX_US 16000u
+
+struct brisk_hystart_linux {
+    uint32_t acked;       /* cumulative bytes acknowledged: the position `end` is in */
+    uint32_t end;         /* the round ends once `acked` passes this (Linux's end_seq, the round's SND.NXT) */
+    uint32_t round_start; /* µs (wrapping): when the round began */
+    uint32_t last_ack;    /* µs: the last ACK of the current train */
+    uint32_t curr_rtt;    /* µs: the round's minimum RTT so far, UINT32_MAX = none */
+    uint8_t sample_cnt;   /* samples in curr_rtt, up to MIN_SAMPLES */
+    uint8_t found;        /* slow start's exit was found: HyStart does nothing more until reset */
+};
+
+/* Starts a round now: it ends once the `outstanding` bytes (up to SND.NXT) are acknowledged. Also clears
+ * `found` when `all` (Linux's reset after an RTO: HyStart applies to the slow start that follows). */
+void brisk_hystart_linux_reset(struct brisk_hystart_linux *h, uint32_t outstanding, uint32_t now_us, int all);
+
+/* One ACK in slow start with an RTT sample `rtt_us` (the ACK's `acked` bytes already added to h->acked).
+ * cwnd in packets, delay_min = the connection's minimum RTT including this sample, ack_delay = Linux's
+ * hystart_ack_delay allowance, outstanding as for reset. Returns 1 when slow start should end here: the
+ * caller sets ssthresh = cwnd. */
+int brisk_hystart_linux_update(struct brisk_hystart_linux *h, uint32_t cwnd, uint32_t rtt_us,
+                               uint32_t delay_min, uint32_t ack_delay, uint32_t outstanding, uint32_t now_us);
 
 #endif

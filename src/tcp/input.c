@@ -399,9 +399,10 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
                 tcp_rack_recovery_done(c);
                 /* Linux (tcp_cong_control after tcp_end_cwnd_reduction) grows the window from ssthresh on
                  * the ACK that ends the episode, as on any ACK in the open state (recovery/sack-prr.pkt: 8
-                 * packets, not 7, on 6.18). */
+                 * packets, not 7, on 6.18), by what the ACK delivered (acked_sacked: not what was SACKed
+                 * before it). */
                 if (st->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
-                    grow_cwnd(c, acked, flight, rtt, now);
+                    grow_cwnd(c, delivered, flight, rtt, now);
             }
         } else if (c->cc.in_recovery) {
             if (brisk_seq_geq(ack, c->cc.recover)) {

@@ -282,6 +282,8 @@ void tcp_idle_restart_linux(brisk_sock *c, uint64_t now)
     /* Linux (tcp_slow_start_after_idle_check, tcp_cwnd_restart) counts in jiffies: the idle time since the
      * last data sent, against the current RTO; one halving per further RTO that passed in full. */
     uint64_t ms = BRISK_NSEC_PER_MSEC;
+    if (c->cc_ops->on_tx_start) /* new data with nothing in flight: Linux's CA_EVENT_TX_START */
+        c->cc_ops->on_tx_start(&c->cc, c->timer.last_tx, now);
     uint64_t idle = now / ms > c->timer.last_tx / ms ? now / ms - c->timer.last_tx / ms : 0;
     uint64_t rto_ms = (rto + ms - 1) / ms;
     if (rto_ms == 0 || idle <= rto_ms)

@@ -7,7 +7,10 @@
  * four segments releases eight new ones there and six here. Restart after idle (tcp_slow_start_after_idle):
  * after an idle period longer than the RTO, brisk restarts at min(IW, cwnd) (RFC 5681 §4.1); Linux's
  * tcp_cwnd_restart halves cwnd once per RTO of idle time, down to that restart window; both measure the idle
- * time from the last data sent, and both also check when a window update lets waiting data go.
+ * time from the last data sent, and both also check when a window update lets waiting data go. Leaving slow
+ * start on a rising RTT: Linux's CUBIC has the original HyStart, which sets ssthresh = cwnd as soon as a
+ * round's minimum RTT is up by the delay threshold (tcp_cubic=linux in the linux-* profiles); brisk's has RFC
+ * 9406's HyStart++, which slows down (Conservative Slow Start) and leaves ssthresh open for five rounds more.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -222,6 +225,63 @@ static void test_window_update_restart(void **state)
         window_update_restart(brisk_profile_name(i));
 }
 
+/* The packetdrill script cc/hystart-delay.pkt: IW10 of 100 KB; the first round's RTT is 100 ms, the second's
+ * 120 ms, ACKs of two segments 5 ms apart. Linux's HyStart: at the ninth sample of the second round ssthresh
+ * = cwnd = 36 segments (and the next ACKs release only what they acknowledge). brisk's HyStart++ enters CSS
+ * at the eighth sample and keeps ssthresh open. Returns nothing: cwnd and ssthresh are asserted. */
+static void hystart_delay(const char *profile)
+{
+    struct tf_conn f;
+    setup(&f, profile, (const char *const[]){"tcp_pacing=0", NULL});
+    uint64_t t = TF_SEC;
+    tf_send_pattern(f.c, 0, 100 * M, t);
+    uint32_t una = f.d;
+    expect_segments(&f, t, f.d, 10);
+    for (unsigned round = 0; round < 2; round++) {
+        t += (round ? 120 : 100) * TF_MS;
+        for (unsigned i = 0; i < (round ? 10u : 5u); i++, t += 5 * TF_MS) {
+            una += 2 * M;
+            tf_peer_sack(&f.p, una, 0, 0, t);
+            unsigned sent = 0;
+            while (tf_pending(&f.t)) {
+                tf_take(&f.t);
+                sent++;
+            }
+            struct brisk_conn_info ci = tf_info(f.c);
+            if (round == 0 || i < 7) {
+                assert_int_equal(ci.ssthresh, UINT32_MAX);
+                assert_int_equal(sent, 4);
+            } else if (is_linux(profile)) {
+                /* The ninth ACK: found; from there CUBIC's first epoch barely grows (at most 1/20 a round).
+                 */
+                assert_int_equal(ci.ssthresh, i == 7 ? UINT32_MAX : 36 * M);
+                assert_int_equal(ci.cwnd, 36 * M);
+                assert_int_equal(sent, i == 7 ? 4 : 2);
+            } else {
+                /* CSS: a quarter of 2 SMSS per ACK, ssthresh still open. */
+                assert_int_equal(ci.ssthresh, UINT32_MAX);
+                assert_int_equal(ci.cwnd, 34 * M + (i - 6) * M / 2);
+            }
+        }
+        t -= 5 * TF_MS;
+    }
+    tf_conn_close(&f);
+}
+
+static void test_hystart_delay_linux_profiles(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < brisk_profiles_count(); i++)
+        if (is_linux(brisk_profile_name(i)))
+            hystart_delay(brisk_profile_name(i));
+}
+
+static void test_hystart_delay_brisk(void **state)
+{
+    (void)state;
+    hystart_delay("brisk");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +291,8 @@ int main(void)
         cmocka_unit_test(test_idle_restart_brisk),
         cmocka_unit_test(test_idle_restart_off),
         cmocka_unit_test(test_window_update_restart),
+        cmocka_unit_test(test_hystart_delay_linux_profiles),
+        cmocka_unit_test(test_hystart_delay_brisk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

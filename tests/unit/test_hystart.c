@@ -4,7 +4,9 @@
  * a rise of at least RttThresh (clamped to 4..16 ms) after N_RTT_SAMPLE samples enters CSS, a smaller one
  * does not; CSS returns to slow start when the RTT falls below its baseline; CSS_ROUNDS rounds of CSS end
  * slow start; fewer than N_RTT_SAMPLE samples decide nothing; a loss stops HyStart++ for good; rounds follow
- * SND.NXT exactly.
+ * SND.NXT exactly. Linux's HyStart (brisk_hystart_linux_*): the delay test against the connection's minimum
+ * RTT from the ninth sample of a round, at 16 packets and more only; the ACK train past half the minimum RTT,
+ * broken by a gap of more than 2 ms; the delay threshold's clamp; a new round at the ACK past SND.NXT.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -214,6 +216,97 @@ static void test_stop(void **state)
     assert_int_equal(brisk_hystart_on_ack(&m.h, MSS, 10 * MSS, 1 * MS), BRISK_HYSTART_DONE);
 }
 
+/* Linux's HyStart: one round of ACKs every `gap_us`, each for one MSS with `rtt_us`, at window `cwnd`
+ * packets (the window is not grown: the caller's business). Returns the 1-based ACK that said "exit", 0 if
+ * none. The round starts at the first ACK: `end` is passed by it (outstanding = the rest of the round). */
+static int linux_round(struct brisk_hystart_linux *h, uint32_t cwnd, unsigned acks, uint32_t gap_us,
+                       uint32_t rtt_us, uint32_t delay_min, uint32_t *now_us)
+{
+    for (unsigned i = 0; i < acks; i++, *now_us += gap_us) {
+        h->acked += MSS;
+        if (brisk_hystart_linux_update(h, cwnd, rtt_us, delay_min, 1000, (acks - 1 - i) * MSS, *now_us))
+            return (int)i + 1;
+    }
+    return 0;
+}
+
+static void test_linux_delay(void **state)
+{
+    (void)state;
+    struct brisk_hystart_linux h;
+    memset(&h, 0, sizeof(h));
+    uint32_t now = 1000000;
+    /* delay_min 100 ms: threshold 12.5 ms. RTT 112 ms: not enough; 113 ms: the ninth sample says exit. */
+    brisk_hystart_linux_reset(&h, 0, now, 1);
+    assert_int_equal(linux_round(&h, 20, 20, 5000, 112000, 100000, &now), 0);
+    brisk_hystart_linux_reset(&h, 0, now, 1);
+    assert_int_equal(linux_round(&h, 20, 20, 5000, 113000, 100000, &now), 9);
+    assert_true(h.found);
+    /* Found: nothing more until a reset with `all`. */
+    assert_int_equal(linux_round(&h, 20, 20, 5000, 200000, 100000, &now), 0);
+    brisk_hystart_linux_reset(&h, 0, now, 1);
+    assert_false(h.found);
+    /* Below 16 packets no sample counts. */
+    assert_int_equal(linux_round(&h, 15, 20, 5000, 200000, 100000, &now), 0);
+    /* The clamp: delay_min 10 ms gives 4 ms (not 1.25), 400 ms gives 16 ms (not 50). */
+    brisk_hystart_linux_reset(&h, 0, now, 1);
+    assert_int_equal(linux_round(&h, 20, 12, 5000, 14000, 10000, &now), 0);
+    brisk_hystart_linux_reset(&h, 0, now, 1);
+    assert_int_equal(linux_round(&h, 20, 12, 5000, 14001, 10000, &now), 9);
+    brisk_hystart_linux_reset(&h, 0, now, 1);
+    assert_int_equal(linux_round(&h, 20, 12, 5000, 416001, 400000, &now), 9);
+    brisk_hystart_linux_reset(&h, 0, now, 1);
+    assert_int_equal(linux_round(&h, 20, 12, 5000, 416000, 400000, &now), 0);
+}
+
+static void test_linux_ack_train(void **state)
+{
+    (void)state;
+    struct brisk_hystart_linux h;
+    memset(&h, 0, sizeof(h));
+    uint32_t now = 1000000;
+    /* delay_min 18.8 ms, allowance 1 ms: the train must last more than 9.9 ms. ACKs 1.5 ms apart: the
+     * eighth (10.5 ms after the first) says exit; the RTT is flat, so the delay test does not. */
+    brisk_hystart_linux_reset(&h, 0, now, 1);
+    assert_int_equal(linux_round(&h, 20, 20, 1500, 18800, 18800, &now), 8);
+    /* 2.5 ms apart: never a train. */
+    brisk_hystart_linux_reset(&h, 0, now, 1);
+    assert_int_equal(linux_round(&h, 20, 20, 2500, 18800, 18800, &now), 0);
+    /* A train that starts late in the round is measured from the round's start: one gap of 3 ms after the
+     * first ACK breaks it for the whole round (last_ack is not moved by ACKs outside the train). */
+    brisk_hystart_linux_reset(&h, 0, now, 1);
+    h.acked += MSS;
+    assert_int_equal(brisk_hystart_linux_update(&h, 20, 18800, 18800, 1000, 19 * MSS, now), 0);
+    now += 3000;
+    assert_int_equal(linux_round(&h, 20, 19, 1000, 18800, 18800, &now), 0);
+}
+
+static void test_linux_rounds(void **state)
+{
+    (void)state;
+    struct brisk_hystart_linux h;
+    memset(&h, 0, sizeof(h));
+    uint32_t now = 0;
+    brisk_hystart_linux_reset(&h, 0, now, 1);
+    /* First ACK: a new round ending 9 MSS later; eight samples of 200 ms at delay_min 100 ms ... */
+    h.acked += MSS;
+    brisk_hystart_linux_update(&h, 20, 200000, 100000, 1000, 9 * MSS, now += 5000);
+    assert_int_equal(h.end, 10 * MSS);
+    for (int i = 0; i < 7; i++) {
+        h.acked += MSS;
+        assert_int_equal(brisk_hystart_linux_update(&h, 20, 200000, 100000, 1000, 20 * MSS, now += 5000), 0);
+    }
+    /* ... and the ACK reaching the round's end exactly is still the round's: its sample is the ninth, the
+     * first checked, and lowers the round's minimum to delay_min: no exit. */
+    h.acked = 10 * MSS;
+    assert_int_equal(brisk_hystart_linux_update(&h, 20, 100000, 100000, 1000, 20 * MSS, now += 5000), 0);
+    assert_int_equal(h.sample_cnt, 8);
+    h.acked += MSS; /* past the end: a new round, the samples start over */
+    assert_int_equal(brisk_hystart_linux_update(&h, 20, 200000, 100000, 1000, 20 * MSS, now += 5000), 0);
+    assert_int_equal(h.sample_cnt, 1);
+    assert_int_equal(h.end, 31 * MSS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -225,6 +318,9 @@ int main(void)
         cmocka_unit_test(test_css_back_to_slow_start_when_rtt_falls),
         cmocka_unit_test(test_few_samples_decide_nothing),
         cmocka_unit_test(test_stop),
+        cmocka_unit_test(test_linux_delay),
+        cmocka_unit_test(test_linux_ack_train),
+        cmocka_unit_test(test_linux_rounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
