@@ -297,8 +297,9 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(TcpInSegs, "TCP segments received")                                                                    \
     X(TcpOutSegs, "TCP segments sent (retransmissions excluded)")                                            \
     X(TcpRetransSegs, "TCP segments retransmitted")                                                          \
-    X(TcpInErrs, "TCP segments dropped: malformed header or options")                                        \
+    X(TcpInErrs, "TCP segments dropped: malformed header (data offset, zero port)")                         \
     X(TcpInCsumErrors, "TCP segments dropped: bad checksum")                                                 \
+    X(TcpInBadOptions, "malformed TCP options ignored, segment kept (brisk's own: Linux counts none)")      \
     X(TcpOutRsts, "TCP resets sent")                                                                         \
     X(TcpNoPort, "segments to a port with no socket (answered with RST)")                                    \
     X(TCPTimeouts, "retransmission timeouts")                                                                \
