@@ -87,6 +87,9 @@ struct brisk_settings {
     uint32_t arp_cache_size;       /* neighbour entries per stack; LRU-evicts resolved entries when full */
     uint64_t icmp_ratelimit_ns;    /* minimum spacing of ICMP errors, as a token bucket (0 = unlimited) */
     uint32_t icmp_ratelimit_burst; /* token bucket depth for ICMP errors */
+    uint64_t ipfrag_high_thresh;   /* bytes held by IPv4 reassembly (net.ipv4.ipfrag_high_thresh; 0: none) */
+    uint64_t ipfrag_time_ns;       /* reassembly timeout from a datagram's first fragment (ipfrag_time) */
+    uint32_t ipfrag_evict;         /* full: evict the oldest datagrams (brisk) or drop the fragment (Linux) */
     uint32_t bql;                  /* byte queue limits on devices that support them (BRISK_NETDEV_CAP_BQL) */
     uint32_t bql_limit_min; /* BQL limit bounds, bytes (Linux byte_queue_limits/limit_min, limit_max) */
     uint32_t bql_limit_max;
@@ -271,7 +274,11 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(IpInAddrErrors, "IPv4 datagrams dropped: destination is not ours")                                     \
     X(IpInUnknownProtos, "IPv4 datagrams dropped: no handler for the protocol")                              \
     X(IpInDelivers, "IPv4 datagrams delivered to ICMP or transport")                                         \
-    X(IpReasmFails, "IPv4 fragments dropped (brisk does not reassemble)")                                    \
+    X(IpReasmReqds, "IPv4 fragments received for reassembly")                                                \
+    X(IpReasmOKs, "IPv4 datagrams reassembled")                                                              \
+    X(IpReasmFails, "IPv4 reassembly failures: datagrams dropped, fragments refused for memory")            \
+    X(IpReasmTimeout, "IPv4 datagrams dropped: not reassembled within ipfrag_time")                          \
+    X(IpReasmOverlaps, "IPv4 datagrams dropped: overlapping fragments (RFC 5722's rule)")                    \
     X(IpOutRequests, "IPv4 datagrams sent")                                                                  \
     X(IpOutNoRoutes, "IPv4 datagrams dropped: no route")                                                     \
     X(IpOutDiscards, "IPv4 datagrams dropped on output: no buffer, device busy")                             \
@@ -286,6 +293,7 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(IcmpOutEchos, "ICMP echo requests sent")                                                               \
     X(IcmpOutEchoReps, "ICMP echo replies sent")                                                             \
     X(IcmpOutDestUnreachs, "ICMP destination unreachable sent")                                              \
+    X(IcmpOutTimeExcds, "ICMP time exceeded sent (fragment reassembly timeouts)")                            \
     X(IcmpOutRateLimited, "ICMP errors suppressed by icmp_ratelimit")                                        \
     X(TSQThrottles, "times TCP Small Queues held a connection (bytes below TCP over budget)")                \
     X(TSQResumes, "throttled connections resumed after a TX completion")                                     \
@@ -298,8 +306,9 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(TcpInSegs, "TCP segments received")                                                                    \
     X(TcpOutSegs, "TCP segments sent (retransmissions excluded)")                                            \
     X(TcpRetransSegs, "TCP segments retransmitted")                                                          \
-    X(TcpInErrs, "TCP segments dropped: malformed header or options")                                        \
+    X(TcpInErrs, "TCP segments dropped: malformed header (data offset, zero port)")                         \
     X(TcpInCsumErrors, "TCP segments dropped: bad checksum")                                                 \
+    X(TcpInBadOptions, "malformed TCP options ignored, segment kept (brisk's own: Linux counts none)")      \
     X(TcpOutRsts, "TCP resets sent")                                                                         \
     X(TcpNoPort, "segments to a port with no socket (answered with RST)")                                    \
     X(TCPTimeouts, "retransmission timeouts")                                                                \

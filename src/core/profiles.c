@@ -132,6 +132,7 @@ static const char *const p_6_x[] = {"tcp_tsq_rule=2",
                                     LINUX_CC_TIMERS,
                                     LINUX_RCVWIN,
                                     LINUX_6_SEND,
+                                    "ipfrag_evict=0", /* 4.17 on: full reassembly memory drops fragments */
                                     NULL};
 static const char *const p_brisk[] = {NULL};
 

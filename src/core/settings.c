@@ -72,6 +72,12 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
       "token interval of the ICMP error rate limit (0 = unlimited)")                                         \
     X(icmp_ratelimit_burst, UINT, icmp_ratelimit_burst, uint32_t, 50, 1, 1u << 20,                           \
       "ICMP errors that may be sent back to back")                                                           \
+    X(ipfrag_high_thresh, SIZE, ipfrag_high_thresh, uint64_t, 4ull << 20, 0, 1ull << 32,                     \
+      "bytes IPv4 reassembly may hold (0: no reassembly, every fragment dropped)")                          \
+    X(ipfrag_time, TIME, ipfrag_time_ns, uint64_t, 30 * SEC, 1 * MS, 3600 * SEC,                             \
+      "time a datagram may take to reassemble, from its first fragment")                                     \
+    X(ipfrag_evict, BOOL, ipfrag_evict, uint32_t, 1, 0, 1,                                                    \
+      "reassembly memory full: drop the oldest datagrams to make room (0: drop the fragment, Linux 4.17+)")  \
     X(bql, BOOL, bql, uint32_t, 1, 0, 1, "byte queue limits on devices whose driver supports them")          \
     X(bql_limit_min, SIZE, bql_limit_min, uint32_t, 0, 0, 1u << 30, "BQL: smallest ring byte limit")         \
     X(bql_limit_max, SIZE, bql_limit_max, uint32_t, 1u << 30, 0, 1u << 30, "BQL: largest ring byte limit")   \

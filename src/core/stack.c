@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "net/ip.h"
+#include "net/ipfrag.h"
 #include "tcp/tcp.h"
 #include "wire/eth.h"
 
@@ -44,7 +45,8 @@ brisk_stack *brisk_stack_new(const struct brisk_settings *s)
     st->ip.next_id = (uint16_t)brisk_rand_u32(&st->rand);
     st->icmp.tokens_ns = (uint64_t)s->icmp_ratelimit_burst * s->icmp_ratelimit_ns;
     if (brisk_neigh_init(st) != BRISK_OK || brisk_tcp_init(st) != BRISK_OK ||
-        brisk_gro_init(st) != BRISK_OK) {
+        brisk_gro_init(st) != BRISK_OK || brisk_ipfrag_init(st) != BRISK_OK) {
+        brisk_gro_destroy(st);
         brisk_tcp_destroy(st);
         brisk_neigh_destroy(st);
         brisk_pktpool_destroy(&st->pool);
@@ -58,6 +60,7 @@ void brisk_stack_free(brisk_stack *st)
 {
     if (!st)
         return;
+    brisk_ipfrag_destroy(st);
     brisk_gro_destroy(st);
     brisk_tcp_destroy(st);
     brisk_neigh_destroy(st);

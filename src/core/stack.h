@@ -48,6 +48,7 @@ struct brisk_stack {
 
     struct brisk_neigh_table neigh; /* ARP cache */
     struct brisk_gro *gro;          /* receive coalescing's open runs (net/gro.c) */
+    struct brisk_ipfrag *ipfrag;    /* IPv4 reassembly (net/ipfrag.c) */
     struct brisk_tcp *tcp;          /* TCP: connection tables, buffer memory, pending events */
     uint8_t tx_wake_wanted;         /* a sender was refused (device busy, no buffer): wake it on completion */
     uint8_t tx_wake;                /* a completion came since: poll runs the refused senders now */

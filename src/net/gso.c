@@ -56,6 +56,8 @@ static int parse_super(const uint8_t *frame, size_t len, uint16_t gso_size, stru
     rc = brisk_tcp_parse(ip + iph->hdr_len, iph->total_len - iph->hdr_len, iph->src, iph->dst, 0, th);
     if (rc < 0)
         return rc;
+    if (th->opts.bad) /* ours, so a bug upstream: every frame would repeat it */
+        return BRISK_WIRE_BAD_OPTION;
     if ((th->flags & (BRISK_TCP_SYN | BRISK_TCP_RST)) && th->payload_len > gso_size)
         return BRISK_ERR_INVAL;
     *hdrs = BRISK_ETH_HLEN + (size_t)iph->hdr_len + th->hdr_len;

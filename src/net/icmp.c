@@ -185,8 +185,12 @@ void brisk_icmp_send_error(brisk_stack *st, uint8_t type, uint8_t code, const ui
     if (quote > ICMP_ERR_MAX - BRISK_IPV4_HLEN - BRISK_ICMP_HLEN)
         quote = ICMP_ERR_MAX - BRISK_IPV4_HLEN - BRISK_ICMP_HLEN;
     struct brisk_icmp_repr r = {.type = type, .code = code, .payload = orig, .payload_len = quote};
-    if (send_icmp(st, ip.src, ip.dst, &r, now) == BRISK_OK && type == BRISK_ICMP_DEST_UNREACH)
-        st->c.IcmpOutDestUnreachs++;
+    if (send_icmp(st, ip.src, ip.dst, &r, now) == BRISK_OK) {
+        if (type == BRISK_ICMP_DEST_UNREACH)
+            st->c.IcmpOutDestUnreachs++;
+        else if (type == BRISK_ICMP_TIME_EXCEEDED)
+            st->c.IcmpOutTimeExcds++;
+    }
 }
 
 void brisk_icmp_set_echo_handler(brisk_stack *st, brisk_echo_fn fn, void *ctx)

@@ -8,19 +8,52 @@
  *
  * Header validation is brisk_ipv4_parse()'s job (version, lengths, checksum); a failure is counted by reason
  * (IpInTruncated when the frame is shorter than the declared total length, IpInAddrErrors for a source that
- * cannot be a single host — RFC 1122 §3.2.1.3, checked by the parser — IpInHdrErrors otherwise). Fragments
- * are counted in IpReasmFails and dropped: brisk sets DF on everything it sends and its TCP clamps the MSS to
- * the path, so it has no use for reassembly and does not offer an attacker one.
+ * cannot be a single host — RFC 1122 §3.2.1.3, checked by the parser — IpInHdrErrors otherwise). A fragment
+ * for us goes to reassembly (ipfrag.c, RFC 1122 §3.3.2); the datagram it completes comes back whole and is
+ * delivered here as any other, its checksums verified in software (the device's verdict was about one
+ * fragment).
  *
  * Delivery trims Ethernet padding (frames shorter than 60 bytes are padded on the wire) by handing the
  * protocol exactly total_len - hdr_len bytes. A protocol without a handler gets an ICMP protocol-unreachable,
  * unless the datagram was a broadcast (RFC 1122 §3.2.2).
  */
+#include <stdlib.h>
+
 #include "net/ip.h"
+#include "net/ipfrag.h"
 #include "net/netdev.h"
 #include "tcp/tcp.h"
 #include "wire/icmp.h"
 #include "wire/wire.h"
+
+/* A datagram for us, whole: to its protocol. Inline in both callers, so the per-datagram path keeps its
+ * shape; the reassembled one's is cold. */
+__attribute__((always_inline)) static inline void deliver(brisk_stack *st, brisk_netdev *dev, const struct brisk_ipv4_repr *ip, const uint8_t *p,
+                    int bcast, unsigned rx_flags, uint64_t now)
+{
+    const uint8_t *l4 = p + ip->hdr_len;
+    size_t l4_len = (size_t)ip->total_len - (size_t)ip->hdr_len;
+    switch (ip->proto) {
+    case BRISK_IP_PROTO_ICMP:
+        st->c.IpInDelivers++;
+        brisk_icmp_input(st, dev, ip, l4, l4_len, bcast, now);
+        break;
+    case BRISK_IP_PROTO_TCP:
+        if (bcast) { /* TCP is unicast only (RFC 1122 §4.2.3.10) */
+            st->c.IpInAddrErrors++;
+            break;
+        }
+        st->c.IpInDelivers++;
+        brisk_tcp_input(st, ip, l4, l4_len, (rx_flags & BRISK_RX_CSUM_VALID) != 0, now);
+        break;
+    default:
+        st->c.IpInUnknownProtos++;
+        if (!bcast)
+            brisk_icmp_send_error(st, BRISK_ICMP_DEST_UNREACH, 2 /* protocol unreachable */, p, ip->total_len,
+                                  now);
+        break;
+    }
+}
 
 void brisk_ip_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *p, size_t len, int l2_bcast,
                     unsigned rx_flags, uint64_t now)
@@ -43,30 +76,16 @@ void brisk_ip_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *p, size_t
         return;
     }
     bcast |= l2_bcast;
-    if (brisk_ipv4_is_fragment(&ip)) {
-        st->c.IpReasmFails++;
+    if (__builtin_expect(brisk_ipv4_is_fragment(&ip), 0)) {
+        size_t whole_len;
+        uint8_t *whole = brisk_ipfrag_input(st, &ip, p, bcast, &whole_len, now);
+        if (!whole)
+            return; /* held, or dropped (counted there) */
+        struct brisk_ipv4_repr wip;
+        if (brisk_ipv4_parse(whole, whole_len, &wip) >= 0)
+            deliver(st, dev, &wip, whole, bcast, 0, now);
+        free(whole);
         return;
     }
-    const uint8_t *l4 = p + hl;
-    size_t l4_len = (size_t)ip.total_len - (size_t)hl;
-    switch (ip.proto) {
-    case BRISK_IP_PROTO_ICMP:
-        st->c.IpInDelivers++;
-        brisk_icmp_input(st, dev, &ip, l4, l4_len, bcast, now);
-        break;
-    case BRISK_IP_PROTO_TCP:
-        if (bcast) { /* TCP is unicast only (RFC 1122 §4.2.3.10) */
-            st->c.IpInAddrErrors++;
-            break;
-        }
-        st->c.IpInDelivers++;
-        brisk_tcp_input(st, &ip, l4, l4_len, (rx_flags & BRISK_RX_CSUM_VALID) != 0, now);
-        break;
-    default:
-        st->c.IpInUnknownProtos++;
-        if (!bcast)
-            brisk_icmp_send_error(st, BRISK_ICMP_DEST_UNREACH, 2 /* protocol unreachable */, p, ip.total_len,
-                                  now);
-        break;
-    }
+    deliver(st, dev, &ip, p, bcast, rx_flags, now);
 }

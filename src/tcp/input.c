@@ -1183,6 +1183,7 @@ void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const ui
             st->c.TcpInErrs++;
         return;
     }
+    st->c.TcpInBadOptions += seg.opts.bad; /* ignored as Linux ignores them (wire/tcp.c); no branch */
     if (seg.sport == 0 || seg.dport == 0) {
         st->c.TcpInErrs++;
         return;
@@ -1221,6 +1222,7 @@ int brisk_tcp_input_gro(brisk_stack *st, const struct brisk_ipv4_repr *ip, const
     if (!c || c->state == BRISK_TCP_SYN_SENT)
         return 0; /* a listener, a RST or an open to answer: frame by frame, as they came */
     st->c.TcpInSegs += n;
+    st->c.TcpInBadOptions += (uint64_t)seg->opts.bad * n; /* a run's frames share their option bytes */
     conn_input(c, seg, pieces, n, now);
     TCP_CHECK_TUPLE(st, ip->dst, seg->dport, ip->src, seg->sport);
     return 1;

@@ -10,11 +10,20 @@
  * is kind, length, data, where length counts the two leading bytes. brisk understands MSS (RFC 6691,
  * length 4), window scale (RFC 7323 §2, length 3), SACK-permitted (RFC 2018 §2, length 2), SACK (RFC 2018 §3,
  * length 2 + 8n with 1..4 blocks) and timestamps (RFC 7323 §3, length 10). parse_options walks the list
- * with a bounds check before every byte it reads; a length below 2 or past the end of the header, or a
- * known kind with the wrong length, is BRISK_WIRE_BAD_OPTION — the segment is dropped rather than half
- * understood (RFC 9293 §3.1 only asks to skip unknown kinds by their length, which it does). When an option
- * appears twice, the second occurrence overwrites the first ("last wins"): the result is deterministic and
- * neither occurrence is more trustworthy.
+ * with a bounds check before every byte it reads. A malformed option does not cost the segment: RFC 9293
+ * §3.1 asks only that unknown kinds be skipped by their length and RFC 1122 §4.2.2.5 that a TCP "be prepared
+ * to handle an illegal option length ... without crashing", and a SYN dropped for a bad option is a
+ * connection lost for nothing (issue 18: brisk used to drop it; Linux answers it). So brisk does what
+ * Linux's tcp_parse_options does, case by case, and every profile does the same:
+ *   - a length byte below 2 ("silly options"), a length running past the header, or a kind in the last
+ *     byte with no room for its length: the list cannot be walked further, parsing stops there and the
+ *     options before it stand;
+ *   - a known kind with the wrong length (MSS not 4, WS not 3, SACK-permitted not 2, SACK not 2 + 8n, TS
+ *     not 10): that option is ignored, skipped by its length, and parsing goes on.
+ * Each counts one in opts.bad, which the stack adds to TcpInBadOptions (brisk's own counter: Linux counts
+ * none of these). The checks are the ones a well-formed list already passes through, so a good segment
+ * pays nothing more for them. When an option appears twice, the second occurrence overwrites the first
+ * ("last wins", as in Linux): the result is deterministic and neither occurrence is more trustworthy.
  *
  * brisk_tcp_emit writes options in Linux's order and padding (tcp_options_write), so captures line up with
  * Linux's byte for byte: MSS; timestamps with SACK-permitted packed into their leading two bytes (or
@@ -40,8 +49,9 @@
 #define OPTLEN_TS        10
 #define SACK_BLOCK_LEN   8
 
-/* Reads the options in b[BRISK_TCP_HLEN, hlen) into o (zeroed by the caller). */
-static int parse_options(const uint8_t *b, size_t hlen, struct brisk_tcp_opts *o)
+/* Reads the options in b[BRISK_TCP_HLEN, hlen) into o (zeroed by the caller); malformed ones are counted
+ * in o->bad and ignored as Linux ignores them (the file's opening comment). */
+static void parse_options(const uint8_t *b, size_t hlen, struct brisk_tcp_opts *o)
 {
     size_t i = BRISK_TCP_HLEN;
     while (i < hlen) {
@@ -53,33 +63,34 @@ static int parse_options(const uint8_t *b, size_t hlen, struct brisk_tcp_opts *o
             continue;
         }
         if (hlen - i < 2)
-            return BRISK_WIRE_BAD_OPTION; /* no room for the length byte */
+            goto stop; /* no room for the length byte */
         size_t olen = b[i + 1];
         if (olen < 2 || olen > hlen - i)
-            return BRISK_WIRE_BAD_OPTION;
+            goto stop; /* "silly" or partial: the rest of the list cannot be walked */
         const uint8_t *d = b + i + 2;
         switch (kind) {
         case BRISK_TCPOPT_MSS:
             if (olen != OPTLEN_MSS)
-                return BRISK_WIRE_BAD_OPTION;
+                goto skip;
             o->mss_ok = 1;
             o->mss = brisk_get16(d);
             break;
         case BRISK_TCPOPT_WSCALE:
             if (olen != OPTLEN_WSCALE)
-                return BRISK_WIRE_BAD_OPTION;
+                goto skip;
             o->wscale_ok = 1;
             o->wscale = d[0];
             break;
         case BRISK_TCPOPT_SACK_PERM:
             if (olen != OPTLEN_SACK_PERM)
-                return BRISK_WIRE_BAD_OPTION;
+                goto skip;
             o->sack_perm = 1;
             break;
         case BRISK_TCPOPT_SACK: {
+            /* olen <= 40 here, so n <= 4 whenever the length is 2 + 8n. */
             size_t n = (olen - 2) / SACK_BLOCK_LEN;
-            if ((olen - 2) % SACK_BLOCK_LEN != 0 || n < 1 || n > BRISK_TCP_MAX_SACK)
-                return BRISK_WIRE_BAD_OPTION;
+            if ((olen - 2) % SACK_BLOCK_LEN != 0 || n < 1)
+                goto skip;
             o->nsack = (uint8_t)n;
             for (size_t k = 0; k < n; k++) {
                 o->sack[k].start = brisk_get32(d + k * SACK_BLOCK_LEN);
@@ -89,7 +100,7 @@ static int parse_options(const uint8_t *b, size_t hlen, struct brisk_tcp_opts *o
         }
         case BRISK_TCPOPT_TS:
             if (olen != OPTLEN_TS)
-                return BRISK_WIRE_BAD_OPTION;
+                goto skip;
             o->ts_ok = 1;
             o->ts_val = brisk_get32(d);
             o->ts_ecr = brisk_get32(d + 4);
@@ -98,8 +109,14 @@ static int parse_options(const uint8_t *b, size_t hlen, struct brisk_tcp_opts *o
             break; /* unknown kind: skipped by its length */
         }
         i += olen;
+        continue;
+    skip: /* a known kind with the wrong length: ignored, the list goes on */
+        o->bad++;
+        i += olen;
     }
-    return 0;
+    return;
+stop:
+    o->bad++;
 }
 
 /* The TCP pseudo-header sum; len fits 16 bits (checked or guaranteed by the caller). */
@@ -123,9 +140,7 @@ int brisk_tcp_parse(const uint8_t *b, size_t len, uint32_t src, uint32_t dst, in
 
     struct brisk_tcp_opts opts;
     memset(&opts, 0, sizeof opts);
-    int err = parse_options(b, hlen, &opts);
-    if (err < 0)
-        return err;
+    parse_options(b, hlen, &opts);
     r->opts = opts;
     r->sport = brisk_get16(b);
     r->dport = brisk_get16(b + 2);

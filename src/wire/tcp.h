@@ -37,6 +37,7 @@ struct brisk_tcp_opts {
     uint8_t mss_ok, wscale_ok, sack_perm, ts_ok; /* presence */
     uint16_t mss;
     uint8_t wscale; /* as received (the caller clamps to 14 per RFC 7323 §2.3) */
+    uint8_t bad;    /* malformed options met and ignored (0..40; see brisk_tcp_parse) */
     uint32_t ts_val, ts_ecr;
     uint8_t nsack; /* SACK blocks present (0..4) */
     struct {
@@ -61,8 +62,10 @@ struct brisk_tcp_repr {
  *   BRISK_WIRE_TRUNCATED   len < 20, or the data offset points past len
  *   BRISK_WIRE_BAD_HDRLEN  data offset < 5, or len > 65535 (cannot be an IPv4 payload)
  *   BRISK_WIRE_BAD_CSUM    verify_csum and the checksum (pseudo-header included) is wrong
- *   BRISK_WIRE_BAD_OPTION  an option with a length < 2 or running past the header, or a known kind with
- *                          the wrong length (MSS 4, WS 3, SACK-permitted 2, SACK 2 + 8n, n in 1..4, TS 10)
+ * A malformed option never fails the parse: as Linux's tcp_parse_options, a length byte below 2, a length
+ * running past the header, or a kind with no room for its length byte ends the option list (what came
+ * before it stands), and a known kind with the wrong length (MSS 4, WS 3, SACK-permitted 2, SACK 2 + 8n,
+ * TS 10) is skipped by its length like an unknown one. Each such option counts one in opts.bad.
  * Option presence is reported whatever the segment's flags: ignoring MSS or WS outside a SYN is the
  * caller's business (RFC 7323 §2.2). An option that appears twice: the last one wins. EOL ends the list;
  * unknown kinds are skipped by their length. */

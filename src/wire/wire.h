@@ -26,7 +26,7 @@ enum brisk_wire_err {
     BRISK_WIRE_BAD_HDRLEN = -3,  /* IPv4 IHL < 5, TCP data offset < 5 */
     BRISK_WIRE_BAD_TOTLEN = -4,  /* IPv4 total length < header length */
     BRISK_WIRE_BAD_CSUM = -5,    /* checksum mismatch */
-    BRISK_WIRE_BAD_OPTION = -6,  /* malformed option: length 0/1, past the header, wrong length for kind */
+    BRISK_WIRE_BAD_OPTION = -6,  /* malformed TCP option (GSO only: a received one is ignored, opts.bad) */
     BRISK_WIRE_UNSUPPORTED = -7, /* VLAN-tagged Ethernet; ARP that is not Ethernet/IPv4 or has a bad op */
     BRISK_WIRE_BAD_ADDR = -8,    /* IPv4 source that no host may use (see ipv4.c) */
 };

@@ -452,6 +452,102 @@ static void gen_seq(void)
     g_end(&g, "passive-simultaneous-close");
 }
 
+
+/* fuzz_ipfrag seeds: [mode][tlen u16][template] then 8-byte fragment records (see fuzz_ipfrag.c). */
+struct fseed {
+    uint8_t b[8192];
+    size_t n;
+};
+
+static void fs_begin(struct fseed *s, uint8_t mode, const uint8_t *tpl, size_t tlen)
+{
+    s->b[0] = mode;
+    brisk_put16(s->b + 1, (uint16_t)tlen);
+    memcpy(s->b + 3, tpl, tlen);
+    s->n = 3 + tlen;
+}
+
+/* flags: bit 0 MF, bits 2-3 protocol (0 TCP, 1 ICMP); off in bytes (a multiple of 8). */
+static void fs_frag(struct fseed *s, uint16_t delay_ms, uint8_t id, uint8_t flags, uint32_t off, uint32_t len)
+{
+    uint8_t *r = s->b + s->n;
+    brisk_put16(r, delay_ms);
+    r[2] = id;
+    r[3] = flags;
+    brisk_put16(r + 4, (uint16_t)(off / 8));
+    brisk_put16(r + 6, (uint16_t)len);
+    s->n += 8;
+}
+
+static void gen_ipfrag(void)
+{
+    struct fh h;
+    fh_init(&h, FH_PASSIVE);
+    struct brisk_tcp_repr t = {.sport = h.peer_port,
+                               .dport = h.local_port,
+                               .seq = h.peer_nxt,
+                               .ack = h.peer_ack,
+                               .flags = BRISK_TCP_ACK | BRISK_TCP_PSH,
+                               .window = 1024,
+                               .opts = {.ts_ok = 1, .ts_val = h.peer_tsval + 5, .ts_ecr = h.local_tsval}};
+    uint8_t seg[BRISK_TCP_HLEN_MAX + 1400];
+    size_t hl = brisk_tcp_emit(seg, &t);
+    memset(seg + hl, 'f', 1400);
+    size_t slen = hl + 1400; /* the fuzzer fills the checksum (mode bit 2) */
+    fh_finish(&h);
+    static struct fseed s;
+    const uint8_t MF = 1, TCP = 0, ICMP = 4;
+
+    fs_begin(&s, 4, seg, slen);
+    fs_frag(&s, 0, 1, TCP | MF, 0, 512);
+    fs_frag(&s, 0, 1, TCP | MF, 512, 512);
+    fs_frag(&s, 0, 1, TCP, 1024, (uint32_t)slen - 1024);
+    put("ipfrag", "tcp-in-order", s.b, s.n);
+
+    fs_begin(&s, 4, seg, slen);
+    fs_frag(&s, 0, 2, TCP, 1024, (uint32_t)slen - 1024);
+    fs_frag(&s, 1, 2, TCP | MF, 512, 512);
+    fs_frag(&s, 1, 2, TCP | MF, 512, 512); /* a duplicate */
+    fs_frag(&s, 1, 2, TCP | MF, 0, 512);
+    put("ipfrag", "tcp-reverse-dup", s.b, s.n);
+
+    fs_begin(&s, 4, seg, slen);
+    fs_frag(&s, 0, 3, TCP | MF, 0, 512);
+    fs_frag(&s, 0, 3, TCP | MF, 504, 512); /* overlaps */
+    fs_frag(&s, 0, 3, TCP, 1024, (uint32_t)slen - 1024);
+    fs_frag(&s, 0, 4, TCP | MF, 0, 517); /* cut to 512 */
+    fs_frag(&s, 0, 4, TCP | MF, 512, 0); /* empty */
+    put("ipfrag", "tcp-overlap-bounds", s.b, s.n);
+
+    /* An ICMP echo request in four fragments, then a datagram whose first fragment times out. */
+    uint8_t echo_msg[8 + 1000], echo_data[1000];
+    for (size_t i = 0; i < sizeof echo_data; i++)
+        echo_data[i] = (uint8_t)(i * 13);
+    struct brisk_icmp_repr er = {
+        .type = BRISK_ICMP_ECHO, .id = 9, .seq = 1, .payload = echo_data, .payload_len = sizeof echo_data};
+    size_t em = brisk_icmp_emit(echo_msg, &er);
+    fs_begin(&s, 0, echo_msg, em);
+    fs_frag(&s, 0, 5, ICMP | MF, 256, 256);
+    fs_frag(&s, 0, 5, ICMP | MF, 0, 256);
+    fs_frag(&s, 0, 5, ICMP, 768, (uint32_t)em - 768);
+    fs_frag(&s, 0, 5, ICMP | MF, 512, 256);
+    fs_frag(&s, 0, 6, ICMP | MF, 0, 256);
+    fs_frag(&s, 3000, 6, ICMP | MF, 256, 256); /* after the timeout: a new datagram */
+    fs_frag(&s, 3000, 7, ICMP | MF | 0x20, 0, 64); /* to the broadcast address */
+    fs_frag(&s, 0, 8, ICMP, 65528, 1480);           /* past 65,535 */
+    put("ipfrag", "icmp-timeout", s.b, s.n);
+
+    /* Floods against the 16 KB bound: brisk's eviction, then Linux's refusal. */
+    for (int linux_rule = 0; linux_rule < 2; linux_rule++) {
+        fs_begin(&s, (uint8_t)(2 | linux_rule), echo_msg, em);
+        for (int i = 0; i < 40; i++)
+            fs_frag(&s, 0, (uint8_t)(10 + i), ICMP | MF, 0, 1000);
+        fs_frag(&s, 0, 60, ICMP | MF, 0, 512);
+        fs_frag(&s, 0, 60, ICMP, 512, (uint32_t)em - 512);
+        put("ipfrag", linux_rule ? "flood-linux" : "flood-evict", s.b, s.n);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -463,5 +559,6 @@ int main(int argc, char **argv)
     gen_parsers();
     gen_stack();
     gen_seq();
+    gen_ipfrag();
     return 0;
 }

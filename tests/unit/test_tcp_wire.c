@@ -4,8 +4,10 @@
  * Known answers are segments Linux sent over lo (captured with tcpdump): brisk must parse them, emit the same
  * bytes from the parsed repr (option layout included), reproduce Linux's CHECKSUM_PARTIAL seed, and complete
  * it to the checksum tcpdump computed. Round trips cover every option combination with every SACK count, and
- * a table of malformed headers — truncation at every length, every data offset, every length of every option
- * kind — asserts the exact reason code. Each parse reads an exactly-sized heap copy, so ASan sees overreads.
+ * a table of malformed headers — truncation at every length, every data offset — asserts the exact reason
+ * code, and every length of every option kind asserts what is taken and what is counted bad (the named
+ * malformed-option cases of issue 18 are in tests/wire/test_tcp_options.c). Each parse reads an
+ * exactly-sized heap copy, so ASan sees overreads.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -419,13 +421,16 @@ static void test_every_option_length(void **state)
                 ok = olen >= 10 && (olen - 2) % 8 == 0 && (olen - 2) / 8 <= 4;
             else
                 ok = (int)olen == kinds[k].good_len;
-            int want = ok ? 60 : BRISK_WIRE_BAD_OPTION;
+            /* A malformed option costs nothing but itself (Linux's tcp_parse_options): the segment parses. */
             for (int verify = 0; verify <= 1; verify++) {
                 brisk_tcp_csum_fill(seg, 60, LO, LO); /* a correct checksum: only the option is wrong */
                 int rc = parse_exact(seg, 60, LO, LO, verify, &r);
-                if (rc != want)
-                    fail_msg("kind %u len %u verify %d: got %d (%s), want %d", kinds[k].kind, olen, verify,
-                             rc, brisk_wire_err_name(rc), want);
+                if (rc != 60 || r.opts.bad != !ok)
+                    fail_msg("kind %u len %u verify %d: got %d (%s) bad %u, want 60 bad %d", kinds[k].kind,
+                             olen, verify, rc, brisk_wire_err_name(rc), r.opts.bad, !ok);
+                int seen = r.opts.mss_ok + r.opts.wscale_ok + r.opts.sack_perm + r.opts.ts_ok + (r.opts.nsack > 0);
+                if (seen != (ok && kinds[k].good_len != -1))
+                    fail_msg("kind %u len %u: %d options taken", kinds[k].kind, olen, seen);
             }
             bad += !ok;
         }
@@ -442,11 +447,15 @@ static void test_option_edge_cases(void **state)
     /* A kind in the last byte of the header, with no room for its length. */
     header_with_options(seg, NULL, 0);
     seg[59] = BRISK_TCPOPT_MSS;
-    assert_int_equal(parse_exact(seg, 60, LO, LO, 0, &r), BRISK_WIRE_BAD_OPTION);
+    assert_int_equal(parse_exact(seg, 60, LO, LO, 0, &r), 60);
+    assert_int_equal(r.opts.bad, 1);
+    assert_false(r.opts.mss_ok);
     seg[59] = 77;
-    assert_int_equal(parse_exact(seg, 60, LO, LO, 0, &r), BRISK_WIRE_BAD_OPTION);
+    assert_int_equal(parse_exact(seg, 60, LO, LO, 0, &r), 60);
+    assert_int_equal(r.opts.bad, 1);
     seg[59] = BRISK_TCPOPT_EOL; /* but EOL or NOP there is fine */
     assert_int_equal(parse_exact(seg, 60, LO, LO, 0, &r), 60);
+    assert_int_equal(r.opts.bad, 0);
 
     /* An option ending exactly at the header end is fine; one byte further is not. */
     header_with_options(seg, NULL, 0);
@@ -458,7 +467,9 @@ static void test_option_edge_cases(void **state)
     header_with_options(seg, NULL, 0);
     seg[57] = BRISK_TCPOPT_MSS;
     seg[58] = 4;
-    assert_int_equal(parse_exact(seg, 60, LO, LO, 0, &r), BRISK_WIRE_BAD_OPTION);
+    assert_int_equal(parse_exact(seg, 60, LO, LO, 0, &r), 60);
+    assert_int_equal(r.opts.bad, 1);
+    assert_false(r.opts.mss_ok);
 
     /* Options must lie inside the header, not the payload: a 24-byte header whose MSS spills over. */
     uint8_t seg2[40];
@@ -467,7 +478,10 @@ static void test_option_edge_cases(void **state)
     const uint8_t spill[] = {1, 1, 2, 4, 0x05, 0xb4, 0, 0};
     memcpy(seg2 + 20, spill, sizeof spill);
     memset(seg2 + 28, 0x55, 12);
-    assert_int_equal(parse_exact(seg2, 40, LO, LO, 0, &r), BRISK_WIRE_BAD_OPTION);
+    assert_int_equal(parse_exact(seg2, 40, LO, LO, 0, &r), 24);
+    assert_int_equal(r.opts.bad, 1);
+    assert_false(r.opts.mss_ok);
+    assert_int_equal(r.payload_len, 16);
 
     /* EOL ends the list: garbage after it is not looked at. */
     const uint8_t eol[] = {2, 4, 0x05, 0xb4, 0, 2, 0, 5, 1};
@@ -648,7 +662,7 @@ static void test_fuzz(void **state)
             accepted++;
             if (rc != r.hdr_len || r.hdr_len > len || r.hdr_len + r.payload_len != len || r.opts.nsack > 4)
                 fail_msg("seed %llu iteration %d: inconsistent accept", (unsigned long long)seed, it);
-        } else if (rc != BRISK_WIRE_TRUNCATED && rc != BRISK_WIRE_BAD_OPTION) {
+        } else if (rc != BRISK_WIRE_TRUNCATED) {
             fail_msg("seed %llu iteration %d: unexpected reason %d", (unsigned long long)seed, it, rc);
         }
     }

@@ -138,13 +138,12 @@ static int inbound_tcp(struct run *r, const struct pkt_event *ev)
     put16(t + 18, p->urg);
     uint8_t *o = t + BRISK_TCP_HLEN;
     memcpy(o, p->opts, p->opts_len);
-    /* Options were checked when parsed: walk them to map SACK blocks and TSecr to live values. */
-    for (size_t i = 0; i < p->opts_len;) {
-        uint8_t kind = o[i];
-        if (kind == BRISK_TCPOPT_EOL || kind == BRISK_TCPOPT_NOP) {
-            i++;
+    /* Map the SACK blocks and TSecr the script named to live values; "opt" bytes (maybe malformed: the
+     * list need not be walkable) go as written. */
+    for (size_t i = 0; i < p->opts_len; i++) {
+        if (!(p->opts_map >> i & 1))
             continue;
-        }
+        uint8_t kind = o[i];
         uint8_t len = o[i + 1];
         if (kind == BRISK_TCPOPT_SACK) {
             for (size_t b = i + 2; b + 8 <= (size_t)i + len; b += 8) {
@@ -154,7 +153,6 @@ static int inbound_tcp(struct run *r, const struct pkt_event *ev)
         } else if (kind == BRISK_TCPOPT_TS && (p->flags & BRISK_TCP_ACK)) {
             put32(o + i + 6, ts_ecr_live(r, get32(o + i + 6)));
         }
-        i += len;
     }
     memset(t + hlen, 0, p->len);
     size_t seg = hlen + p->len;

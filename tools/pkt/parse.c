@@ -10,7 +10,7 @@
  *   flags    := WORD ['.'] | '.' | '-'        (letters of "FSRPUEW", '.' is ACK)
  *   seq      := N ':' N '(' N ')'             (start, end, payload length; end = start + length)
  *   options  := option (',' option)*         nop eol | mss N | wscale N | sackOK | sack a:b ... |
- *                                            TS val N ecr N
+ *                                            TS val N ecr N | opt KIND ['len' N] [BYTE ...]
  *   syscall  := ['...' T] NAME '(' [expr (',' expr)*] ')' '=' expr [ERRNO ['(' text ')']] ['(' note ')']
  *   expr     := ['-'] primary ('|' primary)*  INT, WORD, WORD(args), "string", ..., [list], {struct}, and
  *                                            name=value inside a struct
@@ -389,7 +389,7 @@ static int parse_tcp_options(struct ps *p, struct pkt_tcp *tcp)
     for (;;) {
         struct tok *t = peek(p);
         if (t->kind != TOK_WORD)
-            return perr(p, t, "expected a TCP option (nop, eol, mss, wscale, sackOK, sack, TS)");
+            return perr(p, t, "expected a TCP option (nop, eol, mss, wscale, sackOK, sack, TS, opt)");
         next(p);
         uint8_t b[40];
         uint32_t v, w;
@@ -443,6 +443,7 @@ static int parse_tcp_options(struct ps *p, struct pkt_tcp *tcp)
             if (nb == 0)
                 return perr(p, peek(p), "expected a SACK block start:end");
             b[1] = (uint8_t)(2 + 8 * nb);
+            tcp->opts_map |= 1ull << tcp->opts_len;
             if (opt_put(p, tcp, b, b[1]) < 0)
                 return -1;
         } else if (strcmp(t->text, "TS") == 0) {
@@ -460,7 +461,41 @@ static int parse_tcp_options(struct ps *p, struct pkt_tcp *tcp)
             b[1] = 10;
             put32(b + 2, v);
             put32(b + 6, w);
+            tcp->opts_map |= 1ull << tcp->opts_len;
             if (opt_put(p, tcp, b, 10) < 0)
+                return -1;
+        } else if (strcmp(t->text, "opt") == 0) {
+            /* Any option, well-formed or not, as raw bytes: "opt 30 len 0" (a zero length), "opt 2 len 1 5
+             * 180" (an MSS of length 1), "opt 3 len 255 7" (a length past the header), "opt 254 1 2" (an
+             * unknown kind, length 4 counted from its bytes). Nothing in it is mapped to live values. */
+            if (expect_u32(p, "the option kind", &v) < 0)
+                return -1;
+            if (v > 255)
+                return serr(p, t, "option kind out of range");
+            b[0] = (uint8_t)v;
+            int has_len = is_word(peek(p), "len");
+            if (has_len) {
+                next(p);
+                if (expect_u32(p, "the option length", &w) < 0)
+                    return -1;
+                if (w > 255)
+                    return serr(p, t, "option length out of range");
+                b[1] = (uint8_t)w;
+            }
+            size_t nb = 2;
+            while (peek(p)->kind == TOK_INT) {
+                if (nb == PKT_OPTS_MAX)
+                    return perr(p, peek(p), "TCP options longer than 40 bytes");
+                if (expect_u32(p, "an option byte", &w) < 0)
+                    return -1;
+                if (w > 255)
+                    return serr(p, t, "option byte out of range (0..255)");
+                b[nb++] = (uint8_t)w;
+            }
+            if (!has_len)
+                b[1] = (uint8_t)nb;
+            tcp->opts_raw = 1;
+            if (opt_put(p, tcp, b, nb) < 0)
                 return -1;
         } else {
             snprintf(p->err, p->errlen, "%s:%d:%d: unsupported: TCP option '%s'", p->path, t->line, t->col,
@@ -704,6 +739,8 @@ static int parse_packet(struct ps *p, struct pkt_event *ev)
         return serr(p, d, "window must be specified for inbound packets ('win N')");
     if (ev->act == ACT_INBOUND && tcp->opts_any)
         return serr(p, d, "<...> for TCP options can only be used with outbound packets");
+    if (ev->act != ACT_INBOUND && tcp->opts_raw)
+        return serr(p, d, "'opt' TCP options can only be used with inbound packets");
     return 0;
 }
 

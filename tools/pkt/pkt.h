@@ -103,6 +103,8 @@ struct pkt_tcp {
     int opts_any;            /* "<...>": outbound options not checked */
     uint8_t opts[PKT_OPTS_MAX]; /* raw option bytes in script order (SACK / TS in script space) */
     uint8_t opts_len;
+    uint64_t opts_map;       /* bit i: a sack or TS option starts at opts[i] (mapped to live values) */
+    int opts_raw;            /* an "opt" option was written (inbound only: sent exactly as written) */
     int16_t tos;             /* "[tos 0x..]" / "(tos ...)": -1 not checked */
     uint16_t sport, dport;   /* "src>dst" port override (0: the socket's) */
 };
