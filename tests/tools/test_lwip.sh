@@ -106,6 +106,12 @@ one_connect() {
     ip netns exec "$NS" "$ks" --listen 5001 --timeout 120 $3 >"$k" 2>"$k.err" &
     local kp=$!
     echo $kp >>"$tmp/pids"
+    # lwip-tap connects as soon as its TAP is up: wait (bounded) until the kernel listens, or a loaded
+    # machine lets the SYN meet a closed port.
+    for _ in $(seq 1 100); do
+        ip netns exec "$NS" ss -Hltn 'sport = :5001' 2>/dev/null | grep -q . && break
+        sleep 0.1
+    done
     ip netns exec "$NS" "$lw" --tap "lwt$n" --ip "10.78.$n.2/24" --connect "10.78.$n.1:5001" --timeout 120 \
         $2 >"$l" 2>"$l.err" &
     local lp=$!
