@@ -317,6 +317,8 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(TCPLossProbeRecovery, "losses repaired by a tail loss probe (cwnd reduced without an RTO)")            \
     X(TCPSpuriousRTOs, "retransmission timeouts found spurious by F-RTO and undone (RFC 5682)")              \
     X(TCPDSACKUndo, "recovery episodes undone: every retransmission reported duplicate by D-SACK")           \
+    X(TCPPartialUndo, "recovery episodes undone by timestamps (Eifel) at an ACK inside the episode")         \
+    X(TCPFullUndo, "recovery episodes undone by timestamps (Eifel) at the ACK that ended the episode")       \
     X(TCPTimerWheelOps, "timer wheel arm / cancel operations made by TCP connections")                       \
     X(TCPOrigDataSent, "segments with new data sent")                                                        \
     X(DelayedACKs, "delayed ACKs sent by the timer")                                                         \

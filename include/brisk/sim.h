@@ -110,9 +110,15 @@ brisk_sim_port *brisk_sim_raw_port_add(brisk_sim_world *w, const char *name, bri
 int brisk_sim_raw_send(brisk_sim_port *p, const uint8_t *frame, size_t len);
 
 /* ---- links ---- */
-enum brisk_sim_loss_model { BRISK_SIM_LOSS_NONE, BRISK_SIM_LOSS_RANDOM, BRISK_SIM_LOSS_GILBERT };
+enum brisk_sim_loss_model {
+    BRISK_SIM_LOSS_NONE,
+    BRISK_SIM_LOSS_RANDOM,
+    BRISK_SIM_LOSS_GILBERT,
+    BRISK_SIM_LOSS_BURST, /* runs of exactly burst_len consecutive frames, about `loss` of all frames */
+};
 struct brisk_sim_impair {
-    double loss; /* RANDOM: drop probability per frame */
+    double loss;        /* RANDOM: drop probability per frame; BURST: the share of frames lost */
+    uint32_t burst_len; /* BURST: frames per loss event (a lost 64 KB offloaded frame is ~45 segments) */
     enum brisk_sim_loss_model loss_model;
     double ge_p_good_to_bad; /* GILBERT: per-frame transition probabilities and loss in each state */
     double ge_p_bad_to_good;

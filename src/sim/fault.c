@@ -10,7 +10,13 @@
  *      ge_p_good_to_bad, bad -> good with ge_p_bad_to_good), then the frame is lost with the loss
  *      probability of the state it is in. Time spent in the bad state is geometric, so losses come in bursts
  *      of mean length 1 / ge_p_bad_to_good when ge_loss_bad = 1 — the shape of real congestion and fading
- *      losses that independent random loss cannot produce;
+ *      losses that independent random loss cannot produce; BURST is what a path that drops
+ *      whole offloaded super-frames (64 KB, ~45 segments, before segmentation) does to the wire segments
+ *      the peer sees: an event starts at a frame with probability loss / burst_len and loses the frames
+ *      that begin within the wire time of burst_len such frames from its start, burst_len of them at most:
+ *      the super-frame's segments, back to back or paced closely behind each other — not a retransmission
+ *      sent alone a timeout later, which a per-frame count would lose with the burst it repairs. About
+ *      `loss` of the frames of a busy link go;
  *   3. corruption: one bit of one byte at an offset >= 14 is flipped, past the Ethernet header, so the IPv4
  *      header or L4 checksum catches it (a single-bit error always changes a one's-complement sum) instead of
  *      the frame silently going to another MAC;
@@ -20,7 +26,7 @@
  * drawn only for impairments that are configured, so a run is reproducible from the world seed.
  *
  * Functions: brisk_sim_fault_check (validates a configuration), brisk_sim_fault_init (seeds a direction),
- * brisk_sim_fault_apply (decides one frame's fate), ge_step (the Markov chain).
+ * brisk_sim_fault_apply (decides one frame's fate; BURST's run counter is in it), ge_step (the Markov chain).
  */
 #include "sim/internal.h"
 
@@ -36,7 +42,9 @@ int brisk_sim_fault_check(const struct brisk_sim_impair *im)
         !prob_ok(im->duplicate) || !prob_ok(im->corrupt))
         return BRISK_ERR_INVAL;
     if (im->loss_model != BRISK_SIM_LOSS_NONE && im->loss_model != BRISK_SIM_LOSS_RANDOM &&
-        im->loss_model != BRISK_SIM_LOSS_GILBERT)
+        im->loss_model != BRISK_SIM_LOSS_GILBERT && im->loss_model != BRISK_SIM_LOSS_BURST)
+        return BRISK_ERR_INVAL;
+    if (im->loss_model == BRISK_SIM_LOSS_BURST && im->burst_len == 0)
         return BRISK_ERR_INVAL;
     if (im->loss_mask_len && !im->loss_mask)
         return BRISK_ERR_INVAL;
@@ -52,9 +60,11 @@ void brisk_sim_fault_init(struct sim_fault *f, uint64_t seed)
     f->index = 0;
     f->mask_pos = 0;
     f->ge_bad = 0;
+    f->burst_left = 0;
+    f->burst_until = 0;
 }
 
-static int chance(struct sim_fault *f, double p)
+static inline __attribute__((always_inline)) int chance(struct sim_fault *f, double p)
 {
     return p > 0.0 && brisk_rand_chance(&f->rng, p);
 }
@@ -72,7 +82,7 @@ static double ge_step(struct sim_fault *f, const struct brisk_sim_impair *im)
 }
 
 unsigned brisk_sim_fault_apply(struct sim_fault *f, const struct brisk_sim_impair *im, uint8_t *data,
-                               size_t len)
+                               size_t len, uint64_t start, uint64_t end)
 {
     uint64_t idx = f->index++;
     unsigned fate = 0;
@@ -95,6 +105,19 @@ unsigned brisk_sim_fault_apply(struct sim_fault *f, const struct brisk_sim_impai
         /* Stepped for masked frames too: the chain advances once per frame on the wire. */
         if (chance(f, ge_step(f, im)))
             fate |= SIM_FATE_LOST;
+        break;
+    case BRISK_SIM_LOSS_BURST:
+        /* Counted over masked frames too, as the chain above: a burst is frames on the wire. */
+        if (f->burst_left && start > f->burst_until)
+            f->burst_left = 0; /* the super-frame's time is over */
+        if (f->burst_left == 0 && chance(f, im->loss / (double)im->burst_len)) {
+            f->burst_left = im->burst_len;
+            f->burst_until = start + (uint64_t)im->burst_len * (end - start);
+        }
+        if (f->burst_left) {
+            f->burst_left--;
+            fate |= SIM_FATE_LOST;
+        }
         break;
     }
     if (!(fate & SIM_FATE_LOST) && im->drop_fn && im->drop_fn(im->drop_ctx, data, len))

@@ -120,6 +120,8 @@ struct sim_fault {
     uint64_t index;        /* 0-based index of the next frame that completes serialization */
     size_t mask_pos;       /* first loss_mask entry not yet passed */
     int ge_bad;            /* Gilbert-Elliott state: 1 = bad */
+    uint32_t burst_left;   /* BURST: frames of the running loss burst still to drop */
+    uint64_t burst_until;  /* BURST: frames that start after this are not part of the running burst */
 };
 
 /* ---- links (link.c) ---- */
@@ -269,9 +271,10 @@ void brisk_sim_link_destroy(brisk_sim_world *w, brisk_sim_link *l);
 /* BRISK_OK if every probability is in [0, 1], the loss model is known and the mask is sorted; else INVAL. */
 int brisk_sim_fault_check(const struct brisk_sim_impair *im);
 void brisk_sim_fault_init(struct sim_fault *f, uint64_t seed);
-/* Decides the fate of the next frame to finish serializing (SIM_FATE_* bits); corrupts it in place. */
+/* Decides the fate of the next frame to finish serializing (SIM_FATE_* bits), which was on the wire from
+ * start to end; corrupts it in place. */
 unsigned brisk_sim_fault_apply(struct sim_fault *f, const struct brisk_sim_impair *im, uint8_t *data,
-                               size_t len);
+                               size_t len, uint64_t start, uint64_t end);
 
 /* ---- nic.c ---- */
 /* The netdev xmit op of a simulated NIC (driver = struct sim_nic *). */

@@ -165,7 +165,10 @@ void brisk_sim_link_tx_end(brisk_sim_world *w, struct sim_frame *f)
     /* Impairments that read or flip bytes see the wire's bytes, checksum included. */
     if (d->cfg.impair.corrupt > 0 || d->cfg.impair.drop_fn)
         brisk_sim_frame_csum(f);
-    unsigned fate = brisk_sim_fault_apply(&d->fault, &d->cfg.impair, f->data, f->len);
+    /* When it started serializing: only burst loss asks (a division per frame saved otherwise). */
+    uint64_t ser = d->cfg.impair.loss_model == BRISK_SIM_LOSS_BURST ? ser_time(f->len, d->cfg.rate_bps) : 0;
+    unsigned fate = brisk_sim_fault_apply(&d->fault, &d->cfg.impair, f->data, f->len,
+                                          w->now > ser ? w->now - ser : 0, w->now);
     if (fate & SIM_FATE_LOST) {
         d->st.lost++;
         brisk_sim_frame_put(w, f);

@@ -343,7 +343,7 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
     uint32_t delivered = tcp_sb_ack(c, seg, now, &dsack, &delivered_orig); /* the scoreboard and RACK */
     if (dsack) {
         tcp_rack_dsack(c);
-        tcp_undo_dsack(c, now); /* all of an episode's retransmissions duplicated: undo it (RFC 3708) */
+        tcp_undo_dsack(c, (uint32_t)dsack, now); /* every retransmission of an episode duplicated (RFC 3708) */
     }
     if (c->undo.frto)
         tcp_frto_ack(c, advanced, delivered_orig, now); /* spurious: undone, and the ACK proceeds normally */
@@ -392,7 +392,9 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
             if (!c->cc.in_recovery)
                 grow_cwnd(c, acked, flight, rtt, now);
         } else if (c->cc.in_recovery && tcp_sb_active(c)) {
-            if (brisk_seq_geq(ack, c->cc.recover)) { /* RFC 6937 §3: the episode ends at ssthresh */
+            if (c->undo.eifel && tcp_undo_ack(c, seg, now)) {
+                /* The hole was filled by its late original: reordering, undone (Eifel, undo.c). */
+            } else if (brisk_seq_geq(ack, c->cc.recover)) { /* RFC 6937 §3: the episode ends at ssthresh */
                 c->cc_ops->on_exit_recovery(&c->cc, tcp_flight(c), now);
                 c->cc.in_recovery = 0;
                 c->cc.cwnd = c->cc.ssthresh;

@@ -282,7 +282,7 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
     if (len && !rtx && c->txt.len < TCP_TX_TIMES) {
         tcp_txt_push(c, seq + len, now);
     } else if (rtx) {
-        tcp_undo_retransmitted(c);
+        tcp_undo_retransmitted(c, now);
         /* Karn: an ACK of these bytes cannot tell which transmission it answers. */
         if (!c->txt.rtx_valid || brisk_seq_gt(seq + len, c->txt.rtx_high))
             c->txt.rtx_high = seq + len;

@@ -13,10 +13,17 @@
  * retransmitted is ignored when its RTT is shorter than the minimum RTT: the ACK was for the original, and
  * taking the retransmission's time would make everything look lost.
  *
- * Reordering window (§6.2 step 4): min_rtt / 4 x reo_mult, at most SRTT. reo_mult grows by one for each
- * D-SACK (a spurious retransmission: the path reorders more than we allowed) up to 16, and falls back to 1
- * after 16 recoveries without one. Until reordering has been seen, the window is zero during recovery: once a
- * loss is known, later holes are losses too (the RFC's choice, and Linux's).
+ * Reordering (§6.2 step 3): the path reorders when an original transmission is delivered below RACK.fack,
+ * the highest sequence SACKed (sack.c), or a D-SACK reports a retransmission that was not needed, or undo
+ * (undo.c) finds one by its timestamp echo. Once seen it stays seen.
+ *
+ * Reordering window (§6.2 step 4): min_rtt / 4 x reo_mult, at most SRTT. reo_mult grows by one per round
+ * trip that brings a D-SACK (RACK.dsack_round: not again until snd.una passes what was sent when it grew; a
+ * burst of D-SACKs for one episode's retransmissions is one piece of evidence, not sixteen) up to 16, and
+ * falls back to 1 after 16 recoveries without one. Until reordering has been seen, the window is zero in
+ * fast or RTO recovery (once a loss is known, later holes are losses too) and once DupThresh (3) segments are
+ * SACKed: the classic duplicate-ACK rule, which starts the repair of a burst loss at once instead of a
+ * quarter of a round trip later. Linux does the same (tcp_rack_reo_wnd).
  *
  * Detection (§6.2 step 5) scans the unSACKed records; the ones sent after RACK.xmit_ts cannot be judged yet.
  * The earliest time a not-yet-lost record would expire is returned, so the connection arms the reordering
@@ -25,6 +32,7 @@
 #include "tcp/tcp.h"
 
 #define RACK_MAX_MULT           16u
+#define TCP_DUPTHRESH           3u
 #define RACK_RESET_AFTER_RECOVS 16u
 
 /* Was a sent after b (by time, then by sequence for segments of one burst)? */
@@ -64,7 +72,8 @@ void tcp_rack_delivered(brisk_sock *c, const struct tcp_sb_rec *r, uint64_t now)
     }
 }
 
-void tcp_rack_dsack(brisk_sock *c)
+/* Out of line and cold: a D-SACK is rare, and inlined into the ACK path this grew it (callgrind, LTO). */
+__attribute__((noinline, cold)) void tcp_rack_dsack(brisk_sock *c)
 {
     if (linux_timers(c)) {
         /* Linux (tcp_dsack_seen): a D-SACK widens the window only once reordering has been seen, up to 255
@@ -77,7 +86,13 @@ void tcp_rack_dsack(brisk_sock *c)
         return;
     }
     c->rack.reord = 1;
-    c->rack.recoveries_since_dsack = 0;
+    c->rack.recoveries_since_dsack = 0; /* RACK.reo_wnd_persist = 16 */
+    if (c->recov.dsack_round_on && brisk_seq_lt(c->snd.una, c->recov.dsack_round))
+        return; /* this round trip has widened the window already */
+    c->recov.dsack_round_on = 1;
+    c->recov.dsack_round = c->snd.nxt;
+    if (c->rack.reo_mult == 0)
+        c->rack.reo_mult = 1;
     if (c->rack.reo_mult < RACK_MAX_MULT)
         c->rack.reo_mult++;
 }
@@ -92,8 +107,12 @@ void tcp_rack_recovery_done(brisk_sock *c)
 
 static uint64_t reo_wnd(const brisk_sock *c)
 {
-    if (!c->rack.reord && c->cc.in_recovery)
-        return 0;
+    if (!c->rack.reord) {
+        if (c->cc.in_recovery || c->cc.in_loss)
+            return 0;
+        if (c->sb.sacked >= TCP_DUPTHRESH * c->snd.mss)
+            return 0; /* DupThresh segments SACKed (records are at most one MSS: at least three of them) */
+    }
     uint64_t mult = c->rack.reo_mult ? c->rack.reo_mult : 1;
     uint64_t w = brisk_rtt_min(&c->rtt) / 4 * mult, srtt = brisk_rtt_srtt(&c->rtt);
     return w < srtt ? w : srtt;

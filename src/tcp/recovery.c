@@ -49,6 +49,12 @@ void tcp_recovery_check(brisk_sock *c, uint32_t prior_cwnd, uint64_t now)
 {
     if (!tcp_sb_active(c))
         return;
+    if (c->sb.len == 0) {
+        /* Nothing outstanding, so nothing to judge, mark or enter (the usual ACK of a request / response
+         * exchange): what a detection pass would conclude, without making one. */
+        c->rack.advanced = 0;
+        return;
+    }
     uint64_t wait = 0;
     /* Linux (tcp_rack_mark_lost) scans only when a delivery moved RACK since the last scan. */
     if (c->st->s.tcp_loss_timers != BRISK_COMPAT_LINUX || c->rack.advanced)

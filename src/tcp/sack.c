@@ -17,7 +17,8 @@
  * SACK blocks are hints (RFC 2018 §8: a receiver may renege), so SACKed data is only freed by the cumulative
  * ACK, and after an RTO every record not SACKed is marked lost. A block is ignored where it does not cover a
  * whole record. A D-SACK block (RFC 2883 §4: the first block below the cumulative ACK, or inside the second
- * block) reports a duplicate, not new data: it is passed to RACK, which widens its reordering window.
+ * block) reports a duplicate, not new data: it is passed to RACK, which widens its reordering window, and
+ * to undo (undo.c), which counts the episode's retransmissions it covers.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -137,23 +138,30 @@ static void unaccount(brisk_sock *c, struct tcp_sb_rec *r, uint32_t n)
     r->flags &= ~(TCP_SB_LOST | TCP_SB_RETRANS);
 }
 
-static int is_dsack(const struct brisk_tcp_repr *seg)
+/* The segments a D-SACK block reports received twice (0: the ACK has none): its length in MSS, rounded up —
+ * one block covers every duplicate the receiver got back to back, a GRO-merged pair of retransmissions for
+ * example (Linux's tcp_dsack_seen). A block longer than the largest window is no D-SACK any receiver of
+ * ours produced: ignored, as Linux does. */
+__attribute__((noinline)) static uint32_t dsack_segs(const brisk_sock *c, const struct brisk_tcp_repr *seg)
 {
     const struct brisk_tcp_opts *o = &seg->opts;
-    if (o->nsack == 0)
+    uint32_t start = o->sack[0].start, end = o->sack[0].end;
+    int below = brisk_seq_leq(end, seg->ack) && brisk_seq_lt(start, end);
+    if (!below &&
+        !(o->nsack > 1 && brisk_seq_geq(start, o->sack[1].start) && brisk_seq_leq(end, o->sack[1].end)))
         return 0;
-    if (brisk_seq_leq(o->sack[0].end, seg->ack) && brisk_seq_lt(o->sack[0].start, o->sack[0].end))
-        return 1;
-    return o->nsack > 1 && brisk_seq_geq(o->sack[0].start, o->sack[1].start) &&
-           brisk_seq_leq(o->sack[0].end, o->sack[1].end);
+    uint32_t mss = c->snd.mss ? c->snd.mss : 1, len = end - start;
+    if (len > c->snd.max_wnd)
+        return 0;
+    return len > mss ? (len + mss - 1) / mss : 1; /* an empty one inside the second block still reports one */
 }
 
 /* What one ACK did to the board: bytes newly delivered, the never-retransmitted share, and (Linux timers) the
- * reordering evidence. */
+ * highest sequence SACKed before it, for the reordering evidence (brisk's: sb_check_reordering). */
 struct sb_ack {
     uint32_t delivered, delivered_orig;
     uint32_t prior_fack; /* highest SACKed sequence before the ACK (valid if has_fack) */
-    int has_fack, reordered;
+    int has_fack;
 };
 
 /* Record r was delivered by this ACK (cumulatively or by SACK) and was not SACKed before. */
@@ -165,7 +173,7 @@ static void delivered(brisk_sock *c, struct sb_ack *a, const struct tcp_sb_rec *
         /* A hole filled by its original transmission below data SACKed earlier: the path reordered
          * (Linux's tcp_check_sack_reordering, from tcp_sacktag_one and tcp_clean_rtx_queue). */
         if (a->has_fack && brisk_seq_lt(r->seq, a->prior_fack)) {
-            a->reordered = 1;
+            c->rack.reord = 1;
             /* Its degree, in segments, as tcp_check_sack_reordering measures it (capped at Linux's
              * tcp_max_reordering, 300). */
             uint32_t mss = c->snd.mss ? c->snd.mss : 1;
@@ -222,8 +230,39 @@ static void sb_sack_block(brisk_sock *c, struct sb_ack *a, uint32_t start, uint3
         uint32_t n = rec_len(r);
         unaccount(c, r, n);
         r->flags |= TCP_SB_SACKED;
+        if (c->sb.sacked == 0 || brisk_seq_gt(r->end, c->recov.fack))
+            c->recov.fack = r->end; /* RACK.fack; restarted when nothing was SACKed (it may be stale) */
         c->sb.sacked += n;
         delivered(c, a, r, n, now);
+    }
+}
+
+/* RFC 8985 §6.2 step 3 under brisk's rules, for an ACK that arrives with data SACKed already: does it deliver
+ * an original transmission below RACK.fack, the highest sequence SACKed before it (so that the order of its
+ * blocks does not matter)? Then the path reorders. Run before the ACK is applied, on the records it covers
+ * cumulatively or by SACK that are below RACK.fack, not SACKed and never retransmitted; out of line, so that
+ * the usual ACK, with nothing SACKed, pays for one test. */
+__attribute__((noinline)) static void sb_check_reordering(brisk_sock *c, const struct brisk_tcp_repr *seg,
+                                                          unsigned first)
+{
+    uint32_t fack = c->recov.fack;
+    for (unsigned k = first; k <= seg->opts.nsack; k++) {
+        uint32_t start = c->snd.una, end = seg->ack; /* k == nsack: the cumulative part */
+        if (k < seg->opts.nsack) {
+            start = seg->opts.sack[k].start;
+            end = seg->opts.sack[k].end;
+            if (brisk_seq_lt(start, seg->ack))
+                continue; /* not news (sb_sack_block) */
+        }
+        for (uint32_t i = find(c, start); i < c->sb.len; i++) {
+            const struct tcp_sb_rec *r = tcp_sb_at(c, i);
+            if (!brisk_seq_lt(r->seq, fack) || brisk_seq_gt(r->end, end))
+                break; /* at or above RACK.fack, or past what the ACK covers */
+            if (brisk_seq_geq(r->seq, start) && !(r->flags & (TCP_SB_SACKED | TCP_SB_EVER_RETRANS))) {
+                c->rack.reord = 1;
+                return;
+            }
+        }
     }
 }
 
@@ -236,8 +275,9 @@ uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t no
         return 0;
     struct sb_ack a = {0};
     uint32_t ack = seg->ack;
-    *dsack = is_dsack(seg);
-    unsigned first = *dsack ? 1u : 0u;
+    uint32_t dsegs = seg->opts.nsack ? dsack_segs(c, seg) : 0; /* out of line: the usual ACK has no block */
+    *dsack = (int)dsegs;
+    unsigned first = dsegs ? 1u : 0u;
     if (c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX) {
         /* Linux's order, which decides RACK.rtt (rack.c): the SACK blocks first, lowest first (its
          * tcp_sacktag_write_queue sorts them), then the cumulative ACK (tcp_clean_rtx_queue); and its
@@ -266,9 +306,9 @@ uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t no
         for (unsigned k = 0; k < nb; k++)
             sb_sack_block(c, &a, b[k].start, b[k].end, ack, now);
         sb_cum_ack(c, &a, ack, now);
-        if (a.reordered)
-            c->rack.reord = 1;
     } else {
+        if (__builtin_expect(c->sb.sacked != 0, 0) && !c->rack.reord)
+            sb_check_reordering(c, seg, first);
         sb_cum_ack(c, &a, ack, now);
         for (unsigned k = first; k < seg->opts.nsack; k++)
             sb_sack_block(c, &a, seg->opts.sack[k].start, seg->opts.sack[k].end, ack, now);

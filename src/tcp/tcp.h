@@ -100,9 +100,10 @@ struct tcp_events {
  *   lines 31-33   cold  write marks (PSH / end of record, mark.c): read only when snd.marks says there are
  *   lines 33-36   cold  Linux's receive-window state (rwin.c): read only under tcp_rcv_window=linux
  *   lines 36-37   cold  the send queue's pieces (piece.c): per write, and per packet only under tcp_sw_gso
+ *   line  37      cold  loss recovery's episode state (RACK.fack, the D-SACK round, the first retransmission)
  *
  * Within a group, fields are ordered so that its hot ones are at the end that borders a hot line (sub-struct
- * comments say which). 2,416 bytes (2,432 allocated), 38 lines. When adding a field, add it to a cold line
+ * comments say which). 2,432 bytes (2,432 allocated), 38 lines. When adding a field, add it to a cold line
  * unless the per-segment path needs it, and check the result: `gdb -batch -ex 'ptype /o struct brisk_sock'
  * build/brisk-bench` shows the offsets, and `valgrind --tool=cachegrind --cache-sim=yes build/brisk-bench rr
  * --flows 256 --tx 400` the D1 misses per transaction (docs/performance.md has the figures). */
@@ -217,6 +218,7 @@ struct brisk_sock {
     struct {
         uint8_t frto;   /* F-RTO: the first ACK after a timeout decides whether it was spurious */
         uint8_t active; /* an episode's reduction may still be undone */
+        uint8_t eifel;  /* the episode retransmitted, and no ACK since has shown a repair (undo.c) */
         uint32_t prior_cwnd, prior_ssthresh;
         uint32_t retrans; /* retransmissions of the episode not yet reported duplicate by a D-SACK */
     } undo;
@@ -373,6 +375,15 @@ struct brisk_sock {
     /* --- lines 36-37: cold --- */
     struct tcp_pieces pieces; /* the unsent bytes as Linux's skbs (piece.c) */
     uint32_t mss_full;        /* the MSS the options allow; snd.mss may be less (tcp_half_window_mss) */
+    /* --- line 37: cold --- */
+    /* Loss recovery's state that only SACKed data or an undoable episode reads (rack.c, undo.c). */
+    struct {
+        uint32_t fack;        /* RACK.fack (RFC 8985 §6.2 step 3): the highest end SACKed, while sb.sacked */
+        uint32_t dsack_round; /* RACK.dsack_round: snd.nxt when a D-SACK last widened the window */
+        uint32_t rtx_tsval;   /* TSval of the episode's first retransmission (Eifel, undo.c) */
+        uint8_t dsack_round_on; /* dsack_round is set (brisk's rules) */
+        uint8_t rtx_sent;       /* the undoable episode has retransmitted: rtx_tsval is valid */
+    } recov;
 };
 
 /* snd.push_mode: a push from inside a write, as Linux's tcp_sendmsg_locked pushes (tcp_sw_gso). */
@@ -720,7 +731,8 @@ void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior
 /* A data segment [seq, end) went out at now (new: appended, one record per MSS; else a retransmission). */
 void tcp_sb_sent(brisk_sock *c, uint32_t seq, uint32_t end, uint64_t now);
 /* Applies an ACK's cumulative point and SACK blocks; feeds RACK. Returns bytes newly acked or SACKed;
- * *dsack is set when the ACK carried a D-SACK block (RFC 2883); *delivered_orig counts the newly acked or
+ * *dsack is the number of segments (whole or partial MSS) a D-SACK block in the ACK reported received twice
+ * (RFC 2883), 0 without one; *delivered_orig counts the newly acked or
  * SACKed bytes that were never retransmitted (F-RTO's evidence). */
 uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now, int *dsack,
                     uint32_t *delivered_orig);
@@ -749,8 +761,13 @@ void tcp_rack_recovery_done(brisk_sock *c);
 /* undo.c — F-RTO and D-SACK undo */
 /* A new episode whose reduction may be undone back to prior_cwnd and the current ssthresh. */
 void tcp_undo_begin(brisk_sock *c, uint32_t prior_cwnd);
-void tcp_undo_retransmitted(brisk_sock *c);
-void tcp_undo_dsack(brisk_sock *c, uint64_t now);
+/* A retransmission went out at now (output.c). */
+void tcp_undo_retransmitted(brisk_sock *c, uint64_t now);
+/* An ACK's D-SACK block reported `segs` segments received twice. */
+void tcp_undo_dsack(brisk_sock *c, uint32_t segs, uint64_t now);
+/* An ACK that advanced snd.una in fast recovery while undo.eifel (the episode retransmitted, brisk's rules):
+ * Eifel's test. Returns 1 if it undid the episode. */
+int tcp_undo_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now);
 void tcp_frto_start(brisk_sock *c);
 /* The first ACK after an F-RTO timeout: returns 1 if the timeout was spurious (and undone). */
 int tcp_frto_ack(brisk_sock *c, int advanced, uint32_t delivered_orig, uint64_t now);

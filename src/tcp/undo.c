@@ -1,6 +1,7 @@
 /*
  * undo.c — undoing a congestion response that proved spurious: F-RTO (RFC 5682 §3, the SACK-enhanced
- * algorithm) for retransmission timeouts, and D-SACK (RFC 3708) for any recovery episode.
+ * algorithm) for retransmission timeouts, D-SACK (RFC 3708) for any recovery episode, and timestamps (Eifel
+ * detection, RFC 3522) for a fast retransmit that reordering provoked.
  *
  * A retransmission timeout that fired only because the path stalled (a delay spike, an ACK burst lost) costs
  * the sender its window — cwnd to one segment, ssthresh halved — although nothing was lost; a fast
@@ -17,8 +18,22 @@
  * the loss was real and every unSACKed segment is marked lost as usual (RFC 6675 §5.1). This is the SACK
  * variant's decision without its optional probe of two new segments.
  *
- * D-SACK. Each D-SACK block reports one segment the receiver got twice. When the episode's retransmissions
- * are all reported that way, every one of them was unnecessary, and the reduction is undone.
+ * D-SACK. A D-SACK block reports the segments the receiver got twice — one, or several back to back (a
+ * receiver that coalesces arrivals reports two adjacent duplicates in one block), so the block counts by its
+ * length in segments (in every profile: Linux's tcp_dsack_seen counts the same way, recovery/dsack-block-
+ * undo.pkt on 6.18; until this was found brisk counted one per ACK). When the episode's
+ * retransmissions are all reported that way, every one of them was unnecessary, and the reduction is undone.
+ *
+ * Timestamps (Eifel detection, RFC 3522, as a fast-retransmit undo; brisk's rules). The receiver echoes the
+ * TSval of the segment that last advanced its cumulative point (RFC 7323 §4.3; TS.Recent never goes back), so
+ * an ACK that advances snd.una with an echo older than the episode's first retransmission says the hole was
+ * filled by an original transmission that was only late, and that no retransmission has filled any hole
+ * since the episode began. Once no retransmission is outstanding and nothing waits marked lost, the whole
+ * episode was reordering: it is undone at that ACK, a round trip before the D-SACKs would tell — and when
+ * they do not come at all (ACKs lost, a receiver that coalesces two duplicates into one report). The test
+ * runs on the ACKs of a fast recovery from its first retransmission on (an RTO's spurious cases are F-RTO's).
+ * An equal echo (the same 1 ms tick as the retransmission) proves nothing; the D-SACK rule still applies.
+ * Linux undoes the same way (tcp_packet_delayed in tcp_try_undo_partial / tcp_try_undo_recovery).
  *
  * Undo restores cwnd and ssthresh (never lowering them) — through the algorithm's on_undo when it has one
  * (CUBIC also restores its curve) — ends recovery / loss state, clears lost marks and the RTO backoff.
@@ -31,12 +46,21 @@ void tcp_undo_begin(brisk_sock *c, uint32_t prior_cwnd)
     c->undo.prior_cwnd = prior_cwnd;
     c->undo.prior_ssthresh = c->cc.ssthresh;
     c->undo.retrans = 0;
+    c->undo.eifel = 0;
+    c->recov.rtx_sent = 0;
 }
 
-void tcp_undo_retransmitted(brisk_sock *c)
+void tcp_undo_retransmitted(brisk_sock *c, uint64_t now)
 {
-    if (c->undo.active)
-        c->undo.retrans++;
+    if (!c->undo.active)
+        return;
+    c->undo.retrans++;
+    if (!c->recov.rtx_sent) {
+        c->recov.rtx_sent = 1;
+        c->recov.rtx_tsval = tcp_ts_now(c, now);
+        /* Eifel's test needs timestamps on both sides, and is brisk's rule (Linux's is not modelled). */
+        c->undo.eifel = c->opt.ts && c->st->s.tcp_loss_timers != BRISK_COMPAT_LINUX;
+    }
 }
 
 static void undo(brisk_sock *c, uint64_t now)
@@ -51,6 +75,7 @@ static void undo(brisk_sock *c, uint64_t now)
     c->cc.in_loss = 0;
     c->undo.active = 0;
     c->undo.frto = 0;
+    c->undo.eifel = 0;
     c->rtt.backoff = 0;
     /* Nothing is lost after all: forget the marks (what was retransmitted is simply in flight twice). */
     for (uint32_t i = 0; i < c->sb.len; i++)
@@ -59,14 +84,34 @@ static void undo(brisk_sock *c, uint64_t now)
     c->stat.undos++;
 }
 
-void tcp_undo_dsack(brisk_sock *c, uint64_t now)
+void tcp_undo_dsack(brisk_sock *c, uint32_t segs, uint64_t now)
 {
     if (!c->undo.active || c->undo.retrans == 0)
         return;
-    if (--c->undo.retrans == 0) {
+    c->undo.retrans = segs < c->undo.retrans ? c->undo.retrans - segs : 0;
+    if (c->undo.retrans == 0) {
         c->st->c.TCPDSACKUndo++;
         undo(c, now);
     }
+}
+
+int tcp_undo_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
+{
+    if (!seg->opts.ts_ok || (int32_t)(seg->opts.ts_ecr - c->recov.rtx_tsval) >= 0) {
+        /* The echo is of a retransmission or later: a hole was repaired, and since TS.Recent never goes
+         * back no later ACK can say otherwise. The test is over for this episode. */
+        c->undo.eifel = 0;
+        return 0;
+    }
+    if (c->sb.retrans || c->sb.lost)
+        return 0; /* a retransmission outstanding, or one to come, may still repair a real loss */
+    if (brisk_seq_lt(seg->ack, c->cc.recover))
+        c->st->c.TCPPartialUndo++;
+    else
+        c->st->c.TCPFullUndo++;
+    c->rack.reord = 1; /* the path reordered: a hole filled late by its original (RFC 8985 §6.2 step 3) */
+    undo(c, now);
+    return 1;
 }
 
 void tcp_frto_start(brisk_sock *c)

@@ -295,6 +295,58 @@ static void test_gilbert_elliott_bursts(void **state)
     rig_close(&r);
 }
 
+/* BURST: every loss event drops exactly burst_len consecutive frames (a lost 64 KB super-frame seen as its
+ * ~45 wire segments), and about `loss` of all frames go. A burst length of 0 is refused. */
+static void test_burst_loss_runs(void **state)
+{
+    (void)state;
+    const uint32_t n = 200000;
+    struct brisk_sim_link_config c;
+    brisk_sim_link_config_symmetric(&c, 0, 0);
+    c.ab.impair.loss_model = BRISK_SIM_LOSS_BURST;
+    c.ab.impair.loss = 0.01;
+    c.ab.impair.burst_len = 45;
+    struct rig r;
+    rig_open(&r, g_seed, &c);
+    pump(&r, 0, n, 64);
+    struct brisk_sim_link_stats s = stats_ab(&r);
+    uint8_t *got = calloc(n, 1);
+    assert_non_null(got);
+    for (size_t i = 0; i < r.lb.n; i++)
+        if (r.lb.r[i].id < n)
+            got[r.lb.r[i].id] = 1;
+    uint64_t bursts = 0;
+    for (uint32_t i = 0; i < n;) {
+        if (got[i]) {
+            i++;
+            continue;
+        }
+        uint32_t j = i;
+        while (j < n && !got[j])
+            j++;
+        /* Back-to-back events merge (the next may start the frame after one ends): multiples of 45, except a
+         * run cut by the end of the pump. */
+        if (j < n)
+            CHECK((j - i) % 45 == 0);
+        bursts += (j - i) / 45;
+        i = j;
+    }
+    free(got);
+    print_message("burst: %llu lost in %llu events of 45\n", (unsigned long long)s.lost,
+                  (unsigned long long)bursts);
+    CHECK(s.lost >= 1500 && s.lost <= 2600); /* 1 % of 200,000, a few events either way */
+    rig_close(&r);
+
+    brisk_sim_world *w = brisk_sim_world_new(1);
+    brisk_sim_port *a = brisk_sim_raw_port_add(w, "a", NULL, NULL);
+    brisk_sim_port *b = brisk_sim_raw_port_add(w, "b", NULL, NULL);
+    brisk_sim_link_config_symmetric(&c, 1000, 0);
+    c.ab.impair.loss_model = BRISK_SIM_LOSS_BURST;
+    c.ab.impair.loss = 0.01;
+    assert_null(brisk_sim_link_connect(w, a, b, &c));
+    brisk_sim_world_free(w);
+}
+
 static void test_corruption_flips_one_bit_past_ethernet(void **state)
 {
     (void)state;
@@ -555,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_loss_mask_counts_serialized_frames),
         cmocka_unit_test(test_random_loss_rate),
         cmocka_unit_test(test_gilbert_elliott_bursts),
+        cmocka_unit_test(test_burst_loss_runs),
         cmocka_unit_test(test_corruption_flips_one_bit_past_ethernet),
         cmocka_unit_test(test_corruption_rate_is_counted),
         cmocka_unit_test(test_duplication),

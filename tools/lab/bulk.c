@@ -24,7 +24,10 @@ static const struct lab_param params[] = {
     {"rate", LAB_RATE, "10G", "link rate, both directions", "1", NULL},
     {"rtt", LAB_TIME, "100us", "round-trip propagation delay (each way half)", NULL, NULL},
     {"loss", LAB_PROB, "0", "random loss probability per frame, both directions", NULL, NULL},
-    {"reorder", LAB_PROB, "0", "probability a frame is held back by rtt/4 (reordering)", NULL, NULL},
+    {"burst", LAB_UINT, "0",
+     "loss in runs of up to this many frames within one's wire time (0, 1: independent)", NULL, "1048576"},
+    {"reorder", LAB_PROB, "0", "probability a frame is held back (reordering)", NULL, NULL},
+    {"reorder_delay", LAB_TIME, "0", "how long a reordered frame is held back (0: rtt/4)", NULL, NULL},
     {"duplicate", LAB_PROB, "0", "probability a frame is delivered twice", NULL, NULL},
     {"corrupt", LAB_PROB, "0", "probability a frame has a byte flipped", NULL, NULL},
     {"write", LAB_SIZE, "64K", "bytes per send() call", "1", "1G"},
@@ -35,6 +38,8 @@ static const struct lab_param params[] = {
     {"txc_coalesce", LAB_UINT, "0", "sender NIC: complete in batches of this many frames (0 = off)", NULL, "1048576"},
     {"txc_timeout", LAB_TIME, "10ms", "sender NIC: ... or when the oldest waited this long", NULL, NULL},
     {"tx_ring", LAB_UINT, "1024", "sender NIC: TX descriptors", "1", "1048576"},
+    {"gso", LAB_SIZE, "0", "sender NIC: TSO, segmenting super-frames up to this size (0 = MTU frames only)",
+     NULL, "65535"},
 };
 
 /* Before the transfer runs: the capture (if asked). */
@@ -85,6 +90,7 @@ static int run(struct lab_run *r)
                          .dir = (enum brisk_sim_bulk_dir)dir,
                          .write_size = (uint32_t)lab_u(r, "write"),
                          .tx_ring = (uint32_t)lab_u(r, "tx_ring"),
+                         .gso_max = (uint32_t)lab_u(r, "gso"),
                          .limit_ns = lab_u(r, "limit"),
                          .prepare = prepare,
                          .ctx = r,
@@ -99,11 +105,12 @@ static int run(struct lab_run *r)
         f.txc.delay_ns = lab_u(r, "txc_delay");
     }
     if (lab_p(r, "loss") > 0) {
-        f.impair.loss_model = BRISK_SIM_LOSS_RANDOM;
+        f.impair.loss_model = lab_u(r, "burst") > 1 ? BRISK_SIM_LOSS_BURST : BRISK_SIM_LOSS_RANDOM;
         f.impair.loss = lab_p(r, "loss");
+        f.impair.burst_len = (uint32_t)lab_u(r, "burst");
     }
     f.impair.reorder = lab_p(r, "reorder");
-    f.impair.reorder_delay_ns = rtt / 4;
+    f.impair.reorder_delay_ns = lab_u(r, "reorder_delay") ? lab_u(r, "reorder_delay") : rtt / 4;
     f.impair.duplicate = lab_p(r, "duplicate");
     f.impair.corrupt = lab_p(r, "corrupt");
     struct lab_flow_result fr;

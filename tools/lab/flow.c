@@ -104,6 +104,12 @@ int lab_flow_run(const struct lab_flow *f, const struct brisk_settings *a_set,
     struct brisk_sim_link_config lc;
     brisk_sim_link_config_symmetric(&lc, f->rate_bps, f->rtt_ns / 2);
     lc.ab.impair = lc.ba.impair = f->impair;
+    /* Burst loss stands for whole offloaded super-frames lost before segmentation: a direction that carries
+     * only ACKs loses single frames at the same rate (an ACK is one frame on any path). */
+    if (f->impair.loss_model == BRISK_SIM_LOSS_BURST && f->dir != BRISK_SIM_BULK_BOTH) {
+        struct brisk_sim_impair *acks = f->dir == BRISK_SIM_BULK_DOWN ? &lc.ab.impair : &lc.ba.impair;
+        acks->loss_model = BRISK_SIM_LOSS_RANDOM;
+    }
     struct brisk_sim_bulk_config bc = {.bytes = f->bytes,
                                        .dir = f->dir ? f->dir : BRISK_SIM_BULK_UP,
                                        .write_size = f->write_size,

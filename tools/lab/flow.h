@@ -38,7 +38,7 @@ struct lab_flow {
     uint32_t tx_ring;               /* host a's NIC descriptors */
     uint32_t gso_max;               /* host a's NIC segments super-frames up to this size (GSO + checksum
                                        offload, as a TSO NIC); 0 = MTU-sized frames only */
-    struct brisk_sim_impair impair; /* applied to both link directions */
+    struct brisk_sim_impair impair; /* applied to both link directions (BURST: see flow.c) */
     uint64_t limit_ns;              /* give up after this much virtual time; 0 = one hour */
     /* Optional: called once the world and the transfer exist, before it runs (captures, samplers).
      * Returns 0, or nonzero to abort the run. */
