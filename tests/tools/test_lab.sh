@@ -398,7 +398,7 @@ check "SIGINT: progress on stderr, then the interruption said" \
 
 # ---- scenario files (YAML): the shipped ones run and pass; every error names file, line and key ----
 here=$(cd "$(dirname "$0")/../.." && pwd)
-for f in ack-loss coalesce-sweep; do
+for f in ack-loss coalesce-sweep recovery; do
     "$lab" check "$here/scenarios/$f.yaml" >"$tmp/chk" 2>&1
     check "check scenarios/$f.yaml: valid" "[ $? -eq 0 ] && grep -q 'scenario $f' '$tmp/chk'"
     "$lab" run "$here/scenarios/$f.yaml" --json >"$tmp/$f.json" 2>/dev/null
