@@ -34,6 +34,29 @@ struct res {
     uint64_t rto, rtx;
 };
 
+/* One bulk transfer of `bytes` from a to b over `lc` with settings `s`: goodput, completion, RTOs, rtx. */
+static struct res run(const struct brisk_settings *s, const struct brisk_sim_link_config *lc, uint64_t bytes,
+                      uint64_t seed)
+{
+    struct simnet n;
+    simnet_init(&n, seed, s, 0, 0, 0, lc);
+    struct brisk_sim_bulk_config c = {.bytes = bytes, .dir = BRISK_SIM_BULK_UP, .port = 5001, .seed = seed};
+    brisk_sim_bulk *b = brisk_sim_bulk_start(n.w, n.a, n.b, SIMNET_B_IP, &c);
+    assert_non_null(b);
+    int fin = brisk_sim_run_while(n.w, bulk_done, b, 3600 * SEC);
+    struct brisk_sim_bulk_result r;
+    brisk_sim_bulk_result(b, &r);
+    struct res out = {
+        .goodput = (double)bytes * 8e9 / (double)(r.last_byte_at - r.connected_at),
+        .ok = fin && r.hash_ok,
+        .rto = r.client.info.rto_count,
+        .rtx = r.client.info.retransmits,
+    };
+    brisk_sim_bulk_free(b);
+    simnet_free(&n);
+    return out;
+}
+
 static struct res transfer(uint64_t rate, double loss, int burst, int sack, uint64_t bytes, uint64_t seed)
 {
     struct brisk_settings s;
@@ -57,23 +80,7 @@ static struct res transfer(uint64_t rate, double loss, int burst, int sack, uint
         d->loss_model = BRISK_SIM_LOSS_RANDOM;
         d->loss = loss;
     }
-    struct simnet n;
-    simnet_init(&n, seed, &s, 0, 0, 0, &lc);
-    struct brisk_sim_bulk_config c = {.bytes = bytes, .dir = BRISK_SIM_BULK_UP, .port = 5001, .seed = seed};
-    brisk_sim_bulk *b = brisk_sim_bulk_start(n.w, n.a, n.b, SIMNET_B_IP, &c);
-    assert_non_null(b);
-    int fin = brisk_sim_run_while(n.w, bulk_done, b, 3600 * SEC);
-    struct brisk_sim_bulk_result r;
-    brisk_sim_bulk_result(b, &r);
-    struct res out = {
-        .goodput = (double)bytes * 8e9 / (double)(r.last_byte_at - r.connected_at),
-        .ok = fin && r.hash_ok,
-        .rto = r.client.info.rto_count,
-        .rtx = r.client.info.retransmits,
-    };
-    brisk_sim_bulk_free(b);
-    simnet_free(&n);
-    return out;
+    return run(&s, &lc, bytes, seed);
 }
 
 static void matrix(uint64_t rate, uint64_t bytes)
@@ -120,23 +127,7 @@ static struct res path(const char *profile, const struct brisk_sim_impair *d,
     brisk_sim_link_config_symmetric(&lc, 10 * GBIT, 500 * US);
     lc.ab.impair = *d;
     lc.ba.impair = *acks;
-    struct simnet n;
-    simnet_init(&n, seed, &s, 0, 0, 0, &lc);
-    struct brisk_sim_bulk_config c = {.bytes = bytes, .dir = BRISK_SIM_BULK_UP, .port = 5001, .seed = seed};
-    brisk_sim_bulk *b = brisk_sim_bulk_start(n.w, n.a, n.b, SIMNET_B_IP, &c);
-    assert_non_null(b);
-    int fin = brisk_sim_run_while(n.w, bulk_done, b, 3600 * SEC);
-    struct brisk_sim_bulk_result r;
-    brisk_sim_bulk_result(b, &r);
-    struct res out = {
-        .goodput = (double)bytes * 8e9 / (double)(r.last_byte_at - r.connected_at),
-        .ok = fin && r.hash_ok,
-        .rto = r.client.info.rto_count,
-        .rtx = r.client.info.retransmits,
-    };
-    brisk_sim_bulk_free(b);
-    simnet_free(&n);
-    return out;
+    return run(&s, &lc, bytes, seed);
 }
 
 static void show(const char *what, const char *profile, struct res r)
