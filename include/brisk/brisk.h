@@ -501,8 +501,10 @@ enum brisk_sockopt {
 
 /* Creates a TCP socket. Returns NULL (and *err) on BRISK_ERR_NOMEM / BRISK_ERR_INVAL. */
 brisk_sock *brisk_socket(brisk_stack *st, int *err);
-/* Calls fn(ctx, s, events, now) when events happen on s (NULL to stop). Accepted sockets start without one.
- */
+/* Calls fn(ctx, s, events, now) when events happen on s (NULL to stop). Accepted sockets start without one;
+ * events raised while a socket has none (data that arrived between accept and this call, an error) are kept
+ * and delivered when a callback is set (inside a callback: once it returns), as the end of any call delivers
+ * events. */
 void brisk_sock_set_callback(brisk_sock *s, brisk_sock_fn fn, void *ctx);
 /* Binds a local address (0 = any of the stack's) and port (0 = ephemeral at connect). BRISK_ERR_ADDRINUSE,
  * BRISK_ERR_ADDRNOTAVAIL, BRISK_ERR_INVAL (already bound or not a fresh socket). */

@@ -402,6 +402,11 @@ void tcp_raise(brisk_sock *c, unsigned events)
     if (c->orphan || !events)
         return;
     c->ev.pending |= events;
+    tcp_ev_queue(c);
+}
+
+void tcp_ev_queue(brisk_sock *c)
+{
     if (c->ev.queued)
         return;
     struct brisk_tcp *t = c->st->tcp;
@@ -427,9 +432,11 @@ void brisk_tcp_deliver_events(brisk_stack *st, uint64_t now)
             t->ev_tail = NULL;
         c->ev.queued = 0;
         c->ev.next = NULL;
+        if (!c->fn)
+            continue; /* kept in ev.pending until a callback is set (brisk_sock_set_callback) */
         unsigned ev = c->ev.pending;
         c->ev.pending = 0;
-        if (c->fn && ev && !c->orphan)
+        if (ev && !c->orphan)
             c->fn(c->ctx, c, ev, now);
     }
     t->delivering = 0;

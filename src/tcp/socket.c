@@ -51,6 +51,12 @@ void brisk_sock_set_callback(brisk_sock *s, brisk_sock_fn fn, void *ctx)
         return;
     s->fn = fn;
     s->ctx = ctx;
+    /* Events raised while the socket had no callback (data that came between accept and this call, a reset)
+     * were kept: they go now, as the end of any call delivers events (inside a callback: after it). */
+    if (fn && s->ev.pending && !s->orphan) {
+        tcp_ev_queue(s);
+        finish_call(s->st, brisk_stack_clock(s->st, 0));
+    }
 }
 
 int brisk_bind(brisk_sock *s, uint32_t addr, uint16_t port)

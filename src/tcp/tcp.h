@@ -440,6 +440,8 @@ int tcp_port_in_use(brisk_stack *st, uint32_t laddr, uint16_t lport);
 void tcp_set_state(brisk_sock *c, int state, uint64_t now);
 /* Records events for delivery at the end of the current stack call. */
 void tcp_raise(brisk_sock *c, unsigned events);
+/* Puts c on the stack's event queue for its pending events (tcp_raise adds to them first). */
+void tcp_ev_queue(brisk_sock *c);
 /* Delivers pending events (called by the stack's entry points on their way out). */
 void brisk_tcp_deliver_events(brisk_stack *st, uint64_t now);
 /* Ends the connection with an error (reset, timeout): CLOSED, error set, timers off, app told. */

@@ -988,6 +988,45 @@ static void test_final_ack_with_data(void **state)
     tf_free(&t);
 }
 
+/* Events that come before the application sets a callback are kept, not dropped: data that arrived between
+ * accept and brisk_sock_set_callback raises READABLE as the callback is set (the POSIX facade sets it after
+ * accept4 returns), and more data then raises it again as usual. */
+static void test_events_kept_until_callback(void **state)
+{
+    (void)state;
+    struct tf t;
+    tf_init(&t, NULL);
+    brisk_sock *l = tf_listen(&t, 80);
+    struct tf_peer p;
+    tf_peer_init(&p, &t, 40030, 80, 100);
+    tf_peer_send(&p, SYN, NULL, 0, 0);
+    struct tf_seg *sa = tf_take(&t);
+    p.l_iss = sa->h.seq;
+    p.ack = p.l_iss + 1;
+    tf_peer_send(&p, ACK, NULL, 0, 1 * TF_MS);
+    int err;
+    brisk_sock *c = brisk_accept(l, &err);
+    assert_non_null(c);
+    tf_peer_send_data(&p, 200, 2 * TF_MS); /* no callback on c yet */
+    struct tf_events ev = {0};
+    brisk_sock_set_callback(c, tf_events_cb, &ev);
+    assert_true(ev.all & BRISK_EV_READABLE);
+    assert_int_equal(ev.calls, 1);
+    uint8_t buf[300];
+    assert_int_equal(brisk_recv(c, buf, sizeof(buf), 3 * TF_MS), 200);
+    ev = (struct tf_events){0};
+    tf_peer_send_data(&p, 100, 4 * TF_MS);
+    assert_true(ev.all & BRISK_EV_READABLE);
+    /* Setting the callback again with nothing pending calls nothing. */
+    assert_int_equal(brisk_recv(c, buf, sizeof(buf), 5 * TF_MS), 100);
+    ev = (struct tf_events){0};
+    brisk_sock_set_callback(c, tf_events_cb, &ev);
+    assert_int_equal(ev.calls, 0);
+    brisk_abort(c, 6 * TF_MS);
+    brisk_close(l, 6 * TF_MS);
+    tf_free(&t);
+}
+
 static void test_listener_backlog_overflow(void **state)
 {
     (void)state;
@@ -1049,6 +1088,7 @@ int main(void)
         cmocka_unit_test(test_simultaneous_open_reset_refuses),
         cmocka_unit_test(test_final_ack_with_data),
         cmocka_unit_test(test_listener_backlog_overflow),
+        cmocka_unit_test(test_events_kept_until_callback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
