@@ -393,7 +393,10 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
                 grow_cwnd(c, acked, flight, rtt, now);
         } else if (c->cc.in_recovery && tcp_sb_active(c)) {
             if (c->undo.eifel && tcp_undo_ack(c, seg, now)) {
-                /* The hole was filled by its late original: reordering, undone (Eifel, undo.c). */
+                /* The hole was filled by its late original: reordering, undone (Eifel, undo.c). Linux's
+                 * tcp_cong_control then grows the restored window by what the ACK delivered. */
+                if (st->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
+                    grow_cwnd(c, delivered, flight, rtt, now);
             } else if (brisk_seq_geq(ack, c->cc.recover)) { /* RFC 6937 §3: the episode ends at ssthresh */
                 c->cc_ops->on_exit_recovery(&c->cc, tcp_flight(c), now);
                 c->cc.in_recovery = 0;

@@ -33,7 +33,10 @@
  * they do not come at all (ACKs lost, a receiver that coalesces two duplicates into one report). The test
  * runs on the ACKs of a fast recovery from its first retransmission on (an RTO's spurious cases are F-RTO's).
  * An equal echo (the same 1 ms tick as the retransmission) proves nothing; the D-SACK rule still applies.
- * Linux undoes the same way (tcp_packet_delayed in tcp_try_undo_partial / tcp_try_undo_recovery).
+ * Linux undoes the same way (tcp_packet_delayed in tcp_try_undo_partial / tcp_try_undo_recovery), in the
+ * linux-* profiles with its conditions: only a retransmission still out holds the undo back (segments
+ * marked lost and not yet resent are unmarked by it), an echo of 0 is none, and the window then grows on the
+ * same ACK as in the open state (recovery/ts-undo.pkt: cwnd 10 restored, then 14, on 6.18).
  *
  * Undo restores cwnd and ssthresh (never lowering them) — through the algorithm's on_undo when it has one
  * (CUBIC also restores its curve) — ends recovery / loss state, clears lost marks and the RTO backoff.
@@ -58,8 +61,8 @@ void tcp_undo_retransmitted(brisk_sock *c, uint64_t now)
     if (!c->recov.rtx_sent) {
         c->recov.rtx_sent = 1;
         c->recov.rtx_tsval = tcp_ts_now(c, now);
-        /* Eifel's test needs timestamps on both sides, and is brisk's rule (Linux's is not modelled). */
-        c->undo.eifel = c->opt.ts && c->st->s.tcp_loss_timers != BRISK_COMPAT_LINUX;
+        /* Eifel's test needs timestamps on both sides (Linux: retrans_stamp, tcp_packet_delayed). */
+        c->undo.eifel = c->opt.ts;
     }
 }
 
@@ -97,14 +100,19 @@ void tcp_undo_dsack(brisk_sock *c, uint32_t segs, uint64_t now)
 
 int tcp_undo_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
 {
-    if (!seg->opts.ts_ok || (int32_t)(seg->opts.ts_ecr - c->recov.rtx_tsval) >= 0) {
+    int linux_rules = c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX;
+    if (!seg->opts.ts_ok || (int32_t)(seg->opts.ts_ecr - c->recov.rtx_tsval) >= 0 ||
+        (linux_rules && !seg->opts.ts_ecr)) {
         /* The echo is of a retransmission or later: a hole was repaired, and since TS.Recent never goes
-         * back no later ACK can say otherwise. The test is over for this episode. */
+         * back no later ACK can say otherwise. The test is over for this episode. (Linux's
+         * tcp_tsopt_ecr_before also takes an echo of 0 for none.) */
         c->undo.eifel = 0;
         return 0;
     }
-    if (c->sb.retrans || c->sb.lost)
-        return 0; /* a retransmission outstanding, or one to come, may still repair a real loss */
+    /* A retransmission outstanding may still repair a real loss (Linux's tcp_try_undo_partial waits while
+     * retrans_out); brisk also waits for segments marked lost and not yet resent, Linux undoes over them. */
+    if (c->sb.retrans || (c->sb.lost && !linux_rules))
+        return 0;
     if (brisk_seq_lt(seg->ack, c->cc.recover))
         c->st->c.TCPPartialUndo++;
     else
