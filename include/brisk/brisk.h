@@ -413,8 +413,8 @@ int brisk_stack_set_gateway(brisk_stack *st, uint32_t gw);
 
 /* Starts or checks link-layer resolution of the next hop towards dst (like arping). Returns BRISK_OK when the
  * next hop's MAC is known (or dst is a broadcast), BRISK_ERR_AGAIN while resolution is in progress (a request
- * was sent now or earlier; poll and ask again), BRISK_ERR_NOROUTE, or BRISK_ERR_TOOMANY (neighbour cache full
- * of resolving entries). */
+ * was sent now or earlier; poll and ask again), BRISK_ERR_NOROUTE, or BRISK_ERR_TOOMANY (arp_unres_max
+ * neighbours already resolving, or the cache full of live ones: docs/design.md, "Neighbour bounds"). */
 int brisk_stack_resolve(brisk_stack *st, uint32_t dst, uint64_t now);
 
 /* ---------------------------------------------------------------------------------------------------------
