@@ -83,8 +83,9 @@ struct brisk_settings {
     uint64_t arp_reachable_ns;     /* how long a resolved neighbour stays valid (base_reachable_time) */
     uint64_t arp_retrans_ns;       /* interval between ARP requests for an unresolved neighbour */
     uint32_t arp_retries;          /* requests sent before resolution fails (mcast_solicit) */
-    uint32_t arp_queue_len;        /* packets queued per unresolved neighbour; excess counted and dropped */
-    uint32_t arp_cache_size;       /* neighbour entries per stack; LRU-evicts resolved entries when full */
+    uint32_t unres_qlen;           /* packets queued per unresolved neighbour (Linux neigh unres_qlen) */
+    uint32_t arp_unres_max;        /* neighbours resolving at once; a new one beyond is refused (brisk) */
+    uint32_t gc_thresh3;           /* neighbour entries per stack (Linux gc_thresh3); see docs/design.md */
     uint64_t icmp_ratelimit_ns;    /* minimum spacing of ICMP errors, as a token bucket (0 = unlimited) */
     uint32_t icmp_ratelimit_burst; /* token bucket depth for ICMP errors */
     uint64_t ipfrag_high_thresh;   /* bytes held by IPv4 reassembly (net.ipv4.ipfrag_high_thresh; 0: none) */
@@ -265,9 +266,10 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(ArpOutRequests, "ARP requests sent")                                                                   \
     X(ArpOutReplies, "ARP replies sent")                                                                     \
     X(ArpResolveFailed, "neighbour resolutions that gave up after arp_retries")                              \
-    X(ArpQueueDrops, "packets dropped: unresolved neighbour's queue full or resolution failed")              \
-    X(ArpCacheEvictions, "neighbour entries evicted because the cache was full")                             \
-    X(ArpCacheFull, "packets dropped: no neighbour entry could be made")                                     \
+    X(NeighUnresolvedDiscards, "packets dropped: unresolved neighbour's queue full or resolution failed")    \
+    X(ArpCacheEvictions, "neighbour entries evicted for room: idle resolved, or resolving for a learned")    \
+    X(NeighTableOverflow, "neighbour entries not made: every slot held a live or resolving entry")           \
+    X(NeighUnresolvedLimit, "neighbour entries not made: arp_unres_max neighbours were already resolving")   \
     X(IpInReceives, "IPv4 datagrams received")                                                               \
     X(IpInHdrErrors, "IPv4 datagrams dropped: bad header (version, length, checksum, TTL)")                  \
     X(IpInTruncated, "IPv4 datagrams dropped: frame shorter than total length")                              \
@@ -411,8 +413,8 @@ int brisk_stack_set_gateway(brisk_stack *st, uint32_t gw);
 
 /* Starts or checks link-layer resolution of the next hop towards dst (like arping). Returns BRISK_OK when the
  * next hop's MAC is known (or dst is a broadcast), BRISK_ERR_AGAIN while resolution is in progress (a request
- * was sent now or earlier; poll and ask again), BRISK_ERR_NOROUTE, or BRISK_ERR_TOOMANY (neighbour cache full
- * of resolving entries). */
+ * was sent now or earlier; poll and ask again), BRISK_ERR_NOROUTE, or BRISK_ERR_TOOMANY (arp_unres_max
+ * neighbours already resolving, or the cache full of live ones: docs/design.md, "Neighbour bounds"). */
 int brisk_stack_resolve(brisk_stack *st, uint32_t dst, uint64_t now);
 
 /* ---------------------------------------------------------------------------------------------------------

@@ -65,9 +65,11 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
     X(arp_retrans, TIME, arp_retrans_ns, uint64_t, 1 * SEC, 1 * MS, 3600 * SEC,                              \
       "interval between ARP requests while resolving")                                                       \
     X(arp_retries, UINT, arp_retries, uint32_t, 3, 1, 100, "ARP requests before resolution fails")           \
-    X(arp_queue_len, UINT, arp_queue_len, uint32_t, 16, 0, 65536,                                            \
-      "packets held per unresolved neighbour (excess dropped)")                                              \
-    X(arp_cache_size, UINT, arp_cache_size, uint32_t, 256, 4, 1u << 20, "neighbour cache entries")           \
+    X(unres_qlen, UINT, unres_qlen, uint32_t, 16, 0, 65536,                                                  \
+      "packets held per unresolved neighbour (excess dropped, oldest first)")                                \
+    X(arp_unres_max, UINT, arp_unres_max, uint32_t, 64, 1, 1u << 20,                                         \
+      "neighbour entries that may be resolving at once (bounds ARP requests and held packets)")              \
+    X(gc_thresh3, UINT, gc_thresh3, uint32_t, 1024, 4, 1u << 20, "neighbour cache entries (hard maximum)")   \
     X(icmp_ratelimit, TIME, icmp_ratelimit_ns, uint64_t, 1 * MS, 0, 60 * SEC,                                \
       "token interval of the ICMP error rate limit (0 = unlimited)")                                         \
     X(icmp_ratelimit_burst, UINT, icmp_ratelimit_burst, uint32_t, 50, 1, 1u << 20,                           \

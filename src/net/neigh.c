@@ -4,8 +4,8 @@
  * Resolution. The first datagram for an unknown next hop creates an INCOMPLETE entry, is queued on it and
  * triggers a broadcast request; requests repeat every arp_retrans until a reply arrives or arp_retries have
  * been sent. A reply flushes the queue in order. Failure drops the queue (counted: ArpResolveFailed,
- * ArpQueueDrops) and frees the entry, so the next datagram starts afresh. The queue is bounded by
- * arp_queue_len; on overflow the oldest packet goes (newer data is more useful, as Linux's unres_qlen does).
+ * NeighUnresolvedDiscards) and frees the entry, so the next datagram starts afresh. The queue is bounded by
+ * unres_qlen; on overflow the oldest packet goes (newer data is more useful, as Linux's unres_qlen does).
  *
  * Freshness (RFC 1122 §2.3.2.1). An entry is REACHABLE for arp_reachable after the last confirmation, then
  * STALE: still used, but its next use sends a unicast request to the cached MAC (PROBE). If arp_retries
@@ -18,10 +18,30 @@
  * (sender address == target address) updates an existing entry but never creates one, so a flood of them
  * cannot fill the cache.
  *
- * The cache is a fixed array of arp_cache_size slots allocated when the stack is created, a keyed hash on the
- * address (the key comes from the stack's seed, so chains cannot be aimed at from outside), and a recency
- * list: when the cache is full the least recently used entry that is not resolving is evicted. No allocation
- * after creation.
+ * The cache is a fixed array of gc_thresh3 slots allocated when the stack is created, a keyed hash on the
+ * address (the key comes from the stack's seed, so chains cannot be aimed at from outside), and two lists:
+ * resolved entries by last use, resolving (INCOMPLETE) entries by age. No allocation after creation.
+ *
+ * Bounds against floods. Anyone who can make the stack send to an address on a local subnet — a spoofed SYN,
+ * whose SYN-ACK or cookie must go to the spoofed source — makes it resolve that address, and the address
+ * never answers. Unbounded, that fills the cache with INCOMPLETE entries, evicts the neighbours of running
+ * connections (whose next segments then wait for, or fail, resolution) and broadcasts a request per SYN.
+ * So:
+ *   - at most arp_unres_max entries resolve at once; a datagram for yet another unknown neighbour is dropped
+ *     (NeighUnresolvedLimit) without an entry or a request. A resolving entry lives arp_retries x
+ *     arp_retrans, sending arp_retries requests, so broadcast requests never exceed arp_unres_max per
+ *     arp_retrans however fast the flood, and packets held behind resolution never exceed arp_unres_max x
+ *     unres_qlen (the oldest of an entry's queue goes first, as with Linux's unres_qlen);
+ *   - a resolving entry never evicts a resolved one that was used or confirmed in the last NEIGH_IDLE_EVICT
+ *     (5 s, the age below which Linux's forced GC keeps an entry): when no slot is free and the least
+ *     recently used resolved entry is younger than that, the new entry is refused (NeighTableOverflow,
+ *     Linux's table_fulls). The peer of a running connection is used with every segment and is never
+ *     evicted; an idle one may be (ArpCacheEvictions) and costs one resolution when it speaks again;
+ *   - a mapping that proves itself (an ARP request to us) may take the slot of the oldest resolving entry
+ *     when nothing else can go: a host that answers is worth more than a guess that has not.
+ * Linux's gc_thresh1/gc_thresh2 drive its periodic garbage collector; brisk has none to drive: STALE entries
+ * cost nothing until evicted, resolving ones end by their own timer, so only the hard bound gc_thresh3
+ * exists.
  */
 #include "net/neigh.h"
 
@@ -37,6 +57,9 @@
 
 static const uint8_t bcast_mac[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
+/* A resolved entry neither used nor confirmed for this long may give its slot to a new one. */
+#define NEIGH_IDLE_EVICT (5 * BRISK_NSEC_PER_SEC)
+
 static uint32_t bucket_of(const struct brisk_neigh_table *t, uint32_t ip)
 {
     return (uint32_t)(brisk_mix64(ip ^ t->salt) & (t->nbuckets - 1));
@@ -48,7 +71,7 @@ int brisk_neigh_init(brisk_stack *st)
 {
     struct brisk_neigh_table *t = &st->neigh;
     memset(t, 0, sizeof(*t));
-    t->size = st->s.arp_cache_size;
+    t->size = st->s.gc_thresh3;
     t->nbuckets = 1;
     while (t->nbuckets < t->size)
         t->nbuckets <<= 1;
@@ -68,7 +91,8 @@ int brisk_neigh_init(brisk_stack *st)
         brisk_timer_init(&t->e[i].timer, timer_fired, st);
     }
     t->free_head = 0;
-    t->lru_head = t->lru_tail = -1;
+    t->live.head = t->live.tail = -1;
+    t->unres.head = t->unres.tail = -1;
     t->salt = brisk_rand_u64(&st->rand);
     return BRISK_OK;
 }
@@ -79,7 +103,7 @@ static void drop_queue(brisk_stack *st, struct brisk_neigh *n)
         brisk_pkt *p = n->q_head;
         n->q_head = p->next;
         brisk_pkt_free(&st->pool, p);
-        st->c.ArpQueueDrops++;
+        st->c.NeighUnresolvedDiscards++;
     }
     n->q_tail = NULL;
     n->qlen = 0;
@@ -108,36 +132,43 @@ static int32_t idx_of(const struct brisk_neigh_table *t, const struct brisk_neig
     return (int32_t)(n - t->e);
 }
 
-static void lru_unlink(struct brisk_neigh_table *t, struct brisk_neigh *n)
+static struct brisk_neigh_list *list_of(struct brisk_neigh_table *t, const struct brisk_neigh *n)
+{
+    return n->state == BRISK_NEIGH_INCOMPLETE ? &t->unres : &t->live;
+}
+
+static void list_unlink(struct brisk_neigh_table *t, struct brisk_neigh_list *l, struct brisk_neigh *n)
 {
     if (n->lru_prev >= 0)
         t->e[n->lru_prev].lru_next = n->lru_next;
     else
-        t->lru_head = n->lru_next;
+        l->head = n->lru_next;
     if (n->lru_next >= 0)
         t->e[n->lru_next].lru_prev = n->lru_prev;
     else
-        t->lru_tail = n->lru_prev;
+        l->tail = n->lru_prev;
 }
 
-static void lru_push_front(struct brisk_neigh_table *t, struct brisk_neigh *n)
+static void list_push_front(struct brisk_neigh_table *t, struct brisk_neigh_list *l, struct brisk_neigh *n)
 {
     int32_t i = idx_of(t, n);
     n->lru_prev = -1;
-    n->lru_next = t->lru_head;
-    if (t->lru_head >= 0)
-        t->e[t->lru_head].lru_prev = i;
-    t->lru_head = i;
-    if (t->lru_tail < 0)
-        t->lru_tail = i;
+    n->lru_next = l->head;
+    if (l->head >= 0)
+        t->e[l->head].lru_prev = i;
+    l->head = i;
+    if (l->tail < 0)
+        l->tail = i;
 }
 
-static void touch(struct brisk_neigh_table *t, struct brisk_neigh *n)
+/* A resolved entry was used or confirmed: it goes to the front of the recency list. */
+static void touch(struct brisk_neigh_table *t, struct brisk_neigh *n, uint64_t now)
 {
-    if (t->lru_head == idx_of(t, n))
+    n->used = now;
+    if (t->live.head == idx_of(t, n))
         return;
-    lru_unlink(t, n);
-    lru_push_front(t, n);
+    list_unlink(t, &t->live, n);
+    list_push_front(t, &t->live, n);
 }
 
 static struct brisk_neigh *find(const struct brisk_neigh_table *t, uint32_t ip)
@@ -163,7 +194,9 @@ static void release(brisk_stack *st, struct brisk_neigh *n)
     while (*pp != i)
         pp = &t->e[*pp].hnext;
     *pp = n->hnext;
-    lru_unlink(t, n);
+    list_unlink(t, list_of(t, n), n);
+    if (n->state == BRISK_NEIGH_INCOMPLETE)
+        t->unres_count--;
     brisk_timer_cancel(&st->wheel, &n->timer);
     drop_queue(st, n);
     n->state = BRISK_NEIGH_FREE;
@@ -172,16 +205,38 @@ static void release(brisk_stack *st, struct brisk_neigh *n)
     t->count--;
 }
 
-/* A new slot for ip: a free one, else the least recently used entry that is not resolving. */
-static struct brisk_neigh *create(brisk_stack *st, uint32_t ip, brisk_netdev *dev)
+enum make { MAKE_RESOLVING, MAKE_CONFIRMED };
+
+/* The slot a new entry would take: -1 for a free one, else the index of the entry to evict; -2 (the reason
+ * counted) when the entry must not be made. Changes nothing else, so brisk_neigh_admit can ask too. */
+static int32_t victim(brisk_stack *st, enum make kind, uint64_t now)
 {
     struct brisk_neigh_table *t = &st->neigh;
-    if (t->free_head < 0) {
-        int32_t v = t->lru_tail;
-        while (v >= 0 && t->e[v].state == BRISK_NEIGH_INCOMPLETE)
-            v = t->e[v].lru_prev;
-        if (v < 0)
-            return NULL;
+    if (kind == MAKE_RESOLVING && t->unres_count >= st->s.arp_unres_max) {
+        st->c.NeighUnresolvedLimit++;
+        return -2;
+    }
+    if (t->free_head >= 0)
+        return -1;
+    int32_t v = t->live.tail;
+    if (v >= 0 && now - t->e[v].used >= NEIGH_IDLE_EVICT)
+        return v;
+    if (kind == MAKE_CONFIRMED && t->unres.tail >= 0)
+        return t->unres.tail;
+    st->c.NeighTableOverflow++;
+    return -2;
+}
+
+/* A new entry for ip (INCOMPLETE and on the resolving list, or about to be confirmed and on the recency
+ * list), or NULL when the bounds above refuse it. */
+static struct brisk_neigh *create(brisk_stack *st, uint32_t ip, brisk_netdev *dev, enum make kind,
+                                  uint64_t now)
+{
+    struct brisk_neigh_table *t = &st->neigh;
+    int32_t v = victim(st, kind, now);
+    if (v == -2)
+        return NULL;
+    if (v >= 0) {
         release(st, &t->e[v]);
         st->c.ArpCacheEvictions++;
     }
@@ -194,10 +249,18 @@ static struct brisk_neigh *create(brisk_stack *st, uint32_t ip, brisk_netdev *de
     brisk_timer_init(&n->timer, fn, arg);
     n->ip = ip;
     n->dev = dev;
+    n->used = now;
     uint32_t b = bucket_of(t, ip);
     n->hnext = t->buckets[b];
     t->buckets[b] = i;
-    lru_push_front(t, n);
+    if (kind == MAKE_RESOLVING) {
+        n->state = BRISK_NEIGH_INCOMPLETE;
+        t->unres_count++;
+        list_push_front(t, &t->unres, n);
+    } else {
+        n->state = BRISK_NEIGH_STALE; /* the caller confirms it at once */
+        list_push_front(t, &t->live, n);
+    }
     t->count++;
     return n;
 }
@@ -267,13 +330,19 @@ static void timer_fired(struct brisk_timer *tm, void *arg, uint64_t now)
 
 static void confirm(brisk_stack *st, struct brisk_neigh *n, const uint8_t *mac, uint64_t now)
 {
+    struct brisk_neigh_table *t = &st->neigh;
     int was_incomplete = n->state == BRISK_NEIGH_INCOMPLETE;
+    if (was_incomplete) { /* resolved: from the resolving list to the front of the recency list */
+        list_unlink(t, &t->unres, n);
+        t->unres_count--;
+        list_push_front(t, &t->live, n);
+    }
     memcpy(n->mac, mac, 6);
     n->state = BRISK_NEIGH_REACHABLE;
     n->probes = 0;
     n->confirmed = now;
     brisk_timer_arm(&st->wheel, &n->timer, now + st->s.arp_reachable_ns);
-    touch(&st->neigh, n);
+    touch(t, n, now);
     if (!was_incomplete)
         return;
     /* Flush in order. Detach the queue first: a send cannot re-enter this entry, but be robust anyway. */
@@ -298,15 +367,24 @@ static struct brisk_neigh *lookup_or_resolve(brisk_stack *st, brisk_netdev *dev,
         n = NULL;
     }
     if (!n) {
-        n = create(st, nexthop, dev);
-        if (!n) {
-            st->c.ArpCacheFull++;
+        n = create(st, nexthop, dev, MAKE_RESOLVING, now);
+        if (!n)
             return NULL;
-        }
-        n->state = BRISK_NEIGH_INCOMPLETE;
         send_request(st, n, now);
     }
     return n;
+}
+
+int brisk_neigh_admit(brisk_stack *st, brisk_netdev *dev, uint32_t nexthop, uint64_t now)
+{
+    if (brisk_netdev_is_broadcast(dev, nexthop))
+        return 1;
+    if (find(&st->neigh, nexthop))
+        return 1; /* resolved, resolving, or (rarely) moved to another device: brisk_neigh_output decides */
+    if (victim(st, MAKE_RESOLVING, now) != -2)
+        return 1;
+    st->c.IpOutDiscards++; /* as brisk_neigh_output would count the datagram it refused */
+    return 0;
 }
 
 int brisk_stack_resolve(brisk_stack *st, uint32_t dst, uint64_t now)
@@ -338,19 +416,19 @@ int brisk_neigh_output(brisk_stack *st, brisk_netdev *dev, uint32_t nexthop, bri
     }
     switch (n->state) {
     case BRISK_NEIGH_INCOMPLETE:
-        if (st->s.arp_queue_len == 0) {
-            st->c.ArpQueueDrops++;
+        if (st->s.unres_qlen == 0) {
+            st->c.NeighUnresolvedDiscards++;
             brisk_pkt_free(&st->pool, pkt);
             return BRISK_OK;
         }
-        if (n->qlen == st->s.arp_queue_len) {
+        if (n->qlen >= st->s.unres_qlen) {
             brisk_pkt *old = n->q_head;
             n->q_head = old->next;
             if (!n->q_head)
                 n->q_tail = NULL;
             n->qlen--;
             brisk_pkt_free(&st->pool, old);
-            st->c.ArpQueueDrops++;
+            st->c.NeighUnresolvedDiscards++;
         }
         pkt->next = NULL;
         if (n->q_tail)
@@ -368,7 +446,7 @@ int brisk_neigh_output(brisk_stack *st, brisk_netdev *dev, uint32_t nexthop, bri
     default:
         break;
     }
-    touch(&st->neigh, n);
+    touch(&st->neigh, n, now);
     return xmit_to(dev, n->mac, pkt, now);
 }
 
@@ -412,7 +490,7 @@ void brisk_neigh_arp_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *p,
      * as in Linux with arp_accept=0, so nobody can plant entries by spraying replies. */
     if (!merged && a.op == BRISK_ARP_OP_REQUEST && a.spa &&
         (a.spa & dev->mask) == (dev->cfg.ip & dev->mask)) {
-        n = create(st, a.spa, dev);
+        n = create(st, a.spa, dev, MAKE_CONFIRMED, now);
         if (n)
             confirm(st, n, a.sha, now);
     }

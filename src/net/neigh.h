@@ -25,22 +25,29 @@ struct brisk_neigh {
     uint8_t probes;             /* requests sent in the current resolution or probe */
     brisk_netdev *dev;          /* device the neighbour is on */
     uint64_t confirmed;         /* last time the mapping was confirmed by an ARP packet from it */
+    uint64_t used;              /* last time a datagram went through it or it was confirmed (eviction age) */
     struct brisk_timer timer;   /* retransmit (INCOMPLETE, PROBE) or reachable expiry (REACHABLE) */
     brisk_pkt *q_head, *q_tail; /* packets waiting for resolution (INCOMPLETE only) */
     uint32_t qlen;
     int32_t hnext;              /* hash chain, or free-list link */
-    int32_t lru_prev, lru_next; /* recency list of used slots, most recent first */
+    int32_t lru_prev, lru_next; /* on `live` (resolved) or `unres` (INCOMPLETE), most recent first */
+};
+
+struct brisk_neigh_list {
+    int32_t head, tail; /* slot indices, -1 = empty */
 };
 
 struct brisk_neigh_table {
-    struct brisk_neigh *e; /* arp_cache_size slots */
+    struct brisk_neigh *e; /* gc_thresh3 slots */
     uint32_t size;
     int32_t *buckets;  /* nbuckets heads of hash chains (-1 = empty) */
     uint32_t nbuckets; /* power of two */
     uint64_t salt;     /* keyed hash: a remote host cannot aim at one chain */
     int32_t free_head;
-    int32_t lru_head, lru_tail;
-    uint32_t count; /* slots in use */
+    struct brisk_neigh_list live;  /* resolved entries by last use: the tail is the eviction candidate */
+    struct brisk_neigh_list unres; /* resolving entries by creation: the tail is the oldest */
+    uint32_t count;                /* slots in use */
+    uint32_t unres_count;          /* of which INCOMPLETE; never above arp_unres_max */
 };
 
 struct brisk_stack;
@@ -57,6 +64,11 @@ int brisk_neigh_output(struct brisk_stack *st, brisk_netdev *dev, uint32_t nexth
 /* Processes a received ARP packet (the Ethernet payload). */
 void brisk_neigh_arp_input(struct brisk_stack *st, brisk_netdev *dev, const uint8_t *p, size_t len,
                            uint64_t now);
+
+/* 0 when brisk_neigh_output to `nexthop` on `dev` would surely refuse a datagram now for want of a neighbour
+ * entry, counting the refusal as brisk_neigh_output would (NeighUnresolvedLimit or NeighTableOverflow, and
+ * IpOutDiscards); else 1. So a stateless reply (a SYN cookie) need not be built only to be dropped. O(1). */
+int brisk_neigh_admit(struct brisk_stack *st, brisk_netdev *dev, uint32_t nexthop, uint64_t now);
 
 /* For tests and tools: the entry for ip, or NULL. */
 const struct brisk_neigh *brisk_neigh_lookup(const struct brisk_stack *st, uint32_t ip);

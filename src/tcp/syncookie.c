@@ -35,6 +35,7 @@
 
 #include <string.h>
 
+#include "net/neigh.h"
 #include "wire/wire.h"
 
 const uint16_t brisk_syncookie_mss[BRISK_SYNCOOKIE_NMSS] = {216, 536, 1200, 1300, 1360, 1400, 1440, 1460};
@@ -101,6 +102,10 @@ void brisk_syncookie_send(brisk_sock *l, const struct brisk_ipv4_repr *ip, const
     const struct brisk_settings *s = &st->s;
     struct brisk_route rt;
     if (brisk_ip_route(st, ip->src, &rt) != BRISK_OK)
+        return;
+    /* A cookie for a source the neighbour layer could not even begin to resolve (a flood from spoofed local
+     * addresses has taken every resolving slot) would be built only to be dropped: skip the work. */
+    if (!brisk_neigh_admit(st, rt.dev, rt.nexthop, now))
         return;
     rt.src = ip->dst;
     const struct brisk_tcp_opts *o = &seg->opts;

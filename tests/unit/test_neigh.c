@@ -151,7 +151,7 @@ static void test_retries_then_failure(void **state)
     struct brisk_counters c = counters(e);
     assert_int_equal(c.ArpOutRequests, 3);
     assert_int_equal(c.ArpResolveFailed, 1);
-    assert_int_equal(c.ArpQueueDrops, 1);
+    assert_int_equal(c.NeighUnresolvedDiscards, 1);
     assert_int_equal(brisk_stack_next_deadline(e->st), BRISK_TIME_NONE);
     env_free(e);
 }
@@ -159,11 +159,11 @@ static void test_retries_then_failure(void **state)
 static void test_queue_bound_keeps_newest(void **state)
 {
     (void)state;
-    struct env *e = env_new((const char *const[]){"arp_queue_len=2", NULL});
+    struct env *e = env_new((const char *const[]){"unres_qlen=2", NULL});
     for (uint16_t seq = 0; seq < 5; seq++)
         assert_int_equal(brisk_icmp_echo_send(e->st, IP4(10, 0, 0, 2), 1, seq, 8, seq), BRISK_OK);
     assert_int_equal(e->f.ntx, 1);
-    assert_int_equal(counters(e).ArpQueueDrops, 3);
+    assert_int_equal(counters(e).NeighUnresolvedDiscards, 3);
     feed_arp(e, BRISK_ARP_OP_REPLY, peer_mac, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), e->f.cfg.mac, 10);
     assert_int_equal(e->f.ntx, 3);
     assert_int_equal(tx_echo_seq(e, 1), 3);
@@ -256,10 +256,23 @@ static void test_stale_entry_is_probed_then_dropped(void **state)
 static void test_cache_bound_evicts_lru(void **state)
 {
     (void)state;
-    struct env *e = env_new((const char *const[]){"arp_cache_size=4", NULL});
-    for (uint8_t i = 0; i < 6; i++) {
+    struct env *e = env_new((const char *const[]){"gc_thresh3=4", NULL});
+    for (uint8_t i = 0; i < 4; i++) {
         uint8_t mac[6] = {0x02, 0, 0, 0, 1, i};
         feed_arp(e, BRISK_ARP_OP_REQUEST, mac, IP4(10, 0, 0, 10 + i), IP4(10, 0, 0, 1), bcast, i);
+    }
+    /* Full of entries confirmed just now: a fifth is answered but not learned, nothing is evicted. */
+    uint8_t mac4[6] = {0x02, 0, 0, 0, 1, 4};
+    feed_arp(e, BRISK_ARP_OP_REQUEST, mac4, IP4(10, 0, 0, 14), IP4(10, 0, 0, 1), bcast, 1 * SEC);
+    assert_int_equal(e->f.ntx, 5);
+    assert_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 14)));
+    assert_int_equal(counters(e).NeighTableOverflow, 1);
+    assert_int_equal(counters(e).ArpCacheEvictions, 0);
+    /* Using .12 keeps it fresh; once the others have been idle 5 s, new hosts take the least recent slots. */
+    assert_int_equal(brisk_icmp_echo_send(e->st, IP4(10, 0, 0, 12), 1, 1, 8, 4 * SEC), BRISK_OK);
+    for (uint8_t i = 4; i < 6; i++) {
+        uint8_t mac[6] = {0x02, 0, 0, 0, 1, i};
+        feed_arp(e, BRISK_ARP_OP_REQUEST, mac, IP4(10, 0, 0, 10 + i), IP4(10, 0, 0, 1), bcast, 6 * SEC + i);
     }
     assert_int_equal(e->st->neigh.count, 4);
     assert_int_equal(counters(e).ArpCacheEvictions, 2);
@@ -267,6 +280,117 @@ static void test_cache_bound_evicts_lru(void **state)
     assert_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 11)));
     for (uint8_t i = 2; i < 6; i++)
         assert_non_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 10 + i)));
+    env_free(e);
+}
+
+/* Datagrams to unknown addresses 10.0.0.<first>, ... (n of them, wrapping within 2-253) at `now`; completes
+ * and forgets what the device sent. */
+static void send_to_unknown(struct env *e, unsigned first, unsigned n, uint64_t now)
+{
+    for (unsigned i = first; i < first + n; i++) {
+        int rc = brisk_icmp_echo_send(e->st, IP4(10, 0, 0, 2 + (i - 2) % 252), 1, 1, 8, now);
+        assert_true(rc == BRISK_OK || rc == BRISK_ERR_TOOMANY); /* queued, or refused an entry */
+    }
+    fakedev_complete_all(&e->f, now);
+    fakedev_clear(&e->f);
+}
+
+/* Polls every 10 ms up to `until`, so timers run on time. */
+static void poll_until(struct env *e, uint64_t until)
+{
+    for (uint64_t t = e->st->now; t <= until; t += 10 * MS) {
+        brisk_stack_poll(e->st, t);
+        fakedev_complete_all(&e->f, t);
+        fakedev_clear(&e->f);
+    }
+}
+
+static void test_unresolved_limit(void **state)
+{
+    (void)state;
+    struct env *e =
+        env_new((const char *const[]){"arp_unres_max=4", "arp_retries=3", "arp_retrans=1s", NULL});
+    send_to_unknown(e, 2, 10, 0);
+    struct brisk_counters c = counters(e);
+    assert_int_equal(c.ArpOutRequests, 4); /* one request per admitted entry, none for the refused */
+    assert_int_equal(c.NeighUnresolvedLimit, 6);
+    assert_int_equal(c.IpOutDiscards, 6);
+    assert_int_equal(e->st->neigh.unres_count, 4);
+    assert_int_equal(e->st->neigh.count, 4);
+    assert_int_equal(brisk_stack_pkts_in_use(e->st), 4); /* only the admitted datagrams wait */
+    assert_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 6)));
+    /* The stateless-reply check agrees, and counts the refusal the same way. */
+    assert_int_equal(brisk_neigh_admit(e->st, e->f.dev, IP4(10, 0, 0, 2), 1), 1); /* resolving */
+    assert_int_equal(brisk_neigh_admit(e->st, e->f.dev, IP4(10, 0, 0, 99), 1), 0);
+    assert_int_equal(counters(e).NeighUnresolvedLimit, 7);
+    assert_int_equal(counters(e).IpOutDiscards, 7);
+    /* A reply resolves one and frees a resolving slot for the next new address. */
+    feed_arp(e, BRISK_ARP_OP_REPLY, peer_mac, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), e->f.cfg.mac, 2);
+    assert_int_equal(e->st->neigh.unres_count, 3);
+    assert_int_equal(brisk_neigh_admit(e->st, e->f.dev, IP4(10, 0, 0, 99), 3), 1);
+
+    /* A flood of new addresses, 1,000 a millisecond for 10 s: requests stay within arp_unres_max per
+     * arp_retrans, and held packets within arp_unres_max x unres_qlen. */
+    uint64_t before = counters(e).ArpOutRequests;
+    unsigned next = 100;
+    uint64_t max_held = 0;
+    for (uint64_t t = 1 * MS; t <= 10 * SEC; t += 1 * MS) {
+        brisk_stack_poll(e->st, t);
+        send_to_unknown(e, next, 1000, t);
+        next += 1000;
+        if (brisk_stack_pkts_in_use(e->st) > max_held)
+            max_held = brisk_stack_pkts_in_use(e->st);
+        assert_true(e->st->neigh.unres_count <= 4);
+    }
+    uint64_t reqs = counters(e).ArpOutRequests - before;
+    assert_true(reqs <= 4 * (10 + 3)); /* arp_unres_max x (10 s / arp_retrans + arp_retries) */
+    assert_true(reqs >= 4 * 10 - 4);   /* and the slots keep turning over: new neighbours still resolve */
+    assert_true(max_held <= 4 * 16 + 1);
+    poll_until(e, 20 * SEC);
+    env_free(e);
+}
+
+static void test_resolving_never_evicts_live(void **state)
+{
+    (void)state;
+    struct env *e = env_new((const char *const[]){"gc_thresh3=4", "arp_unres_max=4", NULL});
+    feed_arp(e, BRISK_ARP_OP_REQUEST, peer_mac, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), bcast, 0);
+    fakedev_clear(&e->f);
+    /* The peer keeps being used while unknown addresses fill every other slot and ask for more. */
+    for (uint64_t t = 1; t <= 20; t++) {
+        assert_int_equal(brisk_icmp_echo_send(e->st, IP4(10, 0, 0, 2), 1, (uint16_t)t, 8, t * SEC / 2),
+                         BRISK_OK);
+        assert_int_equal(tx_echo_seq(e, e->f.ntx - 1), t); /* straight out, every time */
+        send_to_unknown(e, 10 + 4 * (unsigned)t, 4, t * SEC / 2);
+        const struct brisk_neigh *n = brisk_neigh_lookup(e->st, IP4(10, 0, 0, 2));
+        assert_non_null(n);
+        assert_true(n->state == BRISK_NEIGH_REACHABLE);
+    }
+    struct brisk_counters c = counters(e);
+    assert_true(c.NeighTableOverflow > 0);
+    assert_int_equal(c.ArpCacheEvictions, 0);
+    poll_until(e, 20 * SEC);
+    env_free(e);
+}
+
+static void test_learned_displaces_oldest_resolving(void **state)
+{
+    (void)state;
+    struct env *e = env_new((const char *const[]){"gc_thresh3=4", "arp_unres_max=4", NULL});
+    send_to_unknown(e, 20, 4, 0);
+    assert_int_equal(e->st->neigh.unres_count, 4);
+    /* A host that asks for us has proved itself: it takes the slot of the oldest guess (10.0.0.20). */
+    feed_arp(e, BRISK_ARP_OP_REQUEST, peer_mac, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), bcast, 1 * MS);
+    const struct brisk_neigh *n = brisk_neigh_lookup(e->st, IP4(10, 0, 0, 2));
+    assert_non_null(n);
+    assert_int_equal(n->state, BRISK_NEIGH_REACHABLE);
+    assert_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 20)));
+    assert_non_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 21)));
+    struct brisk_counters c = counters(e);
+    assert_int_equal(c.ArpCacheEvictions, 1);
+    assert_int_equal(c.NeighUnresolvedDiscards, 1); /* the datagram that waited on it */
+    assert_int_equal(e->st->neigh.unres_count, 3);
+    poll_until(e, 10 * SEC); /* the rest fail and let their datagrams go */
     env_free(e);
 }
 
@@ -309,6 +433,9 @@ int main(void)
         cmocka_unit_test(test_gratuitous_updates_only_known),
         cmocka_unit_test(test_stale_entry_is_probed_then_dropped),
         cmocka_unit_test(test_cache_bound_evicts_lru),
+        cmocka_unit_test(test_unresolved_limit),
+        cmocka_unit_test(test_resolving_never_evicts_live),
+        cmocka_unit_test(test_learned_displaces_oldest_resolving),
         cmocka_unit_test(test_malformed_and_bogus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
