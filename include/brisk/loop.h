@@ -53,8 +53,10 @@ void brisk_loop_free(brisk_loop *l);
 
 brisk_stack *brisk_loop_stack(const brisk_loop *l);
 
-/* The time at which the current iteration started (step 2 above): what callbacks should pass as `now`.
- * Before the first iteration it is brisk_loop_clock() at brisk_loop_new(). */
+/* The time at which the current iteration started (step 2 above), or the later time a callback set with
+ * brisk_loop_update_now(): what callbacks should pass as `now`, and what every later callback, hook and the
+ * poll of the iteration are given. Before the first iteration it is brisk_loop_clock() at brisk_loop_new().
+ */
 uint64_t brisk_loop_now(const brisk_loop *l);
 
 /* Re-reads the clock from inside a callback that has spent time in system calls since the iteration began

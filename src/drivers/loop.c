@@ -416,13 +416,12 @@ static int iterate(brisk_loop *l, uint64_t limit)
         if (evs[i].events & (EPOLLERR | EPOLLHUP))
             ready |= BRISK_LOOP_ERR;
         any_fd = 1;
-        s->fn(s->ctx, l, s->fd, ready, now);
+        s->fn(s->ctx, l, s->fd, ready, l->now); /* an earlier callback may have moved it on */
     }
     if (any_fd) {
         l->stats.wakeups_fd++;
         l->active = l->now;
     }
-    now = l->now; /* a callback may have moved it on (brisk_loop_update_now) */
 
     for (int i = 0; i < MAX_HOOKS; i++) {
         struct hook_slot *h = &l->hooks[i];
@@ -433,12 +432,12 @@ static int iterate(brisk_loop *l, uint64_t limit)
             continue;
         }
         h->next = BRISK_TIME_NONE; /* a wake from inside the hook (or a callback it triggers) survives */
-        uint64_t want = h->fn(h->ctx, l, now);
+        uint64_t want = h->fn(h->ctx, l, l->now); /* as moved on by a callback (brisk_loop_update_now) */
         if (h->fn && want < h->next)
             h->next = want;
     }
 
-    brisk_stack_poll(l->st, now);
+    brisk_stack_poll(l->st, l->now);
     l->stats.polls++;
     return BRISK_OK;
 }

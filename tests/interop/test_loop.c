@@ -352,6 +352,8 @@ static void test_timer_rearm_rule(void **state)
 
 struct clockcheck {
     uint64_t updated, hook_now;
+    int calls;
+    uint64_t given[2]; /* the `now` each callback was given */
 };
 
 static void on_slow_fd(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t now)
@@ -360,6 +362,9 @@ static void on_slow_fd(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_
     char b;
     if (ready & BRISK_LOOP_IN)
         assert_int_equal(read(fd, &b, 1), 1);
+    if (c->calls < 2)
+        c->given[c->calls] = now;
+    c->calls++;
     usleep(3000); /* a callback that spent time in system calls */
     c->updated = brisk_loop_update_now(l);
     assert_true(c->updated >= now + 3 * MS);
@@ -373,24 +378,32 @@ static uint64_t see_now(void *ctx, brisk_loop *l, uint64_t now)
     return BRISK_TIME_NONE;
 }
 
-/* brisk_loop_update_now moves the iteration's time on, and the hooks of that iteration see the new time. */
+/* brisk_loop_update_now moves the iteration's time on: the descriptors' callbacks after it and the hooks of
+ * that iteration get the new time, never the older one the iteration started with. */
 static void test_update_now(void **state)
 {
     (void)state;
     struct env *e = env_new();
     struct clockcheck c = {0};
-    int fds[2];
+    int fds[2], fds2[2];
     assert_int_equal(pipe(fds), 0);
+    assert_int_equal(pipe(fds2), 0);
     assert_int_equal(brisk_loop_watch_fd(e->l, fds[0], BRISK_LOOP_IN, on_slow_fd, &c), BRISK_OK);
+    assert_int_equal(brisk_loop_watch_fd(e->l, fds2[0], BRISK_LOOP_IN, on_slow_fd, &c), BRISK_OK);
     assert_true(brisk_loop_add_hook(e->l, see_now, &c) >= 0);
     assert_int_equal(brisk_loop_run_once(e->l, 0), BRISK_OK);
     assert_int_equal(write(fds[1], "x", 1), 1);
-    assert_int_equal(brisk_loop_run_once(e->l, BRISK_NSEC_PER_SEC), BRISK_OK);
+    assert_int_equal(write(fds2[1], "y", 1), 1);
+    assert_int_equal(brisk_loop_run_once(e->l, BRISK_NSEC_PER_SEC), BRISK_OK); /* both ready at once */
+    assert_int_equal(c.calls, 2);
+    assert_true(c.given[1] >= c.given[0] + 3 * MS); /* the second callback got the first one's update */
     assert_true(c.updated > 0);
     assert_true(c.hook_now == c.updated);
     assert_int_equal(brisk_loop_update_now(NULL), 0);
-    close(fds[0]);
-    close(fds[1]);
+    for (int i = 0; i < 2; i++) {
+        close(fds[i]);
+        close(fds2[i]);
+    }
     env_free(e);
 }
 
