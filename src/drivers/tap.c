@@ -32,7 +32,9 @@
  * as it is read; the answer is written; the driver then reads on (re-reading the clock, since the write may
  * have let the peer run), so that when the peer answers within that write — both ends on one CPU — the next
  * transaction needs no epoll_wait and no EAGAIN: one read and one write, as lwIP's harness does. Two frames
- * back to back switch gathering on again for the rest of the wakeup and the next one.
+ * back to back switch gathering on again for the rest of the wakeup and the next one. An answer that took
+ * the ring's last descriptor ends the wakeup: the next answer could not be written before the hook has
+ * reported completions.
  *
  * Faults (fault.c). With a loss probability set, a super-frame is first cut into wire segments in software
  * (brisk_gso_segment, into a scratch buffer — no allocation) so that loss hits single wire segments, as on a
@@ -593,6 +595,8 @@ static void on_fd(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t now
             uint64_t calls = t->tx_calls;
             rx_flush(t, now);
             if (t->tx_calls != calls) { /* it answered: what comes next may be the peer's reply */
+                if (t->count == t->cap)
+                    break; /* no descriptor left for the next answer: let the hook complete some first */
                 run = 0;
                 now = brisk_loop_update_now(l);
             }

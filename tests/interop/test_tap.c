@@ -313,6 +313,30 @@ static void test_eager_receive(void **state)
     }
     close(k);
     env_close(&e);
+
+    /* A ring with one descriptor: after an answer took it, the driver stops reading until the hook has
+     * completed it, rather than handing the stack a frame whose answer the device would refuse. */
+    snprintf(c.ifname, sizeof(c.ifname), "bteager1");
+    c.tx_ring = 1;
+    env_open(&e, &c);
+    mac = brisk_netdev_config_of(brisk_tap_netdev(e.t))->mac;
+    k = kernel_side("bteager1");
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(brisk_loop_run_once(e.l, 20 * MS), BRISK_OK);
+    brisk_tap_get_stats(e.t, &a);
+    kernel_send(k, mac, 1, 0); /* eager on */
+    assert_int_equal(brisk_loop_run_once(e.l, 0), BRISK_OK);
+    kernel_send(k, mac, 2, 1);
+    assert_int_equal(brisk_loop_run_once(e.l, 0), BRISK_OK);
+    brisk_tap_get_stats(e.t, &b);
+    assert_int_equal(b.rx_frames - a.rx_frames, 2); /* the second request waits in the TAP's queue */
+    assert_int_equal(brisk_loop_run_once(e.l, 0), BRISK_OK);
+    brisk_tap_get_stats(e.t, &b);
+    assert_int_equal(b.rx_frames - a.rx_frames, 3);
+    assert_int_equal(b.tx_frames - a.tx_frames, 2); /* both answered */
+    assert_int_equal(b.tx_busy, 0);
+    close(k);
+    env_close(&e);
 }
 
 int main(void)
