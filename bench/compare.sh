@@ -18,6 +18,9 @@
 #                                                     liblwip-dev is installed; skipped with the reason
 #                                                     otherwise)
 #   COMPARE_JSON=FILE bench/compare.sh ...             where to write the JSON (default BUILD_DIR/compare.json)
+#   COMPARE_ONLY=rr bench/compare.sh ...               only the three rr rows (kernel, brisk, lwIP): quick
+#                                                     enough to alternate several runs in one sitting
+#   COMPARE_RR_ARGS="--busy-poll 50us" ...            extra brisk-peer options for brisk's rr row
 #
 # The same two CPUs run both ends of every row, so the figures measure the stacks' CPU cost as much as
 # anything: compare rows of one run, not runs on different machines.
@@ -26,6 +29,9 @@ build=${1:-build}
 bytes=${2:-1G}
 count=${3:-20000}
 out=${COMPARE_JSON:-$build/compare.json}
+only=${COMPARE_ONLY:-}
+rr_args=${COMPARE_RR_ARGS:-}
+case "$only" in "" | rr) ;; *) echo "compare: COMPARE_ONLY must be empty or rr" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 netns=$here/../scripts/netns.sh
 bench=$build/brisk-bench
@@ -47,6 +53,7 @@ trap cleanup EXIT
 declare -A fig     # row key -> figure
 declare -A unit    # row key -> unit
 declare -A why     # row key -> skip reason
+declare -A p50     # rr row key -> median transaction latency in microseconds, as the rr client measured it
 skip() { why[$1]=$2; echo "compare: skip $1: $2" >&2; }
 kv() { awk -v k="$2" '{ for (i = 1; i <= NF; i++) { split($i, a, "="); if (a[1] == k) v = a[2] } } END { print v }' "$1"; }
 # iperf3's receiver figure in Gbit/s
@@ -136,7 +143,7 @@ rr_rate() { # transactions per second from a result line's rr= and secs=
 
 if [ -z "$veth_why" ]; then
     echo "compare: kernel <-> kernel over veth..." >&2
-    if [ -z "$iperf_why" ]; then
+    if [ -z "$iperf_why" ] && [ -z "$only" ]; then
         timeout 300 ip netns exec "$NS-peer" iperf3 -s -1 >/dev/null 2>&1 &
         echo $! >>"$tmp/pids"
         sleep 0.3
@@ -144,15 +151,17 @@ if [ -z "$veth_why" ]; then
         wait
         fig[kernel_bulk]=$(iperf_gbps "$tmp/kk_bulk")
     fi
-    ip netns exec "$NS-peer" "$ks" --listen 5001 --mode sink --timeout 300 >"$tmp/kk_ks.k" 2>&1 &
-    echo $! >>"$tmp/pids"
-    sleep 0.3
-    ip netns exec "$NS" "$ks" --connect 10.81.0.2:5001 --mode source --bytes "$bytes" --timeout 300 \
-        >"$tmp/kk_ks.s" 2>&1
-    wait
-    if [ "$(kv "$tmp/kk_ks.k" rx_hash)" = "$(kv "$tmp/kk_ks.s" tx_hash)" ] &&
-        [ "$(kv "$tmp/kk_ks.k" rx_bad)" = 0 ]; then
-        fig[kernel_ks_bulk]=$(awk -v m="$(kv "$tmp/kk_ks.k" mbps)" 'BEGIN { printf "%.4f", m / 1000 }')
+    if [ -z "$only" ]; then
+        ip netns exec "$NS-peer" "$ks" --listen 5001 --mode sink --timeout 300 >"$tmp/kk_ks.k" 2>&1 &
+        echo $! >>"$tmp/pids"
+        sleep 0.3
+        ip netns exec "$NS" "$ks" --connect 10.81.0.2:5001 --mode source --bytes "$bytes" --timeout 300 \
+            >"$tmp/kk_ks.s" 2>&1
+        wait
+        if [ "$(kv "$tmp/kk_ks.k" rx_hash)" = "$(kv "$tmp/kk_ks.s" tx_hash)" ] &&
+            [ "$(kv "$tmp/kk_ks.k" rx_bad)" = 0 ]; then
+            fig[kernel_ks_bulk]=$(awk -v m="$(kv "$tmp/kk_ks.k" mbps)" 'BEGIN { printf "%.4f", m / 1000 }')
+        fi
     fi
     ip netns exec "$NS-peer" "$ks" --listen 5002 --mode echo --nodelay --timeout 120 >/dev/null 2>&1 &
     echo $! >>"$tmp/pids"
@@ -161,9 +170,18 @@ if [ -z "$veth_why" ]; then
         --timeout 120 >"$tmp/kk_rr" 2>&1
     wait
     fig[kernel_rr]=$(rr_rate "$tmp/kk_rr")
+    p50[kernel_rr]=$(kv "$tmp/kk_rr" p50_us)
 fi
 
-if [ -z "$iperf_why" ]; then
+if [ -n "$only" ]; then # the rows COMPARE_ONLY=rr leaves out
+    for k in kernel_bulk kernel_ks_bulk brisk_bulk_tx brisk_bulk_rx brisk_ks_tx brisk_ks_rx brisk_ks_tx_nogso \
+        brisk_ks_rx_nogso lwip_bulk_tx lwip_bulk_rx inproc_bulk inproc_bulk_gro inproc_bulk_gso \
+        inproc_bulk_gso_gro inproc_rr memcpy; do
+        why[$k]="COMPARE_ONLY=rr"
+    done
+fi
+
+if [ -z "$iperf_why" ] && [ -z "$only" ]; then
     echo "compare: brisk (TAP) <-> kernel, iperf3..." >&2
     timeout 300 ip netns exec "$NS" "$perf" server -1 --tap cmpb1 --ip 10.79.1.2/24 >"$tmp/ps1" 2>&1 &
     echo $! >>"$tmp/pids"
@@ -185,18 +203,21 @@ fi
 
 if [ -z "$peer_why" ]; then
     echo "compare: brisk (TAP) <-> kernel, ksock..." >&2
-    ks_row brisk_ks_tx "$peer" tx 4
-    ks_row brisk_ks_rx "$peer" rx 5
-    ks_row brisk_ks_tx_nogso "$peer" tx 6 --gso 0
-    ks_row brisk_ks_rx_nogso "$peer" rx 7 --gso 0
+    if [ -z "$only" ]; then
+        ks_row brisk_ks_tx "$peer" tx 4
+        ks_row brisk_ks_rx "$peer" rx 5
+        ks_row brisk_ks_tx_nogso "$peer" tx 6 --gso 0
+        ks_row brisk_ks_rx_nogso "$peer" rx 7 --gso 0
+    fi
     ip netns exec "$NS" "$ks" --listen 5003 --mode echo --nodelay --timeout 120 >/dev/null 2>&1 &
     echo $! >>"$tmp/pids"
     timeout 300 ip netns exec "$NS" "$peer" --tap cmpb3 --ip 10.79.3.2/24 --connect 10.79.3.1:5003 --mode rr --size 1 \
-        --count "$count" --timeout 120s >"$tmp/bk_rr" 2>"$tmp/bk_rr.err" &
+        --count "$count" --timeout 120s $rr_args >"$tmp/bk_rr" 2>"$tmp/bk_rr.err" &
     echo $! >>"$tmp/pids"
     bash "$netns" tap "$NS" cmpb3 10.79.3.1/24 >/dev/null 2>&1
     wait
     fig[brisk_rr]=$(rr_rate "$tmp/bk_rr")
+    p50[brisk_rr]=$(kv "$tmp/bk_rr" p50_us)
 fi
 
 # 3: lwIP, the same transfers as brisk's ksock rows and brisk's rr row, lwip-tap in brisk-peer's place.
@@ -209,8 +230,10 @@ if [ -z "$lwip_why" ]; then
     lwip_note="$lwip_note TCP_SND_BUF=$(kv "$tmp/lwip_opts" tcp_snd_buf),"
     lwip_note="$lwip_note SACK=$(kv "$tmp/lwip_opts" sack_out), timestamps=$(kv "$tmp/lwip_opts" timestamps),"
     lwip_note="$lwip_note no offloads (software checksums, 1500-byte frames)"
-    ks_row lwip_bulk_tx "$lwip" tx 8
-    ks_row lwip_bulk_rx "$lwip" rx 9
+    if [ -z "$only" ]; then
+        ks_row lwip_bulk_tx "$lwip" tx 8
+        ks_row lwip_bulk_rx "$lwip" rx 9
+    fi
     ip netns exec "$NS" "$ks" --listen 5004 --mode echo --nodelay --timeout 120 >/dev/null 2>&1 &
     echo $! >>"$tmp/pids"
     timeout 300 ip netns exec "$NS" "$lwip" --tap cmpb10 --ip 10.79.10.2/24 --connect 10.79.10.1:5004 \
@@ -219,6 +242,7 @@ if [ -z "$lwip_why" ]; then
     bash "$netns" tap "$NS" cmpb10 10.79.10.1/24 >/dev/null 2>&1
     wait
     fig[lwip_rr]=$(rr_rate "$tmp/lw_rr")
+    p50[lwip_rr]=$(kv "$tmp/lw_rr" p50_us)
 fi
 
 if [ -n "$iperf_why" ] && [ -z "$veth_why" ]; then skip kernel_bulk "$iperf_why"; fi
@@ -236,7 +260,9 @@ for k in lwip_bulk_tx lwip_bulk_rx lwip_rr; do
 done
 
 # ---- 4: in-process -----------------------------------------------------------------------------------------
-if [ -x "$bench" ]; then
+if [ -n "$only" ]; then
+    :
+elif [ -x "$bench" ]; then
     echo "compare: brisk <-> brisk in-process (brisk-bench)..." >&2
     "$bench" bulk --json >"$tmp/bulk.json" 2>/dev/null && {
         # runs in brisk-bench's order: no_offload, csum, gro, gso, gso_gro
@@ -316,6 +342,9 @@ for k in "${rows[@]}"; do
         printf '%-40s %12s  %-24s skipped: %s\n' "${label[$k]}" - "${unit[$k]}" "${why[$k]:-no figure}"
     fi
 done
+if [ -n "${p50[kernel_rr]:-}${p50[brisk_rr]:-}${p50[lwip_rr]:-}" ]; then
+    echo "rr median latency (us): kernel ${p50[kernel_rr]:--}, brisk ${p50[brisk_rr]:--}, lwIP ${p50[lwip_rr]:--}${rr_args:+ (brisk with $rr_args)}"
+fi
 if [ -n "$lwip_opts" ]; then
     echo "notes, lwIP rows: $lwip_note"
     echo "lwIP as built by Debian: $lwip_opts"
@@ -323,7 +352,7 @@ fi
 jnum() { [ "$1" = - ] && echo null || echo "$1"; }
 {
     echo "{"
-    echo "  \"bytes\": \"$bytes\", \"rr_count\": $count,"
+    echo "  \"bytes\": \"$bytes\", \"rr_count\": $count, \"only\": \"$only\", \"rr_args\": \"$rr_args\","
     echo "  \"lwip_options\": \"$lwip_opts\","
     echo "  \"rows\": ["
     sep=""
@@ -338,6 +367,7 @@ jnum() { [ "$1" = - ] && echo null || echo "$1"; }
                     extra="$extra, \"brisk_nogso_over_lwip\": $x, \"brisk_nogso_row\": \"${over_nogso[$k]}\""
                 fi
             fi
+            [ -n "${p50[$k]:-}" ] && extra="$extra, \"p50_us\": ${p50[$k]}"
             printf '%s    {"row": "%s", "label": "%s", "figure": %s, "unit": "%s", "ratio": %s, "vs": "%s"%s}' \
                 "$sep" "$k" "${label[$k]}" "${fig[$k]}" "${unit[$k]}" "$(jnum "$(ratio "$k")")" \
                 "${base[$k]:-}" "$extra"

@@ -16,7 +16,9 @@
  *      run their own logic (start a connection, end a test after its duration, print a report);
  *   5. brisk_stack_poll(stack, now): deferred senders, due timers; socket callbacks (brisk_sock_set_callback)
  *      run inside 3, 4 and 5 as the stack delivers events;
- *   6. stop if brisk_loop_stop() was called, else re-arm the timer and go to 1.
+ *   6. stop if brisk_loop_stop() was called, else go to 1, re-arming the timer if the earliest deadline is
+ *      now earlier than the one it holds (a later one waits until the timer fires: one early wakeup rather
+ *      than a timerfd_settime each time a deadline moves on).
  *
  * Shutdown: brisk_loop_stop() may be called from any callback, from a signal handler (it only stores to a
  * flag and writes to an eventfd, both async-signal-safe) or, for SIGINT / SIGTERM, by the loop itself after
@@ -51,9 +53,17 @@ void brisk_loop_free(brisk_loop *l);
 
 brisk_stack *brisk_loop_stack(const brisk_loop *l);
 
-/* The time at which the current iteration started (step 2 above): what callbacks should pass as `now`.
- * Before the first iteration it is brisk_loop_clock() at brisk_loop_new(). */
+/* The time at which the current iteration started (step 2 above), or the later time a callback set with
+ * brisk_loop_update_now(): what callbacks should pass as `now`, and what every later callback, hook and the
+ * poll of the iteration are given. Before the first iteration it is brisk_loop_clock() at brisk_loop_new().
+ */
 uint64_t brisk_loop_now(const brisk_loop *l);
+
+/* Re-reads the clock from inside a callback that has spent time in system calls since the iteration began
+ * (a driver that reads on after writing: the write may have let the peer run) and makes the result, never
+ * less than before, brisk_loop_now(): the time the rest of the iteration (later callbacks, hooks, the
+ * stack's poll) is given. Returns it. */
+uint64_t brisk_loop_update_now(brisk_loop *l);
 
 /* Readiness flags for descriptors (map to EPOLLIN / EPOLLOUT / EPOLLERR|EPOLLHUP). */
 #define BRISK_LOOP_IN  0x1u
@@ -113,9 +123,10 @@ int brisk_loop_stop_on_signals(brisk_loop *l);
 /* The signal that stopped the loop, 0 if none. */
 int brisk_loop_signal(const brisk_loop *l);
 
-/* Busy polling: when > 0, step 1 spins (epoll_wait with timeout 0) instead of sleeping whenever the next
- * deadline is less than `spin_ns` away, trading a CPU for latency (rr tests). 0 (the default) always sleeps.
- */
+/* Busy polling, like SO_BUSY_POLL: when > 0, step 1 spins (epoll_wait with timeout 0) instead of sleeping
+ * for `spin_ns` after the last iteration in which a descriptor was ready, and whenever the next deadline is
+ * less than `spin_ns` away, trading a CPU for latency (rr tests with the peer on another CPU; with both ends
+ * on one CPU the spin only competes with the peer). 0 (the default) always sleeps. */
 void brisk_loop_set_busy_poll(brisk_loop *l, uint64_t spin_ns);
 
 struct brisk_loop_stats {
@@ -123,7 +134,7 @@ struct brisk_loop_stats {
     uint64_t wakeups_fd;    /* iterations woken by a ready descriptor */
     uint64_t wakeups_timer; /* iterations woken by the timerfd */
     uint64_t polls;         /* brisk_stack_poll calls */
-    uint64_t timer_arms;    /* timerfd_settime calls (only when the deadline changed) */
+    uint64_t timer_arms;    /* timerfd_settime calls (only when the deadline moved earlier than armed) */
 };
 void brisk_loop_get_stats(const brisk_loop *l, struct brisk_loop_stats *out);
 

@@ -5,7 +5,8 @@
  * when they have frames (their descriptors become readable). The loop sleeps in epoll_wait until the first of
  * those, with the deadline armed as an absolute CLOCK_MONOTONIC time on a timerfd, so wakeups are at
  * nanosecond resolution rather than epoll_wait's milliseconds. The timerfd is re-armed only when the wanted
- * deadline changes, which under bulk transfer (a deadline that rarely moves) keeps the syscall count down.
+ * deadline moves earlier than the armed one (arm_timer), so deadlines that keep moving later — an RTO
+ * restarted by every ACK — cost no system call until the old time comes.
  *
  * Each iteration runs: ready descriptors' callbacks (frames in), hooks (TX completions, tool logic), then one
  * brisk_stack_poll — after the batch of input and completions, as brisk.h asks — so senders that a completion
@@ -65,6 +66,7 @@ struct brisk_loop {
     uint64_t now;
     uint64_t armed; /* absolute time the timerfd is set to, BRISK_TIME_NONE when disarmed */
     uint64_t spin_ns;
+    uint64_t active; /* when a descriptor was last ready: busy polling spins for spin_ns after it */
     struct fd_slot fds[MAX_FDS];
     struct hook_slot hooks[MAX_HOOKS];
     struct brisk_loop_stats stats;
@@ -142,6 +144,16 @@ brisk_stack *brisk_loop_stack(const brisk_loop *l)
 uint64_t brisk_loop_now(const brisk_loop *l)
 {
     return l ? l->now : 0;
+}
+
+uint64_t brisk_loop_update_now(brisk_loop *l)
+{
+    if (!l)
+        return 0;
+    uint64_t now = brisk_loop_clock();
+    if (now > l->now)
+        l->now = now; /* never backwards, whatever the clock source does */
+    return l->now;
 }
 
 static uint32_t epoll_events(unsigned events)
@@ -310,10 +322,14 @@ static uint64_t next_deadline(const brisk_loop *l, uint64_t limit)
     return limit < d ? limit : d;
 }
 
-/* Points the timerfd at `when` (absolute), or disarms it, if that differs from what it holds. */
+/* Points the timerfd at `when` (absolute) if that is earlier than what it holds. A deadline that moved later
+ * (an RTO restarted by every ACK, a delayed ACK that a reply carried instead) leaves the timer where it is:
+ * it fires early, the iteration finds nothing due, and only then is the timer set to the later time. That
+ * is one spurious wakeup per armed time instead of one timerfd_settime per move, and the wakeup never comes
+ * late. Nothing to wait for leaves an armed timer armed for the same reason. */
 static int arm_timer(brisk_loop *l, uint64_t when)
 {
-    if (when == l->armed)
+    if (when >= l->armed)
         return 0;
     struct itimerspec its;
     memset(&its, 0, sizeof(its));
@@ -352,7 +368,8 @@ static int iterate(brisk_loop *l, uint64_t limit)
     uint64_t now = brisk_loop_clock();
     uint64_t deadline = next_deadline(l, limit);
     int timeout = -1;
-    if (atomic_load(&l->stop) || deadline <= now || (l->spin_ns && deadline - now < l->spin_ns)) {
+    if (atomic_load(&l->stop) || deadline <= now || (l->spin_ns && deadline - now < l->spin_ns) ||
+        (l->spin_ns && now - l->active < l->spin_ns)) {
         timeout = 0;
     } else if (arm_timer(l, deadline) < 0) {
         return BRISK_ERR_INVAL;
@@ -399,10 +416,12 @@ static int iterate(brisk_loop *l, uint64_t limit)
         if (evs[i].events & (EPOLLERR | EPOLLHUP))
             ready |= BRISK_LOOP_ERR;
         any_fd = 1;
-        s->fn(s->ctx, l, s->fd, ready, now);
+        s->fn(s->ctx, l, s->fd, ready, l->now); /* an earlier callback may have moved it on */
     }
-    if (any_fd)
+    if (any_fd) {
         l->stats.wakeups_fd++;
+        l->active = l->now;
+    }
 
     for (int i = 0; i < MAX_HOOKS; i++) {
         struct hook_slot *h = &l->hooks[i];
@@ -413,12 +432,12 @@ static int iterate(brisk_loop *l, uint64_t limit)
             continue;
         }
         h->next = BRISK_TIME_NONE; /* a wake from inside the hook (or a callback it triggers) survives */
-        uint64_t want = h->fn(h->ctx, l, now);
+        uint64_t want = h->fn(h->ctx, l, l->now); /* as moved on by a callback (brisk_loop_update_now) */
         if (h->fn && want < h->next)
             h->next = want;
     }
 
-    brisk_stack_poll(l->st, now);
+    brisk_stack_poll(l->st, l->now);
     l->stats.polls++;
     return BRISK_OK;
 }

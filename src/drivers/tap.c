@@ -23,6 +23,19 @@
  * Level-triggered epoll brings the driver back next iteration if more are queued, after the stack has had its
  * poll.
  *
+ * Eager receive (request / response). Gathering costs a read that only says EAGAIN, and it costs it before
+ * the stack sees the frame, so the answer (the next request, an ACK) leaves one system call later than it
+ * could. When frames come one at a time that buys nothing, so the driver adapts, as NAPI does between
+ * interrupts and polling: it counts the frames it finds queued back to back (read one after another with
+ * nothing transmitted between them — a frame read right after brisk wrote may be the answer to that write,
+ * and says nothing about a queue). If the last wakeup never found two, each frame goes to the stack as soon
+ * as it is read; the answer is written; the driver then reads on (re-reading the clock, since the write may
+ * have let the peer run), so that when the peer answers within that write — both ends on one CPU — the next
+ * transaction needs no epoll_wait and no EAGAIN: one read and one write, as lwIP's harness does. Two frames
+ * back to back switch gathering on again for the rest of the wakeup and the next one. An answer that took
+ * the ring's last descriptor ends the wakeup: the next answer could not be written before the hook has
+ * reported completions.
+ *
  * Faults (fault.c). With a loss probability set, a super-frame is first cut into wire segments in software
  * (brisk_gso_segment, into a scratch buffer — no allocation) so that loss hits single wire segments, as on a
  * real lossy link, rather than 44-segment bursts. In that mode a segment the kernel refuses with EAGAIN is
@@ -80,6 +93,8 @@ struct brisk_tap {
     size_t scratch_len;
     uint64_t now; /* for the segmentation callbacks */
     int seg_eagain;
+    int rx_eager;      /* hand each frame to the stack as soon as it is read (see Eager receive above) */
+    uint64_t tx_calls; /* tap_xmit calls: did handing a frame to the stack make it transmit? */
     struct brisk_tap_stats stats;
 };
 
@@ -464,6 +479,7 @@ static uint32_t tx_flush(brisk_tap *t, uint64_t now)
 static int tap_xmit(void *driver, brisk_pkt *pkt, uint64_t now)
 {
     brisk_tap *t = driver;
+    t->tx_calls++;
     if (t->count == t->cap) {
         t->stats.tx_busy++;
         return BRISK_ERR_BUSY;
@@ -555,7 +571,6 @@ static void rx_frame(brisk_tap *t, size_t n, uint64_t now)
 
 static void on_fd(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t now)
 {
-    (void)l;
     brisk_tap *t = ctx;
     if ((ready & BRISK_LOOP_OUT) && t->nwritten < t->count) {
         if (tx_flush(t, now) > 0 && t->hook >= 0)
@@ -563,6 +578,7 @@ static void on_fd(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t now
     }
     if (!(ready & (BRISK_LOOP_IN | BRISK_LOOP_ERR)))
         return;
+    uint32_t run = 0, longest = 0; /* frames read back to back, with nothing transmitted between them */
     for (uint32_t i = 0; i < t->cfg.rx_budget; i++) {
         ssize_t n = read(fd, t->rxbuf + (size_t)t->rxn * t->rx_slot_len, t->rx_slot_len);
         if (n < 0) {
@@ -570,9 +586,22 @@ static void on_fd(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t now
                 t->stats.rx_errors++;
             break;
         }
+        if (++run > longest)
+            longest = run;
         rx_frame(t, (size_t)n, now);
-        if (t->rxn == t->rx_slots)
+        if (t->rxn == t->rx_slots) {
             rx_flush(t, now);
+        } else if (t->rx_eager && run < 2) {
+            uint64_t calls = t->tx_calls;
+            rx_flush(t, now);
+            if (t->tx_calls != calls) { /* it answered: what comes next may be the peer's reply */
+                if (t->count == t->cap)
+                    break; /* no descriptor left for the next answer: let the hook complete some first */
+                run = 0;
+                now = brisk_loop_update_now(l);
+            }
+        }
     }
     rx_flush(t, now);
+    t->rx_eager = longest < 2;
 }

@@ -1,5 +1,6 @@
 /* tests for src/drivers/loop.c: hooks and their deadlines, descriptor watches, the stack's timers driven by
- * the timerfd, stopping (from a callback, by a signal, by a time limit), and bad arguments. Real time, but
+ * the timerfd (re-armed only when a deadline moves earlier), stopping (from a callback, by a signal, by a
+ * time limit), the clock update from a callback, busy polling, and bad arguments. Real time, but
  * only ordering is asserted ("not before the deadline"), never speed. */
 #include <setjmp.h>
 #include <signal.h>
@@ -258,6 +259,179 @@ static void test_wake_and_limits(void **state)
     env_free(e);
 }
 
+/* ---- the timerfd re-arm rule, the clock update, busy polling ------------------------------------------- */
+
+struct mover {
+    int fds[2];
+    int calls;
+    uint64_t step;      /* each call asks for now + step (plus a growing offset: always later) ... */
+    int earlier;        /* ... or, when set, for a time earlier than the previous answer */
+    uint64_t last_want; /* what the last call asked for */
+    uint64_t stop_at;   /* stop at the first call at or after this time (0: never) */
+    uint64_t stopped;   /* when it stopped */
+};
+
+static void on_byte(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t now)
+{
+    (void)ctx;
+    (void)l;
+    (void)now;
+    char c;
+    if (ready & BRISK_LOOP_IN)
+        assert_int_equal(read(fd, &c, 1), 1); /* one byte per iteration: level-triggered */
+}
+
+static uint64_t move(void *ctx, brisk_loop *l, uint64_t now)
+{
+    struct mover *m = ctx;
+    m->calls++;
+    if (m->stop_at && now >= m->stop_at) {
+        m->stopped = now;
+        brisk_loop_stop(l);
+        return BRISK_TIME_NONE;
+    }
+    if (m->stop_at && m->calls > 20) {
+        m->last_want = m->stop_at; /* the pipe is drained: wait for the end */
+        return m->last_want;
+    }
+    if (m->earlier)
+        m->last_want = m->last_want ? m->last_want - MS : now + m->step;
+    else
+        m->last_want = now + m->step + (uint64_t)m->calls * MS;
+    return m->last_want;
+}
+
+/* A deadline that keeps moving later is not re-armed each time (one timerfd_settime for twenty moves), yet
+ * the wait still ends at the final deadline, not before; a deadline that moves earlier is re-armed every
+ * time, or the wakeup would come late. */
+static void test_timer_rearm_rule(void **state)
+{
+    (void)state;
+    struct env *e = env_new();
+    struct mover m = {.step = 200 * MS};
+    assert_int_equal(pipe(m.fds), 0);
+    assert_int_equal(brisk_loop_watch_fd(e->l, m.fds[0], BRISK_LOOP_IN, on_byte, &m), BRISK_OK);
+    assert_true(brisk_loop_add_hook(e->l, move, &m) >= 0);
+    assert_int_equal(write(m.fds[1], "012345678901234567890", 21), 21); /* one byte per iteration */
+    assert_int_equal(brisk_loop_run_once(e->l, 0), BRISK_OK); /* the hook's first run is the next one */
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(brisk_loop_run_once(e->l, 10 * BRISK_NSEC_PER_SEC), BRISK_OK); /* byte i */
+    assert_int_equal(m.calls, 20);
+    struct brisk_loop_stats s;
+    brisk_loop_get_stats(e->l, &s);
+    assert_int_equal(s.timer_arms, 1); /* moved later 19 times: left alone */
+    assert_int_equal(s.wakeups_timer, 0);
+
+    /* Drained: the loop sleeps, wakes at the old (earlier) time, finds nothing due, re-arms for the end. */
+    uint64_t t0 = brisk_loop_clock();
+    m.stop_at = t0 + 300 * MS;
+    assert_int_equal(brisk_loop_run(e->l, t0 + 10 * BRISK_NSEC_PER_SEC), BRISK_OK);
+    assert_true(m.stopped >= m.stop_at);
+    brisk_loop_get_stats(e->l, &s);
+    assert_true(s.timer_arms >= 2 && s.timer_arms <= 4);
+
+    /* Deadlines moving earlier: every one is armed. */
+    struct env *e2 = env_new();
+    struct mover m2 = {.step = 10 * BRISK_NSEC_PER_SEC, .earlier = 1};
+    assert_int_equal(pipe(m2.fds), 0);
+    assert_int_equal(brisk_loop_watch_fd(e2->l, m2.fds[0], BRISK_LOOP_IN, on_byte, &m2), BRISK_OK);
+    assert_true(brisk_loop_add_hook(e2->l, move, &m2) >= 0);
+    assert_int_equal(write(m2.fds[1], "0123456789a", 11), 11);
+    assert_int_equal(brisk_loop_run_once(e2->l, 0), BRISK_OK);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(brisk_loop_run_once(e2->l, 60 * BRISK_NSEC_PER_SEC), BRISK_OK);
+    brisk_loop_get_stats(e2->l, &s);
+    assert_int_equal(s.timer_arms, 9); /* each answer is armed by the next iteration: 9 of the 10 so far */
+    for (int i = 0; i < 2; i++) {
+        close(m.fds[i]);
+        close(m2.fds[i]);
+    }
+    env_free(e2);
+    env_free(e);
+}
+
+struct clockcheck {
+    uint64_t updated, hook_now;
+    int calls;
+    uint64_t given[2]; /* the `now` each callback was given */
+};
+
+static void on_slow_fd(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t now)
+{
+    struct clockcheck *c = ctx;
+    char b;
+    if (ready & BRISK_LOOP_IN)
+        assert_int_equal(read(fd, &b, 1), 1);
+    if (c->calls < 2)
+        c->given[c->calls] = now;
+    c->calls++;
+    usleep(3000); /* a callback that spent time in system calls */
+    c->updated = brisk_loop_update_now(l);
+    assert_true(c->updated >= now + 3 * MS);
+    assert_true(brisk_loop_now(l) == c->updated);
+}
+
+static uint64_t see_now(void *ctx, brisk_loop *l, uint64_t now)
+{
+    (void)l;
+    ((struct clockcheck *)ctx)->hook_now = now;
+    return BRISK_TIME_NONE;
+}
+
+/* brisk_loop_update_now moves the iteration's time on: the descriptors' callbacks after it and the hooks of
+ * that iteration get the new time, never the older one the iteration started with. */
+static void test_update_now(void **state)
+{
+    (void)state;
+    struct env *e = env_new();
+    struct clockcheck c = {0};
+    int fds[2], fds2[2];
+    assert_int_equal(pipe(fds), 0);
+    assert_int_equal(pipe(fds2), 0);
+    assert_int_equal(brisk_loop_watch_fd(e->l, fds[0], BRISK_LOOP_IN, on_slow_fd, &c), BRISK_OK);
+    assert_int_equal(brisk_loop_watch_fd(e->l, fds2[0], BRISK_LOOP_IN, on_slow_fd, &c), BRISK_OK);
+    assert_true(brisk_loop_add_hook(e->l, see_now, &c) >= 0);
+    assert_int_equal(brisk_loop_run_once(e->l, 0), BRISK_OK);
+    assert_int_equal(write(fds[1], "x", 1), 1);
+    assert_int_equal(write(fds2[1], "y", 1), 1);
+    assert_int_equal(brisk_loop_run_once(e->l, BRISK_NSEC_PER_SEC), BRISK_OK); /* both ready at once */
+    assert_int_equal(c.calls, 2);
+    assert_true(c.given[1] >= c.given[0] + 3 * MS); /* the second callback got the first one's update */
+    assert_true(c.updated > 0);
+    assert_true(c.hook_now == c.updated);
+    assert_int_equal(brisk_loop_update_now(NULL), 0);
+    for (int i = 0; i < 2; i++) {
+        close(fds[i]);
+        close(fds2[i]);
+    }
+    env_free(e);
+}
+
+/* Busy polling spins for spin_ns after a descriptor was ready, with no deadline near, then sleeps again. */
+static void test_busy_poll(void **state)
+{
+    (void)state;
+    struct env *e = env_new();
+    struct mover m = {0};
+    assert_int_equal(pipe(m.fds), 0);
+    assert_int_equal(brisk_loop_watch_fd(e->l, m.fds[0], BRISK_LOOP_IN, on_byte, &m), BRISK_OK);
+    brisk_loop_set_busy_poll(e->l, 500 * MS);
+    assert_int_equal(write(m.fds[1], "x", 1), 1);
+    assert_int_equal(brisk_loop_run_once(e->l, 10 * BRISK_NSEC_PER_SEC), BRISK_OK); /* reads it */
+    uint64_t t0 = brisk_loop_clock();
+    assert_int_equal(brisk_loop_run_once(e->l, 10 * BRISK_NSEC_PER_SEC), BRISK_OK); /* spins: no wait */
+    assert_true(brisk_loop_clock() - t0 < 5 * BRISK_NSEC_PER_SEC);
+    /* Past the spin time it sleeps (here until the 100 ms limit) rather than spinning. */
+    brisk_loop_set_busy_poll(e->l, 20 * MS);
+    usleep(30000);
+    t0 = brisk_loop_clock();
+    assert_int_equal(brisk_loop_run_once(e->l, 100 * MS), BRISK_OK);
+    assert_true(brisk_loop_clock() - t0 >= 100 * MS);
+    close(m.fds[0]);
+    close(m.fds[1]);
+    env_free(e);
+}
+
 static void test_bad_args(void **state)
 {
     (void)state;
@@ -280,7 +454,8 @@ int main(void)
         cmocka_unit_test(test_hook_deadlines), cmocka_unit_test(test_run_until),
         cmocka_unit_test(test_fd_watch),       cmocka_unit_test(test_stack_timers),
         cmocka_unit_test(test_stop_on_signal), cmocka_unit_test(test_wake_and_limits),
-        cmocka_unit_test(test_bad_args),
+        cmocka_unit_test(test_timer_rearm_rule), cmocka_unit_test(test_update_now),
+        cmocka_unit_test(test_busy_poll),        cmocka_unit_test(test_bad_args),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

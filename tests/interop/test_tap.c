@@ -1,10 +1,13 @@
 /* tests for src/drivers/tap.c: configuration and address parsing (no privileges needed), then — as root, in a
  * network namespace of the test's own (unshare) — the device as the stack sees it (name, MAC, offload
  * capabilities), and the TX ring: a full ring refuses with BRISK_ERR_BUSY, delayed completions come no
- * earlier than txc_delay after the write, and a completion frees the ring for the next packet. Without root
+ * earlier than txc_delay after the write, and a completion frees the ring for the next packet; eager receive
+ * (frames from a packet socket on the kernel side: which ones go to the stack alone). Without root
  * or /dev/net/tun the device tests are skipped with the reason printed. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -223,6 +227,118 @@ static void test_ring_and_delayed_completion(void **state)
     env_close(&e);
 }
 
+/* The kernel's side of the TAP, as a packet socket bound to the interface: what it sends, brisk reads. */
+static int kernel_side(const char *ifname)
+{
+    int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_ll sll;
+    memset(&sll, 0, sizeof(sll));
+    sll.sll_family = AF_PACKET;
+    sll.sll_ifindex = (int)if_nametoindex(ifname);
+    assert_true(sll.sll_ifindex > 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sll, sizeof(sll)), 0);
+    return fd;
+}
+
+/* n frames from the kernel side: ARP requests for brisk's address (brisk answers each) or frames of an
+ * unknown EtherType (brisk drops them without a word). */
+static void kernel_send(int fd, const uint8_t mac[6], int n, int arp)
+{
+    for (int i = 0; i < n; i++) {
+        uint8_t f[60];
+        memset(f, 0, sizeof(f));
+        memcpy(f, mac, 6);
+        static const uint8_t src[6] = {0x02, 0, 0, 0, 0, 1};
+        memcpy(f + 6, src, 6);
+        if (arp) {
+            static const uint8_t req[] = {0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1};
+            memcpy(f + 12, req, sizeof(req));
+            memcpy(f + 22, src, 6);
+            static const uint8_t spa[4] = {10, 1, 0, 1}, tpa[4] = {10, 1, 0, 2};
+            memcpy(f + 28, spa, 4);
+            memcpy(f + 38, tpa, 4);
+        } else {
+            f[12] = 0x88; /* IEEE 802 local experimental EtherType */
+            f[13] = 0xb5;
+        }
+        assert_int_equal(send(fd, f, sizeof(f), 0), (ssize_t)sizeof(f)); /* queued on the TAP on return */
+    }
+}
+
+/* Eager receive: after a wakeup that found one frame, the next frame goes to the stack alone, before the
+ * driver reads on; two frames queued back to back switch gathering back on, for the rest of that wakeup and
+ * the next; a frame read right after brisk answered (an ARP reply) does not count as queued behind. */
+static void test_eager_receive(void **state)
+{
+    (void)state;
+    NEED_NETNS();
+    /* No IPv6 on the new interface: its router solicitations and reports would arrive at random times. */
+    FILE *f = fopen("/proc/sys/net/ipv6/conf/default/disable_ipv6", "w");
+    if (f) {
+        fputs("1", f);
+        fclose(f);
+    }
+    struct brisk_tap_config c;
+    brisk_tap_config_default(&c);
+    snprintf(c.ifname, sizeof(c.ifname), "bteager");
+    c.ip = 0x0a010002u;
+    struct env e;
+    env_open(&e, &c);
+    const uint8_t *mac = brisk_netdev_config_of(brisk_tap_netdev(e.t))->mac;
+    int k = kernel_side("bteager");
+    for (int i = 0; i < 3; i++) /* whatever the interface's start queued */
+        assert_int_equal(brisk_loop_run_once(e.l, 20 * MS), BRISK_OK);
+    struct brisk_tap_stats a, b;
+    static const struct {
+        int frames, arp;
+        uint64_t batches;
+    } step[] = {
+        {1, 0, 1}, /* one frame: eager from here on */
+        {3, 0, 2}, /* the first alone, then two back to back: gathered, and gathering stays on */
+        {3, 0, 1}, /* gathered */
+        {1, 0, 1}, /* one: eager again */
+        {2, 1, 2}, /* each answered at once; the second, read after the answer, still alone */
+        {2, 0, 2}, /* still eager (the ARP wakeup never found two queued): alone, then gathered */
+    };
+    for (size_t i = 0; i < sizeof(step) / sizeof(step[0]); i++) {
+        brisk_tap_get_stats(e.t, &a);
+        kernel_send(k, mac, step[i].frames, step[i].arp);
+        assert_int_equal(brisk_loop_run_once(e.l, 0), BRISK_OK);
+        brisk_tap_get_stats(e.t, &b);
+        assert_int_equal(b.rx_frames - a.rx_frames, (uint64_t)step[i].frames);
+        assert_int_equal(b.rx_batches - a.rx_batches, step[i].batches);
+        if (step[i].arp)
+            assert_int_equal(b.tx_frames - a.tx_frames, (uint64_t)step[i].frames); /* the ARP replies */
+    }
+    close(k);
+    env_close(&e);
+
+    /* A ring with one descriptor: after an answer took it, the driver stops reading until the hook has
+     * completed it, rather than handing the stack a frame whose answer the device would refuse. */
+    snprintf(c.ifname, sizeof(c.ifname), "bteager1");
+    c.tx_ring = 1;
+    env_open(&e, &c);
+    mac = brisk_netdev_config_of(brisk_tap_netdev(e.t))->mac;
+    k = kernel_side("bteager1");
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(brisk_loop_run_once(e.l, 20 * MS), BRISK_OK);
+    brisk_tap_get_stats(e.t, &a);
+    kernel_send(k, mac, 1, 0); /* eager on */
+    assert_int_equal(brisk_loop_run_once(e.l, 0), BRISK_OK);
+    kernel_send(k, mac, 2, 1);
+    assert_int_equal(brisk_loop_run_once(e.l, 0), BRISK_OK);
+    brisk_tap_get_stats(e.t, &b);
+    assert_int_equal(b.rx_frames - a.rx_frames, 2); /* the second request waits in the TAP's queue */
+    assert_int_equal(brisk_loop_run_once(e.l, 0), BRISK_OK);
+    brisk_tap_get_stats(e.t, &b);
+    assert_int_equal(b.rx_frames - a.rx_frames, 3);
+    assert_int_equal(b.tx_frames - a.tx_frames, 2); /* both answered */
+    assert_int_equal(b.tx_busy, 0);
+    close(k);
+    env_close(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest plain[] = {
@@ -232,6 +348,7 @@ int main(void)
     const struct CMUnitTest dev[] = {
         cmocka_unit_test(test_device),
         cmocka_unit_test(test_ring_and_delayed_completion),
+        cmocka_unit_test(test_eager_receive),
     };
     int rc = cmocka_run_group_tests(plain, NULL, NULL);
     return rc | cmocka_run_group_tests(dev, setup_netns, NULL);
