@@ -38,6 +38,8 @@
 
 #include <stdint.h>
 
+#include "tcp/cc_cubic.h"
+
 /* Room for the largest algorithm's private state: CUBIC's 160 bytes (each algorithm asserts that it fits). */
 #define BRISK_CC_PRIV_WORDS 20
 
@@ -45,7 +47,10 @@ struct brisk_cc_state { /* what every algorithm reads/writes, owned by the conne
     /* Algorithm-private state. First, so that an algorithm's rarely used private fields can lead (CUBIC's
      * undo copy) and the fields every ACK touches follow on, next to the ones below: a connection places
      * this struct so that its hot part starts a cache line (tcp.h). */
-    uint64_t priv[BRISK_CC_PRIV_WORDS];
+    union {
+        uint64_t words[BRISK_CC_PRIV_WORDS];
+        struct brisk_cubic cubic; /* cc_cubic.c's, used in place by its per-ACK code */
+    } priv;
     uint32_t mss;            /* sender MSS, bytes */
     uint32_t cwnd;           /* congestion window, bytes */
     uint32_t ssthresh;       /* bytes; UINT32_MAX initially (RFC 5681 3.1: "arbitrarily high") */

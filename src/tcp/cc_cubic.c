@@ -47,7 +47,6 @@
  * RTT in W_cubic(t + RTT) is a smoothed RTT (gain 1/8) of the samples the connection passes.
  */
 #include "tcp/cc.h"
-#include "tcp/hystart.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -65,57 +64,23 @@
 #define ALPHA_DEN      17u
 #define ACKED_MAX      (1u << 30) /* bound per ACK so the W_est product fits in 64 bits */
 
-struct cubic_saved { /* what on_undo restores */
-    uint64_t k, t_epoch, w_est;
-    uint32_t cwnd, ssthresh, w_max, cwnd_prior, cwnd_epoch;
-    uint8_t epoch, hystart_phase, valid;
-};
-
-struct cubic {
-    /* First: on_ack never reads or writes it (load_ack / store_ack skip it), and it is what the connection
-     * keeps in a cold cache line (cc.h, tcp.h). */
-    struct cubic_saved saved;
-    struct brisk_hystart hs;    /* HyStart++ of the initial slow start */
-    uint64_t t_epoch;           /* ns: start of the epoch, moved later by application-limited time */
-    uint64_t k;                 /* ns: K of the epoch */
-    uint64_t srtt;              /* ns: smoothed RTT for W_cubic(t + RTT), 0 = no sample */
-    uint64_t app_limited_since; /* ns: when the current application-limited period began */
-    uint64_t w_est;             /* bytes << WEST_SHIFT: the Reno-friendly window estimate */
-    uint32_t w_max;             /* bytes: RFC 9438 W_max, 0 = none */
-    uint32_t cwnd_prior;        /* bytes: cwnd before the last reduction */
-    uint32_t cwnd_epoch;        /* bytes: cwnd when the epoch began */
-    uint8_t epoch;              /* an epoch is running (t_epoch, k, cwnd_epoch, w_est valid) */
-    uint8_t app_limited;        /* the sender is application-limited since app_limited_since */
-};
-
 /* Every connection carries priv[] whatever its algorithm, so it is sized to this, the largest need. */
-_Static_assert(sizeof(struct cubic) <= sizeof(((struct brisk_cc_state *)0)->priv), "cubic state fits priv");
-_Static_assert(offsetof(struct cubic, saved) == 0 && offsetof(struct cubic, hs) == sizeof(struct cubic_saved),
+_Static_assert(sizeof(struct brisk_cubic) <= sizeof(((struct brisk_cc_state *)0)->priv.words),
+               "cubic state fits priv");
+_Static_assert(offsetof(struct brisk_cubic, saved) == 0 &&
+                   offsetof(struct brisk_cubic, hs) == sizeof(struct brisk_cubic_saved),
                "the undo copy leads, the per-ACK state follows");
 
-/* The state lives in priv[] as bytes; copying it in and out keeps the access well-defined C (no type
- * punning through the uint64_t array) and costs a couple of cache lines per ACK. */
-static void load(const struct brisk_cc_state *s, struct cubic *c)
+/* The state is a member of the connection's priv union (cc.h): the per-ACK code works on it in place; the
+ * rare events (a loss, an RTO, an undo) take a copy and put it back whole. */
+static void load(const struct brisk_cc_state *s, struct brisk_cubic *c)
 {
-    memcpy(c, s->priv, sizeof(*c));
+    *c = s->priv.cubic;
 }
 
-static void store(struct brisk_cc_state *s, const struct cubic *c)
+static void store(struct brisk_cc_state *s, const struct brisk_cubic *c)
 {
-    memcpy(s->priv, c, sizeof(*c));
-}
-
-/* The same for on_ack, without the undo copy (`saved`, which on_ack leaves alone: c->saved stays
- * unset): 112 of the 160 bytes, the part the connection keeps in its hot cache lines. */
-#define ACK_PART offsetof(struct cubic, hs)
-static void load_ack(const struct brisk_cc_state *s, struct cubic *c)
-{
-    memcpy((unsigned char *)c + ACK_PART, (const unsigned char *)s->priv + ACK_PART, sizeof(*c) - ACK_PART);
-}
-
-static void store_ack(struct brisk_cc_state *s, const struct cubic *c)
-{
-    memcpy((unsigned char *)s->priv + ACK_PART, (const unsigned char *)c + ACK_PART, sizeof(*c) - ACK_PART);
+    s->priv.cubic = *c;
 }
 
 /* floor(cbrt(x)), bit by bit: three bits of x per bit of the root. */
@@ -184,14 +149,14 @@ static void cubic_init(struct brisk_cc_state *s, uint32_t mss, uint32_t initial_
     s->cwnd = brisk_cc_initial_window(s->mss, initial_cwnd_segs);
     s->ssthresh = UINT32_MAX;
     s->abc_limit = BRISK_CC_ABC_L;
-    struct cubic c;
+    struct brisk_cubic c;
     memset(&c, 0, sizeof(c));
     brisk_hystart_init(&c.hs);
     store(s, &c);
 }
 
 /* Starts a congestion-avoidance epoch at `now` with the current cwnd (RFC 9438 4.2). */
-static void epoch_start(struct brisk_cc_state *s, struct cubic *c, uint64_t now)
+static void epoch_start(struct brisk_cc_state *s, struct brisk_cubic *c, uint64_t now)
 {
     c->epoch = 1;
     c->t_epoch = now;
@@ -208,7 +173,7 @@ static void epoch_start(struct brisk_cc_state *s, struct cubic *c, uint64_t now)
     s->bytes_acked_ca = 0;
 }
 
-static void cubic_cong_avoid(struct brisk_cc_state *s, struct cubic *c, uint32_t acked, uint64_t now)
+static void cubic_cong_avoid(struct brisk_cc_state *s, struct brisk_cubic *c, uint32_t acked, uint64_t now)
 {
     if (!c->epoch)
         epoch_start(s, c, now);
@@ -246,34 +211,32 @@ static void cubic_on_ack(struct brisk_cc_state *s, uint32_t acked, uint32_t flig
 {
     if (s->in_recovery || acked == 0)
         return; /* recovery ACKs go through on_recovery_ack */
-    struct cubic c;
-    load_ack(s, &c);
+    struct brisk_cubic *c = &s->priv.cubic;
     s->in_loss = 0;
     if (rtt)
-        c.srtt = c.srtt ? c.srtt - c.srtt / 8 + rtt / 8 : rtt;
+        c->srtt = c->srtt ? c->srtt - c->srtt / 8 + rtt / 8 : rtt;
 
     enum brisk_hystart_phase phase = BRISK_HYSTART_DONE;
-    if (s->ssthresh == UINT32_MAX && c.hs.phase != BRISK_HYSTART_DONE) { /* initial slow start only */
+    if (s->ssthresh == UINT32_MAX && c->hs.phase != BRISK_HYSTART_DONE) { /* initial slow start only */
         /* The round marker: bytes still unacknowledged up to SND.NXT. */
         uint32_t outstanding = s->seq_valid ? s->snd_nxt - s->snd_una : (flight > acked ? flight - acked : 0);
-        phase = brisk_hystart_on_ack(&c.hs, acked, outstanding, rtt);
+        phase = brisk_hystart_on_ack(&c->hs, acked, outstanding, rtt);
         if (phase == BRISK_HYSTART_DONE)
             s->ssthresh = s->cwnd; /* RFC 9406 4.2: CSS_ROUNDS of CSS, enter congestion avoidance */
     }
 
     if (app_limited) {
         /* No growth, and the time until the window is used again does not count towards t. */
-        if (!c.app_limited) {
-            c.app_limited = 1;
-            c.app_limited_since = now;
+        if (!c->app_limited) {
+            c->app_limited = 1;
+            c->app_limited_since = now;
         }
-        store_ack(s, &c);
         return;
     }
-    if (c.app_limited) {
-        if (c.epoch && now > c.app_limited_since)
-            c.t_epoch += now - c.app_limited_since;
-        c.app_limited = 0;
+    if (c->app_limited) {
+        if (c->epoch && now > c->app_limited_since)
+            c->t_epoch += now - c->app_limited_since;
+        c->app_limited = 0;
     }
 
     if (s->cwnd < s->ssthresh) {
@@ -283,22 +246,18 @@ static void cubic_on_ack(struct brisk_cc_state *s, uint32_t acked, uint32_t flig
             s->cwnd = brisk_cc_add(s->cwnd, brisk_hystart_css_increase(inc));
             if (s->cwnd > s->ssthresh)
                 s->cwnd = s->ssthresh;
-            store_ack(s, &c);
             return;
         }
         acked = brisk_cc_slow_start(s, acked);
-        if (acked == 0) {
-            store_ack(s, &c);
+        if (acked == 0)
             return;
-        }
     }
-    cubic_cong_avoid(s, &c, acked, now);
-    store_ack(s, &c);
+    cubic_cong_avoid(s, c, acked, now);
 }
 
-static void save_for_undo(const struct brisk_cc_state *s, struct cubic *c)
+static void save_for_undo(const struct brisk_cc_state *s, struct brisk_cubic *c)
 {
-    c->saved = (struct cubic_saved){.k = c->k,
+    c->saved = (struct brisk_cubic_saved){.k = c->k,
                                     .t_epoch = c->t_epoch,
                                     .w_est = c->w_est,
                                     .cwnd = s->cwnd,
@@ -321,7 +280,7 @@ static uint32_t cubic_ssthresh(uint32_t flight, uint32_t mss)
 }
 
 /* The reduction common to a loss in recovery and an RTO: remember where it happened (4.6, 4.7). */
-static void cubic_reduce(struct brisk_cc_state *s, struct cubic *c)
+static void cubic_reduce(struct brisk_cc_state *s, struct brisk_cubic *c)
 {
     c->cwnd_prior = s->cwnd;
     if (s->cwnd < c->w_max) /* fast convergence: W_max = cwnd (1 + beta) / 2 */
@@ -338,7 +297,7 @@ static void cubic_on_enter_recovery(struct brisk_cc_state *s, uint32_t flight, u
     (void)now;
     if (s->in_recovery)
         return; /* one reduction per window of data */
-    struct cubic c;
+    struct brisk_cubic c;
     load(s, &c);
     save_for_undo(s, &c);
     cubic_reduce(s, &c);
@@ -349,7 +308,7 @@ static void cubic_on_enter_recovery(struct brisk_cc_state *s, uint32_t flight, u
 static void cubic_on_rto(struct brisk_cc_state *s, uint32_t flight, uint64_t now)
 {
     (void)now;
-    struct cubic c;
+    struct brisk_cubic c;
     load(s, &c);
     if (!s->in_loss) {
         save_for_undo(s, &c);
@@ -364,7 +323,7 @@ static void cubic_on_rto(struct brisk_cc_state *s, uint32_t flight, uint64_t now
 
 static void cubic_on_idle_restart(struct brisk_cc_state *s, uint32_t initial_cwnd_segs)
 {
-    struct cubic c;
+    struct brisk_cubic c;
     load(s, &c);
     brisk_cc_idle_restart(s, initial_cwnd_segs);
     /* The idle time must not count towards t (RFC 9438 5.8): a new epoch begins when congestion avoidance
@@ -377,11 +336,11 @@ static void cubic_on_idle_restart(struct brisk_cc_state *s, uint32_t initial_cwn
 static void cubic_on_undo(struct brisk_cc_state *s, uint64_t now)
 {
     (void)now;
-    struct cubic c;
+    struct brisk_cubic c;
     load(s, &c);
     if (!c.saved.valid)
         return;
-    const struct cubic_saved *v = &c.saved;
+    const struct brisk_cubic_saved *v = &c.saved;
     if (s->cwnd < v->cwnd)
         s->cwnd = v->cwnd;
     if (s->ssthresh < v->ssthresh)
@@ -403,7 +362,7 @@ static void cubic_on_undo(struct brisk_cc_state *s, uint64_t now)
 
 void brisk_cc_cubic_get_info(const struct brisk_cc_state *s, struct brisk_cc_cubic_info *out)
 {
-    struct cubic c;
+    struct brisk_cubic c;
     load(s, &c);
     out->w_max = c.w_max;
     out->cwnd_prior = c.cwnd_prior;

@@ -76,16 +76,16 @@ struct lcubic {
     uint8_t drained;      /* the flight drained: the next send is Linux's CA_EVENT_TX_START */
 };
 
-_Static_assert(sizeof(struct lcubic) <= sizeof(((struct brisk_cc_state *)0)->priv), "lcubic fits priv");
+_Static_assert(sizeof(struct lcubic) <= sizeof(((struct brisk_cc_state *)0)->priv.words), "lcubic fits priv");
 
 static void load(const struct brisk_cc_state *s, struct lcubic *c)
 {
-    memcpy(c, s->priv, sizeof(*c));
+    memcpy(c, s->priv.words, sizeof(*c));
 }
 
 static void store(struct brisk_cc_state *s, const struct lcubic *c)
 {
-    memcpy(s->priv, c, sizeof(*c));
+    memcpy(s->priv.words, c, sizeof(*c));
 }
 
 static uint32_t jiffies(uint64_t now)

@@ -88,7 +88,7 @@ static void test_init(void **state)
     assert_int_equal(s.in_loss, 0);
     assert_int_equal(s.recover, 0);
     for (int i = 0; i < 8; i++)
-        assert_int_equal(s.priv[i], 0);
+        assert_int_equal(s.priv.words[i], 0);
     init(&s, MSS, 0);
     assert_int_equal(s.cwnd, MSS); /* 0 segments count as 1 */
     init(&s, 0x80000000u, 10);
