@@ -86,7 +86,7 @@ trap 'exit 130' INT TERM
 spawn() { # spawn OUT ERR CMD...: CMD in the background, bounded in time, its pid in $tmp/pids and $bgpid
     local o=$1 e=$2
     shift 2
-    timeout -s INT "$limit" "$@" >"$o" 2>"$e" &
+    timeout -k 5 -s INT "$limit" "$@" >"$o" 2>"$e" &
     bgpid=$!
     echo $bgpid >>"$tmp/pids"
 }
@@ -122,7 +122,8 @@ start_impair() {
     exit 1
 }
 stop_impair() { # stop_impair KEY: stats of both directions into fig[KEY_*]
-    kill -INT "$imp10" "$imp11" 2>/dev/null
+    # SIGINT to brisk-impair itself (timeout's child): timeout follows a forwarded signal with SIGCONT
+    kill -INT $(pgrep -P "$imp10") $(pgrep -P "$imp11") 2>/dev/null
     wait "$imp10" "$imp11" 2>/dev/null
     local d
     for d in 10 11; do

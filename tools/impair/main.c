@@ -65,7 +65,7 @@ struct run {
     struct impair_state model;
     struct impair_hold hold;
     int raw; /* raw IPv4 socket for duplicates, or -1 */
-    uint64_t dropped_held_limit, dup_failed, verdict_errors, enobufs, released_at_exit, nonip;
+    uint64_t dropped_held_limit, dup_failed, verdict_errors, enobufs, released_at_exit;
     uint64_t max_held_seen;
 };
 
@@ -259,8 +259,6 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
     uint32_t id = ntohl(ph->packet_id);
     unsigned char *d = NULL;
     int got = nfq_get_payload(nfa, &d);
-    if (got < 20)
-        r->nonip++;
     uint64_t now = now_ns();
     struct impair_verdict v = impair_model_decide(&r->model, &r->o->p, packet_len(d, got), now);
     if (v.drop) {
