@@ -8,6 +8,7 @@
 #   --delay 20ms on the requests: ping's user-to-user RTT rises by 18-40 ms;
 #   --reorder 0.5 --reorder-delay 30ms: about half the replies come late, the rest at once;
 #   --duplicate 0.5: ping sees DUP! replies, as many as brisk-impair says it copied (the last may be missed);
+#   --rate 1M: one 1028-byte request outstanding at a time waits ~8.2 ms for its tokens;
 #   --duration bounds a run: brisk-impair exits by itself and reports.
 # Exits 77 (ctest: skipped) with the reason when brisk-impair is not built (libnetfilter-queue-dev), not
 # root, or no namespaces / iptables / NFQUEUE / ping.
@@ -31,7 +32,7 @@ cleanup() {
     [ -f "$tmp/ns" ] && bash "$netns" down "$NS"
     rm -rf "$tmp"
 }
-trap cleanup EXIT
+trap cleanup EXIT; [ -n "${IMPAIR_TEST_KEEP:-}" ] && trap "echo kept $tmp" EXIT
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); echo "ok   - $1"; }
@@ -159,6 +160,16 @@ copied=$(kv "$tmp/dup.imp" duplicated)
 # ping stops at its 100th distinct reply, so the last request's second reply may come after it has gone
 check "--duplicate 0.5: ping saw $dups duplicate replies, brisk-impair copied $copied" \
     "[ $dups -ge 30 ] && [ $dups -le ${copied:-0} ] && [ $dups -ge $((${copied:-0} - 1)) ] && [ '$(kv "$tmp/dup.imp" duplicate_failed)' = 0 ]"
+
+# 100 1000-byte echo requests (1028-byte packets) at a 0.2 ms interval into a 1 Mbit/s bucket of 2 KB: ping
+# keeps one request outstanding at such intervals, so after the bucket's first two each request waits for its
+# tokens, 1028 * 8 bits / 1 Mbit/s = 8.2 ms, and none overflows the queue.
+run_ping rate -c 100 -i 0.0002 -s 1000 -q -W 1 -w 10 -- --rate 1M --rate-burst 2K --rate-queue 4K
+r_rtt=$(avg_rtt "$tmp/rate.ping")
+check "--rate 1M: ping's RTT $r_rtt ms (~8.2 ms of tokens per request), $(kv "$tmp/rate.imp" rate_queued) queued" \
+    "awk -v a='$r_rtt' 'BEGIN { exit !(a != \"\" && a >= 7 && a <= 10.5) }' &&
+     [ '$(kv "$tmp/rate.imp" rate_queued)' -ge 90 ] && [ '$(kv "$tmp/rate.imp" dropped_rate)' = 0 ] &&
+     [ '$(recv_count "$tmp/rate.ping")' = 100 ]"
 
 start=$(date +%s%N)
 timeout 20 ip netns exec "$NS" "$imp" --queue 7 --duration 500ms --json >"$tmp/dur.json" 2>"$tmp/dur.err"
