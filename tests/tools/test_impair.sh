@@ -116,7 +116,14 @@ run_ping() {
     timeout -k 5 60 ip netns exec "$NS" "$imp" --queue 7 --duration 30s "$@" >"$tmp/$name.imp" 2>"$tmp/$name.err" &
     local p=$!
     echo $p >>"$tmp/pids"
-    sleep 0.3
+    # Until brisk-impair has bound queue 7 the rule's --queue-bypass lets packets through unimpaired: wait
+    # (bounded) for the queue to appear in the namespace's nfnetlink_queue table (a loaded machine, an ASan
+    # build, can take longer than a fixed sleep).
+    for _ in $(seq 1 100); do
+        ip netns exec "$NS" awk '$1 == 7 { f = 1 } END { exit !f }' /proc/net/netfilter/nfnetlink_queue \
+            2>/dev/null && break
+        sleep 0.05
+    done
     timeout 60 ip netns exec "$NS" ping -U -n "${pargs[@]}" 10.91.0.2 >"$tmp/$name.ping" 2>&1
     # SIGINT to brisk-impair itself (timeout's child), not through timeout: timeout follows a forwarded
     # signal with SIGCONT, which hangs LeakSanitizer's exit check in the sanitizer build.
