@@ -402,8 +402,10 @@ void tcp_send_challenge_ack(brisk_sock *c, uint64_t now)
  * Linux's in-kernel hrtimer is microseconds late and its 64 KB TSO bursts hide the rest. */
 __attribute__((always_inline)) static inline void pace_sent(brisk_sock *c, uint32_t len, uint64_t now)
 {
+    if (!c->st->s.tcp_pacing)
+        return; /* before the rate: its division is the costliest part of this step */
     uint64_t rate = tcp_pacing_rate(c);
-    if (!c->st->s.tcp_pacing || rate == UINT64_MAX || rate == 0)
+    if (rate == UINT64_MAX || rate == 0)
         return;
     /* One segment without a division (most sends); a burst counts its segments. */
     uint32_t segs = c->snd.mss && len <= c->snd.mss ? 1 : (len + c->snd.mss - 1) / (c->snd.mss ? c->snd.mss : 1);

@@ -245,6 +245,50 @@ static int bulk_done(void *ctx)
     return brisk_sim_bulk_done(ctx);
 }
 
+/* The world both cases flood: a <-> b carrying the transfer (their NICs on prefix `ab_prefix`), the attacker's
+ * link into b's second NIC at f->dst (the simulator's links are point to point; b's answers go where the
+ * sources are), and the legitimate client c on a third link of its own, so that its SYN does not wait behind
+ * the bulk data in a's ring; b listens on port 80. Sets f's world, stacks, b_mac and the attacker's batch
+ * interval (line rate of its link); returns b's listener, and a's and b's hosts. */
+static brisk_sock *flood_world(struct flood *f, uint64_t seed, unsigned ab_prefix, brisk_sim_host **ha,
+                              brisk_sim_host **hb)
+{
+    struct brisk_settings s;
+    brisk_settings_default(&s);
+    assert_int_equal(brisk_settings_set(&s, "tcp_max_syn_backlog=256"), BRISK_OK);
+    assert_int_equal(brisk_settings_set(&s, "tcp_syncookies=1"), BRISK_OK);
+    f->w = brisk_sim_world_new(seed);
+    *ha = brisk_sim_host_add(f->w, "a", &s);
+    *hb = brisk_sim_host_add(f->w, "b", &s);
+    brisk_sim_port *pa = brisk_sim_nic_add_ip(*ha, A_IP, ab_prefix, 0);
+    brisk_sim_port *pb = brisk_sim_nic_add_ip(*hb, B_IP, ab_prefix, 0);
+    brisk_sim_port *pb2 = brisk_sim_nic_add_ip(*hb, f->dst, 24, 0);
+    f->raw = brisk_sim_raw_port_add(f->w, "attacker", attacker_rx, f);
+    assert_non_null(f->raw);
+    struct brisk_sim_link_config lc;
+    brisk_sim_link_config_symmetric(&lc, 1 * GBIT, 50 * US);
+    assert_non_null(brisk_sim_link_connect(f->w, pa, pb, &lc));
+    assert_non_null(brisk_sim_link_connect(f->w, f->raw, pb2, &lc));
+    f->hc = brisk_sim_host_add(f->w, "c", &s);
+    brisk_sim_port *pc = brisk_sim_nic_add_ip(f->hc, C_IP, 24, 0);
+    brisk_sim_port *pb3 = brisk_sim_nic_add_ip(*hb, B3_IP, 24, 0);
+    assert_non_null(brisk_sim_link_connect(f->w, pc, pb3, &lc));
+    f->c = brisk_sim_host_stack(f->hc);
+    f->b = brisk_sim_host_stack(*hb);
+    const struct brisk_netdev_config *cfg = brisk_netdev_config_of(brisk_sim_port_netdev(pb2));
+    assert_non_null(cfg);
+    memcpy(f->b_mac, cfg->mac, sizeof(f->b_mac));
+    f->interval = (uint64_t)BATCH * FRAME_LEN * 8 * SEC / GBIT;
+
+    int err;
+    brisk_sock *l = brisk_socket(f->b, &err);
+    assert_non_null(l);
+    assert_int_equal(brisk_bind(l, 0, 80), BRISK_OK);
+    assert_int_equal(brisk_listen(l, 64), BRISK_OK);
+    brisk_sock_set_callback(l, listener_cb, f);
+    return l;
+}
+
 static void test_syn_flood_during_bulk(void **state)
 {
     (void)state;
@@ -258,39 +302,9 @@ static void test_syn_flood_during_bulk(void **state)
     uint64_t seed = brisk_test_seed(42);
     brisk_rand_seed(&f.rng, seed);
 
-    struct brisk_settings s;
-    brisk_settings_default(&s);
-    assert_int_equal(brisk_settings_set(&s, "tcp_max_syn_backlog=256"), BRISK_OK);
-    assert_int_equal(brisk_settings_set(&s, "tcp_syncookies=1"), BRISK_OK);
-    f.w = brisk_sim_world_new(seed);
-    brisk_sim_host *ha = brisk_sim_host_add(f.w, "a", &s);
-    brisk_sim_host *hb = brisk_sim_host_add(f.w, "b", &s);
-    brisk_sim_port *pa = brisk_sim_nic_add_ip(ha, A_IP, 24, 0);
-    brisk_sim_port *pb = brisk_sim_nic_add_ip(hb, B_IP, 24, 0);
-    brisk_sim_port *pb2 = brisk_sim_nic_add_ip(hb, B2_IP, 24, 0);
-    f.raw = brisk_sim_raw_port_add(f.w, "attacker", attacker_rx, &f);
-    assert_non_null(f.raw);
-    struct brisk_sim_link_config lc;
-    brisk_sim_link_config_symmetric(&lc, 1 * GBIT, 50 * US);
-    assert_non_null(brisk_sim_link_connect(f.w, pa, pb, &lc));
-    assert_non_null(brisk_sim_link_connect(f.w, f.raw, pb2, &lc));
-    /* The new client has its own path to b, so its SYN does not wait behind the bulk data in a's ring. */
-    f.hc = brisk_sim_host_add(f.w, "c", &s);
-    brisk_sim_port *pc = brisk_sim_nic_add_ip(f.hc, C_IP, 24, 0);
-    brisk_sim_port *pb3 = brisk_sim_nic_add_ip(hb, B3_IP, 24, 0);
-    assert_non_null(brisk_sim_link_connect(f.w, pc, pb3, &lc));
-    f.c = brisk_sim_host_stack(f.hc);
-    f.b = brisk_sim_host_stack(hb);
-    assert_int_equal(brisk_stack_set_gateway(f.b, GW_IP), BRISK_OK);
-    memcpy(f.b_mac, brisk_netdev_config_of(brisk_sim_port_netdev(pb2))->mac, 6);
-    f.interval = (uint64_t)BATCH * FRAME_LEN * 8 * SEC / GBIT; /* line rate of the attacker's link */
-
-    int err;
-    brisk_sock *l = brisk_socket(f.b, &err);
-    assert_non_null(l);
-    assert_int_equal(brisk_bind(l, 0, 80), BRISK_OK);
-    assert_int_equal(brisk_listen(l, 64), BRISK_OK);
-    brisk_sock_set_callback(l, listener_cb, &f);
+    brisk_sim_host *ha, *hb;
+    brisk_sock *l = flood_world(&f, seed, 24, &ha, &hb);
+    assert_int_equal(brisk_stack_set_gateway(f.b, GW_IP), BRISK_OK); /* the spoofed sources are remote */
 
     struct brisk_sim_bulk_config bc = {
         .bytes = BULK_BYTES, .dir = BRISK_SIM_BULK_UP, .port = 5001, .seed = seed};
@@ -430,40 +444,8 @@ static void run_local(int flood, uint64_t syns, struct goodput *g)
     uint64_t seed = brisk_test_seed(42);
     brisk_rand_seed(&f.rng, seed);
 
-    struct brisk_settings s;
-    brisk_settings_default(&s);
-    assert_int_equal(brisk_settings_set(&s, "tcp_max_syn_backlog=256"), BRISK_OK);
-    assert_int_equal(brisk_settings_set(&s, "tcp_syncookies=1"), BRISK_OK);
-    f.w = brisk_sim_world_new(seed);
-    brisk_sim_host *ha = brisk_sim_host_add(f.w, "a", &s);
-    brisk_sim_host *hb = brisk_sim_host_add(f.w, "b", &s);
-    brisk_sim_port *pa = brisk_sim_nic_add_ip(ha, A_IP, LOCAL_PREFIX, 0);
-    brisk_sim_port *pb = brisk_sim_nic_add_ip(hb, B_IP, LOCAL_PREFIX, 0);
-    /* The SYNs come in on a second NIC (the simulator's links are point to point); the answers go where the
-     * sources are, out of the NIC the transfer uses. */
-    brisk_sim_port *pb2 = brisk_sim_nic_add_ip(hb, 0x0a010002u /* 10.1.0.2 */, 24, 0);
-    f.raw = brisk_sim_raw_port_add(f.w, "attacker", attacker_rx, &f);
-    struct brisk_sim_link_config lc;
-    brisk_sim_link_config_symmetric(&lc, 1 * GBIT, 50 * US);
-    assert_non_null(brisk_sim_link_connect(f.w, pa, pb, &lc));
-    assert_non_null(brisk_sim_link_connect(f.w, f.raw, pb2, &lc));
-    /* A legitimate client on a third link connects while the flood holds every resolving slot: it asks for
-     * b's address first, so b learns it from that request and can answer its SYN. */
-    f.hc = brisk_sim_host_add(f.w, "c", &s);
-    brisk_sim_port *pc = brisk_sim_nic_add_ip(f.hc, C_IP, 24, 0);
-    brisk_sim_port *pb3 = brisk_sim_nic_add_ip(hb, B3_IP, 24, 0);
-    assert_non_null(brisk_sim_link_connect(f.w, pc, pb3, &lc));
-    f.c = brisk_sim_host_stack(f.hc);
-    f.b = brisk_sim_host_stack(hb);
-    memcpy(f.b_mac, brisk_netdev_config_of(brisk_sim_port_netdev(pb2))->mac, 6);
-    f.interval = (uint64_t)BATCH * FRAME_LEN * 8 * SEC / GBIT;
-
-    int err;
-    brisk_sock *l = brisk_socket(f.b, &err);
-    assert_non_null(l);
-    assert_int_equal(brisk_bind(l, 0, 80), BRISK_OK);
-    assert_int_equal(brisk_listen(l, 64), BRISK_OK);
-    brisk_sock_set_callback(l, listener_cb, &f);
+    brisk_sim_host *ha, *hb;
+    brisk_sock *l = flood_world(&f, seed, LOCAL_PREFIX, &ha, &hb);
 
     struct brisk_sim_bulk_config bc = {
         .bytes = LOCAL_BYTES, .dir = BRISK_SIM_BULK_UP, .port = 5001, .seed = seed};
