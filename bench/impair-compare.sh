@@ -75,6 +75,7 @@ for c in $cells; do
 done
 
 tmp=$(mktemp -d)
+missing=0 # rows that produced no figure: the run failed (exit 1 once the table is out)
 NS=brisk-imp-$$
 cleanup() {
     for p in $(cat "$tmp/pids" 2>/dev/null); do kill "$p" 2>/dev/null; done
@@ -194,7 +195,10 @@ for c in $cells; do
             fig[${k}_bk_rto]=${fig[${k}_bk_rto]:-0} # --stats prints non-zero counters only
         fi
         for r in kk kb bk; do
-            [ -n "${fig[${k}_$r]}" ] || echo "impair-compare: $c/$p: row $r produced no figure" >&2
+            if [ -z "${fig[${k}_$r]}" ]; then
+                echo "impair-compare: $c/$p: row $r produced no figure" >&2
+                missing=$((missing + 1))
+            fi
         done
     done
 done
@@ -249,3 +253,7 @@ fi
 } >"$out"
 [ "$json_out" = 1 ] && cat "$out"
 echo "impair-compare: figures written to $out" >&2
+if [ "$missing" -gt 0 ]; then
+    echo "impair-compare: $missing row(s) produced no figure: the run failed" >&2
+    exit 1
+fi
