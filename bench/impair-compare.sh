@@ -16,6 +16,10 @@
 #   segment the kernel segments frames before queueing, the model sees MTU packets; burst = bursts of 45
 #           segments (--loss 0.000222 --burst 45). Every packet then crosses userspace: the impairer's own
 #           cost caps goodput (about 1.6 Gbit/s here), so ratios near 1 in light cells say little.
+# The kernel senders run IMPAIR_KERNEL_CC (default cubic, the congestion control brisk's profiles use): a
+# machine's default may be another (this project's CI machines default to bbr, which does not reduce its rate
+# for loss at all), and a comparison across congestion controls measures them, not loss recovery. The header
+# names the one used; IMPAIR_KERNEL_CC=bbr shows that comparison on purpose.
 # Prints one table: per cell, goodput of each row (the receiver's figure), brisk -> kernel over kernel ->
 # brisk (the same TAP path, the issue's comparison) and over kernel -> kernel, the senders' retransmissions
 # (iperf3's JSON `retransmits` for the kernel, brisk-perf's for brisk) and retransmission timeouts (the
@@ -25,6 +29,7 @@
 #                                                             brisk-impair (libnetfilter-queue-dev), iperf3,
 #                                                             jq, /dev/net/tun; exits 77 saying why otherwise)
 #   IMPAIR_UNIT=frame|segment  IMPAIR_CELLS="none loss ..."  IMPAIR_STREAMS="1 8"  IMPAIR_SEED=N
+#   IMPAIR_KERNEL_CC=NAME      the kernel senders' congestion control (iperf3 -C; default cubic)
 #   IMPAIR_JSON=FILE           where to write the JSON (default BUILD_DIR/impair-compare.json); --json also
 #                              prints it on stdout instead of the table
 #
@@ -42,6 +47,7 @@ unit=${IMPAIR_UNIT:-frame}
 cells=${IMPAIR_CELLS:-none loss burst delay reorder}
 streams=${IMPAIR_STREAMS:-1 8}
 seed=${IMPAIR_SEED:-1}
+kcc=${IMPAIR_KERNEL_CC:-cubic}
 out=${IMPAIR_JSON:-$build/impair-compare.json}
 here=$(cd "$(dirname "$0")" && pwd)
 netns=$here/../scripts/netns.sh
@@ -61,6 +67,9 @@ die77() {
 for t in iperf3 iptables jq; do
     command -v $t >/dev/null 2>&1 || die77 "$t not installed (scripts/deps.sh)"
 done
+grep -qw -- "$kcc" /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null || modprobe "tcp_$kcc" 2>/dev/null
+grep -qw -- "$kcc" /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null ||
+    die77 "the kernel has no congestion control '$kcc' (IMPAIR_KERNEL_CC; available: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null))"
 case "$unit" in
 frame) gso=--gso burst_args="--loss 0.0025 --burst 4" ;;
 segment) gso="" burst_args="--loss 0.000222 --burst 45" ;;
@@ -152,7 +161,7 @@ for c in $cells; do
         srv=$bgpid
         sleep 0.3
         t0=$(tcp_timeouts)
-        timeout "$limit" ip netns exec "$NS" iperf3 -c 10.82.0.2 -t "$secs" -P "$p" -J >"$tmp/kk.json" 2>&1
+        timeout "$limit" ip netns exec "$NS" iperf3 -c 10.82.0.2 -t "$secs" -P "$p" -C "$kcc" -J >"$tmp/kk.json" 2>&1
         fig[${k}_kk_rto]=$(($(tcp_timeouts) - t0))
         wait "$srv" 2>/dev/null
         stop_impair "${k}_kk"
@@ -167,7 +176,7 @@ for c in $cells; do
         if bash "$netns" tap "$NS" imp$n 10.79.$n.1/24 >/dev/null 2>&1; then
             sleep 0.3
             t0=$(tcp_timeouts)
-            timeout "$limit" ip netns exec "$NS" iperf3 -c 10.79.$n.2 -t "$secs" -P "$p" -J >"$tmp/kb.json" 2>&1
+            timeout "$limit" ip netns exec "$NS" iperf3 -c 10.79.$n.2 -t "$secs" -P "$p" -C "$kcc" -J >"$tmp/kb.json" 2>&1
             fig[${k}_kb_rto]=$(($(tcp_timeouts) - t0))
         fi
         wait "$srv" 2>/dev/null
@@ -208,7 +217,8 @@ pct() { awk -v d="$1" -v s="$2" 'BEGIN { if (d != "" && s > 0) printf "%.2f", 10
 v() { local x=${fig[$1]:-}; echo "${x:--}"; }
 if [ "$json_out" = 0 ]; then
     echo "brisk beside the kernel on an impaired path (brisk-impair, per $unit, both ways), $(nproc --all) CPUs," \
-        "affinity $(taskset -pc $$ | sed 's/.*: //'), ${secs} s per row, seed $seed, $(date -u +%Y-%m-%d)"
+        "affinity $(taskset -pc $$ | sed 's/.*: //'), ${secs} s per row, seed $seed, kernel senders $kcc," \
+        "$(date -u +%Y-%m-%d)"
     printf '%-22s %2s %8s %8s %8s %7s %7s %8s %8s %8s %5s %5s %5s %6s\n' cell P "k->k" "k->b" "b->k" \
         "b/k TAP" "b/k veth" "retr kk" "retr kb" "retr bk" "RTOkk" "RTOkb" "RTObk" "lost%"
     for c in $cells; do
@@ -226,7 +236,7 @@ if [ "$json_out" = 0 ]; then
 fi
 {
     echo "{"
-    echo "  \"unit\": \"$unit\", \"seconds\": $secs, \"seed\": $seed, \"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\","
+    echo "  \"unit\": \"$unit\", \"seconds\": $secs, \"seed\": $seed, \"kernel_cc\": \"$kcc\", \"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\","
     echo "  \"cells\": ["
     sep=""
     jn() { [ -n "$1" ] && [ "$1" != - ] && echo "$1" || echo null; }

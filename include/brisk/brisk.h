@@ -97,6 +97,7 @@ struct brisk_settings {
     uint64_t bql_hold_time_ns; /* how long the limit must have been too big before it shrinks */
     uint32_t gro; /* coalesce in-order TCP segments of a batch handed to brisk_stack_input_batch (netdev.h) */
     uint32_t tcp_tlp;            /* tail loss probes (RFC 8985 §7) on SACK connections */
+    uint32_t tcp_recovery_probe; /* brisk: probes in fast recovery too (tlp.c); the linux-* profiles: 0 */
     uint32_t tcp_loss_timers;    /* TLP / RACK timer arithmetic: enum brisk_compat (docs/recovery.md) */
     uint32_t tcp_timer_eager;    /* compat: re-arm the retransmit and delayed-ACK timers on every event */
     uint32_t tcp_frto;           /* F-RTO: detect and undo spurious retransmission timeouts (RFC 5682) */
@@ -317,6 +318,7 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(TCPFastRetrans, "fast retransmissions (three duplicate ACKs)")                                         \
     X(TCPLossProbes, "tail loss probes sent (RFC 8985)")                                                     \
     X(TCPLossProbeRecovery, "losses repaired by a tail loss probe (cwnd reduced without an RTO)")            \
+    X(TCPRecoveryProbes, "probes of new data sent in fast recovery after a silence (tcp_recovery_probe)")   \
     X(TCPSpuriousRTOs, "retransmission timeouts found spurious by F-RTO and undone (RFC 5682)")              \
     X(TCPDSACKUndo, "recovery episodes undone: every retransmission reported duplicate by D-SACK")           \
     X(TCPPartialUndo, "recovery episodes undone by timestamps (Eifel) at an ACK inside the episode")         \

@@ -60,7 +60,7 @@ struct profile {
  * kernels' TLP predates 6.x's rules and RACK came in 4.4 (docs/timers.md). */
 #define LINUX_CC_TIMERS                                                                                      \
     "tcp_abc_limit=0", "tcp_rtt_estimator=linux", "tcp_loss_timers=linux", "tcp_slow_start_after_idle=1",    \
-        "tcp_cubic=linux"
+        "tcp_cubic=linux", "tcp_recovery_probe=0"
 /* The receive window Linux 6.x advertises (docs/receive.md, "The advertised window"): chosen from receive
  * memory as Linux charges it, in Linux's default buffer (tcp_rmem "4096 131072 6291456"; net.core.rmem_max
  * 4 MB since 6.x). Earlier versions computed the memory-to-window ratio from tcp_adv_win_scale instead of

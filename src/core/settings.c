@@ -87,6 +87,8 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
       "BQL: the limit shrinks after it has had slack for this long")                                         \
     X(gro, BOOL, gro, uint32_t, 1, 0, 1, "coalesce in-order TCP segments of a received batch (GRO)")         \
     X(tcp_tlp, BOOL, tcp_tlp, uint32_t, 1, 0, 1, "tail loss probes (RFC 8985 §7) on SACK connections")       \
+    X(tcp_recovery_probe, BOOL, tcp_recovery_probe, uint32_t, 1, 0, 1,                                       \
+      "brisk: a probe of new data after 2 SRTT of silence in fast recovery (a lost last ACK, not an RTO)")   \
     X(tcp_loss_timers, LOSSTIMERS, tcp_loss_timers, uint32_t, 0, 0, 1,                                       \
       "TLP, RACK timers and PRR: rfc8985 (brisk) or linux (6.x: 2 srtt + 2 ms / rto_min, ms ticks, packets)")\
     X(tcp_timer_eager, BOOL, tcp_timer_eager, uint32_t, 0, 0, 1,                                             \

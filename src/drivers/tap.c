@@ -591,6 +591,10 @@ static void on_fd(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t now
         rx_frame(t, (size_t)n, now);
         if (t->rxn == t->rx_slots) {
             rx_flush(t, now);
+            /* Processing the batch took real time, and what it sent was stamped `now`: frames read after it
+             * must not be, or an ACK of that data would time its round trip as nearly zero (a min_rtt of a
+             * few microseconds, which RACK's reordering window and TSO sizing take as the path's). */
+            now = brisk_loop_update_now(l);
         } else if (t->rx_eager && run < 2) {
             uint64_t calls = t->tx_calls;
             rx_flush(t, now);

@@ -16,6 +16,20 @@
  * which repairs it with one cwnd reduction instead of the RTO's collapse and backoff. It is the same deadline
  * the RTO uses, multiplexed by kind (timer.c), so probing costs no extra timer.
  *
+ * In fast recovery too (brisk, tcp_recovery_probe; not RFC 8985, which arms no probe there, nor Linux).
+ * RACK repairs a lost retransmission from the SACKs of what was sent after it, so recovery needs no probe
+ * while ACKs flow. But when the retransmission that fills the last hole is the last segment sent — PRR sends
+ * only as ACKs arrive, and a receiver that coalesces (a Linux receiver fed offloaded frames) answers the hole
+ * filling with one cumulative ACK — that one ACK is the episode's only feedback, and losing it costs an RTO:
+ * 200 ms, a window of one segment and the backoff, measured over a TAP against the kernel at 1 % loss both
+ * ways (every RTO of a 4 s run was this). The probe there is one segment of new data, within the peer's
+ * window but beyond cwnd as a TLP is, after the same PTO of silence: its ACK ends the episode when the hole
+ * was filled (the lost ACK's news, 2 SRTT late instead of 200 ms), or SACKs it past a retransmission that was
+ * itself lost, which RACK then marks. A probe that finds no new data to send is not sent (a retransmission
+ * of SACKed bytes would return a D-SACK that RACK would take for reordering); the RTO stays behind it. The
+ * episode is already reducing its window, so such a probe's ACK never reduces it again (§7.4's rule is for
+ * probes in the open state).
+ *
  * Firing (§7.3). One probe per episode: TLP.end_seq records snd.max, and until an ACK reaches it no other
  * probe is armed; the RTO takes over the deadline.
  *
@@ -29,7 +43,9 @@
 uint64_t tcp_tlp_timeout(const brisk_sock *c)
 {
     const struct brisk_settings *s = &c->st->s;
-    if (!s->tcp_tlp || !c->opt.sack || c->timer.tlp_on || c->cc.in_recovery || c->cc.in_loss)
+    if (!s->tcp_tlp || !c->opt.sack || c->timer.tlp_on || c->cc.in_loss)
+        return 0;
+    if (c->cc.in_recovery && !s->tcp_recovery_probe)
         return 0;
     /* Any synchronized state with data or a FIN outstanding: a tail loss is as likely after close() as
      * before, and Linux's tcp_schedule_loss_probe asks nothing about the state either. */
@@ -179,6 +195,21 @@ void tcp_tlp_fire(brisk_sock *c, uint64_t now)
         return;
     }
     int retrans = 0;
+    if (c->cc.in_recovery && c->st->s.tcp_recovery_probe) {
+        /* tcp_recovery_probe (the essay): new data or nothing; no second reduction on its ACK. Either way
+         * the episode's probe is spent (tlp_on), so what follows is the RTO, not another probe deadline. */
+        int sent = probe_new_data(c, now);
+        c->timer.tlp_on = 1;
+        c->timer.tlp_retrans = 0;
+        c->timer.tlp_end = c->snd.max;
+        if (sent) {
+            c->st->c.TCPLossProbes++;
+            c->st->c.TCPRecoveryProbes++;
+            c->stat.tlp_probes++;
+        }
+        tcp_rearm_rto(c, now);
+        return;
+    }
     if (!probe_new_data(c, now)) {
         if (!probe_last_segment(c, now)) {
             no_probe(c, now); /* nothing could go (device busy): the RTO stays the safety net */

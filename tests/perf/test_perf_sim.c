@@ -248,7 +248,23 @@ static void test_json_report(void **state)
     assert_int_equal(sent, x.rc.sent);
     assert_int_equal(recv, x.rs.received);
     assert_true(json_is_true(json_object_get(json_object_get(j, "end"), "complete")));
-    assert_int_equal(json_array_size(json_object_get(json_object_get(j, "end"), "streams")), 1);
+    json_t *streams = json_object_get(json_object_get(j, "end"), "streams");
+    assert_int_equal(json_array_size(streams), 1);
+    /* brisk's own object on the sending stream: the congestion state and, per hold reason, events and time
+     * (a 1 Gbit/s link from a 10 Gbit/s-capable sender: the window, not the device, holds it back). */
+    json_t *b = json_object_get(json_array_get(streams, 0), "brisk");
+    assert_non_null(b);
+    assert_true(json_integer_value(json_object_get(b, "cwnd")) > 0);
+    assert_int_equal(json_integer_value(json_object_get(b, "rtos")), 0);
+    json_t *holds = json_object_get(b, "holds");
+    assert_int_equal(json_object_size(holds), BRISK_HOLD_COUNT - 1);
+    json_int_t held = 0;
+    for (int k = BRISK_HOLD_NONE + 1; k < BRISK_HOLD_COUNT; k++) {
+        json_t *h = json_object_get(holds, brisk_hold_name(k));
+        assert_non_null(h);
+        held += json_integer_value(json_object_get(h, "ns"));
+    }
+    assert_true(held > 0);
     json_decref(j);
     free(buf);
     free_pair(&x);

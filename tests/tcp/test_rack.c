@@ -322,10 +322,15 @@ static void reo_timer(const char *profile, uint32_t sacked)
     TF_EXPECT(&f.t, at, ACK, seg(&f, 0), 1001, M);
     TF_EXPECT_NONE(&f.t);
     assert_int_equal(tf_info(f.c).fast_retransmits, 1);
-    /* Linux: the RTO from the hole's retransmission (the oldest outstanding segment): 210 ms. */
-    assert_int_equal(f.c->timer.rtx_kind, TCP_RTX_RTO);
-    if (lx)
+    /* Linux: the RTO from the hole's retransmission (the oldest outstanding segment): 210 ms. brisk: the
+     * recovery probe's deadline (tcp_recovery_probe, tlp.c), 2 x SRTT after the retransmission. */
+    if (lx) {
+        assert_int_equal(f.c->timer.rtx_kind, TCP_RTX_RTO);
         assert_int_equal(f.c->timer.rtx_deadline, at + 210 * TF_MS);
+    } else {
+        assert_int_equal(f.c->timer.rtx_kind, TCP_RTX_TLP);
+        assert_int_equal(f.c->timer.rtx_deadline, at + 2 * brisk_rtt_srtt(&f.c->rtt));
+    }
     finish(&f);
 }
 

@@ -492,6 +492,28 @@ int perf_iperf_client_progress(const struct perf_iperf_client *c, uint64_t *byte
     return c->state == C_RUNNING;
 }
 
+int perf_iperf_client_sender_state(const struct perf_iperf_client *c, uint64_t *retransmits, uint32_t *cwnd,
+                                   uint64_t *srtt_ns)
+{
+    int n = 0;
+    *retransmits = 0;
+    *cwnd = 0;
+    *srtt_ns = 0;
+    for (uint32_t i = 0; i < c->nstreams; i++) {
+        const struct perf_stream *st = &c->streams[i];
+        struct brisk_conn_info info;
+        if (!st->sender || !st->s || brisk_conn_info(st->s, &info) != BRISK_OK)
+            continue;
+        *retransmits += info.retransmits;
+        *cwnd += info.cwnd;
+        *srtt_ns += info.srtt_ns;
+        n++;
+    }
+    if (n)
+        *srtt_ns /= (uint64_t)n;
+    return n;
+}
+
 void perf_iperf_client_report(const struct perf_iperf_client *c, struct perf_report *r)
 {
     memset(r, 0, sizeof(*r));
@@ -523,6 +545,8 @@ void perf_iperf_client_report(const struct perf_iperf_client *c, struct perf_rep
             o->retransmits = ip->retransmits;
             o->mss = ip->mss;
             o->srtt_ns = ip->srtt_ns;
+            o->have_info = 1;
+            o->info = *ip;
         }
         for (size_t k = 0; k < c->nremote; k++) {
             if (c->remote[k].id != st->id)

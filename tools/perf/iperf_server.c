@@ -115,6 +115,8 @@ static void build_report(struct perf_iperf_server *s, struct perf_report *r)
             o->retransmits = st->info.retransmits;
             o->mss = st->info.mss;
             o->srtt_ns = st->info.srtt_ns;
+            o->have_info = 1;
+            o->info = st->info;
         }
         for (size_t k = 0; k < s->nremote; k++) {
             if (s->remote[k].id != st->id)

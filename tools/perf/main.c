@@ -62,6 +62,7 @@ struct run {
     uint64_t prog_at;    /* next progress line */
     uint64_t prog_bytes; /* bytes at the previous line */
     uint64_t prog_since; /* time of the previous line */
+    uint64_t prog_retr;  /* the senders' retransmissions at the previous line */
 };
 
 static void usage(FILE *f)
@@ -354,11 +355,21 @@ static uint64_t progress(struct run *run, uint64_t now)
         run->prog_since = now;
         run->prog_bytes = bytes;
         run->prog_at = now + run->o->interval_ns;
+        run->prog_retr = 0;
     } else if (now >= run->prog_at) {
         double secs = (double)(now - run->prog_since) / 1e9;
-        fprintf(stderr, "brisk-perf: %8.2f Mbit/s  (%llu bytes in %.2f s)\n",
+        uint64_t retr = 0, srtt = 0;
+        uint32_t cwnd = 0;
+        char sender[96] = "";
+        /* A sending client's line also carries iperf3's Retr and Cwnd columns (and the smoothed RTT). */
+        if (run->client && perf_iperf_client_sender_state(run->client, &retr, &cwnd, &srtt) > 0) {
+            snprintf(sender, sizeof(sender), "  retr %llu  cwnd %u KB  srtt %llu us",
+                     (unsigned long long)(retr - run->prog_retr), cwnd / 1024, (unsigned long long)(srtt / 1000));
+            run->prog_retr = retr;
+        }
+        fprintf(stderr, "brisk-perf: %8.2f Mbit/s  (%llu bytes in %.2f s)%s\n",
                 secs > 0 ? (double)(bytes - run->prog_bytes) * 8 / secs / 1e6 : 0.0,
-                (unsigned long long)(bytes - run->prog_bytes), secs);
+                (unsigned long long)(bytes - run->prog_bytes), secs, sender);
         run->prog_since = now;
         run->prog_bytes = bytes;
         run->prog_at = now + run->o->interval_ns;

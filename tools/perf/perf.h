@@ -68,6 +68,8 @@ struct perf_stream_report {
     double remote_seconds;  /* the peer's end_time - start_time */
     uint32_t mss;           /* negotiated send MSS */
     uint64_t srtt_ns;
+    int have_info;               /* info holds the stream's brisk_conn_info (taken at close or now) */
+    struct brisk_conn_info info; /* for the JSON's "brisk" object: recovery events and hold times */
 };
 struct perf_report {
     int role;     /* 'c' or 's' */
@@ -94,6 +96,10 @@ int perf_iperf_client_done(const struct perf_iperf_client *c); /* finished or fa
 /* Progress while a test runs: 1 and the payload bytes moved so far (sent + received here), or 0 when no
  * test is running. */
 int perf_iperf_client_progress(const struct perf_iperf_client *c, uint64_t *bytes);
+/* The sending streams now, as iperf3's interval lines show them: retransmissions so far and congestion windows
+ * summed (bytes), smoothed RTT averaged. Returns how many streams send (0: none; the outputs are then 0). */
+int perf_iperf_client_sender_state(const struct perf_iperf_client *c, uint64_t *retransmits, uint32_t *cwnd,
+                                   uint64_t *srtt_ns);
 void perf_iperf_client_report(const struct perf_iperf_client *c, struct perf_report *out);
 void perf_iperf_client_free(struct perf_iperf_client *c, uint64_t now); /* closes what is still open */
 

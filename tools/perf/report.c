@@ -95,6 +95,31 @@ void perf_report_print(FILE *f, const struct perf_report *r)
     }
 }
 
+/* brisk's own view of a sending stream, beyond iperf3's schema: how loss was repaired (timeouts, fast
+ * retransmits, tail loss probes, undone responses) and, per hold reason, how often and how long the transmit
+ * function held data back — why the stream did not send faster. */
+static json_t *sender_json(const struct brisk_conn_info *in)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "cwnd", json_integer(in->cwnd));
+    json_object_set_new(o, "ssthresh", json_integer(in->ssthresh));
+    json_object_set_new(o, "min_rtt_ns", json_integer((json_int_t)in->min_rtt_ns));
+    json_object_set_new(o, "rtos", json_integer((json_int_t)in->rto_count));
+    json_object_set_new(o, "fast_retransmits", json_integer((json_int_t)in->fast_retransmits));
+    json_object_set_new(o, "tlp_probes", json_integer((json_int_t)in->tlp_probes));
+    json_object_set_new(o, "tlp_recoveries", json_integer((json_int_t)in->tlp_recoveries));
+    json_object_set_new(o, "undos", json_integer((json_int_t)in->undos));
+    json_t *h = json_object();
+    for (int k = BRISK_HOLD_NONE + 1; k < BRISK_HOLD_COUNT; k++) {
+        json_t *e = json_object();
+        json_object_set_new(e, "events", json_integer((json_int_t)in->hold_events[k]));
+        json_object_set_new(e, "ns", json_integer((json_int_t)in->hold_ns[k]));
+        json_object_set_new(h, brisk_hold_name(k), e);
+    }
+    json_object_set_new(o, "holds", h);
+    return o;
+}
+
 static json_t *side_json(const struct side *s)
 {
     json_t *o = json_object();
@@ -149,6 +174,8 @@ void perf_report_json(FILE *f, const struct perf_report *r)
             json_object_set_new(s, "mss", json_integer(r->streams[i].mss));
             json_object_set_new(s, "srtt_ns", json_integer((json_int_t)r->streams[i].srtt_ns));
         }
+        if (r->streams[i].have_info && r->streams[i].sender)
+            json_object_set_new(s, "brisk", sender_json(&r->streams[i].info));
         json_array_append_new(streams, s);
     }
     struct side snd, rcv;
