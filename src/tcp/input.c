@@ -338,9 +338,18 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
 
     uint32_t flight = tcp_flight(c), prior_cwnd = c->cc.cwnd;
     int advanced = brisk_seq_gt(ack, c->snd.una);
-    int dsack = 0;
-    uint32_t delivered_orig = 0;
-    uint32_t delivered = tcp_sb_ack(c, seg, now, &dsack, &delivered_orig); /* the scoreboard and RACK */
+    struct tcp_sb_news news;
+    uint32_t delivered = tcp_sb_ack(c, seg, now, &news); /* the scoreboard and RACK */
+    int dsack = news.dsack;
+    uint32_t delivered_orig = news.delivered_orig;
+    /* Linux (tcp_clean_rtx_queue, tcp_ack_update_rtt) times the originals an ACK SACKs too: SRTT from the
+     * first, min_rtt from the last, when the cumulative part gives no sample (it acknowledged nothing, or
+     * only retransmitted data) — on every ACK, duplicates included. */
+    uint64_t sack_rtt = 0, sack_ca_rtt = 0;
+    if (news.first_sackt && c->rtt.linux_est) {
+        sack_rtt = now > news.first_sackt ? now - news.first_sackt : 1;
+        sack_ca_rtt = now > news.last_sackt ? now - news.last_sackt : 1;
+    }
     if (dsack) {
         tcp_rack_dsack(c);
         tcp_undo_dsack(c, (uint32_t)dsack, now); /* every retransmission of an episode duplicated (RFC 3708) */
@@ -364,8 +373,12 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         uint64_t rtt = rtt_from_ack(c, ack, now, &oldest);
         if (rtt && c->rtt.linux_est) {
             /* Linux: one sample per ACK at full gain, SRTT from the oldest segment acknowledged, min_rtt
-             * from the newest (tcp_clean_rtx_queue's seq_rtt_us and ca_rtt_us). */
-            brisk_rtt_sample_ack(&c->rtt, oldest, rtt, now, 1, c->snd.una, c->snd.max);
+             * from the newest (tcp_clean_rtx_queue's seq_rtt_us and ca_rtt_us; the newest SACKed one if the
+             * ACK SACKs too). */
+            brisk_rtt_sample_ack(&c->rtt, oldest, sack_ca_rtt ? sack_ca_rtt : rtt, now, 1, c->snd.una,
+                                 c->snd.max);
+        } else if (sack_rtt) {
+            brisk_rtt_sample_ack(&c->rtt, sack_rtt, sack_ca_rtt, now, 1, c->snd.una, c->snd.max);
         } else if (rtt) {
             /* Many samples per RTT: RFC 7323 Appendix G scales the gains down accordingly. */
             uint32_t expected = brisk_rtt_expected_samples(flight, c->snd.mss);
@@ -451,6 +464,8 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
             tcp_rearm_rto(c, now);
         }
     }
+    if (!advanced && sack_rtt) /* Linux: a duplicate ACK's SACKs are a sample too (tcp_ack_update_rtt) */
+        brisk_rtt_sample_ack(&c->rtt, sack_rtt, sack_ca_rtt, now, 1, c->snd.una, c->snd.max);
     if (!advanced) { /* a D-SACK for the probe ends its episode too, and (Linux) a pure duplicate ACK */
         int dup = seg->payload_len == 0 && win == c->snd.wnd && delivered == 0 &&
                   !(seg->flags & (BRISK_TCP_SYN | BRISK_TCP_FIN));
@@ -462,6 +477,13 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
         if (c->cc.in_recovery)
             tcp_prr_ack_ex(c, delivered, advanced, c->sb.lost > lost_before);
     }
+    /* Linux re-arms the retransmit deadline on an ACK that moves nothing but SACKs an original sent before the
+     * oldest outstanding segment was last sent (tcp_clean_rtx_queue's FLAG_SET_XMIT_TIMER: the path is
+     * delivering, so the RTO counts again from now). Measured on 6.18: recovery/last-ack-lost.pkt's RTO
+     * comes 275 ms after the last SACK, not 250 ms after the retransmission. */
+    if (!advanced && sack_rtt && st->s.tcp_loss_timers == BRISK_COMPAT_LINUX && c->sb.len &&
+        sack_rtt > now - tcp_sb_at(c, 0)->xmit)
+        tcp_rearm_rto(c, now);
     if (c->timer.rtx_kind == TCP_RTX_PERSIST && !old)
         c->timer.retries = 0; /* the peer answers: probing goes on as long as it does (RFC 1122 §4.2.2.17) */
     /* Window update (RFC 9293 §3.10.7.4): only from a segment newer than the last one that set it. */

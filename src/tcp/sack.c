@@ -162,6 +162,7 @@ struct sb_ack {
     uint32_t delivered, delivered_orig;
     uint32_t prior_fack; /* highest SACKed sequence before the ACK (valid if has_fack) */
     int has_fack;
+    struct tcp_sb_news *news; /* what the caller learns: D-SACK, originals delivered, SACK send times */
 };
 
 /* Record r was delivered by this ACK (cumulatively or by SACK) and was not SACKed before. */
@@ -233,6 +234,13 @@ static void sb_sack_block(brisk_sock *c, struct sb_ack *a, uint32_t start, uint3
         if (c->sb.sacked == 0 || brisk_seq_gt(r->end, c->recov.fack))
             c->recov.fack = r->end; /* RACK.fack; restarted when nothing was SACKed (it may be stale) */
         c->sb.sacked += n;
+        if (!(r->flags & TCP_SB_EVER_RETRANS)) {
+            /* Send times of the originals this ACK SACKs, in block order (Linux's first_sackt and
+             * last_sackt, whose RTT samples it takes when the cumulative ACK gives none). */
+            if (!a->news->first_sackt)
+                a->news->first_sackt = r->xmit;
+            a->news->last_sackt = r->xmit;
+        }
         delivered(c, a, r, n, now);
     }
 }
@@ -266,17 +274,17 @@ __attribute__((noinline)) static void sb_check_reordering(brisk_sock *c, const s
     }
 }
 
-uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now, int *dsack,
-                    uint32_t *delivered_orig)
+uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now, struct tcp_sb_news *news)
 {
-    *dsack = 0;
-    *delivered_orig = 0;
+    news->dsack = 0;
+    news->delivered_orig = 0;
+    news->first_sackt = news->last_sackt = 0;
     if (!tcp_sb_active(c))
         return 0;
-    struct sb_ack a = {0};
+    struct sb_ack a = {.news = news};
     uint32_t ack = seg->ack;
     uint32_t dsegs = seg->opts.nsack ? dsack_segs(c, seg) : 0; /* out of line: the usual ACK has no block */
-    *dsack = (int)dsegs;
+    news->dsack = (int)dsegs;
     unsigned first = dsegs ? 1u : 0u;
     if (c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX) {
         /* Linux's order, which decides RACK.rtt (rack.c): the SACK blocks first, lowest first (its
@@ -313,7 +321,7 @@ uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t no
         for (unsigned k = first; k < seg->opts.nsack; k++)
             sb_sack_block(c, &a, seg->opts.sack[k].start, seg->opts.sack[k].end, ack, now);
     }
-    *delivered_orig = a.delivered_orig;
+    news->delivered_orig = a.delivered_orig;
     return a.delivered;
 }
 

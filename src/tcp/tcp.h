@@ -732,12 +732,17 @@ void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior
 /* sack.c — SACK scoreboard */
 /* A data segment [seq, end) went out at now (new: appended, one record per MSS; else a retransmission). */
 void tcp_sb_sent(brisk_sock *c, uint32_t seq, uint32_t end, uint64_t now);
-/* Applies an ACK's cumulative point and SACK blocks; feeds RACK. Returns bytes newly acked or SACKed;
- * *dsack is the number of segments (whole or partial MSS) a D-SACK block in the ACK reported received twice
- * (RFC 2883), 0 without one; *delivered_orig counts the newly acked or
- * SACKed bytes that were never retransmitted (F-RTO's evidence). */
-uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now, int *dsack,
-                    uint32_t *delivered_orig);
+/* What one ACK told the scoreboard besides the bytes it delivered. */
+struct tcp_sb_news {
+    int dsack;               /* segments (whole or partial MSS) a D-SACK block reported received twice (RFC
+                                2883), 0 without one */
+    uint32_t delivered_orig; /* newly acked or SACKed bytes never retransmitted (F-RTO's evidence) */
+    uint64_t first_sackt;    /* send time of the first never-retransmitted record its blocks SACKed, in the
+                                order the blocks are applied (0: none) */
+    uint64_t last_sackt;     /* ... and of the last one */
+};
+/* Applies an ACK's cumulative point and SACK blocks; feeds RACK. Returns bytes newly acked or SACKed. */
+uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now, struct tcp_sb_news *news);
 /* RFC 6675 pipe: bytes in flight not SACKed and not lost, plus lost bytes retransmitted (tcp_pipe, inline
  * at the end of this file, answers the common case without a call). */
 uint32_t tcp_pipe_full(const brisk_sock *c);
