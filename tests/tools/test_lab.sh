@@ -484,6 +484,9 @@ check "dumbbell: per-flow window goodput in the JSON, and the bottleneck named" 
 check "dumbbell: the same seed gives the same figures" "cmp -s '$tmp/dumbbell.json' '$tmp/dumbbell2.json'"
 "$lab" check "$src_dir/scenarios/dumbbell.yaml" >/dev/null 2>&1
 check "dumbbell: check validates it (exit 0)" "[ $? -eq 0 ]"
+"$lab" run "$src_dir/scenarios/parking-lot.yaml" --json >"$tmp/parking.json" 2>/dev/null
+check "parking lot: exit 0, PASS (the long flow near its share under fq_codel, starved under drop-tail)" \
+    "[ $? -eq 0 ] && grep -q '\"pass\": true' '$tmp/parking.json'"
 # A small topology run in full: two hosts through two routers, a row changing the named bottleneck link.
 cat >"$tmp/chain.yaml" <<'Y'
 name: chain
