@@ -223,18 +223,20 @@ static int over_limit(const struct sim_qdisc *q)
     return q->packets > q->cfg.limit_packets || (q->cfg.limit_bytes && q->bytes > q->cfg.limit_bytes);
 }
 
-/* RFC 8290 §4.1.2: the head of the queue with the largest byte backlog (the lowest index among equals). */
-static void fq_drop_fattest(brisk_sim_world *w, struct sim_qdisc *q)
+/* RFC 8290 §4.1.2: the head of the queue with the largest byte backlog (the lowest index among equals).
+ * Returns 0 when there was nothing to drop. */
+static int fq_drop_fattest(brisk_sim_world *w, struct sim_qdisc *q)
 {
     uint32_t fat = 0;
     for (uint32_t i = 1; i < q->cfg.flows; i++)
         if (q->flows[i].bytes > q->flows[fat].bytes)
             fat = i;
     struct sim_frame *f = flow_pop(q, &q->flows[fat]);
-    if (f) {
-        q->st.dropped_overflow++;
-        brisk_sim_frame_put(w, f);
-    }
+    if (!f)
+        return 0;
+    q->st.dropped_overflow++;
+    brisk_sim_frame_put(w, f);
+    return 1;
 }
 
 void brisk_sim_qdisc_enqueue(brisk_sim_world *w, struct sim_qdisc *q, struct sim_frame *f, uint64_t now)
@@ -263,8 +265,8 @@ void brisk_sim_qdisc_enqueue(brisk_sim_world *w, struct sim_qdisc *q, struct sim
     q->packets++;
     q->bytes += f->len;
     q->st.enqueued++;
-    while (q->cfg.kind == BRISK_SIM_QDISC_FQ_CODEL && over_limit(q))
-        fq_drop_fattest(w, q);
+    while (q->cfg.kind == BRISK_SIM_QDISC_FQ_CODEL && over_limit(q) && fq_drop_fattest(w, q))
+        ;
     if (q->packets > q->st.max_packets)
         q->st.max_packets = q->packets;
     if (q->bytes > q->st.max_bytes)

@@ -113,15 +113,20 @@ static void test_drr_shares_bytes_between_flows(void **state)
     }
     uint64_t bytes[2] = {0, 0};
     uint32_t n[2] = {0, 0};
+    char order[41] = {0};
     for (int i = 0; i < 40; i++) {
         struct sim_frame *f = brisk_sim_qdisc_dequeue(w, &q, 1 * MS); /* below target: no CoDel */
         assert_non_null(f);
         int k = id_of(f) >= 0x200;
+        order[i] = k ? 'b' : 'a';
         bytes[k] += f->len;
         n[k]++;
         brisk_sim_frame_put(w, f);
     }
     assert_int_equal(n[0] + n[1], 40);
+    /* One quantum per turn: a's 1514 bytes, then three of b's 514 (1542 bytes: b's deficit ends 28 below zero,
+     * and the debt, carried into its next turns, is still short of a packet after these ten rounds). */
+    assert_memory_equal(order, "abbbabbbabbbabbbabbbabbbabbbabbbabbbabbb", 40);
     /* 40 dequeues in rounds of one 1514-byte packet and three 514-byte ones: 10 and 30. */
     assert_int_equal(n[0], 10);
     assert_int_equal(n[1], 30);
@@ -147,6 +152,39 @@ static void test_new_flow_served_first(void **state)
     brisk_sim_qdisc_enqueue(w, &q, frame(w, 2, pb, 100, 0x999), 0);
     struct sim_frame *f = brisk_sim_qdisc_dequeue(w, &q, 0);
     assert_int_equal(id_of(f), 0x999);
+    brisk_sim_frame_put(w, f);
+    brisk_sim_qdisc_destroy(&q);
+    brisk_sim_world_free(w);
+}
+
+/* A new flow that empties goes to the end of old_flows, not off the lists, so a packet arriving for it right
+ * after does not make it new again and jump ahead of the old flows (RFC 8290 §4.2). */
+static void test_emptied_new_flow_becomes_old(void **state)
+{
+    (void)state;
+    brisk_sim_world *w = brisk_sim_world_new(1);
+    struct sim_qdisc q;
+    init(&q, BRISK_SIM_QDISC_FQ_CODEL, 0);
+    uint16_t pa, pb;
+    two_flows(w, &q, &pa, &pb);
+    for (uint16_t i = 0; i < 20; i++)
+        brisk_sim_qdisc_enqueue(w, &q, frame(w, 1, pa, 500, (uint16_t)(0x100 + i)), 0);
+    /* a: 500-byte packets; after five dequeues it is on old_flows with 528 bytes of deficit left. */
+    for (int i = 0; i < 5; i++)
+        brisk_sim_frame_put(w, brisk_sim_qdisc_dequeue(w, &q, 0));
+    brisk_sim_qdisc_enqueue(w, &q, frame(w, 2, pb, 100, 0x201), 0);
+    struct sim_frame *f = brisk_sim_qdisc_dequeue(w, &q, 0);
+    assert_int_equal(id_of(f), 0x201); /* b is new: first */
+    brisk_sim_frame_put(w, f);
+    f = brisk_sim_qdisc_dequeue(w, &q, 0); /* b is found empty (to old_flows); a goes on */
+    assert_int_equal(id_of(f), 0x105);
+    brisk_sim_frame_put(w, f);
+    brisk_sim_qdisc_enqueue(w, &q, frame(w, 2, pb, 100, 0x202), 0);
+    f = brisk_sim_qdisc_dequeue(w, &q, 0); /* a's deficit (28) is not spent: a again, b waits its turn */
+    assert_int_equal(id_of(f), 0x106);
+    brisk_sim_frame_put(w, f);
+    f = brisk_sim_qdisc_dequeue(w, &q, 0);
+    assert_int_equal(id_of(f), 0x202);
     brisk_sim_frame_put(w, f);
     brisk_sim_qdisc_destroy(&q);
     brisk_sim_world_free(w);
@@ -246,6 +284,16 @@ static void test_codel_drops_after_an_interval_above_target(void **state)
     }
     assert_int_equal(q.st.dropped_codel, 0);
     assert_int_equal(q.st.sojourn_max_ns, 4 * MS);
+    /* Nor one that holds a single packet, however long it waits (a slow link): with no more than MAXPACKET
+     * left behind there is no standing queue to drain (RFC 8289 §5.4). */
+    brisk_sim_qdisc_destroy(&q);
+    init(&q, BRISK_SIM_QDISC_FQ_CODEL, 0);
+    for (uint64_t t = 0; t < 1000 * MS; t += 10 * MS) {
+        brisk_sim_qdisc_enqueue(w, &q, frame(w, 1, 1000, 1514, 0), t);
+        brisk_sim_frame_put(w, brisk_sim_qdisc_dequeue(w, &q, t + 8 * MS));
+    }
+    assert_int_equal(q.st.dropped_codel, 0);
+    assert_int_equal(q.st.dequeued, 100);
     brisk_sim_qdisc_destroy(&q);
     brisk_sim_world_free(w);
 }
@@ -296,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_droptail_drops_arrivals_over_the_limit),
         cmocka_unit_test(test_drr_shares_bytes_between_flows),
         cmocka_unit_test(test_new_flow_served_first),
+        cmocka_unit_test(test_emptied_new_flow_becomes_old),
         cmocka_unit_test(test_overflow_drops_from_the_fattest_queue),
         cmocka_unit_test(test_codel_drops_after_an_interval_above_target),
         cmocka_unit_test(test_flow_hash_is_keyed),
