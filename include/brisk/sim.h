@@ -3,7 +3,8 @@
  *
  * A world has a virtual clock in nanoseconds and one event queue ordered by (time, insertion sequence), so a
  * run is a pure function of its configuration and seed. It holds hosts (each a brisk stack), NICs on hosts,
- * raw ports (a test or scripted peer sees frames directly), and point-to-point links between two ports.
+ * raw ports (a test or scripted peer sees frames directly), routers (ports that forward IPv4 through output
+ * queues), and point-to-point links between two ports.
  *
  * Timeline of one frame sent by a host:
  *   xmit at t0 -> a TX-ring descriptor is taken (ring full => BRISK_ERR_BUSY to the stack)

@@ -508,9 +508,16 @@ expect:
   - {row: fast, figure: goodput_bps, min: 15M}
   - {row: slow, figure: goodput_bps, max: 5M}
 Y
-"$lab" run "$tmp/chain.yaml" --json >"$tmp/chain.json" 2>/dev/null
+"$lab" run "$tmp/chain.yaml" --json --pcap "$tmp/chain1.pcap" >"$tmp/chain.json" 2>/dev/null
 check "topology a - r1 - r2 - b: bulk and rr complete, a row changes a link by name (PASS)" \
     "[ $? -eq 0 ] && grep -q '\"pass\": true' '$tmp/chain.json'"
+"$lab" run "$tmp/chain.yaml" --pcap "$tmp/chain2.pcap" >/dev/null 2>&1
+check "topology: same file, byte-identical capture" "[ -s '$tmp/chain1.pcap' ] && cmp -s '$tmp/chain1.pcap' '$tmp/chain2.pcap'"
+if command -v tcpdump >/dev/null 2>&1; then
+    tcpdump -nr "$tmp/chain1.pcap" 2>/dev/null >"$tmp/chain.txt"
+    check "topology capture: a (10.0.1.1) ARPs for its gateway (r1, 10.0.1.2), and connects to b (10.0.3.2) through it" \
+        "grep -q 'ARP, Request who-has 10.0.1.2 tell 10.0.1.1' '$tmp/chain.txt' && grep -q '10.0.1.1.*> 10.0.3.2.5001' '$tmp/chain.txt'"
+fi
 # Malformed topologies: exit 2, file:line and the key.
 topo=$'name: x\nhosts: [a, b]\nrouters: [{name: r}]\n'
 bad_file "link to an unknown node" "bad.yaml:6: links\\[2\\].between: no host or router is called 'c'" \
