@@ -503,10 +503,14 @@ flows:
 rows:
   - {name: fast}
   - {name: slow, links: {mid: {rate: 5M}}}
+  - {name: tiny, links: {mid: {queue: {queue_packets: 8}}}}   # r1's queue towards r2 only
 expect:
   - {figure: complete, min: 1}
   - {row: fast, figure: goodput_bps, min: 15M}
   - {row: slow, figure: goodput_bps, max: 5M}
+  - {row: fast, figure: overflow_drops, max: 0}
+  - {row: tiny, figure: overflow_drops, min: 1}
+  - {row: tiny, figure: queue_max_packets, max: 8}
 Y
 "$lab" run "$tmp/chain.yaml" --json --pcap "$tmp/chain1.pcap" >"$tmp/chain.json" 2>/dev/null
 check "topology a - r1 - r2 - b: bulk and rr complete, a row changes a link by name (PASS)" \

@@ -83,12 +83,14 @@ struct spec_tlink {
     int a, b;             /* node indices; forward is a -> b */
     char an[SPEC_NAME], bn[SPEC_NAME]; /* as written, resolved at the end of the parse */
     struct spec_link link;
+    struct spec_qdisc queue; /* the queue of a router end of this link, over the router's */
 };
 struct spec_row_link {
     char name[SPEC_NAME];
     int line;
     int index; /* into lab_spec.tlinks, resolved at the end of the parse */
     struct spec_link link;
+    struct spec_qdisc queue;
 };
 
 struct spec_row {

@@ -514,6 +514,8 @@ static int tlink_pair(const struct parser *p, const char *k, const yaml_node_t *
     struct tlink_ctx *c = ctx;
     if (!strcmp(k, "name"))
         return name_value(p, v, path, c->l->name);
+    if (!strcmp(k, "queue"))
+        return each_pair(p, v, path, QDISC_KEYS, qdisc_pair, &c->l->queue);
     if (!strcmp(k, "between")) {
         if (v->type != YAML_SEQUENCE_NODE || v->data.sequence.items.top - v->data.sequence.items.start != 2)
             return perr(p, v, "%s: expected the two nodes it joins, as [NAME, NAME]", path);
@@ -540,7 +542,7 @@ static int links(const struct parser *p, const yaml_node_t *n, struct lab_spec *
         memset(l, 0, sizeof(*l));
         l->line = (int)e->start_mark.line + 1;
         struct tlink_ctx c = {l, 0};
-        if (each_pair(p, e, key, "between, name, " DIR_KEYS ", forward, reverse", tlink_pair, &c))
+        if (each_pair(p, e, key, "between, name, queue, " DIR_KEYS ", forward, reverse", tlink_pair, &c))
             return 2;
         if (!c.has_between)
             return perr(p, e, "%s.between: a link needs the two nodes it joins, as between: [NAME, NAME]", key);
@@ -557,7 +559,15 @@ static int links(const struct parser *p, const yaml_node_t *n, struct lab_spec *
     return 0;
 }
 
-/* A row's changes to named links: links: {NAME: {rate: ..., forward: {...}}}. */
+static int row_link_key(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct spec_row_link *rl = ctx;
+    if (!strcmp(k, "queue"))
+        return each_pair(p, v, path, QDISC_KEYS, qdisc_pair, &rl->queue);
+    return link_pair(p, k, v, path, &rl->link);
+}
+
+/* A row's changes to named links: links: {NAME: {rate: ..., forward: {...}, queue: {...}}}. */
 static int row_link_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
 {
     struct spec_row *r = ctx;
@@ -569,7 +579,7 @@ static int row_link_pair(const struct parser *p, const char *k, const yaml_node_
         return perr(p, v, "%s: no link has so long a name", path);
     snprintf(rl->name, sizeof(rl->name), "%s", k);
     rl->line = (int)v->start_mark.line + 1;
-    if (each_pair(p, v, path, DIR_KEYS ", forward, reverse", link_pair, &rl->link))
+    if (each_pair(p, v, path, "queue, " DIR_KEYS ", forward, reverse", row_link_key, rl))
         return 2;
     r->nlinks++;
     return 0;

@@ -239,8 +239,13 @@ static int build_topology(brisk_sim_world *w, const struct lab_spec *s, const st
             uint32_t ip = link_ip(i, side);
             if (t->router[nd]) {
                 struct brisk_sim_qdisc q = {.kind = BRISK_SIM_QDISC_DROPTAIL};
+                /* The router's, this link's end, the row's for every router, the row's for this link. */
                 apply_qdisc(&q, &s->nodes[nd].qdisc);
+                apply_qdisc(&q, &l->queue);
                 apply_qdisc(&q, &row->router);
+                for (int j = 0; j < row->nlinks; j++)
+                    if (row->links[j].index == i)
+                        apply_qdisc(&q, &row->links[j].queue);
                 t->port[i][side] = brisk_sim_router_port_add(t->router[nd], ip, 24, &q);
             } else {
                 struct brisk_sim_nic_config nc;
@@ -493,7 +498,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *s, const struct spe
                     for (int d = 0; d < 2; d++)
                         if (!capacity || (t->rate[i][d] && t->rate[i][d] < capacity))
                             capacity = t->rate[i][d];
-            if (nshares)
+            if (nshares >= 2) /* of one flow it says nothing */
                 set_fig(rf, 0, "fairness", jain(shares, nshares));
         } else {
             /* Of what the directions the bulk flows use can carry: a -> b, b -> a, or both. */
