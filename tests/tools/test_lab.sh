@@ -546,6 +546,8 @@ bad_file "link: beside a topology" "bad.yaml:4: link: a file with a topology" \
     "${topo}link: {rate: 1G}"$'\nlinks: [{between: [a, r]}, {between: [r, b]}]\nflows: [{bulk: {from: a, to: b}}]'
 bad_file "two nodes of one name" "bad.yaml:3: routers\\[1\\]: a second host or router called 'a'" \
     $'name: x\nhosts: [a, b]\nrouters: [{name: a}]\nlinks: [{between: [a, b]}]\nflows: [{bulk: {from: a, to: b}}]'
+bad_file "a row's router without a topology" "bad.yaml:5: rows\\[2\\]: links / router: the file has no topology" \
+    $'name: x\nflows: [{bulk: {}}]\nrows:\n  - {name: a}\n  - {name: b, router: {qdisc: fq_codel}}'
 bad_file "a flow naming c without a topology" "bad.yaml:2: flows\\[1\\]: without a topology" \
     $'name: x\nflows: [{bulk: {from: a, to: c}}]'
 

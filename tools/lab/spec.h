@@ -94,6 +94,7 @@ struct spec_row_link {
 };
 
 struct spec_row {
+    int line;
     char name[40];
     char profile[32]; /* "" = none */
     char sets[SPEC_MAX_SETS][96]; /* "name=value" stack settings, after the profile */

@@ -673,6 +673,7 @@ static int rows(const struct parser *p, const yaml_node_t *n, struct lab_spec *s
             return perr(p, e, "rows: at most %d", SPEC_MAX_ROWS);
         struct spec_row *r = &s->rows[s->nrows];
         memset(r, 0, sizeof(*r));
+        r->line = (int)e->start_mark.line + 1;
         char path[32];
         snprintf(path, sizeof(path), "rows[%d]", s->nrows + 1);
         int rc = each_pair(p, e, path, "name, profile, set, link, nic, router, links", row_pair, r);
@@ -930,7 +931,7 @@ static int resolve(const char *path, FILE *err, struct lab_spec *s)
         for (int k = 0; k < s->nrows; k++)
             if (s->rows[k].nlinks || s->rows[k].router.has_kind || s->rows[k].router.has_limit_packets ||
                 s->rows[k].router.has_limit_bytes)
-                return lerr(path, err, s->topo_line ? s->topo_line : 1,
+                return lerr(path, err, s->rows[k].line,
                             "rows[%d]: links / router: the file has no topology (hosts, routers, links)", k + 1);
         return 0;
     }
