@@ -498,12 +498,12 @@ static int run_row(struct lab_run *r, const struct lab_spec *s, const struct spe
                     for (int d = 0; d < 2; d++)
                         if (!capacity || (t->rate[i][d] && t->rate[i][d] < capacity))
                             capacity = t->rate[i][d];
-            if (nshares >= 2) /* of one flow it says nothing */
-                set_fig(rf, 0, "fairness", jain(shares, nshares));
         } else {
             /* Of what the directions the bulk flows use can carry: a -> b, b -> a, or both. */
             capacity = (up ? t->rate[0][0] : 0) + (down ? t->rate[0][1] : 0);
         }
+        if (nshares >= 2) /* of one flow it says nothing */
+            set_fig(rf, 0, "fairness", jain(shares, nshares));
         if (last > first) {
             double gp = (double)delivered * 8e9 / (double)(last - first);
             set_fig(rf, 0, "goodput_bps", gp);
@@ -543,15 +543,18 @@ static const struct lab_col cols[] = {
     {"transactions", "transactions", LAB_COL_U64, LAB_HIDE_ZERO},
     {"rr_p50_ns", "rr p50", LAB_COL_TIME, LAB_HIDE_ZERO},
     {"rr_p99_ns", "rr p99", LAB_COL_TIME, LAB_HIDE_ZERO},
+    {"elapsed_ns", "virtual time", LAB_COL_TIME, 0},
+    /* A topology's table has these too (a two-host file's keeps its columns; `expect` and the per-flow JSON
+     * have every figure either way). */
     {"fairness", "fairness", LAB_COL_DOUBLE, LAB_HIDE_ZERO},
     {"queue_avg_ns", "queue avg", LAB_COL_TIME, LAB_HIDE_ZERO},
     {"queue_max_ns", "queue max", LAB_COL_TIME, LAB_HIDE_ZERO},
     {"queue_max_packets", "max pkts", LAB_COL_U64, LAB_HIDE_ZERO},
     {"codel_drops", "codel drops", LAB_COL_U64, LAB_HIDE_ZERO},
     {"overflow_drops", "overflow", LAB_COL_U64, LAB_HIDE_ZERO},
-    {"elapsed_ns", "virtual time", LAB_COL_TIME, 0},
 };
-#define NCOLS ((int)(sizeof(cols) / sizeof(cols[0])))
+#define NCOLS_TOPO ((int)(sizeof(cols) / sizeof(cols[0])))
+#define NCOLS_PAIR 12
 
 /* Whether bound e holds for the row's figure; *got gets the figure (NAN: not measured, which fails). */
 static int holds(const struct spec_expect *e, const struct row_figs *rf, double *got)
@@ -571,7 +574,8 @@ int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
     if (s->summary[0])
         lab_report_note(r, "summary", s->summary);
     struct lab_table t;
-    lab_table_init(&t, "rows", "one world per row: every flow of the file (rows)", cols, NCOLS);
+    const int ncols = s->topology ? NCOLS_TOPO : NCOLS_PAIR;
+    lab_table_init(&t, "rows", "one world per row: every flow of the file (rows)", cols, ncols);
     int rc = 0;
     for (int k = 0; k < s->nrows && rc == 0; k++) {
         const struct spec_row *row = &s->rows[k];
@@ -586,7 +590,7 @@ int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
             extra[a] = row->sets[a];
         extra[row->nsets] = NULL;
         lab_table_how(&t, i, row->profile[0] ? row->profile : "brisk", extra, row->how[0] ? row->how : NULL);
-        for (int c = 0; c < NCOLS; c++) {
+        for (int c = 0; c < ncols; c++) {
             double v = get_fig(&figs[k], 0, cols[c].key);
             lab_table_set(&t, i, cols[c].key, v == v ? v : 0);
         }
