@@ -183,8 +183,8 @@ void brisk_sim_nic_stats(const brisk_sim_port *p, struct brisk_sim_nic_stats *ou
  * A forwarding element with N ports, each a port a link attaches to (router.c). It forwards IPv4 by longest
  * prefix match over its connected prefixes and the routes added, rewrites the Ethernet addresses (source: the
  * output port; destination: the next hop's, resolved by ARP and learnt from the ARP packets it sees), answers
- * ARP for its port addresses, decrements the TTL (a datagram arriving with TTL <= 1 is dropped and counted;
- * no ICMP is sent) and queues the datagram on the output port's queueing discipline, which feeds the link one
+ * ARP for its port addresses, decrements the TTL (a datagram arriving with TTL <= 1 is dropped, counted and
+ * answered with ICMP time exceeded, at most one a millisecond) and queues the datagram on the output port's queueing discipline, which feeds the link one
  * frame at a time at the link's rate (router_qdisc.c). Nothing is addressed to the router itself but ARP.
  */
 typedef struct brisk_sim_router brisk_sim_router;
@@ -219,6 +219,8 @@ int brisk_sim_router_route_add(brisk_sim_router *r, uint32_t prefix, uint8_t pre
 struct brisk_sim_router_stats {
     uint64_t forwarded;   /* datagrams queued on an output port (whatever the queue then did with them) */
     uint64_t ttl_expired; /* arrived with TTL <= 1 */
+    uint64_t icmp_sent;   /* ICMP time exceeded sent back */
+    uint64_t icmp_limited; /* ... not sent: at most one a millisecond */
     uint64_t no_route;    /* no prefix covers the destination */
     uint64_t neigh_drops; /* next hop unresolved and its hold queue full, or the neighbour table full */
     uint64_t local;       /* IPv4 addressed to the router (it runs no stack: dropped) */

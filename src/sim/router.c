@@ -9,7 +9,8 @@
  *     the router learns them from it.
  *   - IPv4: the header is validated (brisk_ipv4_parse: lengths, checksum, source address — RFC 1812 §5.2.2,
  *     §5.3.7); a datagram for one of the router's own addresses is dropped (the router runs no stack); one
- *     arriving with TTL <= 1 is dropped and counted (§5.3.1; no ICMP time exceeded is sent); otherwise the
+ *     arriving with TTL <= 1 is dropped, counted and answered with ICMP time exceeded (§5.3.1, rate-limited;
+ *     icmp_time_exceeded); otherwise the
  *     TTL is decremented with the checksum updated incrementally (RFC 1624, as Linux's ip_decrease_ttl).
  *   - Routing: longest prefix match over the ports' connected prefixes and the routes added (§5.2.4.3); the
  *     next hop is the route's gateway, or the destination itself on a connected prefix.
@@ -28,7 +29,7 @@
  * TTL is outside the TCP checksum.
  *
  * Functions: brisk_sim_router_add / port_add / route_add / stats / port_stats (API), brisk_sim_router_rx
- * (input: arp_input, ip_forward), route_lookup, neigh_find / neigh_output / neigh_resolved (ARP),
+ * (input: arp_input, ip_forward, icmp_time_exceeded), route_lookup, neigh_find / neigh_output / neigh_resolved (ARP),
  * port_enqueue and port_kick (output), brisk_sim_router_tx_done, brisk_sim_router_destroy.
  */
 #include <stdlib.h>
@@ -37,6 +38,7 @@
 #include "sim/internal.h"
 #include "wire/arp.h"
 #include "wire/eth.h"
+#include "wire/icmp.h"
 #include "wire/ipv4.h"
 
 #define PORTS_MAX  64u
@@ -44,6 +46,8 @@
 #define NEIGH_MAX  256u
 #define HOLD_MAX   16u
 #define ARP_RETRY  BRISK_NSEC_PER_SEC
+#define ICMP_GAP   BRISK_NSEC_PER_MSEC /* at most one ICMP error a millisecond (Linux: icmp_msgs_per_sec 1000) */
+#define ICMP_QUOTE 548u                /* of the datagram: an error of at most 576 bytes (RFC 1812 §4.3.2.3) */
 
 struct route {
     uint32_t prefix, mask;
@@ -72,6 +76,7 @@ struct brisk_sim_router {
     uint32_t nroutes, nadded;
     struct neigh neigh[NEIGH_MAX];
     uint32_t nneigh;
+    uint64_t icmp_next; /* the earliest time of the next ICMP error */
     struct brisk_sim_router_stats st;
     brisk_sim_router *next;
 };
@@ -292,12 +297,14 @@ static void neigh_resolved(brisk_sim_router *r, struct neigh *n, const uint8_t *
     n->held = 0;
 }
 
-static void neigh_output(brisk_sim_router *r, struct sim_rport *rp, uint32_t nexthop, struct sim_frame *f)
+/* Sends f (an IPv4 frame, the Ethernet header to be written) to nexthop out of rp; `fwd`: count it as
+ * forwarded (a datagram of someone else's, not the router's own ICMP). */
+static void neigh_output(brisk_sim_router *r, struct sim_rport *rp, uint32_t nexthop, struct sim_frame *f, int fwd)
 {
     struct neigh *n = neigh_find(r, rp->index, nexthop);
     if (n && n->resolved) {
         eth_rewrite(f, rp, n->mac);
-        r->st.forwarded++;
+        r->st.forwarded += (uint64_t)fwd;
         port_enqueue(rp, f);
         return;
     }
@@ -324,7 +331,7 @@ static void neigh_output(brisk_sim_router *r, struct sim_rport *rp, uint32_t nex
             n->hold_head = f;
         n->hold_tail = f;
         n->held++;
-        r->st.forwarded++;
+        r->st.forwarded += (uint64_t)fwd;
     }
     if (n->asked_at == BRISK_TIME_NONE || r->w->now >= sim_time_add(n->asked_at, ARP_RETRY)) {
         n->asked_at = r->w->now;
@@ -365,6 +372,51 @@ static void arp_input(struct sim_rport *rp, const uint8_t *p, size_t len)
         arp_send(rp, BRISK_ARP_OP_REPLY, a.sha, a.spa);
 }
 
+/* ICMP time exceeded (RFC 792; RFC 1812 §4.3.2, §5.3.1) for the datagram at ip (header h), back to its
+ * source: never about an ICMP error or a later fragment (§4.3.2.7), at most one a millisecond (§4.3.2.8),
+ * from the address of the port it leaves by (§4.3.2.4), quoting as much of the datagram as fits in 576
+ * bytes. */
+static void icmp_time_exceeded(brisk_sim_router *r, const uint8_t *ip, const struct brisk_ipv4_repr *h)
+{
+    if (h->frag_off)
+        return;
+    if (h->proto == BRISK_IP_PROTO_ICMP) {
+        if (h->total_len <= h->hdr_len)
+            return;
+        uint8_t type = ip[h->hdr_len];
+        if (type != BRISK_ICMP_ECHO && type != BRISK_ICMP_ECHO_REPLY)
+            return;
+    }
+    const struct route *rt = route_lookup(r, h->src);
+    if (!rt)
+        return;
+    if (r->w->now < r->icmp_next) {
+        r->st.icmp_limited++;
+        return;
+    }
+    r->icmp_next = sim_time_add(r->w->now, ICMP_GAP);
+    size_t quote = h->total_len < ICMP_QUOTE ? h->total_len : ICMP_QUOTE;
+    size_t len = BRISK_ETH_HLEN + BRISK_IPV4_HLEN + BRISK_ICMP_HLEN + quote;
+    struct sim_frame *f = brisk_sim_frame_get(r->w, len < SIM_ETH_ZLEN ? SIM_ETH_ZLEN : len);
+    if (!f)
+        return;
+    memset(f->data, 0, f->len);
+    struct sim_rport *out = r->ports[rt->port];
+    f->data[12] = BRISK_ETH_P_IPV4 >> 8;
+    f->data[13] = BRISK_ETH_P_IPV4 & 0xff;
+    uint8_t *nip = f->data + BRISK_ETH_HLEN;
+    struct brisk_ipv4_repr eh = {.total_len = (uint16_t)(BRISK_IPV4_HLEN + BRISK_ICMP_HLEN + quote),
+                                 .ttl = 64,
+                                 .proto = BRISK_IP_PROTO_ICMP,
+                                 .src = out->ip,
+                                 .dst = h->src};
+    brisk_ipv4_emit(nip, &eh);
+    struct brisk_icmp_repr ic = {.type = BRISK_ICMP_TIME_EXCEEDED, .code = 0, .payload = ip, .payload_len = quote};
+    brisk_icmp_emit(nip + BRISK_IPV4_HLEN, &ic);
+    r->st.icmp_sent++;
+    neigh_output(r, out, rt->gateway ? rt->gateway : h->src, f, 0);
+}
+
 static void ip_forward(struct sim_rport *rp, struct sim_frame *f)
 {
     brisk_sim_router *r = rp->r;
@@ -382,6 +434,7 @@ static void ip_forward(struct sim_rport *rp, struct sim_frame *f)
     }
     if (h.ttl <= 1) {
         r->st.ttl_expired++;
+        icmp_time_exceeded(r, ip, &h);
         brisk_sim_frame_put(r->w, f);
         return;
     }
@@ -399,7 +452,7 @@ static void ip_forward(struct sim_rport *rp, struct sim_frame *f)
     ip[8]--;
     ip[10] = (uint8_t)(sum >> 8);
     ip[11] = (uint8_t)sum;
-    neigh_output(r, r->ports[rt->port], rt->gateway ? rt->gateway : h.dst, f);
+    neigh_output(r, r->ports[rt->port], rt->gateway ? rt->gateway : h.dst, f, 1);
 }
 
 void brisk_sim_router_rx(struct sim_rport *rp, struct sim_frame *f)

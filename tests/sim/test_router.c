@@ -16,6 +16,7 @@
 #include "support/testutil.h"
 #include "wire/arp.h"
 #include "wire/eth.h"
+#include "wire/icmp.h"
 #include "wire/ipv4.h"
 
 #define MS  BRISK_NSEC_PER_MSEC
@@ -165,16 +166,41 @@ static void test_arp_and_forwarding(void **state)
     assert_int_equal(brisk_ipv4_parse(n.b.last + 14, n.b.last_len - 14, &h), 20);
     assert_int_equal(h.ttl, 1);
 
-    /* TTL 1 and 0: dropped, counted, nothing leaves. No route: counted. Addressed to the router: dropped. */
+    /* TTL 1 and 0: dropped, counted, nothing leaves towards b; a hears ICMP time exceeded from the port it
+     * arrives by (the second one, in the same millisecond, is rate-limited). No route: counted. Addressed
+     * to the router: dropped. */
     send_ip(&n.a, n.b.ip, 1);
     send_ip(&n.a, n.b.ip, 0);
     send_ip(&n.a, 0x0b000001u, 64);
     send_ip(&n.a, NET2 | 1, 64);
     brisk_sim_run_until(n.w, BRISK_TIME_NONE);
     assert_int_equal(n.b.ipv4, 2);
+    assert_int_equal(n.a.ipv4, 1);
+    assert_memory_equal(n.a.last, n.a.mac, 6);
+    assert_memory_equal(n.a.last + 6, rmac, 6);
+    assert_int_equal(brisk_ipv4_parse(n.a.last + 14, n.a.last_len - 14, &h), 20);
+    assert_int_equal(h.proto, 1);
+    assert_int_equal(h.src, NET1 | 1);
+    assert_int_equal(h.dst, n.a.ip);
+    assert_int_equal(h.total_len, 20 + 8 + 28); /* the whole 28-byte datagram quoted */
+    struct brisk_icmp_repr ic;
+    assert_int_equal(brisk_icmp_parse(n.a.last + 34, 36, &ic), 8); /* its checksum holds */
+    assert_int_equal(ic.type, BRISK_ICMP_TIME_EXCEEDED);
+    assert_int_equal(ic.code, 0); /* in transit */
+    struct brisk_ipv4_repr quoted;
+    assert_int_equal(brisk_ipv4_parse_quoted(n.a.last + 42, 28, &quoted), 20);
+    assert_int_equal(quoted.ttl, 1);
+    assert_int_equal(quoted.dst, n.b.ip);
+    /* A millisecond later, the next one is answered again. */
+    brisk_sim_run_until(n.w, brisk_sim_now(n.w) + 2 * MS);
+    send_ip(&n.a, n.b.ip, 1);
+    brisk_sim_run_until(n.w, BRISK_TIME_NONE);
+    assert_int_equal(n.a.ipv4, 2);
     struct brisk_sim_router_stats st;
     brisk_sim_router_stats(n.r, &st);
-    assert_int_equal(st.ttl_expired, 2);
+    assert_int_equal(st.ttl_expired, 3);
+    assert_int_equal(st.icmp_sent, 2);
+    assert_int_equal(st.icmp_limited, 1);
     assert_int_equal(st.no_route, 1);
     assert_int_equal(st.local, 1);
     assert_int_equal(st.forwarded, 2);
