@@ -3,7 +3,8 @@
  *
  * A world has a virtual clock in nanoseconds and one event queue ordered by (time, insertion sequence), so a
  * run is a pure function of its configuration and seed. It holds hosts (each a brisk stack), NICs on hosts,
- * raw ports (a test or scripted peer sees frames directly), and point-to-point links between two ports.
+ * raw ports (a test or scripted peer sees frames directly), routers (ports that forward IPv4 through output
+ * queues), and point-to-point links between two ports.
  *
  * Timeline of one frame sent by a host:
  *   xmit at t0 -> a TX-ring descriptor is taken (ring full => BRISK_ERR_BUSY to the stack)
@@ -177,6 +178,72 @@ struct brisk_sim_nic_stats {
     uint64_t rx_frames;
 };
 void brisk_sim_nic_stats(const brisk_sim_port *p, struct brisk_sim_nic_stats *out);
+
+/* ---- routers ----
+ * A forwarding element with N ports, each a port a link attaches to (router.c). It forwards IPv4 by longest
+ * prefix match over its connected prefixes and the routes added, rewrites the Ethernet addresses (source: the
+ * output port; destination: the next hop's, resolved by ARP and learnt from the ARP packets it sees), answers
+ * ARP for its port addresses, decrements the TTL (a datagram arriving with TTL <= 1 is dropped, counted and
+ * answered with ICMP time exceeded, at most one a millisecond) and queues the datagram on the output port's queueing discipline, which feeds the link one
+ * frame at a time at the link's rate (router_qdisc.c). Nothing is addressed to the router itself but ARP.
+ */
+typedef struct brisk_sim_router brisk_sim_router;
+
+enum brisk_sim_qdisc_kind {
+    BRISK_SIM_QDISC_DROPTAIL, /* one FIFO; an arrival over the limit is dropped */
+    BRISK_SIM_QDISC_FQ_CODEL, /* RFC 8290: flow queues served by DRR, CoDel (RFC 8289) in each */
+};
+struct brisk_sim_qdisc {
+    enum brisk_sim_qdisc_kind kind;
+    uint32_t limit_packets; /* 0 = the default: 1000 (drop-tail, a txqueuelen), 10240 (fq_codel, Linux's) */
+    uint64_t limit_bytes;   /* 0 = no byte limit */
+    uint32_t flows;         /* fq_codel queues (0 = 1024; at most 65536) */
+    uint32_t quantum;       /* fq_codel DRR quantum in bytes (0 = 1514) */
+    uint64_t target_ns;     /* CoDel target (0 = 5 ms) */
+    uint64_t interval_ns;   /* CoDel interval (0 = 100 ms; at most 1000 s) */
+};
+/* Parses "droptail" / "drop-tail" / "fifo" or "fq_codel" / "fq-codel". BRISK_OK or BRISK_ERR_INVAL. */
+int brisk_sim_qdisc_parse(const char *s, enum brisk_sim_qdisc_kind *out);
+
+/* Adds a router (no ports yet). NULL when out of memory. */
+brisk_sim_router *brisk_sim_router_add(brisk_sim_world *w, const char *name);
+/* Adds a port with address ip/prefix_len (its connected route) and a queueing discipline (NULL = drop-tail
+ * with the defaults); MAC 02:00:01:<router>:<port>. At most 64 ports. NULL: bad argument or out of memory. */
+brisk_sim_port *brisk_sim_router_port_add(brisk_sim_router *r, uint32_t ip, uint8_t prefix_len,
+                                          const struct brisk_sim_qdisc *q);
+/* Adds a route to prefix/prefix_len through `gateway`, which a port's connected prefix must cover (that port
+ * is the way out). BRISK_OK, BRISK_ERR_INVAL (no port reaches the gateway, bad length) or BRISK_ERR_TOOMANY
+ * (256 routes). */
+int brisk_sim_router_route_add(brisk_sim_router *r, uint32_t prefix, uint8_t prefix_len, uint32_t gateway);
+
+struct brisk_sim_router_stats {
+    uint64_t forwarded;   /* datagrams queued on an output port (whatever the queue then did with them) */
+    uint64_t ttl_expired; /* arrived with TTL <= 1 */
+    uint64_t icmp_sent;   /* ICMP time exceeded sent back */
+    uint64_t icmp_limited; /* ... not sent: at most one a millisecond */
+    uint64_t no_route;    /* no prefix covers the destination */
+    uint64_t neigh_drops; /* next hop unresolved and its hold queue full, or the neighbour table full */
+    uint64_t local;       /* IPv4 addressed to the router (it runs no stack: dropped) */
+    uint64_t bad;         /* not Ethernet/IPv4/ARP, a bad IPv4 header, or not addressed to the port's MAC */
+    uint64_t arp_requests, arp_replies; /* sent */
+};
+void brisk_sim_router_stats(const brisk_sim_router *r, struct brisk_sim_router_stats *out);
+
+struct brisk_sim_qdisc_stats {
+    uint64_t enqueued;         /* frames accepted */
+    uint64_t dequeued;         /* frames handed to the link */
+    uint64_t bytes_dequeued;
+    uint64_t dropped_overflow; /* over the limit (fq_codel: from the head of the fattest queue) */
+    uint64_t dropped_codel;    /* CoDel's drops at dequeue */
+    uint32_t max_packets;      /* high-water marks of the backlog */
+    uint64_t max_bytes;
+    uint64_t sojourn_sum_ns;   /* enqueue -> handed to the link, over the dequeued frames */
+    uint64_t sojourn_max_ns;
+    uint32_t backlog_packets;  /* now */
+    uint64_t backlog_bytes;
+};
+/* The queue statistics of a router port. BRISK_OK, or BRISK_ERR_INVAL (not a router port). */
+int brisk_sim_router_port_stats(const brisk_sim_port *p, struct brisk_sim_qdisc_stats *out);
 
 /* ---- capture ---- */
 /* Writes every frame a port sends (at the start of serialization) and receives (at delivery) to a pcap file

@@ -1,5 +1,6 @@
 /*
- * internal.h — the simulator's private structures, shared by world.c, link.c, fault.c, nic.c and capture.c.
+ * internal.h — the simulator's private structures, shared by world.c, link.c, fault.c, nic.c, capture.c,
+ * router.c and router_qdisc.c.
  *
  * Everything that happens in a world is an event: a small struct embedded in the object it concerns (a host's
  * wake-up, a NIC descriptor's completion, a NIC's coalescing timer, a frame's end of serialization or
@@ -85,6 +86,7 @@ struct sim_frame {
     uint32_t cap;             /* bytes available in data[] */
     uint8_t csum;             /* SIM_CSUM_*: who vouches for the TCP checksum */
     uint16_t csum_start, csum_offset;
+    uint64_t enq_ns; /* when a router's queueing discipline accepted it (router_qdisc.c: the sojourn) */
     uint8_t data[];
 };
 
@@ -188,8 +190,75 @@ struct sim_nic {
     void (*tx_done)(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now);
 };
 
+/* ---- router queueing disciplines (router_qdisc.c) ---- */
+struct sim_codel {
+    uint64_t first_above; /* RFC 8289 first_above_time: 0 = the sojourn is not above target */
+    uint64_t drop_next;   /* when the next drop is due while dropping */
+    uint32_t count, lastcount;
+    int dropping;
+};
+
+#define SIM_FQ_NONE 0u /* not on a list: empty and idle */
+#define SIM_FQ_NEW  1u
+#define SIM_FQ_OLD  2u
+
+struct sim_fq_flow {
+    struct sim_frame *head, *tail;
+    uint64_t bytes;
+    uint32_t packets;
+    int32_t deficit;
+    uint8_t list;      /* SIM_FQ_* */
+    int32_t next;      /* next flow on its list, -1 = last */
+    struct sim_codel codel;
+};
+
+struct sim_fq_list {
+    int32_t head, tail; /* flow indices, -1 = empty */
+};
+
+struct sim_qdisc {
+    struct brisk_sim_qdisc cfg; /* with the defaults filled in */
+    uint32_t packets;           /* backlog */
+    uint64_t bytes;
+    struct sim_frame *head, *tail; /* drop-tail */
+    struct sim_fq_flow *flows;     /* fq_codel: cfg.flows queues, allocated at setup */
+    struct sim_fq_list new_flows, old_flows;
+    uint64_t perturb;   /* the flow hash's key (RFC 8290 §4.1.1: a per-instance perturbation) */
+    uint32_t maxpacket; /* largest frame seen: CoDel's MAXPACKET */
+    struct brisk_sim_qdisc_stats st;
+};
+
+/* Fills in the defaults and allocates the flow queues. BRISK_OK, BRISK_ERR_INVAL or BRISK_ERR_NOMEM. */
+int brisk_sim_qdisc_init(struct sim_qdisc *q, const struct brisk_sim_qdisc *cfg, uint64_t perturb);
+/* Frees the queued frames and the flow queues. */
+void brisk_sim_qdisc_destroy(struct sim_qdisc *q);
+/* Takes ownership of f at time now (f->len and data set: an Ethernet frame). Drops go to the world's free
+ * list and the counters. */
+void brisk_sim_qdisc_enqueue(brisk_sim_world *w, struct sim_qdisc *q, struct sim_frame *f, uint64_t now);
+/* The next frame to transmit at time now (CoDel's drops happen here), or NULL when the queue is empty. */
+struct sim_frame *brisk_sim_qdisc_dequeue(brisk_sim_world *w, struct sim_qdisc *q, uint64_t now);
+/* The fq_codel queue a frame hashes to (tests). */
+uint32_t brisk_sim_qdisc_flow_of(const struct sim_qdisc *q, const uint8_t *frame, size_t len);
+
+/* ---- routers (router.c) ---- */
+struct sim_rport {
+    brisk_sim_router *r;
+    brisk_sim_port *port;
+    uint32_t index;
+    uint8_t mac[6];
+    uint32_t ip;
+    uint8_t prefix_len;
+    struct sim_qdisc q;
+};
+/* A frame arrives at a router port: the router takes ownership. */
+void brisk_sim_router_rx(struct sim_rport *rp, struct sim_frame *f);
+/* The port's link finished serializing a frame: the next one may go. */
+void brisk_sim_router_tx_done(struct sim_rport *rp);
+/* World teardown: frees the router's frames, ports' queues and itself; returns the next on the world's list. */
+brisk_sim_router *brisk_sim_router_destroy(brisk_sim_router *r);
+
 /* ---- ports and hosts ---- */
-enum sim_port_kind { SIM_PORT_RAW, SIM_PORT_NIC };
+enum sim_port_kind { SIM_PORT_RAW, SIM_PORT_NIC, SIM_PORT_ROUTER };
 
 struct brisk_sim_port {
     brisk_sim_world *w;
@@ -201,8 +270,9 @@ struct brisk_sim_port {
     uint64_t rx_frames;      /* frames delivered to this port */
     brisk_sim_rx_fn rx;      /* raw ports */
     void *rx_ctx;
-    struct sim_nic *nic;  /* NIC ports */
-    brisk_sim_port *next; /* world's list */
+    struct sim_nic *nic;     /* NIC ports */
+    struct sim_rport *rport; /* router ports */
+    brisk_sim_port *next;    /* world's list */
 };
 
 struct brisk_sim_host {
@@ -236,7 +306,8 @@ struct brisk_sim_world {
     brisk_sim_host *hosts, *hosts_tail;
     brisk_sim_port *ports, *ports_tail;
     brisk_sim_link *links, *links_tail;
-    uint32_t nhosts, nlinks;
+    brisk_sim_router *routers, *routers_tail;
+    uint32_t nhosts, nlinks, nrouters;
     brisk_sim_host *dirty_head, *dirty_tail;
     /* NICs with received frames waiting for a poll, which runs when nothing else is due at the instant. */
     struct sim_nic *poll_head, *poll_tail;

@@ -14,6 +14,9 @@
  * once to a queue of K packets keeps exactly K. A rate of 0 means an infinitely fast transmitter (no
  * serialization delay); a frame is still a separate event so that completions never run inside an xmit.
  *
+ * A router port's direction is fed by the router's queueing discipline one frame at a time (router.c): when a
+ * frame's serialization ends and nothing else is queued here, the router is told, and offers its next.
+ *
  * Capture: a port's transmitted frames are recorded when their serialization starts, received ones when they
  * are delivered, both from inside events, so a pcap is in event order.
  *
@@ -199,6 +202,8 @@ void brisk_sim_link_tx_end(brisk_sim_world *w, struct sim_frame *f)
     }
     if (d->q_head)
         tx_start(w, d, d->q_head);
+    else if (d->src->rport) /* a router's queue feeds the idle transmitter its next frame */
+        brisk_sim_router_tx_done(d->src->rport);
 }
 
 void brisk_sim_link_deliver(brisk_sim_world *w, struct sim_frame *f)
@@ -215,6 +220,9 @@ void brisk_sim_link_deliver(brisk_sim_world *w, struct sim_frame *f)
     if (p->nic) {
         if (brisk_sim_nic_rx(p->nic, f))
             return; /* waiting for the NIC's receive poll */
+    } else if (p->rport) {
+        brisk_sim_router_rx(p->rport, f); /* forwarded (the same buffer) or dropped there */
+        return;
     } else if (p->rx) {
         brisk_sim_frame_csum(f);
         p->rx(p->rx_ctx, p, f->data, f->len, w->now);

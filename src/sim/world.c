@@ -284,6 +284,8 @@ void brisk_sim_world_free(brisk_sim_world *w)
         free(h->name);
         free(h);
     }
+    for (brisk_sim_router *r = w->routers; r;)
+        r = brisk_sim_router_destroy(r);
     for (brisk_sim_port *p = w->ports, *next; p; p = next) {
         next = p->next;
         free(p);

@@ -24,6 +24,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int i = 0; i < s.nexpect; i++)
             if (!s.expect[i].figure[0] || (!s.expect[i].has_min && !s.expect[i].has_max))
                 fh_fail("spec: an accepted bound without a figure or a limit");
+        /* A topology: every flow between two different hosts a path joins, every link between known nodes. */
+        int nodes = s.topology ? s.nnodes : 2;
+        for (int i = 0; i < s.nflows; i++) {
+            const struct spec_flow *f = &s.flows[i];
+            if (f->from < 0 || f->to < 0 || f->from >= nodes || f->to >= nodes || f->from == f->to)
+                fh_fail("spec: an accepted flow between unknown hosts");
+            if (s.topology && (s.nodes[f->from].router || s.nodes[f->to].router ||
+                               lab_spec_first_link(&s, f->from, lab_spec_host_link(&s, f->to)) < 0))
+                fh_fail("spec: an accepted flow without a path");
+        }
+        for (int i = 0; s.topology && i < s.ntlinks; i++)
+            if (s.tlinks[i].a < 0 || s.tlinks[i].b < 0 || s.tlinks[i].a >= s.nnodes || s.tlinks[i].b >= s.nnodes)
+                fh_fail("spec: an accepted link to an unknown node");
     }
     return 0;
 }

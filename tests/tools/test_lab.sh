@@ -463,6 +463,94 @@ bad_file "a list where a value goes" "bad.yaml:2: link.rate: expected a single v
 "$lab" check "$tmp/does-not-exist.yaml" >/dev/null 2>"$tmp/err"
 check "scenario file missing: exit 2, named" "[ $? -eq 2 ] && grep -q 'cannot read scenario file' '$tmp/err'"
 
+# Topologies and routers (scenarios/dumbbell.yaml, docs/lab.md "Topologies and routers"): four flows through
+# one bottleneck router, drop-tail against fq_codel. The figures come from the mechanism: the FIFO stands
+# full (500 packets = 60.56 ms at 100 Mbit/s), CoDel keeps the sojourn near 5 ms, DRR shares the link.
+src_dir=$(cd "$(dirname "$0")/../.." && pwd)
+"$lab" run "$src_dir/scenarios/dumbbell.yaml" --json >"$tmp/dumbbell.json" 2>"$tmp/dumbbell.err"
+rc=$?
+check "dumbbell: exit 0, its shape PASSes" "[ $rc -eq 0 ] && grep -q '\"pass\": true' '$tmp/dumbbell.json'"
+check "dumbbell: drop-tail fills its 500 packets and waits > 20 ms on average" \
+    "is '$(json_row "$tmp/dumbbell.json" droptail queue_max_packets) == 500 && $(json_row "$tmp/dumbbell.json" droptail queue_avg_ns) > 20e6'"
+check "dumbbell: drop-tail's longest wait is the full buffer, 500 x 1514 B at 100 Mbit/s" \
+    "is '$(json_row "$tmp/dumbbell.json" droptail queue_max_ns) >= 60.5e6 && $(json_row "$tmp/dumbbell.json" droptail queue_max_ns) <= 60.7e6'"
+check "dumbbell: fq_codel's average sojourn < 10 ms, with CoDel drops, fairness >= 0.9" \
+    "is '$(json_row "$tmp/dumbbell.json" fq_codel queue_avg_ns) < 10e6 && $(json_row "$tmp/dumbbell.json" fq_codel codel_drops) > 0 && $(json_row "$tmp/dumbbell.json" fq_codel fairness) >= 0.9'"
+check "dumbbell: drop-tail is less fair than fq_codel" \
+    "is '$(json_row "$tmp/dumbbell.json" droptail fairness) < $(json_row "$tmp/dumbbell.json" fq_codel fairness)'"
+check "dumbbell: per-flow window goodput in the JSON, and the bottleneck named" \
+    "[ \$(grep -c '\"window_bps\"' '$tmp/dumbbell.json') -eq 16 ] && grep -q '\"fq_codel\": \"r1 -> r2\"' '$tmp/dumbbell.json'"
+"$lab" run "$src_dir/scenarios/dumbbell.yaml" --json >"$tmp/dumbbell2.json" 2>/dev/null
+check "dumbbell: the same seed gives the same figures" "cmp -s '$tmp/dumbbell.json' '$tmp/dumbbell2.json'"
+"$lab" check "$src_dir/scenarios/dumbbell.yaml" >/dev/null 2>&1
+check "dumbbell: check validates it (exit 0)" "[ $? -eq 0 ]"
+"$lab" run "$src_dir/scenarios/parking-lot.yaml" --json >"$tmp/parking.json" 2>/dev/null
+check "parking lot: exit 0, PASS (the long flow near its share under fq_codel, starved under drop-tail)" \
+    "[ $? -eq 0 ] && grep -q '\"pass\": true' '$tmp/parking.json'"
+# A small topology run in full: two hosts through two routers, a row changing the named bottleneck link.
+cat >"$tmp/chain.yaml" <<'Y'
+name: chain
+limit: 20s
+hosts: [a, b]
+routers: [{name: r1}, {name: r2, qdisc: fq_codel}]
+links:
+  - {between: [a, r1]}
+  - {name: mid, between: [r1, r2], rate: 20M, delay: 2ms}
+  - {between: [r2, b]}
+flows:
+  - bulk: {from: a, to: b, bytes: 1M}
+  - rr: {from: b, to: a, transactions: 20}
+rows:
+  - {name: fast}
+  - {name: slow, links: {mid: {rate: 5M}}}
+  - {name: tiny, links: {mid: {queue: {queue_packets: 8}}}}   # r1's queue towards r2 only
+expect:
+  - {figure: complete, min: 1}
+  - {row: fast, figure: goodput_bps, min: 15M}
+  - {row: slow, figure: goodput_bps, max: 5M}
+  - {row: fast, figure: overflow_drops, max: 0}
+  - {row: tiny, figure: overflow_drops, min: 1}
+  - {row: tiny, figure: queue_max_packets, max: 8}
+Y
+"$lab" run "$tmp/chain.yaml" --json --pcap "$tmp/chain1.pcap" >"$tmp/chain.json" 2>/dev/null
+check "topology a - r1 - r2 - b: bulk and rr complete, a row changes a link by name (PASS)" \
+    "[ $? -eq 0 ] && grep -q '\"pass\": true' '$tmp/chain.json'"
+"$lab" run "$tmp/chain.yaml" --pcap "$tmp/chain2.pcap" >/dev/null 2>&1
+check "topology: same file, byte-identical capture" "[ -s '$tmp/chain1.pcap' ] && cmp -s '$tmp/chain1.pcap' '$tmp/chain2.pcap'"
+if command -v tcpdump >/dev/null 2>&1; then
+    tcpdump -nr "$tmp/chain1.pcap" 2>/dev/null >"$tmp/chain.txt"
+    check "topology capture: a (10.0.1.1) ARPs for its gateway (r1, 10.0.1.2), and connects to b (10.0.3.2) through it" \
+        "grep -q 'ARP, Request who-has 10.0.1.2 tell 10.0.1.1' '$tmp/chain.txt' && grep -q '10.0.1.1.*> 10.0.3.2.5001' '$tmp/chain.txt'"
+fi
+# Malformed topologies: exit 2, file:line and the key.
+topo=$'name: x\nhosts: [a, b]\nrouters: [{name: r}]\n'
+bad_file "link to an unknown node" "bad.yaml:6: links\\[2\\].between: no host or router is called 'c'" \
+    "${topo}links:"$'\n  - {between: [a, r]}\n  - {between: [r, c]}\nflows: [{bulk: {from: a, to: b}}]'
+bad_file "a host on two links" "bad.yaml:2: hosts: host 'a' is on 2 links" \
+    "${topo}links:"$'\n  - {between: [a, r]}\n  - {between: [a, b]}\nflows: [{bulk: {from: a, to: b}}]'
+bad_file "a host on no link" "bad.yaml:2: hosts: host 'b' is on 0 links" \
+    "${topo}links:"$'\n  - {between: [a, r]}\nflows:\n  - bulk: {from: a, to: b}'
+bad_file "a flow without a path" "bad.yaml:4: flows\\[1\\]: no path from a to b through the routers" \
+    $'name: x\nhosts: [a, b]\nrouters: [{name: r}, {name: q}]\nflows: [{bulk: {from: a, to: b}}]\nlinks: [{between: [a, r]}, {between: [q, b]}]'
+bad_file "a flow without its hosts" "bad.yaml:7: flows\\[1\\]: a flow in a topology names its hosts" \
+    "${topo}links:"$'\n  - {between: [a, r]}\n  - {between: [r, b]}\nflows: [{bulk: {}}]'
+bad_file "a flow to a router" "flows\\[1\\]: 'r' is a router" \
+    "${topo}links:"$'\n  - {between: [a, r]}\n  - {between: [r, b]}\nflows: [{bulk: {from: a, to: r}}]'
+bad_file "an unknown queueing discipline" "bad.yaml:3: routers\\[1\\].qdisc: 'red' is not a queueing discipline" \
+    $'name: x\nhosts: [a, b]\nrouters: [{name: r, qdisc: red}]\nlinks: [{between: [a, r]}, {between: [r, b]}]\nflows: [{bulk: {from: a, to: b}}]'
+bad_file "between with one node" "bad.yaml:4: links\\[1\\].between: expected the two nodes" \
+    "${topo}links: [{between: [a]}]"$'\nflows: [{bulk: {from: a, to: b}}]'
+bad_file "a row changing an unknown link" "bad.yaml:7: rows\\[1\\].links.mid: no link is called 'mid'" \
+    "${topo}links: [{between: [a, r]}, {between: [r, b]}]"$'\nflows: [{bulk: {from: a, to: b}}]\nrows:\n  - {name: x, links: {mid: {rate: 1M}}}'
+bad_file "link: beside a topology" "bad.yaml:4: link: a file with a topology" \
+    "${topo}link: {rate: 1G}"$'\nlinks: [{between: [a, r]}, {between: [r, b]}]\nflows: [{bulk: {from: a, to: b}}]'
+bad_file "two nodes of one name" "bad.yaml:3: routers\\[1\\]: a second host or router called 'a'" \
+    $'name: x\nhosts: [a, b]\nrouters: [{name: a}]\nlinks: [{between: [a, b]}]\nflows: [{bulk: {from: a, to: b}}]'
+bad_file "a row's router without a topology" "bad.yaml:5: rows\\[2\\]: links / router: the file has no topology" \
+    $'name: x\nflows: [{bulk: {}}]\nrows:\n  - {name: a}\n  - {name: b, router: {qdisc: fq_codel}}'
+bad_file "a flow naming c without a topology" "bad.yaml:2: flows\\[1\\]: without a topology" \
+    $'name: x\nflows: [{bulk: {from: a, to: c}}]'
+
 # brisk-bench is checked by tests/tools/test_bench.sh.
 
 echo "$pass passed, $fail failed"

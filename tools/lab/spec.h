@@ -1,8 +1,9 @@
 /*
  * spec.h — a lab scenario described in a file instead of C (docs/lab.md, "Scenario files").
  *
- * A scenario file is YAML (parsed by libyaml): two hosts, a and b, joined by one link; host a's NIC; the
- * flows the hosts run (bulk transfers and request/response exchanges, each with a start time); the rows to
+ * A scenario file is YAML (parsed by libyaml): two hosts, a and b, joined by one link, or a topology of
+ * named hosts and routers and the links between them (dumbbells, parking lots); host a's NIC (a topology:
+ * every host's); the flows the hosts run (bulk transfers and request/response exchanges, each with a start time); the rows to
  * compare (each a profile, stack settings, and changes to the link or the NIC, so a row can also be one point
  * of a sweep); and the expected shape, a list of bounds on the rows' figures that gives PASS or FAIL as the
  * seed scenarios do. spec_parse.c reads and checks a file into a struct lab_spec, naming the file, line and
@@ -22,12 +23,18 @@
 #define SPEC_MAX_SETS    32
 #define SPEC_MAX_EXPECT  32
 #define SPEC_TEXT        160
+#define SPEC_MAX_NODES   32 /* hosts and routers of a topology */
+#define SPEC_MAX_LINKS   48
+#define SPEC_MAX_ROW_LINKS 8 /* links a row changes by name */
+#define SPEC_NAME        24
 
 enum spec_flow_kind { SPEC_BULK, SPEC_RR };
 
 struct spec_flow {
     enum spec_flow_kind kind;
     int line;          /* where the file describes it */
+    int from, to;      /* node indices: the client (connects; "up" is from -> to) and the server */
+    char from_name[SPEC_NAME], to_name[SPEC_NAME]; /* as written ("" = a, b), resolved at the end */
     uint64_t start_ns; /* virtual time of its connect */
     /* bulk */
     uint64_t bytes;
@@ -57,13 +64,47 @@ struct spec_nic {
     int bql;
 };
 
+/* A router's queueing discipline, as the file or a row changes it (has_ flags as for links). */
+struct spec_qdisc {
+    int has_kind, has_limit_packets, has_limit_bytes, has_flows, has_quantum, has_target, has_interval;
+    struct brisk_sim_qdisc q;
+};
+
+/* A topology (the file's hosts, routers and links keys); without one, hosts a and b on one link. */
+struct spec_node {
+    char name[SPEC_NAME];
+    int line;
+    int router;             /* 0: a host (one NIC, on exactly one link) */
+    struct spec_qdisc qdisc; /* routers: every port's queue */
+};
+struct spec_tlink {
+    char name[SPEC_NAME]; /* optional: rows change a link by its name */
+    int line;
+    int a, b;             /* node indices; forward is a -> b */
+    char an[SPEC_NAME], bn[SPEC_NAME]; /* as written, resolved at the end of the parse */
+    struct spec_link link;
+    struct spec_qdisc queue; /* the queue of a router end of this link, over the router's */
+};
+struct spec_row_link {
+    char name[SPEC_NAME];
+    int line;
+    int index; /* into lab_spec.tlinks, resolved at the end of the parse */
+    struct spec_link link;
+    struct spec_qdisc queue;
+};
+
 struct spec_row {
+    int line;
     char name[40];
     char profile[32]; /* "" = none */
     char sets[SPEC_MAX_SETS][96]; /* "name=value" stack settings, after the profile */
     int nsets;
     struct spec_link link; /* over the file's link */
     struct spec_nic nic;   /* over the file's NIC */
+    struct spec_qdisc router; /* over every router's queues */
+    struct spec_row_link links[SPEC_MAX_ROW_LINKS]; /* topology: changes to named links */
+    int nlinks;
+    int link_line; /* where the row's `link` is (0: none): a topology changes links by name instead */
     char how[SPEC_TEXT];   /* the row's link and NIC changes as written ("nic.completion=coalesce 64 10ms") */
 };
 
@@ -85,6 +126,13 @@ struct lab_spec {
     uint64_t seed, limit_ns;
     struct spec_link link;
     struct spec_nic nic;
+    int topology; /* hosts / routers / links given: nodes and tlinks below, else a and b on `link` */
+    struct spec_node nodes[SPEC_MAX_NODES];
+    int nnodes;
+    struct spec_tlink tlinks[SPEC_MAX_LINKS];
+    int ntlinks;
+    int topo_line; /* where the topology keys are, for messages about it */
+    int link_line; /* where the file's `link` is (0: none) */
     struct spec_flow flows[SPEC_MAX_FLOWS];
     int nflows;
     struct spec_row rows[SPEC_MAX_ROWS];
@@ -103,8 +151,14 @@ int lab_spec_load(const char *path, struct lab_spec *s);
  * nowhere if err is NULL). */
 int lab_spec_parse(const char *path, const unsigned char *text, size_t len, struct lab_spec *s, FILE *err);
 /* The figures a row has (and an expectation may name), NULL-terminated. */
-#define SPEC_NFIGURES 12
+#define SPEC_NFIGURES 19
 extern const char *const lab_spec_figures[SPEC_NFIGURES + 1];
+/* Topology routing: the link a packet from node `from` takes first towards link `target` (a router forwards,
+ * a host does not), by the fewest router hops and then the file's link order; -1 when none reaches it. */
+int lab_spec_first_link(const struct lab_spec *s, int from, int target);
+/* The link a host is on (-1: none). */
+int lab_spec_host_link(const struct lab_spec *s, int host);
+
 /* Runs every row of the file and reports through r (whose scenario is the file's; its --set assignments
  * apply to every row before the row's own). Returns 0, 1 (a row could not run) or 2. */
 int lab_spec_run(struct lab_run *r, const struct lab_spec *s);

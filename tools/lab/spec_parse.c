@@ -261,10 +261,36 @@ static int nic_pair(const struct parser *p, const char *k, const yaml_node_t *v,
 
 /* ---- flows ---- */
 
+/* A node's name: letters, digits, '-' and '_', so it reads well in a report and in a key path. */
+static int name_value(const struct parser *p, const yaml_node_t *n, const char *key, char *out)
+{
+    if (text_value(p, n, key, out, SPEC_NAME))
+        return 2;
+    for (const char *c = out; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' ||
+              *c == '_'))
+            return perr(p, n, "%s: '%s' is not a name (letters, digits, '-' and '_')", key, out);
+    return 0;
+}
+
+/* from / to: which hosts a flow joins (resolved when the whole file is read). 1 = not one of them. */
+static int endpoint_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path,
+                         struct spec_flow *f)
+{
+    if (!strcmp(k, "from"))
+        return name_value(p, v, path, f->from_name);
+    if (!strcmp(k, "to"))
+        return name_value(p, v, path, f->to_name);
+    return 1;
+}
+
 static int bulk_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
 {
     struct spec_flow *f = ctx;
     double unused;
+    int ep = endpoint_pair(p, k, v, path, f);
+    if (ep != 1)
+        return ep;
     if (!strcmp(k, "bytes")) {
         int rc = value(p, v, path, K_SIZE, &f->bytes, &unused);
         if (!rc && f->bytes == 0)
@@ -286,7 +312,7 @@ static int bulk_pair(const struct parser *p, const char *k, const yaml_node_t *v
         else if (!strcmp(t, "both"))
             f->dir = BRISK_SIM_BULK_BOTH;
         else
-            return perr(p, v, "%s: '%s' is not a direction: up (a sends), down (b sends) or both", path, t);
+            return perr(p, v, "%s: '%s' is not a direction: up (from sends), down (to sends) or both", path, t);
         return 0;
     }
     return -1;
@@ -297,6 +323,9 @@ static int rr_pair(const struct parser *p, const char *k, const yaml_node_t *v, 
     struct spec_flow *f = ctx;
     uint64_t u = 0;
     double unused;
+    int ep = endpoint_pair(p, k, v, path, f);
+    if (ep != 1)
+        return ep;
     if (!strcmp(k, "connections"))
         return u32_value(p, v, path, K_UINT, 1, 45000, &f->conns);
     if (!strcmp(k, "transactions"))
@@ -339,14 +368,14 @@ static int flows(const struct parser *p, const yaml_node_t *n, struct lab_spec *
             f->kind = SPEC_BULK;
             f->bytes = 10ull << 20;
             f->dir = BRISK_SIM_BULK_UP;
-            rc = each_pair(p, node(p, pr->value), path, "bytes, dir, write, start", bulk_pair, f);
+            rc = each_pair(p, node(p, pr->value), path, "from, to, bytes, dir, write, start", bulk_pair, f);
         } else if (!strcmp(kind, "rr")) {
             f->kind = SPEC_RR;
             f->conns = 1;
             f->transactions = 100;
             f->request = f->response = 1;
             f->nodelay = 1;
-            rc = each_pair(p, node(p, pr->value), path, "connections, transactions, request, response, nodelay, start",
+            rc = each_pair(p, node(p, pr->value), path, "from, to, connections, transactions, request, response, nodelay, start",
                            rr_pair, f);
         } else {
             return perr(p, e, "flows[%d]: unknown flow kind '%s' (expected bulk or rr)", s->nflows + 1, kind);
@@ -357,6 +386,202 @@ static int flows(const struct parser *p, const yaml_node_t *n, struct lab_spec *
     }
     if (s->nflows == 0)
         return perr(p, n, "flows: the list is empty");
+    return 0;
+}
+
+/* ---- routers' queues ---- */
+
+#define QDISC_KEYS "qdisc, queue_packets, queue_bytes, flows, quantum, target, interval"
+
+static int qdisc_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct spec_qdisc *q = ctx;
+    uint64_t u = 0;
+    double unused;
+    if (!strcmp(k, "qdisc")) {
+        const char *t = scalar(p, v, path);
+        if (!t)
+            return 2;
+        if (brisk_sim_qdisc_parse(t, &q->q.kind) != BRISK_OK)
+            return perr(p, v, "%s: '%s' is not a queueing discipline: droptail or fq_codel", path, t);
+        q->has_kind = 1;
+        return 0;
+    }
+    if (!strcmp(k, "queue_packets"))
+        return q->has_limit_packets = 1, u32_value(p, v, path, K_UINT, 1, 1u << 20, &q->q.limit_packets);
+    if (!strcmp(k, "queue_bytes")) {
+        int rc = value(p, v, path, K_SIZE, &q->q.limit_bytes, &unused);
+        if (!rc && (q->q.limit_bytes < 64 || q->q.limit_bytes > (1ull << 32)))
+            return perr(p, v, "%s: expected 64 bytes to 4G", path);
+        return q->has_limit_bytes = 1, rc;
+    }
+    if (!strcmp(k, "flows"))
+        return q->has_flows = 1, u32_value(p, v, path, K_UINT, 1, 65536, &q->q.flows);
+    if (!strcmp(k, "quantum"))
+        return q->has_quantum = 1, u32_value(p, v, path, K_SIZE, 64, 1u << 20, &q->q.quantum);
+    if (!strcmp(k, "target") || !strcmp(k, "interval")) {
+        int rc = value(p, v, path, K_TIME, &u, &unused);
+        if (!rc && (u == 0 || u > 1000 * BRISK_NSEC_PER_SEC))
+            return perr(p, v, "%s: expected a time above 0 and at most 1000s", path);
+        if (!strcmp(k, "target"))
+            q->has_target = 1, q->q.target_ns = u;
+        else
+            q->has_interval = 1, q->q.interval_ns = u;
+        return rc;
+    }
+    return -1;
+}
+
+/* ---- the topology: hosts, routers, links ---- */
+
+static int add_node(const struct parser *p, const yaml_node_t *n, const char *key, struct lab_spec *s,
+                    struct spec_node **out)
+{
+    if (s->nnodes == SPEC_MAX_NODES)
+        return perr(p, n, "%s: at most %d hosts and routers together", key, SPEC_MAX_NODES);
+    struct spec_node *nd = &s->nodes[s->nnodes];
+    memset(nd, 0, sizeof(*nd));
+    nd->line = (int)n->start_mark.line + 1;
+    *out = nd;
+    s->topology = 1;
+    if (!s->topo_line)
+        s->topo_line = nd->line;
+    return 0;
+}
+
+static int check_unique(const struct parser *p, const yaml_node_t *n, const char *key, struct lab_spec *s)
+{
+    const char *name = s->nodes[s->nnodes].name;
+    for (int i = 0; i < s->nnodes; i++)
+        if (!strcmp(s->nodes[i].name, name))
+            return perr(p, n, "%s: a second host or router called '%s' (line %d)", key, name, s->nodes[i].line);
+    s->nnodes++;
+    return 0;
+}
+
+static int hosts(const struct parser *p, const yaml_node_t *n, struct lab_spec *s)
+{
+    if (need_list(p, n, "hosts"))
+        return 2;
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+        yaml_node_t *e = node(p, *it);
+        char key[32];
+        snprintf(key, sizeof(key), "hosts[%d]", (int)(it - n->data.sequence.items.start) + 1);
+        struct spec_node *nd = NULL;
+        if (add_node(p, e, key, s, &nd) || name_value(p, e, key, nd->name) || check_unique(p, e, key, s))
+            return 2;
+    }
+    return 0;
+}
+
+static int router_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct spec_node *nd = ctx;
+    if (!strcmp(k, "name"))
+        return name_value(p, v, path, nd->name);
+    return qdisc_pair(p, k, v, path, &nd->qdisc);
+}
+
+static int routers(const struct parser *p, const yaml_node_t *n, struct lab_spec *s)
+{
+    if (need_list(p, n, "routers"))
+        return 2;
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+        yaml_node_t *e = node(p, *it);
+        char key[32];
+        snprintf(key, sizeof(key), "routers[%d]", (int)(it - n->data.sequence.items.start) + 1);
+        struct spec_node *nd = NULL;
+        if (add_node(p, e, key, s, &nd))
+            return 2;
+        nd->router = 1;
+        if (each_pair(p, e, key, "name, " QDISC_KEYS, router_pair, nd))
+            return 2;
+        if (!nd->name[0])
+            return perr(p, e, "%s: a router needs a name", key);
+        if (check_unique(p, e, key, s))
+            return 2;
+    }
+    return 0;
+}
+
+struct tlink_ctx {
+    struct spec_tlink *l;
+    int has_between;
+};
+
+static int tlink_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct tlink_ctx *c = ctx;
+    if (!strcmp(k, "name"))
+        return name_value(p, v, path, c->l->name);
+    if (!strcmp(k, "queue"))
+        return each_pair(p, v, path, QDISC_KEYS, qdisc_pair, &c->l->queue);
+    if (!strcmp(k, "between")) {
+        if (v->type != YAML_SEQUENCE_NODE || v->data.sequence.items.top - v->data.sequence.items.start != 2)
+            return perr(p, v, "%s: expected the two nodes it joins, as [NAME, NAME]", path);
+        c->has_between = 1;
+        return name_value(p, node(p, v->data.sequence.items.start[0]), path, c->l->an) ||
+                       name_value(p, node(p, v->data.sequence.items.start[1]), path, c->l->bn)
+                   ? 2
+                   : 0;
+    }
+    return link_pair(p, k, v, path, &c->l->link);
+}
+
+static int links(const struct parser *p, const yaml_node_t *n, struct lab_spec *s)
+{
+    if (need_list(p, n, "links"))
+        return 2;
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+        yaml_node_t *e = node(p, *it);
+        char key[32];
+        snprintf(key, sizeof(key), "links[%d]", s->ntlinks + 1);
+        if (s->ntlinks == SPEC_MAX_LINKS)
+            return perr(p, e, "links: at most %d", SPEC_MAX_LINKS);
+        struct spec_tlink *l = &s->tlinks[s->ntlinks];
+        memset(l, 0, sizeof(*l));
+        l->line = (int)e->start_mark.line + 1;
+        struct tlink_ctx c = {l, 0};
+        if (each_pair(p, e, key, "between, name, queue, " DIR_KEYS ", forward, reverse", tlink_pair, &c))
+            return 2;
+        if (!c.has_between)
+            return perr(p, e, "%s.between: a link needs the two nodes it joins, as between: [NAME, NAME]", key);
+        for (int i = 0; l->name[0] && i < s->ntlinks; i++)
+            if (!strcmp(s->tlinks[i].name, l->name))
+                return perr(p, e, "%s.name: a second link called '%s' (line %d)", key, l->name, s->tlinks[i].line);
+        s->ntlinks++;
+        s->topology = 1;
+        if (!s->topo_line)
+            s->topo_line = l->line;
+    }
+    if (s->ntlinks == 0)
+        return perr(p, n, "links: the list is empty");
+    return 0;
+}
+
+static int row_link_key(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct spec_row_link *rl = ctx;
+    if (!strcmp(k, "queue"))
+        return each_pair(p, v, path, QDISC_KEYS, qdisc_pair, &rl->queue);
+    return link_pair(p, k, v, path, &rl->link);
+}
+
+/* A row's changes to named links: links: {NAME: {rate: ..., forward: {...}, queue: {...}}}. */
+static int row_link_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct spec_row *r = ctx;
+    if (r->nlinks == SPEC_MAX_ROW_LINKS)
+        return perr(p, v, "%s: a row changes at most %d links", path, SPEC_MAX_ROW_LINKS);
+    struct spec_row_link *rl = &r->links[r->nlinks];
+    memset(rl, 0, sizeof(*rl));
+    if (strlen(k) >= SPEC_NAME)
+        return perr(p, v, "%s: no link has so long a name", path);
+    snprintf(rl->name, sizeof(rl->name), "%s", k);
+    rl->line = (int)v->start_mark.line + 1;
+    if (each_pair(p, v, path, "queue, " DIR_KEYS ", forward, reverse", row_link_key, rl))
+        return 2;
+    r->nlinks++;
     return 0;
 }
 
@@ -419,9 +644,18 @@ static int row_pair(const struct parser *p, const char *k, const yaml_node_t *v,
     }
     if (!strcmp(k, "set"))
         return each_pair(p, v, path, "any stack setting", set_pair, r);
-    if (!strcmp(k, "link") || !strcmp(k, "nic")) {
-        int rc = !strcmp(k, "link") ? each_pair(p, v, path, DIR_KEYS ", forward, reverse", link_pair, &r->link)
-                                    : each_pair(p, v, path, NIC_KEYS, nic_pair, &r->nic);
+    if (!strcmp(k, "link") || !strcmp(k, "nic") || !strcmp(k, "router") || !strcmp(k, "links")) {
+        int rc;
+        if (!strcmp(k, "link")) {
+            r->link_line = (int)v->start_mark.line + 1;
+            rc = each_pair(p, v, path, DIR_KEYS ", forward, reverse", link_pair, &r->link);
+        } else if (!strcmp(k, "nic")) {
+            rc = each_pair(p, v, path, NIC_KEYS, nic_pair, &r->nic);
+        } else if (!strcmp(k, "router")) {
+            rc = each_pair(p, v, path, QDISC_KEYS, qdisc_pair, &r->router);
+        } else {
+            rc = each_pair(p, v, path, "the names of links", row_link_pair, r);
+        }
         if (!rc)
             flatten(p, v, k, r->how, sizeof(r->how));
         return rc;
@@ -439,9 +673,10 @@ static int rows(const struct parser *p, const yaml_node_t *n, struct lab_spec *s
             return perr(p, e, "rows: at most %d", SPEC_MAX_ROWS);
         struct spec_row *r = &s->rows[s->nrows];
         memset(r, 0, sizeof(*r));
+        r->line = (int)e->start_mark.line + 1;
         char path[32];
         snprintf(path, sizeof(path), "rows[%d]", s->nrows + 1);
-        int rc = each_pair(p, e, path, "name, profile, set, link, nic", row_pair, r);
+        int rc = each_pair(p, e, path, "name, profile, set, link, nic, router, links", row_pair, r);
         if (rc)
             return rc;
         if (!r->name[0])
@@ -458,10 +693,13 @@ static int rows(const struct parser *p, const yaml_node_t *n, struct lab_spec *s
 
 /* ---- the expected shape ---- */
 
-const char *const lab_spec_figures[SPEC_NFIGURES + 1] = {"complete",    "goodput_bps", "goodput_pct", "delivered_bytes",
-                                        "retransmits", "rtos",        "queue_drops", "lost_frames",
-                                        "transactions", "rr_p50_ns",  "rr_p99_ns",   "elapsed_ns",
-                                        NULL};
+const char *const lab_spec_figures[SPEC_NFIGURES + 1] = {
+    "complete",     "goodput_bps", "goodput_pct",   "delivered_bytes", "retransmits",
+    "rtos",         "queue_drops", "lost_frames",   "transactions",    "rr_p50_ns",
+    "rr_p99_ns",    "elapsed_ns",
+    /* topologies: the fairness of the bulk flows, and the busiest router queue */
+    "window_bps",   "fairness",    "queue_max_ns",  "queue_avg_ns",    "queue_max_packets",
+    "codel_drops",  "overflow_drops", NULL};
 
 /* A bound's value in the figure's unit: rates for _bps, times for _ns, sizes for _bytes, numbers else. */
 static int bound(const struct parser *p, const yaml_node_t *v, const char *path, const char *figure, double *out)
@@ -533,11 +771,14 @@ static int expects(const struct parser *p, const yaml_node_t *n, struct lab_spec
         int known = 0;
         for (const char *const *f = lab_spec_figures; *f && !known; f++)
             known = !strcmp(*f, x->figure);
-        if (!known)
-            return perr(p, e, "%s: figure '%s' is not one of: complete, goodput_bps, goodput_pct, delivered_bytes, "
-                        "retransmits, rtos, queue_drops, lost_frames, transactions, rr_p50_ns, rr_p99_ns, "
-                        "elapsed_ns",
-                        path, x->figure[0] ? x->figure : "(missing)");
+        if (!known) {
+            char list[512];
+            size_t ll = 0;
+            for (const char *const *f = lab_spec_figures; *f && ll < sizeof(list); f++)
+                ll += (size_t)snprintf(list + ll, sizeof(list) - ll, "%s%s", ll ? ", " : "", *f);
+            return perr(p, e, "%s: figure '%s' is not one of: %s", path, x->figure[0] ? x->figure : "(missing)",
+                        list);
+        }
         if (!c.min && !c.max)
             return perr(p, e, "%s: a bound needs min, max or both", path);
         char key[48];
@@ -585,8 +826,16 @@ static int top_pair(const struct parser *p, const char *k, const yaml_node_t *v,
             return perr(p, v, "%s: the limit must be above 0", path);
         return rc;
     }
-    if (!strcmp(k, "link"))
+    if (!strcmp(k, "link")) {
+        s->link_line = (int)v->start_mark.line + 1;
         return each_pair(p, v, path, DIR_KEYS ", forward, reverse", link_pair, &s->link);
+    }
+    if (!strcmp(k, "hosts"))
+        return hosts(p, v, s);
+    if (!strcmp(k, "routers"))
+        return routers(p, v, s);
+    if (!strcmp(k, "links"))
+        return links(p, v, s);
     if (!strcmp(k, "nic"))
         return each_pair(p, v, path, NIC_KEYS, nic_pair, &s->nic);
     if (!strcmp(k, "flows"))
@@ -596,6 +845,168 @@ static int top_pair(const struct parser *p, const char *k, const yaml_node_t *v,
     if (!strcmp(k, "expect"))
         return expects(p, v, s);
     return -1;
+}
+
+/* ---- the topology, once the whole file is read ---- */
+
+static int lerr(const char *path, FILE *err, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int lerr(const char *path, FILE *err, int line, const char *fmt, ...)
+{
+    if (!err)
+        return 2;
+    fprintf(err, "%s:%d: ", path, line);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(err, fmt, ap);
+    va_end(ap);
+    fputc('\n', err);
+    return 2;
+}
+
+static int node_index(const struct lab_spec *s, const char *name)
+{
+    for (int i = 0; i < s->nnodes; i++)
+        if (!strcmp(s->nodes[i].name, name))
+            return i;
+    return -1;
+}
+
+int lab_spec_host_link(const struct lab_spec *s, int host)
+{
+    for (int i = 0; i < s->ntlinks; i++)
+        if (s->tlinks[i].a == host || s->tlinks[i].b == host)
+            return i;
+    return -1;
+}
+
+int lab_spec_first_link(const struct lab_spec *s, int from, int target)
+{
+    const struct spec_tlink *t = &s->tlinks[target];
+    if (t->a == from || t->b == from)
+        return target;
+    /* Breadth first over the nodes, entering a node only if it forwards (a router); first[] is the link the
+     * path left `from` by. The file's order breaks ties, so every run routes alike. */
+    int first[SPEC_MAX_NODES], queue[SPEC_MAX_NODES], qh = 0, qt = 0;
+    for (int i = 0; i < s->nnodes; i++)
+        first[i] = -2;
+    first[from] = -1;
+    queue[qt++] = from;
+    while (qh < qt) {
+        int n = queue[qh++];
+        if (n != from && !s->nodes[n].router)
+            continue;
+        for (int i = 0; i < s->ntlinks; i++) {
+            const struct spec_tlink *l = &s->tlinks[i];
+            int m = l->a == n ? l->b : l->b == n ? l->a : -1;
+            if (m < 0)
+                continue;
+            if (i == target) /* n is on the target link, and forwards onto it */
+                return n == from ? i : first[n];
+            if (first[m] != -2)
+                continue;
+            first[m] = n == from ? i : first[n];
+            queue[qt++] = m;
+        }
+    }
+    return -1;
+}
+
+static int resolve(const char *path, FILE *err, struct lab_spec *s)
+{
+    if (!s->topology) {
+        /* Two hosts, a and b: a flow may name them, and only them. */
+        for (int i = 0; i < s->nflows; i++) {
+            struct spec_flow *f = &s->flows[i];
+            int from = !f->from_name[0] || !strcmp(f->from_name, "a") ? 0 : !strcmp(f->from_name, "b") ? 1 : -1;
+            int to = !f->to_name[0] ? 1 - (from == 1) : !strcmp(f->to_name, "a") ? 0 : !strcmp(f->to_name, "b") ? 1 : -1;
+            if (from < 0 || to < 0 || from == to)
+                return lerr(path, err, f->line,
+                            "flows[%d]: without a topology (hosts, routers, links) the hosts are a and b: a flow "
+                            "goes from one to the other",
+                            i + 1);
+            f->from = from;
+            f->to = to;
+        }
+        for (int k = 0; k < s->nrows; k++)
+            if (s->rows[k].nlinks || s->rows[k].router.has_kind || s->rows[k].router.has_limit_packets ||
+                s->rows[k].router.has_limit_bytes)
+                return lerr(path, err, s->rows[k].line,
+                            "rows[%d]: links / router: the file has no topology (hosts, routers, links)", k + 1);
+        return 0;
+    }
+    if (s->link_line)
+        return lerr(path, err, s->link_line, "link: a file with a topology describes each of its links under links");
+    if (s->ntlinks == 0)
+        return lerr(path, err, s->topo_line, "links: a topology needs links between its hosts and routers");
+    int nhosts = 0;
+    for (int i = 0; i < s->nnodes; i++)
+        nhosts += !s->nodes[i].router;
+    if (nhosts < 2)
+        return lerr(path, err, s->topo_line, "hosts: a topology needs at least two hosts");
+    int degree[SPEC_MAX_NODES] = {0};
+    for (int i = 0; i < s->ntlinks; i++) {
+        struct spec_tlink *l = &s->tlinks[i];
+        l->a = node_index(s, l->an);
+        l->b = node_index(s, l->bn);
+        if (l->a < 0 || l->b < 0)
+            return lerr(path, err, l->line, "links[%d].between: no host or router is called '%s'", i + 1,
+                        l->a < 0 ? l->an : l->bn);
+        if (l->a == l->b)
+            return lerr(path, err, l->line, "links[%d].between: a link joins two different nodes", i + 1);
+        for (int k = 0; k < i; k++)
+            if ((s->tlinks[k].a == l->a && s->tlinks[k].b == l->b) || (s->tlinks[k].a == l->b && s->tlinks[k].b == l->a))
+                return lerr(path, err, l->line, "links[%d].between: %s and %s are already joined (line %d)", i + 1,
+                            l->an, l->bn, s->tlinks[k].line);
+        degree[l->a]++;
+        degree[l->b]++;
+    }
+    for (int i = 0; i < s->nnodes; i++) {
+        const struct spec_node *nd = &s->nodes[i];
+        if (!nd->router && degree[i] != 1)
+            return lerr(path, err, nd->line, "hosts: host '%s' is on %d links: a host has one NIC, on one link",
+                        nd->name, degree[i]);
+        if (nd->router && degree[i] == 0)
+            return lerr(path, err, nd->line, "routers: router '%s' is on no link", nd->name);
+        if (nd->router && degree[i] > 64)
+            return lerr(path, err, nd->line, "routers: router '%s' has more than 64 ports", nd->name);
+    }
+    for (int i = 0; i < s->nflows; i++) {
+        struct spec_flow *f = &s->flows[i];
+        if (!f->from_name[0] || !f->to_name[0])
+            return lerr(path, err, f->line, "flows[%d]: a flow in a topology names its hosts: from: NAME, to: NAME",
+                        i + 1);
+        f->from = node_index(s, f->from_name);
+        f->to = node_index(s, f->to_name);
+        const char *bad = f->from < 0 ? f->from_name : f->to < 0 ? f->to_name : NULL;
+        if (bad)
+            return lerr(path, err, f->line, "flows[%d]: no host is called '%s'", i + 1, bad);
+        if (s->nodes[f->from].router || s->nodes[f->to].router)
+            return lerr(path, err, f->line, "flows[%d]: '%s' is a router: flows run between hosts", i + 1,
+                        s->nodes[f->from].router ? f->from_name : f->to_name);
+        if (f->from == f->to)
+            return lerr(path, err, f->line, "flows[%d]: from and to are the same host", i + 1);
+        if (lab_spec_first_link(s, f->from, lab_spec_host_link(s, f->to)) < 0)
+            return lerr(path, err, f->line, "flows[%d]: no path from %s to %s through the routers", i + 1,
+                        f->from_name, f->to_name);
+    }
+    for (int k = 0; k < s->nrows; k++) {
+        struct spec_row *r = &s->rows[k];
+        if (r->link_line)
+            return lerr(path, err, r->link_line,
+                        "rows[%d].link: a file with a topology changes its links by name: links: {NAME: {...}}", k + 1);
+        for (int j = 0; j < r->nlinks; j++) {
+            struct spec_row_link *rl = &r->links[j];
+            rl->index = -1;
+            for (int i = 0; i < s->ntlinks && rl->index < 0; i++)
+                if (!strcmp(s->tlinks[i].name, rl->name))
+                    rl->index = i;
+            if (rl->index < 0)
+                return lerr(path, err, rl->line, "rows[%d].links.%s: no link is called '%s' (give it name: %s)", k + 1,
+                            rl->name, rl->name, rl->name);
+        }
+    }
+    return 0;
 }
 
 int lab_spec_is_file(const char *arg)
@@ -665,7 +1076,8 @@ int lab_spec_parse(const char *path, const unsigned char *text, size_t len, stru
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (!root)
         rc = perr(&p, NULL, "the file is empty"); else {
-        rc = each_pair(&p, root, "", "name, summary, seed, limit, link, nic, flows, rows, expect", top_pair, s);
+        rc = each_pair(&p, root, "", "name, summary, seed, limit, link, nic, hosts, routers, links, flows, rows, expect",
+                       top_pair, s);
     }
     if (!rc && !s->name[0])
         rc = perr(&p, root, "name: a scenario needs a name");
@@ -675,6 +1087,8 @@ int lab_spec_parse(const char *path, const unsigned char *text, size_t len, stru
         snprintf(s->rows[0].name, sizeof(s->rows[0].name), "brisk");
         s->nrows = 1;
     }
+    if (!rc)
+        rc = resolve(path, err, s);
     for (int i = 0; !rc && i < s->nexpect; i++) {
         int found = !s->expect[i].row[0];
         for (int k = 0; k < s->nrows && !found; k++)
