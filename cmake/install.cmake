@@ -5,7 +5,8 @@
 #                      libbrisk          brisk.h (stack, settings, sockets, counters), netdev.h (driver API)
 #                      libbrisk_sim      sim.h (the deterministic simulator)
 #                      libbrisk_drivers  loop.h (the real-time event loop), tap.h (the TAP driver)
-#   lib/             each library shared (libbrisk.so.0 -> libbrisk.so.0.1.0, SONAME libbrisk.so.0) and static
+#   lib/             (GNUInstallDirs' libdir: lib/<multiarch> under /usr) each library shared (libbrisk.so ->
+#                    libbrisk.so.0 -> libbrisk.so.0.1.0, SONAME libbrisk.so.0) and static (libbrisk.a)
 #   lib/pkgconfig/   brisk.pc, brisk-sim.pc, brisk-drivers.pc: `pkg-config --libs brisk-sim` puts the libraries
 #                    in the order the linker needs (-lbrisk_sim -lbrisk), --static adds -lm
 #   bin/             brisk-lab, brisk-perf, brisk-bench; share/man/man1/ their pages, made from their --help
@@ -30,6 +31,8 @@
 # parsers, software GSO): pure functions without state, which libbrisk does not export. Each of the two shared
 # libraries carries its own hidden copy of them (brisk_helpers_pic below) rather than libbrisk exporting
 # internals; the static archives need no copies (libbrisk.a has them, and static linking sees every symbol).
+# Should they come to use another internal function, their link fails naming it (-z defs): add its file to
+# BRISK_HELPER_SRC.
 include(GNUInstallDirs)
 include(CheckCCompilerFlag)
 
@@ -143,11 +146,14 @@ if(HELP2MAN)
         set(inc ${CMAKE_SOURCE_DIR}/cmake/man/${tool}.h2m)
         file(STRINGS ${inc} name LIMIT_COUNT 1 REGEX "^# name: ")
         string(REGEX REPLACE "^# name: " "" name "${name}")
+        set(wrap ${CMAKE_BINARY_DIR}/man/wrap/${tool}) # cmake/man/help.sh under the tool's name
         add_custom_command(OUTPUT ${page}
-            COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/man
-            COMMAND ${HELP2MAN} --no-info --no-discard-stderr --version-string=${PROJECT_VERSION}
-                    --name=${name} --include=${inc} --output=${page} $<TARGET_FILE:${tool}>
-            DEPENDS ${tool} ${inc} VERBATIM)
+            COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/man/wrap
+            COMMAND ${CMAKE_COMMAND} -E create_symlink ${CMAKE_SOURCE_DIR}/cmake/man/help.sh ${wrap}
+            COMMAND ${CMAKE_COMMAND} -E env BRISK_MAN_TOOL=$<TARGET_FILE:${tool}>
+                    ${HELP2MAN} --no-info --no-discard-stderr --version-string=${PROJECT_VERSION}
+                    --name=${name} --include=${inc} --output=${page} ${wrap}
+            DEPENDS ${tool} ${inc} ${CMAKE_SOURCE_DIR}/cmake/man/help.sh VERBATIM)
         list(APPEND pages ${page})
     endforeach()
     add_custom_target(man ALL DEPENDS ${pages})

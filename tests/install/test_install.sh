@@ -76,7 +76,9 @@ for t in brisk-lab brisk-perf brisk-bench; do
     else
         # The page is the program's own --help: its usage line must be in it.
         use=$("$P/bin/$t" --help 2>&1 | head -1 | awk '{print $2, $3}')
-        sed 's/\\-/-/g' "$m" >"$tmp/$t.man"
+        # The page's text without roff: font escapes, \- and macro names gone, lines joined.
+        sed -e 's/\\f[A-Z]//g; s/\\[,\/]//g; s/\\-/-/g' -e 's/^\.[A-Za-z]* *//' "$m" | tr '\n' ' ' | tr -s ' ' \
+            >"$tmp/$t.man"
         check "share/man/man1/$t.1 is a page (.TH) made from the usage ($use)" \
             "grep -q '^\.TH \"*${t^^}' '$m' && grep -qF -- '$use' '$tmp/$t.man'"
     fi
