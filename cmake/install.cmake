@@ -124,14 +124,17 @@ install(FILES include/brisk/brisk.h include/brisk/netdev.h include/brisk/sim.h i
 
 # pkg-config files. Their prefix is the one the install goes to, known only at install time (`cmake --install
 # --prefix P` may differ from the configured CMAKE_INSTALL_PREFIX): configure_file fills in the rest now, an
-# install step the prefix then. A DESTDIR install keeps the real prefix, as a package does; point pkg-config
-# into such a tree with PKG_CONFIG_PATH and PKG_CONFIG_SYSROOT_DIR (tests/install/test_install.sh).
+# install step writes each file with the prefix straight into the destination (the build tree may be another
+# user's, or read-only, at install time). A DESTDIR install keeps the real prefix, as a package does; point
+# pkg-config into such a tree with PKG_CONFIG_PATH and PKG_CONFIG_SYSROOT_DIR (tests/install/test_install.sh).
 set(BRISK_PC_PREFIX "@BRISK_INSTALL_PREFIX@")
 foreach(pc brisk brisk-sim brisk-drivers)
     configure_file(cmake/${pc}.pc.in ${CMAKE_BINARY_DIR}/pkgconfig/${pc}.pc.in @ONLY)
     install(CODE "set(BRISK_INSTALL_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
-        configure_file(\"${CMAKE_BINARY_DIR}/pkgconfig/${pc}.pc.in\" \"${CMAKE_BINARY_DIR}/pkgconfig/${pc}.pc\" @ONLY)")
-    install(FILES ${CMAKE_BINARY_DIR}/pkgconfig/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+        set(pc \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig/${pc}.pc\")
+        message(STATUS \"Installing: \${pc}\")
+        configure_file(\"${CMAKE_BINARY_DIR}/pkgconfig/${pc}.pc.in\" \"\${pc}\" @ONLY)
+        list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${pc}\")")
 endforeach()
 
 install(TARGETS brisk-lab brisk-perf brisk-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
