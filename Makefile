@@ -5,6 +5,8 @@
 #   make sanitize   build into build-asan/ with ASan + UBSan and run every test there
 #   make clang      build with clang into build-clang/ (warnings are errors)
 #   make try        build, then brisk-perf against Debian's iperf3 over a TAP in a namespace (root)
+#   make install    build, then install headers, libraries, pkg-config files, tools and man pages under
+#                   PREFIX (default /usr/local), inside DESTDIR if set (README "Installing and embedding")
 #   make fuzz       build the libFuzzer targets into build-fuzz/ and run each FUZZ_SECONDS (default 60)
 #   make clean
 # Each target installs missing Debian packages first (scripts/deps.sh).
@@ -13,6 +15,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
+PREFIX ?= /usr/local
+DESTDIR ?=
 
 .PHONY: all deps build test lab sanitize clang clean format fuzz
 
@@ -35,6 +39,14 @@ lab: deps
 	@cmake --build $(BUILD) -j $(JOBS) --target brisk-lab >$(BUILD)/lab-build.log 2>&1 || \
 		{ cat $(BUILD)/lab-build.log; echo "brisk: the build of brisk-lab failed" >&2; exit 1; }
 	@$(BUILD)/brisk-lab seeds --out out/lab
+
+# The prefix is given at configure time too, so that the library directory follows it as GNUInstallDirs
+# chooses (lib/<multiarch> under /usr); changing it rebuilds nothing.
+.PHONY: install
+install: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD)
 
 .PHONY: try
 try: build

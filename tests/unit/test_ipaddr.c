@@ -1,5 +1,5 @@
-/* tests for src/drivers/ipaddr.c: brisk_ip_parse accepts exactly four decimal fields 0-255 and nothing else;
- * brisk_ip_format writes the dotted quad back. */
+/* tests for src/core/ipaddr.c (libbrisk, declared in brisk.h): brisk_ip_parse accepts exactly four decimal
+ * fields 0-255 and nothing else; brisk_ip_format writes the dotted quad back. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
