@@ -10,6 +10,7 @@ pkgs="$pkgs libyaml-dev" # brisk-lab's scenario files (tools/lab/spec_parse.c)
 pkgs="$pkgs iproute2"
 pkgs="$pkgs libclang-rt-dev" # libFuzzer and the sanitizer runtimes for clang (make fuzz, make sanitize)
 pkgs="$pkgs liblwip-dev" # lwIP for bench/lwip/lwip-tap, the lwIP rows of bench/compare.sh (optional at build time)
+pkgs="$pkgs curl wget netcat-openbsd socat python3" # programs run on brisk by tests/posix/test_preload.sh
 pkgs="$pkgs libnetfilter-queue-dev iptables iputils-ping jq" # brisk-impair (NFQUEUE): bench/impair-compare.sh, tests/tools/test_impair.sh (optional at build time)
 
 missing=""
