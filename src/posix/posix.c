@@ -885,6 +885,10 @@ static void do_send(brisk_posix *p, struct cmd *c)
     uint64_t now = brisk_loop_now(p->l);
     size_t off;
     int i = iov_seek(c->iov, c->iovcnt, c->skip, &off);
+    if (i == c->iovcnt) {
+        c->ret = 0; /* nothing to send: write(fd, buf, 0) returns 0 */
+        return;
+    }
     int last = c->iovcnt - 1;
     while (last > i && c->iov[last].iov_len == 0)
         last--;
@@ -1709,6 +1713,12 @@ void brisk_posix_free(brisk_posix *p)
         }
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
+    }
+    if (p->cfg.log) {
+        struct brisk_posix_stats s;
+        brisk_posix_get_stats(p, &s);
+        plog(p, "brisk: %llu commands, %llu wakeups, %llu mirror system calls", (unsigned long long)s.commands,
+             (unsigned long long)s.wakeups, (unsigned long long)s.mirror_ops);
     }
     brisk_loop_stop(p->l);
     pthread_join(p->thread, NULL);
