@@ -120,6 +120,9 @@ struct psock {
     /* the mirror */
     int tokens, hidden_out, m_rdhup, m_hup, m_err;
     int widx; /* index in p->watch, -1 */
+    /* closed by the application, finishing: on p->closing's list; a close() waiting for SO_LINGER */
+    struct psock *cnext, *cprev;
+    struct cmd *lwait;
 };
 
 struct cmd {
@@ -139,6 +142,7 @@ struct cmd {
     int nonblock; /* the socket's state, for the caller's blocking decisions */
     uint64_t timeo;
     sem_t done;
+    sem_t linger; /* posted when a lingering close's FIN is acknowledged (or the connection ends) */
     struct cmd *next;
 };
 
@@ -156,6 +160,7 @@ struct brisk_posix {
     int tabsz;
     struct psock **watch;
     int nwatch, capwatch;
+    struct psock *closing; /* list of sockets finishing their close */
     uint32_t eph; /* next port tried by an implicit bind at listen */
     struct brisk_posix_stats stats;
 };
@@ -370,8 +375,17 @@ static void on_closing(void *ctx, brisk_sock *s, unsigned ev, uint64_t now)
     struct psock *ps = ctx;
     if (!(ev & (BRISK_EV_FIN_ACKED | BRISK_EV_CLOSED | BRISK_EV_ERROR)))
         return;
+    brisk_posix *p = ps->p;
     brisk_close(s, now); /* releases the handle from the state reached */
-    ps->p->stats.closing--;
+    p->stats.closing--;
+    if (ps->lwait)
+        sem_post(&ps->lwait->linger);
+    if (ps->cprev)
+        ps->cprev->cnext = ps->cnext;
+    else
+        p->closing = ps->cnext;
+    if (ps->cnext)
+        ps->cnext->cprev = ps->cprev;
     free(ps);
 }
 
@@ -529,7 +543,7 @@ static void do_socket(brisk_posix *p, struct cmd *c)
 
 /* The application's descriptor leaves the table; the connection, if any, finishes in the background.
  * The caller closes A itself afterwards (closing it here would free the number before the call returns). */
-static void release(brisk_posix *p, struct psock *ps, uint64_t now)
+static void release(brisk_posix *p, struct psock *ps, struct cmd *c, uint64_t now)
 {
     atomic_store_explicit(&p->tab[ps->fd], NULL, memory_order_release);
     p->stats.sockets_open--;
@@ -553,9 +567,29 @@ static void release(brisk_posix *p, struct psock *ps, uint64_t now)
     brisk_sock_set_callback(s, on_closing, ps);
     if (brisk_close(s, now) == BRISK_ERR_INPROGRESS) {
         p->stats.closing++;
+        ps->cnext = p->closing;
+        if (p->closing)
+            p->closing->cprev = ps;
+        p->closing = ps;
+        if (c && ps->linger_on && ps->linger_s > 0) {
+            /* Linux's close() sleeps until the FIN is acknowledged or the linger time passes
+             * (sk_stream_wait_close), on a non-blocking socket too: the caller waits on c->linger. */
+            ps->lwait = c;
+            c->a = 1;
+            c->timeo = (uint64_t)ps->linger_s * BRISK_NSEC_PER_SEC;
+        }
         return;
     }
     free(ps);
+}
+
+/* A lingering close() whose time passed stops waiting: its command is about to go away. */
+static void do_unlinger(brisk_posix *p, struct cmd *c)
+{
+    for (struct psock *ps = p->closing; ps; ps = ps->cnext)
+        if (ps->lwait == c->out)
+            ps->lwait = NULL;
+    c->ret = 0;
 }
 
 static void do_close(brisk_posix *p, struct cmd *c)
@@ -566,7 +600,7 @@ static void do_close(brisk_posix *p, struct cmd *c)
         return;
     }
     plog(p, "brisk: close fd %d", c->fd);
-    release(p, ps, brisk_loop_now(p->l));
+    release(p, ps, c, brisk_loop_now(p->l));
     c->ret = 0;
 }
 
@@ -602,6 +636,22 @@ static void sin_put(void *out, socklen_t *len, uint32_t addr, uint16_t port)
         *len = sizeof(sin);
 }
 
+/* Binds an ephemeral port, as Linux does at bind(port 0) and at listen() unbound (inet_autobind). */
+static int autobind(brisk_posix *p, struct psock *ps, uint32_t addr)
+{
+    int rc = BRISK_ERR_ADDRINUSE;
+    for (int i = 0; i < 28232 && rc == BRISK_ERR_ADDRINUSE; i++) {
+        uint16_t port = (uint16_t)(32768 + (p->eph++ % 28232));
+        rc = brisk_bind(ps->s, addr, port);
+        if (rc == BRISK_OK) {
+            ps->bound = 1;
+            ps->baddr = addr;
+            ps->bport = port;
+        }
+    }
+    return rc;
+}
+
 static void do_bind(brisk_posix *p, struct cmd *c)
 {
     (void)p;
@@ -621,14 +671,15 @@ static void do_bind(brisk_posix *p, struct cmd *c)
         c->ret = -EINVAL;
         return;
     }
-    rc = brisk_bind(ps->s, addr, port);
+    rc = port ? brisk_bind(ps->s, addr, port) : autobind(p, ps, addr);
     if (rc < 0) {
         c->ret = -brisk_posix_errno(rc);
         return;
     }
     ps->bound = 1;
     ps->baddr = addr;
-    ps->bport = port;
+    if (port)
+        ps->bport = port;
     c->ret = 0;
 }
 
@@ -643,18 +694,10 @@ static void do_listen(brisk_posix *p, struct cmd *c)
         c->ret = -EINVAL;
         return;
     }
-    if (!ps->bound || !ps->bport) {
-        /* Linux binds an unbound listener to an ephemeral port (inet_autobind). */
-        int rc = BRISK_ERR_ADDRINUSE;
-        for (int i = 0; i < 28232 && rc == BRISK_ERR_ADDRINUSE; i++) {
-            uint16_t port = (uint16_t)(32768 + (p->eph++ % 28232));
-            if (!ps->bound)
-                rc = brisk_bind(ps->s, 0, port);
-            if (rc == BRISK_OK)
-                ps->bport = port, ps->bound = 1;
-        }
+    if (!ps->bound) {
+        int rc = autobind(p, ps, 0);
         if (rc < 0) {
-            c->ret = -brisk_posix_errno(rc == BRISK_ERR_INVAL ? BRISK_ERR_ADDRINUSE : rc);
+            c->ret = -brisk_posix_errno(rc);
             return;
         }
     }
@@ -794,6 +837,10 @@ static void do_recv(brisk_posix *p, struct cmd *c)
         c->ret = -ENOTCONN;
         return;
     }
+    if (c->flags & MSG_OOB) {
+        c->ret = -EINVAL; /* brisk keeps no urgent data: Linux's tcp_recv_urg with none */
+        return;
+    }
     uint64_t now = brisk_loop_now(p->l);
     size_t off;
     int i = iov_seek(c->iov, c->iovcnt, c->skip, &off);
@@ -866,6 +913,10 @@ static void do_send(brisk_posix *p, struct cmd *c)
         return;
     }
     c->timeo = ps->sndtimeo;
+    if (c->flags & MSG_OOB) {
+        c->ret = -EOPNOTSUPP; /* no urgent pointer in brisk */
+        return;
+    }
     if (ps->err && !ps->err_given) {
         c->ret = conn_error(ps, 0);
         if (c->ret == -EPIPE)
@@ -1254,7 +1305,7 @@ static void do_close_all(brisk_posix *p, struct cmd *c)
         struct psock *ps = atomic_load_explicit(&p->tab[fd], memory_order_relaxed);
         if (ps) {
             int a = ps->fd;
-            release(p, ps, now);
+            release(p, ps, NULL, now);
             sys_close(a);
         }
     }
@@ -1509,9 +1560,30 @@ int brisk_posix_close(brisk_posix *p, int fd)
 {
     struct cmd c;
     cmd_init(&c, do_close, fd);
-    if (call(p, &c) < 0)
+    sem_init(&c.linger, 0, 0);
+    if (call(p, &c) < 0) {
+        sem_destroy(&c.linger);
         return -1;
-    return sys_close(fd);
+    }
+    int r = sys_close(fd);
+    if (c.a == 1) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t t = (uint64_t)ts.tv_nsec + c.timeo;
+        ts.tv_sec += (time_t)(t / BRISK_NSEC_PER_SEC);
+        ts.tv_nsec = (long)(t % BRISK_NSEC_PER_SEC);
+        int w;
+        while ((w = sem_timedwait(&c.linger, &ts)) < 0 && errno == EINTR)
+            ;
+        if (w < 0) { /* the linger time passed: the connection goes on closing in the background */
+            struct cmd u;
+            cmd_init(&u, do_unlinger, -1);
+            u.out = &c;
+            call(p, &u);
+        }
+    }
+    sem_destroy(&c.linger);
+    return r;
 }
 
 int brisk_posix_getsockname(brisk_posix *p, int fd, struct sockaddr *sa, socklen_t *len)
@@ -1623,6 +1695,11 @@ void brisk_posix_get_stats(brisk_posix *p, struct brisk_posix_stats *out)
 
 static void teardown(brisk_posix *p)
 {
+    while (p->closing) {
+        struct psock *ps = p->closing;
+        p->closing = ps->cnext;
+        free(ps); /* its connection goes with the stack */
+    }
     if (p->st)
         brisk_stack_free(p->st);
     if (p->cfg.close_dev && p->running >= 0)

@@ -561,6 +561,41 @@ static void test_options(void **state)
     assert_true(st.wakeups > 0 && st.wakeups <= st.commands);
 }
 
+/* bind to port 0 picks a port at once; SO_LINGER above 0 makes close wait for the FIN's ACK; MSG_OOB. */
+static void test_bind0_linger_oob(void **state)
+{
+    (void)state;
+    int l = brisk_posix_socket(pb, 0);
+    struct sockaddr_in any = sin_of(0, 0), n;
+    assert_int_equal(brisk_posix_bind(pb, l, (struct sockaddr *)&any, sizeof(any)), 0);
+    socklen_t len = sizeof(n);
+    assert_int_equal(brisk_posix_getsockname(pb, l, (struct sockaddr *)&n, &len), 0);
+    int port = ntohs(n.sin_port);
+    assert_true(port >= 32768);
+    assert_int_equal(brisk_posix_listen(pb, l, 4), 0);
+    int c = brisk_posix_socket(pa, 0);
+    struct sockaddr_in to = sin_of(IP_B, port);
+    assert_int_equal(brisk_posix_connect(pa, c, (struct sockaddr *)&to, sizeof(to)), 0);
+    int s = brisk_posix_accept4(pb, l, NULL, NULL, 0);
+    assert_true(s >= 0);
+    char b[8];
+    assert_int_equal(brisk_posix_recv(pb, s, b, sizeof(b), MSG_OOB | MSG_DONTWAIT), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(brisk_posix_send(pa, c, "u", 1, MSG_OOB), -1);
+    assert_int_equal(errno, EOPNOTSUPP);
+    struct linger lg = {1, 5};
+    assert_int_equal(brisk_posix_setsockopt(pa, c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+    assert_int_equal(brisk_posix_send(pa, c, "bye", 3, 0), 3);
+    struct brisk_posix_stats st;
+    assert_int_equal(brisk_posix_close(pa, c), 0);
+    brisk_posix_get_stats(pa, &st);
+    assert_int_equal(st.closing, 0); /* close returned once the FIN was acknowledged */
+    assert_int_equal(brisk_posix_recv(pb, s, b, sizeof(b), MSG_WAITALL), 3);
+    assert_int_equal(brisk_posix_recv(pb, s, b, sizeof(b), 0), 0);
+    brisk_posix_close(pb, s);
+    brisk_posix_close(pb, l);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -569,7 +604,7 @@ int main(void)
         cmocka_unit_test(test_refused),             cmocka_unit_test(test_readiness),
         cmocka_unit_test(test_write_full),          cmocka_unit_test(test_epoll_mixed),
         cmocka_unit_test(test_reset_epipe),         cmocka_unit_test(test_errors_and_timeouts),
-        cmocka_unit_test(test_options),
+        cmocka_unit_test(test_options),             cmocka_unit_test(test_bind0_linger_oob),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
