@@ -1161,6 +1161,86 @@ static void do_setsockopt(brisk_posix *p, struct cmd *c)
     sync_mirror(p, ps);
 }
 
+/* Linux's struct tcp_info (UAPI, stable layout): glibc's struct is its first 104 bytes; the rest as
+ * linux/tcp.h has it up to tcpi_snd_wnd. */
+struct tcp_info_linux {
+    struct tcp_info base;
+    uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+    uint32_t segs_out, segs_in, notsent_bytes, min_rtt, data_segs_in, data_segs_out;
+    uint64_t delivery_rate, busy_time, rwnd_limited, sndbuf_limited;
+    uint32_t delivered, delivered_ce;
+    uint64_t bytes_sent, bytes_retrans;
+    uint32_t dsack_dups, reord_seen, rcv_ooopack, snd_wnd;
+};
+
+static uint8_t linux_state(int st)
+{
+    static const uint8_t map[] = {
+        [BRISK_TCP_CLOSED] = 7,      [BRISK_TCP_LISTEN] = 10,    [BRISK_TCP_SYN_SENT] = 2,
+        [BRISK_TCP_SYN_RECEIVED] = 3, [BRISK_TCP_ESTABLISHED] = 1, [BRISK_TCP_FIN_WAIT_1] = 4,
+        [BRISK_TCP_FIN_WAIT_2] = 5,  [BRISK_TCP_CLOSE_WAIT] = 8, [BRISK_TCP_CLOSING] = 11,
+        [BRISK_TCP_LAST_ACK] = 9,    [BRISK_TCP_TIME_WAIT] = 6,
+    };
+    return st >= 0 && st < (int)sizeof(map) ? map[st] : 7;
+}
+
+static uint32_t u32(uint64_t v)
+{
+    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* getsockopt(TCP_INFO) from brisk_conn_info, in Linux's units: times in us (last_* in ms ago), windows and
+ * the segment counts in segments of the send MSS. */
+static void tcp_info_fill(const struct psock *ps, uint64_t now, struct tcp_info_linux *t)
+{
+    struct brisk_conn_info ci;
+    memset(t, 0, sizeof(*t));
+    if (brisk_conn_info(ps->s, &ci) != BRISK_OK)
+        return;
+    uint32_t mss = ci.mss ? ci.mss : 1;
+    struct tcp_info *b = &t->base;
+    b->tcpi_state = linux_state(ps->role == R_LISTEN ? BRISK_TCP_LISTEN : ci.state);
+    b->tcpi_ca_state = (uint8_t)ci.ca_state;
+    b->tcpi_retransmits = (uint8_t)(ci.backoff > 255 ? 255 : ci.backoff);
+    b->tcpi_backoff = b->tcpi_retransmits;
+    b->tcpi_options = (uint8_t)((ci.ts_ok ? TCPI_OPT_TIMESTAMPS : 0) | (ci.sack_ok ? TCPI_OPT_SACK : 0) |
+                                (ci.ws_ok ? TCPI_OPT_WSCALE : 0));
+    b->tcpi_snd_wscale = ci.snd_wscale & 15;
+    b->tcpi_rcv_wscale = ci.rcv_wscale & 15;
+    b->tcpi_rto = u32(ci.rto_ns / 1000);
+    b->tcpi_ato = u32(ci.ato_ns / 1000);
+    b->tcpi_snd_mss = ci.mss;
+    b->tcpi_rcv_mss = ci.rcv_mss;
+    b->tcpi_unacked = u32((ci.unacked + mss - 1) / mss);
+    b->tcpi_sacked = ci.sacked_bytes / mss;
+    b->tcpi_lost = ci.lost_bytes / mss;
+    b->tcpi_retrans = ci.retrans_bytes / mss;
+    b->tcpi_last_data_sent = ci.last_data_sent_ns ? u32((now - ci.last_data_sent_ns) / 1000000) : 0;
+    b->tcpi_last_data_recv = ci.last_data_recv_ns ? u32((now - ci.last_data_recv_ns) / 1000000) : 0;
+    b->tcpi_last_ack_recv = ci.last_recv_ns ? u32((now - ci.last_recv_ns) / 1000000) : 0;
+    b->tcpi_pmtu = ci.mss + 40;
+    b->tcpi_rcv_ssthresh = ci.rcv_ssthresh;
+    b->tcpi_rtt = u32(ci.srtt_ns / 1000);
+    b->tcpi_rttvar = u32(ci.rttvar_ns / 1000);
+    b->tcpi_snd_ssthresh = ci.ssthresh / mss;
+    b->tcpi_snd_cwnd = ci.cwnd / mss;
+    b->tcpi_advmss = ci.advmss;
+    b->tcpi_reordering = ci.reordering ? ci.reordering : 3;
+    b->tcpi_rcv_rtt = ci.rcv_rtt_us;
+    b->tcpi_rcv_space = ci.rcv_space;
+    b->tcpi_total_retrans = u32(ci.retransmits);
+    t->pacing_rate = ci.pacing_rate;
+    t->max_pacing_rate = UINT64_MAX;
+    t->bytes_acked = ci.bytes_acked;
+    t->bytes_received = ci.bytes_received;
+    t->segs_out = u32(ci.segs_out);
+    t->segs_in = u32(ci.segs_in);
+    t->notsent_bytes = u32(ci.notsent);
+    t->min_rtt = ci.min_rtt_ns ? u32(ci.min_rtt_ns / 1000) : UINT32_MAX;
+    t->bytes_sent = ci.bytes_sent;
+    t->snd_wnd = ci.snd_wnd;
+}
+
 static void put_int(struct cmd *c, int v)
 {
     if (!c->out || !c->outlen) {
@@ -1226,6 +1306,19 @@ static void do_getsockopt(brisk_posix *p, struct cmd *c)
         }
         default: break;
         }
+    }
+    if (level == IPPROTO_TCP && name == TCP_INFO) {
+        struct tcp_info_linux t;
+        if (!c->out || !c->outlen) {
+            c->ret = -EFAULT;
+            return;
+        }
+        tcp_info_fill(ps, brisk_loop_now(p->l), &t);
+        size_t n = *c->outlen < (socklen_t)sizeof(t) ? (size_t)*c->outlen : sizeof(t);
+        memcpy(c->out, &t, n);
+        *c->outlen = (socklen_t)n;
+        c->ret = 0;
+        return;
     }
     if (level == IPPROTO_TCP && name == TCP_CONGESTION) {
         const char *nm = brisk_get_congestion(ps->s);

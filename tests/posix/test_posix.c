@@ -253,6 +253,20 @@ static void test_connect_accept_bulk(void **state)
     pthread_join(t, NULL);
     assert_int_equal(b.ret, (ssize_t)b.len);
     assert_int_equal(bad, 0);
+    struct tcp_info ti;
+    socklen_t tl = sizeof(ti);
+    assert_int_equal(brisk_posix_getsockopt(pa, c, IPPROTO_TCP, TCP_INFO, &ti, &tl), 0);
+    assert_int_equal(tl, sizeof(ti));
+    assert_int_equal(ti.tcpi_state, TCP_ESTABLISHED);
+    assert_int_equal(ti.tcpi_snd_mss, 1448); /* 1460 less the timestamps option */
+    assert_true(ti.tcpi_snd_cwnd >= 10);
+    assert_true(ti.tcpi_options & TCPI_OPT_TIMESTAMPS);
+    uint8_t big[256]; /* Linux's longer struct: tcpi_bytes_received at offset 128 */
+    tl = sizeof(big);
+    assert_int_equal(brisk_posix_getsockopt(pb, s, IPPROTO_TCP, TCP_INFO, big, &tl), 0);
+    uint64_t rcvd;
+    memcpy(&rcvd, big + 128, sizeof(rcvd));
+    assert_int_equal(rcvd, b.len);
     assert_int_equal(brisk_posix_close(pa, c), 0);
     assert_int_equal(brisk_posix_recv(pb, s, buf, sizeof(buf), 0), 0); /* the FIN */
     assert_true(revents(s, POLLIN | POLLRDHUP, 0) & POLLRDHUP);

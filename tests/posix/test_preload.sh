@@ -7,6 +7,7 @@
 #   curl, wget  a 4 MB file from python3 -m http.server, byte-exact
 #   nc          as a server under brisk (kernel nc client) and as a client (kernel nc server), 4 MB each way
 #   socat       10 MB each way: socat under brisk as the receiving server and as the sending client
+#   iperf3      client under brisk (-P 2) and server under brisk (-P 4 -R), 20 MB, byte counts matching
 #   epoll       posix-epoll-mixed (tests/posix/epoll_mixed.c): epoll / poll / select on a brisk socket and a
 #               pipe, a refused connect, 4 MB echoed by a kernel echo server through an epoll loop
 #   fork        a child using an inherited brisk socket is told so on stderr and gets EBADF
@@ -115,6 +116,32 @@ onb socat -u "FILE:$tmp/big" "TCP:$K:5003"
 crc=$?
 wait $kp
 check "socat client under brisk: 10 MB to the kernel byte-exact" "[ $crc -eq 0 ] && cmp -s '$tmp/socat2.out' '$tmp/big'"
+
+# --- iperf3 both roles (Debian's iperf3: select(), TCP_INFO, non-blocking connect) ----------------------------
+if command -v iperf3 >/dev/null 2>&1 && command -v jq >/dev/null 2>&1; then
+    bytes() { jq -r "$1" "$2" 2>/dev/null; }
+    bg nsx timeout 30 iperf3 -s -1 -B "$K" -p 5201 >/dev/null 2>&1
+    kp=$!
+    wait_port 5201 || bad "kernel iperf3 did not listen"
+    onb iperf3 -c "$K" -p 5201 -n 20M -P 2 --json >"$tmp/ip1.json" 2>&1
+    irc=$?
+    wait $kp
+    check "iperf3 client under brisk, -P 2, 20 MB: the kernel received every byte sent" \
+        "[ $irc -eq 0 ] && [ '$(bytes .end.sum_sent.bytes "$tmp/ip1.json")' = 20971520 ] && [ '$(bytes .end.sum_received.bytes "$tmp/ip1.json")' = 20971520 ]"
+    bg onb iperf3 -4 -s -1 -p 5202 >"$tmp/ip2.srv" 2>&1
+    sp=$!
+    wait_tap || bad "iperf3 under brisk did not open the TAP"
+    ok_c=1
+    for _ in $(seq 1 50); do
+        nsx timeout 20 iperf3 -c "$B" -p 5202 -n 20M -P 4 -R --json >"$tmp/ip2.json" 2>/dev/null && ok_c=0 && break
+        sleep 0.1
+    done
+    wait $sp
+    check "iperf3 server under brisk, -P 4 -R, 20 MB: the kernel received every byte sent" \
+        "[ $ok_c -eq 0 ] && [ '$(bytes .end.sum_received.bytes "$tmp/ip2.json")' = 20971520 ] && [ '$(bytes '.start.connected[0].remote_host' "$tmp/ip2.json")' = $B ]"
+else
+    echo "# iperf3 or jq not installed: the iperf3 checks skipped"
+fi
 
 # --- epoll / poll / select on a mixed set ------------------------------------------------------------------------
 # A kernel echo server that never stops reading while it writes (socat's PIPE echo can block on its own pipe).
