@@ -120,6 +120,7 @@ struct psock {
     /* the mirror */
     int tokens, hidden_out, m_rdhup, m_hup, m_err;
     int widx; /* index in p->watch, -1 */
+    int refs; /* descriptor numbers naming the socket (dup): the last close releases it */
     /* closed by the application, finishing: on p->closing's list; a close() waiting for SO_LINGER */
     struct psock *cnext, *cprev;
     struct cmd *lwait;
@@ -212,6 +213,11 @@ void brisk_posix_config_default(struct brisk_posix_config *c)
 int brisk_posix_owns(const brisk_posix *p, int fd)
 {
     return p && fd >= 0 && fd < p->tabsz && atomic_load_explicit(&p->tab[fd], memory_order_acquire) != NULL;
+}
+
+int brisk_posix_table_size(const brisk_posix *p)
+{
+    return p ? p->tabsz : 0;
 }
 
 static void plog(brisk_posix *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -524,6 +530,7 @@ static struct psock *psock_new(brisk_posix *p, brisk_sock *s, int flags, int *er
     ps->peer = sv[1];
     ps->nonblock = (flags & SOCK_NONBLOCK) != 0;
     ps->widx = -1;
+    ps->refs = 1;
     atomic_store_explicit(&p->tab[ps->fd], ps, memory_order_release);
     p->stats.sockets_open++;
     return ps;
@@ -541,11 +548,11 @@ static void do_socket(brisk_posix *p, struct cmd *c)
     c->ret = ps->fd;
 }
 
-/* The application's descriptor leaves the table; the connection, if any, finishes in the background.
- * The caller closes A itself afterwards (closing it here would free the number before the call returns). */
+/* The last descriptor naming the socket has left the table; the connection, if any, finishes in the
+ * background. The caller closes that descriptor itself afterwards (closing it here would free the number
+ * before the call returns). */
 static void release(brisk_posix *p, struct psock *ps, struct cmd *c, uint64_t now)
 {
-    atomic_store_explicit(&p->tab[ps->fd], NULL, memory_order_release);
     p->stats.sockets_open--;
     watch_set(p, ps, 0);
     sys_close(ps->fd2);
@@ -600,7 +607,70 @@ static void do_close(brisk_posix *p, struct cmd *c)
         return;
     }
     plog(p, "brisk: close fd %d", c->fd);
-    release(p, ps, c, brisk_loop_now(p->l));
+    atomic_store_explicit(&p->tab[c->fd], NULL, memory_order_release);
+    if (--ps->refs == 0)
+        release(p, ps, c, brisk_loop_now(p->l));
+    c->ret = 0;
+}
+
+/* dup / dup3 / F_DUPFD: another number for the same socket — the kernel's duplicate of A shares its open
+ * file, so its readiness is the socket's too. c->a: -1 lowest free >= c->flags (F_DUPFD), else the target
+ * of dup3 with flags c->flags. */
+static void do_dup(brisk_posix *p, struct cmd *c)
+{
+    struct psock *ps = lookup(p, c);
+    if (!ps) {
+        c->ret = -EBADF;
+        return;
+    }
+    long r;
+    if (c->a < 0) {
+        r = syscall(SYS_fcntl, c->fd, c->inlen ? F_DUPFD_CLOEXEC : F_DUPFD, (long)c->flags);
+    } else {
+        if (c->a >= p->tabsz) {
+            c->ret = -EBADF;
+            return;
+        }
+        struct psock *old = atomic_load_explicit(&p->tab[c->a], memory_order_relaxed);
+        if (old == ps) {
+            c->ret = c->a; /* already a name of this socket; dup3 only sets the flag */
+            if (syscall(SYS_dup3, c->fd, c->a, c->flags) < 0)
+                c->ret = -errno;
+            return;
+        }
+        r = syscall(SYS_dup3, c->fd, c->a, c->flags); /* closes whatever c->a was, atomically */
+        if (r >= 0 && old) {
+            atomic_store_explicit(&p->tab[c->a], NULL, memory_order_release);
+            if (--old->refs == 0)
+                release(p, old, NULL, brisk_loop_now(p->l));
+        }
+    }
+    if (r < 0) {
+        c->ret = -errno;
+        return;
+    }
+    if (r >= p->tabsz) {
+        sys_close((int)r);
+        c->ret = -EMFILE;
+        return;
+    }
+    ps->refs++;
+    atomic_store_explicit(&p->tab[r], ps, memory_order_release);
+    c->ret = r;
+}
+
+/* A brisk socket's number is about to be reused by the caller's dup2 / dup3 of a kernel descriptor: drop
+ * it from the table (releasing the socket if it was the last name) without closing the number. */
+static void do_forget(brisk_posix *p, struct cmd *c)
+{
+    struct psock *ps = lookup(p, c);
+    if (!ps) {
+        c->ret = -EBADF;
+        return;
+    }
+    atomic_store_explicit(&p->tab[c->fd], NULL, memory_order_release);
+    if (--ps->refs == 0)
+        release(p, ps, NULL, brisk_loop_now(p->l));
     c->ret = 0;
 }
 
@@ -1397,9 +1467,10 @@ static void do_close_all(brisk_posix *p, struct cmd *c)
     for (int fd = 0; fd < p->tabsz; fd++) {
         struct psock *ps = atomic_load_explicit(&p->tab[fd], memory_order_relaxed);
         if (ps) {
-            int a = ps->fd;
-            release(p, ps, NULL, now);
-            sys_close(a);
+            atomic_store_explicit(&p->tab[fd], NULL, memory_order_release);
+            if (--ps->refs == 0)
+                release(p, ps, NULL, now);
+            sys_close(fd);
         }
     }
     c->ret = 0;
@@ -1720,6 +1791,40 @@ int brisk_posix_getsockopt(brisk_posix *p, int fd, int level, int name, void *va
     return (int)call(p, &c);
 }
 
+int brisk_posix_dupfd(brisk_posix *p, int fd, int minfd, int cloexec)
+{
+    struct cmd c;
+    if (minfd < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    cmd_init(&c, do_dup, fd);
+    c.a = -1;
+    c.flags = minfd;
+    c.inlen = cloexec != 0;
+    return (int)call(p, &c);
+}
+
+int brisk_posix_dup3(brisk_posix *p, int fd, int newfd, int flags)
+{
+    struct cmd c;
+    if (newfd < 0 || (flags & ~O_CLOEXEC)) {
+        errno = newfd < 0 ? EBADF : EINVAL;
+        return -1;
+    }
+    cmd_init(&c, do_dup, fd);
+    c.a = newfd;
+    c.flags = flags;
+    return (int)call(p, &c);
+}
+
+int brisk_posix_forget(brisk_posix *p, int fd)
+{
+    struct cmd c;
+    cmd_init(&c, do_forget, fd);
+    return (int)call(p, &c);
+}
+
 static int set_nonblock(brisk_posix *p, int fd, int on)
 {
     struct cmd c;
@@ -1734,10 +1839,8 @@ int brisk_posix_fcntl(brisk_posix *p, int fd, int cmd, long arg)
         errno = EBADF;
         return -1;
     }
-    if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) {
-        errno = EINVAL; /* a duplicate would be a second name for the socket: not yet (docs/posix.md) */
-        return -1;
-    }
+    if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+        return brisk_posix_dupfd(p, fd, (int)arg, cmd == F_DUPFD_CLOEXEC);
     int r = sys_fcntl(fd, cmd, arg);
     if (r < 0)
         return -1;

@@ -63,6 +63,9 @@ void brisk_posix_free(brisk_posix *p);
 /* Nonzero if fd is one of this instance's sockets. Lock-free: one array load. */
 int brisk_posix_owns(const brisk_posix *p, int fd);
 
+/* The size of the descriptor table: every brisk socket's number is below it. */
+int brisk_posix_table_size(const brisk_posix *p);
+
 /* The errno for a BRISK_ERR_* code (BRISK_ERR_RESET -> ECONNRESET, ...). */
 int brisk_posix_errno(int brisk_err);
 
@@ -89,8 +92,16 @@ int brisk_posix_getpeername(brisk_posix *p, int fd, struct sockaddr *sa, socklen
 int brisk_posix_setsockopt(brisk_posix *p, int fd, int level, int name, const void *val, socklen_t len);
 int brisk_posix_getsockopt(brisk_posix *p, int fd, int level, int name, void *val, socklen_t *len);
 /* fcntl F_GETFL / F_SETFL (O_NONBLOCK); other commands act on the descriptor itself (F_GETFD, F_SETFD,
- * F_DUPFD is refused with EINVAL: a duplicate would not be a brisk socket). */
+ * F_DUPFD / F_DUPFD_CLOEXEC as brisk_posix_dupfd). */
 int brisk_posix_fcntl(brisk_posix *p, int fd, int cmd, long arg);
+/* dup / F_DUPFD[_CLOEXEC] (the lowest free number >= minfd) and dup2 / dup3 (newfd; a brisk socket there is
+ * closed first, a kernel descriptor there is replaced as by the kernel): another number for the same
+ * socket, which is released when its last number is closed. */
+int brisk_posix_dupfd(brisk_posix *p, int fd, int minfd, int cloexec);
+int brisk_posix_dup3(brisk_posix *p, int fd, int newfd, int flags);
+/* Drops fd from the brisk sockets without closing the number (the caller is about to dup2 a kernel
+ * descriptor onto it); the socket is released if fd was its last number. */
+int brisk_posix_forget(brisk_posix *p, int fd);
 /* ioctl FIONREAD (SIOCINQ), SIOCOUTQ, FIONBIO; others fail with ENOTTY. */
 int brisk_posix_ioctl(brisk_posix *p, int fd, unsigned long req, void *arg);
 

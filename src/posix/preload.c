@@ -121,6 +121,8 @@ DECLARE_REAL(ssize_t, __read_chk, int, void *, size_t, size_t);
 DECLARE_REAL(ssize_t, __recv_chk, int, void *, size_t, size_t, int);
 DECLARE_REAL(ssize_t, __recvfrom_chk, int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
 DECLARE_REAL(ssize_t, sendfile, int, int, off_t *, size_t);
+DECLARE_REAL(int, close_range, unsigned, unsigned, int);
+DECLARE_REAL(void, closefrom, int);
 
 static void resolve(void)
 {
@@ -129,6 +131,7 @@ static void resolve(void)
     R(writev); R(recv); R(send); R(recvfrom); R(sendto); R(recvmsg); R(sendmsg); R(shutdown); R(close);
     R(getsockname); R(getpeername); R(setsockopt); R(getsockopt); R(fcntl); R(fcntl64); R(ioctl); R(dup);
     R(dup2); R(dup3); R(__read_chk); R(__recv_chk); R(__recvfrom_chk); R(sendfile);
+    R(close_range); R(closefrom);
 #undef R
 }
 
@@ -541,48 +544,79 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
     return REAL(ioctl)(fd, req, arg); /* interface queries (SIOCGIF*) work on any socket */
 }
 
-/* dup: a second number for a brisk socket is not supported yet (docs/posix.md); dup2 / dup3 onto a brisk
- * socket's number close it first, as the kernel would. */
+/* dup / dup2 / dup3: another number for a brisk socket names the same socket (posix.c: do_dup); a kernel
+ * descriptor duplicated onto a brisk socket's number replaces it, as the kernel would. */
 EXPORT int dup(int fd)
 {
-    int o = ours(fd);
-    if (o != 0) {
-        if (o > 0)
-            say("brisk: dup(%d): duplicating a brisk socket is not supported yet", fd);
-        errno = o > 0 ? EINVAL : EBADF;
-        return -1;
-    }
-    return REAL(dup)(fd);
+    ROUTE(fd, brisk_posix_dupfd(g_p, fd, 0, 0), REAL(dup)(fd));
 }
 
 EXPORT int dup3(int fd, int fd2, int flags)
 {
     int o = ours(fd);
-    if (o != 0) {
-        if (o > 0)
-            say("brisk: dup2(%d, %d): duplicating a brisk socket is not supported yet", fd, fd2);
-        errno = o > 0 ? EINVAL : EBADF;
+    if (o < 0) {
+        errno = EBADF;
         return -1;
     }
-    if (fd != fd2 && ours(fd2) > 0)
-        brisk_posix_close(g_p, fd2);
+    if (o > 0) {
+        if (fd == fd2) {
+            errno = EINVAL;
+            return -1;
+        }
+        return brisk_posix_dup3(g_p, fd, fd2, flags);
+    }
+    if (fd != fd2 && ours(fd2) > 0 && fcntl(fd, F_GETFD) >= 0)
+        brisk_posix_forget(g_p, fd2);
     return REAL(dup3)(fd, fd2, flags);
 }
 
 EXPORT int dup2(int fd, int fd2)
 {
     int o = ours(fd);
-    if (o != 0) {
-        if (o > 0 && fd == fd2)
-            return fd; /* dup2(fd, fd) only checks fd */
-        if (o > 0)
-            say("brisk: dup2(%d, %d): duplicating a brisk socket is not supported yet", fd, fd2);
-        errno = o > 0 ? EINVAL : EBADF;
+    if (o < 0) {
+        errno = EBADF;
         return -1;
     }
-    if (fd != fd2 && ours(fd2) > 0)
-        brisk_posix_close(g_p, fd2);
+    if (o > 0)
+        return fd == fd2 ? fd : brisk_posix_dup3(g_p, fd, fd2, 0);
+    if (fd != fd2 && ours(fd2) > 0 && fcntl(fd, F_GETFD) >= 0)
+        brisk_posix_forget(g_p, fd2);
     return REAL(dup2)(fd, fd2);
+}
+
+/* close_range / closefrom: the brisk sockets in the range leave brisk first (released if it was their last
+ * number), then the kernel closes every number — never a closed number left in brisk's table for the next
+ * descriptor to inherit. With CLOSE_RANGE_UNSHARE the closing happens in a private copy of the descriptor
+ * table (a child about to exec), and CLOSE_RANGE_CLOEXEC only marks: brisk's state is left alone. */
+static void forget_range(unsigned first, unsigned last)
+{
+    if (!g_p || g_forked)
+        return;
+    unsigned end = (unsigned)brisk_posix_table_size(g_p); /* every brisk number is below it */
+    if (last < end)
+        end = last + 1;
+    for (unsigned fd = first; fd < end; fd++)
+        if (brisk_posix_owns(g_p, (int)fd))
+            brisk_posix_forget(g_p, (int)fd);
+}
+
+EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+    if (flags == 0 && first <= last)
+        forget_range(first, last);
+    if (!REAL(close_range)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return REAL(close_range)(first, last, flags);
+}
+
+EXPORT void closefrom(int lowfd)
+{
+    if (lowfd >= 0)
+        forget_range((unsigned)lowfd, ~0u);
+    if (REAL(closefrom))
+        REAL(closefrom)(lowfd);
 }
 
 /* sendfile onto a brisk socket: by copy, in 64 KB pieces read from in_fd. */

@@ -567,7 +567,10 @@ static void test_options(void **state)
     assert_int_equal(errno, EINVAL);
     assert_int_equal(brisk_posix_setsockopt(pa, c, 9999, 1, &v, sizeof(v)), -1);
     assert_int_equal(errno, ENOPROTOOPT);
-    assert_int_equal(brisk_posix_fcntl(pa, c, F_DUPFD, 0), -1);
+    int d = brisk_posix_fcntl(pa, c, F_DUPFD, 100);
+    assert_true(d >= 100);
+    assert_false(fcntl(d, F_GETFD) & FD_CLOEXEC);
+    brisk_posix_close(pa, d);
     brisk_posix_close(pa, c);
     struct brisk_posix_stats st;
     brisk_posix_get_stats(pa, &st);
@@ -610,6 +613,40 @@ static void test_bind0_linger_oob(void **state)
     brisk_posix_close(pb, l);
 }
 
+/* dup: a second number for the socket, with its readiness; the last close releases it; dup3 onto another
+ * brisk socket's number releases that one. */
+static void test_dup(void **state)
+{
+    (void)state;
+    int c, s;
+    pair(&c, &s);
+    int d = brisk_posix_dupfd(pa, c, 0, 1);
+    assert_true(d >= 0 && d != c);
+    assert_true(brisk_posix_owns(pa, d));
+    assert_true(fcntl(d, F_GETFD) & FD_CLOEXEC);
+    assert_int_equal(brisk_posix_send(pb, s, "dup", 3, 0), 3);
+    assert_true(revents(d, POLLIN, 2000) & POLLIN); /* both numbers see the socket's readiness */
+    assert_true(revents(c, POLLIN, 0) & POLLIN);
+    char b[8];
+    assert_int_equal(brisk_posix_recv(pa, d, b, sizeof(b), 0), 3);
+    assert_int_equal(brisk_posix_close(pa, c), 0); /* not the last name: the connection stays */
+    assert_false(brisk_posix_owns(pa, c));
+    assert_int_equal(brisk_posix_send(pa, d, "xy", 2, 0), 2);
+    assert_int_equal(brisk_posix_recv(pb, s, b, 2, MSG_WAITALL), 2);
+    /* dup3 of another brisk socket onto d: d's socket loses its last name and closes (the peer sees EOF) */
+    int e = brisk_posix_socket(pa, 0);
+    assert_int_equal(brisk_posix_dup3(pa, e, d, 0), d);
+    assert_int_equal(brisk_posix_recv(pb, s, b, sizeof(b), 0), 0);
+    assert_int_equal(brisk_posix_recv(pa, d, b, sizeof(b), MSG_DONTWAIT), -1);
+    assert_int_equal(errno, ENOTCONN); /* d now names e, a new socket */
+    brisk_posix_close(pa, d);
+    brisk_posix_close(pa, e);
+    brisk_posix_close(pb, s);
+    struct brisk_posix_stats st;
+    brisk_posix_get_stats(pa, &st);
+    assert_int_equal(st.sockets_open, 0);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -619,6 +656,7 @@ int main(void)
         cmocka_unit_test(test_write_full),          cmocka_unit_test(test_epoll_mixed),
         cmocka_unit_test(test_reset_epipe),         cmocka_unit_test(test_errors_and_timeouts),
         cmocka_unit_test(test_options),             cmocka_unit_test(test_bind0_linger_oob),
+        cmocka_unit_test(test_dup),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -10,15 +10,17 @@
 #   iperf3      client under brisk (-P 2) and server under brisk (-P 4 -R), 20 MB, byte counts matching
 #   epoll       posix-epoll-mixed (tests/posix/epoll_mixed.c): epoll / poll / select on a brisk socket and a
 #               pipe, a refused connect, 4 MB echoed by a kernel echo server through an epoll loop
+#   fdops       posix-fdops (tests/posix/fdops.c): dup, dup2 of a pipe onto a socket's number, close_range
 #   fork        a child using an inherited brisk socket is told so on stderr and gets EBADF
 #   config      a malformed BRISK_IP is named on stderr and socket() fails
 #
-# Usage: test_preload.sh BRISK_RUN LIBBRISK_PRELOAD POSIX_EPOLL_MIXED. Exits 77 (ctest: skipped) with the
+# Usage: test_preload.sh BRISK_RUN LIBBRISK_PRELOAD POSIX_EPOLL_MIXED POSIX_FDOPS. Exits 77 (ctest: skipped) with the
 # reason when not root, without /dev/net/tun, without a program it needs, or when namespaces cannot be made.
 set -u
 brun=$1
 lib=$2
 emix=$3
+fdops=$4
 here=$(cd "$(dirname "$0")" && pwd)
 netns=$here/../../scripts/netns.sh
 
@@ -170,6 +172,16 @@ sed 's/^/#   /' "$tmp/emix.out"
 check "epoll program: every check held (exit 0)" "[ $erc -eq 0 ]"
 check "epoll program: its socket was brisk's ($B), and the echo server saw it" \
     "grep -q '^local $B\$' '$tmp/emix.out' && grep -q '^$B\$' '$tmp/echo.peer'"
+
+# --- descriptor operations --------------------------------------------------------------------------------
+bg nsx timeout 30 python3 "$tmp/echo.py" "$K" 5006 >"$tmp/fd.peer"
+ep=$!
+wait_port 5006 || bad "the echo server did not listen"
+onb "$fdops" "$K" 5006 >"$tmp/fdops.out" 2>&1
+frc=$?
+wait $ep
+sed 's/^/#   /' "$tmp/fdops.out"
+check "fdops program: dup, dup2, close_range held (exit 0), over brisk" "[ $frc -eq 0 ] && grep -q '^$B\$' '$tmp/fd.peer'"
 
 # --- fork -----------------------------------------------------------------------------------------------------
 bg nsx timeout 30 python3 "$tmp/echo.py" "$K" 5005 >/dev/null
