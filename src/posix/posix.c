@@ -434,13 +434,22 @@ static void on_cmds(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t n
 static void *stack_main(void *arg)
 {
     brisk_posix *p = arg;
-    brisk_loop_run(p->l, BRISK_TIME_NONE);
+    int rc = brisk_loop_run(p->l, BRISK_TIME_NONE);
+    if (rc != BRISK_OK) {
+        /* epoll_wait or the timerfd failed: every caller would wait for ever on its command. Say so and
+         * stop the process rather than hang it. */
+        fprintf(stderr, "brisk: the stack thread's loop failed (%s): aborting\n", strerror(errno));
+        abort();
+    }
     return NULL;
 }
 
 /* Runs c->fn on the stack thread and waits for it; returns c->ret with errno set when negative. */
 static int64_t call(brisk_posix *p, struct cmd *c)
 {
+    int cancel;
+    /* Not cancellable while the stack thread may use c, which lives on this thread's stack. */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     sem_init(&c->done, 0, 0);
     c->next = NULL;
     pthread_mutex_lock(&p->qlock);
@@ -461,6 +470,7 @@ static int64_t call(brisk_posix *p, struct cmd *c)
     while (sem_wait(&c->done) < 0)
         ; /* EINTR: the stack thread may still be using c */
     sem_destroy(&c->done);
+    pthread_setcancelstate(cancel, NULL);
     if (c->ret < 0) {
         errno = (int)-c->ret;
         return -1;
@@ -810,6 +820,13 @@ static void do_accept(brisk_posix *p, struct cmd *c)
     }
     ps->role = R_CONNECTED;
     ps->connect_told = 1;
+    /* What Linux's accepted socket inherits from the listener (sk_clone) among the facade's own options;
+     * the TCP ones are brisk's, which the listener passes on itself. */
+    ps->rcvtimeo = ls->rcvtimeo;
+    ps->sndtimeo = ls->sndtimeo;
+    ps->linger_on = ls->linger_on;
+    ps->linger_s = ls->linger_s;
+    ps->reuseaddr = ls->reuseaddr;
     brisk_sock_set_callback(s, on_event, ps); /* kept events (data, FIN, an error) arrive now */
     sync_mirror(p, ps);
     sync_mirror(p, ls);
