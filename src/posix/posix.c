@@ -158,6 +158,7 @@ struct brisk_posix {
     pthread_mutex_t qlock;
     struct cmd *qhead, *qtail;
     _Atomic(struct psock *) *tab;
+    atomic_uchar *cloexec; /* per number: the FD_CLOEXEC the application asked for (the kernel's is always set) */
     int tabsz;
     struct psock **watch;
     int nwatch, capwatch;
@@ -518,8 +519,10 @@ static struct psock *psock_new(brisk_posix *p, brisk_sock *s, int flags, int *er
     }
     int one = 1; /* clamped to the minimum, so that a 4 KB write hides POLLOUT */
     syscall(SYS_setsockopt, sv[0], SOL_SOCKET, SO_SNDBUF, &one, sizeof(one));
-    if (!(flags & SOCK_CLOEXEC))
-        sys_fcntl(sv[0], F_SETFD, 0);
+    /* A stays close-on-exec whatever the application asked: no stack would serve it after exec, and an
+     * inherited socketpair end would swallow what the new program writes. fcntl(F_GETFD) reports the
+     * application's choice. */
+    atomic_store_explicit(&p->cloexec[sv[0]], (flags & SOCK_CLOEXEC) != 0, memory_order_relaxed);
     if (flags & SOCK_NONBLOCK)
         sys_fcntl(sv[0], F_SETFL, O_RDWR | O_NONBLOCK);
     int berr = 0;
@@ -635,7 +638,7 @@ static void do_dup(brisk_posix *p, struct cmd *c)
     }
     long r;
     if (c->a < 0) {
-        r = syscall(SYS_fcntl, c->fd, c->inlen ? F_DUPFD_CLOEXEC : F_DUPFD, (long)c->flags);
+        r = syscall(SYS_fcntl, c->fd, F_DUPFD_CLOEXEC, (long)c->flags);
     } else {
         if (c->a >= p->tabsz) {
             c->ret = -EBADF;
@@ -644,11 +647,10 @@ static void do_dup(brisk_posix *p, struct cmd *c)
         struct psock *old = atomic_load_explicit(&p->tab[c->a], memory_order_relaxed);
         if (old == ps) {
             c->ret = c->a; /* already a name of this socket; dup3 only sets the flag */
-            if (syscall(SYS_dup3, c->fd, c->a, c->flags) < 0)
-                c->ret = -errno;
+            atomic_store_explicit(&p->cloexec[c->a], (c->flags & O_CLOEXEC) != 0, memory_order_relaxed);
             return;
         }
-        r = syscall(SYS_dup3, c->fd, c->a, c->flags); /* closes whatever c->a was, atomically */
+        r = syscall(SYS_dup3, c->fd, c->a, O_CLOEXEC); /* closes whatever c->a was, atomically */
         if (r >= 0 && old) {
             atomic_store_explicit(&p->tab[c->a], NULL, memory_order_release);
             if (--old->refs == 0)
@@ -665,6 +667,8 @@ static void do_dup(brisk_posix *p, struct cmd *c)
         return;
     }
     ps->refs++;
+    atomic_store_explicit(&p->cloexec[r], c->a < 0 ? c->inlen != 0 : (c->flags & O_CLOEXEC) != 0,
+                          memory_order_relaxed);
     atomic_store_explicit(&p->tab[r], ps, memory_order_release);
     c->ret = r;
 }
@@ -1858,6 +1862,12 @@ int brisk_posix_fcntl(brisk_posix *p, int fd, int cmd, long arg)
     }
     if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
         return brisk_posix_dupfd(p, fd, (int)arg, cmd == F_DUPFD_CLOEXEC);
+    if (cmd == F_GETFD)
+        return atomic_load_explicit(&p->cloexec[fd], memory_order_relaxed) ? FD_CLOEXEC : 0;
+    if (cmd == F_SETFD) {
+        atomic_store_explicit(&p->cloexec[fd], (arg & FD_CLOEXEC) != 0, memory_order_relaxed);
+        return 0;
+    }
     int r = sys_fcntl(fd, cmd, arg);
     if (r < 0)
         return -1;
@@ -1923,6 +1933,7 @@ static void teardown(brisk_posix *p)
         sys_close(p->efd);
     pthread_mutex_destroy(&p->qlock);
     free(p->tab);
+    free(p->cloexec);
     free(p->watch);
     free(p);
 }
@@ -1946,11 +1957,12 @@ brisk_posix *brisk_posix_new(const struct brisk_posix_config *cfg, char *why, si
         n = n == RLIM_INFINITY ? TABLE_MAX : 1024;
     p->tabsz = n > TABLE_MAX ? TABLE_MAX : (int)n;
     p->tab = calloc((size_t)p->tabsz, sizeof(*p->tab));
+    p->cloexec = calloc((size_t)p->tabsz, sizeof(*p->cloexec));
     p->st = brisk_stack_new(&cfg->settings);
     int err = 0;
-    if (p->tab && p->st)
+    if (p->tab && p->cloexec && p->st)
         p->l = brisk_loop_new(p->st, &err);
-    if (!p->tab || !p->st || !p->l) {
+    if (!p->tab || !p->cloexec || !p->st || !p->l) {
         snprintf(why, why_len, "cannot create the stack: %s", p->st ? brisk_strerror(err) : "bad settings or memory");
         teardown(p);
         return NULL;

@@ -28,7 +28,10 @@
  * calls anything but close() on one gets a message on stderr naming the descriptor and EBADF — never a
  * silent mix-up; close() just drops the child's copy. A child of a process that had not started brisk
  * starts its own stack as usual; one of a process that had cannot (the TAP is taken) and is told so.
- * exec: CLOEXEC descriptors close as usual; the stack thread's own descriptors are all CLOEXEC.
+ * exec: a brisk socket never outlives exec — the new program has no stack to serve it — so its descriptor
+ * is close-on-exec in the kernel whatever the program asked (F_GETFD and FIOCLEX / FIONCLEX keep the
+ * program's own view): the new program finds the number closed (EBADF) rather than an AF_UNIX socket that
+ * would swallow its writes. The stack thread's own descriptors are all close-on-exec too.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -541,6 +544,8 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
     }
     if (o > 0 && (req == FIONREAD || req == FIONBIO || req == TIOCOUTQ))
         return brisk_posix_ioctl(g_p, fd, req, arg);
+    if (o > 0 && (req == FIOCLEX || req == FIONCLEX)) /* what Python's set_inheritable uses */
+        return brisk_posix_fcntl(g_p, fd, F_SETFD, req == FIOCLEX ? FD_CLOEXEC : 0);
     return REAL(ioctl)(fd, req, arg); /* interface queries (SIOCGIF*) work on any socket */
 }
 

@@ -13,6 +13,7 @@
 #               pipe, a refused connect, 4 MB echoed by a kernel echo server through an epoll loop
 #   fdops       posix-fdops (tests/posix/fdops.c): dup, dup2 of a pipe onto a socket's number, close_range
 #   fork        a child using an inherited brisk socket is told so on stderr and gets EBADF
+#   exec        an inheritable brisk socket is closed in the exec'd program (EBADF)
 #   config      a malformed BRISK_IP is named on stderr and socket() fails
 #
 # Usage: test_preload.sh BRISK_RUN LIBBRISK_PRELOAD POSIX_EPOLL_MIXED POSIX_FDOPS. Exits 77 (ctest: skipped) with the
@@ -235,6 +236,21 @@ sed 's/^/#   /' "$tmp/fork.out" "$tmp/fork.err"
 check "fork: the child's use of the inherited socket fails with EBADF" "grep -q '^child: errno 9\$' '$tmp/fork.out'"
 check "fork: ... and says why on stderr" "grep -q 'inherited across fork' '$tmp/fork.err'"
 check "fork: the parent's socket still works" "grep -q '^parent: ping\$' '$tmp/fork.out'"
+
+# --- exec ----------------------------------------------------------------------------------------------------
+cat >"$tmp/exec.py" <<'EOF'
+import os, socket, sys
+s = socket.create_connection((sys.argv[1], 5009))
+os.set_inheritable(s.fileno(), True)
+print("inheritable", os.get_inheritable(s.fileno()), flush=True)
+os.execvp("sh", ["sh", "-c", "echo x >&%d && echo wrote || echo failed" % s.fileno()])
+EOF
+bg nsx timeout 30 python3 "$tmp/echo.py" "$K" 5009 >/dev/null
+wait_port 5009 || bad "the echo server did not listen"
+onb python3 "$tmp/exec.py" "$K" >"$tmp/exec.out" 2>"$tmp/exec.err"
+sed 's/^/#   /' "$tmp/exec.out" "$tmp/exec.err"
+check "exec: an inheritable brisk socket is closed in the new program (EBADF), not a silent sink" \
+    "grep -q '^inheritable True\$' '$tmp/exec.out' && grep -q '^failed\$' '$tmp/exec.out' && grep -qi 'bad file descriptor' '$tmp/exec.err'"
 
 # --- configuration errors -------------------------------------------------------------------------------------
 nsx env LD_PRELOAD="$lib" BRISK_TAP="$TAP" BRISK_IP=10.81.0.300/24 curl -sS "http://$K:8080/blob" -o /dev/null \
