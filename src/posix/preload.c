@@ -21,6 +21,7 @@
  *                  reuse ports and sequence numbers the peer may still hold in TIME-WAIT)
  *   BRISK_MTU, BRISK_GSO (0/1)   the TAP's MTU and offloads
  *   BRISK_LOG      1: a line on stderr at start and per connect / accept / close / error
+ *   BRISK_EXIT_WAIT  how long exit waits for closed connections to be acknowledged (default 10s)
  * A bad value is reported on stderr, naming it, and the socket call fails with EINVAL; a TAP that does not
  * open fails it with the reason (ENODEV).
  *
@@ -252,6 +253,11 @@ static int configure(struct brisk_posix_config *c)
     if ((r = env_uint("BRISK_LOG", 1, &v)) < 0)
         return -1;
     c->log = r ? (int)v : 0;
+    const char *ew = getenv("BRISK_EXIT_WAIT");
+    if (ew && *ew && brisk_parse_time(ew, &c->exit_wait_ns) < 0) {
+        say("brisk: BRISK_EXIT_WAIT=%s: not a time (\"10s\", \"500ms\", \"0\")", ew);
+        return -1;
+    }
     const char *prof = getenv("BRISK_PROFILE");
     if (prof && *prof && brisk_settings_apply_profile(&c->settings, prof) < 0) {
         say("brisk: BRISK_PROFILE=%s: no such profile", prof);
