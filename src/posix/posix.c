@@ -484,9 +484,8 @@ static struct psock *lookup(brisk_posix *p, struct cmd *c)
     if (c->fd < 0 || c->fd >= p->tabsz)
         return NULL;
     struct psock *ps = atomic_load_explicit(&p->tab[c->fd], memory_order_relaxed);
-    if (ps) {
-        c->nonblock = ps->nonblock;
-    }
+    if (ps)
+        c->nonblock = ps->nonblock; /* for the caller's decision to wait */
     return ps;
 }
 
@@ -698,8 +697,9 @@ static int sin_parse(const void *sa, socklen_t len, uint32_t *addr, uint16_t *po
         return -EINVAL;
     struct sockaddr_in sin;
     memcpy(&sin, sa, sizeof(sin));
+    /* bind accepts AF_UNSPEC for an AF_INET socket, as Linux does for INADDR_ANY */
     if (sin.sin_family != AF_INET && !(sin.sin_family == AF_UNSPEC && !connect))
-        return connect ? -EAFNOSUPPORT : -EAFNOSUPPORT;
+        return -EAFNOSUPPORT;
     *addr = ntohl(sin.sin_addr.s_addr);
     *port = ntohs(sin.sin_port);
     return 0;
@@ -738,7 +738,6 @@ static int autobind(brisk_posix *p, struct psock *ps, uint32_t addr)
 
 static void do_bind(brisk_posix *p, struct cmd *c)
 {
-    (void)p;
     struct psock *ps = lookup(p, c);
     uint32_t addr;
     uint16_t port;
