@@ -53,7 +53,16 @@ bash "$netns" up "$NS" || skip "cannot create a network namespace"
 nsx() { ip netns exec "$NS" "$@"; }
 # on brisk: the program under brisk-run, in the namespace; the TAP made (persistent) and addressed first
 onb() { nsx timeout 30 "$brun" --lib "$lib" --tap "$TAP" --ip "$B/24" --kernel-ip "$K/24" -- "$@"; }
-bg() { "$@" & echo $! >>"$tmp/pids"; }
+# bg nsx|onb ...: in the background, with $! the process itself (timeout, which passes a kill on to its
+# child), so that cleanup's kill really ends it and nothing outlives the script holding its output open
+bg() {
+    case "$1" in
+    nsx) shift; ip netns exec "$NS" "$@" & ;;
+    onb) shift; ip netns exec "$NS" timeout 30 "$brun" --lib "$lib" --tap "$TAP" --ip "$B/24" --kernel-ip "$K/24" -- "$@" & ;;
+    *) "$@" & ;;
+    esac
+    echo $! >>"$tmp/pids"
+}
 
 pass=0
 fail=0
@@ -246,8 +255,11 @@ print("inheritable", os.get_inheritable(s.fileno()), flush=True)
 os.execvp("sh", ["sh", "-c", "echo x >&%d && echo wrote || echo failed" % s.fileno()])
 EOF
 bg nsx timeout 30 python3 "$tmp/echo.py" "$K" 5009 >/dev/null
+xp=$!
 wait_port 5009 || bad "the echo server did not listen"
 onb python3 "$tmp/exec.py" "$K" >"$tmp/exec.out" 2>"$tmp/exec.err"
+kill $xp 2>/dev/null # its connection went with the old image, without a FIN: nothing else ends it
+wait $xp 2>/dev/null
 sed 's/^/#   /' "$tmp/exec.out" "$tmp/exec.err"
 check "exec: an inheritable brisk socket is closed in the new program (EBADF), not a silent sink" \
     "grep -q '^inheritable True\$' '$tmp/exec.out' && grep -q '^failed\$' '$tmp/exec.out' && grep -qi 'bad file descriptor' '$tmp/exec.err'"
