@@ -1533,6 +1533,26 @@ static int wait_fd(int fd, short events, uint64_t deadline)
     }
 }
 
+/* Whether a wait a signal interrupted is restarted: Linux restarts a socket call without a timeout when the
+ * handler was installed with SA_RESTART (sock_intr_errno: -ERESTARTSYS), and fails it with EINTR otherwise.
+ * Which signal it was is not known here, so the call restarts only when every caught signal's handler has
+ * SA_RESTART — exact whenever they agree, and EINTR (which callers must handle anyway) when they do not. */
+static int restart_ok(uint64_t timeo)
+{
+    if (timeo)
+        return 0;
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction sa;
+        if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa) < 0)
+            continue;
+        if (!(sa.sa_flags & SA_SIGINFO) && (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN))
+            continue;
+        if (!(sa.sa_flags & SA_RESTART))
+            return 0;
+    }
+    return 1;
+}
+
 static uint64_t deadline_of(uint64_t timeo)
 {
     return timeo ? clock_ns() + timeo : 0;
@@ -1586,6 +1606,8 @@ int brisk_posix_accept4(brisk_posix *p, int fd, struct sockaddr *sa, socklen_t *
         if (first)
             deadline = deadline_of(c.timeo);
         int w = wait_fd(fd, POLLIN, deadline);
+        if (w < 0 && restart_ok(c.timeo))
+            continue;
         if (w <= 0) {
             errno = w < 0 ? EINTR : EAGAIN;
             return -1;
@@ -1656,6 +1678,8 @@ ssize_t brisk_posix_recvmsg(brisk_posix *p, int fd, struct msghdr *m, int flags)
         if (first)
             deadline = deadline_of(c.timeo);
         int w = wait_fd(fd, POLLIN, deadline);
+        if (w < 0 && !got && restart_ok(c.timeo))
+            continue;
         if (w <= 0) {
             if (got)
                 break;
@@ -1703,6 +1727,8 @@ ssize_t brisk_posix_sendmsg(brisk_posix *p, int fd, const struct msghdr *m, int 
         if (first)
             deadline = deadline_of(c.timeo);
         int w = wait_fd(fd, POLLOUT, deadline);
+        if (w < 0 && !done && restart_ok(c.timeo))
+            continue;
         if (w <= 0) {
             if (done)
                 return (ssize_t)done;

@@ -653,6 +653,61 @@ static void test_dup(void **state)
     assert_int_equal(st.sockets_open, 0);
 }
 
+static void on_usr1(int sig)
+{
+    (void)sig;
+}
+
+struct reader {
+    int fd;
+    ssize_t ret;
+    int err;
+};
+
+static void *blocked_reader(void *arg)
+{
+    struct reader *r = arg;
+    char b[8];
+    r->ret = brisk_posix_recv(pa, r->fd, b, sizeof(b), 0);
+    r->err = errno;
+    return NULL;
+}
+
+/* A signal during a blocking read: EINTR with a handler installed without SA_RESTART; with SA_RESTART the
+ * read goes on and returns the data that comes later. */
+static void test_signal_restart(void **state)
+{
+    (void)state;
+    int c, s;
+    pair(&c, &s);
+    for (int restart = 0; restart < 2; restart++) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_usr1;
+        sa.sa_flags = restart ? SA_RESTART : 0;
+        sigaction(SIGUSR1, &sa, &old);
+        struct reader r = {c, 0, 0};
+        pthread_t t;
+        pthread_create(&t, NULL, blocked_reader, &r);
+        struct timespec ts = {0, 50 * 1000000};
+        nanosleep(&ts, NULL); /* the reader is in its wait by now */
+        pthread_kill(t, SIGUSR1);
+        nanosleep(&ts, NULL);
+        if (restart)
+            assert_int_equal(brisk_posix_send(pb, s, "late", 4, 0), 4);
+        pthread_join(t, NULL);
+        sigaction(SIGUSR1, &old, NULL);
+        if (restart) {
+            assert_int_equal(r.ret, 4);
+        } else {
+            assert_int_equal(r.ret, -1);
+            assert_int_equal(r.err, EINTR);
+        }
+    }
+    brisk_posix_close(pa, c);
+    brisk_posix_close(pb, s);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -662,7 +717,7 @@ int main(void)
         cmocka_unit_test(test_write_full),          cmocka_unit_test(test_epoll_mixed),
         cmocka_unit_test(test_reset_epipe),         cmocka_unit_test(test_errors_and_timeouts),
         cmocka_unit_test(test_options),             cmocka_unit_test(test_bind0_linger_oob),
-        cmocka_unit_test(test_dup),
+        cmocka_unit_test(test_dup),                 cmocka_unit_test(test_signal_restart),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
