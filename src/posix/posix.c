@@ -1977,7 +1977,9 @@ brisk_posix *brisk_posix_new(const struct brisk_posix_config *cfg, char *why, si
     p->running = -1; /* the device is not open yet */
     pthread_mutex_init(&p->qlock, NULL);
     struct rlimit rl;
-    rlim_t n = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
+    /* Sized by the hard limit, so that a program raising its soft limit later still fits; the table is
+     * calloc'd, so untouched pages cost no memory. */
+    rlim_t n = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_max : 1024;
     if (n < 1024 || n == RLIM_INFINITY)
         n = n == RLIM_INFINITY ? TABLE_MAX : 1024;
     p->tabsz = n > TABLE_MAX ? TABLE_MAX : (int)n;
