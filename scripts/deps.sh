@@ -10,7 +10,8 @@ pkgs="$pkgs libyaml-dev" # brisk-lab's scenario files (tools/lab/spec_parse.c)
 pkgs="$pkgs iproute2"
 pkgs="$pkgs libclang-rt-dev" # libFuzzer and the sanitizer runtimes for clang (make fuzz, make sanitize)
 pkgs="$pkgs liblwip-dev" # lwIP for bench/lwip/lwip-tap, the lwIP rows of bench/compare.sh (optional at build time)
-pkgs="$pkgs help2man socat" # man pages from the tools' --help (cmake/install.cmake); socat for tests/install/ (TAP echo)
+pkgs="$pkgs help2man" # man pages from the tools' --help (cmake/install.cmake)
+pkgs="$pkgs curl wget netcat-openbsd socat python3" # socat: tests/install/ (TAP echo); all: programs run on brisk by tests/posix/test_preload.sh
 pkgs="$pkgs libnetfilter-queue-dev iptables iputils-ping jq" # brisk-impair (NFQUEUE): bench/impair-compare.sh, tests/tools/test_impair.sh (optional at build time)
 
 missing=""

@@ -1,0 +1,2055 @@
+/*
+ * posix.c — libbrisk_posix (posix.h): blocking and non-blocking BSD socket calls for AF_INET TCP over a
+ * brisk stack run by a thread of its own; docs/posix.md describes the model.
+ *
+ * Threads: hand-off by command queue. The stack thread runs brisk_loop_run (loop.h) over the device and
+ * one eventfd. An application thread packs a call into a `struct cmd` on its own stack, appends it to a
+ * mutex-held list (the eventfd is written only when the list was empty), and sleeps on the command's
+ * semaphore; the stack thread, woken, takes the whole list and runs each command against the stack with
+ * the loop's `now`, copying data straight between the sleeping caller's buffers and the socket buffers.
+ * The mutex guards the list only: it is taken once per call by the caller and once per wakeup by the stack
+ * thread, never per segment, and nothing in the stack, the loop or the driver is shared — they stay as
+ * single-threaded as brisk is (loop.h: nothing there is thread-safe). Chosen over a mutex around the stack
+ * because the loop would have to release it around its epoll_wait and be woken for every timer or TX
+ * completion an application thread's call made due; with the queue both come for free: the command runs
+ * inside an iteration, which re-arms the timer and runs the driver's completion hook after it. The price is
+ * a thread switch per call each way (brisk_posix_stats counts commands and wakeups).
+ *
+ * Blocking: a command never waits. A call that would block returns EAGAIN from the stack thread; the
+ * application thread then sleeps in poll(2) on the socket's own descriptor — whose readiness is the
+ * socket's, below — until it is ready or SO_RCVTIMEO / SO_SNDTIMEO passes, and retries. A signal ends the
+ * wait with EINTR (as a socket call interrupted by a handler installed without SA_RESTART).
+ *
+ * Readiness: the descriptor the application holds is one end (A) of an AF_UNIX stream socketpair; the stack
+ * thread holds the other end (B) and a duplicate of A (A2, so that its own operations never land on a number
+ * the application has closed and reused). After every command and every socket event it makes A's poll
+ * state equal to brisk_sock_poll (Linux's tcp_poll rules, ready.c):
+ *   IN     bytes queued from B to A ("tokens"): written when the socket becomes readable, read back (through
+ *          A2) when it is not;
+ *   OUT    A is writable while its own sent bytes that B has not read are below a quarter of its SO_SNDBUF
+ *          (unix_writable), which is set to the minimum: a 4 KB write from A2 hides OUT, B reading it back
+ *          shows it again;
+ *   RDHUP  the peer's FIN: shutdown(B, SHUT_WR) (A: RCV_SHUTDOWN, so IN | RDHUP for good, as a FIN is);
+ *   HUP    both directions closed or the connection over: shutdown(B, SHUT_RDWR) with OUT shown
+ *          (HUP | IN | RDHUP | OUT, as tcp_poll reports a closed socket);
+ *   ERR    the connection's error: one byte left unread in B, then B closed, which sets ECONNRESET as A's
+ *          socket error (unix_release_sock): ERR | HUP | IN | RDHUP | OUT, as for a reset TCP socket.
+ * The last three cannot be undone, and need not be: TCP's are final too. Level-triggered poll, select and
+ * epoll see exactly the socket's level; edge-triggered epoll sees an edge at every change, and one per
+ * arrival of data or connection while already readable (another token, up to MAX_TOKENS: Linux's
+ * sk_data_ready wakes per segment), not per ACK that frees send space while already writable. The
+ * writability rule is sampled after commands and events and, for connected sockets whose OUT is hidden,
+ * once per loop iteration (the `watch` list), because a send that queued everything may leave the buffer
+ * over the hysteresis mark with no BRISK_EV_WRITABLE to come.
+ *
+ * Close: the connection goes on in the background, as the kernel's does. The facade closes with an
+ * internal linger time so that the handle survives until the FIN is acknowledged (brisk_close returns
+ * BRISK_ERR_INPROGRESS, docs/sockets.md), then closes again; brisk_posix_free waits, bounded, for those.
+ */
+#define _GNU_SOURCE
+#include "posix/posix.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/sockios.h>
+
+#define MAX_TOKENS     8
+#define FILL_BYTES     4096
+#define CLOSE_LINGER   (3600ull * BRISK_NSEC_PER_SEC) /* internal: keeps the handle until the FIN is acked */
+#define TABLE_MAX      (1 << 20)
+
+/* The facade's own system calls on its socketpairs go straight to the kernel: in the preload library the
+ * libc names are the interposed ones, and A is a brisk descriptor. */
+static ssize_t sys_send(int fd, const void *b, size_t n, int fl)
+{
+    return syscall(SYS_sendto, fd, b, n, fl | MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
+}
+static ssize_t sys_recv(int fd, void *b, size_t n)
+{
+    return syscall(SYS_recvfrom, fd, b, n, MSG_DONTWAIT, NULL, NULL);
+}
+static int sys_close(int fd)
+{
+    return (int)syscall(SYS_close, fd);
+}
+static int sys_shutdown(int fd, int how)
+{
+    return (int)syscall(SYS_shutdown, fd, how);
+}
+static int sys_fcntl(int fd, int cmd, long arg)
+{
+    return (int)syscall(SYS_fcntl, fd, cmd, arg);
+}
+
+enum role { R_FRESH, R_CONNECTING, R_CONNECTED, R_LISTEN };
+
+struct psock {
+    brisk_posix *p;
+    brisk_sock *s;   /* NULL once released */
+    int fd;          /* A: the application's descriptor (-1 once closed) */
+    int fd2;         /* the stack thread's duplicate of A */
+    int peer;        /* B (-1 once closed for ERR) */
+    int nonblock;
+    enum role role;
+    int err;         /* pending error (brisk code) for SO_ERROR / the next call */
+    int err_given;   /* the connection's error was returned once: reads give 0, writes EPIPE after */
+    int connect_told; /* a completed connect was reported (a second connect() gives EISCONN) */
+    int rd_shut;
+    uint32_t baddr;
+    uint16_t bport;
+    int bound;
+    uint64_t rcvtimeo, sndtimeo;
+    int reuseaddr, reuseport, linger_on, linger_s;
+    /* the mirror */
+    int tokens, hidden_out, m_rdhup, m_hup, m_err;
+    int widx; /* index in p->watch, -1 */
+    int refs; /* descriptor numbers naming the socket (dup): the last close releases it */
+    /* closed by the application, finishing: on p->closing's list; a close() waiting for SO_LINGER */
+    struct psock *cnext, *cprev;
+    struct cmd *lwait;
+};
+
+struct cmd {
+    void (*fn)(brisk_posix *p, struct cmd *c);
+    int fd;
+    int flags;
+    int a;
+    const struct iovec *iov;
+    int iovcnt;
+    size_t skip; /* bytes of iov already done by earlier commands of the same call */
+    const void *in;
+    socklen_t inlen;
+    void *out;
+    socklen_t *outlen;
+    int64_t ret;  /* >= 0, or -errno */
+    int sigpipe;
+    int nonblock; /* the socket's state, for the caller's blocking decisions */
+    uint64_t timeo;
+    sem_t done;
+    sem_t linger; /* posted when a lingering close's FIN is acknowledged (or the connection ends) */
+    struct cmd *next;
+};
+
+struct brisk_posix {
+    struct brisk_posix_config cfg;
+    brisk_stack *st;
+    brisk_loop *l;
+    pthread_t thread;
+    int running;
+    int efd;
+    int hook;
+    pthread_mutex_t qlock;
+    struct cmd *qhead, *qtail;
+    _Atomic(struct psock *) *tab;
+    atomic_uchar *cloexec; /* per number: the FD_CLOEXEC the application asked for (the kernel's is always set) */
+    int tabsz;
+    struct psock **watch;
+    int nwatch, capwatch;
+    struct psock *closing; /* list of sockets finishing their close */
+    uint32_t eph; /* next port tried by an implicit bind at listen */
+    struct brisk_posix_stats stats;
+};
+
+/* ---------------------------------------------------------------------------------------------------- */
+
+int brisk_posix_errno(int e)
+{
+    switch (e) {
+    case BRISK_OK: return 0;
+    case BRISK_ERR_INVAL: return EINVAL;
+    case BRISK_ERR_NOMEM: return ENOMEM;
+    case BRISK_ERR_NOENT: return ENOENT;
+    case BRISK_ERR_RANGE: return EINVAL;
+    case BRISK_ERR_NOROUTE: return ENETUNREACH;
+    case BRISK_ERR_AGAIN: return EAGAIN;
+    case BRISK_ERR_BUSY: return EAGAIN;
+    case BRISK_ERR_NOBUFS: return ENOBUFS;
+    case BRISK_ERR_MSGSIZE: return EMSGSIZE;
+    case BRISK_ERR_EXIST: return EEXIST;
+    case BRISK_ERR_UNREACH: return EHOSTUNREACH;
+    case BRISK_ERR_TOOMANY: return ENOBUFS;
+    case BRISK_ERR_CONNREFUSED: return ECONNREFUSED;
+    case BRISK_ERR_RESET: return ECONNRESET;
+    case BRISK_ERR_TIMEDOUT: return ETIMEDOUT;
+    case BRISK_ERR_NOTCONN: return ENOTCONN;
+    case BRISK_ERR_ISCONN: return EISCONN;
+    case BRISK_ERR_ADDRINUSE: return EADDRINUSE;
+    case BRISK_ERR_PIPE: return EPIPE;
+    case BRISK_ERR_INPROGRESS: return EINPROGRESS;
+    case BRISK_ERR_ADDRNOTAVAIL: return EADDRNOTAVAIL;
+    case BRISK_ERR_NETUNREACH: return ENETUNREACH;
+    case BRISK_ERR_HOSTDOWN: return EHOSTDOWN;
+    case BRISK_ERR_NONET: return ENONET;
+    case BRISK_ERR_NOPROTOOPT: return ENOPROTOOPT;
+    case BRISK_ERR_PROTO: return EPROTO;
+    case BRISK_ERR_OPNOTSUPP: return EOPNOTSUPP;
+    default: return EIO;
+    }
+}
+
+void brisk_posix_config_default(struct brisk_posix_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    brisk_settings_default(&c->settings);
+    c->exit_wait_ns = 10 * BRISK_NSEC_PER_SEC;
+}
+
+int brisk_posix_owns(const brisk_posix *p, int fd)
+{
+    return p && fd >= 0 && fd < p->tabsz && atomic_load_explicit(&p->tab[fd], memory_order_acquire) != NULL;
+}
+
+int brisk_posix_table_size(const brisk_posix *p)
+{
+    return p ? p->tabsz : 0;
+}
+
+static void plog(brisk_posix *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void plog(brisk_posix *p, const char *fmt, ...)
+{
+    if (!p->cfg.log)
+        return;
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n > sizeof(line) - 2)
+        n = (int)sizeof(line) - 2;
+    line[n++] = '\n';
+    if (syscall(SYS_write, 2, line, (size_t)n) < 0)
+        return;
+}
+
+/* ---- the mirror (stack thread) --------------------------------------------------------------------- */
+
+static void watch_set(brisk_posix *p, struct psock *ps, int on)
+{
+    if (on && ps->widx < 0) {
+        if (p->nwatch == p->capwatch) {
+            int cap = p->capwatch ? 2 * p->capwatch : 16;
+            struct psock **w = realloc(p->watch, (size_t)cap * sizeof(*w));
+            if (!w)
+                return; /* then only events move OUT: the hysteresis case may lag until the next one */
+            p->watch = w;
+            p->capwatch = cap;
+        }
+        ps->widx = p->nwatch;
+        p->watch[p->nwatch++] = ps;
+    } else if (!on && ps->widx >= 0) {
+        struct psock *last = p->watch[--p->nwatch];
+        p->watch[ps->widx] = last;
+        last->widx = ps->widx;
+        ps->widx = -1;
+    }
+}
+
+static void token_add(brisk_posix *p, struct psock *ps)
+{
+    if (ps->peer < 0 || ps->tokens >= MAX_TOKENS)
+        return;
+    p->stats.mirror_ops++;
+    if (sys_send(ps->peer, "r", 1, 0) == 1)
+        ps->tokens++;
+}
+
+static void tokens_drain(brisk_posix *p, struct psock *ps)
+{
+    char b[64];
+    p->stats.mirror_ops++;
+    while (sys_recv(ps->fd2, b, sizeof(b)) > 0)
+        p->stats.mirror_ops++;
+    ps->tokens = 0;
+}
+
+static void out_hide(brisk_posix *p, struct psock *ps)
+{
+    static const char fill[FILL_BYTES];
+    for (int i = 0; i < 4; i++) {
+        p->stats.mirror_ops++;
+        if (sys_send(ps->fd2, fill, sizeof(fill), 0) < 0)
+            break;
+        struct pollfd pf = {ps->fd2, POLLOUT, 0};
+        p->stats.mirror_ops++;
+        if (syscall(SYS_poll, &pf, 1, 0) == 0)
+            break;
+    }
+    ps->hidden_out = 1;
+}
+
+static void out_show(brisk_posix *p, struct psock *ps)
+{
+    char b[FILL_BYTES];
+    p->stats.mirror_ops++;
+    while (sys_recv(ps->peer, b, sizeof(b)) > 0)
+        p->stats.mirror_ops++;
+    ps->hidden_out = 0;
+}
+
+/* Makes A's poll state the socket's (the table in the file's opening comment). */
+static void sync_mirror(brisk_posix *p, struct psock *ps)
+{
+    if (!ps->s || ps->fd < 0 || ps->m_err)
+        return;
+    int want_in, want_out;
+    if (ps->role == R_FRESH) {
+        want_in = 0; /* tcp_poll on a new socket: OUT | HUP; HUP is not shown (it could not be undone) */
+        want_out = 1;
+    } else if (ps->role == R_LISTEN) {
+        want_in = (brisk_sock_poll(ps->s) & BRISK_POLL_IN) != 0;
+        want_out = 0;
+    } else {
+        unsigned m = brisk_sock_poll(ps->s);
+        if (m & BRISK_POLL_ERR) {
+            /* A byte B never reads, then B closed: A's socket error becomes ECONNRESET. */
+            p->stats.mirror_ops += 2;
+            if (!ps->hidden_out && sys_send(ps->fd2, "e", 1, 0) < 0)
+                p->stats.mirror_ops++;
+            sys_close(ps->peer);
+            ps->peer = -1;
+            ps->m_err = ps->m_hup = ps->m_rdhup = 1;
+            watch_set(p, ps, 0);
+            return;
+        }
+        if (m & BRISK_POLL_HUP) {
+            if (!ps->m_hup) {
+                if (ps->hidden_out)
+                    out_show(p, ps);
+                p->stats.mirror_ops++;
+                sys_shutdown(ps->peer, SHUT_RDWR);
+                ps->m_hup = ps->m_rdhup = 1;
+            }
+            watch_set(p, ps, 0);
+            return;
+        }
+        if (((m & BRISK_POLL_RDHUP) || ps->rd_shut) && !ps->m_rdhup) {
+            p->stats.mirror_ops++;
+            sys_shutdown(ps->peer, SHUT_WR);
+            ps->m_rdhup = 1;
+        }
+        want_in = (m & BRISK_POLL_IN) != 0;
+        want_out = (m & BRISK_POLL_OUT) != 0;
+    }
+    if (want_in && !ps->tokens && !ps->m_rdhup)
+        token_add(p, ps);
+    else if (!want_in && ps->tokens)
+        tokens_drain(p, ps);
+    if (want_out && ps->hidden_out)
+        out_show(p, ps);
+    else if (!want_out && !ps->hidden_out)
+        out_hide(p, ps);
+    watch_set(p, ps, ps->role == R_CONNECTED && ps->hidden_out);
+}
+
+static void on_event(void *ctx, brisk_sock *s, unsigned ev, uint64_t now)
+{
+    (void)now;
+    struct psock *ps = ctx;
+    brisk_posix *p = ps->p;
+    if (ev & BRISK_EV_ERROR) {
+        ps->err = brisk_sock_error(s);
+        plog(p, "brisk: fd %d: %s", ps->fd, brisk_strerror(ps->err));
+    }
+    if ((ev & BRISK_EV_CONNECTED) && ps->role == R_CONNECTING)
+        ps->role = R_CONNECTED;
+    if ((ev & (BRISK_EV_READABLE | BRISK_EV_ACCEPT)) && ps->tokens)
+        token_add(p, ps); /* an edge for edge-triggered epoll, as each arrival wakes in Linux */
+    sync_mirror(p, ps);
+}
+
+/* Callback of a closed socket that lingers (internally) until its FIN is acknowledged. */
+static void on_closing(void *ctx, brisk_sock *s, unsigned ev, uint64_t now)
+{
+    struct psock *ps = ctx;
+    if (!(ev & (BRISK_EV_FIN_ACKED | BRISK_EV_CLOSED | BRISK_EV_ERROR)))
+        return;
+    brisk_posix *p = ps->p;
+    brisk_close(s, now); /* releases the handle from the state reached */
+    p->stats.closing--;
+    if (ps->lwait)
+        sem_post(&ps->lwait->linger);
+    if (ps->cprev)
+        ps->cprev->cnext = ps->cnext;
+    else
+        p->closing = ps->cnext;
+    if (ps->cnext)
+        ps->cnext->cprev = ps->cprev;
+    free(ps);
+}
+
+static uint64_t on_hook(void *ctx, brisk_loop *l, uint64_t now)
+{
+    (void)l;
+    (void)now;
+    brisk_posix *p = ctx;
+    for (int i = p->nwatch - 1; i >= 0; i--)
+        if (i < p->nwatch)
+            sync_mirror(p, p->watch[i]);
+    return BRISK_TIME_NONE;
+}
+
+/* ---- the hand-off ------------------------------------------------------------------------------------ */
+
+static void on_cmds(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t now)
+{
+    (void)l;
+    (void)ready;
+    (void)now;
+    brisk_posix *p = ctx;
+    uint64_t v;
+    /* Drain first: a caller that finds the list empty after we took it writes again. */
+    if (syscall(SYS_read, fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+        return;
+    pthread_mutex_lock(&p->qlock);
+    struct cmd *c = p->qhead;
+    p->qhead = p->qtail = NULL;
+    pthread_mutex_unlock(&p->qlock);
+    while (c) {
+        struct cmd *next = c->next;
+        p->stats.commands++;
+        c->fn(p, c);
+        sem_post(&c->done); /* c belongs to the caller again */
+        c = next;
+    }
+}
+
+static void *stack_main(void *arg)
+{
+    brisk_posix *p = arg;
+    int rc = brisk_loop_run(p->l, BRISK_TIME_NONE);
+    if (rc != BRISK_OK) {
+        /* epoll_wait or the timerfd failed: every caller would wait for ever on its command. Say so and
+         * stop the process rather than hang it. */
+        fprintf(stderr, "brisk: the stack thread's loop failed (%s): aborting\n", strerror(errno));
+        abort();
+    }
+    return NULL;
+}
+
+/* Runs c->fn on the stack thread and waits for it; returns c->ret with errno set when negative. */
+static int64_t call(brisk_posix *p, struct cmd *c)
+{
+    int cancel;
+    /* Not cancellable while the stack thread may use c, which lives on this thread's stack. */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    sem_init(&c->done, 0, 0);
+    c->next = NULL;
+    pthread_mutex_lock(&p->qlock);
+    int was_empty = p->qhead == NULL;
+    if (p->qtail)
+        p->qtail->next = c;
+    else
+        p->qhead = c;
+    p->qtail = c;
+    if (was_empty)
+        p->stats.wakeups++;
+    pthread_mutex_unlock(&p->qlock);
+    if (was_empty) {
+        uint64_t one = 1;
+        if (syscall(SYS_write, p->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+            abort(); /* the eventfd is ours: failing to write it is a bug, and a silent hang otherwise */
+    }
+    while (sem_wait(&c->done) < 0)
+        ; /* EINTR: the stack thread may still be using c */
+    sem_destroy(&c->done);
+    pthread_setcancelstate(cancel, NULL);
+    if (c->ret < 0) {
+        errno = (int)-c->ret;
+        return -1;
+    }
+    return c->ret;
+}
+
+static struct psock *lookup(brisk_posix *p, struct cmd *c)
+{
+    if (c->fd < 0 || c->fd >= p->tabsz)
+        return NULL;
+    struct psock *ps = atomic_load_explicit(&p->tab[c->fd], memory_order_relaxed);
+    if (ps)
+        c->nonblock = ps->nonblock; /* for the caller's decision to wait */
+    return ps;
+}
+
+/* ---- creation and release ---------------------------------------------------------------------------- */
+
+/* A psock for brisk socket s (NULL: make one), with a fresh socketpair; registered in the table. */
+static struct psock *psock_new(brisk_posix *p, brisk_sock *s, int flags, int *err)
+{
+    int sv[2];
+    if (syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+        *err = errno;
+        return NULL;
+    }
+    if (sv[0] >= p->tabsz) {
+        sys_close(sv[0]);
+        sys_close(sv[1]);
+        *err = EMFILE;
+        return NULL;
+    }
+    int fd2 = sys_fcntl(sv[0], F_DUPFD_CLOEXEC, 0);
+    struct psock *ps = calloc(1, sizeof(*ps));
+    if (fd2 < 0 || !ps) {
+        *err = fd2 < 0 ? errno : ENOMEM;
+        free(ps);
+        if (fd2 >= 0)
+            sys_close(fd2);
+        sys_close(sv[0]);
+        sys_close(sv[1]);
+        return NULL;
+    }
+    int one = 1; /* clamped to the minimum, so that a 4 KB write hides POLLOUT */
+    syscall(SYS_setsockopt, sv[0], SOL_SOCKET, SO_SNDBUF, &one, sizeof(one));
+    /* A stays close-on-exec whatever the application asked: no stack would serve it after exec, and an
+     * inherited socketpair end would swallow what the new program writes. fcntl(F_GETFD) reports the
+     * application's choice. */
+    atomic_store_explicit(&p->cloexec[sv[0]], (flags & SOCK_CLOEXEC) != 0, memory_order_relaxed);
+    if (flags & SOCK_NONBLOCK)
+        sys_fcntl(sv[0], F_SETFL, O_RDWR | O_NONBLOCK);
+    int berr = 0;
+    if (!s)
+        s = brisk_socket(p->st, &berr);
+    if (!s) {
+        *err = brisk_posix_errno(berr);
+        free(ps);
+        sys_close(fd2);
+        sys_close(sv[0]);
+        sys_close(sv[1]);
+        return NULL;
+    }
+    ps->p = p;
+    ps->s = s;
+    ps->fd = sv[0];
+    ps->fd2 = fd2;
+    ps->peer = sv[1];
+    ps->nonblock = (flags & SOCK_NONBLOCK) != 0;
+    ps->widx = -1;
+    ps->refs = 1;
+    atomic_store_explicit(&p->tab[ps->fd], ps, memory_order_release);
+    p->stats.sockets_open++;
+    return ps;
+}
+
+static void do_socket(brisk_posix *p, struct cmd *c)
+{
+    int err = 0;
+    struct psock *ps = psock_new(p, NULL, c->flags, &err);
+    if (!ps) {
+        c->ret = -err;
+        return;
+    }
+    brisk_sock_set_callback(ps->s, on_event, ps);
+    c->ret = ps->fd;
+}
+
+/* The last descriptor naming the socket has left the table; the connection, if any, finishes in the
+ * background. The caller closes that descriptor itself afterwards (closing it here would free the number
+ * before the call returns). */
+static void release(brisk_posix *p, struct psock *ps, struct cmd *c, uint64_t now)
+{
+    p->stats.sockets_open--;
+    watch_set(p, ps, 0);
+    sys_close(ps->fd2);
+    if (ps->peer >= 0)
+        sys_close(ps->peer);
+    ps->fd = ps->fd2 = ps->peer = -1;
+    brisk_sock *s = ps->s;
+    ps->s = NULL;
+    if (ps->role != R_CONNECTED || (ps->linger_on && ps->linger_s == 0)) {
+        if (ps->linger_on && ps->linger_s == 0)
+            brisk_setsockopt(s, BRISK_SO_LINGER0, 1, now);
+        brisk_sock_set_callback(s, NULL, NULL);
+        brisk_close(s, now); /* listener, unconnected, connecting: gone at once; LINGER 0: RST */
+        free(ps);
+        return;
+    }
+    brisk_setsockopt(s, BRISK_SO_LINGER, CLOSE_LINGER, now);
+    ps->s = s;
+    brisk_sock_set_callback(s, on_closing, ps);
+    if (brisk_close(s, now) == BRISK_ERR_INPROGRESS) {
+        p->stats.closing++;
+        ps->cnext = p->closing;
+        if (p->closing)
+            p->closing->cprev = ps;
+        p->closing = ps;
+        if (c && ps->linger_on && ps->linger_s > 0) {
+            /* Linux's close() sleeps until the FIN is acknowledged or the linger time passes
+             * (sk_stream_wait_close), on a non-blocking socket too: the caller waits on c->linger. */
+            ps->lwait = c;
+            c->a = 1;
+            c->timeo = (uint64_t)ps->linger_s * BRISK_NSEC_PER_SEC;
+        }
+        return;
+    }
+    free(ps);
+}
+
+/* A lingering close() whose time passed stops waiting: its command is about to go away. */
+static void do_unlinger(brisk_posix *p, struct cmd *c)
+{
+    for (struct psock *ps = p->closing; ps; ps = ps->cnext)
+        if (ps->lwait == c->out)
+            ps->lwait = NULL;
+    c->ret = 0;
+}
+
+static void do_close(brisk_posix *p, struct cmd *c)
+{
+    struct psock *ps = lookup(p, c);
+    if (!ps) {
+        c->ret = -EBADF;
+        return;
+    }
+    plog(p, "brisk: close fd %d", c->fd);
+    atomic_store_explicit(&p->tab[c->fd], NULL, memory_order_release);
+    if (--ps->refs == 0)
+        release(p, ps, c, brisk_loop_now(p->l));
+    c->ret = 0;
+}
+
+/* dup / dup3 / F_DUPFD: another number for the same socket — the kernel's duplicate of A shares its open
+ * file, so its readiness is the socket's too. c->a: -1 lowest free >= c->flags (F_DUPFD), else the target
+ * of dup3 with flags c->flags. */
+static void do_dup(brisk_posix *p, struct cmd *c)
+{
+    struct psock *ps = lookup(p, c);
+    if (!ps) {
+        c->ret = -EBADF;
+        return;
+    }
+    long r;
+    if (c->a < 0) {
+        r = syscall(SYS_fcntl, c->fd, F_DUPFD_CLOEXEC, (long)c->flags);
+    } else {
+        if (c->a >= p->tabsz) {
+            c->ret = -EBADF;
+            return;
+        }
+        struct psock *old = atomic_load_explicit(&p->tab[c->a], memory_order_relaxed);
+        if (old == ps) {
+            c->ret = c->a; /* already a name of this socket; dup3 only sets the flag */
+            atomic_store_explicit(&p->cloexec[c->a], (c->flags & O_CLOEXEC) != 0, memory_order_relaxed);
+            return;
+        }
+        r = syscall(SYS_dup3, c->fd, c->a, O_CLOEXEC); /* closes whatever c->a was, atomically */
+        if (r >= 0 && old) {
+            atomic_store_explicit(&p->tab[c->a], NULL, memory_order_release);
+            if (--old->refs == 0)
+                release(p, old, NULL, brisk_loop_now(p->l));
+        }
+    }
+    if (r < 0) {
+        c->ret = -errno;
+        return;
+    }
+    if (r >= p->tabsz) {
+        sys_close((int)r);
+        c->ret = -EMFILE;
+        return;
+    }
+    ps->refs++;
+    atomic_store_explicit(&p->cloexec[r], c->a < 0 ? c->inlen != 0 : (c->flags & O_CLOEXEC) != 0,
+                          memory_order_relaxed);
+    atomic_store_explicit(&p->tab[r], ps, memory_order_release);
+    c->ret = r;
+}
+
+/* A brisk socket's number is about to be reused by the caller's dup2 / dup3 of a kernel descriptor: drop
+ * it from the table (releasing the socket if it was the last name) without closing the number. */
+static void do_forget(brisk_posix *p, struct cmd *c)
+{
+    struct psock *ps = lookup(p, c);
+    if (!ps) {
+        c->ret = -EBADF;
+        return;
+    }
+    atomic_store_explicit(&p->tab[c->fd], NULL, memory_order_release);
+    if (--ps->refs == 0)
+        release(p, ps, NULL, brisk_loop_now(p->l));
+    c->ret = 0;
+}
+
+/* ---- addresses --------------------------------------------------------------------------------------- */
+
+static int sin_parse(const void *sa, socklen_t len, uint32_t *addr, uint16_t *port, int connect)
+{
+    if (!sa)
+        return -EFAULT;
+    if (len < (socklen_t)sizeof(struct sockaddr_in))
+        return -EINVAL;
+    struct sockaddr_in sin;
+    memcpy(&sin, sa, sizeof(sin));
+    /* bind accepts AF_UNSPEC for an AF_INET socket, as Linux does for INADDR_ANY */
+    if (sin.sin_family != AF_INET && !(sin.sin_family == AF_UNSPEC && !connect))
+        return -EAFNOSUPPORT;
+    *addr = ntohl(sin.sin_addr.s_addr);
+    *port = ntohs(sin.sin_port);
+    return 0;
+}
+
+static void sin_put(void *out, socklen_t *len, uint32_t addr, uint16_t port)
+{
+    struct sockaddr_in sin;
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(addr);
+    sin.sin_port = htons(port);
+    if (out && len) {
+        size_t n = *len < (socklen_t)sizeof(sin) ? (size_t)*len : sizeof(sin);
+        memcpy(out, &sin, n);
+    }
+    if (len)
+        *len = sizeof(sin);
+}
+
+/* Binds an ephemeral port, as Linux does at bind(port 0) and at listen() unbound (inet_autobind). */
+static int autobind(brisk_posix *p, struct psock *ps, uint32_t addr)
+{
+    int rc = BRISK_ERR_ADDRINUSE;
+    for (int i = 0; i < 28232 && rc == BRISK_ERR_ADDRINUSE; i++) {
+        uint16_t port = (uint16_t)(32768 + (p->eph++ % 28232));
+        rc = brisk_bind(ps->s, addr, port);
+        if (rc == BRISK_OK) {
+            ps->bound = 1;
+            ps->baddr = addr;
+            ps->bport = port;
+        }
+    }
+    return rc;
+}
+
+static void do_bind(brisk_posix *p, struct cmd *c)
+{
+    struct psock *ps = lookup(p, c);
+    uint32_t addr;
+    uint16_t port;
+    if (!ps) {
+        c->ret = -EBADF;
+        return;
+    }
+    int rc = sin_parse(c->in, c->inlen, &addr, &port, 0);
+    if (rc < 0) {
+        c->ret = rc;
+        return;
+    }
+    if (ps->bound || ps->role != R_FRESH) {
+        c->ret = -EINVAL;
+        return;
+    }
+    rc = port ? brisk_bind(ps->s, addr, port) : autobind(p, ps, addr);
+    if (rc < 0) {
+        c->ret = -brisk_posix_errno(rc);
+        return;
+    }
+    ps->bound = 1;
+    ps->baddr = addr;
+    if (port)
+        ps->bport = port;
+    c->ret = 0;
+}
+
+static void do_listen(brisk_posix *p, struct cmd *c)
+{
+    struct psock *ps = lookup(p, c);
+    if (!ps) {
+        c->ret = -EBADF;
+        return;
+    }
+    if (ps->role != R_FRESH && ps->role != R_LISTEN) {
+        c->ret = -EINVAL;
+        return;
+    }
+    if (!ps->bound) {
+        int rc = autobind(p, ps, 0);
+        if (rc < 0) {
+            c->ret = -brisk_posix_errno(rc);
+            return;
+        }
+    }
+    int rc = brisk_listen(ps->s, c->a);
+    if (rc < 0) {
+        c->ret = -brisk_posix_errno(rc);
+        return;
+    }
+    ps->role = R_LISTEN;
+    sync_mirror(p, ps);
+    c->ret = 0;
+}
+
+static void do_accept(brisk_posix *p, struct cmd *c)
+{
+    struct psock *ls = lookup(p, c);
+    if (!ls) {
+        c->ret = -EBADF;
+        return;
+    }
+    c->timeo = ls->rcvtimeo;
+    if (ls->role != R_LISTEN) {
+        c->ret = -EINVAL;
+        return;
+    }
+    int berr = 0;
+    brisk_sock *s = brisk_accept(ls->s, &berr);
+    if (!s) {
+        c->ret = -brisk_posix_errno(berr);
+        sync_mirror(p, ls);
+        return;
+    }
+    int err = 0;
+    struct psock *ps = psock_new(p, s, c->flags, &err);
+    if (!ps) {
+        brisk_abort(s, brisk_loop_now(p->l));
+        c->ret = -err;
+        sync_mirror(p, ls);
+        return;
+    }
+    ps->role = R_CONNECTED;
+    ps->connect_told = 1;
+    /* What Linux's accepted socket inherits from the listener (sk_clone) among the facade's own options;
+     * the TCP ones are brisk's, which the listener passes on itself. */
+    ps->rcvtimeo = ls->rcvtimeo;
+    ps->sndtimeo = ls->sndtimeo;
+    ps->linger_on = ls->linger_on;
+    ps->linger_s = ls->linger_s;
+    ps->reuseaddr = ls->reuseaddr;
+    brisk_sock_set_callback(s, on_event, ps); /* kept events (data, FIN, an error) arrive now */
+    sync_mirror(p, ps);
+    sync_mirror(p, ls);
+    struct brisk_conn_info ci;
+    brisk_conn_info(s, &ci);
+    sin_put(c->out, c->outlen, ci.raddr, ci.rport);
+    char a[16];
+    plog(p, "brisk: fd %d accepted from %s:%u", ps->fd, brisk_ip_format(ci.raddr, a), ci.rport);
+    c->ret = ps->fd;
+}
+
+/* connect(): the first call starts the open; later calls report on it (Linux's __inet_stream_connect). */
+static void do_connect(brisk_posix *p, struct cmd *c)
+{
+    struct psock *ps = lookup(p, c);
+    if (!ps) {
+        c->ret = -EBADF;
+        return;
+    }
+    c->timeo = ps->sndtimeo;
+    if (ps->err && !ps->err_given && ps->role == R_CONNECTING) {
+        c->ret = -brisk_posix_errno(ps->err);
+        ps->err_given = 1;
+        ps->err = 0;
+        return;
+    }
+    switch (ps->role) {
+    case R_CONNECTED:
+        c->ret = ps->connect_told ? -EISCONN : 0;
+        ps->connect_told = 1;
+        return;
+    case R_CONNECTING:
+        c->ret = ps->err_given ? -ECONNABORTED : -EALREADY;
+        return;
+    case R_LISTEN:
+        c->ret = -EISCONN;
+        return;
+    case R_FRESH:
+        break;
+    }
+    uint32_t addr;
+    uint16_t port;
+    int rc = sin_parse(c->in, c->inlen, &addr, &port, 1);
+    if (rc < 0) {
+        c->ret = rc;
+        return;
+    }
+    rc = brisk_connect(ps->s, addr, port, brisk_loop_now(p->l));
+    if (rc != BRISK_ERR_INPROGRESS) {
+        c->ret = -brisk_posix_errno(rc < 0 ? rc : BRISK_ERR_INVAL);
+        return;
+    }
+    ps->role = R_CONNECTING;
+    char a[16];
+    plog(p, "brisk: fd %d connecting to %s:%u", ps->fd, brisk_ip_format(addr, a), port);
+    sync_mirror(p, ps);
+    c->ret = -EINPROGRESS;
+}
+
+/* ---- data -------------------------------------------------------------------------------------------- */
+
+/* The first iov byte after `skip`: index and offset. */
+static int iov_seek(const struct iovec *iov, int n, size_t skip, size_t *off)
+{
+    int i = 0;
+    while (i < n && skip >= iov[i].iov_len) {
+        skip -= iov[i].iov_len;
+        i++;
+    }
+    *off = skip;
+    return i;
+}
+
+/* The error a call on a connection gives once its data is used up: the error once, then EOF / EPIPE. */
+static int conn_error(struct psock *ps, int reading)
+{
+    if (ps->err && !ps->err_given) {
+        ps->err_given = 1;
+        int e = ps->err;
+        ps->err = 0;
+        return -brisk_posix_errno(e);
+    }
+    return reading ? 0 : -EPIPE;
+}
+
+static void do_recv(brisk_posix *p, struct cmd *c)
+{
+    struct psock *ps = lookup(p, c);
+    if (!ps) {
+        c->ret = -EBADF;
+        return;
+    }
+    c->timeo = ps->rcvtimeo;
+    if (ps->role == R_FRESH || ps->role == R_LISTEN) {
+        c->ret = -ENOTCONN;
+        return;
+    }
+    if (c->flags & MSG_OOB) {
+        c->ret = -EINVAL; /* brisk keeps no urgent data: Linux's tcp_recv_urg with none */
+        return;
+    }
+    uint64_t now = brisk_loop_now(p->l);
+    size_t off;
+    int i = iov_seek(c->iov, c->iovcnt, c->skip, &off);
+    int64_t total = 0, r = 0;
+    if (c->flags & MSG_PEEK) {
+        size_t at = 0;
+        for (; i < c->iovcnt; i++, off = 0) {
+            size_t want = c->iov[i].iov_len - off;
+            while (want) {
+                const uint8_t *d;
+                r = brisk_recv_peek(ps->s, at, &d);
+                if (r <= 0)
+                    goto done;
+                size_t n = (size_t)r < want ? (size_t)r : want;
+                memcpy((uint8_t *)c->iov[i].iov_base + off, d, n);
+                off += n;
+                at += n;
+                want -= n;
+                total += (int64_t)n;
+            }
+        }
+    } else if (c->flags & MSG_TRUNC) {
+        uint64_t inq = 0;
+        size_t len = 0;
+        for (int k = i; k < c->iovcnt; k++)
+            len += c->iov[k].iov_len;
+        len -= off;
+        brisk_getsockopt(ps->s, BRISK_SO_INQ, &inq);
+        if (inq) {
+            total = brisk_recv_consume(ps->s, inq < len ? inq : len, now);
+        } else {
+            const uint8_t *d;
+            r = brisk_recv_peek(ps->s, 0, &d);
+        }
+    } else {
+        for (; i < c->iovcnt; i++, off = 0) {
+            size_t want = c->iov[i].iov_len - off;
+            if (!want)
+                continue;
+            r = brisk_recv(ps->s, (uint8_t *)c->iov[i].iov_base + off, want, now);
+            if (r <= 0)
+                break;
+            total += r;
+            if ((size_t)r < want)
+                break;
+        }
+    }
+done:
+    if (total > 0) {
+        c->ret = total;
+    } else if (r == 0 || ps->rd_shut) {
+        c->ret = 0;
+    } else if (r == BRISK_ERR_AGAIN) {
+        c->ret = -EAGAIN;
+    } else if (r == BRISK_ERR_NOTCONN) {
+        c->ret = ps->err || ps->err_given ? conn_error(ps, 1) : -ENOTCONN;
+    } else {
+        if (!ps->err && !ps->err_given)
+            ps->err = (int)r;
+        c->ret = conn_error(ps, 1);
+    }
+    sync_mirror(p, ps);
+}
+
+static void do_send(brisk_posix *p, struct cmd *c)
+{
+    struct psock *ps = lookup(p, c);
+    if (!ps) {
+        c->ret = -EBADF;
+        return;
+    }
+    c->timeo = ps->sndtimeo;
+    if (c->flags & MSG_OOB) {
+        c->ret = -EOPNOTSUPP; /* no urgent pointer in brisk */
+        return;
+    }
+    if (ps->err && !ps->err_given) {
+        c->ret = conn_error(ps, 0);
+        if (c->ret == -EPIPE)
+            c->sigpipe = 1;
+        sync_mirror(p, ps);
+        return;
+    }
+    if (ps->role == R_CONNECTING) {
+        c->ret = -EAGAIN; /* sk_stream_wait_connect: a blocking caller waits for the handshake */
+        return;
+    }
+    if (ps->role != R_CONNECTED) {
+        c->ret = -EPIPE; /* Linux: a write on a never-connected TCP socket */
+        c->sigpipe = 1;
+        return;
+    }
+    uint64_t now = brisk_loop_now(p->l);
+    size_t off;
+    int i = iov_seek(c->iov, c->iovcnt, c->skip, &off);
+    if (i == c->iovcnt) {
+        c->ret = 0; /* nothing to send: write(fd, buf, 0) returns 0 */
+        return;
+    }
+    int last = c->iovcnt - 1;
+    while (last > i && c->iov[last].iov_len == 0)
+        last--;
+    int64_t total = 0, r = 0;
+    for (; i < c->iovcnt; i++, off = 0) {
+        size_t want = c->iov[i].iov_len - off;
+        if (!want)
+            continue;
+        unsigned fl = 0;
+        if (i < last || (c->flags & MSG_MORE))
+            fl |= BRISK_MSG_MORE; /* one write's pieces go out as one stream of segments */
+        if (i == last && (c->flags & MSG_EOR))
+            fl |= BRISK_MSG_EOR;
+        r = brisk_send(ps->s, (const uint8_t *)c->iov[i].iov_base + off, want, fl, now);
+        if (r <= 0)
+            break;
+        total += r;
+        if ((size_t)r < want)
+            break;
+    }
+    if (total > 0 && r < 0 && r != BRISK_ERR_AGAIN && i < c->iovcnt) {
+        /* A piece was held with MSG_MORE and the rest refused: push what is queued. */
+        brisk_send(ps->s, "", 0, 0, now);
+    }
+    if (total > 0) {
+        c->ret = total;
+    } else if (r == BRISK_ERR_AGAIN || r == 0) {
+        c->ret = -EAGAIN;
+    } else if (r == BRISK_ERR_PIPE || r == BRISK_ERR_NOTCONN) {
+        c->ret = conn_error(ps, 0);
+    } else {
+        if (!ps->err && !ps->err_given)
+            ps->err = (int)r;
+        c->ret = conn_error(ps, 0);
+    }
+    if (c->ret == -EPIPE)
+        c->sigpipe = 1;
+    sync_mirror(p, ps);
+}
+
+static void do_shutdown(brisk_posix *p, struct cmd *c)
+{
+    struct psock *ps = lookup(p, c);
+    if (!ps) {
+        c->ret = -EBADF;
+        return;
+    }
+    if (c->a != SHUT_RD && c->a != SHUT_WR && c->a != SHUT_RDWR) {
+        c->ret = -EINVAL;
+        return;
+    }
+    if (ps->role != R_CONNECTED && ps->role != R_CONNECTING) {
+        c->ret = -ENOTCONN;
+        return;
+    }
+    if (c->a != SHUT_WR)
+        ps->rd_shut = 1;
+    if (c->a != SHUT_RD && ps->role == R_CONNECTED) {
+        int rc = brisk_shutdown_write(ps->s, brisk_loop_now(p->l));
+        if (rc < 0 && rc != BRISK_ERR_NOTCONN) {
+            c->ret = -brisk_posix_errno(rc);
+            return;
+        }
+    }
+    sync_mirror(p, ps);
+    c->ret = 0;
+}
+
+static void do_getname(brisk_posix *p, struct cmd *c)
+{
+    struct psock *ps = lookup(p, c);
+    if (!ps) {
+        c->ret = -EBADF;
+        return;
+    }
+    struct brisk_conn_info ci;
+    int live = (ps->role == R_CONNECTED || ps->role == R_CONNECTING) && brisk_conn_info(ps->s, &ci) == BRISK_OK &&
+               ci.state != BRISK_TCP_CLOSED;
+    if (c->a) { /* peer */
+        if (!live || ps->role != R_CONNECTED) {
+            c->ret = -ENOTCONN;
+            return;
+        }
+        sin_put(c->out, c->outlen, ci.raddr, ci.rport);
+    } else if (live) {
+        sin_put(c->out, c->outlen, ci.laddr, ci.lport);
+    } else {
+        sin_put(c->out, c->outlen, ps->baddr, ps->bport);
+    }
+    c->ret = 0;
+}
+
+/* ---- options ----------------------------------------------------------------------------------------- */
+
+static int opt_int(const struct cmd *c, int *v)
+{
+    if (!c->in || c->inlen < (socklen_t)sizeof(int))
+        return -EINVAL;
+    memcpy(v, c->in, sizeof(int));
+    return 0;
+}
+
+static int opt_timeval(const struct cmd *c, uint64_t *ns)
+{
+    struct timeval tv;
+    if (!c->in || c->inlen < (socklen_t)sizeof(tv))
+        return -EINVAL;
+    memcpy(&tv, c->in, sizeof(tv));
+    if (tv.tv_usec < 0 || tv.tv_usec >= 1000000)
+        return -EDOM;
+    if (tv.tv_sec < 0)
+        *ns = 0;
+    else
+        *ns = (uint64_t)tv.tv_sec * BRISK_NSEC_PER_SEC + (uint64_t)tv.tv_usec * BRISK_NSEC_PER_USEC;
+    return 0;
+}
+
+/* The brisk option for a (level, name) that maps one to one, and its scale to the API's unit. */
+static int opt_map(int level, int name, enum brisk_sockopt *o, uint64_t *scale)
+{
+    *scale = 1;
+    if (level == SOL_SOCKET) {
+        switch (name) {
+        case SO_KEEPALIVE: *o = BRISK_SO_KEEPALIVE; return 1;
+        case SO_RCVBUF: *o = BRISK_SO_RCVBUF; return 1;
+        case SO_SNDBUF: *o = BRISK_SO_SNDBUF; return 1;
+        default: return 0;
+        }
+    }
+    if (level == IPPROTO_TCP) {
+        switch (name) {
+        case TCP_NODELAY: *o = BRISK_SO_NODELAY; return 1;
+        case TCP_CORK: *o = BRISK_SO_CORK; return 1;
+        case TCP_KEEPIDLE: *o = BRISK_SO_KEEPIDLE; *scale = BRISK_NSEC_PER_SEC; return 1;
+        case TCP_KEEPINTVL: *o = BRISK_SO_KEEPINTVL; *scale = BRISK_NSEC_PER_SEC; return 1;
+        case TCP_KEEPCNT: *o = BRISK_SO_KEEPCNT; return 1;
+        case TCP_MAXSEG: *o = BRISK_SO_MAXSEG; return 1;
+        case TCP_QUICKACK: *o = BRISK_SO_QUICKACK; return 1;
+        case TCP_USER_TIMEOUT: *o = BRISK_SO_USER_TIMEOUT; *scale = BRISK_NSEC_PER_MSEC; return 1;
+        case TCP_NOTSENT_LOWAT: *o = BRISK_SO_NOTSENT_LOWAT; return 1;
+        default: return 0;
+        }
+    }
+    if (level == IPPROTO_IP && name == IP_TOS) {
+        *o = BRISK_SO_TOS;
+        return 1;
+    }
+    return 0;
+}
+
+static void do_setsockopt(brisk_posix *p, struct cmd *c)
+{
+    struct psock *ps = lookup(p, c);
+    if (!ps) {
+        c->ret = -EBADF;
+        return;
+    }
+    int level = c->a, name = c->flags, v = 0, rc;
+    uint64_t now = brisk_loop_now(p->l);
+    enum brisk_sockopt o;
+    uint64_t scale;
+    c->ret = 0;
+    if (level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO)) {
+        uint64_t ns;
+        rc = opt_timeval(c, &ns);
+        if (rc < 0)
+            c->ret = rc;
+        else if (name == SO_RCVTIMEO)
+            ps->rcvtimeo = ns;
+        else
+            ps->sndtimeo = ns;
+        return;
+    }
+    if (level == SOL_SOCKET && name == SO_LINGER) {
+        struct linger lg;
+        if (!c->in || c->inlen < (socklen_t)sizeof(lg)) {
+            c->ret = -EINVAL;
+            return;
+        }
+        memcpy(&lg, c->in, sizeof(lg));
+        ps->linger_on = lg.l_onoff != 0;
+        ps->linger_s = lg.l_linger < 0 ? 0 : lg.l_linger;
+        return;
+    }
+    if (level == IPPROTO_TCP && name == TCP_CONGESTION) {
+        char nm[32];
+        size_t n = c->in ? (c->inlen < sizeof(nm) - 1 ? (size_t)c->inlen : sizeof(nm) - 1) : 0;
+        memcpy(nm, c->in, n);
+        nm[n] = '\0';
+        c->ret = brisk_set_congestion(ps->s, nm) < 0 ? -ENOENT : 0;
+        return;
+    }
+    rc = opt_int(c, &v);
+    if (rc < 0) {
+        c->ret = rc;
+        return;
+    }
+    if (level == SOL_SOCKET && (name == SO_REUSEADDR || name == SO_REUSEPORT)) {
+        /* Recorded and read back. brisk's bind refuses a port only while a listener or connection holds
+         * it, which is what SO_REUSEADDR gives a Linux server restarting over its TIME-WAITs. */
+        if (name == SO_REUSEADDR)
+            ps->reuseaddr = v != 0;
+        else
+            ps->reuseport = v != 0;
+        return;
+    }
+    if (!opt_map(level, name, &o, &scale)) {
+        c->ret = -ENOPROTOOPT;
+        return;
+    }
+    uint64_t val = v < 0 ? 0 : (uint64_t)v * scale;
+    if (o == BRISK_SO_SNDBUF)
+        val *= 2; /* Linux doubles SO_SNDBUF for its overhead and reads it back doubled */
+    rc = brisk_setsockopt(ps->s, o, val, now);
+    if (rc == BRISK_ERR_RANGE && (o == BRISK_SO_SNDBUF || o == BRISK_SO_RCVBUF))
+        rc = BRISK_OK; /* Linux clamps buffer sizes silently */
+    if (rc < 0)
+        c->ret = -EINVAL;
+    sync_mirror(p, ps);
+}
+
+/* Linux's struct tcp_info (UAPI, stable layout): glibc's struct is its first 104 bytes; the rest as
+ * linux/tcp.h has it up to tcpi_snd_wnd. */
+struct tcp_info_linux {
+    struct tcp_info base;
+    uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+    uint32_t segs_out, segs_in, notsent_bytes, min_rtt, data_segs_in, data_segs_out;
+    uint64_t delivery_rate, busy_time, rwnd_limited, sndbuf_limited;
+    uint32_t delivered, delivered_ce;
+    uint64_t bytes_sent, bytes_retrans;
+    uint32_t dsack_dups, reord_seen, rcv_ooopack, snd_wnd;
+};
+
+static uint8_t linux_state(int st)
+{
+    static const uint8_t map[] = {
+        [BRISK_TCP_CLOSED] = 7,      [BRISK_TCP_LISTEN] = 10,    [BRISK_TCP_SYN_SENT] = 2,
+        [BRISK_TCP_SYN_RECEIVED] = 3, [BRISK_TCP_ESTABLISHED] = 1, [BRISK_TCP_FIN_WAIT_1] = 4,
+        [BRISK_TCP_FIN_WAIT_2] = 5,  [BRISK_TCP_CLOSE_WAIT] = 8, [BRISK_TCP_CLOSING] = 11,
+        [BRISK_TCP_LAST_ACK] = 9,    [BRISK_TCP_TIME_WAIT] = 6,
+    };
+    return st >= 0 && st < (int)sizeof(map) ? map[st] : 7;
+}
+
+static uint32_t u32(uint64_t v)
+{
+    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* getsockopt(TCP_INFO) from brisk_conn_info, in Linux's units: times in us (last_* in ms ago), windows and
+ * the segment counts in segments of the send MSS. */
+static void tcp_info_fill(const struct psock *ps, uint64_t now, struct tcp_info_linux *t)
+{
+    struct brisk_conn_info ci;
+    memset(t, 0, sizeof(*t));
+    if (brisk_conn_info(ps->s, &ci) != BRISK_OK)
+        return;
+    uint32_t mss = ci.mss ? ci.mss : 1;
+    struct tcp_info *b = &t->base;
+    b->tcpi_state = linux_state(ps->role == R_LISTEN ? BRISK_TCP_LISTEN : ci.state);
+    b->tcpi_ca_state = (uint8_t)ci.ca_state;
+    b->tcpi_retransmits = (uint8_t)(ci.backoff > 255 ? 255 : ci.backoff);
+    b->tcpi_backoff = b->tcpi_retransmits;
+    b->tcpi_options = (uint8_t)((ci.ts_ok ? TCPI_OPT_TIMESTAMPS : 0) | (ci.sack_ok ? TCPI_OPT_SACK : 0) |
+                                (ci.ws_ok ? TCPI_OPT_WSCALE : 0));
+    b->tcpi_snd_wscale = ci.snd_wscale & 15;
+    b->tcpi_rcv_wscale = ci.rcv_wscale & 15;
+    b->tcpi_rto = u32(ci.rto_ns / 1000);
+    b->tcpi_ato = u32(ci.ato_ns / 1000);
+    b->tcpi_snd_mss = ci.mss;
+    b->tcpi_rcv_mss = ci.rcv_mss;
+    b->tcpi_unacked = u32((ci.unacked + mss - 1) / mss);
+    b->tcpi_sacked = ci.sacked_bytes / mss;
+    b->tcpi_lost = ci.lost_bytes / mss;
+    b->tcpi_retrans = ci.retrans_bytes / mss;
+    b->tcpi_last_data_sent = ci.last_data_sent_ns ? u32((now - ci.last_data_sent_ns) / 1000000) : 0;
+    b->tcpi_last_data_recv = ci.last_data_recv_ns ? u32((now - ci.last_data_recv_ns) / 1000000) : 0;
+    b->tcpi_last_ack_recv = ci.last_recv_ns ? u32((now - ci.last_recv_ns) / 1000000) : 0;
+    b->tcpi_pmtu = ci.mss + 40;
+    b->tcpi_rcv_ssthresh = ci.rcv_ssthresh;
+    b->tcpi_rtt = u32(ci.srtt_ns / 1000);
+    b->tcpi_rttvar = u32(ci.rttvar_ns / 1000);
+    b->tcpi_snd_ssthresh = ci.ssthresh / mss;
+    b->tcpi_snd_cwnd = ci.cwnd / mss;
+    b->tcpi_advmss = ci.advmss;
+    b->tcpi_reordering = ci.reordering ? ci.reordering : 3;
+    b->tcpi_rcv_rtt = ci.rcv_rtt_us;
+    b->tcpi_rcv_space = ci.rcv_space;
+    b->tcpi_total_retrans = u32(ci.retransmits);
+    t->pacing_rate = ci.pacing_rate;
+    t->max_pacing_rate = UINT64_MAX;
+    t->bytes_acked = ci.bytes_acked;
+    t->bytes_received = ci.bytes_received;
+    t->segs_out = u32(ci.segs_out);
+    t->segs_in = u32(ci.segs_in);
+    t->notsent_bytes = u32(ci.notsent);
+    t->min_rtt = ci.min_rtt_ns ? u32(ci.min_rtt_ns / 1000) : UINT32_MAX;
+    t->bytes_sent = ci.bytes_sent;
+    t->snd_wnd = ci.snd_wnd;
+}
+
+static void put_int(struct cmd *c, int v)
+{
+    if (!c->out || !c->outlen) {
+        c->ret = -EFAULT;
+        return;
+    }
+    size_t n = *c->outlen < (socklen_t)sizeof(int) ? (size_t)*c->outlen : sizeof(int);
+    memcpy(c->out, &v, n);
+    *c->outlen = (socklen_t)n;
+    c->ret = 0;
+}
+
+static void do_getsockopt(brisk_posix *p, struct cmd *c)
+{
+    struct psock *ps = lookup(p, c);
+    if (!ps) {
+        c->ret = -EBADF;
+        return;
+    }
+    int level = c->a, name = c->flags;
+    enum brisk_sockopt o;
+    uint64_t scale, v = 0;
+    if (level == SOL_SOCKET) {
+        switch (name) {
+        case SO_ERROR: {
+            int e = ps->err && !ps->err_given ? brisk_posix_errno(ps->err) : 0;
+            if (e) {
+                ps->err_given = 1;
+                ps->err = 0;
+            }
+            put_int(c, e);
+            return;
+        }
+        case SO_TYPE: put_int(c, SOCK_STREAM); return;
+        case SO_DOMAIN: put_int(c, AF_INET); return;
+        case SO_PROTOCOL: put_int(c, IPPROTO_TCP); return;
+        case SO_ACCEPTCONN: put_int(c, ps->role == R_LISTEN); return;
+        case SO_REUSEADDR: put_int(c, ps->reuseaddr); return;
+        case SO_REUSEPORT: put_int(c, ps->reuseport); return;
+        case SO_RCVTIMEO:
+        case SO_SNDTIMEO: {
+            uint64_t ns = name == SO_RCVTIMEO ? ps->rcvtimeo : ps->sndtimeo;
+            struct timeval tv = {(time_t)(ns / BRISK_NSEC_PER_SEC), (suseconds_t)(ns % BRISK_NSEC_PER_SEC / 1000)};
+            if (!c->out || !c->outlen || *c->outlen < (socklen_t)sizeof(tv)) {
+                c->ret = -EINVAL;
+                return;
+            }
+            memcpy(c->out, &tv, sizeof(tv));
+            *c->outlen = sizeof(tv);
+            c->ret = 0;
+            return;
+        }
+        case SO_LINGER: {
+            struct linger lg = {ps->linger_on, ps->linger_s};
+            if (!c->out || !c->outlen || *c->outlen < (socklen_t)sizeof(lg)) {
+                c->ret = -EINVAL;
+                return;
+            }
+            memcpy(c->out, &lg, sizeof(lg));
+            *c->outlen = sizeof(lg);
+            c->ret = 0;
+            return;
+        }
+        default: break;
+        }
+    }
+    if (level == IPPROTO_TCP && name == TCP_INFO) {
+        struct tcp_info_linux t;
+        if (!c->out || !c->outlen) {
+            c->ret = -EFAULT;
+            return;
+        }
+        tcp_info_fill(ps, brisk_loop_now(p->l), &t);
+        size_t n = *c->outlen < (socklen_t)sizeof(t) ? (size_t)*c->outlen : sizeof(t);
+        memcpy(c->out, &t, n);
+        *c->outlen = (socklen_t)n;
+        c->ret = 0;
+        return;
+    }
+    if (level == IPPROTO_TCP && name == TCP_CONGESTION) {
+        const char *nm = brisk_get_congestion(ps->s);
+        if (!c->out || !c->outlen) {
+            c->ret = -EFAULT;
+            return;
+        }
+        size_t n = strlen(nm) + 1;
+        if (n > (size_t)*c->outlen)
+            n = (size_t)*c->outlen;
+        memcpy(c->out, nm, n);
+        *c->outlen = (socklen_t)n;
+        c->ret = 0;
+        return;
+    }
+    if (!opt_map(level, name, &o, &scale)) {
+        c->ret = -ENOPROTOOPT;
+        return;
+    }
+    if (brisk_getsockopt(ps->s, o, &v) < 0) {
+        c->ret = -EINVAL;
+        return;
+    }
+    v /= scale;
+    put_int(c, v > 0x7fffffff ? 0x7fffffff : (int)v);
+}
+
+static void do_nonblock(brisk_posix *p, struct cmd *c)
+{
+    struct psock *ps = lookup(p, c);
+    if (!ps) {
+        c->ret = -EBADF;
+        return;
+    }
+    ps->nonblock = c->a != 0;
+    c->ret = 0;
+}
+
+static void do_ioctl(brisk_posix *p, struct cmd *c)
+{
+    struct psock *ps = lookup(p, c);
+    if (!ps) {
+        c->ret = -EBADF;
+        return;
+    }
+    uint64_t v = 0;
+    if (c->a == 0) { /* FIONREAD */
+        if (ps->role == R_LISTEN) {
+            c->ret = -EINVAL;
+            return;
+        }
+        brisk_getsockopt(ps->s, BRISK_SO_INQ, &v);
+    } else { /* SIOCOUTQ */
+        struct brisk_conn_info ci;
+        if (ps->role == R_LISTEN) {
+            c->ret = -EINVAL;
+            return;
+        }
+        if (brisk_conn_info(ps->s, &ci) == BRISK_OK)
+            v = ci.snd_queued;
+    }
+    int iv = v > 0x7fffffff ? 0x7fffffff : (int)v;
+    memcpy(c->out, &iv, sizeof(iv));
+    c->ret = 0;
+}
+
+static void do_stats(brisk_posix *p, struct cmd *c)
+{
+    memcpy(c->out, &p->stats, sizeof(p->stats));
+    c->ret = 0;
+}
+
+static void do_close_all(brisk_posix *p, struct cmd *c)
+{
+    uint64_t now = brisk_loop_now(p->l);
+    for (int fd = 0; fd < p->tabsz; fd++) {
+        struct psock *ps = atomic_load_explicit(&p->tab[fd], memory_order_relaxed);
+        if (ps) {
+            atomic_store_explicit(&p->tab[fd], NULL, memory_order_release);
+            if (--ps->refs == 0)
+                release(p, ps, NULL, now);
+            sys_close(fd);
+        }
+    }
+    c->ret = 0;
+}
+
+/* ---- the application side ---------------------------------------------------------------------------- */
+
+static void cmd_init(struct cmd *c, void (*fn)(brisk_posix *, struct cmd *), int fd)
+{
+    memset(c, 0, sizeof(*c));
+    c->fn = fn;
+    c->fd = fd;
+}
+
+static uint64_t clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * BRISK_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* Waits for events on fd until `deadline` (0 = none). 1 ready, 0 timed out, -1 interrupted (errno EINTR). */
+static int wait_fd(int fd, short events, uint64_t deadline)
+{
+    for (;;) {
+        int ms = -1;
+        if (deadline) {
+            uint64_t now = clock_ns();
+            if (now >= deadline)
+                return 0;
+            uint64_t left = (deadline - now + BRISK_NSEC_PER_MSEC - 1) / BRISK_NSEC_PER_MSEC;
+            ms = left > 0x7fffffff ? 0x7fffffff : (int)left;
+        }
+        struct pollfd pf = {fd, events, 0};
+        int n = poll(&pf, 1, ms);
+        if (n > 0)
+            return 1;
+        if (n < 0)
+            return errno == EINTR ? -1 : 1;
+    }
+}
+
+/* Whether a wait a signal interrupted is restarted: Linux restarts a socket call without a timeout when the
+ * handler was installed with SA_RESTART (sock_intr_errno: -ERESTARTSYS), and fails it with EINTR otherwise.
+ * Which signal it was is not known here, so the call restarts only when every caught signal's handler has
+ * SA_RESTART — exact whenever they agree, and EINTR (which callers must handle anyway) when they do not. */
+static int restart_ok(uint64_t timeo)
+{
+    if (timeo)
+        return 0;
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction sa;
+        if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa) < 0)
+            continue;
+        if (!(sa.sa_flags & SA_SIGINFO) && (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN))
+            continue;
+        if (!(sa.sa_flags & SA_RESTART))
+            return 0;
+    }
+    return 1;
+}
+
+static uint64_t deadline_of(uint64_t timeo)
+{
+    return timeo ? clock_ns() + timeo : 0;
+}
+
+int brisk_posix_socket(brisk_posix *p, int flags)
+{
+    struct cmd c;
+    if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) {
+        errno = EINVAL;
+        return -1;
+    }
+    cmd_init(&c, do_socket, -1);
+    c.flags = flags;
+    return (int)call(p, &c);
+}
+
+int brisk_posix_bind(brisk_posix *p, int fd, const struct sockaddr *sa, socklen_t len)
+{
+    struct cmd c;
+    cmd_init(&c, do_bind, fd);
+    c.in = sa;
+    c.inlen = len;
+    return (int)call(p, &c);
+}
+
+int brisk_posix_listen(brisk_posix *p, int fd, int backlog)
+{
+    struct cmd c;
+    cmd_init(&c, do_listen, fd);
+    c.a = backlog;
+    return (int)call(p, &c);
+}
+
+int brisk_posix_accept4(brisk_posix *p, int fd, struct sockaddr *sa, socklen_t *len, int flags)
+{
+    if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) {
+        errno = EINVAL;
+        return -1;
+    }
+    uint64_t deadline = 0;
+    for (int first = 1;; first = 0) {
+        struct cmd c;
+        cmd_init(&c, do_accept, fd);
+        c.flags = flags;
+        c.out = sa;
+        c.outlen = len;
+        int r = (int)call(p, &c);
+        if (r >= 0 || errno != EAGAIN || c.nonblock)
+            return r;
+        if (first)
+            deadline = deadline_of(c.timeo);
+        int w = wait_fd(fd, POLLIN, deadline);
+        if (w < 0 && restart_ok(c.timeo))
+            continue;
+        if (w <= 0) {
+            errno = w < 0 ? EINTR : EAGAIN;
+            return -1;
+        }
+    }
+}
+
+int brisk_posix_connect(brisk_posix *p, int fd, const struct sockaddr *sa, socklen_t len)
+{
+    struct cmd c;
+    cmd_init(&c, do_connect, fd);
+    c.in = sa;
+    c.inlen = len;
+    int r = (int)call(p, &c);
+    if (r == 0 || errno != EINPROGRESS || c.nonblock)
+        return r;
+    uint64_t deadline = deadline_of(c.timeo);
+    for (;;) {
+        int w = wait_fd(fd, POLLOUT, deadline);
+        if (w <= 0) {
+            errno = w < 0 ? EINTR : EINPROGRESS; /* Linux: SO_SNDTIMEO ends a connect with EINPROGRESS */
+            return -1;
+        }
+        cmd_init(&c, do_connect, fd);
+        c.in = sa;
+        c.inlen = len;
+        r = (int)call(p, &c);
+        if (r == 0 || errno != EALREADY)
+            return r;
+    }
+}
+
+static void sigpipe(void)
+{
+    raise(SIGPIPE);
+}
+
+ssize_t brisk_posix_recvmsg(brisk_posix *p, int fd, struct msghdr *m, int flags)
+{
+    if (!m || (m->msg_iovlen && !m->msg_iov)) {
+        errno = EFAULT;
+        return -1;
+    }
+    size_t len = 0;
+    for (size_t i = 0; i < m->msg_iovlen; i++)
+        len += m->msg_iov[i].iov_len;
+    size_t got = 0;
+    uint64_t deadline = 0;
+    for (int first = 1;; first = 0) {
+        struct cmd c;
+        cmd_init(&c, do_recv, fd);
+        c.iov = m->msg_iov;
+        c.iovcnt = (int)m->msg_iovlen;
+        c.skip = got;
+        c.flags = flags;
+        ssize_t r = (ssize_t)call(p, &c);
+        if (r > 0) {
+            got += (size_t)r;
+            if (!(flags & MSG_WAITALL) || got >= len || (flags & (MSG_PEEK | MSG_TRUNC)))
+                break;
+        } else if (r == 0) {
+            break;
+        } else if (errno != EAGAIN || c.nonblock || (flags & MSG_DONTWAIT)) {
+            if (got)
+                break;
+            return -1;
+        }
+        if (first)
+            deadline = deadline_of(c.timeo);
+        int w = wait_fd(fd, POLLIN, deadline);
+        if (w < 0 && !got && restart_ok(c.timeo))
+            continue;
+        if (w <= 0) {
+            if (got)
+                break;
+            errno = w < 0 ? EINTR : EAGAIN;
+            return -1;
+        }
+    }
+    m->msg_namelen = 0; /* TCP: no source address, as Linux leaves it */
+    m->msg_controllen = 0;
+    m->msg_flags = 0;
+    return (ssize_t)got;
+}
+
+ssize_t brisk_posix_sendmsg(brisk_posix *p, int fd, const struct msghdr *m, int flags)
+{
+    if (!m || (m->msg_iovlen && !m->msg_iov)) {
+        errno = EFAULT;
+        return -1;
+    }
+    size_t len = 0;
+    for (size_t i = 0; i < m->msg_iovlen; i++)
+        len += m->msg_iov[i].iov_len;
+    size_t done = 0;
+    uint64_t deadline = 0;
+    for (int first = 1;; first = 0) {
+        struct cmd c;
+        cmd_init(&c, do_send, fd);
+        c.iov = m->msg_iov;
+        c.iovcnt = (int)m->msg_iovlen;
+        c.skip = done;
+        c.flags = flags;
+        ssize_t r = (ssize_t)call(p, &c);
+        if (r >= 0) {
+            done += (size_t)r;
+            if (done >= len || c.nonblock || (flags & MSG_DONTWAIT))
+                return (ssize_t)done;
+        } else {
+            if (c.sigpipe && !(flags & MSG_NOSIGNAL) && !done)
+                sigpipe();
+            if (done)
+                return (ssize_t)done;
+            if (errno != EAGAIN || c.nonblock || (flags & MSG_DONTWAIT))
+                return -1;
+        }
+        if (first)
+            deadline = deadline_of(c.timeo);
+        int w = wait_fd(fd, POLLOUT, deadline);
+        if (w < 0 && !done && restart_ok(c.timeo))
+            continue;
+        if (w <= 0) {
+            if (done)
+                return (ssize_t)done;
+            errno = w < 0 ? EINTR : EAGAIN;
+            return -1;
+        }
+    }
+}
+
+ssize_t brisk_posix_recv(brisk_posix *p, int fd, void *buf, size_t len, int flags)
+{
+    struct iovec iov = {buf, len};
+    struct msghdr m;
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    return brisk_posix_recvmsg(p, fd, &m, flags);
+}
+
+ssize_t brisk_posix_send(brisk_posix *p, int fd, const void *buf, size_t len, int flags)
+{
+    struct iovec iov = {(void *)buf, len};
+    struct msghdr m;
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    return brisk_posix_sendmsg(p, fd, &m, flags);
+}
+
+int brisk_posix_shutdown(brisk_posix *p, int fd, int how)
+{
+    struct cmd c;
+    cmd_init(&c, do_shutdown, fd);
+    c.a = how;
+    return (int)call(p, &c);
+}
+
+int brisk_posix_close(brisk_posix *p, int fd)
+{
+    struct cmd c;
+    cmd_init(&c, do_close, fd);
+    sem_init(&c.linger, 0, 0);
+    if (call(p, &c) < 0) {
+        sem_destroy(&c.linger);
+        return -1;
+    }
+    int r = sys_close(fd);
+    if (c.a == 1) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t t = (uint64_t)ts.tv_nsec + c.timeo;
+        ts.tv_sec += (time_t)(t / BRISK_NSEC_PER_SEC);
+        ts.tv_nsec = (long)(t % BRISK_NSEC_PER_SEC);
+        int w;
+        while ((w = sem_timedwait(&c.linger, &ts)) < 0 && errno == EINTR)
+            ;
+        if (w < 0) { /* the linger time passed: the connection goes on closing in the background */
+            struct cmd u;
+            cmd_init(&u, do_unlinger, -1);
+            u.out = &c;
+            call(p, &u);
+        }
+    }
+    sem_destroy(&c.linger);
+    return r;
+}
+
+int brisk_posix_getsockname(brisk_posix *p, int fd, struct sockaddr *sa, socklen_t *len)
+{
+    struct cmd c;
+    cmd_init(&c, do_getname, fd);
+    c.out = sa;
+    c.outlen = len;
+    return (int)call(p, &c);
+}
+
+int brisk_posix_getpeername(brisk_posix *p, int fd, struct sockaddr *sa, socklen_t *len)
+{
+    struct cmd c;
+    cmd_init(&c, do_getname, fd);
+    c.a = 1;
+    c.out = sa;
+    c.outlen = len;
+    return (int)call(p, &c);
+}
+
+int brisk_posix_setsockopt(brisk_posix *p, int fd, int level, int name, const void *val, socklen_t len)
+{
+    struct cmd c;
+    cmd_init(&c, do_setsockopt, fd);
+    c.a = level;
+    c.flags = name;
+    c.in = val;
+    c.inlen = len;
+    return (int)call(p, &c);
+}
+
+int brisk_posix_getsockopt(brisk_posix *p, int fd, int level, int name, void *val, socklen_t *len)
+{
+    struct cmd c;
+    cmd_init(&c, do_getsockopt, fd);
+    c.a = level;
+    c.flags = name;
+    c.out = val;
+    c.outlen = len;
+    return (int)call(p, &c);
+}
+
+int brisk_posix_dupfd(brisk_posix *p, int fd, int minfd, int cloexec)
+{
+    struct cmd c;
+    if (minfd < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    cmd_init(&c, do_dup, fd);
+    c.a = -1;
+    c.flags = minfd;
+    c.inlen = cloexec != 0;
+    return (int)call(p, &c);
+}
+
+int brisk_posix_dup3(brisk_posix *p, int fd, int newfd, int flags)
+{
+    struct cmd c;
+    if (newfd < 0 || (flags & ~O_CLOEXEC)) {
+        errno = newfd < 0 ? EBADF : EINVAL;
+        return -1;
+    }
+    cmd_init(&c, do_dup, fd);
+    c.a = newfd;
+    c.flags = flags;
+    return (int)call(p, &c);
+}
+
+int brisk_posix_forget(brisk_posix *p, int fd)
+{
+    struct cmd c;
+    cmd_init(&c, do_forget, fd);
+    return (int)call(p, &c);
+}
+
+static int set_nonblock(brisk_posix *p, int fd, int on)
+{
+    struct cmd c;
+    cmd_init(&c, do_nonblock, fd);
+    c.a = on;
+    return (int)call(p, &c);
+}
+
+int brisk_posix_fcntl(brisk_posix *p, int fd, int cmd, long arg)
+{
+    if (!brisk_posix_owns(p, fd)) {
+        errno = EBADF;
+        return -1;
+    }
+    if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+        return brisk_posix_dupfd(p, fd, (int)arg, cmd == F_DUPFD_CLOEXEC);
+    if (cmd == F_GETFD)
+        return atomic_load_explicit(&p->cloexec[fd], memory_order_relaxed) ? FD_CLOEXEC : 0;
+    if (cmd == F_SETFD) {
+        atomic_store_explicit(&p->cloexec[fd], (arg & FD_CLOEXEC) != 0, memory_order_relaxed);
+        return 0;
+    }
+    int r = sys_fcntl(fd, cmd, arg);
+    if (r < 0)
+        return -1;
+    if (cmd == F_SETFL && set_nonblock(p, fd, (arg & O_NONBLOCK) != 0) < 0)
+        return -1;
+    return r;
+}
+
+int brisk_posix_ioctl(brisk_posix *p, int fd, unsigned long req, void *arg)
+{
+    struct cmd c;
+    if (req == FIONBIO) {
+        int on;
+        if (!arg) {
+            errno = EFAULT;
+            return -1;
+        }
+        memcpy(&on, arg, sizeof(on));
+        int fl = sys_fcntl(fd, F_GETFL, 0);
+        if (fl < 0)
+            return -1;
+        sys_fcntl(fd, F_SETFL, on ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK));
+        return set_nonblock(p, fd, on);
+    }
+    if (req != FIONREAD && req != SIOCOUTQ) {
+        errno = ENOTTY;
+        return -1;
+    }
+    if (!arg) {
+        errno = EFAULT;
+        return -1;
+    }
+    cmd_init(&c, do_ioctl, fd);
+    c.a = req == FIONREAD ? 0 : 1;
+    c.out = arg;
+    return (int)call(p, &c);
+}
+
+void brisk_posix_get_stats(brisk_posix *p, struct brisk_posix_stats *out)
+{
+    struct cmd c;
+    cmd_init(&c, do_stats, -1);
+    c.out = out;
+    call(p, &c);
+}
+
+/* ---- instance ---------------------------------------------------------------------------------------- */
+
+static void teardown(brisk_posix *p)
+{
+    while (p->closing) {
+        struct psock *ps = p->closing;
+        p->closing = ps->cnext;
+        free(ps); /* its connection goes with the stack */
+    }
+    if (p->st)
+        brisk_stack_free(p->st);
+    if (p->cfg.close_dev && p->running >= 0)
+        p->cfg.close_dev(p->cfg.dev_ctx);
+    if (p->l)
+        brisk_loop_free(p->l);
+    if (p->efd >= 0)
+        sys_close(p->efd);
+    pthread_mutex_destroy(&p->qlock);
+    free(p->tab);
+    free(p->cloexec);
+    free(p->watch);
+    free(p);
+}
+
+brisk_posix *brisk_posix_new(const struct brisk_posix_config *cfg, char *why, size_t why_len)
+{
+    if (why && why_len)
+        why[0] = '\0';
+    brisk_posix *p = calloc(1, sizeof(*p));
+    if (!p) {
+        snprintf(why, why_len, "out of memory");
+        return NULL;
+    }
+    p->cfg = *cfg;
+    p->efd = -1;
+    p->running = -1; /* the device is not open yet */
+    pthread_mutex_init(&p->qlock, NULL);
+    struct rlimit rl;
+    /* Sized by the hard limit, so that a program raising its soft limit later still fits; the table is
+     * calloc'd, so untouched pages cost no memory. */
+    rlim_t n = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_max : 1024;
+    if (n < 1024 || n == RLIM_INFINITY)
+        n = n == RLIM_INFINITY ? TABLE_MAX : 1024;
+    p->tabsz = n > TABLE_MAX ? TABLE_MAX : (int)n;
+    p->tab = calloc((size_t)p->tabsz, sizeof(*p->tab));
+    p->cloexec = calloc((size_t)p->tabsz, sizeof(*p->cloexec));
+    p->st = brisk_stack_new(&cfg->settings);
+    int err = 0;
+    if (p->tab && p->cloexec && p->st)
+        p->l = brisk_loop_new(p->st, &err);
+    if (!p->tab || !p->cloexec || !p->st || !p->l) {
+        snprintf(why, why_len, "cannot create the stack: %s", p->st ? brisk_strerror(err) : "bad settings or memory");
+        teardown(p);
+        return NULL;
+    }
+    if (cfg->open_dev && cfg->open_dev(cfg->dev_ctx, p->l, why, why_len) < 0) {
+        teardown(p);
+        return NULL;
+    }
+    p->running = 0;
+    p->eph = (uint32_t)(cfg->settings.seed * 2654435761u);
+    p->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (p->efd < 0 || brisk_loop_watch_fd(p->l, p->efd, BRISK_LOOP_IN, on_cmds, p) < 0 ||
+        (p->hook = brisk_loop_add_hook(p->l, on_hook, p)) < 0) {
+        snprintf(why, why_len, "cannot set up the command queue: %s", strerror(errno));
+        teardown(p);
+        return NULL;
+    }
+    /* The stack thread takes no signals: handlers run on the application's threads, and its epoll_wait
+     * is never interrupted. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&p->thread, NULL, stack_main, p);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        snprintf(why, why_len, "cannot start the stack thread: %s", strerror(rc));
+        teardown(p);
+        return NULL;
+    }
+    p->running = 1;
+    return p;
+}
+
+void brisk_posix_free(brisk_posix *p)
+{
+    if (!p)
+        return;
+    struct cmd c;
+    cmd_init(&c, do_close_all, -1);
+    call(p, &c);
+    uint64_t until = clock_ns() + p->cfg.exit_wait_ns;
+    for (;;) {
+        struct brisk_posix_stats s;
+        brisk_posix_get_stats(p, &s);
+        if (!s.closing)
+            break;
+        if (clock_ns() >= until) {
+            fprintf(stderr, "brisk: exiting with %llu connection(s) still closing\n", (unsigned long long)s.closing);
+            break;
+        }
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    if (p->cfg.log) {
+        struct brisk_posix_stats s;
+        brisk_posix_get_stats(p, &s);
+        plog(p, "brisk: %llu commands, %llu wakeups, %llu mirror system calls", (unsigned long long)s.commands,
+             (unsigned long long)s.wakeups, (unsigned long long)s.mirror_ops);
+    }
+    brisk_loop_stop(p->l);
+    pthread_join(p->thread, NULL);
+    teardown(p);
+}

@@ -1,0 +1,121 @@
+/*
+ * posix.h — libbrisk_posix: POSIX-shaped TCP sockets (AF_INET, SOCK_STREAM) over a brisk stack that a
+ * thread of its own runs, for programs written against the BSD socket calls (docs/posix.md).
+ *
+ * An instance (brisk_posix_new) owns one stack, its real-time loop (loop.h) and the device the caller's
+ * `open_dev` puts on it, and starts the stack thread, which alone ever touches them. Every call below runs
+ * on the caller's thread only as far as packing its arguments: the work is a command handed to the stack
+ * thread (a queue and an eventfd; the caller sleeps on a semaphore until it is done), so the stack needs no
+ * lock and the per-segment path takes none.
+ *
+ * Each socket is a real kernel descriptor: the application's end of an AF_UNIX socketpair whose readiness
+ * the stack thread keeps equal to the brisk socket's (brisk_sock_poll): readable, writable, RDHUP, HUP and
+ * ERR as Linux's tcp_poll reports them. poll / select / epoll therefore work on the number as on any other
+ * descriptor, in one set with pipes, files and kernel sockets, and descriptor numbers never collide with
+ * the kernel's.
+ *
+ * Calls return what the POSIX call they are named after returns, and set errno as Linux does on the common
+ * paths (the mapping is brisk_posix_errno). `fd` arguments that are not brisk sockets give EBADF here; the
+ * preload library (preload.c) sends those to the kernel before ever calling in.
+ */
+#ifndef BRISK_POSIX_POSIX_H
+#define BRISK_POSIX_POSIX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "brisk/brisk.h"
+#include "brisk/loop.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct brisk_posix brisk_posix;
+
+struct brisk_posix_config {
+    struct brisk_settings settings; /* the stack's settings (profile and BRISK_SET applied by the caller) */
+    /* Called once by brisk_posix_new, on the caller's thread before the stack thread starts: puts the
+     * device(s) on the loop's stack (brisk_tap_open, or a test's own device). Returns 0, or -1 with a
+     * one-line reason in why. */
+    int (*open_dev)(void *ctx, brisk_loop *l, char *why, size_t why_len);
+    /* Called after the stack thread has stopped and the stack is freed (may be NULL). */
+    void (*close_dev)(void *ctx);
+    void *dev_ctx;
+    /* How long brisk_posix_free waits for closed connections to have their data and FIN acknowledged (the
+     * kernel keeps sending after a process exits; a brisk stack cannot). Default 10 s. */
+    uint64_t exit_wait_ns;
+    int log; /* 1: one line on stderr per socket event of note (BRISK_LOG) */
+};
+
+void brisk_posix_config_default(struct brisk_posix_config *c);
+
+/* Creates the instance and starts the stack thread. NULL with a reason in why on failure (the device did
+ * not open, out of descriptors or memory). */
+brisk_posix *brisk_posix_new(const struct brisk_posix_config *c, char *why, size_t why_len);
+/* Waits (up to exit_wait_ns) for closed connections to finish, stops the stack thread and frees
+ * everything. Descriptors of sockets still open are closed. NULL is a no-op. */
+void brisk_posix_free(brisk_posix *p);
+
+/* Nonzero if fd is one of this instance's sockets. Lock-free: one array load. */
+int brisk_posix_owns(const brisk_posix *p, int fd);
+
+/* The size of the descriptor table: every brisk socket's number is below it. */
+int brisk_posix_table_size(const brisk_posix *p);
+
+/* The errno for a BRISK_ERR_* code (BRISK_ERR_RESET -> ECONNRESET, ...). */
+int brisk_posix_errno(int brisk_err);
+
+/* socket(AF_INET, SOCK_STREAM | flags, 0): flags SOCK_NONBLOCK | SOCK_CLOEXEC. */
+int brisk_posix_socket(brisk_posix *p, int flags);
+int brisk_posix_bind(brisk_posix *p, int fd, const struct sockaddr *sa, socklen_t len);
+int brisk_posix_listen(brisk_posix *p, int fd, int backlog);
+int brisk_posix_accept4(brisk_posix *p, int fd, struct sockaddr *sa, socklen_t *len, int flags);
+int brisk_posix_connect(brisk_posix *p, int fd, const struct sockaddr *sa, socklen_t len);
+/* recvmsg / sendmsg on TCP: msg_name is ignored on send (a connected socket: Linux ignores it too, or fails
+ * EISCONN for a different address; here it is ignored) and left empty on receive; no control messages.
+ * Flags: MSG_DONTWAIT, MSG_PEEK, MSG_WAITALL, MSG_TRUNC (discard) on receive; MSG_DONTWAIT, MSG_NOSIGNAL,
+ * MSG_MORE, MSG_EOR on send. EPIPE raises SIGPIPE in the calling thread unless MSG_NOSIGNAL. */
+ssize_t brisk_posix_recvmsg(brisk_posix *p, int fd, struct msghdr *m, int flags);
+ssize_t brisk_posix_sendmsg(brisk_posix *p, int fd, const struct msghdr *m, int flags);
+ssize_t brisk_posix_recv(brisk_posix *p, int fd, void *buf, size_t len, int flags);
+ssize_t brisk_posix_send(brisk_posix *p, int fd, const void *buf, size_t len, int flags);
+int brisk_posix_shutdown(brisk_posix *p, int fd, int how);
+/* Releases the socket (the connection closes gracefully in the background, as in the kernel) and closes
+ * the descriptor. */
+int brisk_posix_close(brisk_posix *p, int fd);
+int brisk_posix_getsockname(brisk_posix *p, int fd, struct sockaddr *sa, socklen_t *len);
+int brisk_posix_getpeername(brisk_posix *p, int fd, struct sockaddr *sa, socklen_t *len);
+int brisk_posix_setsockopt(brisk_posix *p, int fd, int level, int name, const void *val, socklen_t len);
+int brisk_posix_getsockopt(brisk_posix *p, int fd, int level, int name, void *val, socklen_t *len);
+/* fcntl F_GETFL / F_SETFL (O_NONBLOCK); other commands act on the descriptor itself (F_GETFD, F_SETFD,
+ * F_DUPFD / F_DUPFD_CLOEXEC as brisk_posix_dupfd). */
+int brisk_posix_fcntl(brisk_posix *p, int fd, int cmd, long arg);
+/* dup / F_DUPFD[_CLOEXEC] (the lowest free number >= minfd) and dup2 / dup3 (newfd; a brisk socket there is
+ * closed first, a kernel descriptor there is replaced as by the kernel): another number for the same
+ * socket, which is released when its last number is closed. */
+int brisk_posix_dupfd(brisk_posix *p, int fd, int minfd, int cloexec);
+int brisk_posix_dup3(brisk_posix *p, int fd, int newfd, int flags);
+/* Drops fd from the brisk sockets without closing the number (the caller is about to dup2 a kernel
+ * descriptor onto it); the socket is released if fd was its last number. */
+int brisk_posix_forget(brisk_posix *p, int fd);
+/* ioctl FIONREAD (SIOCINQ), SIOCOUTQ, FIONBIO; others fail with ENOTTY. */
+int brisk_posix_ioctl(brisk_posix *p, int fd, unsigned long req, void *arg);
+
+/* Counters of the hand-off, for docs and tests. */
+struct brisk_posix_stats {
+    uint64_t commands;      /* commands run on the stack thread */
+    uint64_t wakeups;       /* eventfd writes by callers (the queue was empty) */
+    uint64_t mirror_ops;    /* system calls made to keep descriptors' readiness equal to the sockets' */
+    uint64_t sockets_open;  /* sockets the application holds */
+    uint64_t closing;       /* closed by the application, still finishing (FIN not yet acknowledged) */
+};
+void brisk_posix_get_stats(brisk_posix *p, struct brisk_posix_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,675 @@
+/*
+ * preload.c — libbrisk_preload.so: unmodified programs on brisk by LD_PRELOAD (docs/posix.md).
+ *
+ * The library defines the socket calls under their libc names; the dynamic linker resolves a program's
+ * calls (and its libraries') to these before libc's. Each one asks whether its descriptor is a brisk socket
+ * — one array load (brisk_posix_owns) — and either hands it to libbrisk_posix (posix.c) or calls libc's
+ * own function, found with dlsym(RTLD_NEXT). socket(AF_INET, SOCK_STREAM[|SOCK_NONBLOCK|SOCK_CLOEXEC],
+ * 0 or IPPROTO_TCP) makes a brisk socket; every other family and type (AF_INET6, UDP, AF_UNIX, netlink...)
+ * goes to the kernel. poll, select and epoll are not interposed: a brisk socket is a real descriptor whose
+ * readiness the stack thread keeps (posix.c).
+ *
+ * Configuration, read when the first AF_INET stream socket is made (the stack starts then, not before: a
+ * program that never opens one never starts a thread):
+ *   BRISK_TAP      the TAP interface to open (required; created persistent beforehand by brisk-run, or
+ *                  created by brisk_tap_open in the process's namespace)
+ *   BRISK_IP       brisk's address, a.b.c.d/len (required)
+ *   BRISK_GW       default gateway (optional)
+ *   BRISK_PROFILE  a settings profile (brisk_settings_apply_profile)
+ *   BRISK_SET      "name=value,name=value" applied after the profile
+ *   BRISK_SEED     the stack's seed (default: from the clock and the pid, so that successive runs do not
+ *                  reuse ports and sequence numbers the peer may still hold in TIME-WAIT)
+ *   BRISK_MTU, BRISK_GSO (0/1)   the TAP's MTU and offloads
+ *   BRISK_LOG      1: a line on stderr at start and per connect / accept / close / error
+ *   BRISK_EXIT_WAIT  how long exit waits for closed connections to be acknowledged (default 10s)
+ * A bad value is reported on stderr, naming it, and the socket call fails with EINVAL; a TAP that does not
+ * open fails it with the reason (ENODEV).
+ *
+ * fork(): the child has no stack thread, so an inherited brisk socket cannot work there. A child that
+ * calls anything but close() on one gets a message on stderr naming the descriptor and EBADF — never a
+ * silent mix-up; close() just drops the child's copy. A child of a process that had not started brisk
+ * starts its own stack as usual; one of a process that had cannot (the TAP is taken) and is told so.
+ * exec: a brisk socket never outlives exec — the new program has no stack to serve it — so its descriptor
+ * is close-on-exec in the kernel whatever the program asked (F_GETFD and FIOCLEX / FIONCLEX keep the
+ * program's own view): the new program finds the number closed (EBADF) rather than an AF_UNIX socket that
+ * would swallow its writes. The stack thread's own descriptors are all close-on-exec too.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "brisk/tap.h"
+#include "posix/posix.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* glibc's fortified entry points (what -D_FORTIFY_SOURCE programs call); declared by its headers only for
+ * fortified builds. */
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
+ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, struct sockaddr *sa, socklen_t *len);
+
+/* The process's one instance: an LD_PRELOAD library is process-wide by nature. */
+static brisk_posix *g_p;
+static brisk_tap *g_tap;
+static struct brisk_tap_config g_tapcfg;
+static pthread_mutex_t g_init = PTHREAD_MUTEX_INITIALIZER;
+static int g_failed;    /* errno of a start that failed (later sockets fail the same way) */
+static int g_forked;    /* this is a fork of the process that started the stack */
+static int g_fork_told; /* the fork message was printed */
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    char line[320];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n > sizeof(line) - 2)
+        n = (int)sizeof(line) - 2;
+    line[n++] = '\n';
+    if (syscall(SYS_write, 2, line, (size_t)n) < 0)
+        return;
+}
+
+/* ---- libc's functions ---------------------------------------------------------------------------------- */
+
+#define REAL(name) real_##name
+#define DECLARE_REAL(ret, name, ...) static ret (*real_##name)(__VA_ARGS__)
+DECLARE_REAL(int, socket, int, int, int);
+DECLARE_REAL(int, bind, int, const struct sockaddr *, socklen_t);
+DECLARE_REAL(int, listen, int, int);
+DECLARE_REAL(int, accept, int, struct sockaddr *, socklen_t *);
+DECLARE_REAL(int, accept4, int, struct sockaddr *, socklen_t *, int);
+DECLARE_REAL(int, connect, int, const struct sockaddr *, socklen_t);
+DECLARE_REAL(ssize_t, read, int, void *, size_t);
+DECLARE_REAL(ssize_t, write, int, const void *, size_t);
+DECLARE_REAL(ssize_t, readv, int, const struct iovec *, int);
+DECLARE_REAL(ssize_t, writev, int, const struct iovec *, int);
+DECLARE_REAL(ssize_t, recv, int, void *, size_t, int);
+DECLARE_REAL(ssize_t, send, int, const void *, size_t, int);
+DECLARE_REAL(ssize_t, recvfrom, int, void *, size_t, int, struct sockaddr *, socklen_t *);
+DECLARE_REAL(ssize_t, sendto, int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+DECLARE_REAL(ssize_t, recvmsg, int, struct msghdr *, int);
+DECLARE_REAL(ssize_t, sendmsg, int, const struct msghdr *, int);
+DECLARE_REAL(int, shutdown, int, int);
+DECLARE_REAL(int, close, int);
+DECLARE_REAL(int, getsockname, int, struct sockaddr *, socklen_t *);
+DECLARE_REAL(int, getpeername, int, struct sockaddr *, socklen_t *);
+DECLARE_REAL(int, setsockopt, int, int, int, const void *, socklen_t);
+DECLARE_REAL(int, getsockopt, int, int, int, void *, socklen_t *);
+DECLARE_REAL(int, fcntl, int, int, ...);
+DECLARE_REAL(int, fcntl64, int, int, ...);
+DECLARE_REAL(int, ioctl, int, unsigned long, ...);
+DECLARE_REAL(int, dup, int);
+DECLARE_REAL(int, dup2, int, int);
+DECLARE_REAL(int, dup3, int, int, int);
+DECLARE_REAL(ssize_t, __read_chk, int, void *, size_t, size_t);
+DECLARE_REAL(ssize_t, __recv_chk, int, void *, size_t, size_t, int);
+DECLARE_REAL(ssize_t, __recvfrom_chk, int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
+DECLARE_REAL(ssize_t, sendfile, int, int, off_t *, size_t);
+DECLARE_REAL(int, close_range, unsigned, unsigned, int);
+DECLARE_REAL(void, closefrom, int);
+
+static void resolve(void)
+{
+#define R(name) real_##name = (__typeof__(real_##name))dlsym(RTLD_NEXT, #name)
+    R(socket); R(bind); R(listen); R(accept); R(accept4); R(connect); R(read); R(write); R(readv);
+    R(writev); R(recv); R(send); R(recvfrom); R(sendto); R(recvmsg); R(sendmsg); R(shutdown); R(close);
+    R(getsockname); R(getpeername); R(setsockopt); R(getsockopt); R(fcntl); R(fcntl64); R(ioctl); R(dup);
+    R(dup2); R(dup3); R(__read_chk); R(__recv_chk); R(__recvfrom_chk); R(sendfile);
+    R(close_range); R(closefrom);
+#undef R
+}
+
+static void on_fork_child(void)
+{
+    if (g_p)
+        g_forked = 1;
+}
+
+__attribute__((constructor)) static void preload_init(void)
+{
+    resolve();
+    pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+__attribute__((destructor)) static void preload_fini(void)
+{
+    if (g_p && !g_forked) {
+        brisk_posix *p = g_p;
+        g_p = NULL; /* from here every descriptor is the kernel's again */
+        brisk_posix_free(p);
+    }
+}
+
+/* Is fd a brisk socket this process may use? In a fork's child: say why not and fail EBADF. */
+static int ours(int fd)
+{
+    brisk_posix *p = g_p;
+    if (!p || !brisk_posix_owns(p, fd))
+        return 0;
+    if (g_forked) {
+        if (!g_fork_told++)
+            say("brisk: pid %d: descriptor %d is a brisk socket inherited across fork(); brisk sockets work only "
+                "in the process that made them (docs/posix.md): failing the call with EBADF",
+                (int)getpid(), fd);
+        return -1;
+    }
+    return 1;
+}
+#define ROUTE(fd, brisk_call, real_call)                                                                     \
+    do {                                                                                                     \
+        int o_ = ours(fd);                                                                                   \
+        if (o_ > 0)                                                                                          \
+            return brisk_call;                                                                               \
+        if (o_ < 0) {                                                                                        \
+            errno = EBADF;                                                                                   \
+            return -1;                                                                                       \
+        }                                                                                                    \
+        return real_call;                                                                                    \
+    } while (0)
+
+/* ---- configuration and start ------------------------------------------------------------------------------ */
+
+static int open_tap(void *ctx, brisk_loop *l, char *why, size_t why_len)
+{
+    (void)ctx;
+    int err = 0;
+    g_tap = brisk_tap_open(l, &g_tapcfg, &err, why, why_len);
+    return g_tap ? 0 : -1;
+}
+
+static void close_tap(void *ctx)
+{
+    (void)ctx;
+    brisk_tap_close(g_tap);
+    g_tap = NULL;
+}
+
+static int env_uint(const char *name, uint64_t max, uint64_t *out)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    if (brisk_parse_uint(v, out) < 0 || *out > max) {
+        say("brisk: %s=%s: not a number in 0 ... %llu", name, v, (unsigned long long)max);
+        return -1;
+    }
+    return 1;
+}
+
+/* Builds the configuration from the environment; 0, or -1 with the reason printed. */
+static int configure(struct brisk_posix_config *c)
+{
+    brisk_posix_config_default(c);
+    brisk_tap_config_default(&g_tapcfg);
+    const char *tap = getenv("BRISK_TAP"), *ip = getenv("BRISK_IP");
+    if (!tap || !*tap || !ip || !*ip) {
+        say("brisk: BRISK_TAP and BRISK_IP must be set (brisk-run sets them): AF_INET TCP sockets fail");
+        return -1;
+    }
+    if (strlen(tap) >= sizeof(g_tapcfg.ifname)) {
+        say("brisk: BRISK_TAP=%s: longer than %zu characters", tap, sizeof(g_tapcfg.ifname) - 1);
+        return -1;
+    }
+    snprintf(g_tapcfg.ifname, sizeof(g_tapcfg.ifname), "%s", tap);
+    if (brisk_tap_parse_cidr(ip, &g_tapcfg.ip, &g_tapcfg.prefix_len) < 0) {
+        say("brisk: BRISK_IP=%s: not an IPv4 address a.b.c.d/len", ip);
+        return -1;
+    }
+    const char *gw = getenv("BRISK_GW");
+    if (gw && *gw && brisk_ip_parse(gw, &g_tapcfg.gateway) < 0) {
+        say("brisk: BRISK_GW=%s: not an IPv4 address", gw);
+        return -1;
+    }
+    uint64_t v;
+    int r;
+    if ((r = env_uint("BRISK_MTU", 65535, &v)) < 0)
+        return -1;
+    if (r)
+        g_tapcfg.mtu = (uint32_t)v;
+    if ((r = env_uint("BRISK_GSO", 1, &v)) < 0)
+        return -1;
+    if (r)
+        g_tapcfg.gso = (int)v;
+    if ((r = env_uint("BRISK_LOG", 1, &v)) < 0)
+        return -1;
+    c->log = r ? (int)v : 0;
+    const char *ew = getenv("BRISK_EXIT_WAIT");
+    if (ew && *ew && brisk_parse_time(ew, &c->exit_wait_ns) < 0) {
+        say("brisk: BRISK_EXIT_WAIT=%s: not a time (\"10s\", \"500ms\", \"0\")", ew);
+        return -1;
+    }
+    const char *prof = getenv("BRISK_PROFILE");
+    if (prof && *prof && brisk_settings_apply_profile(&c->settings, prof) < 0) {
+        say("brisk: BRISK_PROFILE=%s: no such profile", prof);
+        return -1;
+    }
+    const char *set = getenv("BRISK_SET");
+    if (set && *set) {
+        char buf[1024];
+        if (strlen(set) >= sizeof(buf)) {
+            say("brisk: BRISK_SET: longer than %zu characters", sizeof(buf) - 1);
+            return -1;
+        }
+        snprintf(buf, sizeof(buf), "%s", set);
+        char *save = NULL;
+        for (char *a = strtok_r(buf, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+            int rc = brisk_settings_set(&c->settings, a);
+            if (rc < 0) {
+                say("brisk: BRISK_SET: %s: %s", a, brisk_strerror(rc));
+                return -1;
+            }
+        }
+    }
+    if ((r = env_uint("BRISK_SEED", UINT64_MAX, &v)) < 0)
+        return -1;
+    if (r) {
+        c->settings.seed = v;
+    } else {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        c->settings.seed = ((uint64_t)ts.tv_sec * 1000000007ull) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
+    }
+    c->open_dev = open_tap;
+    c->close_dev = close_tap;
+    return 0;
+}
+
+/* Starts the stack on the first AF_INET stream socket; errno-style result. */
+static int start(void)
+{
+    if (g_p)
+        return 0;
+    pthread_mutex_lock(&g_init);
+    int rc = 0;
+    if (g_forked) {
+        say("brisk: pid %d: a fork of a process whose brisk stack holds the TAP cannot start its own: socket() "
+            "fails",
+            (int)getpid());
+        rc = EBADF;
+    } else if (g_failed) {
+        rc = g_failed;
+    } else if (!g_p) {
+        struct brisk_posix_config c;
+        if (configure(&c) < 0) {
+            rc = g_failed = EINVAL;
+        } else {
+            char why[200];
+            brisk_posix *p = brisk_posix_new(&c, why, sizeof(why));
+            if (!p) {
+                say("brisk: cannot start on TAP %s: %s", g_tapcfg.ifname, why);
+                rc = g_failed = ENODEV;
+            } else {
+                if (c.log) {
+                    char a[16];
+                    say("brisk: pid %d: stack on %s, %s/%u", (int)getpid(), brisk_tap_ifname(g_tap),
+                        brisk_ip_format(g_tapcfg.ip, a), g_tapcfg.prefix_len);
+                }
+                __atomic_store_n(&g_p, p, __ATOMIC_RELEASE);
+            }
+        }
+    }
+    pthread_mutex_unlock(&g_init);
+    return rc;
+}
+
+/* ---- the interposed calls ------------------------------------------------------------------------------- */
+
+EXPORT int socket(int domain, int type, int protocol)
+{
+    int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (domain != AF_INET || base != SOCK_STREAM || (protocol != 0 && protocol != IPPROTO_TCP))
+        return REAL(socket)(domain, type, protocol);
+    int e = start();
+    if (e) {
+        errno = e;
+        return -1;
+    }
+    return brisk_posix_socket(g_p, type & (SOCK_NONBLOCK | SOCK_CLOEXEC));
+}
+
+EXPORT int bind(int fd, const struct sockaddr *sa, socklen_t len)
+{
+    ROUTE(fd, brisk_posix_bind(g_p, fd, sa, len), REAL(bind)(fd, sa, len));
+}
+
+EXPORT int listen(int fd, int backlog)
+{
+    ROUTE(fd, brisk_posix_listen(g_p, fd, backlog), REAL(listen)(fd, backlog));
+}
+
+EXPORT int accept(int fd, struct sockaddr *sa, socklen_t *len)
+{
+    ROUTE(fd, brisk_posix_accept4(g_p, fd, sa, len, 0), REAL(accept)(fd, sa, len));
+}
+
+EXPORT int accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags)
+{
+    ROUTE(fd, brisk_posix_accept4(g_p, fd, sa, len, flags), REAL(accept4)(fd, sa, len, flags));
+}
+
+EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
+{
+    ROUTE(fd, brisk_posix_connect(g_p, fd, sa, len), REAL(connect)(fd, sa, len));
+}
+
+EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+    ROUTE(fd, brisk_posix_recv(g_p, fd, buf, n, 0), REAL(read)(fd, buf, n));
+}
+
+EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+    if (n > buflen)
+        return REAL(__read_chk)(fd, buf, n, buflen); /* libc reports the overflow */
+    ROUTE(fd, brisk_posix_recv(g_p, fd, buf, n, 0), REAL(__read_chk)(fd, buf, n, buflen));
+}
+
+EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+    ROUTE(fd, brisk_posix_send(g_p, fd, buf, n, 0), REAL(write)(fd, buf, n));
+}
+
+static ssize_t brisk_readv(int fd, const struct iovec *iov, int n)
+{
+    struct msghdr m;
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = (struct iovec *)iov;
+    m.msg_iovlen = n < 0 ? 0 : (size_t)n;
+    if (n < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    return brisk_posix_recvmsg(g_p, fd, &m, 0);
+}
+
+static ssize_t brisk_writev(int fd, const struct iovec *iov, int n)
+{
+    struct msghdr m;
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = (struct iovec *)iov;
+    m.msg_iovlen = n < 0 ? 0 : (size_t)n;
+    if (n < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    return brisk_posix_sendmsg(g_p, fd, &m, 0);
+}
+
+EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+    ROUTE(fd, brisk_readv(fd, iov, n), REAL(readv)(fd, iov, n));
+}
+
+EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+    ROUTE(fd, brisk_writev(fd, iov, n), REAL(writev)(fd, iov, n));
+}
+
+EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+    ROUTE(fd, brisk_posix_recv(g_p, fd, buf, n, flags), REAL(recv)(fd, buf, n, flags));
+}
+
+EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
+{
+    if (n > buflen)
+        return REAL(__recv_chk)(fd, buf, n, buflen, flags);
+    ROUTE(fd, brisk_posix_recv(g_p, fd, buf, n, flags), REAL(__recv_chk)(fd, buf, n, buflen, flags));
+}
+
+static ssize_t brisk_recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *sa, socklen_t *len)
+{
+    ssize_t r = brisk_posix_recv(g_p, fd, buf, n, flags);
+    if (r >= 0 && sa && len)
+        *len = 0; /* TCP: Linux leaves no source address */
+    return r;
+}
+
+EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *sa, socklen_t *len)
+{
+    ROUTE(fd, brisk_recvfrom(fd, buf, n, flags, sa, len), REAL(recvfrom)(fd, buf, n, flags, sa, len));
+}
+
+EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, struct sockaddr *sa,
+                              socklen_t *len)
+{
+    if (n > buflen)
+        return REAL(__recvfrom_chk)(fd, buf, n, buflen, flags, sa, len);
+    ROUTE(fd, brisk_recvfrom(fd, buf, n, flags, sa, len), REAL(__recvfrom_chk)(fd, buf, n, buflen, flags, sa, len));
+}
+
+EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+    ROUTE(fd, brisk_posix_send(g_p, fd, buf, n, flags), REAL(send)(fd, buf, n, flags));
+}
+
+EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *sa, socklen_t len)
+{
+    /* A TCP socket ignores the address (Linux: tcp_sendmsg never looks at msg_name). */
+    ROUTE(fd, brisk_posix_send(g_p, fd, buf, n, flags), REAL(sendto)(fd, buf, n, flags, sa, len));
+}
+
+EXPORT ssize_t recvmsg(int fd, struct msghdr *m, int flags)
+{
+    ROUTE(fd, brisk_posix_recvmsg(g_p, fd, m, flags), REAL(recvmsg)(fd, m, flags));
+}
+
+EXPORT ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
+{
+    ROUTE(fd, brisk_posix_sendmsg(g_p, fd, m, flags), REAL(sendmsg)(fd, m, flags));
+}
+
+EXPORT int shutdown(int fd, int how)
+{
+    ROUTE(fd, brisk_posix_shutdown(g_p, fd, how), REAL(shutdown)(fd, how));
+}
+
+EXPORT int close(int fd)
+{
+    int o = ours(fd);
+    if (o > 0)
+        return brisk_posix_close(g_p, fd);
+    return REAL(close)(fd); /* a fork's child drops its copy of an inherited socket quietly */
+}
+
+EXPORT int getsockname(int fd, struct sockaddr *sa, socklen_t *len)
+{
+    ROUTE(fd, brisk_posix_getsockname(g_p, fd, sa, len), REAL(getsockname)(fd, sa, len));
+}
+
+EXPORT int getpeername(int fd, struct sockaddr *sa, socklen_t *len)
+{
+    ROUTE(fd, brisk_posix_getpeername(g_p, fd, sa, len), REAL(getpeername)(fd, sa, len));
+}
+
+EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+    ROUTE(fd, brisk_posix_setsockopt(g_p, fd, level, name, val, len), REAL(setsockopt)(fd, level, name, val, len));
+}
+
+EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+    ROUTE(fd, brisk_posix_getsockopt(g_p, fd, level, name, val, len), REAL(getsockopt)(fd, level, name, val, len));
+}
+
+/* fcntl's third argument is an int or a pointer, by command; passing it on as a long is what glibc's own
+ * wrapper does (the kernel takes an unsigned long). */
+static int do_fcntl(int (*real)(int, int, ...), int fd, int cmd, long arg)
+{
+    ROUTE(fd, brisk_posix_fcntl(g_p, fd, cmd, arg), real(fd, cmd, arg));
+}
+
+EXPORT int fcntl(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    long arg = va_arg(ap, long);
+    va_end(ap);
+    return do_fcntl(REAL(fcntl), fd, cmd, arg);
+}
+
+EXPORT int fcntl64(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    long arg = va_arg(ap, long);
+    va_end(ap);
+    return do_fcntl(REAL(fcntl64) ? REAL(fcntl64) : REAL(fcntl), fd, cmd, arg);
+}
+
+EXPORT int ioctl(int fd, unsigned long req, ...)
+{
+    va_list ap;
+    va_start(ap, req);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    int o = ours(fd);
+    if (o < 0) {
+        errno = EBADF;
+        return -1;
+    }
+    if (o > 0 && (req == FIONREAD || req == FIONBIO || req == TIOCOUTQ))
+        return brisk_posix_ioctl(g_p, fd, req, arg);
+    if (o > 0 && (req == FIOCLEX || req == FIONCLEX)) /* what Python's set_inheritable uses */
+        return brisk_posix_fcntl(g_p, fd, F_SETFD, req == FIOCLEX ? FD_CLOEXEC : 0);
+    return REAL(ioctl)(fd, req, arg); /* interface queries (SIOCGIF*) work on any socket */
+}
+
+/* dup / dup2 / dup3: another number for a brisk socket names the same socket (posix.c: do_dup); a kernel
+ * descriptor duplicated onto a brisk socket's number replaces it, as the kernel would. */
+EXPORT int dup(int fd)
+{
+    ROUTE(fd, brisk_posix_dupfd(g_p, fd, 0, 0), REAL(dup)(fd));
+}
+
+EXPORT int dup3(int fd, int fd2, int flags)
+{
+    int o = ours(fd);
+    if (o < 0) {
+        errno = EBADF;
+        return -1;
+    }
+    if (o > 0) {
+        if (fd == fd2) {
+            errno = EINVAL;
+            return -1;
+        }
+        return brisk_posix_dup3(g_p, fd, fd2, flags);
+    }
+    if (fd != fd2 && ours(fd2) > 0 && fcntl(fd, F_GETFD) >= 0)
+        brisk_posix_forget(g_p, fd2);
+    return REAL(dup3)(fd, fd2, flags);
+}
+
+EXPORT int dup2(int fd, int fd2)
+{
+    int o = ours(fd);
+    if (o < 0) {
+        errno = EBADF;
+        return -1;
+    }
+    if (o > 0)
+        return fd == fd2 ? fd : brisk_posix_dup3(g_p, fd, fd2, 0);
+    if (fd != fd2 && ours(fd2) > 0 && fcntl(fd, F_GETFD) >= 0)
+        brisk_posix_forget(g_p, fd2);
+    return REAL(dup2)(fd, fd2);
+}
+
+/* close_range / closefrom: the brisk sockets in the range leave brisk first (released if it was their last
+ * number), then the kernel closes every number — never a closed number left in brisk's table for the next
+ * descriptor to inherit. With CLOSE_RANGE_UNSHARE the closing happens in a private copy of the descriptor
+ * table (a child about to exec), and CLOSE_RANGE_CLOEXEC only marks: brisk's state is left alone. */
+static void forget_range(unsigned first, unsigned last)
+{
+    if (!g_p || g_forked)
+        return;
+    unsigned end = (unsigned)brisk_posix_table_size(g_p); /* every brisk number is below it */
+    if (last < end)
+        end = last + 1;
+    for (unsigned fd = first; fd < end; fd++)
+        if (brisk_posix_owns(g_p, (int)fd))
+            brisk_posix_forget(g_p, (int)fd);
+}
+
+EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+    if (flags == 0 && first <= last)
+        forget_range(first, last);
+    if (!REAL(close_range)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return REAL(close_range)(first, last, flags);
+}
+
+EXPORT void closefrom(int lowfd)
+{
+    if (lowfd >= 0)
+        forget_range((unsigned)lowfd, ~0u);
+    if (REAL(closefrom))
+        REAL(closefrom)(lowfd);
+}
+
+/* sendfile onto a brisk socket: by copy, in 64 KB pieces read from in_fd. */
+static ssize_t brisk_sendfile(int out, int in, off_t *off, size_t count)
+{
+    char buf[65536];
+    size_t done = 0;
+    off_t pos = off ? *off : 0;
+    while (done < count) {
+        size_t want = count - done < sizeof(buf) ? count - done : sizeof(buf);
+        ssize_t r = off ? pread(in, buf, want, pos) : REAL(read)(in, buf, want);
+        if (r <= 0) {
+            if (r < 0 && !done)
+                return -1;
+            break;
+        }
+        ssize_t w = brisk_posix_send(g_p, out, buf, (size_t)r, 0);
+        if (w <= 0) {
+            if (!done)
+                return -1;
+            break;
+        }
+        done += (size_t)w;
+        pos += w;
+        if (w < r) {
+            if (!off)
+                lseek(in, w - r, SEEK_CUR); /* give back what was read and not sent */
+            break;
+        }
+    }
+    if (off)
+        *off = pos;
+    return (ssize_t)done;
+}
+
+EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
+{
+    ROUTE(out, brisk_sendfile(out, in, off, count), REAL(sendfile)(out, in, off, count));
+}
+
+/* The name programs built with _FILE_OFFSET_BITS=64 call; the same function on 64-bit Linux. */
+EXPORT ssize_t sendfile64(int out, int in, off_t *off, size_t count)
+{
+    ROUTE(out, brisk_sendfile(out, in, off, count), REAL(sendfile)(out, in, off, count));
+}

@@ -1,0 +1,276 @@
+#!/usr/bin/env bash
+# Unmodified Debian programs on brisk (libbrisk_preload.so via brisk-run) against the kernel's TCP over a TAP,
+# all inside a network namespace this script creates and deletes (scripts/netns.sh): brisk is 10.81.0.2 on
+# the TAP, the kernel 10.81.0.1 on its other side. Every check that a program talked over brisk also checks
+# that the kernel saw brisk's address, so a library that silently left the sockets to the kernel would fail.
+#
+#   curl, wget  a 4 MB file from python3 -m http.server, byte-exact
+#   nc          as a server under brisk (kernel nc client) and as a client (kernel nc server), 4 MB each way
+#   socat       10 MB each way: socat under brisk as the receiving server and as the sending client; and
+#               10 MB echoed, socat under brisk as the echo server and as the client of a kernel echo
+#   iperf3      client under brisk (-P 2) and server under brisk (-P 4 -R), 20 MB, the ends' counts agreeing
+#   epoll       posix-epoll-mixed (tests/posix/epoll_mixed.c): epoll / poll / select on a brisk socket and a
+#               pipe, a refused connect, 4 MB echoed by a kernel echo server through an epoll loop
+#   fdops       posix-fdops (tests/posix/fdops.c): dup, dup2 of a pipe onto a socket's number, close_range
+#   fork        a child using an inherited brisk socket is told so on stderr and gets EBADF
+#   exec        an inheritable brisk socket is closed in the exec'd program (EBADF)
+#   config      a malformed BRISK_IP is named on stderr and socket() fails
+#
+# Usage: test_preload.sh BRISK_RUN LIBBRISK_PRELOAD POSIX_EPOLL_MIXED POSIX_FDOPS. Exits 77 (ctest: skipped) with the
+# reason when not root, without /dev/net/tun, without a program it needs, or when namespaces cannot be made.
+set -u
+brun=$1
+lib=$2
+emix=$3
+fdops=$4
+here=$(cd "$(dirname "$0")" && pwd)
+netns=$here/../../scripts/netns.sh
+
+skip() {
+    echo "SKIP: $1"
+    exit 77
+}
+[ "$(id -u)" -eq 0 ] || skip "needs root (TAP device and network namespaces)"
+[ -c /dev/net/tun ] || skip "no /dev/net/tun"
+for p in ip python3 curl nc socat cmp; do
+    command -v $p >/dev/null 2>&1 || skip "no $p (scripts/deps.sh installs it)"
+done
+nc -h 2>&1 | grep -q -- '-N' || skip "nc is not netcat-openbsd (no -N)"
+
+NS=brisk-px-$$
+TAP=bpx0
+K=10.81.0.1
+B=10.81.0.2
+tmp=$(mktemp -d)
+cleanup() {
+    for p in $(cat "$tmp/pids" 2>/dev/null); do kill "$p" 2>/dev/null; done
+    ip -n "$NS" tuntap del dev "$TAP" mode tap 2>/dev/null
+    bash "$netns" down "$NS"
+    [ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+bash "$netns" up "$NS" || skip "cannot create a network namespace"
+nsx() { ip netns exec "$NS" "$@"; }
+# on brisk: the program under brisk-run, in the namespace; the TAP made (persistent) and addressed first
+onb() { nsx timeout 30 "$brun" --lib "$lib" --tap "$TAP" --ip "$B/24" --kernel-ip "$K/24" -- "$@"; }
+# bg nsx|onb ...: in the background, with $! the process itself (timeout, which passes a kill on to its
+# child), so that cleanup's kill really ends it and nothing outlives the script holding its output open
+bg() {
+    case "$1" in
+    nsx) shift; ip netns exec "$NS" "$@" & ;;
+    onb) shift; ip netns exec "$NS" timeout 30 "$brun" --lib "$lib" --tap "$TAP" --ip "$B/24" --kernel-ip "$K/24" -- "$@" & ;;
+    *) "$@" & ;;
+    esac
+    echo $! >>"$tmp/pids"
+}
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+# wait_port PORT: until the kernel listens on PORT in the namespace (3 s)
+wait_port() { for _ in $(seq 1 150); do nsx ss -ltn "sport = :$1" | grep -q LISTEN && return 0; sleep 0.02; done; return 1; }
+# wait_tap: until brisk holds the TAP (carrier up), 3 s
+wait_tap() { for _ in $(seq 1 150); do nsx ip link show "$TAP" 2>/dev/null | grep -q LOWER_UP && return 0; sleep 0.02; done; return 1; }
+# to_brisk PORT FILE: a kernel nc sending FILE to brisk's PORT, retried while brisk's listener comes up
+to_brisk() { for _ in $(seq 1 50); do nsx timeout 10 nc -N "$B" "$1" <"$2" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+
+mkdir -p "$tmp/www"
+head -c 4000000 /dev/urandom >"$tmp/www/blob"
+head -c 10485760 /dev/urandom >"$tmp/big"
+
+# --- curl and wget against python3 -m http.server -----------------------------------------------------------
+onb true # creates and addresses the TAP (brisk-run --kernel-ip) before the server binds its address
+bg nsx python3 -m http.server 8080 --bind "$K" --directory "$tmp/www" 2>"$tmp/http.log" >/dev/null
+wait_port 8080 || bad "http.server did not start"
+onb curl -sS -o "$tmp/curl.out" "http://$K:8080/blob" 2>"$tmp/curl.err"
+check "curl: exit 0" "[ $? -eq 0 ]"
+check "curl: 4 MB byte-exact" "cmp -s '$tmp/curl.out' '$tmp/www/blob'"
+check "curl: the server saw brisk's address" "grep -q '^$B - .*GET /blob' '$tmp/http.log'"
+[ -s "$tmp/curl.err" ] && sed 's/^/#   curl: /' "$tmp/curl.err"
+if command -v wget >/dev/null 2>&1; then
+    onb wget -q -O "$tmp/wget.out" "http://$K:8080/blob"
+    check "wget: exit 0, 4 MB byte-exact" "[ $? -eq 0 ] && cmp -s '$tmp/wget.out' '$tmp/www/blob'"
+    check "wget: the server saw brisk's address" "[ \$(grep -c '^$B - .*GET /blob' '$tmp/http.log') -ge 2 ]"
+else
+    echo "# wget not installed: its check skipped"
+fi
+
+# --- nc both ways ------------------------------------------------------------------------------------------
+bg onb nc -l 5000 >"$tmp/nc.out" 2>"$tmp/nc.err"
+np=$!
+wait_tap || bad "nc under brisk did not open the TAP"
+to_brisk 5000 "$tmp/www/blob"
+check "nc server under brisk: the kernel client connected and sent" "[ $? -eq 0 ]"
+wait $np
+check "nc server under brisk: exit 0, 4 MB byte-exact" "[ $? -eq 0 ] && cmp -s '$tmp/nc.out' '$tmp/www/blob'"
+bg nsx timeout 30 nc -l "$K" 5001 >"$tmp/nc2.out"
+kp=$!
+wait_port 5001 || bad "kernel nc did not listen"
+onb nc -N "$K" 5001 <"$tmp/www/blob"
+check "nc client under brisk: exit 0" "[ $? -eq 0 ]"
+wait $kp
+check "nc client under brisk: the kernel received 4 MB byte-exact" "cmp -s '$tmp/nc2.out' '$tmp/www/blob'"
+
+# --- socat, 10 MB each way ------------------------------------------------------------------------------------
+bg onb socat -u TCP-LISTEN:5002,reuseaddr "CREATE:$tmp/socat.out"
+sp=$!
+wait_tap || bad "socat under brisk did not open the TAP"
+ok_c=1
+for _ in $(seq 1 50); do nsx timeout 20 socat -u "FILE:$tmp/big" "TCP:$B:5002" 2>/dev/null && ok_c=0 && break; sleep 0.1; done
+wait $sp
+src=$?
+check "socat server under brisk: 10 MB from the kernel byte-exact" "[ $ok_c -eq 0 ] && [ $src -eq 0 ] && cmp -s '$tmp/socat.out' '$tmp/big'"
+bg nsx timeout 30 socat -u "TCP-LISTEN:5003,reuseaddr,bind=$K" "CREATE:$tmp/socat2.out"
+kp=$!
+wait_port 5003 || bad "kernel socat did not listen"
+onb socat -u "FILE:$tmp/big" "TCP:$K:5003"
+crc=$?
+wait $kp
+check "socat client under brisk: 10 MB to the kernel byte-exact" "[ $crc -eq 0 ] && cmp -s '$tmp/socat2.out' '$tmp/big'"
+
+# socat echo both ways, 10 MB: socat's PIPE echoes with 4 KB blocks (at most PIPE_BUF, so that its writes into
+# its own pipe never block it: with larger blocks socat can wait on itself, on kernel sockets as well).
+bg onb socat -b 4096 TCP-LISTEN:5007,reuseaddr PIPE
+sp=$!
+wait_tap || bad "socat echo under brisk did not open the TAP"
+ok_c=1
+for _ in $(seq 1 50); do
+    nsx timeout 20 socat -b 4096 -t 5 - "TCP:$B:5007" <"$tmp/big" >"$tmp/echo1.out" 2>/dev/null && ok_c=0 && break
+    sleep 0.1
+done
+wait $sp
+check "socat echo server under brisk: 10 MB back byte-exact" "[ $ok_c -eq 0 ] && cmp -s '$tmp/echo1.out' '$tmp/big'"
+bg nsx timeout 30 socat -b 4096 "TCP-LISTEN:5008,reuseaddr,bind=$K" PIPE
+kp=$!
+wait_port 5008 || bad "kernel socat echo did not listen"
+onb socat -b 4096 -t 5 - "TCP:$K:5008" <"$tmp/big" >"$tmp/echo2.out"
+crc=$?
+wait $kp
+check "socat client under brisk against a kernel echo: 10 MB back byte-exact" "[ $crc -eq 0 ] && cmp -s '$tmp/echo2.out' '$tmp/big'"
+
+# --- iperf3 both roles (Debian's iperf3: select(), TCP_INFO, non-blocking connect) ----------------------------
+if command -v iperf3 >/dev/null 2>&1 && command -v jq >/dev/null 2>&1; then
+    bytes() { jq -r "$1" "$2" 2>/dev/null; }
+    # iperf3 counts at the receiver what it read before the end-of-test message, so the sender's total and
+    # the receiver's may differ by what was in flight; the check is the ends' agreement on what arrived
+    # (the client's JSON carries the server's count), and that the sender sent all of it.
+    bg nsx timeout 30 iperf3 -s -1 -B "$K" -p 5201 --json >"$tmp/ip1.srv" 2>&1
+    kp=$!
+    wait_port 5201 || bad "kernel iperf3 did not listen"
+    onb iperf3 -c "$K" -p 5201 -n 20M -P 2 --json >"$tmp/ip1.json" 2>&1
+    irc=$?
+    wait $kp
+    r1=$(bytes .end.sum_received.bytes "$tmp/ip1.srv")
+    check "iperf3 client under brisk, -P 2: sent 20 MB, both ends agree on the $r1 bytes received" \
+        "[ $irc -eq 0 ] && [ '$(bytes .end.sum_sent.bytes "$tmp/ip1.json")' = 20971520 ] && [ '$(bytes .end.sum_received.bytes "$tmp/ip1.json")' = '$r1' ] && [ '${r1:-0}' -gt 0 ]"
+    check "iperf3 client under brisk: the kernel server saw brisk's address" \
+        "[ '$(bytes '.start.connected[0].remote_host' "$tmp/ip1.srv")' = $B ]"
+    bg onb iperf3 -4 -s -1 -p 5202 --json >"$tmp/ip2.srv" 2>&1
+    sp=$!
+    wait_tap || bad "iperf3 under brisk did not open the TAP"
+    ok_c=1
+    for _ in $(seq 1 50); do
+        nsx timeout 20 iperf3 -c "$B" -p 5202 -n 20M -P 4 -R --json >"$tmp/ip2.json" 2>/dev/null && ok_c=0 && break
+        sleep 0.1
+    done
+    wait $sp
+    r2=$(bytes .end.sum_received.bytes "$tmp/ip2.json")
+    check "iperf3 server under brisk, -P 4 -R: it sent 20 MB, the kernel client received $r2" \
+        "[ $ok_c -eq 0 ] && [ '$(bytes .end.sum_sent.bytes "$tmp/ip2.srv")' = 20971520 ] && [ '${r2:-0}' -gt 0 ] && [ '$(bytes '.start.connected[0].remote_host' "$tmp/ip2.json")' = $B ]"
+else
+    echo "# iperf3 or jq not installed: the iperf3 checks skipped"
+fi
+
+# --- epoll / poll / select on a mixed set ------------------------------------------------------------------------
+# A kernel echo server that never stops reading while it writes (socat's PIPE echo can block on its own pipe).
+cat >"$tmp/echo.py" <<'EOF'
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(1)
+c, peer = s.accept()
+print(peer[0], flush=True)
+while True:
+    d = c.recv(65536)
+    if not d:
+        break
+    c.sendall(d)
+c.close()
+EOF
+bg nsx timeout 30 python3 "$tmp/echo.py" "$K" 5004 >"$tmp/echo.peer"
+ep=$!
+wait_port 5004 || bad "the echo server did not listen"
+onb "$emix" "$K" 5004 5999 4000000 >"$tmp/emix.out" 2>&1
+erc=$?
+wait $ep
+sed 's/^/#   /' "$tmp/emix.out"
+check "epoll program: every check held (exit 0)" "[ $erc -eq 0 ]"
+check "epoll program: its socket was brisk's ($B), and the echo server saw it" \
+    "grep -q '^local $B\$' '$tmp/emix.out' && grep -q '^$B\$' '$tmp/echo.peer'"
+
+# --- descriptor operations --------------------------------------------------------------------------------
+bg nsx timeout 30 python3 "$tmp/echo.py" "$K" 5006 >"$tmp/fd.peer"
+ep=$!
+wait_port 5006 || bad "the echo server did not listen"
+onb "$fdops" "$K" 5006 >"$tmp/fdops.out" 2>&1
+frc=$?
+wait $ep
+sed 's/^/#   /' "$tmp/fdops.out"
+check "fdops program: dup, dup2, close_range held (exit 0), over brisk" "[ $frc -eq 0 ] && grep -q '^$B\$' '$tmp/fd.peer'"
+
+# --- fork -----------------------------------------------------------------------------------------------------
+bg nsx timeout 30 python3 "$tmp/echo.py" "$K" 5005 >/dev/null
+wait_port 5005 || bad "the echo server did not listen"
+cat >"$tmp/fork.py" <<'EOF'
+import os, socket, sys
+s = socket.create_connection((sys.argv[1], 5005))
+pid = os.fork()
+if pid == 0:
+    try:
+        s.send(b"x")
+        print("child: send worked")
+    except OSError as e:
+        print("child: errno", e.errno)
+    os._exit(0)
+os.waitpid(pid, 0)
+s.sendall(b"ping")
+print("parent:", s.recv(4).decode())
+s.close()
+EOF
+onb python3 "$tmp/fork.py" "$K" >"$tmp/fork.out" 2>"$tmp/fork.err"
+sed 's/^/#   /' "$tmp/fork.out" "$tmp/fork.err"
+check "fork: the child's use of the inherited socket fails with EBADF" "grep -q '^child: errno 9\$' '$tmp/fork.out'"
+check "fork: ... and says why on stderr" "grep -q 'inherited across fork' '$tmp/fork.err'"
+check "fork: the parent's socket still works" "grep -q '^parent: ping\$' '$tmp/fork.out'"
+
+# --- exec ----------------------------------------------------------------------------------------------------
+cat >"$tmp/exec.py" <<'EOF'
+import os, socket, sys
+s = socket.create_connection((sys.argv[1], 5009))
+os.set_inheritable(s.fileno(), True)
+print("inheritable", os.get_inheritable(s.fileno()), flush=True)
+os.execvp("sh", ["sh", "-c", "echo x >&%d && echo wrote || echo failed" % s.fileno()])
+EOF
+bg nsx timeout 30 python3 "$tmp/echo.py" "$K" 5009 >/dev/null
+xp=$!
+wait_port 5009 || bad "the echo server did not listen"
+onb python3 "$tmp/exec.py" "$K" >"$tmp/exec.out" 2>"$tmp/exec.err"
+kill $xp 2>/dev/null # its connection went with the old image, without a FIN: nothing else ends it
+wait $xp 2>/dev/null
+sed 's/^/#   /' "$tmp/exec.out" "$tmp/exec.err"
+check "exec: an inheritable brisk socket is closed in the new program (EBADF), not a silent sink" \
+    "grep -q '^inheritable True\$' '$tmp/exec.out' && grep -q '^failed\$' '$tmp/exec.out' && grep -qi 'bad file descriptor' '$tmp/exec.err'"
+
+# --- configuration errors -------------------------------------------------------------------------------------
+nsx env LD_PRELOAD="$lib" BRISK_TAP="$TAP" BRISK_IP=10.81.0.300/24 curl -sS "http://$K:8080/blob" -o /dev/null \
+    2>"$tmp/cfg.err"
+crc=$?
+check "a bad BRISK_IP is named and the connection fails" "[ $crc -ne 0 ] && grep -q 'BRISK_IP=10.81.0.300/24' '$tmp/cfg.err'"
+"$brun" --lib "$lib" --ip nonsense -- true 2>"$tmp/run.err"
+check "brisk-run: a bad option exits 2 naming it" "[ $? -eq 2 ] && grep -q 'nonsense' '$tmp/run.err'"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
