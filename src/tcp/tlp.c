@@ -9,12 +9,17 @@
  * the loss to the normal machinery, or repairs it outright.
  *
  * Arming (§7.2). While data is outstanding on a SACK connection that is not already recovering, the
- * retransmit deadline becomes a probe deadline PTO = 2 x SRTT after each send of new data and each ACK of new
- * data, plus the worst-case delayed-ACK time (tcp_delack_max) when only one segment is in flight — the peer
- * may be holding its ACK for a second one — and never later than the RTO would be: when the PTO is longer the
- * probe fires at the RTO's time instead, so a lost lone segment (a request, a response) is resent by a probe,
- * which repairs it with one cwnd reduction instead of the RTO's collapse and backoff. It is the same deadline
- * the RTO uses, multiplexed by kind (timer.c), so probing costs no extra timer.
+ * retransmit deadline becomes a probe deadline PTO = max(2 x SRTT, SRTT + 4 x RTTVAR) after each send of new
+ * data and each ACK of new data, plus the worst-case delayed-ACK time (tcp_delack_max) when only one segment
+ * is in flight — the peer may be holding its ACK for a second one — and never later than the RTO would be:
+ * when the PTO is longer the probe fires at the RTO's time instead, so a lost lone segment (a request, a
+ * response) is resent by a probe, which repairs it with one cwnd reduction instead of the RTO's collapse and
+ * backoff. It is the same deadline the RTO uses, multiplexed by kind (timer.c), so probing costs no extra
+ * timer. The RTTVAR term is RFC 9002's (§6.2.1, QUIC's PTO; RFC 8985 allows a PTO longer than 2 x SRTT): on a
+ * steady path it changes nothing, but where the RTT swings — request / response connections behind a bulk
+ * flow's queue — 2 x SRTT fired ahead of ACKs that were only late (examples/scenario.yaml: 208 spurious
+ * probes on a lossless link, none with it), and each such probe costs a segment and returns a D-SACK that
+ * RACK takes for reordering, widening its window for the next real loss. Linux's answer is 2 x SRTT + 2 ms.
  *
  * In fast recovery too (brisk, tcp_recovery_probe; not RFC 8985, which arms no probe there, nor Linux).
  * RACK repairs a lost retransmission from the SACKs of what was sent after it, so recovery needs no probe
@@ -24,7 +29,7 @@
  * 200 ms, a window of one segment and the backoff, measured over a TAP against the kernel at 1 % loss both
  * ways (every RTO of a 4 s run was this). The probe there is one segment of new data, within the peer's
  * window but beyond cwnd as a TLP is, after the same PTO of silence: its ACK ends the episode when the hole
- * was filled (the lost ACK's news, 2 SRTT late instead of 200 ms), or SACKs it past a retransmission that was
+ * was filled (the lost ACK's news, a PTO late instead of 200 ms), or SACKs it past a retransmission that was
  * itself lost, which RACK then marks. A probe that finds no new data to send is not sent (a retransmission
  * of SACKed bytes would return a D-SACK that RACK would take for reordering); the RTO stays behind it. The
  * episode is already reducing its window, so such a probe's ACK never reduces it again (§7.4's rule is for
@@ -63,6 +68,9 @@ uint64_t tcp_tlp_timeout(const brisk_sock *c)
     if (srtt == 0)
         return 0; /* no estimate yet: the RTO alone (the RFC's 1 s PTO would be no earlier) */
     uint64_t pto = 2 * srtt;
+    uint64_t var = srtt + 4 * brisk_rtt_rttvar(&c->rtt); /* RFC 9002 §6.2.1 (the essay) */
+    if (var > pto)
+        pto = var;
     if (tcp_flight(c) <= c->snd.mss)
         pto += s->tcp_delack_max_ns; /* WCDelAckT: a lone segment may wait for the peer's delayed ACK */
     return pto;

@@ -36,7 +36,10 @@ static void finish(struct tf_conn *f)
     tf_conn_close(f);
 }
 
-/* Four segments, no ACK: at PTO = 2 x SRTT the last one goes again; the RTO (200 ms) is armed behind it. */
+/* brisk's PTO after the handshake's one 10 ms sample: max(2 SRTT, SRTT + 4 RTTVAR) = 10 + 4 x 5 ms. */
+#define PTO_BRISK (30 * TF_MS)
+
+/* Four segments, no ACK: at the PTO the last one goes again; the RTO (200 ms) is armed behind it. */
 static void test_probe_resends_last_segment_at_pto(void **state)
 {
     (void)state;
@@ -47,18 +50,18 @@ static void test_probe_resends_last_segment_at_pto(void **state)
     tf_send_pattern(f.c, 0, 4 * m, t1);
     for (int k = 0; k < 4; k++)
         tf_take(&f.t);
-    tf_run(&f.t, t1 + 20 * TF_MS - 1);
+    tf_run(&f.t, t1 + PTO_BRISK - 1);
     TF_EXPECT_NONE(&f.t);
-    tf_run(&f.t, t1 + 20 * TF_MS);
-    TF_EXPECT(&f.t, t1 + 20 * TF_MS, ACK | PSH, f.d + 3 * m, 1001, m); /* PSH as first sent */
+    tf_run(&f.t, t1 + PTO_BRISK);
+    TF_EXPECT(&f.t, t1 + PTO_BRISK, ACK | PSH, f.d + 3 * m, 1001, m); /* PSH as first sent */
     TF_EXPECT_NONE(&f.t);
     assert_int_equal(tf_counters(&f.t).TCPLossProbes, 1);
     assert_int_equal(tf_info(f.c).tlp_probes, 1);
     /* One probe per episode: next comes the RTO, 200 ms after the probe, from snd.una. */
-    tf_run(&f.t, t1 + 220 * TF_MS - 1);
+    tf_run(&f.t, t1 + PTO_BRISK + 200 * TF_MS - 1);
     TF_EXPECT_NONE(&f.t);
-    tf_run(&f.t, t1 + 220 * TF_MS);
-    TF_EXPECT(&f.t, t1 + 220 * TF_MS, ACK, f.d, 1001, m);
+    tf_run(&f.t, t1 + PTO_BRISK + 200 * TF_MS);
+    TF_EXPECT(&f.t, t1 + PTO_BRISK + 200 * TF_MS, ACK, f.d, 1001, m);
     assert_int_equal(tf_info(f.c).rto_count, 1);
     finish(&f);
 }
@@ -75,8 +78,8 @@ static void test_probe_prefers_new_data(void **state)
     for (int k = 0; k < 10; k++)
         tf_take(&f.t);
     TF_EXPECT_NONE(&f.t);
-    tf_run(&f.t, t1 + 20 * TF_MS);
-    TF_EXPECT(&f.t, t1 + 20 * TF_MS, ACK, f.d + 10 * m, 1001, m);
+    tf_run(&f.t, t1 + PTO_BRISK);
+    TF_EXPECT(&f.t, t1 + PTO_BRISK, ACK, f.d + 10 * m, 1001, m);
     TF_EXPECT_NONE(&f.t);
     finish(&f);
 }
@@ -120,8 +123,8 @@ static void test_probe_repairs_tail_loss(void **state)
     tf_send_pattern(f.c, 0, 8 * m, t1);
     for (int k = 0; k < 8; k++)
         tf_take(&f.t);
-    tf_run(&f.t, t1 + 20 * TF_MS);
-    TF_EXPECT(&f.t, t1 + 20 * TF_MS, ACK | PSH, f.d + 7 * m, 1001, m);
+    tf_run(&f.t, t1 + PTO_BRISK);
+    TF_EXPECT(&f.t, t1 + PTO_BRISK, ACK | PSH, f.d + 7 * m, 1001, m);
     f.p.ack = f.d + 8 * m;
     tf_peer_send(&f.p, ACK, NULL, 0, t1 + 30 * TF_MS);
     struct brisk_conn_info i = tf_info(f.c);
@@ -143,8 +146,8 @@ static void test_dsack_for_probe_means_no_loss(void **state)
     tf_send_pattern(f.c, 0, 8 * m, t1);
     for (int k = 0; k < 8; k++)
         tf_take(&f.t);
-    tf_run(&f.t, t1 + 20 * TF_MS);
-    TF_EXPECT(&f.t, t1 + 20 * TF_MS, ACK | PSH, f.d + 7 * m, 1001, m);
+    tf_run(&f.t, t1 + PTO_BRISK);
+    TF_EXPECT(&f.t, t1 + PTO_BRISK, ACK | PSH, f.d + 7 * m, 1001, m);
     uint32_t cwnd = tf_info(f.c).cwnd;
     f.p.ack = f.d + 8 * m;
     struct brisk_tcp_repr h = tf_peer_hdr(&f.p, ACK, t1 + 30 * TF_MS);
@@ -159,8 +162,8 @@ static void test_dsack_for_probe_means_no_loss(void **state)
     finish(&f);
 }
 
-/* The probe timeout, per profile. brisk (RFC 8985 §7.2): PTO = 2 SRTT, plus tcp_delack_max for a lone
- * segment, never later than the RTO. Linux 6.x (tcp_schedule_loss_probe): 2 SRTT + 2 ms (TCP_TIMEOUT_MIN_US),
+/* The probe timeout, per profile. brisk (RFC 8985 §7.2, RFC 9002 §6.2.1): PTO = max(2 SRTT, SRTT + 4
+ * RTTVAR), plus tcp_delack_max for a lone segment, never later than the RTO. Linux 6.x (tcp_schedule_loss_probe): 2 SRTT + 2 ms (TCP_TIMEOUT_MIN_US),
  * or + rto_min for a lone segment, rounded up to the 1 ms tick, never later than the RTO — counted from the
  * oldest segment's transmission when the probe is re-armed by a send. Handshake RTT 10 ms: SRTT 10 ms; the
  * RTO is 200 ms in brisk's profile (the floor), 210 ms in Linux's (SRTT + rto_min). */
@@ -173,14 +176,14 @@ static void pto_timing(const char *profile)
     uint64_t t1 = TF_SEC;
     uint64_t rto = lx ? 210 * TF_MS : 200 * TF_MS;
 
-    /* Four segments: the probe at 2 SRTT (+ 2 ms), then the RTO from the probe. */
+    /* Four segments: the probe at the PTO (Linux: 2 SRTT + 2 ms), then the RTO from the probe. */
     struct tf_conn f;
     setup(&f, (const char *const[]){p, NULL}, 1);
     assert_int_equal(tf_info(f.c).rto_ns, rto);
     tf_send_pattern(f.c, 0, 4 * m, t1);
     for (int k = 0; k < 4; k++)
         tf_take(&f.t);
-    uint64_t pto = lx ? 22 * TF_MS : 20 * TF_MS;
+    uint64_t pto = lx ? 22 * TF_MS : PTO_BRISK;
     tf_run(&f.t, t1 + pto - 1);
     TF_EXPECT_NONE(&f.t);
     tf_run(&f.t, t1 + pto);
@@ -202,7 +205,7 @@ static void pto_timing(const char *profile)
     assert_int_equal(tf_info(f.c).tlp_probes, 1);
     finish(&f);
 
-    /* More data 10 ms later re-arms the probe from that send: brisk 2 SRTT from it; Linux 2 SRTT + 2 ms, or
+    /* More data 10 ms later re-arms the probe from that send: brisk a PTO from it; Linux 2 SRTT + 2 ms, or
      * the RTO of the first segment if that came sooner (it does not here). */
     setup(&f, (const char *const[]){p, NULL}, 1);
     tf_send_pattern(f.c, 0, 4 * m, t1);
