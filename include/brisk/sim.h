@@ -94,6 +94,11 @@ struct brisk_sim_nic_config {
      * stack every frame that arrived by then, up to N per poll, in one brisk_stack_input_batch (so the
      * stack's receive coalescing, the gro setting, can join them). At most SIM_RX_BATCH_MAX (256). */
     uint32_t rx_batch;
+    /* With rx_batch: interrupt moderation (ethtool's rx-usecs). The poll runs this long after the first frame
+     * of a batch arrived, or at once when rx_batch frames wait, so frames serialized back to back join one
+     * poll — and the stack's GRO makes of them one segment, answered by one ACK, as a receiver of offloaded
+     * super-frames does. 0: the poll runs at the same instant (only frames arriving together join). */
+    uint64_t rx_coalesce_ns;
 };
 void brisk_sim_nic_config_default(struct brisk_sim_nic_config *c); /* ring 1024, immediate, MTU 1500 */
 

@@ -48,6 +48,7 @@ enum sim_ev_type {
     SIM_EV_DELIVER,   /* struct sim_frame: arrival at the receiving port */
     SIM_EV_TXC,       /* struct sim_desc: TX completion of one descriptor */
     SIM_EV_TXC_BATCH, /* struct sim_nic: coalesced completion of every pending descriptor */
+    SIM_EV_RX_POLL,   /* struct sim_nic: rx_coalesce_ns after a batch's first frame, its poll */
 };
 
 #define SIM_EV_IDLE UINT32_MAX  /* heap_idx of an event that is not queued */
@@ -179,6 +180,8 @@ struct sim_nic {
     size_t scratch_len;
     struct sim_desc *cutting;              /* descriptor whose packet brisk_gso_segment is cutting */
     struct sim_frame *rxq_head, *rxq_tail; /* rx_batch: arrived, waiting for the poll */
+    uint32_t rxq_len;                       /* frames in it */
+    struct sim_event rxpoll;                /* rx_coalesce_ns: the moderated poll's deadline */
     struct sim_nic *poll_next;             /* rx_batch: the world's list of NICs waiting to be polled */
     int poll_queued;
     struct brisk_rx_frame *rxv; /* rx_batch entries: one poll's frames for the stack */

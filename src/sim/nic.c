@@ -149,6 +149,8 @@ brisk_sim_port *brisk_sim_nic_add(brisk_sim_host *h, const struct brisk_sim_nic_
     }
     n->batch.type = SIM_EV_TXC_BATCH;
     n->batch.heap_idx = SIM_EV_IDLE;
+    n->rxpoll.type = SIM_EV_RX_POLL;
+    n->rxpoll.heap_idx = SIM_EV_IDLE;
     n->rxv = rxv;
     n->rxf = rxf;
     n->scratch = scratch;
@@ -379,6 +381,15 @@ int brisk_sim_nic_rx(struct sim_nic *n, struct sim_frame *f)
         else
             n->rxq_head = f;
         n->rxq_tail = f;
+        n->rxq_len++;
+        if (n->cfg.rx_coalesce_ns && n->rxq_len < n->cfg.rx_batch) {
+            /* Interrupt moderation: the first frame of a batch starts the wait; later ones join it. */
+            if (n->rxpoll.heap_idx == SIM_EV_IDLE && !n->poll_queued)
+                brisk_sim_sched(w, &n->rxpoll, sim_time_add(w->now, n->cfg.rx_coalesce_ns));
+            return 1;
+        }
+        if (n->rxpoll.heap_idx != SIM_EV_IDLE)
+            brisk_sim_unsched(w, &n->rxpoll); /* a full batch: the interrupt now */
         brisk_sim_poll_queue(w, n);
         return 1;
     }
@@ -402,6 +413,7 @@ void brisk_sim_nic_on_rx_poll(struct sim_nic *n)
         n->rxv[k].flags = rx_flags(n, f);
         k++;
     }
+    n->rxq_len -= k;
     if (!n->rxq_head)
         n->rxq_tail = NULL;
     else

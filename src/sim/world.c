@@ -406,6 +406,9 @@ static void world_dispatch(brisk_sim_world *w, struct sim_event *ev)
     case SIM_EV_TXC_BATCH:
         brisk_sim_nic_on_batch(SIM_CONTAINER(ev, struct sim_nic, batch));
         break;
+    case SIM_EV_RX_POLL:
+        brisk_sim_poll_queue(w, SIM_CONTAINER(ev, struct sim_nic, rxpoll)); /* the moderated interrupt */
+        break;
     }
 }
 

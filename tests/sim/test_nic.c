@@ -501,8 +501,8 @@ struct batch_out {
     uint64_t done_at, frames, acks, gro_segs, gro_merged, polls, csum_errors;
 };
 
-static struct batch_out batch_run(uint32_t rx_batch, uint64_t rate, uint64_t delay, double loss,
-                                  double corrupt)
+static struct batch_out batch_run_moderated(uint32_t rx_batch, uint64_t coalesce, uint64_t rate, uint64_t delay,
+                                            double loss, double corrupt)
 {
     brisk_sim_world *w = brisk_sim_world_new(brisk_test_seed(21));
     brisk_sim_host *a = brisk_sim_host_add(w, "a", NULL), *b = brisk_sim_host_add(w, "b", NULL);
@@ -510,6 +510,7 @@ static struct batch_out batch_run(uint32_t rx_batch, uint64_t rate, uint64_t del
     brisk_sim_nic_config_default(&nc);
     nc.dev.caps = BRISK_NETDEV_CAP_CSUM;
     nc.rx_batch = rx_batch;
+    nc.rx_coalesce_ns = coalesce;
     nc.dev.ip = IP(10, 0, 0, 1);
     brisk_sim_port *pa = brisk_sim_nic_add(a, &nc);
     nc.dev.ip = IP(10, 0, 0, 2);
@@ -552,6 +553,11 @@ static struct batch_out batch_run(uint32_t rx_batch, uint64_t rate, uint64_t del
     brisk_sim_bulk_free(bk);
     brisk_sim_world_free(w);
     return o;
+}
+
+static struct batch_out batch_run(uint32_t rx_batch, uint64_t rate, uint64_t delay, double loss, double corrupt)
+{
+    return batch_run_moderated(rx_batch, 0, rate, delay, loss, corrupt);
 }
 
 /* A burst arriving at one instant is polled once it is over and coalesced: the receiver sends a fraction of
@@ -598,6 +604,31 @@ static void test_rx_batch_spread_and_lossy(void **state)
     brisk_sim_world *w = brisk_sim_world_new(1);
     assert_null(brisk_sim_nic_add(brisk_sim_host_add(w, "a", NULL), &nc));
     brisk_sim_world_free(w);
+}
+
+/* Interrupt moderation (rx_coalesce_ns): the same spread frames, polled 20 us after the first of each batch,
+ * join one poll — the 10 Gbit/s link serializes a 1514-byte frame in 1.2 us, so up to 16 of them — and the
+ * receiver's GRO makes one segment of them, answered by one ACK: a receiver of offloaded super-frames. A
+ * full batch polls at once, without the wait. */
+static void test_rx_coalesce_joins_spread_frames(void **state)
+{
+    (void)state;
+    struct batch_out spread = batch_run(64, 10 * GBIT, 10000, 0, 0);
+    struct batch_out mod = batch_run_moderated(64, 20 * BRISK_NSEC_PER_USEC, 10 * GBIT, 10000, 0, 0);
+    struct batch_out again = batch_run_moderated(64, 20 * BRISK_NSEC_PER_USEC, 10 * GBIT, 10000, 0, 0);
+    assert_true(mod.hash_ok);
+    assert_int_equal(spread.gro_segs, 0);
+    assert_true(mod.gro_segs > 0);
+    uint64_t data_frames = 4000000 / 1448;
+    assert_true(mod.gro_merged > data_frames / 2); /* most frames joined another */
+    assert_true(mod.acks * 3 < spread.acks);       /* stretch ACKs: one per poll's segment */
+    assert_true(mod.polls * 3 < data_frames);
+    assert_memory_equal(&mod, &again, sizeof(mod)); /* deterministic */
+    /* A batch of 2: the second frame fills it and the poll runs at once, before the 20 us are up. */
+    struct batch_out two = batch_run_moderated(2, 20 * BRISK_NSEC_PER_USEC, 10 * GBIT, 10000, 0, 0);
+    assert_true(two.hash_ok);
+    assert_true(two.polls * 2 >= data_frames);
+    assert_true(two.done_at < mod.done_at);
 }
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -1065,6 +1096,7 @@ int main(void)
         cmocka_unit_test(test_corruption_caught_with_offload),
         cmocka_unit_test(test_rx_batch_coalesces_bursts),
         cmocka_unit_test(test_rx_batch_spread_and_lossy),
+        cmocka_unit_test(test_rx_coalesce_joins_spread_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -551,6 +551,38 @@ bad_file "a row's router without a topology" "bad.yaml:5: rows\\[2\\]: links / r
 bad_file "a flow naming c without a topology" "bad.yaml:2: flows\\[1\\]: without a topology" \
     $'name: x\nflows: [{bulk: {from: a, to: c}}]'
 
+# A host's own profile and settings (a receiver kept at linux-6.x while the rows change the sender), and the
+# NIC's interrupt moderation (rx_coalesce): both change what the run measures, so each shows in the figures.
+pair_file() { # hosts line, nic line -> $tmp/pair.yaml
+    printf '%s\n' "name: pair" "hosts: $1" "links: [{between: [a, b], rate: 10G, delay: 25us, loss: 1%}]" \
+        "nic: $2" "flows: [{bulk: {from: a, to: b, bytes: 20M}}]" "rows: [{name: brisk, profile: brisk}]" >"$tmp/pair.yaml"
+}
+pair_file "[a, b]" "{gso: 65535, rx_batch: 64}"
+"$lab" run "$tmp/pair.yaml" --json >"$tmp/pair0.json" 2>/dev/null
+pair_file "[a, {name: b, profile: linux-6.x}]" "{gso: 65535, rx_batch: 64}"
+"$lab" run "$tmp/pair.yaml" --json >"$tmp/pair1.json" 2>/dev/null
+pair_file "[a, {name: b, set: {tcp_sack: 0}}]" "{gso: 65535, rx_batch: 64}"
+"$lab" run "$tmp/pair.yaml" --json >"$tmp/pair2.json" 2>/dev/null
+pair_file "[a, b]" "{gso: 65535, rx_batch: 64, rx_coalesce: 50us}"
+"$lab" run "$tmp/pair.yaml" --json >"$tmp/pair3.json" 2>/dev/null
+g0=$(json_row "$tmp/pair0.json" brisk goodput_bps)
+g1=$(json_row "$tmp/pair1.json" brisk goodput_bps)
+g2=$(json_row "$tmp/pair2.json" brisk goodput_bps)
+g3=$(json_row "$tmp/pair3.json" brisk goodput_bps)
+check "host profile: every run complete" \
+    "[ \"\$(grep -c '\"complete\": 1' $tmp/pair0.json $tmp/pair1.json $tmp/pair2.json $tmp/pair3.json | grep -c ':0')\" = 0 ]"
+check "host profile: a linux-6.x receiver changes the brisk sender's run ($g0 vs $g1)" "is '${g1:-0} != ${g0:-0} && ${g1:-0} > 0'"
+check "host settings: a receiver without SACK changes it too ($g2)" "is '${g2:-0} != ${g0:-0} && ${g2:-0} > 0'"
+check "rx_coalesce: 50 us of interrupt moderation makes stretch ACKs, another run ($g3)" "is '${g3:-0} != ${g0:-0} && ${g3:-0} > 0'"
+bad_file "a host's unknown profile" "bad.yaml:2: hosts\\[2\\].profile: no profile is called 'linux-9'" \
+    $'name: x\nhosts: [a, {name: b, profile: linux-9}]\nlinks: [{between: [a, b]}]\nflows: [{bulk: {from: a, to: b}}]'
+bad_file "a host's unknown setting" "bad.yaml:2: hosts\\[2\\].set.tcp_sak: no stack setting is called 'tcp_sak'" \
+    $'name: x\nhosts: [a, {name: b, set: {tcp_sak: 0}}]\nlinks: [{between: [a, b]}]\nflows: [{bulk: {from: a, to: b}}]'
+bad_file "a host without a name" "bad.yaml:2: hosts\\[2\\]: a host needs a name" \
+    $'name: x\nhosts: [a, {profile: brisk}]\nlinks: [{between: [a, b]}]\nflows: [{bulk: {from: a, to: b}}]'
+bad_file "a bad rx_coalesce" "bad.yaml:2: nic.rx_coalesce: 'soon' is not a time" \
+    $'name: x\nnic: {rx_batch: 8, rx_coalesce: soon}\nflows: [{bulk: {}}]'
+
 # brisk-bench is checked by tests/tools/test_bench.sh.
 
 echo "$pass passed, $fail failed"

@@ -58,8 +58,9 @@ struct spec_link {
     struct spec_link_dir both, forward, reverse; /* forward: a -> b, reverse: b -> a (over `both`) */
 };
 struct spec_nic {
-    int has_tx_ring, has_completion, has_gso, has_bql, has_rx_batch, has_mtu;
+    int has_tx_ring, has_completion, has_gso, has_bql, has_rx_batch, has_rx_coalesce, has_mtu;
     uint32_t tx_ring, gso, rx_batch, mtu;
+    uint64_t rx_coalesce_ns; /* with rx_batch: interrupt moderation (brisk_sim_nic_config.rx_coalesce_ns) */
     struct brisk_sim_txc completion;
     int bql;
 };
@@ -71,11 +72,17 @@ struct spec_qdisc {
 };
 
 /* A topology (the file's hosts, routers and links keys); without one, hosts a and b on one link. */
+#define SPEC_MAX_HOST_SETS 8
 struct spec_node {
     char name[SPEC_NAME];
     int line;
     int router;             /* 0: a host (one NIC, on exactly one link) */
     struct spec_qdisc qdisc; /* routers: every port's queue */
+    /* Hosts: their own profile and settings, over the row's (a receiver kept at linux-6.x while the rows
+     * change the sender's). "" / 0: the row's alone. */
+    char profile[32];
+    char sets[SPEC_MAX_HOST_SETS][96];
+    int nsets;
 };
 struct spec_tlink {
     char name[SPEC_NAME]; /* optional: rows change a link by its name */

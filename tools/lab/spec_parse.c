@@ -236,6 +236,8 @@ static int nic_pair(const struct parser *p, const char *k, const yaml_node_t *v,
         return n->has_gso = 1, u32_value(p, v, path, K_SIZE, 0, 65535, &n->gso);
     if (!strcmp(k, "rx_batch"))
         return n->has_rx_batch = 1, u32_value(p, v, path, K_UINT, 0, 256, &n->rx_batch);
+    if (!strcmp(k, "rx_coalesce"))
+        return n->has_rx_coalesce = 1, value(p, v, path, K_TIME, &n->rx_coalesce_ns, &unused);
     if (!strcmp(k, "mtu"))
         return n->has_mtu = 1, u32_value(p, v, path, K_UINT, 576, 9000, &n->mtu);
     if (!strcmp(k, "bql")) {
@@ -257,7 +259,7 @@ static int nic_pair(const struct parser *p, const char *k, const yaml_node_t *v,
     return -1;
 }
 
-#define NIC_KEYS "tx_ring, completion, gso, bql, rx_batch, mtu"
+#define NIC_KEYS "tx_ring, completion, gso, bql, rx_batch, rx_coalesce, mtu"
 
 /* ---- flows ---- */
 
@@ -459,6 +461,22 @@ static int check_unique(const struct parser *p, const yaml_node_t *n, const char
     return 0;
 }
 
+static int host_set_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path,
+                         void *ctx);
+static int profile_value(const struct parser *p, const yaml_node_t *v, const char *path, char *out, size_t cap);
+
+static int host_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct spec_node *nd = ctx;
+    if (!strcmp(k, "name"))
+        return name_value(p, v, path, nd->name);
+    if (!strcmp(k, "profile"))
+        return profile_value(p, v, path, nd->profile, sizeof(nd->profile));
+    if (!strcmp(k, "set"))
+        return each_pair(p, v, path, "any stack setting", host_set_pair, nd);
+    return -1;
+}
+
 static int hosts(const struct parser *p, const yaml_node_t *n, struct lab_spec *s)
 {
     if (need_list(p, n, "hosts"))
@@ -468,7 +486,17 @@ static int hosts(const struct parser *p, const yaml_node_t *n, struct lab_spec *
         char key[32];
         snprintf(key, sizeof(key), "hosts[%d]", (int)(it - n->data.sequence.items.start) + 1);
         struct spec_node *nd = NULL;
-        if (add_node(p, e, key, s, &nd) || name_value(p, e, key, nd->name) || check_unique(p, e, key, s))
+        if (add_node(p, e, key, s, &nd))
+            return 2;
+        if (e && e->type == YAML_MAPPING_NODE) { /* {name: b, profile: linux-6.x, set: {...}} */
+            if (each_pair(p, e, key, "name, profile, set", host_pair, nd))
+                return 2;
+            if (!nd->name[0])
+                return perr(p, e, "%s: a host needs a name", key);
+        } else if (name_value(p, e, key, nd->name)) {
+            return 2;
+        }
+        if (check_unique(p, e, key, s))
             return 2;
     }
     return 0;
@@ -587,16 +615,17 @@ static int row_link_pair(const struct parser *p, const char *k, const yaml_node_
 
 /* ---- rows ---- */
 
-static int set_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+/* One "name: value" stack setting into sets[*n] as "name=value", checked against the settings table. */
+static int setting_into(const struct parser *p, const char *k, const yaml_node_t *v, const char *path,
+                        char (*sets)[96], int *n, int max, const char *per)
 {
-    struct spec_row *r = ctx;
     const char *t = scalar(p, v, path);
     if (!t)
         return 2;
-    if (r->nsets == SPEC_MAX_SETS)
-        return perr(p, v, "%s: at most %d settings per row", path, SPEC_MAX_SETS);
-    char *a = r->sets[r->nsets];
-    if (snprintf(a, sizeof(r->sets[0]), "%s=%s", k, t) >= (int)sizeof(r->sets[0]))
+    if (*n == max)
+        return perr(p, v, "%s: at most %d settings per %s", path, max, per);
+    char *a = sets[*n];
+    if (snprintf(a, sizeof(sets[0]), "%s=%s", k, t) >= (int)sizeof(sets[0]))
         return perr(p, v, "%s: too long", path);
     struct brisk_settings scratch;
     brisk_settings_default(&scratch);
@@ -606,8 +635,32 @@ static int set_pair(const struct parser *p, const char *k, const yaml_node_t *v,
     if (rc != BRISK_OK)
         return perr(p, v, "%s: '%s' is not a valid value for %s (%s; brisk-lab settings)", path, t, k,
                     brisk_strerror(rc));
-    r->nsets++;
+    (*n)++;
     return 0;
+}
+
+static int set_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct spec_row *r = ctx;
+    return setting_into(p, k, v, path, r->sets, &r->nsets, SPEC_MAX_SETS, "row");
+}
+
+static int host_set_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path,
+                         void *ctx)
+{
+    struct spec_node *nd = ctx;
+    return setting_into(p, k, v, path, nd->sets, &nd->nsets, SPEC_MAX_HOST_SETS, "host");
+}
+
+/* A profile name, checked: 0, or 2 with the message printed. */
+static int profile_value(const struct parser *p, const yaml_node_t *v, const char *path, char *out, size_t cap)
+{
+    int rc = text_value(p, v, path, out, cap);
+    struct brisk_settings scratch;
+    brisk_settings_default(&scratch);
+    if (!rc && brisk_settings_apply_profile(&scratch, out) != BRISK_OK)
+        return perr(p, v, "%s: no profile is called '%s' (brisk-lab profiles)", path, out);
+    return rc;
 }
 
 /* Appends n's scalars as "path=value" to buf (the row's changes, for the report's row definitions). */
@@ -634,14 +687,8 @@ static int row_pair(const struct parser *p, const char *k, const yaml_node_t *v,
     struct spec_row *r = ctx;
     if (!strcmp(k, "name"))
         return text_value(p, v, path, r->name, sizeof(r->name));
-    if (!strcmp(k, "profile")) {
-        int rc = text_value(p, v, path, r->profile, sizeof(r->profile));
-        struct brisk_settings scratch;
-        brisk_settings_default(&scratch);
-        if (!rc && brisk_settings_apply_profile(&scratch, r->profile) != BRISK_OK)
-            return perr(p, v, "%s: no profile is called '%s' (brisk-lab profiles)", path, r->profile);
-        return rc;
-    }
+    if (!strcmp(k, "profile"))
+        return profile_value(p, v, path, r->profile, sizeof(r->profile));
     if (!strcmp(k, "set"))
         return each_pair(p, v, path, "any stack setting", set_pair, r);
     if (!strcmp(k, "link") || !strcmp(k, "nic") || !strcmp(k, "router") || !strcmp(k, "links")) {

@@ -71,6 +71,8 @@ static void apply_nic(struct brisk_sim_nic_config *nc, const struct spec_nic *n)
         nc->txc = n->completion;
     if (n->has_rx_batch)
         nc->rx_batch = n->rx_batch;
+    if (n->has_rx_coalesce)
+        nc->rx_coalesce_ns = n->rx_coalesce_ns;
     if (n->has_mtu)
         nc->dev.mtu = n->mtu;
     if (n->has_gso) {
@@ -223,10 +225,18 @@ static int build_topology(brisk_sim_world *w, const struct lab_spec *s, const st
 {
     for (int i = 0; i < s->nnodes; i++) {
         const struct spec_node *nd = &s->nodes[i];
-        if (nd->router)
+        if (nd->router) {
             t->router[i] = brisk_sim_router_add(w, nd->name);
-        else
-            t->host[i] = brisk_sim_host_add(w, nd->name, set);
+        } else {
+            struct brisk_settings hs = *set;
+            /* The host's own profile and settings over the row's (checked by the parser). */
+            if (nd->profile[0] && brisk_settings_apply_profile(&hs, nd->profile) != BRISK_OK)
+                return 1;
+            for (int k = 0; k < nd->nsets; k++)
+                if (brisk_settings_set(&hs, nd->sets[k]) != BRISK_OK)
+                    return 1;
+            t->host[i] = brisk_sim_host_add(w, nd->name, &hs);
+        }
         if (!t->router[i] && !t->host[i])
             return 1;
     }
