@@ -280,8 +280,8 @@ static void test_results_meta(void **state)
     assert_string_equal(got.congestion, "cubic");
     json_decref(j);
     static const char *const hostile[] = {
-        "{\"cpu_util_total\":-3,\"cpu_util_user\":1e300,\"cpu_util_system\":\"x\",\"congestion_used\":\"a "
-        "b\"}",
+        "{\"cpu_util_total\":-3,\"cpu_util_user\":1e300,\"cpu_util_system\":\"x\"}",
+        "{\"congestion_used\":\"a b\"}",
         "{\"cpu_util_total\":1,\"congestion_used\":\"averyveryverylongname\"}",
         "{\"congestion_used\":7}",
     };
@@ -290,7 +290,7 @@ static void test_results_meta(void **state)
         assert_non_null(b);
         iperf_results_get_meta(b, &got);
         assert_true(got.cpu.user == 0 && got.cpu.system == 0);
-        assert_true(got.cpu.total == (i == 1 ? 1 : 0));
+        assert_true(got.cpu.total == (i == 2 ? 1 : 0));
         assert_string_equal(got.congestion, "");
         json_decref(b);
     }

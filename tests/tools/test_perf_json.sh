@@ -138,7 +138,7 @@ for m in 0 1 2; do
         sed 's/^/#   /' "$tmp/brisk.err" | tail -5
         continue
     fi
-    compare "brisk-perf server (iperf3 -c ${modes[$m]})" "$tmp/ref_s$m.json" "$tmp/brisk.json"
+    compare "brisk-perf server (iperf3 -c${modes[$m]:+ ${modes[$m]}})" "$tmp/ref_s$m.json" "$tmp/brisk.json"
 done
 
 # ---- brisk-perf client -> iperf3 -s ----
@@ -157,7 +157,7 @@ for m in 0 1 2; do
         sed 's/^/#   /' "$tmp/brisk.err" | tail -5
         continue
     fi
-    compare "brisk-perf client ${modes[$m]}" "$tmp/ref_c$m.json" "$tmp/brisk.json"
+    compare "brisk-perf client${modes[$m]:+ ${modes[$m]}}" "$tmp/ref_c$m.json" "$tmp/brisk.json"
 done
 
 # ---- the text format: iperf3's interval table on stdout ----
