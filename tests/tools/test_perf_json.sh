@@ -160,15 +160,17 @@ for m in 0 1 2; do
     compare "brisk-perf client${modes[$m]:+ ${modes[$m]}}" "$tmp/ref_c$m.json" "$tmp/brisk.json"
 done
 
-# ---- the text format: iperf3's interval table on stdout ----
+# ---- the text format: iperf3's connected lines and interval table on stdout ----
 start_brisk server -1 -i $ival
 ip netns exec "$ns" iperf3 -c 10.98.0.1 -t $secs -P 2 >/dev/null 2>&1
 wait_pid "$bg" 30
 bg=""
 lines=$(grep -c '^\[SUM\] *[0-9.]*-[0-9.]* *sec .*bits/sec' "$tmp/brisk.json")
 if grep -q '^\[ ID\] Interval           Transfer     Bitrate' "$tmp/brisk.json" && [ "$lines" -ge 3 ] &&
-    grep -q 'bits/sec .*receiver$' "$tmp/brisk.json"; then
-    ok "text output: iperf3's interval table ($lines [SUM] lines) and summary"
+    grep -q 'bits/sec .*receiver$' "$tmp/brisk.json" &&
+    grep -q '^Accepted connection from 10.98.0.2, port [0-9]*$' "$tmp/brisk.json" &&
+    [ "$(grep -c '^\[  [13]\] local 10.98.0.1 port 5201 connected to 10.98.0.2 port [0-9]*$' "$tmp/brisk.json")" = 2 ]; then
+    ok "text output: iperf3's connected lines, interval table ($lines [SUM] lines) and summary"
 else
     bad "text output is not iperf3's table:"
     sed 's/^/#   /' "$tmp/brisk.json"

@@ -101,7 +101,7 @@ static void on_event(void *ctx, brisk_sock *sk, unsigned ev, uint64_t now)
     step(ctx, now);
 }
 
-static void build_report(struct perf_iperf_server *s, struct perf_report *r)
+static void build_report(const struct perf_iperf_server *s, struct perf_report *r)
 {
     memset(r, 0, sizeof(*r));
     r->role = 's';
@@ -137,16 +137,22 @@ static void build_report(struct perf_iperf_server *s, struct perf_report *r)
         o->bytes = st->bytes;
         o->seconds_ns = r->duration_ns;
         o->remote_retrans = -1;
-        if (st->info_ok) {
-            o->laddr = st->info.laddr;
-            o->lport = st->info.lport;
-            o->raddr = st->info.raddr;
-            o->rport = st->info.rport;
-            o->retransmits = st->info.retransmits;
-            o->mss = st->info.mss;
-            o->srtt_ns = st->info.srtt_ns;
+        struct brisk_conn_info live;
+        const struct brisk_conn_info *ip = NULL;
+        if (st->info_ok) /* the snapshot taken at close */
+            ip = &st->info;
+        else if (st->s && brisk_conn_info(st->s, &live) == BRISK_OK) /* a test still running */
+            ip = &live;
+        if (ip) {
+            o->laddr = ip->laddr;
+            o->lport = ip->lport;
+            o->raddr = ip->raddr;
+            o->rport = ip->rport;
+            o->retransmits = ip->retransmits;
+            o->mss = ip->mss;
+            o->srtt_ns = ip->srtt_ns;
             o->have_info = 1;
-            o->info = st->info;
+            o->info = *ip;
         }
         for (size_t k = 0; k < s->nremote; k++) {
             if (s->remote[k].id != st->id)
@@ -633,6 +639,11 @@ void perf_iperf_server_on_report(struct perf_iperf_server *s,
 {
     s->on_report = fn;
     s->report_ctx = ctx;
+}
+
+void perf_iperf_server_report(const struct perf_iperf_server *s, struct perf_report *out)
+{
+    build_report(s, out);
 }
 
 void perf_iperf_server_intervals(const struct perf_iperf_server *s, struct perf_intervals_view *out)

@@ -62,6 +62,7 @@ struct run {
     int exit_code;
     uint32_t iv_printed; /* intervals of the current test printed so far */
     int iv_done;         /* server: the engine's intervals are a reported test's: wait for the next one */
+    int shown_connected; /* text mode: this test's "connected" lines are out */
 };
 
 static void usage(FILE *f)
@@ -303,6 +304,7 @@ static void on_server_report(void *ctx, const struct perf_report *r)
     print_intervals(run, &r->intervals); /* the last, partial interval closed with the test */
     run->iv_printed = 0;
     run->iv_done = 1;
+    run->shown_connected = 0;
     if (run->o->json)
         perf_report_json(stdout, r);
     else
@@ -399,11 +401,34 @@ static void print_intervals(struct run *run, const struct perf_intervals_view *v
     fflush(run->o->json ? stderr : stdout);
 }
 
+/* Text mode, once per test when it runs: iperf3's "connected" lines. */
+static void show_connected(struct run *run)
+{
+    uint64_t bytes;
+    int running = run->client ? perf_iperf_client_progress(run->client, &bytes)
+                              : perf_iperf_server_progress(run->server, &bytes);
+    if (run->o->json || run->shown_connected || !running)
+        return;
+    struct perf_report *r = malloc(sizeof(*r)); /* large (every stream's brisk_conn_info): once per test */
+    if (!r)
+        return;
+    if (run->client)
+        perf_iperf_client_report(run->client, r);
+    else
+        perf_iperf_server_report(run->server, r);
+    perf_report_print_connected(stdout, r);
+    fflush(stdout);
+    free(r);
+    run->shown_connected = 1;
+}
+
 /* After every engine tick (interval boundaries are engine deadlines): print what closed. */
 static void progress(struct run *run)
 {
     struct perf_intervals_view v;
     uint64_t bytes;
+    if (run->client || run->server)
+        show_connected(run);
     if (run->client) {
         perf_iperf_client_intervals(run->client, &v);
     } else if (run->server) {

@@ -184,6 +184,8 @@ uint32_t perf_iperf_server_tests(const struct perf_iperf_server *s);
 int perf_iperf_server_progress(const struct perf_iperf_server *s, uint64_t *bytes); /* as the client's */
 int perf_iperf_server_last_report(const struct perf_iperf_server *s, struct perf_report *out);
 void perf_iperf_server_intervals(const struct perf_iperf_server *s, struct perf_intervals_view *out);
+/* The current test's report so far (no streams when idle): for the lines printed when a test starts. */
+void perf_iperf_server_report(const struct perf_iperf_server *s, struct perf_report *out);
 /* Called with each finished test's report (may be NULL). */
 void perf_iperf_server_on_report(struct perf_iperf_server *s,
                                  void (*fn)(void *ctx, const struct perf_report *r), void *ctx);
@@ -232,6 +234,9 @@ void perf_report_print(FILE *f, const struct perf_report *r);
 /* Interval i in iperf3's text format (one line per stream, [SUM] with several, the separator); header: the
  * "[ ID] Interval ..." line first. */
 void perf_interval_print(FILE *f, const struct perf_intervals_view *v, uint32_t i, int header);
+/* The lines iperf3 prints when a test starts: "Connecting to host ..." (client) or "Accepted connection
+ * from ..." (server), then "[ ID] local A port P connected to B port Q" per stream. */
+void perf_report_print_connected(FILE *f, const struct perf_report *r);
 void perf_report_json(FILE *f, const struct perf_report *r);
 void perf_rr_report_print(FILE *f, const struct perf_rr_report *r);
 void perf_rr_report_json(FILE *f, const struct perf_rr_report *r);

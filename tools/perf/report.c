@@ -138,6 +138,30 @@ void perf_interval_print(FILE *f, const struct perf_intervals_view *v, uint32_t 
     }
 }
 
+static const char *ip_str(char *b, size_t n, uint32_t ip)
+{
+    snprintf(b, n, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
+    return b;
+}
+
+void perf_report_print_connected(FILE *f, const struct perf_report *r)
+{
+    char a[16], b[16];
+    if (r->role == 'c') {
+        fprintf(f, "Connecting to host %s, port %u\n", ip_str(a, sizeof(a), r->ctrl_raddr), r->ctrl_rport);
+        if (r->reverse)
+            fprintf(f, "Reverse mode, remote host %s is sending\n", a);
+    } else {
+        fprintf(f, "Accepted connection from %s, port %u\n", ip_str(a, sizeof(a), r->ctrl_raddr),
+                r->ctrl_rport);
+    }
+    for (uint32_t i = 0; i < r->nstreams; i++) {
+        const struct perf_stream_report *s = &r->streams[i];
+        fprintf(f, "[%3d] local %s port %u connected to %s port %u\n", s->id, ip_str(a, sizeof(a), s->laddr),
+                s->lport, ip_str(b, sizeof(b), s->raddr), s->rport);
+    }
+}
+
 void perf_report_print(FILE *f, const struct perf_report *r)
 {
     if (r->error)
