@@ -265,6 +265,37 @@ static void test_results_round_trip_and_refusals(void **state)
     }
 }
 
+/* The results' CPU figures and congestion control: round trip, and a hostile peer's values left out. */
+static void test_results_meta(void **state)
+{
+    (void)state;
+    struct iperf_stream_result in[1] = {{1, 1000, 0, 0, 1.0}};
+    json_t *j = iperf_results_to_json(1, in, 1);
+    assert_non_null(j);
+    struct iperf_results_meta m = {.cpu = {37.5, 25, 12.5}}, got;
+    snprintf(m.congestion, sizeof(m.congestion), "cubic");
+    assert_int_equal(iperf_results_set_meta(j, &m), BRISK_OK);
+    iperf_results_get_meta(j, &got);
+    assert_true(got.cpu.total == 37.5 && got.cpu.user == 25 && got.cpu.system == 12.5);
+    assert_string_equal(got.congestion, "cubic");
+    json_decref(j);
+    static const char *const hostile[] = {
+        "{\"cpu_util_total\":-3,\"cpu_util_user\":1e300,\"cpu_util_system\":\"x\"}",
+        "{\"congestion_used\":\"a b\"}",
+        "{\"cpu_util_total\":1,\"congestion_used\":\"averyveryverylongname\"}",
+        "{\"congestion_used\":7}",
+    };
+    for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+        json_t *b = json_loads(hostile[i], 0, NULL);
+        assert_non_null(b);
+        iperf_results_get_meta(b, &got);
+        assert_true(got.cpu.user == 0 && got.cpu.system == 0);
+        assert_true(got.cpu.total == (i == 2 ? 1 : 0));
+        assert_string_equal(got.congestion, "");
+        json_decref(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_params_refused),
         cmocka_unit_test(test_results_from_iperf3),
         cmocka_unit_test(test_results_round_trip_and_refusals),
+        cmocka_unit_test(test_results_meta),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

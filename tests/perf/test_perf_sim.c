@@ -5,6 +5,8 @@
  * reproducible, so the assertions can be tight: the test lasts exactly its duration, byte counts agree
  * between what one side measured and what the other reported, the JSON output parses back to the same
  * numbers, a second client is refused while a test runs, and a hostile control message ends only its test.
+ * The interval reports tile the test on the -i grid and add up to the totals; the CPU figures are computed
+ * from a scripted CPU clock and cross the results exchange.
  */
 #include <jansson.h>
 #include <setjmp.h>
@@ -32,7 +34,19 @@ struct drive {
     void *e;
     uint64_t (*deadline)(void *e);
     void (*tick)(void *e, uint64_t now);
+    uint64_t user_div, sys_div; /* the scripted CPU clock: user time now / user_div, system now / sys_div */
 };
+
+/* A CPU clock whose use is an exact share of virtual time: user 1/user_div, system 1/sys_div. */
+static void sim_cpu(void *ctx, struct perf_cpu_sample *out)
+{
+    struct drive *d = ctx;
+    uint64_t now = brisk_sim_now(d->w);
+    out->mono_ns = now;
+    out->unix_s = 1700000000 + now / BRISK_NSEC_PER_SEC;
+    out->user_ns = now / d->user_div;
+    out->system_ns = now / d->sys_div;
+}
 
 static uint64_t cli_deadline(void *e)
 {
@@ -82,6 +96,7 @@ static struct perf_env env_for(struct drive *d, brisk_sim_host *h, brisk_sim_wor
     d->w = w;
     d->h = h;
     struct perf_env env = {.st = brisk_sim_host_stack(h), .kick = kick, .kick_ctx = d, .seed = seed};
+    env.interval_ns = 50 * BRISK_NSEC_PER_MSEC;
     if (getenv("BRISK_PERF_VERBOSE"))
         env.log = stderr;
     return env;
@@ -101,14 +116,24 @@ struct pair {
     int have_rs;
 };
 
-/* Runs one iperf3 test of parameters p over a symmetric link of `rate` and one-way `delay`. */
-static void run_pair(struct pair *x, const struct perf_params *p, uint64_t rate, uint64_t delay,
-                     uint64_t seed)
+/* Runs one iperf3 test of parameters p over a symmetric link of `rate` and one-way `delay`, with interval
+ * reports every interval_ns and the scripted CPU clocks: the client uses 25 % user + 12.5 % system, the
+ * server 50 % + 10 %. */
+static void run_pair_iv(struct pair *x, const struct perf_params *p, uint64_t rate, uint64_t delay,
+                        uint64_t seed, uint64_t interval_ns)
 {
     memset(x, 0, sizeof(*x));
     simnet_init(&x->n, seed, NULL, BRISK_NETDEV_CAP_GSO | BRISK_NETDEV_CAP_CSUM, rate, delay, NULL);
     struct perf_env es = env_for(&x->ds, x->n.b, x->n.w, seed + 1);
     struct perf_env ec = env_for(&x->dc, x->n.a, x->n.w, seed + 2);
+    es.interval_ns = ec.interval_ns = interval_ns;
+    x->dc.user_div = 4;
+    x->dc.sys_div = 8;
+    x->ds.user_div = 2;
+    x->ds.sys_div = 10;
+    ec.cpu = es.cpu = sim_cpu;
+    ec.cpu_ctx = &x->dc;
+    es.cpu_ctx = &x->ds;
     int err;
     x->s = perf_iperf_server_new(&es, SIMNET_B_IP, p->port, 1, &err);
     assert_non_null(x->s);
@@ -126,6 +151,55 @@ static void run_pair(struct pair *x, const struct perf_params *p, uint64_t rate,
     brisk_sim_run_until(x->n.w, brisk_sim_now(x->n.w) + 10 * MS);
     perf_iperf_client_report(x->c, &x->rc);
     x->have_rs = perf_iperf_server_last_report(x->s, &x->rs);
+}
+
+static void run_pair(struct pair *x, const struct perf_params *p, uint64_t rate, uint64_t delay,
+                     uint64_t seed)
+{
+    run_pair_iv(x, p, rate, delay, seed, 50 * MS);
+}
+
+/* A report's intervals tile [0, its last end) on the grid of `period` (all but the last end on a multiple of
+ * it), and each stream's interval bytes add up to its total. Returns the number of intervals. */
+static uint32_t check_intervals(const struct perf_report *r, uint64_t period)
+{
+    const struct perf_intervals_view *v = &r->intervals;
+    assert_int_equal(v->truncated, 0);
+    assert_int_equal(v->nstreams, r->nstreams);
+    assert_true(v->n >= 1);
+    assert_int_equal(v->iv[0].start_ns, 0);
+    for (uint32_t i = 0; i < v->n; i++) {
+        assert_true(v->iv[i].end_ns > v->iv[i].start_ns);
+        if (i > 0)
+            assert_int_equal(v->iv[i].start_ns, v->iv[i - 1].end_ns);
+        if (i + 1 < v->n)
+            assert_int_equal(v->iv[i].end_ns, (uint64_t)(i + 1) * period);
+    }
+    for (uint32_t k = 0; k < r->nstreams; k++) {
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i < v->n; i++) {
+            const struct perf_interval_stream *s = &v->st[(size_t)i * v->nstreams + k];
+            assert_int_equal(s->id, r->streams[k].id);
+            assert_int_equal(s->sender, r->streams[k].sender);
+            /* TCP state only on a stream this side sends on, as in iperf3's intervals */
+            assert_int_equal(s->have_tcp, r->streams[k].sender);
+            if (s->have_tcp) {
+                assert_true(s->snd_cwnd > 0);
+                assert_true(s->snd_wnd > 0);
+                assert_true(s->rtt_us >= 100); /* the path's round trip is 100 us */
+                assert_int_equal(s->pmtu, r->streams[k].mss + 40);
+            }
+            sum += s->bytes;
+        }
+        assert_int_equal(sum, r->streams[k].bytes);
+    }
+    return v->n;
+}
+
+static void check_cpu(double got, double want)
+{
+    if (got < want - 1e-6 || got > want + 1e-6)
+        fail_msg("cpu %.9f, expected %.9f", got, want);
 }
 
 static void free_pair(struct pair *x)
@@ -265,6 +339,34 @@ static void test_json_report(void **state)
         held += json_integer_value(json_object_get(h, "ns"));
     }
     assert_true(held > 0);
+    /* iperf3's intervals[]: two of 50 ms, streams[] and sum, bytes adding up to sum_sent. */
+    json_t *iv = json_object_get(j, "intervals");
+    assert_int_equal(json_array_size(iv), 2);
+    json_int_t isum = 0;
+    for (size_t i = 0; i < json_array_size(iv); i++) {
+        json_t *sum = json_object_get(json_array_get(iv, i), "sum");
+        json_t *s0 = json_array_get(json_object_get(json_array_get(iv, i), "streams"), 0);
+        assert_int_equal(json_integer_value(json_object_get(s0, "bytes")),
+                         json_integer_value(json_object_get(sum, "bytes")));
+        assert_true(json_is_true(json_object_get(s0, "sender")));
+        assert_true(json_integer_value(json_object_get(s0, "rtt")) >= 100); /* us, like iperf3 */
+        assert_true(json_is_false(json_object_get(s0, "omitted")));
+        isum += json_integer_value(json_object_get(sum, "bytes"));
+    }
+    assert_int_equal(isum, sent);
+    /* start: connected[] and the test's parameters; end: the CPU object (the scripted clock's shares) */
+    json_t *start = json_object_get(j, "start");
+    json_t *c0 = json_array_get(json_object_get(start, "connected"), 0);
+    assert_string_equal(json_string_value(json_object_get(c0, "remote_host")), "10.0.0.2");
+    assert_int_equal(json_integer_value(json_object_get(c0, "remote_port")), 5201);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(start, "test_start"), "num_streams")),
+                     1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(start, "timestamp"), "time")),
+                        "Tue, 14 Nov 2023 22:13:20 GMT");
+    json_t *cpu = json_object_get(json_object_get(j, "end"), "cpu_utilization_percent");
+    assert_true(json_real_value(json_object_get(cpu, "host_total")) > 37.4);
+    assert_true(json_real_value(json_object_get(cpu, "remote_total")) > 59.9);
+    assert_true(json_is_string(json_object_get(json_object_get(j, "end"), "sender_tcp_congestion")));
     json_decref(j);
     free(buf);
     free_pair(&x);
@@ -287,17 +389,17 @@ static void test_busy_server_denies(void **state)
     int err;
     struct perf_iperf_server *s = perf_iperf_server_new(&es, 0, 5201, 0, &err);
     assert_non_null(s);
-    ds = (struct drive){n.w, n.b, s, srv_deadline, srv_tick};
+    ds = (struct drive){n.w, n.b, s, srv_deadline, srv_tick, 0, 0};
     struct perf_params p;
     perf_params_default(&p);
     p.duration_ns = 300 * MS;
     struct perf_iperf_client *c1 = perf_iperf_client_new(&e1, &p, SIMNET_B_IP, 0, &err);
-    d1 = (struct drive){n.w, n.a, c1, cli_deadline, cli_tick};
+    d1 = (struct drive){n.w, n.a, c1, cli_deadline, cli_tick, 0, 0};
     brisk_sim_host_kick(n.a);
     brisk_sim_run_until(n.w, 100 * MS);
     struct perf_iperf_client *c2 = perf_iperf_client_new(&e2, &p, SIMNET_B_IP, brisk_sim_now(n.w), &err);
     assert_non_null(c2);
-    d2 = (struct drive){n.w, n.a, c2, cli_deadline, cli_tick};
+    d2 = (struct drive){n.w, n.a, c2, cli_deadline, cli_tick, 0, 0};
     brisk_sim_host_kick(n.a);
     assert_true(brisk_sim_run_while(n.w, client_done, c2, brisk_sim_now(n.w) + 100 * MS));
     assert_false(perf_iperf_client_done(c1));
@@ -350,7 +452,7 @@ static void test_hostile_length(void **state)
     int err;
     struct perf_iperf_server *s = perf_iperf_server_new(&es, 0, 5201, 0, &err);
     assert_non_null(s);
-    ds = (struct drive){n.w, n.b, s, srv_deadline, srv_tick};
+    ds = (struct drive){n.w, n.b, s, srv_deadline, srv_tick, 0, 0};
     struct raw r = {0};
     r.s = brisk_socket(brisk_sim_host_stack(n.a), &err);
     brisk_sock_set_callback(r.s, raw_event, &r);
@@ -382,7 +484,7 @@ static void test_hostile_length(void **state)
     perf_params_default(&p);
     p.duration_ns = 100 * MS;
     struct perf_iperf_client *c = perf_iperf_client_new(&ec, &p, SIMNET_B_IP, brisk_sim_now(n.w), &err);
-    dc = (struct drive){n.w, n.a, c, cli_deadline, cli_tick};
+    dc = (struct drive){n.w, n.a, c, cli_deadline, cli_tick, 0, 0};
     brisk_sim_host_kick(n.a);
     assert_true(brisk_sim_run_while(n.w, client_done, c, brisk_sim_now(n.w) + 5 * SEC)); /* limit: absolute */
     struct perf_report rc;
@@ -438,13 +540,13 @@ static void test_silent_server(void **state)
     struct perf_params p;
     perf_params_default(&p);
     struct perf_iperf_client *c = perf_iperf_client_new(&ec, &p, SIMNET_B_IP, 0, &err);
-    dc = (struct drive){n.w, n.a, c, cli_deadline, cli_tick};
+    dc = (struct drive){n.w, n.a, c, cli_deadline, cli_tick, 0, 0};
     struct perf_rr_params q;
     perf_rr_params_default(&q);
     q.port = 5201;
     q.duration_ns = 1 * SEC;
     struct perf_rr_client *r = perf_rr_client_new(&er, &q, SIMNET_B_IP, 0, &err);
-    dr = (struct drive){n.w, n.a, r, rr_deadline, rr_tick};
+    dr = (struct drive){n.w, n.a, r, rr_deadline, rr_tick, 0, 0};
     brisk_sim_host_kick(n.a);
     assert_true(brisk_sim_run_while(n.w, rr_done, r, 60 * SEC));
     struct perf_rr_report rr;
@@ -489,7 +591,7 @@ static void test_rr_echo(void **state)
     p.parallel = 2;
     struct perf_rr_client *c = perf_rr_client_new(&ec, &p, SIMNET_B_IP, 0, &err);
     assert_non_null(c);
-    dc = (struct drive){n.w, n.a, c, rr_deadline, rr_tick};
+    dc = (struct drive){n.w, n.a, c, rr_deadline, rr_tick, 0, 0};
     brisk_sim_host_kick(n.a);
     assert_true(brisk_sim_run_while(n.w, rr_done, c, 10 * SEC));
     struct perf_rr_report r;
@@ -513,6 +615,101 @@ static void test_rr_echo(void **state)
     simnet_free(&n);
 }
 
+/* Intervals every 50 ms of a 200 ms test: the client's four end exactly at TEST_END; the server's run until
+ * TEST_END reaches it (behind the queued data) and close there. CPU use is the scripted share, and each side
+ * learns the other's through the results. */
+static void test_intervals_and_cpu(void **state)
+{
+    (void)state;
+    struct perf_params p;
+    perf_params_default(&p);
+    p.duration_ns = 200 * MS;
+    struct pair x;
+    run_pair(&x, &p, 1 * GBIT, 50 * US, 5);
+    check_agreement(&x);
+    assert_int_equal(check_intervals(&x.rc, 50 * MS), 4);
+    assert_int_equal(x.rc.intervals.iv[3].end_ns, 200 * MS);
+    uint32_t ns = check_intervals(&x.rs, 50 * MS);
+    assert_true(ns >= 4);
+    assert_int_equal(x.rs.intervals.iv[ns - 1].end_ns, x.rs.duration_ns);
+    printf("# intervals: client %u, server %u (server span %llu ns)\n", x.rc.intervals.n, ns,
+           (unsigned long long)x.rs.duration_ns);
+    assert_true(x.rc.have_cpu && x.rs.have_cpu && x.rc.have_remote_cpu && x.rs.have_remote_cpu);
+    check_cpu(x.rc.cpu.user, 25);
+    check_cpu(x.rc.cpu.system, 12.5);
+    check_cpu(x.rc.cpu.total, 37.5);
+    check_cpu(x.rs.cpu.user, 50);
+    check_cpu(x.rs.cpu.system, 10);
+    check_cpu(x.rc.remote_cpu.total, 60);
+    check_cpu(x.rs.remote_cpu.total, 37.5);
+    assert_int_equal(x.rc.timestamp_s, 1700000000);
+    /* Both sides name their congestion control and learn the other's. */
+    assert_true(x.rc.congestion[0] != '\0');
+    assert_string_equal(x.rc.remote_congestion, x.rs.congestion);
+    assert_string_equal(x.rs.remote_congestion, x.rc.congestion);
+    assert_string_equal(x.rc.cookie, x.rs.cookie);
+    assert_int_equal(x.rc.streams[0].raddr, SIMNET_B_IP);
+    assert_int_equal(x.rs.streams[0].laddr, SIMNET_B_IP);
+    assert_int_equal(x.rc.streams[0].lport, x.rs.streams[0].rport);
+    free_pair(&x);
+}
+
+/* -R with three streams: the server's intervals carry the TCP state, the client's count until the counts
+ * freeze at EXCHANGE_RESULTS; both tile and add up. */
+static void test_intervals_reverse(void **state)
+{
+    (void)state;
+    struct perf_params p;
+    perf_params_default(&p);
+    p.duration_ns = 250 * MS;
+    p.parallel = 3;
+    p.reverse = 1;
+    struct pair x;
+    run_pair_iv(&x, &p, 1 * GBIT, 50 * US, 6, 100 * MS);
+    check_agreement(&x);
+    assert_true(check_intervals(&x.rc, 100 * MS) >= 3);
+    uint32_t ns = check_intervals(&x.rs, 100 * MS);
+    assert_true(ns >= 3);
+    /* the sending server's counts freeze at TEST_END: its last interval ends there */
+    assert_int_equal(x.rs.intervals.iv[ns - 1].end_ns, x.rs.duration_ns);
+    printf("# reverse intervals: client %u, server %u\n", x.rc.intervals.n, ns);
+    free_pair(&x);
+}
+
+/* -i 0: no interval reports, and the JSON still has iperf3's (empty) intervals array and its CPU object. */
+static void test_no_intervals(void **state)
+{
+    (void)state;
+    struct perf_params p;
+    perf_params_default(&p);
+    p.duration_ns = 100 * MS;
+    struct pair x;
+    run_pair_iv(&x, &p, 1 * GBIT, 50 * US, 7, 0);
+    check_agreement(&x);
+    assert_int_equal(x.rc.intervals.n, 0);
+    assert_int_equal(x.rs.intervals.n, 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    perf_report_json(f, &x.rc);
+    fclose(f);
+    json_t *j = json_loads(buf, 0, NULL);
+    assert_non_null(j);
+    assert_true(json_is_array(json_object_get(j, "intervals")));
+    assert_int_equal(json_array_size(json_object_get(j, "intervals")), 0);
+    json_t *cpu = json_object_get(json_object_get(j, "end"), "cpu_utilization_percent");
+    assert_true(json_is_number(json_object_get(cpu, "host_total")));
+    /* the window and RTT summary falls back to the connection's state at its close */
+    json_t *snd =
+        json_object_get(json_array_get(json_object_get(json_object_get(j, "end"), "streams"), 0), "sender");
+    assert_true(json_integer_value(json_object_get(snd, "max_snd_cwnd")) > 0);
+    assert_true(json_integer_value(json_object_get(snd, "mean_rtt")) >= 100);
+    json_decref(j);
+    free(buf);
+    free_pair(&x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -524,6 +721,9 @@ int main(void)
         cmocka_unit_test(test_hostile_length),
         cmocka_unit_test(test_rr_echo),
         cmocka_unit_test(test_silent_server),
+        cmocka_unit_test(test_intervals_and_cpu),
+        cmocka_unit_test(test_intervals_reverse),
+        cmocka_unit_test(test_no_intervals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

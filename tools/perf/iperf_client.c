@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perf/interval.h"
 #include "perf/iperf_proto.h"
 #include "perf/stream.h"
 
@@ -60,6 +61,15 @@ struct perf_iperf_client {
     uint64_t last_deadline;  /* as last reported through env.kick */
     enum cstate guard_state; /* the state the guard timer watches */
     uint64_t guard_at;       /* outside C_RUNNING: fail if the state has not changed by then */
+    struct perf_intervals iv;
+    struct perf_cpu_sample cpu0; /* at TEST_START */
+    struct perf_cpu_util cpu;    /* TEST_START to our results */
+    int have_cpu;
+    struct iperf_results_meta remote_meta; /* the server's cpu and congestion control */
+    int have_remote_meta;
+    struct brisk_conn_info ctrl_info; /* the control connection at TEST_START */
+    uint64_t sndbuf, rcvbuf;
+    char congestion[16];
 };
 
 /* Outside the running test every state waits for the server; one that waits this long has lost it. */
@@ -83,6 +93,7 @@ static void fail(struct perf_iperf_client *c, int error, const char *what, uint6
     snprintf(c->err, sizeof(c->err), "%s", what);
     logf_(c, what);
     c->state = C_DONE;
+    perf_intervals_finish(&c->iv, c->streams, now);
     for (uint32_t i = 0; i < c->nstreams; i++)
         perf_stream_close(&c->streams[i], now);
     if (c->ctrl.s) {
@@ -165,6 +176,9 @@ static void pump_streams_open(struct perf_iperf_client *c, uint64_t now)
 static void send_test_end(struct perf_iperf_client *c, uint64_t now)
 {
     c->end_ns = now;
+    /* Sending stops here; with -R the client still counts what arrives until EXCHANGE_RESULTS. */
+    if (!c->p.reverse)
+        perf_intervals_finish(&c->iv, c->streams, now);
     c->state = C_ENDING;
     if (iperf_ctrl_put_state(&c->ctrl, IPERF_TEST_END, now) < 0)
         fail(c, c->ctrl.error, "control connection failed sending TEST_END", now);
@@ -222,7 +236,19 @@ static void send_results(struct perf_iperf_client *c, uint64_t now)
         r[i].start_time = 0;
         r[i].end_time = secs;
     }
+    if (c->env.cpu) {
+        struct perf_cpu_sample now_cpu;
+        c->env.cpu(c->env.cpu_ctx, &now_cpu);
+        perf_cpu_util_between(&c->cpu0, &now_cpu, &c->cpu);
+        c->have_cpu = 1;
+    }
+    struct iperf_results_meta meta = {.cpu = c->cpu};
+    snprintf(meta.congestion, sizeof(meta.congestion), "%s", c->congestion);
     json_t *j = iperf_results_to_json(!c->p.reverse, r, c->nstreams);
+    if (j && iperf_results_set_meta(j, &meta) != BRISK_OK) {
+        json_decref(j);
+        j = NULL;
+    }
     if (!j) {
         fail(c, BRISK_ERR_NOMEM, "cannot build the results", now);
         return;
@@ -244,6 +270,23 @@ static void finish(struct perf_iperf_client *c, uint64_t now)
     c->complete = 1;
     c->state = C_DONE;
     logf_(c, "test complete");
+}
+
+/* TEST_START: the intervals' and the CPU clock's origin, and what the report's start object shows. */
+static void test_start(struct perf_iperf_client *c, uint64_t now)
+{
+    perf_intervals_start(&c->iv, c->env.interval_ns, c->p.parallel, now);
+    if (c->env.cpu)
+        c->env.cpu(c->env.cpu_ctx, &c->cpu0);
+    if (c->ctrl.s)
+        brisk_conn_info(c->ctrl.s, &c->ctrl_info);
+    const brisk_sock *first = c->streams[0].s;
+    if (first) {
+        brisk_getsockopt(first, BRISK_SO_SNDBUF, &c->sndbuf);
+        brisk_getsockopt(first, BRISK_SO_RCVBUF, &c->rcvbuf);
+        const char *cc = brisk_get_congestion(first);
+        snprintf(c->congestion, sizeof(c->congestion), "%s", cc ? cc : "");
+    }
 }
 
 /* Handles one state byte from the server. */
@@ -279,6 +322,7 @@ static void on_state(struct perf_iperf_client *c, int state, uint64_t now)
         c->test_started = 1;
         c->start_ns = now;
         c->end_at = c->p.duration_ns ? now + c->p.duration_ns : BRISK_TIME_NONE;
+        test_start(c, now);
         return;
     case IPERF_TEST_RUNNING:
         if (!c->test_started || (c->state != C_WAIT_START && c->state != C_STREAMS))
@@ -290,6 +334,7 @@ static void on_state(struct perf_iperf_client *c, int state, uint64_t now)
         if (c->state != C_ENDING)
             break;
         c->state = C_WAIT_RESULTS;
+        perf_intervals_finish(&c->iv, c->streams, now); /* from here on nothing is counted */
         send_results(c, now);
         return;
     case IPERF_DISPLAY_RESULTS:
@@ -328,6 +373,10 @@ static void read_ctrl(struct perf_iperf_client *c, uint64_t now)
             }
             char err[PERF_ERR_LEN - 32], msg[PERF_ERR_LEN];
             rc = iperf_results_from_json(j, c->remote, PERF_MAX_STREAMS, &c->nremote, err, sizeof(err));
+            if (rc == BRISK_OK) {
+                iperf_results_get_meta(j, &c->remote_meta);
+                c->have_remote_meta = 1;
+            }
             json_decref(j);
             if (rc < 0) {
                 snprintf(msg, sizeof(msg), "server results: %s", err);
@@ -402,6 +451,7 @@ static void step(struct perf_iperf_client *c, uint64_t now)
             pump_streams_open(c, now);
         if (c->state >= C_WAIT_START && c->state <= C_WAIT_DISPLAY)
             move_data(c, now);
+        perf_intervals_tick(&c->iv, c->streams, now);
         if (c->state != c->guard_state) {
             c->guard_state = c->state;
             c->guard_at = now + GUARD_NS;
@@ -471,7 +521,9 @@ uint64_t perf_iperf_client_deadline(const struct perf_iperf_client *c)
 {
     if (c->state == C_DONE)
         return BRISK_TIME_NONE;
-    return c->state == C_RUNNING ? c->end_at : c->guard_at;
+    uint64_t d = c->state == C_RUNNING ? c->end_at : c->guard_at;
+    uint64_t i = perf_intervals_deadline(&c->iv);
+    return i < d ? i : d;
 }
 
 void perf_iperf_client_tick(struct perf_iperf_client *c, uint64_t now)
@@ -527,6 +579,22 @@ void perf_iperf_client_report(const struct perf_iperf_client *c, struct perf_rep
     r->duration_ns = c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0;
     r->sent = c->sent;
     r->received = c->received;
+    snprintf(r->cookie, sizeof(r->cookie), "%.*s", IPERF_COOKIE_SIZE - 1, c->cookie);
+    r->ctrl_laddr = c->ctrl_info.laddr;
+    r->ctrl_lport = c->ctrl_info.lport;
+    r->ctrl_raddr = c->server_ip;
+    r->ctrl_rport = c->p.port;
+    r->ctrl_mss = c->ctrl_info.mss;
+    r->sndbuf = c->sndbuf;
+    r->rcvbuf = c->rcvbuf;
+    r->timestamp_s = c->cpu0.unix_s;
+    r->have_cpu = c->have_cpu;
+    r->cpu = c->cpu;
+    r->have_remote_cpu = c->have_remote_meta;
+    r->remote_cpu = c->remote_meta.cpu;
+    snprintf(r->congestion, sizeof(r->congestion), "%s", c->congestion);
+    snprintf(r->remote_congestion, sizeof(r->remote_congestion), "%s", c->remote_meta.congestion);
+    perf_iperf_client_intervals(c, &r->intervals);
     for (uint32_t i = 0; i < c->nstreams; i++) {
         const struct perf_stream *st = &c->streams[i];
         struct perf_stream_report *o = &r->streams[i];
@@ -542,6 +610,10 @@ void perf_iperf_client_report(const struct perf_iperf_client *c, struct perf_rep
         o->seconds_ns = r->duration_ns;
         o->remote_retrans = -1;
         if (ip) {
+            o->laddr = ip->laddr;
+            o->lport = ip->lport;
+            o->raddr = ip->raddr;
+            o->rport = ip->rport;
             o->retransmits = ip->retransmits;
             o->mss = ip->mss;
             o->srtt_ns = ip->srtt_ns;
@@ -562,10 +634,16 @@ void perf_iperf_client_report(const struct perf_iperf_client *c, struct perf_rep
     }
 }
 
+void perf_iperf_client_intervals(const struct perf_iperf_client *c, struct perf_intervals_view *out)
+{
+    perf_intervals_view(&c->iv, out);
+}
+
 void perf_iperf_client_free(struct perf_iperf_client *c, uint64_t now)
 {
     if (!c)
         return;
+    perf_intervals_free(&c->iv);
     for (uint32_t i = 0; i < c->nstreams; i++)
         perf_stream_close(&c->streams[i], now);
     if (c->ctrl.s)

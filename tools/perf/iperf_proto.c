@@ -499,6 +499,37 @@ int iperf_results_from_json(const json_t *j, struct iperf_stream_result *r, size
     return BRISK_OK;
 }
 
+int iperf_results_set_meta(json_t *j, const struct iperf_results_meta *m)
+{
+    int rc = 0;
+    rc |= json_object_set_new(j, "cpu_util_total", json_real(m->cpu.total));
+    rc |= json_object_set_new(j, "cpu_util_user", json_real(m->cpu.user));
+    rc |= json_object_set_new(j, "cpu_util_system", json_real(m->cpu.system));
+    if (m->congestion[0])
+        rc |= json_object_set_new(j, "congestion_used", json_string(m->congestion));
+    return rc ? BRISK_ERR_NOMEM : BRISK_OK;
+}
+
+void iperf_results_get_meta(const json_t *j, struct iperf_results_meta *m)
+{
+    memset(m, 0, sizeof(*m));
+    double *dst[] = {&m->cpu.total, &m->cpu.user, &m->cpu.system};
+    const char *keys[] = {"cpu_util_total", "cpu_util_user", "cpu_util_system"};
+    for (int i = 0; i < 3; i++) {
+        double d;
+        /* A percentage of one CPU: a peer with many cores can pass 100; nothing sane passes 100 000. */
+        if (json_f64(json_object_get(j, keys[i]), &d) && d >= 0 && d < 1e5)
+            *dst[i] = d;
+    }
+    const char *cc = json_string_value(json_object_get(j, "congestion_used"));
+    if (cc && strlen(cc) < sizeof(m->congestion)) {
+        for (const char *p = cc; *p; p++)
+            if (*p < 0x21 || *p > 0x7e)
+                return;
+        memcpy(m->congestion, cc, strlen(cc) + 1);
+    }
+}
+
 void perf_params_default(struct perf_params *p)
 {
     memset(p, 0, sizeof(*p));

@@ -91,12 +91,24 @@ struct iperf_stream_result {
     int64_t retransmits;
     double start_time, end_time; /* seconds */
 };
-/* Results object: cpu figures (zero: brisk-perf does not measure them in the engine), sender_has_retransmits,
- * streams. */
+/* Results object: cpu figures (zero here; iperf_results_set_meta puts the measured ones),
+ * sender_has_retransmits, streams. */
 json_t *iperf_results_to_json(int sender_has_retransmits, const struct iperf_stream_result *r, size_t n);
 /* Parses the peer's results into r[0..*n) (at most cap). BRISK_OK or BRISK_ERR_INVAL with a reason. */
 int iperf_results_from_json(const json_t *j, struct iperf_stream_result *r, size_t cap, size_t *n, char *err,
                             size_t errlen);
+
+/* What else a results object carries: the sender's CPU use (cpu_util_total / _user / _system, percent) and
+ * its congestion control ("congestion_used", iperf3 3.x; "" = leave out / not sent). */
+struct iperf_results_meta {
+    struct perf_cpu_util cpu;
+    char congestion[16];
+};
+/* Sets them on a results object made by iperf_results_to_json. BRISK_OK or BRISK_ERR_NOMEM. */
+int iperf_results_set_meta(json_t *j, const struct iperf_results_meta *m);
+/* Reads them from a peer's results (which iperf_results_from_json accepted); a congestion name that is not a
+ * short printable string is left out. */
+void iperf_results_get_meta(const json_t *j, struct iperf_results_meta *m);
 
 /* iperf3 numbers stream ids 1, 3, 4, 5, ... (its list insertion starts the second stream at 3). */
 int iperf_stream_id(uint32_t index);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perf/interval.h"
 #include "perf/iperf_proto.h"
 #include "perf/stream.h"
 
@@ -73,6 +74,16 @@ struct perf_iperf_server {
     void *report_ctx;
     int in_step, again;
     uint64_t last_deadline; /* as last reported through env.kick */
+    /* the current test, for the report's start and end objects */
+    struct perf_intervals iv;
+    struct perf_cpu_sample cpu0; /* at TEST_START */
+    struct perf_cpu_util cpu;
+    int have_cpu;
+    struct iperf_results_meta remote_meta;
+    int have_remote_meta;
+    struct brisk_conn_info ctrl_info; /* the control connection when it was accepted */
+    uint64_t sndbuf, rcvbuf;
+    char congestion[16];
 };
 
 static void step(struct perf_iperf_server *s, uint64_t now);
@@ -90,7 +101,7 @@ static void on_event(void *ctx, brisk_sock *sk, unsigned ev, uint64_t now)
     step(ctx, now);
 }
 
-static void build_report(struct perf_iperf_server *s, struct perf_report *r)
+static void build_report(const struct perf_iperf_server *s, struct perf_report *r)
 {
     memset(r, 0, sizeof(*r));
     r->role = 's';
@@ -103,6 +114,21 @@ static void build_report(struct perf_iperf_server *s, struct perf_report *r)
     r->duration_ns = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
     r->sent = s->sent;
     r->received = s->received;
+    snprintf(r->cookie, sizeof(r->cookie), "%.*s", IPERF_COOKIE_SIZE - 1, (const char *)s->cookie);
+    r->ctrl_laddr = s->ctrl_info.laddr;
+    r->ctrl_lport = s->ctrl_info.lport;
+    r->ctrl_raddr = s->ctrl_info.raddr;
+    r->ctrl_rport = s->ctrl_info.rport;
+    r->sndbuf = s->sndbuf;
+    r->rcvbuf = s->rcvbuf;
+    r->timestamp_s = s->cpu0.unix_s;
+    r->have_cpu = s->have_cpu;
+    r->cpu = s->cpu;
+    r->have_remote_cpu = s->have_remote_meta;
+    r->remote_cpu = s->remote_meta.cpu;
+    snprintf(r->congestion, sizeof(r->congestion), "%s", s->congestion);
+    snprintf(r->remote_congestion, sizeof(r->remote_congestion), "%s", s->remote_meta.congestion);
+    perf_intervals_view(&s->iv, &r->intervals);
     for (uint32_t i = 0; i < s->nstreams; i++) {
         const struct perf_stream *st = &s->streams[i];
         struct perf_stream_report *o = &r->streams[i];
@@ -111,12 +137,22 @@ static void build_report(struct perf_iperf_server *s, struct perf_report *r)
         o->bytes = st->bytes;
         o->seconds_ns = r->duration_ns;
         o->remote_retrans = -1;
-        if (st->info_ok) {
-            o->retransmits = st->info.retransmits;
-            o->mss = st->info.mss;
-            o->srtt_ns = st->info.srtt_ns;
+        struct brisk_conn_info live;
+        const struct brisk_conn_info *ip = NULL;
+        if (st->info_ok) /* the snapshot taken at close */
+            ip = &st->info;
+        else if (st->s && brisk_conn_info(st->s, &live) == BRISK_OK) /* a test still running */
+            ip = &live;
+        if (ip) {
+            o->laddr = ip->laddr;
+            o->lport = ip->lport;
+            o->raddr = ip->raddr;
+            o->rport = ip->rport;
+            o->retransmits = ip->retransmits;
+            o->mss = ip->mss;
+            o->srtt_ns = ip->srtt_ns;
             o->have_info = 1;
-            o->info = st->info;
+            o->info = *ip;
         }
         for (size_t k = 0; k < s->nremote; k++) {
             if (s->remote[k].id != st->id)
@@ -144,6 +180,7 @@ static void end_test(struct perf_iperf_server *s, int error, const char *why, ui
     }
     if (!s->end_ns)
         s->end_ns = now;
+    perf_intervals_finish(&s->iv, s->streams, now);
     for (uint32_t i = 0; i < s->nstreams; i++)
         perf_stream_close(&s->streams[i], now);
     if (s->ctrl.s) {
@@ -168,6 +205,11 @@ static void end_test(struct perf_iperf_server *s, int error, const char *why, ui
     s->err[0] = '\0';
     s->start_ns = s->end_ns = s->accepted_ns = 0;
     s->watchdog = BRISK_TIME_NONE;
+    s->have_cpu = s->have_remote_meta = 0;
+    memset(&s->cpu0, 0, sizeof(s->cpu0));
+    memset(&s->remote_meta, 0, sizeof(s->remote_meta));
+    s->congestion[0] = '\0';
+    s->sndbuf = s->rcvbuf = 0;
     if (s->once)
         s->finished = 1;
 }
@@ -184,6 +226,9 @@ static void start_test(struct perf_iperf_server *s, struct pending *pd, uint64_t
     s->state = S_WAIT_PARAMS;
     memcpy(s->cookie, pd->cookie, IPERF_COOKIE_SIZE);
     iperf_ctrl_init(&s->ctrl, pd->s);
+    memset(&s->ctrl_info, 0, sizeof(s->ctrl_info));
+    brisk_conn_info(pd->s, &s->ctrl_info);
+    s->iv.n = 0; /* the previous test's intervals are gone from here on */
     s->accepted_ns = now;
     s->watchdog = now + HANDSHAKE_NS;
     s->error = 0;
@@ -212,6 +257,13 @@ static void add_stream(struct perf_iperf_server *s, struct pending *pd, uint64_t
         return;
     s->start_ns = now;
     s->state = S_RUNNING;
+    perf_intervals_start(&s->iv, s->env.interval_ns, s->nstreams, now);
+    if (s->env.cpu)
+        s->env.cpu(s->env.cpu_ctx, &s->cpu0);
+    brisk_getsockopt(s->streams[0].s, BRISK_SO_SNDBUF, &s->sndbuf);
+    brisk_getsockopt(s->streams[0].s, BRISK_SO_RCVBUF, &s->rcvbuf);
+    const char *cc = brisk_get_congestion(s->streams[0].s);
+    snprintf(s->congestion, sizeof(s->congestion), "%s", cc ? cc : "");
     s->watchdog = s->p.duration_ns ? now + s->p.duration_ns + WATCHDOG_NS : BRISK_TIME_NONE;
     if (iperf_ctrl_put_state(&s->ctrl, IPERF_TEST_START, now) < 0 ||
         iperf_ctrl_put_state(&s->ctrl, IPERF_TEST_RUNNING, now) < 0)
@@ -334,7 +386,19 @@ static void send_results(struct perf_iperf_server *s, uint64_t now)
         r[i].start_time = 0;
         r[i].end_time = secs;
     }
+    if (s->env.cpu) {
+        struct perf_cpu_sample now_cpu;
+        s->env.cpu(s->env.cpu_ctx, &now_cpu);
+        perf_cpu_util_between(&s->cpu0, &now_cpu, &s->cpu);
+        s->have_cpu = 1;
+    }
+    struct iperf_results_meta meta = {.cpu = s->cpu};
+    snprintf(meta.congestion, sizeof(meta.congestion), "%s", s->congestion);
     json_t *j = iperf_results_to_json(s->p.reverse, r, s->nstreams);
+    if (j && iperf_results_set_meta(j, &meta) != BRISK_OK) {
+        json_decref(j);
+        j = NULL;
+    }
     int rc = j ? iperf_ctrl_put_json(&s->ctrl, j, now) : BRISK_ERR_NOMEM;
     json_decref(j);
     if (rc == BRISK_OK)
@@ -357,8 +421,10 @@ static void on_test_end(struct perf_iperf_server *s, uint64_t now)
             if (n > 0)
                 s->received += (uint64_t)n;
         }
-        perf_stream_close(st, now);
     }
+    perf_intervals_finish(&s->iv, s->streams, now); /* the counts are final: the last interval ends here */
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        perf_stream_close(&s->streams[i], now);
     s->state = S_WAIT_RESULTS;
     s->watchdog = now + HANDSHAKE_NS;
     if (iperf_ctrl_put_state(&s->ctrl, IPERF_EXCHANGE_RESULTS, now) < 0)
@@ -383,6 +449,10 @@ static void read_ctrl(struct perf_iperf_server *s, uint64_t now)
             } else {
                 char err[PERF_ERR_LEN - 32], msg[PERF_ERR_LEN];
                 rc = iperf_results_from_json(j, s->remote, PERF_MAX_STREAMS, &s->nremote, err, sizeof(err));
+                if (rc == BRISK_OK) {
+                    iperf_results_get_meta(j, &s->remote_meta);
+                    s->have_remote_meta = 1;
+                }
                 if (rc < 0) {
                     snprintf(msg, sizeof(msg), "client results: %s", err);
                     json_decref(j);
@@ -469,6 +539,8 @@ static void step(struct perf_iperf_server *s, uint64_t now)
         }
         if (s->state == S_STREAMS || s->state == S_RUNNING)
             move_data(s, now);
+        if (s->state == S_RUNNING)
+            perf_intervals_tick(&s->iv, s->streams, now);
         if (s->state != S_IDLE && s->watchdog != BRISK_TIME_NONE && now >= s->watchdog)
             end_test(s, BRISK_ERR_TIMEDOUT, "the test outlived its duration (watchdog)", now);
     } while (s->again);
@@ -523,6 +595,8 @@ struct perf_iperf_server *perf_iperf_server_new(const struct perf_env *env, uint
 uint64_t perf_iperf_server_deadline(const struct perf_iperf_server *s)
 {
     uint64_t d = s->state == S_IDLE ? BRISK_TIME_NONE : s->watchdog;
+    if (s->state == S_RUNNING && perf_intervals_deadline(&s->iv) < d)
+        d = perf_intervals_deadline(&s->iv);
     for (int i = 0; i < PENDING_MAX; i++)
         if (s->pending[i].s && s->pending[i].expires < d)
             d = s->pending[i].expires;
@@ -567,10 +641,21 @@ void perf_iperf_server_on_report(struct perf_iperf_server *s,
     s->report_ctx = ctx;
 }
 
+void perf_iperf_server_report(const struct perf_iperf_server *s, struct perf_report *out)
+{
+    build_report(s, out);
+}
+
+void perf_iperf_server_intervals(const struct perf_iperf_server *s, struct perf_intervals_view *out)
+{
+    perf_intervals_view(&s->iv, out);
+}
+
 void perf_iperf_server_free(struct perf_iperf_server *s, uint64_t now)
 {
     if (!s)
         return;
+    perf_intervals_free(&s->iv);
     for (int i = 0; i < PENDING_MAX; i++)
         if (s->pending[i].s)
             brisk_abort(s->pending[i].s, now);

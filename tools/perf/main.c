@@ -26,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "brisk/loop.h"
 #include "brisk/tap.h"
@@ -42,7 +44,7 @@ struct opts {
     struct brisk_tap_config tap;
     int have_tap, have_ip;
     uint64_t wait_ns, busy_poll_ns;
-    uint64_t interval_ns; /* progress lines on stderr while a test runs (0 = none) */
+    uint64_t interval_ns; /* -i: interval reports (0 = none) */
     struct brisk_settings settings;
 };
 
@@ -58,11 +60,9 @@ struct run {
     struct perf_rr_client *rr;
     struct perf_echo_server *echo;
     int exit_code;
-    int progressing;     /* a test was running at the last progress check */
-    uint64_t prog_at;    /* next progress line */
-    uint64_t prog_bytes; /* bytes at the previous line */
-    uint64_t prog_since; /* time of the previous line */
-    uint64_t prog_retr;  /* the senders' retransmissions at the previous line */
+    uint32_t iv_printed; /* intervals of the current test printed so far */
+    int iv_done;         /* server: the engine's intervals are a reported test's: wait for the next one */
+    int shown_connected; /* text mode: this test's "connected" lines are out */
 };
 
 static void usage(FILE *f)
@@ -253,8 +253,12 @@ static int parse(int argc, char **argv, struct opts *o)
             if (parse_secs(v, &o->wait_ns))
                 return bad("bad wait time '%s'%s", v, "");
         } else if (!strcmp(a, "-i") || !strcmp(a, "--interval")) {
-            if (parse_secs(v, &o->interval_ns))
-                return bad("bad interval '%s'%s (like 1, 1s, 500ms; 0 = no progress lines)", v, "");
+            /* iperf3's bounds: 0 (off) or 0.1 ... 60 s; every interval is kept for the JSON. */
+            if (parse_secs(v, &o->interval_ns) ||
+                (o->interval_ns &&
+                 (o->interval_ns < 100 * BRISK_NSEC_PER_MSEC || o->interval_ns > 60 * BRISK_NSEC_PER_SEC)))
+                return bad("bad interval '%s'%s (0 = no interval reports, or 0.1 ... 60 s: 1, 1s, 500ms)", v,
+                           "");
         } else if (!strcmp(a, "--busy-poll")) {
             if (brisk_parse_time(v, &o->busy_poll_ns))
                 return bad("bad busy-poll time '%s'%s", v, "");
@@ -292,9 +296,15 @@ static int parse(int argc, char **argv, struct opts *o)
     return 0;
 }
 
+static void print_intervals(struct run *run, const struct perf_intervals_view *v);
+
 static void on_server_report(void *ctx, const struct perf_report *r)
 {
     struct run *run = ctx;
+    print_intervals(run, &r->intervals); /* the last, partial interval closed with the test */
+    run->iv_printed = 0;
+    run->iv_done = 1;
+    run->shown_connected = 0;
     if (run->o->json)
         perf_report_json(stdout, r);
     else
@@ -318,12 +328,31 @@ static uint64_t fine_clock(void *ctx)
     return brisk_loop_clock();
 }
 
+/* The engines' CPU clock, read as iperf3 reads it: the process's user and system time from getrusage, over
+ * elapsed monotonic time; Unix time for start.timestamp. */
+static void cpu_sample(void *ctx, struct perf_cpu_sample *out)
+{
+    (void)ctx;
+    struct rusage ru;
+    memset(out, 0, sizeof(*out));
+    out->mono_ns = brisk_loop_clock();
+    out->unix_s = (uint64_t)time(NULL);
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+        out->user_ns =
+            (uint64_t)ru.ru_utime.tv_sec * BRISK_NSEC_PER_SEC + (uint64_t)ru.ru_utime.tv_usec * 1000;
+        out->system_ns =
+            (uint64_t)ru.ru_stime.tv_sec * BRISK_NSEC_PER_SEC + (uint64_t)ru.ru_stime.tv_usec * 1000;
+    }
+}
+
 static int start_client(struct run *run, uint64_t now)
 {
     struct perf_env env = {.st = run->st, .log = stderr, .seed = brisk_loop_clock() ^ run->o->settings.seed};
     env.kick = kick;
     env.kick_ctx = run;
     env.clock = fine_clock;
+    env.interval_ns = run->o->interval_ns;
+    env.cpu = cpu_sample;
     int err;
     if (run->o->mode == M_CLIENT)
         run->client = perf_iperf_client_new(&env, &run->o->p, run->o->server_ip, now, &err);
@@ -337,44 +366,83 @@ static int start_client(struct run *run, uint64_t now)
     return BRISK_OK;
 }
 
-/* One progress line on stderr per interval while an iperf3 test runs: the rate since the previous line. */
-static uint64_t progress(struct run *run, uint64_t now)
+/* Prints the intervals closed since the last call: iperf3's interval lines on stdout, or with --json (stdout
+ * holds the document) one progress line per interval on stderr. */
+static void print_intervals(struct run *run, const struct perf_intervals_view *v)
 {
-    uint64_t bytes = 0;
-    int running = 0;
-    if (run->client)
-        running = perf_iperf_client_progress(run->client, &bytes);
-    else if (run->server)
-        running = perf_iperf_server_progress(run->server, &bytes);
-    if (!run->o->interval_ns || !running) {
-        run->progressing = 0;
-        return BRISK_TIME_NONE;
-    }
-    if (!run->progressing) { /* a test started: the first line one interval from now */
-        run->progressing = 1;
-        run->prog_since = now;
-        run->prog_bytes = bytes;
-        run->prog_at = now + run->o->interval_ns;
-        run->prog_retr = 0;
-    } else if (now >= run->prog_at) {
-        double secs = (double)(now - run->prog_since) / 1e9;
-        uint64_t retr = 0, srtt = 0;
-        uint32_t cwnd = 0;
-        char sender[96] = "";
-        /* A sending client's line also carries iperf3's Retr and Cwnd columns (and the smoothed RTT). */
-        if (run->client && perf_iperf_client_sender_state(run->client, &retr, &cwnd, &srtt) > 0) {
-            snprintf(sender, sizeof(sender), "  retr %llu  cwnd %u KB  srtt %llu us",
-                     (unsigned long long)(retr - run->prog_retr), cwnd / 1024, (unsigned long long)(srtt / 1000));
-            run->prog_retr = retr;
+    for (; run->iv_printed < v->n; run->iv_printed++) {
+        uint32_t i = run->iv_printed;
+        if (!run->o->json) {
+            perf_interval_print(stdout, v, i, i == 0);
+            continue;
         }
-        fprintf(stderr, "brisk-perf: %8.2f Mbit/s  (%llu bytes in %.2f s)%s\n",
-                secs > 0 ? (double)(bytes - run->prog_bytes) * 8 / secs / 1e6 : 0.0,
-                (unsigned long long)(bytes - run->prog_bytes), secs, sender);
-        run->prog_since = now;
-        run->prog_bytes = bytes;
-        run->prog_at = now + run->o->interval_ns;
+        const struct perf_interval *iv = &v->iv[i];
+        const struct perf_interval_stream *st = &v->st[(size_t)i * v->nstreams];
+        uint64_t bytes = 0, retr = 0, cwnd = 0, rtt = 0, n = 0;
+        for (uint32_t k = 0; k < v->nstreams; k++) {
+            bytes += st[k].bytes;
+            if (st[k].have_tcp) {
+                retr += st[k].retransmits;
+                cwnd += st[k].snd_cwnd;
+                rtt += st[k].rtt_us;
+                n++;
+            }
+        }
+        double secs = (double)(iv->end_ns - iv->start_ns) / 1e9;
+        char sender[96] = "";
+        if (n) /* a sending side's line also carries iperf3's Retr and Cwnd columns (and the mean RTT) */
+            snprintf(sender, sizeof(sender), "  retr %llu  cwnd %llu KB  srtt %llu us",
+                     (unsigned long long)retr, (unsigned long long)(cwnd / 1024),
+                     (unsigned long long)(rtt / n));
+        fprintf(stderr, "brisk-perf: %6.2f-%-6.2f s %8.2f Mbit/s  (%llu bytes)%s\n",
+                (double)iv->start_ns / 1e9, (double)iv->end_ns / 1e9,
+                secs > 0 ? (double)bytes * 8 / secs / 1e6 : 0.0, (unsigned long long)bytes, sender);
     }
-    return run->prog_at;
+    fflush(run->o->json ? stderr : stdout);
+}
+
+/* Text mode, once per test when it runs: iperf3's "connected" lines. */
+static void show_connected(struct run *run)
+{
+    uint64_t bytes;
+    int running = run->client ? perf_iperf_client_progress(run->client, &bytes)
+                              : perf_iperf_server_progress(run->server, &bytes);
+    if (run->o->json || run->shown_connected || !running)
+        return;
+    struct perf_report *r = malloc(sizeof(*r)); /* large (every stream's brisk_conn_info): once per test */
+    if (!r)
+        return;
+    if (run->client)
+        perf_iperf_client_report(run->client, r);
+    else
+        perf_iperf_server_report(run->server, r);
+    perf_report_print_connected(stdout, r);
+    fflush(stdout);
+    free(r);
+    run->shown_connected = 1;
+}
+
+/* After every engine tick (interval boundaries are engine deadlines): print what closed. */
+static void progress(struct run *run)
+{
+    struct perf_intervals_view v;
+    uint64_t bytes;
+    if (run->client || run->server)
+        show_connected(run);
+    if (run->client) {
+        perf_iperf_client_intervals(run->client, &v);
+    } else if (run->server) {
+        if (run->iv_done) { /* the reported test's intervals stay in the engine until the next test runs */
+            if (!perf_iperf_server_progress(run->server, &bytes))
+                return;
+            run->iv_done = 0;
+            run->iv_printed = 0;
+        }
+        perf_iperf_server_intervals(run->server, &v);
+    } else {
+        return;
+    }
+    print_intervals(run, &v);
 }
 
 /* --stats: the TAP driver's, the loop's and the stack's counters on stderr (non-zero counters only). */
@@ -465,8 +533,8 @@ static uint64_t hook(void *ctx, brisk_loop *l, uint64_t now)
         }
         d = perf_iperf_server_deadline(run->server);
     }
-    uint64_t p = progress(run, now);
-    return d < p ? d : p;
+    progress(run);
+    return d;
 }
 
 int main(int argc, char **argv)
@@ -504,6 +572,8 @@ int main(int argc, char **argv)
         brisk_loop_set_busy_poll(loop, o.busy_poll_ns);
     uint64_t now = brisk_loop_clock();
     struct perf_env env = {.st = st, .log = stderr, .seed = now, .kick = kick, .kick_ctx = &run};
+    env.interval_ns = o.interval_ns;
+    env.cpu = cpu_sample;
     run.hook = brisk_loop_add_hook(loop, hook, &run);
     if (o.mode == M_SERVER) {
         run.server = perf_iperf_server_new(&env, o.tap.ip, o.p.port, o.once, &err);
@@ -532,6 +602,7 @@ int main(int argc, char **argv)
         if (run.client) {
             struct perf_report r;
             perf_iperf_client_report(run.client, &r);
+            print_intervals(&run, &r.intervals);
             if (o.json)
                 perf_report_json(stdout, &r);
             else

@@ -28,6 +28,47 @@
 #define PERF_MAX_STREAMS     128            /* iperf3 caps -P at 128 as well */
 #define PERF_ERR_LEN         160
 
+/* One reading of the driver's clocks: monotonic time, Unix time, and the CPU time the process has used. */
+struct perf_cpu_sample {
+    uint64_t mono_ns;            /* for the elapsed time CPU use is divided by */
+    uint64_t unix_s;             /* start.timestamp */
+    uint64_t user_ns, system_ns; /* getrusage(RUSAGE_SELF) ru_utime / ru_stime */
+};
+
+/* CPU use over the test, percent of one CPU's elapsed time (iperf3's cpu_util: user + system over wall). */
+struct perf_cpu_util {
+    double total, user, system;
+};
+/* CPU use between two samples (zero when no time passed). */
+void perf_cpu_util_between(const struct perf_cpu_sample *a, const struct perf_cpu_sample *b,
+                           struct perf_cpu_util *out);
+
+/* One interval of one stream, as iperf3's intervals[].streams[] has it. The TCP figures are sampled at the
+ * end of the interval and are set only for a stream this side sends on (have_tcp). */
+struct perf_interval_stream {
+    int id;
+    int sender;
+    int have_tcp;
+    uint64_t bytes;       /* moved in this interval */
+    uint64_t retransmits; /* segments retransmitted in this interval */
+    uint32_t snd_cwnd;    /* bytes */
+    uint32_t snd_wnd;     /* the peer's advertised window, bytes (brisk_conn_info.snd_wnd) */
+    uint32_t rtt_us, rttvar_us;
+    uint32_t pmtu; /* send MSS + 40 (IPv4 and TCP headers without options): brisk keeps no path MTU */
+};
+/* Times are since the test's start (TEST_START). */
+struct perf_interval {
+    uint64_t start_ns, end_ns;
+};
+/* The intervals of one test: interval i's streams are st[i * nstreams ... + nstreams). The arrays belong to
+ * the engine; they hold until its next test starts or it is freed. */
+struct perf_intervals_view {
+    const struct perf_interval *iv;
+    const struct perf_interval_stream *st;
+    uint32_t n, nstreams;
+    int truncated; /* memory ran out: later intervals were not kept */
+};
+
 struct perf_env {
     brisk_stack *st;
     void (*kick)(void *ctx); /* may be NULL */
@@ -39,6 +80,14 @@ struct perf_env {
     uint64_t (*clock)(void *ctx);
     void *clock_ctx;
     uint64_t seed; /* makes the client's cookie (deterministic in the simulator) */
+    /* iperf3's -i: the engines close an interval report (intervals[] in the JSON) every interval_ns of the
+     * test, and a last one when the counts freeze. 0 = none. */
+    uint64_t interval_ns;
+    /* The process's CPU time and the clocks, as iperf3 reads them (getrusage and the wall clock), sampled at
+     * TEST_START and when the results are built: end.cpu_utilization_percent and start.timestamp. NULL (the
+     * simulator without a scripted clock): all zero. */
+    void (*cpu)(void *ctx, struct perf_cpu_sample *out);
+    void *cpu_ctx;
 };
 
 /* One iperf3 test as the client asks for it (the parameter exchange carries it to the server). */
@@ -68,6 +117,8 @@ struct perf_stream_report {
     double remote_seconds;  /* the peer's end_time - start_time */
     uint32_t mss;           /* negotiated send MSS */
     uint64_t srtt_ns;
+    uint32_t laddr, raddr; /* the data connection's addresses (start.connected[]), host order */
+    uint16_t lport, rport;
     int have_info;               /* info holds the stream's brisk_conn_info (taken at close or now) */
     struct brisk_conn_info info; /* for the JSON's "brisk" object: recovery events and hold times */
 };
@@ -83,6 +134,20 @@ struct perf_report {
     uint64_t sent, received;               /* this side, all streams */
     uint64_t remote_sent, remote_received; /* from the peer's results */
     struct perf_params params;             /* as negotiated */
+    /* For iperf3's start and end objects: */
+    char cookie[40];
+    uint32_t ctrl_laddr, ctrl_raddr; /* the control connection (connecting_to / accepted_connection) */
+    uint16_t ctrl_lport, ctrl_rport;
+    uint32_t ctrl_mss;        /* client: the control connection's send MSS (tcp_mss_default) */
+    uint64_t sndbuf, rcvbuf;  /* the first data stream's buffer sizes (sndbuf_actual, ...) */
+    uint64_t timestamp_s;     /* Unix time at TEST_START (0: no clock) */
+    int have_cpu;             /* the driver gave a CPU clock */
+    struct perf_cpu_util cpu; /* here, TEST_START to the results */
+    int have_remote_cpu;
+    struct perf_cpu_util remote_cpu; /* the peer's, from the results exchange */
+    char congestion[16];             /* this side's data streams' congestion control */
+    char remote_congestion[16];      /* the peer's (results exchange "congestion_used"), "" if not sent */
+    struct perf_intervals_view intervals;
 };
 
 /* ---- iperf3 client (speaks to iperf3 -s or brisk-perf server) ---- */
@@ -96,11 +161,14 @@ int perf_iperf_client_done(const struct perf_iperf_client *c); /* finished or fa
 /* Progress while a test runs: 1 and the payload bytes moved so far (sent + received here), or 0 when no
  * test is running. */
 int perf_iperf_client_progress(const struct perf_iperf_client *c, uint64_t *bytes);
-/* The sending streams now, as iperf3's interval lines show them: retransmissions so far and congestion windows
- * summed (bytes), smoothed RTT averaged. Returns how many streams send (0: none; the outputs are then 0). */
+/* The sending streams now, as iperf3's interval lines show them: retransmissions so far and congestion
+ * windows summed (bytes), smoothed RTT averaged. Returns how many streams send (0: none; the outputs are then
+ * 0). */
 int perf_iperf_client_sender_state(const struct perf_iperf_client *c, uint64_t *retransmits, uint32_t *cwnd,
                                    uint64_t *srtt_ns);
 void perf_iperf_client_report(const struct perf_iperf_client *c, struct perf_report *out);
+/* The running (or last) test's intervals so far: for live interval lines. */
+void perf_iperf_client_intervals(const struct perf_iperf_client *c, struct perf_intervals_view *out);
 void perf_iperf_client_free(struct perf_iperf_client *c, uint64_t now); /* closes what is still open */
 
 /* ---- iperf3 server (serves iperf3 -c or brisk-perf client), one test at a time like iperf3 ---- */
@@ -115,6 +183,9 @@ int perf_iperf_server_done(const struct perf_iperf_server *s); /* `once` and the
 uint32_t perf_iperf_server_tests(const struct perf_iperf_server *s);
 int perf_iperf_server_progress(const struct perf_iperf_server *s, uint64_t *bytes); /* as the client's */
 int perf_iperf_server_last_report(const struct perf_iperf_server *s, struct perf_report *out);
+void perf_iperf_server_intervals(const struct perf_iperf_server *s, struct perf_intervals_view *out);
+/* The current test's report so far (no streams when idle): for the lines printed when a test starts. */
+void perf_iperf_server_report(const struct perf_iperf_server *s, struct perf_report *out);
 /* Called with each finished test's report (may be NULL). */
 void perf_iperf_server_on_report(struct perf_iperf_server *s,
                                  void (*fn)(void *ctx, const struct perf_report *r), void *ctx);
@@ -160,6 +231,12 @@ void perf_echo_server_free(struct perf_echo_server *s, uint64_t now);
 
 /* ---- output (report.c) ---- */
 void perf_report_print(FILE *f, const struct perf_report *r);
+/* Interval i in iperf3's text format (one line per stream, [SUM] with several, the separator); header: the
+ * "[ ID] Interval ..." line first. */
+void perf_interval_print(FILE *f, const struct perf_intervals_view *v, uint32_t i, int header);
+/* The lines iperf3 prints when a test starts: "Connecting to host ..." (client) or "Accepted connection
+ * from ..." (server), then "[ ID] local A port P connected to B port Q" per stream. */
+void perf_report_print_connected(FILE *f, const struct perf_report *r);
 void perf_report_json(FILE *f, const struct perf_report *r);
 void perf_rr_report_print(FILE *f, const struct perf_rr_report *r);
 void perf_rr_report_json(FILE *f, const struct perf_rr_report *r);

@@ -1,14 +1,20 @@
 /*
- * report.c — brisk-perf's output: a table like iperf3's summary, or JSON (--json) laid out like iperf3's
- * own --json so the same scripts read both: end.sum_sent and end.sum_received with bytes, seconds and
- * bits_per_second, end.streams[] with a sender and a receiver object each.
+ * report.c — brisk-perf's output: iperf3's text (interval lines and the summary table), or JSON (--json) in
+ * iperf3 3.12's schema so the same scripts read both: start (connected[], timestamp, test_start, ...),
+ * intervals[] (streams[] and sum), end (streams[] with a sender and a receiver object, sum_sent,
+ * sum_received, cpu_utilization_percent, the congestion controls). docs/brisk-perf.md lists where each value
+ * comes from. Keys iperf3 does not have are extras (the per-stream "brisk" object, "complete", start.role);
+ * none of iperf3's is left out for the modes brisk-perf runs.
  *
  * Which side measured what: the sender's bytes are what its socket accepted, the receiver's what it read. A
  * report combines the local figures with the peer's from the results exchange, so both sides print both rows.
+ * "sender" inside each object is iperf3's flag: this side sends on the stream.
  */
 #include <inttypes.h>
 #include <jansson.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
 
 #include "common/fmt.h"
 #include "perf/perf.h"
@@ -55,44 +61,147 @@ static double bps(const struct side *s)
     return s->seconds > 0 ? (double)s->bytes * 8.0 / s->seconds : 0;
 }
 
-static void print_row(FILE *f, const char *id, const struct side *s, const char *what)
+/* iperf3's adaptive units: 1024-based bytes ("2.64 GBytes"), 1000-based bits ("22.7 Gbits/sec"), three
+ * significant figures in four columns. */
+static char *unit(char *buf, size_t n, double v, int bits)
 {
-    char size[FMT_LEN], rate[FMT_LEN], retr[24] = "";
+    static const char *const ub[] = {"Bytes", "KBytes", "MBytes", "GBytes", "TBytes"};
+    static const char *const ur[] = {"bits/sec", "Kbits/sec", "Mbits/sec", "Gbits/sec", "Tbits/sec"};
+    double base = bits ? 1000.0 : 1024.0;
+    int k = 0;
+    while (v >= base && k < 4) {
+        v /= base;
+        k++;
+    }
+    const char *fmt = v < 9.995 ? "%4.2f %s" : v < 99.95 ? "%4.1f %s" : "%4.0f %s";
+    snprintf(buf, n, fmt, v, bits ? ur[k] : ub[k]);
+    return buf;
+}
+
+static void id_str(char *buf, size_t n, int id)
+{
+    if (id < 0)
+        snprintf(buf, n, "SUM");
+    else
+        snprintf(buf, n, "%3d", id);
+}
+
+/* One summary row: "[  1]   0.00-10.00  sec  1.10 GBytes   941 Mbits/sec    0             sender". */
+static void print_row(FILE *f, int id, const struct side *s, const char *what)
+{
+    char ids[12], size[32], rate[32];
+    id_str(ids, sizeof(ids), id);
+    unit(size, sizeof(size), (double)s->bytes, 0);
+    unit(rate, sizeof(rate), bps(s), 1);
     if (s->retransmits >= 0)
-        snprintf(retr, sizeof(retr), "%" PRId64, s->retransmits);
-    fprintf(f, "[%4s]  0.00-%-6.2f sec  %12s  %16s  %6s  %s\n", id, s->seconds, fmt_size(size, s->bytes),
-            fmt_rate(rate, bps(s)), retr, what);
+        fprintf(f, "[%s] %6.2f-%-6.2f sec  %s  %s  %3" PRId64 "             %s\n", ids, 0.0, s->seconds, size,
+                rate, s->retransmits, what);
+    else
+        fprintf(f, "[%s] %6.2f-%-6.2f sec  %s  %s                  %s\n", ids, 0.0, s->seconds, size, rate,
+                what);
+}
+
+static const char SEPARATOR[] = "- - - - - - - - - - - - - - - - - - - - - - - - -";
+
+void perf_interval_print(FILE *f, const struct perf_intervals_view *v, uint32_t i, int header)
+{
+    if (i >= v->n || !v->nstreams)
+        return;
+    const struct perf_interval *iv = &v->iv[i];
+    const struct perf_interval_stream *st = &v->st[(size_t)i * v->nstreams];
+    double a = (double)iv->start_ns / 1e9, b = (double)iv->end_ns / 1e9, secs = b - a;
+    int tcp = st[0].have_tcp;
+    if (header)
+        fprintf(f, "[ ID] Interval           Transfer     Bitrate%s\n", tcp ? "         Retr  Cwnd" : "");
+    uint64_t sum = 0, retr = 0;
+    char ids[12], size[32], rate[32], cwnd[32];
+    for (uint32_t k = 0; k < v->nstreams; k++) {
+        id_str(ids, sizeof(ids), st[k].id);
+        unit(size, sizeof(size), (double)st[k].bytes, 0);
+        unit(rate, sizeof(rate), secs > 0 ? (double)st[k].bytes * 8 / secs : 0, 1);
+        if (st[k].have_tcp)
+            fprintf(f, "[%s] %6.2f-%-6.2f sec  %s  %s  %3" PRIu64 "   %s       \n", ids, a, b, size, rate,
+                    st[k].retransmits, unit(cwnd, sizeof(cwnd), st[k].snd_cwnd, 0));
+        else
+            fprintf(f, "[%s] %6.2f-%-6.2f sec  %s  %s                  \n", ids, a, b, size, rate);
+        sum += st[k].bytes;
+        retr += st[k].retransmits;
+    }
+    if (v->nstreams > 1) {
+        unit(size, sizeof(size), (double)sum, 0);
+        unit(rate, sizeof(rate), secs > 0 ? (double)sum * 8 / secs : 0, 1);
+        if (tcp)
+            fprintf(f, "[SUM] %6.2f-%-6.2f sec  %s  %s  %3" PRIu64 "             \n", a, b, size, rate, retr);
+        else
+            fprintf(f, "[SUM] %6.2f-%-6.2f sec  %s  %s                  \n", a, b, size, rate);
+        fprintf(f, "%s\n", SEPARATOR);
+    }
+}
+
+static const char *ip_str(char *b, size_t n, uint32_t ip)
+{
+    snprintf(b, n, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
+    return b;
+}
+
+void perf_report_print_connected(FILE *f, const struct perf_report *r)
+{
+    char a[16], b[16];
+    if (r->role == 'c') {
+        fprintf(f, "Connecting to host %s, port %u\n", ip_str(a, sizeof(a), r->ctrl_raddr), r->ctrl_rport);
+        if (r->reverse)
+            fprintf(f, "Reverse mode, remote host %s is sending\n", a);
+    } else {
+        fprintf(f, "Accepted connection from %s, port %u\n", ip_str(a, sizeof(a), r->ctrl_raddr),
+                r->ctrl_rport);
+    }
+    for (uint32_t i = 0; i < r->nstreams; i++) {
+        const struct perf_stream_report *s = &r->streams[i];
+        fprintf(f, "[%3d] local %s port %u connected to %s port %u\n", s->id, ip_str(a, sizeof(a), s->laddr),
+                s->lport, ip_str(b, sizeof(b), s->raddr), s->rport);
+    }
 }
 
 void perf_report_print(FILE *f, const struct perf_report *r)
 {
-    fprintf(f, "brisk-perf %s: %u stream%s, %s, %s\n", r->role == 'c' ? "client" : "server", r->nstreams,
-            r->nstreams == 1 ? "" : "s", r->reverse ? "reverse (server sends)" : "client sends",
-            r->complete ? "complete" : "FAILED");
     if (r->error)
-        fprintf(f, "error: %s (%s)\n", r->err, brisk_strerror(r->error));
-    fprintf(f, "[  ID] Interval          Transfer          Bitrate    Retr\n");
+        fprintf(f, "brisk-perf: error: %s (%s)\n", r->err, brisk_strerror(r->error));
+    if (r->nstreams <= 1 || r->intervals.n == 0) /* with several streams the last [SUM] line ended in one */
+        fprintf(f, "%s\n", SEPARATOR);
+    int retr_col = 0;
     for (uint32_t i = 0; i < r->nstreams; i++) {
         struct side snd, rcv;
-        char id[12];
-        snprintf(id, sizeof(id), "%d", r->streams[i].id);
         sides(r, &r->streams[i], &snd, &rcv);
-        print_row(f, id, &snd, "sender");
-        print_row(f, id, &rcv, "receiver");
+        retr_col |= snd.retransmits >= 0;
+    }
+    fprintf(f, "[ ID] Interval           Transfer     Bitrate%s\n", retr_col ? "         Retr" : "");
+    for (uint32_t i = 0; i < r->nstreams; i++) {
+        struct side snd, rcv;
+        sides(r, &r->streams[i], &snd, &rcv);
+        print_row(f, r->streams[i].id, &snd, "sender");
+        print_row(f, r->streams[i].id, &rcv, "receiver");
     }
     if (r->nstreams > 1) {
         struct side snd, rcv;
         sides(r, NULL, &snd, &rcv);
-        print_row(f, "SUM", &snd, "sender");
-        print_row(f, "SUM", &rcv, "receiver");
+        print_row(f, -1, &snd, "sender");
+        print_row(f, -1, &rcv, "receiver");
     }
     for (uint32_t i = 0; i < r->nstreams; i++) {
         if (r->streams[i].mss && r->streams[i].sender) { /* a pure receiver has no RTT samples */
             char t[FMT_LEN];
-            fprintf(f, "stream %d: mss %u, srtt %s\n", r->streams[i].id, r->streams[i].mss,
+            fprintf(f, "[%3d] mss %u, srtt %s\n", r->streams[i].id, r->streams[i].mss,
                     fmt_time(t, r->streams[i].srtt_ns));
         }
     }
+    if (r->have_cpu)
+        fprintf(f, "CPU Utilization: local/%s %.1f%% (%.1f%%u/%.1f%%s), remote/%s %.1f%% (%.1f%%u/%.1f%%s)\n",
+                r->reverse == (r->role == 's') ? "sender" : "receiver", r->cpu.total, r->cpu.user,
+                r->cpu.system, r->reverse == (r->role == 's') ? "receiver" : "sender", r->remote_cpu.total,
+                r->remote_cpu.user, r->remote_cpu.system);
+    fprintf(f, "\nbrisk-perf %s: %u stream%s, %s, %s\n", r->role == 'c' ? "client" : "server", r->nstreams,
+            r->nstreams == 1 ? "" : "s", r->reverse ? "reverse (server sends)" : "client sends",
+            r->complete ? "complete" : "FAILED");
 }
 
 /* brisk's own view of a sending stream, beyond iperf3's schema: how loss was repaired (timeouts, fast
@@ -120,17 +229,178 @@ static json_t *sender_json(const struct brisk_conn_info *in)
     return o;
 }
 
-static json_t *side_json(const struct side *s)
+static json_t *ip_json(uint32_t ip)
+{
+    char b[16];
+    snprintf(b, sizeof(b), "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
+    return json_string(b);
+}
+
+static void set_int(json_t *o, const char *k, uint64_t v)
+{
+    json_object_set_new(o, k, json_integer((json_int_t)v));
+}
+
+/* start, end, seconds, bytes, bits_per_second — the head of every iperf3 figures object. */
+static json_t *figures(int socket, double start, double end, double seconds, uint64_t bytes)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "start", json_real(0));
-    json_object_set_new(o, "end", json_real(s->seconds));
-    json_object_set_new(o, "seconds", json_real(s->seconds));
-    json_object_set_new(o, "bytes", json_integer((json_int_t)s->bytes));
-    json_object_set_new(o, "bits_per_second", json_real(bps(s)));
+    if (socket >= 0)
+        json_object_set_new(o, "socket", json_integer(socket));
+    json_object_set_new(o, "start", json_real(start));
+    json_object_set_new(o, "end", json_real(end));
+    json_object_set_new(o, "seconds", json_real(seconds));
+    set_int(o, "bytes", bytes);
+    json_object_set_new(o, "bits_per_second", json_real(seconds > 0 ? (double)bytes * 8 / seconds : 0));
+    return o;
+}
+
+static json_t *side_json(int socket, const struct side *s)
+{
+    json_t *o = figures(socket, 0, s->seconds, s->seconds, s->bytes);
     if (s->retransmits >= 0)
         json_object_set_new(o, "retransmits", json_integer(s->retransmits));
     return o;
+}
+
+static json_t *start_json(const struct perf_report *r)
+{
+    json_t *start = json_object();
+    json_t *conn = json_array();
+    for (uint32_t i = 0; i < r->nstreams; i++) {
+        const struct perf_stream_report *s = &r->streams[i];
+        json_t *c = json_object();
+        json_object_set_new(c, "socket", json_integer(s->id));
+        json_object_set_new(c, "local_host", ip_json(s->laddr));
+        json_object_set_new(c, "local_port", json_integer(s->lport));
+        json_object_set_new(c, "remote_host", ip_json(s->raddr));
+        json_object_set_new(c, "remote_port", json_integer(s->rport));
+        json_array_append_new(conn, c);
+    }
+    json_object_set_new(start, "connected", conn);
+    json_object_set_new(start, "version", json_string("brisk-perf"));
+    struct utsname u;
+    char sys[5 * sizeof(u.sysname) + 8] = "";
+    if (uname(&u) == 0)
+        snprintf(sys, sizeof(sys), "%s %s %s %s %s", u.sysname, u.nodename, u.release, u.version, u.machine);
+    json_object_set_new(start, "system_info", json_string(sys));
+    json_t *ts = json_object();
+    char when[64] = "";
+    time_t t = (time_t)r->timestamp_s;
+    struct tm tm;
+    if (gmtime_r(&t, &tm))
+        strftime(when, sizeof(when), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    json_object_set_new(ts, "time", json_string(when));
+    set_int(ts, "timesecs", r->timestamp_s);
+    json_object_set_new(start, "timestamp", ts);
+    json_t *peer = json_object();
+    json_object_set_new(peer, "host", ip_json(r->ctrl_raddr));
+    json_object_set_new(peer, "port", json_integer(r->ctrl_rport));
+    json_object_set_new(start, r->role == 'c' ? "connecting_to" : "accepted_connection", peer);
+    json_object_set_new(start, "cookie", json_string(r->cookie));
+    set_int(start, "tcp_mss_default", r->role == 'c' ? r->ctrl_mss : 0);
+    set_int(start, "target_bitrate", 0);
+    set_int(start, "sock_bufsize", r->params.window);
+    set_int(start, "sndbuf_actual", r->sndbuf);
+    set_int(start, "rcvbuf_actual", r->rcvbuf);
+    json_object_set_new(start, "role", json_string(r->role == 'c' ? "client" : "server"));
+    json_t *tst = json_object();
+    json_object_set_new(tst, "protocol", json_string("TCP"));
+    json_object_set_new(tst, "num_streams", json_integer(r->params.parallel));
+    set_int(tst, "blksize", r->params.blksize);
+    set_int(tst, "omit", 0);
+    if (r->params.duration_ns % BRISK_NSEC_PER_SEC == 0)
+        set_int(tst, "duration", r->params.duration_ns / BRISK_NSEC_PER_SEC);
+    else
+        json_object_set_new(tst, "duration", json_real((double)r->params.duration_ns / 1e9));
+    set_int(tst, "bytes", r->params.bytes);
+    set_int(tst, "blocks", 0);
+    json_object_set_new(tst, "reverse", json_integer(r->reverse));
+    set_int(tst, "tos", 0);
+    set_int(tst, "target_bitrate", 0);
+    json_object_set_new(tst, "nodelay", json_integer(r->params.nodelay));
+    json_object_set_new(start, "test_start", tst);
+    return start;
+}
+
+static void tcp_json(json_t *o, const struct perf_interval_stream *s)
+{
+    set_int(o, "retransmits", s->retransmits);
+    set_int(o, "snd_cwnd", s->snd_cwnd);
+    set_int(o, "snd_wnd", s->snd_wnd);
+    set_int(o, "rtt", s->rtt_us);
+    set_int(o, "rttvar", s->rttvar_us);
+    set_int(o, "pmtu", s->pmtu);
+}
+
+static json_t *intervals_json(const struct perf_intervals_view *v)
+{
+    json_t *a = json_array();
+    for (uint32_t i = 0; i < v->n; i++) {
+        const struct perf_interval *iv = &v->iv[i];
+        const struct perf_interval_stream *st = &v->st[(size_t)i * v->nstreams];
+        double b = (double)iv->start_ns / 1e9, e = (double)iv->end_ns / 1e9;
+        json_t *o = json_object(), *streams = json_array();
+        uint64_t sum = 0, retr = 0;
+        int tcp = 0, sender = 0;
+        for (uint32_t k = 0; k < v->nstreams; k++) {
+            json_t *s = figures(st[k].id, b, e, e - b, st[k].bytes);
+            if (st[k].have_tcp)
+                tcp_json(s, &st[k]);
+            json_object_set_new(s, "omitted", json_false());
+            json_object_set_new(s, "sender", json_boolean(st[k].sender));
+            json_array_append_new(streams, s);
+            sum += st[k].bytes;
+            retr += st[k].retransmits;
+            tcp |= st[k].have_tcp;
+            sender |= st[k].sender;
+        }
+        json_object_set_new(o, "streams", streams);
+        json_t *s = figures(-1, b, e, e - b, sum);
+        if (tcp)
+            set_int(s, "retransmits", retr);
+        json_object_set_new(s, "omitted", json_false());
+        json_object_set_new(s, "sender", json_boolean(sender));
+        json_object_set_new(o, "sum", s);
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+/* iperf3's end-of-test TCP figures of a sending stream: the largest congestion and send windows and the
+ * largest, smallest and mean smoothed RTT (us) over the interval samples — or, without intervals (-i 0), the
+ * connection's state at its close. */
+static void sender_tcp_summary(json_t *o, const struct perf_report *r, uint32_t idx)
+{
+    const struct perf_intervals_view *v = &r->intervals;
+    uint64_t max_cwnd = 0, max_wnd = 0, max_rtt = 0, min_rtt = 0, sum_rtt = 0, n = 0;
+    for (uint32_t i = 0; v->nstreams == r->nstreams && i < v->n; i++) {
+        const struct perf_interval_stream *s = &v->st[(size_t)i * v->nstreams + idx];
+        if (!s->have_tcp)
+            continue;
+        if (s->snd_cwnd > max_cwnd)
+            max_cwnd = s->snd_cwnd;
+        if (s->snd_wnd > max_wnd)
+            max_wnd = s->snd_wnd;
+        if (s->rtt_us > max_rtt)
+            max_rtt = s->rtt_us;
+        if (!n || s->rtt_us < min_rtt)
+            min_rtt = s->rtt_us;
+        sum_rtt += s->rtt_us;
+        n++;
+    }
+    const struct perf_stream_report *sr = &r->streams[idx];
+    if (!n && sr->have_info && sr->sender) {
+        max_cwnd = sr->info.cwnd;
+        max_wnd = sr->info.snd_wnd;
+        max_rtt = min_rtt = sum_rtt = sr->info.srtt_ns / 1000;
+        n = 1;
+    }
+    set_int(o, "max_snd_cwnd", max_cwnd);
+    set_int(o, "max_snd_wnd", max_wnd);
+    set_int(o, "max_rtt", max_rtt);
+    set_int(o, "min_rtt", min_rtt);
+    set_int(o, "mean_rtt", n ? sum_rtt / n : 0);
 }
 
 static void dump(FILE *f, json_t *top)
@@ -143,46 +413,61 @@ static void dump(FILE *f, json_t *top)
 void perf_report_json(FILE *f, const struct perf_report *r)
 {
     json_t *top = json_object();
-    json_t *start = json_object();
-    json_t *ts = json_object();
-    json_object_set_new(top, "start", start);
-    json_object_set_new(start, "version", json_string("brisk-perf"));
-    json_object_set_new(start, "role", json_string(r->role == 'c' ? "client" : "server"));
-    json_object_set_new(start, "test_start", ts);
-    json_object_set_new(ts, "protocol", json_string("TCP"));
-    json_object_set_new(ts, "num_streams", json_integer(r->nstreams));
-    json_object_set_new(ts, "blksize", json_integer(r->params.blksize));
-    json_object_set_new(ts, "duration", json_real((double)r->params.duration_ns / 1e9));
-    json_object_set_new(ts, "bytes", json_integer((json_int_t)r->params.bytes));
-    json_object_set_new(ts, "reverse", json_integer(r->reverse));
-    json_object_set_new(ts, "nodelay", json_integer(r->params.nodelay));
+    json_object_set_new(top, "start", start_json(r));
+    json_object_set_new(top, "intervals", intervals_json(&r->intervals));
 
     json_t *end = json_object();
     json_t *streams = json_array();
     json_object_set_new(top, "end", end);
     json_object_set_new(end, "streams", streams);
+    int local_sends = r->reverse == (r->role == 's');
     for (uint32_t i = 0; i < r->nstreams; i++) {
+        const struct perf_stream_report *sr = &r->streams[i];
         struct side snd, rcv;
-        sides(r, &r->streams[i], &snd, &rcv);
+        sides(r, sr, &snd, &rcv);
         json_t *s = json_object();
-        json_t *a = side_json(&snd), *b = side_json(&rcv);
-        json_object_set_new(a, "id", json_integer(r->streams[i].id));
-        json_object_set_new(b, "id", json_integer(r->streams[i].id));
+        json_t *a = side_json(sr->id, &snd), *b = side_json(sr->id, &rcv);
+        /* The window and RTT figures are the sender's; a receiving side has none (iperf3 puts 0 there). */
+        if (snd.retransmits >= 0)
+            sender_tcp_summary(a, r, i);
+        json_object_set_new(a, "sender", json_boolean(sr->sender));
+        json_object_set_new(b, "sender", json_boolean(sr->sender));
+        json_object_set_new(a, "id", json_integer(sr->id));
+        json_object_set_new(b, "id", json_integer(sr->id));
         json_object_set_new(s, "sender", a);
         json_object_set_new(s, "receiver", b);
-        if (r->streams[i].mss) {
-            json_object_set_new(s, "mss", json_integer(r->streams[i].mss));
-            json_object_set_new(s, "srtt_ns", json_integer((json_int_t)r->streams[i].srtt_ns));
+        if (sr->mss) {
+            json_object_set_new(s, "mss", json_integer(sr->mss));
+            json_object_set_new(s, "srtt_ns", json_integer((json_int_t)sr->srtt_ns));
         }
-        if (r->streams[i].have_info && r->streams[i].sender)
-            json_object_set_new(s, "brisk", sender_json(&r->streams[i].info));
+        if (sr->have_info && sr->sender)
+            json_object_set_new(s, "brisk", sender_json(&sr->info));
         json_array_append_new(streams, s);
     }
     struct side snd, rcv;
     sides(r, NULL, &snd, &rcv);
-    json_object_set_new(end, "sum_sent", side_json(&snd));
-    json_object_set_new(end, "sum_received", side_json(&rcv));
+    json_t *ss = side_json(-1, &snd), *sr = side_json(-1, &rcv);
+    json_object_set_new(ss, "sender", json_boolean(local_sends));
+    json_object_set_new(sr, "sender", json_boolean(local_sends));
+    json_object_set_new(end, "sum_sent", ss);
+    json_object_set_new(end, "sum_received", sr);
+    json_t *cpu = json_object();
+    json_object_set_new(cpu, "host_total", json_real(r->cpu.total));
+    json_object_set_new(cpu, "host_user", json_real(r->cpu.user));
+    json_object_set_new(cpu, "host_system", json_real(r->cpu.system));
+    json_object_set_new(cpu, "remote_total", json_real(r->remote_cpu.total));
+    json_object_set_new(cpu, "remote_user", json_real(r->remote_cpu.user));
+    json_object_set_new(cpu, "remote_system", json_real(r->remote_cpu.system));
+    json_object_set_new(end, "cpu_utilization_percent", cpu);
+    const char *snd_cc = local_sends ? r->congestion : r->remote_congestion;
+    const char *rcv_cc = local_sends ? r->remote_congestion : r->congestion;
+    if (snd_cc[0])
+        json_object_set_new(end, "sender_tcp_congestion", json_string(snd_cc));
+    if (rcv_cc[0])
+        json_object_set_new(end, "receiver_tcp_congestion", json_string(rcv_cc));
     json_object_set_new(end, "complete", json_boolean(r->complete));
+    if (r->intervals.truncated)
+        json_object_set_new(end, "intervals_truncated", json_true());
     if (r->error)
         json_object_set_new(top, "error", json_string(r->err));
     dump(f, top);
