@@ -102,6 +102,14 @@ sleep 0.4
 "$bnstat" --json --ctl "$ctl" >"$tmp/nd.json" 2>>"$tmp/err"
 "$bnstat" -a -s --json --ctl "$ctl" >"$tmp/n2.json" 2>>"$tmp/err"
 BRISK_CTL=$ctl "$bnstat" -a -s TcpInSegs 'Tap*' >"$tmp/pat.txt" 2>>"$tmp/err"
+# Hostile history files: garbage is ignored with a message; a symbolic link is not followed.
+printf '#brisk-nstat 1 2 3\nTcpInSegs 12 extra\n\001\377\n' >"$tmp/bad.hist"
+BRISK_NSTAT_HISTORY=$tmp/bad.hist "$bnstat" --ctl "$ctl" >"$tmp/badh.txt" 2>"$tmp/badh.err"
+badrc=$?
+echo precious >"$tmp/target"
+ln -s "$tmp/target" "$tmp/link.hist"
+BRISK_NSTAT_HISTORY=$tmp/link.hist "$bnstat" -n --ctl "$ctl" 2>"$tmp/link.err"
+linkrc=$?
 wait "$ip3"
 krc=$?
 ip3=""
@@ -133,6 +141,10 @@ check "brisk-nstat: the first call printed TcpInSegs and the TAP's counters" \
     "grep -Eq '^TcpInSegs +[1-9]' '$tmp/n0.txt' && grep -Eq '^TapRxFrames +[1-9]' '$tmp/n0.txt'"
 check "brisk-nstat PATTERN: only the counters asked for" \
     "grep -q '^TcpInSegs' '$tmp/pat.txt' && grep -q '^TapRxFrames' '$tmp/pat.txt' && ! grep -q '^IpInReceives' '$tmp/pat.txt'"
+check "brisk-nstat: a malformed history is ignored with a message (exit $badrc)" \
+    "[ $badrc -eq 0 ] && grep -q 'ignoring history.*malformed' '$tmp/badh.err' && grep -Eq '^TcpInSegs +[1-9][0-9]{2}' '$tmp/badh.txt'"
+check "brisk-nstat: a history that is a symbolic link is replaced, its target untouched (exit $linkrc)" \
+    "[ $linkrc -eq 0 ] && [ \"\$(cat '$tmp/target')\" = precious ] && [ -f '$tmp/link.hist' ] && [ ! -L '$tmp/link.hist' ]"
 check "no tool wrote to stderr" "[ ! -s '$tmp/err' ]"
 [ -s "$tmp/err" ] && sed 's/^/#   /' "$tmp/err"
 echo "$pass passed, $fail failed"
