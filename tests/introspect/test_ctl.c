@@ -152,7 +152,12 @@ static void test_counters_and_errors(void **state)
     assert_int_equal(num(o, "sockets"), 2);
     json_decref(o);
     /* Bad requests: an error answer naming what is wrong. */
-    const char *bad[] = {"", "   ", "sockets please", "SOCKETS", "counters\x01", "\xff\xfe",
+    const char *bad[] = {"",
+                         "   ",
+                         "sockets please",
+                         "SOCKETS",
+                         "counters\x01",
+                         "\xff\xfe",
                          "a very long request that goes on and on and on beyond thirty-two bytes"};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
         o = ask(&src, bad[k], 0);
@@ -211,7 +216,8 @@ static void *client(void *arg)
     r->sockets_ok = o && json_array_size(json_object_get(o, "sockets")) == 1;
     json_decref(o);
     o = ctl_request(r->path, "counters", r->why, sizeof(r->why));
-    r->counters_ok = o && json_is_integer(json_object_get(json_object_get(o, "counters"), "LoopIterations")) &&
+    r->counters_ok = o &&
+                     json_is_integer(json_object_get(json_object_get(o, "counters"), "LoopIterations")) &&
                      json_is_integer(json_object_get(json_object_get(o, "counters"), "TcpInSegs"));
     json_decref(o);
     /* An unknown request: ctl_request reports the server's error. */

@@ -187,8 +187,8 @@ char *ctl_handle(const struct ctl_source *src, const char *req, size_t len, uint
             which = (int)k;
     if (which < 0) {
         char msg[96];
-        snprintf(msg, sizeof(msg), "unknown request '%.*s'%s (info, sockets, counters)", (int)(len > 32 ? 32 : len),
-                 req, len > 32 ? "..." : "");
+        snprintf(msg, sizeof(msg), "unknown request '%.*s'%s (info, sockets, counters)",
+                 (int)(len > 32 ? 32 : len), req, len > 32 ? "..." : "");
         return ctl_error(src, now, msg);
     }
     json_t *o = answer(src, 1, now);

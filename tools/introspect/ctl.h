@@ -29,9 +29,9 @@
 #include "brisk/brisk.h"
 #include "brisk/loop.h"
 
-#define CTL_REQ_MAX   256              /* bytes of one request line, newline included */
-#define CTL_RESP_MAX  (64u << 20)      /* the clients' bound on one answer line */
-#define CTL_CLIENTS   8                /* connections served at once; more are answered "busy" and closed */
+#define CTL_REQ_MAX  256         /* bytes of one request line, newline included */
+#define CTL_RESP_MAX (64u << 20) /* the clients' bound on one answer line */
+#define CTL_CLIENTS  8           /* connections served at once; more are answered "busy" and closed */
 
 /* What the answers are made from. */
 struct ctl_source {

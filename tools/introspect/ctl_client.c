@@ -67,9 +67,11 @@ json_t *ctl_request(const char *path, const char *req, char *why, size_t why_len
         int e = errno;
         close(fd);
         if (e == ENOENT)
-            return fail(why, why_len, "no control socket at %s (is brisk-perf running with --ctl %s?)", path, path);
+            return fail(why, why_len, "no control socket at %s (is brisk-perf running with --ctl %s?)", path,
+                        path);
         if (e == ECONNREFUSED)
-            return fail(why, why_len, "nothing answers on %s (the process that made it has exited)%s", path, "");
+            return fail(why, why_len, "nothing answers on %s (the process that made it has exited)%s", path,
+                        "");
         return fail(why, why_len, "cannot connect to %s: %s", path, strerror(e));
     }
     uint64_t deadline = mono_ms() + CTL_TIMEOUT_MS;
@@ -97,8 +99,8 @@ json_t *ctl_request(const char *path, const char *req, char *why, size_t why_len
         if (r <= 0) {
             free(buf);
             close(fd);
-            return fail(why, why_len, r == 0 ? "%s did not answer within 5 s%s" : "cannot read from %s%s", path,
-                        "");
+            return fail(why, why_len, r == 0 ? "%s did not answer within 5 s%s" : "cannot read from %s%s",
+                        path, "");
         }
         if (len == cap) {
             if (cap >= CTL_RESP_MAX) {

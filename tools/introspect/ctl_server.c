@@ -183,8 +183,10 @@ static void add_driver_stats(void *ctx, json_t *m)
     const struct {
         const char *name;
         uint64_t v;
-    } loop[] = {{"LoopIterations", ls.iterations}, {"LoopWakeupsFd", ls.wakeups_fd},
-                {"LoopWakeupsTimer", ls.wakeups_timer}, {"LoopPolls", ls.polls},
+    } loop[] = {{"LoopIterations", ls.iterations},
+                {"LoopWakeupsFd", ls.wakeups_fd},
+                {"LoopWakeupsTimer", ls.wakeups_timer},
+                {"LoopPolls", ls.polls},
                 {"LoopTimerArms", ls.timer_arms}};
     for (size_t i = 0; i < sizeof(loop) / sizeof(loop[0]); i++)
         json_object_set_new(m, loop[i].name, json_integer((json_int_t)loop[i].v));
@@ -196,13 +198,20 @@ static void add_driver_stats(void *ctx, json_t *m)
         const char *name;
         uint64_t v;
     } tap[] = {
-        {"TapRxFrames", t.rx_frames},       {"TapRxBytes", t.rx_bytes},
-        {"TapRxGsoFrames", t.rx_gso_frames}, {"TapRxCsumValid", t.rx_csum_valid},
-        {"TapRxBatches", t.rx_batches},     {"TapRxErrors", t.rx_errors},
-        {"TapRxFaultDrops", t.rx_fault_drops}, {"TapTxFrames", t.tx_frames},
-        {"TapTxBytes", t.tx_bytes},         {"TapTxGsoFrames", t.tx_gso_frames},
-        {"TapTxEagain", t.tx_eagain},       {"TapTxBusy", t.tx_busy},
-        {"TapTxErrors", t.tx_errors},       {"TapTxFaultDrops", t.tx_fault_drops},
+        {"TapRxFrames", t.rx_frames},
+        {"TapRxBytes", t.rx_bytes},
+        {"TapRxGsoFrames", t.rx_gso_frames},
+        {"TapRxCsumValid", t.rx_csum_valid},
+        {"TapRxBatches", t.rx_batches},
+        {"TapRxErrors", t.rx_errors},
+        {"TapRxFaultDrops", t.rx_fault_drops},
+        {"TapTxFrames", t.tx_frames},
+        {"TapTxBytes", t.tx_bytes},
+        {"TapTxGsoFrames", t.tx_gso_frames},
+        {"TapTxEagain", t.tx_eagain},
+        {"TapTxBusy", t.tx_busy},
+        {"TapTxErrors", t.tx_errors},
+        {"TapTxFaultDrops", t.tx_fault_drops},
         {"TapTxCompletions", t.tx_completions},
     };
     for (size_t i = 0; i < sizeof(tap) / sizeof(tap[0]); i++)
@@ -276,7 +285,8 @@ struct ctl_server *ctl_server_new(brisk_loop *l, struct brisk_tap *tap, const ch
         return NULL;
     }
     snprintf(s->path, sizeof(s->path), "%s", path);
-    if (listen(s->fd, CTL_CLIENTS) < 0 || brisk_loop_watch_fd(l, s->fd, BRISK_LOOP_IN, on_listen, s) != BRISK_OK) {
+    if (listen(s->fd, CTL_CLIENTS) < 0 ||
+        brisk_loop_watch_fd(l, s->fd, BRISK_LOOP_IN, on_listen, s) != BRISK_OK) {
         why_set(why, why_len, "cannot listen on %s: %s", path, strerror(errno));
         unlink(s->path);
         close(s->fd);

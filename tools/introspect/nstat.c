@@ -44,11 +44,12 @@ struct hist {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: brisk-nstat [--ctl PATH] [-a|--ignore] [-z|--zeros] [-s|--no-update] [-n|--no-output]\n"
-               "                   [--json] [PATTERN ...]\n"
-               "  prints the counters of the brisk process on control socket PATH (default $BRISK_CTL): their\n"
-               "  growth since the last call (history in $BRISK_NSTAT_HISTORY or a per-user file), or with -a\n"
-               "  their values\n");
+    fprintf(f,
+            "usage: brisk-nstat [--ctl PATH] [-a|--ignore] [-z|--zeros] [-s|--no-update] [-n|--no-output]\n"
+            "                   [--json] [PATTERN ...]\n"
+            "  prints the counters of the brisk process on control socket PATH (default $BRISK_CTL): their\n"
+            "  growth since the last call (history in $BRISK_NSTAT_HISTORY or a per-user file), or with -a\n"
+            "  their values\n");
 }
 
 static int name_ok(const char *s)
@@ -257,8 +258,7 @@ int main(int argc, char **argv)
     double secs = h.valid && now > h.at_ns ? (double)(now - h.at_ns) / 1e9 : 0;
     if (!no_output) {
         json_t *out = json ? json_object() : NULL;
-        if (!json)
-        {
+        if (!json) {
             const char *prog = json_string_value(json_object_get(ans, "program"));
             printf("#brisk %s pid %" PRIu64 "\n", prog ? prog : "?", pid);
         }
@@ -281,7 +281,8 @@ int main(int argc, char **argv)
             if (json)
                 json_object_set_new(out, name, json_integer((json_int_t)shown));
             else
-                printf("%-32s %-19" PRIu64 " %.1f\n", name, shown, !absolute && secs > 0 ? (double)shown / secs : 0.0);
+                printf("%-32s %-19" PRIu64 " %.1f\n", name, shown,
+                       !absolute && secs > 0 ? (double)shown / secs : 0.0);
         }
         if (json) {
             json_t *doc = json_pack("{s:o}", "brisk", out);

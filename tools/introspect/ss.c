@@ -101,10 +101,10 @@ static void print_info(json_t *s, int64_t now)
     if (ssth > 0 && ssth < 0x7fffffff) /* ss leaves out the infinite initial one */
         printf(" ssthresh:%lld", (long long)(ssth / mss));
     printf(" bytes_sent:%lld bytes_acked:%lld bytes_received:%lld segs_out:%lld segs_in:%lld",
-           (long long)num(s, "bytes_sent"), (long long)num(s, "bytes_acked"), (long long)num(s, "bytes_received"),
-           (long long)num(s, "segs_out"), (long long)num(s, "segs_in"));
-    const char *last[][2] = {{"lastsnd", "last_data_sent_ns"}, {"lastrcv", "last_data_recv_ns"},
-                             {"lastack", "last_recv_ns"}};
+           (long long)num(s, "bytes_sent"), (long long)num(s, "bytes_acked"),
+           (long long)num(s, "bytes_received"), (long long)num(s, "segs_out"), (long long)num(s, "segs_in"));
+    const char *last[][2] = {
+        {"lastsnd", "last_data_sent_ns"}, {"lastrcv", "last_data_recv_ns"}, {"lastack", "last_recv_ns"}};
     for (size_t i = 0; i < 3; i++) {
         int64_t at = num(s, last[i][1]);
         if (at > 0 && at <= now)
@@ -114,7 +114,8 @@ static void print_info(json_t *s, int64_t now)
     if (num(s, "unacked"))
         printf(" unacked:%lld", (long long)(num(s, "unacked") / mss));
     if (num(s, "retransmits") || num(s, "retrans_bytes"))
-        printf(" retrans:%lld/%lld", (long long)(num(s, "retrans_bytes") / mss), (long long)num(s, "retransmits"));
+        printf(" retrans:%lld/%lld", (long long)(num(s, "retrans_bytes") / mss),
+               (long long)num(s, "retransmits"));
     if (num(s, "rto_count"))
         printf(" rto_count:%lld", (long long)num(s, "rto_count"));
     if (num(s, "lost_bytes"))
@@ -123,9 +124,9 @@ static void print_info(json_t *s, int64_t now)
         printf(" sacked:%lld", (long long)(num(s, "sacked_bytes") / mss));
     if (num(s, "reordering"))
         printf(" reordering:%lld", (long long)num(s, "reordering"));
-    printf(" rcv_space:%lld rcv_ssthresh:%lld snd_wnd:%lld rcv_wnd:%lld notsent:%lld", (long long)num(s, "rcv_space"),
-           (long long)num(s, "rcv_ssthresh"), (long long)num(s, "snd_wnd"), (long long)num(s, "rcv_wnd"),
-           (long long)num(s, "notsent"));
+    printf(" rcv_space:%lld rcv_ssthresh:%lld snd_wnd:%lld rcv_wnd:%lld notsent:%lld",
+           (long long)num(s, "rcv_space"), (long long)num(s, "rcv_ssthresh"), (long long)num(s, "snd_wnd"),
+           (long long)num(s, "rcv_wnd"), (long long)num(s, "notsent"));
     if (num(s, "tlp_probes"))
         printf(" tlp:%lld/%lld", (long long)num(s, "tlp_recoveries"), (long long)num(s, "tlp_probes"));
     printf(" hold:%s", str(s, "hold"));
@@ -210,8 +211,8 @@ int main(int argc, char **argv)
     }
     if (json) {
         json_t *out = json_pack("{s:O,s:O,s:O,s:O}", "program", json_object_get(ans, "program"), "pid",
-                                json_object_get(ans, "pid"), "now_ns", json_object_get(ans, "now_ns"), "sockets",
-                                shown);
+                                json_object_get(ans, "pid"), "now_ns", json_object_get(ans, "now_ns"),
+                                "sockets", shown);
         if (!out || json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0) {
             fprintf(stderr, "brisk-ss: out of memory\n");
             return 1;
@@ -231,8 +232,8 @@ int main(int argc, char **argv)
                 snprintf(ra, sizeof(ra), "*:*");
             int is_listen = !strcmp(str(s, "state"), "LISTEN");
             printf("%-11s %-7lld %-7lld %-25s %-25s\n", ss_state(str(s, "state")),
-                   (long long)(is_listen ? 0 : num(s, "recv_q")), (long long)(is_listen ? 0 : num(s, "send_q")),
-                   la, ra);
+                   (long long)(is_listen ? 0 : num(s, "recv_q")),
+                   (long long)(is_listen ? 0 : num(s, "send_q")), la, ra);
             if (info && !is_listen)
                 print_info(s, now);
         }
