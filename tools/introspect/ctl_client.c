@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,6 +70,9 @@ json_t *ctl_request(const char *path, const char *req, char *why, size_t why_len
         if (e == ENOENT)
             return fail(why, why_len, "no control socket at %s (is brisk-perf running with --ctl %s?)", path,
                         path);
+        struct stat sb;
+        if (e == ECONNREFUSED && lstat(path, &sb) == 0 && !S_ISSOCK(sb.st_mode))
+            return fail(why, why_len, "%s is not a socket%s", path, "");
         if (e == ECONNREFUSED)
             return fail(why, why_len, "nothing answers on %s (the process that made it has exited)%s", path,
                         "");
