@@ -3,7 +3,8 @@
  * (ctl_server.c) over a real brisk_loop and AF_UNIX socket with the clients' code (ctl_client.c) in another
  * thread: the answers carry the stack's real state (a listener and a connection with the bytes it received
  * and sent, its cwnd and RTT; the counters by name), bad requests are error answers on a connection that
- * stays usable, an overlong line ends its connection, and the socket file is 0600 and removed.
+ * stays usable, an overlong line ends its connection, a connection beyond CTL_CLIENTS is told "busy" until
+ * an idle one can be evicted, and the socket file is 0600 and removed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -181,7 +182,7 @@ static void test_counters_and_errors(void **state)
 struct client_run {
     char path[108];
     brisk_loop *loop;
-    int sockets_ok, counters_ok, bad_ok, long_ok, after_ok, mode;
+    int sockets_ok, counters_ok, bad_ok, long_ok, after_ok, busy_ok, evict_ok;
     char why[256];
 };
 
@@ -233,6 +234,28 @@ static void *client(void *arg)
     memset(big, 'x', sizeof(big));
     n = raw_exchange(r->path, big, sizeof(big), out, sizeof(out));
     r->long_ok = n > 0 && strstr(out, "longer than") != NULL;
+    /* CTL_CLIENTS connections that say nothing: one more is answered busy ... */
+    int idle[CTL_CLIENTS];
+    for (int i = 0; i < CTL_CLIENTS; i++) {
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        snprintf(a.sun_path, sizeof(a.sun_path), "%s", r->path);
+        idle[i] = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (idle[i] >= 0 && connect(idle[i], (struct sockaddr *)&a, sizeof(a)) < 0) {
+            close(idle[i]);
+            idle[i] = -1;
+        }
+    }
+    o = ctl_request(r->path, "info", r->why, sizeof(r->why));
+    r->busy_ok = !o && strstr(r->why, "busy") != NULL;
+    json_decref(o);
+    /* ... until the idlest has been idle for CTL_IDLE_NS: it is closed for the new one. */
+    usleep((useconds_t)(CTL_IDLE_NS / 1000 + 100000));
+    o = ctl_request(r->path, "info", r->why, sizeof(r->why));
+    r->evict_ok = o != NULL;
+    json_decref(o);
+    for (int i = 0; i < CTL_CLIENTS; i++)
+        if (idle[i] >= 0)
+            close(idle[i]);
     brisk_loop_stop(r->loop);
     return NULL;
 }
@@ -279,6 +302,8 @@ static void test_server_on_loop(void **state)
     assert_true(r.bad_ok);
     assert_true(r.after_ok);
     assert_true(r.long_ok);
+    assert_true(r.busy_ok);
+    assert_true(r.evict_ok);
     ctl_server_free(srv);
     assert_int_equal(lstat(r.path, &sb), -1);
     /* Without a server: the clients' message says so. */

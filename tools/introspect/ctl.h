@@ -32,6 +32,7 @@
 #define CTL_REQ_MAX  256         /* bytes of one request line, newline included */
 #define CTL_RESP_MAX (64u << 20) /* the clients' bound on one answer line */
 #define CTL_CLIENTS  8           /* connections served at once; more are answered "busy" and closed */
+#define CTL_IDLE_NS  (BRISK_NSEC_PER_SEC) /* ... unless the idlest has been idle this long: it is closed */
 
 /* What the answers are made from. */
 struct ctl_source {

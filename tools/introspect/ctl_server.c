@@ -8,7 +8,8 @@
  * is not fully written the connection is watched for writability only: a client that does not read stops
  * being read (its further requests wait in its socket buffer) and costs the process nothing but its answer.
  * A line longer than CTL_REQ_MAX gets an error answer, then the connection is closed; a connection beyond
- * CTL_CLIENTS gets a "busy" answer and is closed. Writes use MSG_NOSIGNAL: a client that went away is a
+ * CTL_CLIENTS takes the slot of the idlest one if that has been idle for CTL_IDLE_NS, else it gets a "busy"
+ * answer and is closed. Writes use MSG_NOSIGNAL: a client that went away is a
  * closed connection, never a SIGPIPE.
  *
  * The socket file is made with mode 0600 (umask around bind, then chmod): the stack's addresses and
@@ -37,6 +38,7 @@ struct ctl_conn {
     size_t outlen, outoff;
     int close_after; /* close once `out` is written (overlong line) */
     int eof;         /* the client shut its side: answer what is buffered, then close */
+    uint64_t active; /* when it was accepted or last had readiness: the idlest is evicted for a new one */
 };
 
 struct ctl_server {
@@ -133,6 +135,7 @@ static void on_conn(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t n
             c = &s->conns[i];
     if (!c)
         return;
+    c->active = now;
     if ((ready & BRISK_LOOP_IN) && !c->out && !c->eof) {
         ssize_t n = recv(fd, c->in + c->inlen, sizeof(c->in) - c->inlen, MSG_DONTWAIT);
         if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
@@ -151,19 +154,34 @@ static void on_conn(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t n
         conn_close(s, c);
 }
 
+/* A free slot; when there is none, the slot of the connection that has been idle longest if that is more than
+ * CTL_IDLE_NS, closed: a client that connects and then does nothing (or hangs) cannot lock the tools out. */
+static struct ctl_conn *conn_slot(struct ctl_server *s, uint64_t now)
+{
+    struct ctl_conn *idlest = NULL;
+    for (int i = 0; i < CTL_CLIENTS; i++) {
+        struct ctl_conn *c = &s->conns[i];
+        if (c->fd < 0)
+            return c;
+        if (!idlest || c->active < idlest->active)
+            idlest = c;
+    }
+    if (idlest && now - idlest->active > CTL_IDLE_NS) {
+        conn_close(s, idlest);
+        return idlest;
+    }
+    return NULL;
+}
+
 static void on_listen(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t now)
 {
     (void)ready;
-    (void)now;
     struct ctl_server *s = ctx;
     for (int k = 0; k < 4; k++) { /* a few per iteration: the stack's own work comes first */
         int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd < 0)
             return;
-        struct ctl_conn *c = NULL;
-        for (int i = 0; i < CTL_CLIENTS && !c; i++)
-            if (s->conns[i].fd < 0)
-                c = &s->conns[i];
+        struct ctl_conn *c = conn_slot(s, now);
         if (!c || brisk_loop_watch_fd(l, cfd, BRISK_LOOP_IN, on_conn, s) != BRISK_OK) {
             static const char busy[] = "{\"ok\":false,\"error\":\"busy: too many control connections\"}\n";
             ssize_t w = send(cfd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -172,6 +190,7 @@ static void on_listen(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t
             continue;
         }
         c->fd = cfd;
+        c->active = now;
     }
 }
 
