@@ -689,6 +689,19 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *out);
 #define BRISK_POLL_RDHUP 0x2000u
 unsigned brisk_sock_poll(const brisk_sock *s);
 
+/* Visits the stack's sockets, for introspection (brisk-ss, docs/introspection.md): fn(ctx, s) is called for
+ * every listener, then for every connection in the connection table — SYN-SENT through TIME-WAIT, half-open
+ * (SYN-RECEIVED) children and established children not yet accepted included, orphans (closed by the
+ * application, finishing their FIN exchange or TIME-WAIT) too — and for children on an accept queue that
+ * have already left the table. Sockets in CLOSED are not visited: fresh or bound sockets that neither
+ * connect nor listen, and connections that failed or ended and wait for the application's brisk_close (the
+ * application holds all of those). The order is the tables' (fixed by the seed: same seed, same order).
+ * fn may read a socket (brisk_conn_info, brisk_getsockopt, brisk_get_congestion, brisk_sock_poll) but must
+ * not change any socket's state (close, abort, connect, listen, send, recv): the tables are walked as they
+ * are. A non-zero return from fn stops the walk. Returns that value, BRISK_OK when every socket was visited,
+ * or BRISK_ERR_INVAL for a NULL stack or fn. */
+int brisk_stack_foreach_socket(brisk_stack *st, int (*fn)(void *ctx, brisk_sock *s), void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -507,6 +507,33 @@ uint64_t brisk_stack_sockets(const brisk_stack *st)
     return st && st->tcp ? st->tcp->nsocks : 0;
 }
 
+/* Introspection walks the two hashes as they are: no snapshot, no allocation, so the walk sees the state
+ * of one instant (the caller is the stack's own thread, between events). Listeners come first, each followed
+ * by its accept-queue children that have left the connection table (they are reachable nowhere else); the
+ * connection table then holds every other live connection, half-open children included. */
+int brisk_stack_foreach_socket(brisk_stack *st, int (*fn)(void *ctx, brisk_sock *s), void *ctx)
+{
+    if (!st || !fn || !st->tcp)
+        return BRISK_ERR_INVAL;
+    struct brisk_tcp *t = st->tcp;
+    for (uint32_t i = 0; i < t->nlisten_buckets; i++)
+        for (brisk_sock *l = t->listen[i]; l; l = l->hnext) {
+            int rc = fn(ctx, l);
+            if (rc)
+                return rc;
+            for (brisk_sock *ch = l->lq.head; ch; ch = ch->aq_next)
+                if (!ch->in_table && (rc = fn(ctx, ch)) != 0)
+                    return rc;
+        }
+    for (uint32_t i = 0; i < t->nconns_buckets; i++)
+        for (brisk_sock *c = t->conns[i]; c; c = c->hnext) {
+            int rc = fn(ctx, c);
+            if (rc)
+                return rc;
+        }
+    return BRISK_OK;
+}
+
 uint64_t brisk_stack_tcp_chunks_in_use(const brisk_stack *st)
 {
     return st && st->tcp ? st->tcp->chunks.in_use : 0;

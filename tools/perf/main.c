@@ -10,7 +10,7 @@
  *                                                                                  TAP [STACK]
  *   brisk-perf echo    [--port N] [--no-nodelay]                                   TAP [STACK]
  *   TAP:   --tap NAME --ip ADDR/PREFIX [--gw ADDR] [--mtu N] [--no-gso] [--txc-delay TIME] [--loss P]
- *          [--wait TIME] [--busy-poll TIME] [-i INTERVAL] [--stats]
+ *          [--wait TIME] [--busy-poll TIME] [-i INTERVAL] [--stats] [--ctl PATH]
  *   STACK: [--profile NAME] [--set name=value ...] [--seed N]
  *
  * The loop (brisk/loop.h) runs the stack; one hook drives the protocol engine (perf.h): it calls the engine's
@@ -31,6 +31,7 @@
 
 #include "brisk/loop.h"
 #include "brisk/tap.h"
+#include "introspect/ctl.h"
 #include "perf/perf.h"
 
 enum mode { M_SERVER, M_CLIENT, M_RR, M_ECHO };
@@ -46,6 +47,7 @@ struct opts {
     uint64_t wait_ns, busy_poll_ns;
     uint64_t interval_ns; /* -i: interval reports (0 = none) */
     struct brisk_settings settings;
+    const char *ctl_path; /* --ctl: the control socket brisk-ss / brisk-nstat ask (docs/introspection.md) */
 };
 
 struct run {
@@ -76,7 +78,7 @@ static void usage(FILE *f)
         "                          [--json] TAP [STACK]\n"
         "       brisk-perf echo [--port N] [--no-nodelay] TAP [STACK]\n"
         "  TAP:   --tap NAME --ip ADDR/PREFIX [--gw ADDR] [--mtu N] [--no-gso] [--txc-delay TIME]\n"
-        "         [--loss P] [--wait TIME] [--busy-poll TIME] [-i INTERVAL] [--stats]\n"
+        "         [--loss P] [--wait TIME] [--busy-poll TIME] [-i INTERVAL] [--stats] [--ctl PATH]\n"
         "  STACK: [--profile NAME] [--set name=value ...] [--seed N]\n"
         "  server and client speak iperf3's protocol (interoperate with iperf3 -c / iperf3 -s, port 5201)\n");
 }
@@ -262,6 +264,10 @@ static int parse(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--busy-poll")) {
             if (brisk_parse_time(v, &o->busy_poll_ns))
                 return bad("bad busy-poll time '%s'%s", v, "");
+        } else if (!strcmp(a, "--ctl")) {
+            if (!v[0] || strlen(v) >= 108)
+                return bad("bad control socket path '%s'%s (1 ... 107 bytes)", v, "");
+            o->ctl_path = v;
         } else if (!strcmp(a, "--profile")) {
             if (brisk_settings_apply_profile(&o->settings, v))
                 return bad("unknown profile '%s'%s (brisk-lab profiles lists them)", v, "");
@@ -567,6 +573,16 @@ int main(int argc, char **argv)
         brisk_stack_free(st);
         return 1;
     }
+    /* The control socket (tools/introspect/): brisk-ss and brisk-nstat ask it, answered on this thread by
+     * the loop between events. Freed (the file removed) before the stack, which its answers read. */
+    struct ctl_server *ctl = NULL;
+    if (o.ctl_path && !(ctl = ctl_server_new(loop, tap, o.ctl_path, "brisk-perf", why, sizeof(why)))) {
+        fprintf(stderr, "brisk-perf: cannot open the control socket: %s\n", why);
+        brisk_stack_free(st);
+        brisk_tap_close(tap);
+        brisk_loop_free(loop);
+        return 1;
+    }
     brisk_loop_stop_on_signals(loop);
     if (o.busy_poll_ns)
         brisk_loop_set_busy_poll(loop, o.busy_poll_ns);
@@ -637,6 +653,7 @@ int main(int argc, char **argv)
     perf_rr_client_free(run.rr, now);
     perf_iperf_server_free(run.server, now);
     perf_echo_server_free(run.echo, now);
+    ctl_server_free(ctl);
     brisk_stack_free(st);
     brisk_tap_close(tap);
     brisk_loop_free(loop);
