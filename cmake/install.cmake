@@ -9,7 +9,8 @@
 #                    libbrisk.so.0 -> libbrisk.so.0.1.0, SONAME libbrisk.so.0) and static (libbrisk.a)
 #   lib/pkgconfig/   brisk.pc, brisk-sim.pc, brisk-drivers.pc: `pkg-config --libs brisk-sim` puts the libraries
 #                    in the order the linker needs (-lbrisk_sim -lbrisk), --static adds -lm
-#   bin/             brisk-lab, brisk-perf, brisk-bench; share/man/man1/ their pages, made from their --help
+#   bin/             brisk-lab, brisk-perf, brisk-bench, brisk-ss, brisk-nstat; share/man/man1/ their pages,
+#                    made from their --help
 #
 # The installed libraries are compiled once more, apart from the in-tree static libraries the tools and tests
 # link (those stay as they are: non-PIC, LTO bytecode only, so the tools' figures do not move):
@@ -137,14 +138,14 @@ foreach(pc brisk brisk-sim brisk-drivers)
         list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${pc}\")")
 endforeach()
 
-install(TARGETS brisk-lab brisk-perf brisk-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS brisk-lab brisk-perf brisk-bench brisk-ss brisk-nstat RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # Manual pages from each tool's --help (help2man, Debian's help2man: scripts/deps.sh), with the extra sections
 # of cmake/man/<tool>.h2m. Without help2man they are not made, and the install test says so and fails.
 find_program(HELP2MAN help2man)
 if(HELP2MAN)
     set(pages)
-    foreach(tool brisk-lab brisk-perf brisk-bench)
+    foreach(tool brisk-lab brisk-perf brisk-bench brisk-ss brisk-nstat)
         set(page ${CMAKE_BINARY_DIR}/man/${tool}.1)
         set(inc ${CMAKE_SOURCE_DIR}/cmake/man/${tool}.h2m)
         file(STRINGS ${inc} name LIMIT_COUNT 1 REGEX "^# name: ")

@@ -2,7 +2,7 @@
 # The install, tested as a user meets it (cmake/install.cmake, examples/): `cmake --install` (what `make
 # install` runs) into a temporary DESTDIR, then, against that tree only:
 #   files      headers under include/brisk, each library shared (SONAME libX.so.0, the .so and .so.0 links)
-#              and static, the pkg-config files, brisk-lab / brisk-perf / brisk-bench and their man pages
+#              and static, the pkg-config files, brisk-lab / brisk-perf / brisk-bench / brisk-ss / brisk-nstat and their man pages
 #   symbols    each .so's exported dynamic symbols (node BRISK_0) equal tests/install/<lib>.symbols, and that
 #              list equals the functions the library's installed headers declare (gcc -aux-info)
 #   pkg-config the link line of brisk-sim / brisk-drivers names the library before libbrisk; --static adds -lm
@@ -68,7 +68,7 @@ check "libbrisk_sim.so needs libbrisk.so.0" "readelf -d '$L/libbrisk_sim.so' | g
 for pc in brisk brisk-sim brisk-drivers; do
     check "$libdir/pkgconfig/$pc.pc" "[ -f '$L/pkgconfig/$pc.pc' ]"
 done
-for t in brisk-lab brisk-perf brisk-bench; do
+for t in brisk-lab brisk-perf brisk-bench brisk-ss brisk-nstat; do
     check "bin/$t runs" "'$P/bin/$t' --help >/dev/null 2>&1"
     m=$P/share/man/man1/$t.1
     if [ ! -f "$m" ]; then
