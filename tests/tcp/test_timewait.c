@@ -348,6 +348,41 @@ static void test_icmp_ignored(void **state)
     differential(brisk_sets, s_icmp, 1, (const int[]){0}, NULL);
 }
 
+/* The device refuses the ACK of the peer's retransmitted FIN: owed, and sent when a completion wakes the
+ * stack. */
+static void s_refused(struct end *e, int step)
+{
+    uint64_t t = e->t2 + 3 * TF_SEC;
+    if (step == 0) {
+        e->t.hold_completions = 1;
+        peer_seg(e, ACK, 1 << 30, 0, 0, t - TF_MS); /* its ACK stays in the ring: a completion to come */
+        tf_collect(&e->t);
+        e->t.f.busy = 1;
+        e->p.nxt--;
+        tf_peer_send(&e->p, FIN | ACK, NULL, 0, t);
+    } else {
+        e->t.f.busy = 0;
+        fakedev_complete_all(&e->t.f, t + TF_MS);
+        tf_run(&e->t, t + TF_MS);
+        e->t.hold_completions = 0;
+    }
+}
+
+static void c_refused(struct end *a, struct end *b, int step)
+{
+    (void)a;
+    if (step == 0)
+        assert_ptr_equal(b->t.st->tcp->tw.refused, record(b));
+    else
+        assert_null(b->t.st->tcp->tw.refused);
+}
+
+static void test_refused_ack_resent(void **state)
+{
+    (void)state;
+    differential(brisk_sets, s_refused, 2, (const int[]){1, 1}, c_refused);
+}
+
 /* The record replaces the socket, holds the port, and its expiry gives both back. */
 static void test_replaces_socket_and_expires(void **state)
 {
@@ -450,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_syn_reuse),
         cmocka_unit_test(test_paws),
         cmocka_unit_test(test_icmp_ignored),
+        cmocka_unit_test(test_refused_ack_resent),
         cmocka_unit_test(test_replaces_socket_and_expires),
         cmocka_unit_test(test_close_in_time_wait),
         cmocka_unit_test(test_many_bounded),
