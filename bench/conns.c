@@ -23,6 +23,16 @@
  * 4 MB) the ceiling per endpoint is that figure plus 8 MB — 100,000 of them filled would need 800 GB, so the
  * "including" figure is computed from the defaults, not measured.
  *
+ * TIME-WAIT. N connections (60,000, under tcp_max_tw_buckets' 65,536; 10,000 with --quick) are opened and
+ * closed as in the rate run, so that the client, the active closer, holds every one in TIME-WAIT; after the
+ * last close the world runs 2 s more (well inside the 60 s wait), for whatever a closed connection leaves
+ * to settle. Before them a first wave of 2 x WINDOW connections is run and its TIME-WAIT let expire, so that
+ * packet pools and tables have grown to what this load needs. The heap's growth over the second wave (the
+ * server's sockets are all freed by then), plus the TIME-WAIT record slabs the first wave had carved and
+ * the second reuses, divided by the connections the client holds in TIME-WAIT, is the memory per
+ * TIME-WAIT connection; the record slabs (timewait.c) divided the same way, the allocator's own count, are
+ * reported beside it.
+ *
  * Settings: 100,000 connections to one server port would exhaust the 16,384 ephemeral ports (49152-65535) of
  * the client's one address, so the server listens on NPORTS ports and connections are spread over them;
  * the listen backlog and tcp_max_syn_backlog are raised to WINDOW so that the handshakes in flight are
@@ -262,6 +272,51 @@ int bench_conns(int json, int quick, const char *const *sets)
         return 1;
     }
 
+    /* TIME-WAIT memory. */
+    uint32_t ntw = quick ? 10000u : 60000u;
+    fprintf(stderr, "brisk-bench conns: %u connections closed into TIME-WAIT...\n", ntw);
+    if (conns_setup(&c, ntw, 0, sets) != 0) {
+        fprintf(stderr, "brisk-bench conns: cannot build the world\n");
+        conns_free(&c);
+        return 1;
+    }
+    brisk_stack *tcs = brisk_sim_host_stack(c.client);
+    /* A first wave, whose TIME-WAIT is let run out: the packet pools and both stacks' tables reach the size
+     * this load keeps them at, so that the heap's growth below is what the waiting connections hold. */
+    c.target = 2 * WINDOW;
+    brisk_sim_at(c.w, brisk_sim_now(c.w), kickoff, &c);
+    ok = brisk_sim_run_while(c.w, conns_done, &c, 3600ull * BRISK_NSEC_PER_SEC);
+    brisk_sim_run_until(c.w, brisk_sim_now(c.w) + brisk_stack_settings(tcs)->tcp_time_wait_ns +
+                                 BRISK_NSEC_PER_SEC);
+    ok = ok && tcs->tcp->tw_count == 0;
+#ifdef TCP_TW_SIZE
+    uint64_t tw_carved = tcs->tcp->tw.bytes; /* records carved by the first wave, reused by the second */
+#else
+    uint64_t tw_carved = 0;
+#endif
+    uint64_t tw_h0 = heap_bytes();
+    c.target += ntw;
+    brisk_sim_at(c.w, brisk_sim_now(c.w), kickoff, &c);
+    ok = ok && brisk_sim_run_while(c.w, conns_done, &c, 3600ull * BRISK_NSEC_PER_SEC);
+    brisk_sim_run_until(c.w, brisk_sim_now(c.w) + 2 * BRISK_NSEC_PER_SEC);
+    uint64_t tw_h1 = heap_bytes() + tw_carved;
+    uint64_t tw_conns = tcs->tcp->tw_count;
+    uint64_t tw_socks = brisk_stack_sockets(tcs);
+#ifdef TCP_TW_SIZE
+    uint64_t tw_slab = tcs->tcp->tw.bytes, tw_records = tcs->tcp->tw.count;
+#else
+    uint64_t tw_slab = 0, tw_records = 0; /* before TIME-WAIT records: every one is a whole socket */
+#endif
+    uint32_t tw_errors = c.errors;
+    conns_free(&c);
+    if (!ok || tw_errors || tw_conns == 0) {
+        fprintf(stderr, "brisk-bench conns: TIME-WAIT run: %u errors, %" PRIu64 " in TIME-WAIT\n", tw_errors,
+                tw_conns);
+        return 1;
+    }
+    double per_tw = tw_h1 > tw_h0 ? (double)(tw_h1 - tw_h0) / (double)tw_conns : 0;
+    double slab_per_tw = (double)tw_slab / (double)tw_conns;
+
     /* Memory. */
     fprintf(stderr, "brisk-bench conns: %u idle established connections...\n", nmem);
     if (conns_setup(&c, nmem, 1, sets) != 0) {
@@ -310,6 +365,12 @@ int bench_conns(int json, int quick, const char *const *sets)
         json_double(&j, "bytes_per_idle_connection_pair", 2 * per_endpoint);
         json_u64(&j, "default_buffer_bytes", bufs);
         json_double(&j, "bytes_per_endpoint_with_default_buffers", per_endpoint + (double)bufs);
+        json_u64(&j, "time_wait_connections", tw_conns);
+        json_u64(&j, "time_wait_records", tw_records);
+        json_u64(&j, "time_wait_client_sockets", tw_socks);
+        json_u64(&j, "time_wait_heap_growth_bytes", tw_h1 > tw_h0 ? tw_h1 - tw_h0 : 0);
+        json_double(&j, "bytes_per_time_wait_connection", per_tw);
+        json_double(&j, "time_wait_slab_bytes_per_connection", slab_per_tw);
         json_object_end(&j);
         json_finish(&j);
     } else {
@@ -322,6 +383,10 @@ int bench_conns(int json, int quick, const char *const *sets)
                "bytes); with default buffers (%" PRIu64 " KB) %.0f bytes per endpoint\n",
                nmem, (double)(h1 > h0 ? h1 - h0 : 0) / 1e6, per_endpoint, 2 * per_endpoint, chunks,
                sizeof(struct brisk_sock), bufs / 1024, per_endpoint + (double)bufs);
+        printf("       %" PRIu64 " connections in TIME-WAIT (%" PRIu64
+               " as records): heap +%.1f MB, %.0f bytes "
+               "per TIME-WAIT connection (records' slabs: %.0f bytes each)\n",
+               tw_conns, tw_records, (double)(tw_h1 > tw_h0 ? tw_h1 - tw_h0 : 0) / 1e6, per_tw, slab_per_tw);
     }
     return 0;
 }

@@ -264,6 +264,28 @@ void brisk_timer_arm(struct brisk_timer_wheel *w, struct brisk_timer *t, uint64_
     w->stats.arms++;
 }
 
+void brisk_timer_move(struct brisk_timer_wheel *w, struct brisk_timer *to, struct brisk_timer *from)
+{
+    if (!brisk_timer_armed(from))
+        return;
+    to->expires = from->expires;
+    to->seq = from->seq;
+    to->prev = from->prev;
+    to->next = from->next;
+    unsigned where = slot_index(w, from->expires);
+    struct brisk_timer_slot *sl = &w->slot[where / BRISK_TIMER_SLOTS][where % BRISK_TIMER_SLOTS];
+    if (to->prev)
+        to->prev->next = to;
+    else
+        sl->head = to;
+    if (to->next)
+        to->next->prev = to;
+    else
+        sl->tail = to;
+    from->next = from->prev = NULL;
+    from->seq = 0;
+}
+
 void brisk_timer_cancel(struct brisk_timer_wheel *w, struct brisk_timer *t)
 {
     if (!brisk_timer_armed(t))

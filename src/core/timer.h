@@ -74,6 +74,11 @@ void brisk_timer_init(struct brisk_timer *t, brisk_timer_fn fn, void *arg);
  * exception: many timers within the same 1 µs armed out of order). */
 void brisk_timer_arm(struct brisk_timer_wheel *w, struct brisk_timer *t, uint64_t expires);
 
+/* Moves the armed timer `from` into `to` (initialised, not armed) where it stands: same expiry, same rank
+ * among timers of that expiry, no arm or cancel counted; `to` keeps its own callback. `from` is left not
+ * armed. For an object that hands its pending deadline to a smaller successor (TCP's TIME-WAIT record). */
+void brisk_timer_move(struct brisk_timer_wheel *w, struct brisk_timer *to, struct brisk_timer *from);
+
 /* Disarms `t`; a no-op if it is not armed. O(1). */
 void brisk_timer_cancel(struct brisk_timer_wheel *w, struct brisk_timer *t);
 

@@ -42,7 +42,10 @@ int brisk_tcp_init(brisk_stack *st)
     t->nlisten_buckets = 64;
     t->conns = calloc(t->nconns_buckets, sizeof(*t->conns));
     t->listen = calloc(t->nlisten_buckets, sizeof(*t->listen));
-    if (!t->conns || !t->listen) {
+    st->tcp = t;
+    if (!t->conns || !t->listen || tcp_tw_init(st) != BRISK_OK) {
+        st->tcp = NULL;
+        free(t->tw.buckets);
         free(t->conns);
         free(t->listen);
         free(t);
@@ -96,6 +99,7 @@ void brisk_tcp_destroy(brisk_stack *st)
     }
     for (uint32_t i = 0; i < t->nconns_buckets; i++)
         free_chain(t->conns[i]);
+    tcp_tw_destroy(st);
     for (uint32_t i = 0; i < t->nlisten_buckets; i++)
         free_chain(t->listen[i]);
     free(t->conns);
@@ -232,8 +236,12 @@ void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now)
             c->ack.refused = 0;
             if (c->ack.pending)
                 tcp_send_ack(c, now); /* an ACK the device refused (unless data carried one since) */
+            if (c->state == BRISK_TCP_TIME_WAIT)
+                tcp_tw_settle(c, now); /* it was the ACK of the peer's FIN (timewait.c) */
         }
     }
+    if (t->tw.refused)
+        tcp_tw_run_refused(st, now);
 }
 
 brisk_sock *tcp_child_new(brisk_sock *l, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg)
@@ -383,7 +391,7 @@ int tcp_port_in_use(brisk_stack *st, uint32_t laddr, uint16_t lport)
         for (brisk_sock *c = t->conns[i]; c; c = c->hnext)
             if (c->id.lport == lport && (laddr == 0 || c->id.laddr == laddr))
                 return 1;
-    return 0;
+    return tcp_tw_port_in_use(st, laddr, lport);
 }
 
 void tcp_set_state(brisk_sock *c, int state, uint64_t now)

@@ -107,6 +107,8 @@ void brisk_tcp_icmp_error(brisk_stack *st, uint8_t type, uint8_t code, const str
     /* The quote is a datagram we sent: its source is our end of the connection. */
     brisk_sock *c = tcp_conn_lookup(st, quoted->src, sport, quoted->dst, dport);
     if (!c) {
+        if (tcp_tw_lookup(st, quoted->src, sport, quoted->dst, dport))
+            return;           /* TIME-WAIT, as a record: ignored as below */
         st->c.IcmpInErrors++; /* as Linux counts ICMP_MIB_INERRORS for an error matching no socket */
         return;
     }

@@ -220,6 +220,7 @@ static void enter_time_wait(brisk_sock *c, uint64_t now)
         c->ack.pending = 0;
     tcp_timer_cancel(c, &c->timer.delack);
     tcp_raise(c, BRISK_EV_CLOSED);
+    c->st->tcp->tw_enter = c; /* a record replaces it once this segment is answered (timewait.c) */
     if (c->st->tcp->tw_count > c->st->s.tcp_max_tw_buckets) {
         /* No bucket left (Linux's tcp_max_tw_buckets): skip the 2 MSL wait. The expiry fires at this same
          * instant, from the stack's next poll, after the ACK of the peer's FIN has gone out. */
@@ -1197,6 +1198,15 @@ static inline int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg, co
     return ack_now;
 }
 
+/* The connection this segment took to TIME-WAIT has answered it (the ACK of the peer's FIN is out): a record
+ * may replace it (timewait.c). */
+__attribute__((cold, noinline)) static void tw_enter_settle(brisk_stack *st, uint64_t now)
+{
+    brisk_sock *c = st->tcp->tw_enter;
+    st->tcp->tw_enter = NULL;
+    tcp_tw_settle(c, now);
+}
+
 void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const uint8_t *p, size_t len,
                      int csum_valid, uint64_t now)
 {
@@ -1217,6 +1227,11 @@ void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const ui
     }
     brisk_sock *c = tcp_conn_lookup(st, ip->dst, seg.dport, ip->src, seg.sport);
     if (!c) {
+        struct tcp_tw *tw = tcp_tw_lookup(st, ip->dst, seg.dport, ip->src, seg.sport);
+        if (tw) {
+            tcp_tw_input(tw, &seg, now); /* a connection in TIME-WAIT, as a record (timewait.c) */
+            return;
+        }
         brisk_sock *l = tcp_listener_lookup(st, ip->dst, seg.dport);
         if (l) {
             /* An ACK that carries a SYN cookie: the child it rebuilds takes the ACK as its third segment. */
@@ -1224,6 +1239,7 @@ void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const ui
             if (cc) {
                 conn_input(cc, &seg, NULL, 0, now);
                 brisk_syncookie_settle(st, cc, ip->dst, seg.dport, ip->src, seg.sport, now);
+                st->tcp->tw_enter = NULL; /* a child in SYN-RECEIVED cannot reach TIME-WAIT */
                 TCP_CHECK_TUPLE(st, ip->dst, seg.dport, ip->src, seg.sport);
                 return;
             }
@@ -1239,6 +1255,8 @@ void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const ui
         syn_sent_input(c, &seg, now);
     else
         conn_input(c, &seg, NULL, 0, now);
+    if (st->tcp->tw_enter)
+        tw_enter_settle(st, now);
     TCP_CHECK_TUPLE(st, ip->dst, seg.dport, ip->src, seg.sport); /* c may be gone: look it up again */
 }
 
@@ -1251,6 +1269,8 @@ int brisk_tcp_input_gro(brisk_stack *st, const struct brisk_ipv4_repr *ip, const
     st->c.TcpInSegs += n;
     st->c.TcpInBadOptions += (uint64_t)seg->opts.bad * n; /* a run's frames share their option bytes */
     conn_input(c, seg, pieces, n, now);
+    if (st->tcp->tw_enter)
+        tw_enter_settle(st, now);
     TCP_CHECK_TUPLE(st, ip->dst, seg->dport, ip->src, seg->sport);
     return 1;
 }

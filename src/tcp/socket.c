@@ -118,7 +118,8 @@ static int pick_port(brisk_stack *st, uint32_t laddr, uint32_t raddr, uint16_t r
     for (int i = 0; i < 16384; i++) {
         uint16_t p = t->next_port;
         t->next_port = (uint16_t)(p >= 65535 ? 49152 : p + 1);
-        if (!tcp_conn_lookup(st, laddr, p, raddr, rport) && !tcp_listener_lookup(st, laddr, p)) {
+        if (!tcp_conn_lookup(st, laddr, p, raddr, rport) && !tcp_tw_lookup(st, laddr, p, raddr, rport) &&
+            !tcp_listener_lookup(st, laddr, p)) {
             *out = p;
             return BRISK_OK;
         }
@@ -145,7 +146,8 @@ int brisk_connect(brisk_sock *s, uint32_t addr, uint16_t port, uint64_t now)
         int rc = pick_port(st, s->id.laddr, addr, port, &s->id.lport);
         if (rc != BRISK_OK)
             return rc;
-    } else if (tcp_conn_lookup(st, s->id.laddr, s->id.lport, addr, port)) {
+    } else if (tcp_conn_lookup(st, s->id.laddr, s->id.lport, addr, port) ||
+               tcp_tw_lookup(st, s->id.laddr, s->id.lport, addr, port)) {
         return BRISK_ERR_ADDRINUSE;
     }
     s->bound = 1;
@@ -533,6 +535,8 @@ int brisk_close(brisk_sock *s, uint64_t now)
      * slot's other tenant in FIN-WAIT-2), as Linux's orphan leaves for its timewait socket. */
     if (s->state == BRISK_TCP_FIN_WAIT_2 && s->timer.misc_kind != TCP_MISC_FINWAIT2)
         tcp_arm_misc(s, TCP_MISC_FINWAIT2, now + st->s.tcp_fin_timeout_ns);
+    if (s->state == BRISK_TCP_TIME_WAIT)
+        tcp_tw_settle(s, now); /* the rest of the wait as a record (timewait.c) */
     finish_call(st, now);
     return BRISK_OK;
 }

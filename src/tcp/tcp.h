@@ -1,7 +1,8 @@
 /*
  * tcp.h (internal) — the TCP connection and the functions the TCP files share.
  *
- * One struct brisk_sock is one TCP endpoint: a listener, or a connection from SYN to the end of TIME-WAIT.
+ * One struct brisk_sock is one TCP endpoint: a listener, or a connection from SYN to the end of TIME-WAIT
+ * (an orphan's TIME-WAIT goes on as a smaller struct tcp_tw, timewait.h).
  * State is grouped the way RFC 9293 §3.3.1 names it (snd.*, rcv.*), plus the option state (RFC 7323, 2018),
  * the RTT estimator, congestion control, timers, delayed-ACK state and the socket side (callback, pending
  * events, accept queue).
@@ -25,6 +26,7 @@
 #include "tcp/rtt.h"
 #include "tcp/rwin.h"
 #include "tcp/sbuf.h"
+#include "tcp/timewait.h"
 #include "wire/tcp.h"
 
 /* Largest window a segment header can express unscaled, and the scale limit (RFC 7323 §2.3). */
@@ -403,13 +405,15 @@ struct brisk_tcp {
     uint32_t nlisten_buckets;
     uint8_t key[16];                      /* hash key and RFC 6528 secret, from the stack's seed */
     uint16_t next_port;                   /* ephemeral port cursor */
-    uint64_t nsocks;                      /* live socket structs (leak checks) */
+    uint64_t nsocks;                      /* live socket structs and TIME-WAIT records (leak checks) */
     struct brisk_sock *ev_head, *ev_tail; /* sockets with pending events */
     struct brisk_sock *blocked_head;      /* connections whose last segment the device (or pool) refused */
     struct brisk_sock *zombies;           /* freed connections whose packets are still below TCP */
     int delivering;                       /* inside event delivery */
     struct brisk_chunkpool chunks;        /* send / receive buffer memory */
     uint32_t tw_count;                    /* connections in TIME-WAIT (bounded by tcp_max_tw_buckets) */
+    struct tcp_tw_table tw;               /* TIME-WAIT records (timewait.c) */
+    struct brisk_sock *tw_enter;          /* entered TIME-WAIT during this input: to settle at its end */
     /* A receive batch with coalescing is in progress: the ACK a connection owes for in-order data waits for
      * its end, so a batch gets one cumulative ACK per connection (input.c, brisk_tcp_batch_end). */
     int ack_defer;

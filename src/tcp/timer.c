@@ -543,8 +543,13 @@ static void rtx_fired(struct brisk_timer *t, void *arg, uint64_t now)
 {
     (void)t;
     brisk_sock *c = arg;
-    if (c->timer.rtx_kind == TCP_RTX_NONE)
+    if (c->timer.rtx_kind == TCP_RTX_NONE) {
+        /* A lazily cleared entry (tcp_clear_rtx) was all that kept a TIME-WAIT socket whole: a record may
+         * take its place now (timewait.c). */
+        if (c->state == BRISK_TCP_TIME_WAIT)
+            tcp_tw_settle(c, now);
         return;
+    }
     if (now < c->timer.rtx_deadline) { /* fired early: the deadline moved later since it was armed */
         tcp_timer_arm(c, &c->timer.rtx, c->timer.rtx_deadline);
         return;

@@ -60,6 +60,8 @@ static brisk_sock *lookup(struct fix *f)
 static int state_of(struct fix *f)
 {
     brisk_sock *s = lookup(f);
+    if (!s && tcp_tw_lookup(f->t.st, TF_LOCAL_IP, 80, TF_PEER_IP, 40000))
+        return BRISK_TCP_TIME_WAIT; /* an orphan's TIME-WAIT goes on as a record (timewait.c) */
     return s ? s->state : -1;
 }
 
@@ -93,7 +95,7 @@ static void test_active_close_to_time_wait(void **state)
     tf_run(&f.t, t2 + 10 * TF_SEC - 1);
     assert_int_equal(state_of(&f), BRISK_TCP_TIME_WAIT);
     tf_run(&f.t, t2 + 10 * TF_SEC);
-    assert_null(lookup(&f));
+    assert_int_equal(state_of(&f), -1);
     assert_int_equal(f.t.st->tcp->nsocks, 1); /* the listener */
     TF_EXPECT_NONE(&f.t);
     /* The 4-tuple is free: a new SYN from the peer makes a new connection. */

@@ -881,6 +881,39 @@ static void test_random_vs_reference_high_times(void **state)
     run_random(seed + 1, UINT64_MAX - (UINT64_C(1) << 44), 100000);
 }
 
+/* brisk_timer_move: the new timer takes the old one's place — same expiry, same rank among equal expiries,
+ * in a fine slot and in a coarse one (head, middle and tail of their lists) — and nothing is counted. */
+static void test_move_keeps_place(void **state)
+{
+    (void)state;
+    struct rec *r = rec_new(0);
+    struct tt x[6], moved[6];
+    for (int i = 0; i < 6; i++) {
+        tt_init(&x[i], r, i);
+        tt_init(&moved[i], r, 10 + i);
+        brisk_timer_arm(&r->w, &x[i].t, i < 3 ? 50 * US : 40 * S); /* a fine slot, then a coarse one */
+    }
+    struct brisk_timer_stats before = r->w.stats;
+    size_t count = brisk_timer_count(&r->w);
+    for (int i = 0; i < 6; i++) {
+        brisk_timer_move(&r->w, &moved[i].t, &x[i].t);
+        assert_false(brisk_timer_armed(&x[i].t));
+        assert_true(brisk_timer_armed(&moved[i].t));
+        assert_int_equal(brisk_timer_wheel_check(&r->w), 0);
+    }
+    brisk_timer_move(&r->w, &x[0].t, &x[1].t); /* not armed: nothing */
+    assert_false(brisk_timer_armed(&x[0].t));
+    assert_int_equal(brisk_timer_count(&r->w), count);
+    assert_memory_equal(&r->w.stats, &before, sizeof(before));
+    brisk_timer_advance(&r->w, 41 * S);
+    assert_int_equal(r->n, 6);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(r->ids[i], 10 + i); /* the moved ones, in arm order */
+    assert_int_equal(r->exps[0], 50 * US);
+    assert_int_equal(r->exps[5], 40 * S);
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -902,6 +935,7 @@ int main(void)
         cmocka_unit_test(test_cascades_are_bounded),
         cmocka_unit_test(test_random_vs_reference),
         cmocka_unit_test(test_random_vs_reference_high_times),
+        cmocka_unit_test(test_move_keeps_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
