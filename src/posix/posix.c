@@ -221,16 +221,10 @@ int brisk_posix_table_size(const brisk_posix *p)
     return p ? p->tabsz : 0;
 }
 
-static void plog(brisk_posix *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void plog(brisk_posix *p, const char *fmt, ...)
+void brisk_posix_vsay(const char *fmt, va_list ap)
 {
-    if (!p->cfg.log)
-        return;
-    char line[256];
-    va_list ap;
-    va_start(ap, fmt);
+    char line[320];
     int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
-    va_end(ap);
     if (n < 0)
         return;
     if ((size_t)n > sizeof(line) - 2)
@@ -238,6 +232,17 @@ static void plog(brisk_posix *p, const char *fmt, ...)
     line[n++] = '\n';
     if (syscall(SYS_write, 2, line, (size_t)n) < 0)
         return;
+}
+
+static void plog(brisk_posix *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void plog(brisk_posix *p, const char *fmt, ...)
+{
+    if (!p->cfg.log)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    brisk_posix_vsay(fmt, ap);
+    va_end(ap);
 }
 
 /* ---- the mirror (stack thread) --------------------------------------------------------------------- */
@@ -1645,15 +1650,43 @@ static void sigpipe(void)
     raise(SIGPIPE);
 }
 
-ssize_t brisk_posix_recvmsg(brisk_posix *p, int fd, struct msghdr *m, int flags)
+/* The bytes a message's buffers hold, or -1 with EFAULT for a message that has none to give. */
+static int msg_len(const struct msghdr *m, size_t *len)
 {
     if (!m || (m->msg_iovlen && !m->msg_iov)) {
         errno = EFAULT;
         return -1;
     }
-    size_t len = 0;
+    *len = 0;
     for (size_t i = 0; i < m->msg_iovlen; i++)
-        len += m->msg_iov[i].iov_len;
+        *len += m->msg_iov[i].iov_len;
+    return 0;
+}
+
+/* A blocking call that could not finish waits for its descriptor (`ev`) until its SO_RCVTIMEO /
+ * SO_SNDTIMEO deadline, counted from the first try. Returns 1 to try again; 0 when the call is over with
+ * the `moved` bytes it has; -1 when it fails with errno set (EINTR, or EAGAIN at the deadline). */
+static int wait_more(int fd, short ev, const struct cmd *c, int first, uint64_t *deadline, size_t moved)
+{
+    if (first)
+        *deadline = deadline_of(c->timeo);
+    int w = wait_fd(fd, ev, *deadline);
+    if (w < 0 && !moved && restart_ok(c->timeo))
+        return 1;
+    if (w <= 0) {
+        if (moved)
+            return 0;
+        errno = w < 0 ? EINTR : EAGAIN;
+        return -1;
+    }
+    return 1;
+}
+
+ssize_t brisk_posix_recvmsg(brisk_posix *p, int fd, struct msghdr *m, int flags)
+{
+    size_t len;
+    if (msg_len(m, &len) < 0)
+        return -1;
     size_t got = 0;
     uint64_t deadline = 0;
     for (int first = 1;; first = 0) {
@@ -1675,17 +1708,11 @@ ssize_t brisk_posix_recvmsg(brisk_posix *p, int fd, struct msghdr *m, int flags)
                 break;
             return -1;
         }
-        if (first)
-            deadline = deadline_of(c.timeo);
-        int w = wait_fd(fd, POLLIN, deadline);
-        if (w < 0 && !got && restart_ok(c.timeo))
-            continue;
-        if (w <= 0) {
-            if (got)
-                break;
-            errno = w < 0 ? EINTR : EAGAIN;
+        int more = wait_more(fd, POLLIN, &c, first, &deadline, got);
+        if (more < 0)
             return -1;
-        }
+        if (more == 0)
+            break;
     }
     m->msg_namelen = 0; /* TCP: no source address, as Linux leaves it */
     m->msg_controllen = 0;
@@ -1695,13 +1722,9 @@ ssize_t brisk_posix_recvmsg(brisk_posix *p, int fd, struct msghdr *m, int flags)
 
 ssize_t brisk_posix_sendmsg(brisk_posix *p, int fd, const struct msghdr *m, int flags)
 {
-    if (!m || (m->msg_iovlen && !m->msg_iov)) {
-        errno = EFAULT;
+    size_t len;
+    if (msg_len(m, &len) < 0)
         return -1;
-    }
-    size_t len = 0;
-    for (size_t i = 0; i < m->msg_iovlen; i++)
-        len += m->msg_iov[i].iov_len;
     size_t done = 0;
     uint64_t deadline = 0;
     for (int first = 1;; first = 0) {
@@ -1724,17 +1747,9 @@ ssize_t brisk_posix_sendmsg(brisk_posix *p, int fd, const struct msghdr *m, int 
             if (errno != EAGAIN || c.nonblock || (flags & MSG_DONTWAIT))
                 return -1;
         }
-        if (first)
-            deadline = deadline_of(c.timeo);
-        int w = wait_fd(fd, POLLOUT, deadline);
-        if (w < 0 && !done && restart_ok(c.timeo))
-            continue;
-        if (w <= 0) {
-            if (done)
-                return (ssize_t)done;
-            errno = w < 0 ? EINTR : EAGAIN;
-            return -1;
-        }
+        int more = wait_more(fd, POLLOUT, &c, first, &deadline, done);
+        if (more <= 0)
+            return more < 0 ? -1 : (ssize_t)done;
     }
 }
 

@@ -21,6 +21,7 @@
 #ifndef BRISK_POSIX_POSIX_H
 #define BRISK_POSIX_POSIX_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -114,6 +115,9 @@ struct brisk_posix_stats {
     uint64_t closing;       /* closed by the application, still finishing (FIN not yet acknowledged) */
 };
 void brisk_posix_get_stats(brisk_posix *p, struct brisk_posix_stats *out);
+/* One line (a newline added) on stderr with a single write(2) straight to the kernel, so that the facade's
+ * messages neither go through stdio nor interleave with a program's own. */
+void brisk_posix_vsay(const char *fmt, va_list ap);
 
 #ifdef __cplusplus
 }

@@ -75,18 +75,10 @@ static int g_fork_told; /* the fork message was printed */
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
-    char line[320];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+    brisk_posix_vsay(fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n > sizeof(line) - 2)
-        n = (int)sizeof(line) - 2;
-    line[n++] = '\n';
-    if (syscall(SYS_write, 2, line, (size_t)n) < 0)
-        return;
 }
 
 /* ---- libc's functions ---------------------------------------------------------------------------------- */
@@ -389,30 +381,29 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
     ROUTE(fd, brisk_posix_send(g_p, fd, buf, n, 0), REAL(write)(fd, buf, n));
 }
 
-static ssize_t brisk_readv(int fd, const struct iovec *iov, int n)
+/* readv / writev as a message of their buffers; a negative count is EINVAL, as the kernel says. */
+static int iov_msg(struct msghdr *m, const struct iovec *iov, int n)
 {
-    struct msghdr m;
-    memset(&m, 0, sizeof(m));
-    m.msg_iov = (struct iovec *)iov;
-    m.msg_iovlen = n < 0 ? 0 : (size_t)n;
+    memset(m, 0, sizeof(*m));
     if (n < 0) {
         errno = EINVAL;
         return -1;
     }
-    return brisk_posix_recvmsg(g_p, fd, &m, 0);
+    m->msg_iov = (struct iovec *)iov;
+    m->msg_iovlen = (size_t)n;
+    return 0;
+}
+
+static ssize_t brisk_readv(int fd, const struct iovec *iov, int n)
+{
+    struct msghdr m;
+    return iov_msg(&m, iov, n) < 0 ? -1 : brisk_posix_recvmsg(g_p, fd, &m, 0);
 }
 
 static ssize_t brisk_writev(int fd, const struct iovec *iov, int n)
 {
     struct msghdr m;
-    memset(&m, 0, sizeof(m));
-    m.msg_iov = (struct iovec *)iov;
-    m.msg_iovlen = n < 0 ? 0 : (size_t)n;
-    if (n < 0) {
-        errno = EINVAL;
-        return -1;
-    }
-    return brisk_posix_sendmsg(g_p, fd, &m, 0);
+    return iov_msg(&m, iov, n) < 0 ? -1 : brisk_posix_sendmsg(g_p, fd, &m, 0);
 }
 
 EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
