@@ -544,28 +544,6 @@ int perf_iperf_client_progress(const struct perf_iperf_client *c, uint64_t *byte
     return c->state == C_RUNNING;
 }
 
-int perf_iperf_client_sender_state(const struct perf_iperf_client *c, uint64_t *retransmits, uint32_t *cwnd,
-                                   uint64_t *srtt_ns)
-{
-    int n = 0;
-    *retransmits = 0;
-    *cwnd = 0;
-    *srtt_ns = 0;
-    for (uint32_t i = 0; i < c->nstreams; i++) {
-        const struct perf_stream *st = &c->streams[i];
-        struct brisk_conn_info info;
-        if (!st->sender || !st->s || brisk_conn_info(st->s, &info) != BRISK_OK)
-            continue;
-        *retransmits += info.retransmits;
-        *cwnd += info.cwnd;
-        *srtt_ns += info.srtt_ns;
-        n++;
-    }
-    if (n)
-        *srtt_ns /= (uint64_t)n;
-    return n;
-}
-
 void perf_iperf_client_report(const struct perf_iperf_client *c, struct perf_report *r)
 {
     memset(r, 0, sizeof(*r));
@@ -595,43 +573,8 @@ void perf_iperf_client_report(const struct perf_iperf_client *c, struct perf_rep
     snprintf(r->congestion, sizeof(r->congestion), "%s", c->congestion);
     snprintf(r->remote_congestion, sizeof(r->remote_congestion), "%s", c->remote_meta.congestion);
     perf_iperf_client_intervals(c, &r->intervals);
-    for (uint32_t i = 0; i < c->nstreams; i++) {
-        const struct perf_stream *st = &c->streams[i];
-        struct perf_stream_report *o = &r->streams[i];
-        struct brisk_conn_info info;
-        const struct brisk_conn_info *ip = NULL;
-        if (st->info_ok)
-            ip = &st->info;
-        else if (st->s && brisk_conn_info(st->s, &info) == BRISK_OK)
-            ip = &info;
-        o->id = st->id;
-        o->sender = st->sender;
-        o->bytes = st->bytes;
-        o->seconds_ns = r->duration_ns;
-        o->remote_retrans = -1;
-        if (ip) {
-            o->laddr = ip->laddr;
-            o->lport = ip->lport;
-            o->raddr = ip->raddr;
-            o->rport = ip->rport;
-            o->retransmits = ip->retransmits;
-            o->mss = ip->mss;
-            o->srtt_ns = ip->srtt_ns;
-            o->have_info = 1;
-            o->info = *ip;
-        }
-        for (size_t k = 0; k < c->nremote; k++) {
-            if (c->remote[k].id != st->id)
-                continue;
-            o->remote_bytes = c->remote[k].bytes;
-            o->remote_retrans = c->remote[k].retransmits;
-            o->remote_seconds = c->remote[k].end_time - c->remote[k].start_time;
-            if (st->sender)
-                r->remote_received += c->remote[k].bytes;
-            else
-                r->remote_sent += c->remote[k].bytes;
-        }
-    }
+    for (uint32_t i = 0; i < c->nstreams; i++)
+        perf_stream_report_fill(&c->streams[i], c->remote, c->nremote, r, &r->streams[i]);
 }
 
 void perf_iperf_client_intervals(const struct perf_iperf_client *c, struct perf_intervals_view *out)

@@ -129,43 +129,8 @@ static void build_report(const struct perf_iperf_server *s, struct perf_report *
     snprintf(r->congestion, sizeof(r->congestion), "%s", s->congestion);
     snprintf(r->remote_congestion, sizeof(r->remote_congestion), "%s", s->remote_meta.congestion);
     perf_intervals_view(&s->iv, &r->intervals);
-    for (uint32_t i = 0; i < s->nstreams; i++) {
-        const struct perf_stream *st = &s->streams[i];
-        struct perf_stream_report *o = &r->streams[i];
-        o->id = st->id;
-        o->sender = st->sender;
-        o->bytes = st->bytes;
-        o->seconds_ns = r->duration_ns;
-        o->remote_retrans = -1;
-        struct brisk_conn_info live;
-        const struct brisk_conn_info *ip = NULL;
-        if (st->info_ok) /* the snapshot taken at close */
-            ip = &st->info;
-        else if (st->s && brisk_conn_info(st->s, &live) == BRISK_OK) /* a test still running */
-            ip = &live;
-        if (ip) {
-            o->laddr = ip->laddr;
-            o->lport = ip->lport;
-            o->raddr = ip->raddr;
-            o->rport = ip->rport;
-            o->retransmits = ip->retransmits;
-            o->mss = ip->mss;
-            o->srtt_ns = ip->srtt_ns;
-            o->have_info = 1;
-            o->info = *ip;
-        }
-        for (size_t k = 0; k < s->nremote; k++) {
-            if (s->remote[k].id != st->id)
-                continue;
-            o->remote_bytes = s->remote[k].bytes;
-            o->remote_retrans = s->remote[k].retransmits;
-            o->remote_seconds = s->remote[k].end_time - s->remote[k].start_time;
-            if (st->sender)
-                r->remote_received += s->remote[k].bytes;
-            else
-                r->remote_sent += s->remote[k].bytes;
-        }
-    }
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        perf_stream_report_fill(&s->streams[i], s->remote, s->nremote, r, &r->streams[i]);
 }
 
 /* Ends the current test (complete when error == 0), reports it and returns to idle. */

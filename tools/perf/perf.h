@@ -161,11 +161,6 @@ int perf_iperf_client_done(const struct perf_iperf_client *c); /* finished or fa
 /* Progress while a test runs: 1 and the payload bytes moved so far (sent + received here), or 0 when no
  * test is running. */
 int perf_iperf_client_progress(const struct perf_iperf_client *c, uint64_t *bytes);
-/* The sending streams now, as iperf3's interval lines show them: retransmissions so far and congestion
- * windows summed (bytes), smoothed RTT averaged. Returns how many streams send (0: none; the outputs are then
- * 0). */
-int perf_iperf_client_sender_state(const struct perf_iperf_client *c, uint64_t *retransmits, uint32_t *cwnd,
-                                   uint64_t *srtt_ns);
 void perf_iperf_client_report(const struct perf_iperf_client *c, struct perf_report *out);
 /* The running (or last) test's intervals so far: for live interval lines. */
 void perf_iperf_client_intervals(const struct perf_iperf_client *c, struct perf_intervals_view *out);

@@ -8,6 +8,8 @@
  */
 #include "perf/stream.h"
 
+#include "perf/perf.h"
+
 #include <string.h>
 
 int64_t perf_stream_send(struct perf_stream *st, const uint8_t *block, uint32_t blksize, uint64_t budget,
@@ -67,4 +69,42 @@ void perf_stream_close(struct perf_stream *st, uint64_t now)
     brisk_sock *s = st->s;
     st->s = NULL;
     brisk_close(s, now);
+}
+
+void perf_stream_report_fill(const struct perf_stream *st, const struct iperf_stream_result *remote, size_t nremote,
+                             struct perf_report *r, struct perf_stream_report *o)
+{
+    o->id = st->id;
+    o->sender = st->sender;
+    o->bytes = st->bytes;
+    o->seconds_ns = r->duration_ns;
+    o->remote_retrans = -1;
+    struct brisk_conn_info live;
+    const struct brisk_conn_info *ip = NULL;
+    if (st->info_ok) /* the snapshot taken at close */
+        ip = &st->info;
+    else if (st->s && brisk_conn_info(st->s, &live) == BRISK_OK) /* a test still running */
+        ip = &live;
+    if (ip) {
+        o->laddr = ip->laddr;
+        o->lport = ip->lport;
+        o->raddr = ip->raddr;
+        o->rport = ip->rport;
+        o->retransmits = ip->retransmits;
+        o->mss = ip->mss;
+        o->srtt_ns = ip->srtt_ns;
+        o->have_info = 1;
+        o->info = *ip;
+    }
+    for (size_t k = 0; k < nremote; k++) {
+        if (remote[k].id != st->id)
+            continue;
+        o->remote_bytes = remote[k].bytes;
+        o->remote_retrans = remote[k].retransmits;
+        o->remote_seconds = remote[k].end_time - remote[k].start_time;
+        if (st->sender)
+            r->remote_received += remote[k].bytes;
+        else
+            r->remote_sent += remote[k].bytes;
+    }
 }

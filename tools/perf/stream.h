@@ -36,5 +36,13 @@ int64_t perf_stream_send(struct perf_stream *st, const uint8_t *block, uint32_t 
 int64_t perf_stream_recv(struct perf_stream *st, uint8_t *scratch, size_t cap, int count, uint64_t now);
 /* Snapshots brisk_conn_info, then closes (gracefully; brisk aborts when unread data remains, like Linux). */
 void perf_stream_close(struct perf_stream *st, uint64_t now);
+/* The stream's part of a report (perf.h), for the client and the server alike: its own figures and
+ * brisk_conn_info (the snapshot taken at close, else the live socket's), and the peer's figures for the same
+ * stream from its results (`remote`), which also add to r's remote_sent / remote_received. r->duration_ns is
+ * set already. */
+struct perf_report;
+struct perf_stream_report;
+void perf_stream_report_fill(const struct perf_stream *st, const struct iperf_stream_result *remote, size_t nremote,
+                             struct perf_report *r, struct perf_stream_report *o);
 
 #endif
