@@ -143,7 +143,7 @@ struct brisk_settings {
     uint32_t tcp_rst_edges; /* a RST resets at RCV.NXT - 1 after the peer's FIN, or at a SACK edge (Linux) */
     uint32_t tcp_tsq;                 /* TCP Small Queues on */
     uint32_t tcp_limit_output_bytes;  /* TSQ cap (Linux sysctl of the same name) */
-    uint32_t tcp_tsq_rule; /* 0 static cap, 1 max(cap, rate x hold), 2 min(cap, max(2 bufs, rate x hold)) */
+    uint32_t tcp_tsq_rule; /* the TSQ budget: enum brisk_tsq_rule ("cap", "floor", "ceiling") */
     uint32_t tcp_tsq_shortcut; /* send anyway with at most one segment unacknowledged */
     uint32_t tcp_pacing_shift; /* TSQ hold time = 1 s >> shift */
     uint32_t tcp_tsq_adaptive; /* hold time >= factor x measured TX-completion latency (brisk) */
@@ -190,6 +190,16 @@ enum brisk_idle_restart {
     BRISK_IDLE_KEEP = 0,    /* keep cwnd */
     BRISK_IDLE_LINUX = 1,   /* halve cwnd per RTO idle, not below min(IW, cwnd) (Linux's tcp_cwnd_restart) */
     BRISK_IDLE_RFC5681 = 2, /* restart at min(IW, cwnd) (RFC 5681 §4.1): brisk's default */
+};
+
+/* Values of tcp_tsq_rule: how the TCP Small Queues budget follows the pacing rate (docs/transmit-engine.md;
+ * the table of limit functions is src/tcp/tsq.c's). "cap" is Linux 3.12's, "floor" 3.13's, "ceiling" 3.19's
+ * on; the names are the setting's values. */
+enum brisk_tsq_rule {
+    BRISK_TSQ_CAP = 0,     /* "cap": tcp_limit_output_bytes, whatever the rate */
+    BRISK_TSQ_FLOOR = 1,   /* "floor": max(cap, rate x hold) */
+    BRISK_TSQ_CEILING = 2, /* "ceiling": min(cap, max(2 buffers, rate x hold)): brisk's default */
+    BRISK_TSQ_RULES,       /* how many there are */
 };
 
 /* Fills `s` with brisk's defaults. */

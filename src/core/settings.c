@@ -38,12 +38,18 @@ static const char *const syn_icmp_names[] = {"rfc1122", "linux", NULL};
 static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
 #define RCV_WINDOW_MAX (sizeof(rcv_window_names) / sizeof(rcv_window_names[0]) - 2)
 
+/* tcp_tsq_rule: the index is enum brisk_tsq_rule, src/tcp/tsq.c's table of limit functions. */
+static const char *const tsq_rule_names[] = {"cap", "floor", "ceiling", NULL};
+_Static_assert(sizeof(tsq_rule_names) / sizeof(tsq_rule_names[0]) == BRISK_TSQ_RULES + 1,
+               "a name for every TSQ rule");
+
 #define VALKIND_CONGESTION BRISK_VAL_CHOICE
 #define VALKIND_SYN_ICMP   BRISK_VAL_CHOICE
 #define VALKIND_ESTIMATOR  BRISK_VAL_CHOICE
 #define VALKIND_LOSSTIMERS BRISK_VAL_CHOICE
 #define VALKIND_CUBIC      BRISK_VAL_CHOICE
 #define VALKIND_RCV_WINDOW BRISK_VAL_CHOICE
+#define VALKIND_TSQ_RULE   BRISK_VAL_CHOICE
 #define CHOICES_UINT       NULL
 #define CHOICES_BOOL       NULL
 #define CHOICES_SIZE       NULL
@@ -55,6 +61,7 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
 #define CHOICES_LOSSTIMERS loss_timer_names
 #define CHOICES_CUBIC      cubic_names
 #define CHOICES_RCV_WINDOW rcv_window_names
+#define CHOICES_TSQ_RULE   tsq_rule_names
 
 /* X(name, kind, field, field type, default, min, max, help) */
 #define BRISK_SETTINGS(X)                                                                                    \
@@ -182,9 +189,9 @@ static const char *const rcv_window_names[] = {"rfc9293", "linux", NULL};
       "TCP Small Queues: bound each connection's bytes below TCP")                                           \
     X(tcp_limit_output_bytes, SIZE, tcp_limit_output_bytes, uint32_t, 4u << 20, 2048, 1u << 30,              \
       "TSQ cap on a connection's bytes below TCP (truesize)")                                                \
-    X(tcp_tsq_rule, UINT, tcp_tsq_rule, uint32_t, 2, 0, 2,                                                   \
-      "TSQ budget: 0 = static cap (3.12), 1 = max(cap, rate x hold) (3.13), 2 = min(cap, max(2 bufs, rate "  \
-      "x hold))")                                                                                            \
+    X(tcp_tsq_rule, TSQ_RULE, tcp_tsq_rule, uint32_t, BRISK_TSQ_CEILING, 0, BRISK_TSQ_RULES - 1,             \
+      "TSQ budget: cap = the static cap (3.12), floor = max(cap, rate x hold) (3.13), ceiling = min(cap, "    \
+      "max(2 bufs, rate x hold)) (3.19 on)")                                                                 \
     X(tcp_tsq_shortcut, BOOL, tcp_tsq_shortcut, uint32_t, 1, 0, 1,                                           \
       "TSQ never holds a connection with at most one segment unacknowledged (Linux 2016/2023)")              \
     X(tcp_pacing_shift, UINT, tcp_pacing_shift, uint32_t, 10, 0, 20,                                         \

@@ -229,9 +229,7 @@ void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now)
                 continue;
             }
         }
-        c->snd.resuming = 1;
-        tcp_write_xmit(c, now); /* may park it again */
-        c->snd.resuming = 0;
+        tcp_write_xmit(c, TCP_XMIT_RESUME, now); /* may park it again */
         if (c->ack.refused && !c->blocked) {
             c->ack.refused = 0;
             if (c->ack.pending)

@@ -886,7 +886,7 @@ static int simultaneous_synack(brisk_sock *c, const struct brisk_tcp_repr *seg, 
         c->st->c.TCPDSACKSent++;
     }
     c->ack.pending = 1;
-    tcp_write_xmit(c, now);
+    tcp_write_xmit(c, TCP_XMIT_INPUT, now);
     if (c->ack.pending)
         tcp_send_ack(c, now);
     return 1;
@@ -1146,7 +1146,7 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
     int ack_now = text_input(c, seg, pieces, npieces, now);
     if (tcp_rwin_linux(c))
         tcp_rwin_seen(c, seg); /* the peer's window, for Linux's header prediction (rwin.c) */
-    tcp_write_xmit(c, now); /* data that goes out carries the ACK and clears `pending` */
+    tcp_write_xmit(c, TCP_XMIT_INPUT, now); /* data that goes out carries the ACK and clears `pending` */
     tcp_check_writable(c);  /* after the sends: they are what brings notsent below a low-water mark */
     if (ack_now && c->ack.pending && !(ack_now == 2 && c->st->tcp->ack_defer && ack_defer(c)))
         tcp_send_ack(c, now);

@@ -2,23 +2,24 @@
  * output.c — everything TCP sends, through one transmit function.
  *
  * tcp_write_xmit() is THE transmit function (docs/design.md principle 4): the application path (send, close),
- * the ACK path (a window opened, data was acknowledged) and the timer path (retransmission) all call it, and
- * it always reads the connection's current Nagle / cork / MSG_MORE state. Per segment it asks, in order:
+ * the ACK path (a window opened, data was acknowledged), the timer path (retransmission, pacing) and the
+ * resume after a TX completion all call it, saying why (enum tcp_xmit_why), and it always reads the
+ * connection's current Nagle / cork / MSG_MORE state. Per segment it asks, in order:
  *   1. is there data (or a FIN) not yet sent?
  *   2. does the peer's window allow it (rwnd), with sender-side silly-window avoidance (RFC 9293 §3.8.6.2.1)?
  *   3. does the congestion window allow it (cwnd, RFC 5681)?
- *   4. is a partial segment to be held: TCP_CORK or MSG_MORE; auto-corking (on the application's send only,
- *      tsq.c); or Nagle (RFC 9293 §3.7.4) with Minshall's refinement — hold only while a previous small
- *      segment is unacknowledged — unless TCP_NODELAY? (None of them holds the piece that goes with the FIN.)
- *   5. is the connection over its TCP Small Queues budget (bytes below TCP, tsq.c)?
+ *   4. is a partial last segment to be held — TCP_CORK or MSG_MORE, auto-corking, Nagle (the small-tail
+ *      decision, tail.c)?
+ *   5. is the connection over its TCP Small Queues budget (bytes below TCP, tsq.c), before its pacing
+ *      departure time (pacing.c), or is the device's queue stopped (byte queue limits)?
  * and then cuts the segment from the send buffer at transmit time (the buffer is a byte stream, so a segment
- * is any size the answers allow, short of a record boundary: BRISK_MSG_EOR, mark.c) and hands it to
- * tcp_transmit(). When it stops with data waiting it records which answer stopped it (the hold reason: cwnd,
- * rwnd, nagle, cork, tsq, device). Step 2 follows tcp_sws_partial: RFC 9293's half-window rule, or Linux's
- * whole-segment test (tcp_snd_wnd_test) with the persist timer sending what fits. Step 4 is never
+ * is any size the answers allow — one MSS, or a TSO burst sized by tso.c — short of a record boundary:
+ * BRISK_MSG_EOR, mark.c) and hands it to tcp_transmit(). When it stops with data waiting it records which
+ * answer stopped it (the hold reason, hold.c). Step 2 follows tcp_sws_partial: RFC 9293's half-window rule,
+ * or Linux's whole-segment test (tcp_snd_wnd_test) with the persist timer sending what fits. Step 4 is never
  * indefinite (RFC 9293 MUST-60): TCP_CORK's and MSG_MORE's timer (tcp_cork_arm) ends it, and a probe-timer
- * call (snd.wakeup) sends the head whatever holds it. PSH follows tcp_push_each_write (tcp_psh): the segment
- * that empties the queue or ends a record (RFC 9293 MUST-61), or Linux's per-write marks.
+ * call (TCP_XMIT_PROBE) sends the head whatever holds it. PSH follows tcp_push_each_write (tcp_psh): the
+ * segment that empties the queue or ends a record (RFC 9293 MUST-61), or Linux's per-write marks.
  *
  * Under tcp_sw_gso (linux-6.x) new data leaves the way Linux's tcp_write_xmit sends it, in packets cut from
  * write-time pieces, whatever the device (piece.c, tcp_xmit_packets); this file keeps the segment-by-segment
@@ -393,36 +394,8 @@ void tcp_send_challenge_ack(brisk_sock *c, uint64_t now)
     tcp_send_ack(c, now);
 }
 
-/* Earliest departure time of the next packet: this one's wire bytes at the pacing rate after it (Linux's EDT
- * model). Time not used since the last departure is not banked, so an idle connection does not earn a
- * burst — except when the sender was waiting for this departure (it last stopped for pacing) and the pacing
- * timer fired late: then the schedule stands, and what the timer is late by, up to tcp_pacing_catchup, goes
- * out back to back. A timer that wakes a userspace loop tens of microseconds late would otherwise cap the
- * rate at one packet per wakeup (MTU frames over a TAP device: ~0.8 Gbit/s whatever the window), where
- * Linux's in-kernel hrtimer is microseconds late and its 64 KB TSO bursts hide the rest. */
-__attribute__((always_inline)) static inline void pace_sent(brisk_sock *c, uint32_t len, uint64_t now)
-{
-    if (!c->st->s.tcp_pacing)
-        return; /* before the rate: its division is the costliest part of this step */
-    uint64_t rate = tcp_pacing_rate(c);
-    if (rate == UINT64_MAX || rate == 0)
-        return;
-    /* One segment without a division (most sends); a burst counts its segments. */
-    uint32_t segs = c->snd.mss && len <= c->snd.mss ? 1 : (len + c->snd.mss - 1) / (c->snd.mss ? c->snd.mss : 1);
-    uint64_t bytes = (uint64_t)len + (uint64_t)(segs ? segs : 1) * 66u; /* payload + headers per segment */
-    uint64_t interval = tcp_muldiv(bytes, BRISK_NSEC_PER_SEC, rate);
-    uint64_t base = c->pace.next > now ? c->pace.next : now;
-    if (c->pace.next < now && c->hold.reason == BRISK_HOLD_PACING) {
-        /* Late, not idle: keep the schedule, within the catch-up allowance. */
-        uint64_t catchup = c->st->s.tcp_pacing_catchup_ns;
-        uint64_t floor = now > catchup ? now - catchup : 0;
-        base = c->pace.next > floor ? c->pace.next : floor;
-    }
-    c->pace.next = base + interval;
-}
-
 __attribute__((always_inline)) static inline void advance_nxt(brisk_sock *c, uint32_t len, uint8_t flags,
-                                                             uint32_t mss)
+                                                              uint32_t mss)
 {
     c->snd.nxt += len;
     if (flags & BRISK_TCP_FIN) {
@@ -475,49 +448,13 @@ static inline uint8_t psh_of(brisk_sock *c, uint32_t seq, uint32_t len, uint32_t
     return len == notsent ? BRISK_TCP_PSH : 0;
 }
 
-/* A TCP_CORK or MSG_MORE hold began or goes on: make sure something ends it (RFC 9293 MUST-60: no data is
- * held indefinitely). brisk: TCP_CORK's documented 200 ms ceiling from the start of the hold (tcp(7)); a
- * MSG_MORE tail needs it only with nothing in flight, since otherwise the ACK that comes releases it
- * (MSG_MORE holds for its own call only). tcp_cork_probe_timer (Linux): neither has a timer of its own — the
- * transmit function finds nothing in flight and the queue not empty, so tcp_check_probe_timer arms the
- * zero-window probe timer at max(RTO, TCP_RTO_MIN), and its expiry sends the head of the queue with PSH
- * (tcp_write_wakeup). With data in flight the retransmit timer owns that timer slot and nothing is armed
- * until the flight empties. */
-static void cork_arm(brisk_sock *c, uint32_t flight, uint64_t now)
-{
-    if (brisk_timer_armed(&c->timer.cork))
-        return;
-    if (c->st->s.tcp_cork_probe_timer) {
-        if (flight)
-            return;
-        uint64_t base = brisk_rtt_rto(&c->rtt);
-        tcp_timer_arm(c, &c->timer.cork, now + (base > TCP_CORK_CEILING_NS ? base : TCP_CORK_CEILING_NS));
-    } else if (c->snd.cork || flight == 0) {
-        tcp_timer_arm(c, &c->timer.cork, now + TCP_CORK_CEILING_NS);
-    }
-}
-
-void tcp_cork_ack(brisk_sock *c)
-{
-    /* Linux: an ACK that finds nothing in flight goes to tcp_ack_probe, which clears the probe timer when the
-     * head of the queue fits the window; the push that follows re-arms it from now. So a held tail waits
-     * max(RTO, 200 ms) after the last segment the peer sent, not after the hold began. */
-    if (c->st->s.tcp_cork_probe_timer)
-        tcp_timer_cancel(c, &c->timer.cork);
-}
-
 /* The device, TSQ and pacing checks before a segment or packet goes: the hold reason, or NONE. */
 __attribute__((always_inline)) static inline int below_holds(brisk_sock *c, uint64_t now)
 {
-    if (tcp_tsq_holds(c, now))
-        return BRISK_HOLD_TSQ;
-    if (c->st->s.tcp_pacing && now < c->pace.next) {
-        /* Not before its departure time: the pacing timer sends it (timers.c). */
-        if (!brisk_timer_armed(&c->timer.pace) || c->timer.pace.expires > c->pace.next)
-            tcp_timer_arm(c, &c->timer.pace, c->pace.next);
-        c->st->c.PacingHolds++;
-        return BRISK_HOLD_PACING;
-    }
+    if (tcp_tsq_holds(c))
+        return BRISK_HOLD_TSQ; /* tsq.c */
+    if (tcp_pace_holds(c, now))
+        return BRISK_HOLD_PACING; /* not before its departure time: the pacing timer sends it (pacing.c) */
     if (brisk_netdev_stopped(c->rt.dev)) {
         tcp_block(c); /* byte queue limits: the completion that reopens the queue resumes us */
         return BRISK_HOLD_DEVICE;
@@ -525,18 +462,7 @@ __attribute__((always_inline)) static inline int below_holds(brisk_sock *c, uint
     return BRISK_HOLD_NONE;
 }
 
-/* The FIN alone, once every byte is sent. Returns the hold reason (DEVICE) or NONE; *sent set if it went. */
-/* The exported forms for piece.c's packets; the segment loop below calls the static ones, which inline. */
-void tcp_pace_sent(brisk_sock *c, uint32_t len, uint64_t now)
-{
-    pace_sent(c, len, now);
-}
-
-void tcp_cork_arm(brisk_sock *c, uint32_t flight, uint64_t now)
-{
-    cork_arm(c, flight, now);
-}
-
+/* The exported form for piece.c's packets; the segment loop below calls the static one, which inlines. */
 int tcp_below_holds(brisk_sock *c, uint64_t now)
 {
     return below_holds(c, now);
@@ -562,13 +488,13 @@ int tcp_send_fin_alone(brisk_sock *c, uint64_t now, int *sent)
 /*
  * Segment by segment from snd.nxt up to `stop` (brisk's own path; under tcp_sw_gso the resending of an RTO's
  * go-back-N and the probe timer's segment): the checks of the file's essay, in order. Returns the hold
- * reason. `wake`: a probe timer fired (snd.wakeup), so the head goes, held or not, with PSH. The caller
+ * reason. `wake`: a probe timer fired (TCP_XMIT_PROBE), so the head goes, held or not, with PSH. The caller
  * passes it as a constant, so that the loop inlines once without the probe's tests, as every send but the
  * probe's takes it, and once with them.
  */
-__attribute__((always_inline)) static inline int xmit_segments(brisk_sock *c, uint32_t mss, uint32_t goal,
-                                                              uint32_t stop, uint64_t now, int *sent,
-                                                              uint32_t *sent_new, int wake)
+__attribute__((always_inline)) static inline int xmit_segments(brisk_sock *c, int why, uint32_t mss,
+                                                               uint32_t goal, uint32_t stop, uint64_t now,
+                                                               int *sent, uint32_t *sent_new, int wake)
 {
     const struct brisk_settings *set = &c->st->s;
     for (;;) {
@@ -632,27 +558,10 @@ __attribute__((always_inline)) static inline int xmit_segments(brisk_sock *c, ui
                 return rwnd ? BRISK_HOLD_RWND : BRISK_HOLD_CWND;
             }
         } else if (len < mss && last && !c->snd.fin_queued && !wake) {
-            /* The last, partial piece of the queue. Cork, auto-cork and Nagle wait for more data to fill
-             * it; after shutdown there is none, so a piece that goes with the FIN is not held (Linux:
-             * tcp_nagle_test lets a FIN segment through, and tcp_send_fin pushes with Nagle off). MSG_MORE
-             * holds for its call whatever TCP_NODELAY says (Linux: tcp_push with TCP_NAGLE_CORK); setting
-             * TCP_NODELAY (push_once) or a send cut short (push_write) pushes past TCP_CORK and Nagle
-             * (Linux: TCP_NAGLE_PUSH). */
-            int push = c->snd.push_once || c->snd.push_write;
-            if (c->snd.more || (c->snd.cork && !push)) {
-                cork_arm(c, flight, now);
-                return BRISK_HOLD_CORK;
-            }
-            /* A piece that ends a record cannot grow (Linux: tcp_should_autocork wants a collapsible skb). */
-            int record = c->snd.marks && (tcp_mark_at(c, c->snd.nxt + len) & TCP_MARK_EOR);
-            if (c->snd.app_push && !record && tcp_autocork(c))
-                return BRISK_HOLD_AUTOCORK;
-            int nodelay = push || (c->snd.nodelay && !(c->snd.resuming && set->tcp_resume_nagle));
-            /* Minshall: hold only while a small segment is unacknowledged — sent before snd.nxt, which an
-             * RTO may have rewound below it (Linux: tcp_minshall_check). */
-            if (!nodelay && flight > 0 && brisk_seq_gt(c->snd.sml, c->snd.una) &&
-                brisk_seq_leq(c->snd.sml, c->snd.nxt))
-                return BRISK_HOLD_NAGLE;
+            /* The last, partial piece of the queue: cork, MSG_MORE, auto-cork and Nagle (tail.c). */
+            int tail = tcp_tail_hold(c, why, len, now);
+            if (tail != BRISK_HOLD_NONE)
+                return tail;
         }
         int below = below_holds(c, now);
         if (below != BRISK_HOLD_NONE)
@@ -678,7 +587,7 @@ __attribute__((always_inline)) static inline int xmit_segments(brisk_sock *c, ui
         } else if (wake && brisk_seq_lt(c->mark.pushed, seq + len)) {
             c->mark.pushed = seq + len; /* Linux: tcp_write_wakeup moves pushed_seq past what it sent */
         }
-        pace_sent(c, len, now);
+        tcp_pace_sent(c, len, now);
         advance_nxt(c, len, flags, mss);
         *sent = 1;
         *sent_new += len;
@@ -688,7 +597,7 @@ __attribute__((always_inline)) static inline int xmit_segments(brisk_sock *c, ui
     }
 }
 
-void tcp_write_xmit(brisk_sock *c, uint64_t now)
+void tcp_write_xmit(brisk_sock *c, int why, uint64_t now)
 {
     if (!can_send_data(c->state))
         return;
@@ -715,16 +624,16 @@ void tcp_write_xmit(brisk_sock *c, uint64_t now)
      * an RTO rewound and the probe timer's segment do; new data leaves in Linux's packets. The loop inlines
      * here, once for the probe timer's call and once for every other (see xmit_segments). */
     int segments = !set->tcp_sw_gso ? tcp_notsent(c) || (c->snd.fin_queued && !c->snd.fin_sent)
-                                    : brisk_seq_lt(c->snd.nxt, c->snd.max) || c->snd.wakeup;
+                                    : brisk_seq_lt(c->snd.nxt, c->snd.max) || why == TCP_XMIT_PROBE;
     if (segments) {
         /* brisk: one MSS, or a TSO burst on a GSO device, up to the data's end. */
         uint32_t goal = !set->tcp_sw_gso ? tcp_size_goal(c, mss) : mss;
-        uint32_t stop = !set->tcp_sw_gso || c->snd.wakeup ? tcp_data_end(c) : c->snd.max;
-        hold = c->snd.wakeup ? xmit_segments(c, mss, goal, stop, now, &sent, &sent_new, 1)
-                             : xmit_segments(c, mss, goal, stop, now, &sent, &sent_new, 0);
+        uint32_t stop = !set->tcp_sw_gso || why == TCP_XMIT_PROBE ? tcp_data_end(c) : c->snd.max;
+        hold = why == TCP_XMIT_PROBE ? xmit_segments(c, why, mss, goal, stop, now, &sent, &sent_new, 1)
+                                     : xmit_segments(c, why, mss, goal, stop, now, &sent, &sent_new, 0);
     }
     if (set->tcp_sw_gso && hold == BRISK_HOLD_NONE && c->snd.nxt == c->snd.max)
-        hold = tcp_xmit_packets(c, mss, now, &sent, &sent_new);
+        hold = tcp_xmit_packets(c, why, mss, now, &sent, &sent_new);
     /* Nothing held: no ceiling to keep. And under Linux's probe timer, data sent means a retransmit timer
      * now owns the slot the probe timer used (its expiry would find data in flight and do nothing). */
     if (brisk_timer_armed(&c->timer.cork) && (tcp_notsent(c) == 0 || (sent_new && set->tcp_cork_probe_timer)))

@@ -290,43 +290,6 @@ int tcp_tso_defer(brisk_sock *c, uint32_t hlen, int tail, uint32_t max_segs, uin
     return 1;
 }
 
-/* Linux's nonagle bits for one call of the transmit function (tcp_sw_gso). */
-#define NAGLE_OFF  0x1u /* TCP_NODELAY */
-#define NAGLE_CORK 0x2u /* TCP_CORK, or MSG_MORE for the write's own push */
-#define NAGLE_PUSH 0x4u /* passes Nagle and TCP_CORK (TCP_NODELAY just set, a push from inside a write) */
-
-static unsigned nonagle_of(const brisk_sock *c)
-{
-    if (c->snd.more)
-        return NAGLE_CORK; /* tcp_push with MSG_MORE: TCP_NAGLE_CORK, whatever else holds */
-    if (c->snd.push_write)
-        return NAGLE_PUSH; /* a write cut short pushes what it took (wait_for_space) */
-    if (c->snd.push_mode & TCP_PUSH_FIN)
-        return NAGLE_OFF; /* tcp_send_fin */
-    if (c->snd.push_mode & TCP_PUSH_CALL)
-        return NAGLE_PUSH; /* tcp_push_one, or a forced push, from inside a write */
-    unsigned na = 0;
-    if (c->snd.nodelay && !(c->snd.resuming && c->st->s.tcp_resume_nagle))
-        na |= NAGLE_OFF;
-    if (c->snd.cork)
-        na |= NAGLE_CORK;
-    if (c->snd.push_once)
-        na |= NAGLE_PUSH;
-    return na;
-}
-
-/* Linux's tcp_nagle_check: a partial last segment waits under TCP_CORK, or under Nagle while a small
- * segment is unacknowledged — sent before snd.nxt, which an RTO may have rewound below it (Minshall). */
-static int nagle_holds(const brisk_sock *c, int partial, unsigned na)
-{
-    if (!partial)
-        return 0;
-    if (na & NAGLE_CORK)
-        return 1;
-    return na == 0 && tcp_flight(c) > 0 && brisk_seq_gt(c->snd.sml, c->snd.una) &&
-           brisk_seq_leq(c->snd.sml, c->snd.nxt);
-}
-
 /* Linux's tcp_mss_split_point: how much of a multi-segment head piece of `hlen` bytes goes in this packet —
  * `quota` segments, or what the peer's window takes of the queue's last piece, less a partial last segment
  * that Nagle or TCP_CORK holds. */
@@ -340,7 +303,7 @@ static uint32_t split_point(const brisk_sock *c, uint32_t hlen, int tail, uint32
     if (max_len <= needed)
         return max_len;
     uint32_t partial = needed % mss;
-    return nagle_holds(c, partial != 0, na) ? needed - partial : needed;
+    return tcp_nagle_check(c, partial != 0, na) ? needed - partial : needed;
 }
 
 /* Sends [seq, seq + len) as one packet: one GSO frame on a device that segments, else its wire segments one
@@ -382,9 +345,9 @@ static int send_packet(brisk_sock *c, uint32_t seq, uint32_t len, uint32_t mss, 
  * one-segment piece, TSO deferral for a longer one, and the split point. A packet of several segments
  * carries PSH on its last; one segment carries PSH where a mark says (tcp_psh). Returns the hold reason.
  */
-int tcp_xmit_packets(brisk_sock *c, uint32_t mss, uint64_t now, int *sent, uint32_t *sent_new)
+int tcp_xmit_packets(brisk_sock *c, int why, uint32_t mss, uint64_t now, int *sent, uint32_t *sent_new)
 {
-    unsigned na = nonagle_of(c);
+    unsigned na = tcp_nonagle(c, why);
     int one = (c->snd.push_mode & TCP_PUSH_ONE) != 0;
     uint32_t max_segs = tcp_tso_segs(c, mss);
     for (;;) {
@@ -410,19 +373,13 @@ int tcp_xmit_packets(brisk_sock *c, uint32_t mss, uint64_t now, int *sent, uint3
         }
         uint32_t len = hlen;
         if (segs == 1) {
-            /* Nagle's mode is the connection's for the queue's last piece only; one in the middle gets no
-             * more data (tcp_nagle_test with TCP_NAGLE_PUSH). The FIN's piece always goes. */
-            unsigned pna = tail ? na : NAGLE_PUSH;
-            if (!(pna & NAGLE_PUSH) && !fin && nagle_holds(c, hlen < mss, pna)) {
-                if (pna & NAGLE_CORK) {
-                    tcp_cork_arm(c, flight, now);
-                    return BRISK_HOLD_CORK;
-                }
-                return BRISK_HOLD_NAGLE;
+            /* The small-tail decision is the connection's for the queue's last piece only; one in the
+             * middle gets no more data (tcp_nagle_test with TCP_NAGLE_PUSH). The FIN's piece always goes. */
+            if (tail && !fin && hlen < mss) {
+                int th = tcp_tail_hold(c, why, hlen, now);
+                if (th != BRISK_HOLD_NONE)
+                    return th;
             }
-            int record = c->snd.marks && (tcp_mark_at(c, hend) & TCP_MARK_EOR);
-            if (c->snd.app_push && tail && !fin && !record && hlen < mss && tcp_autocork(c))
-                return BRISK_HOLD_AUTOCORK;
         } else {
             int rwnd;
             if (!one && tcp_tso_defer(c, hlen, tail, max_segs, now, &rwnd))

@@ -71,6 +71,7 @@ int tcp_tso_defer(struct brisk_sock *c, uint32_t hlen, int tail, uint32_t max_se
 /* The packets Linux's tcp_write_xmit sends from new data at snd.nxt (= snd.max), `mss` the payload a
  * segment carries now: *sent and *sent_new as the transmit function keeps them. Returns the hold reason
  * (BRISK_HOLD_NONE: nothing left, or the one packet of a TCP_PUSH_ONE call went). */
-int tcp_xmit_packets(struct brisk_sock *c, uint32_t mss, uint64_t now, int *sent, uint32_t *sent_new);
+int tcp_xmit_packets(struct brisk_sock *c, int why, uint32_t mss, uint64_t now, int *sent,
+                     uint32_t *sent_new);
 
 #endif

@@ -75,7 +75,7 @@ void tcp_recovery_reo_timeout(brisk_sock *c, uint64_t now)
         maybe_enter(c, c->cc.cwnd, now);
         if (!was && c->cc.in_recovery)
             tcp_prr_ack(c, c->snd.mss); /* entering: tcp_cwnd_reduction with one packet delivered */
-        tcp_write_xmit(c, now);
+        tcp_write_xmit(c, TCP_XMIT_TIMER, now);
     }
     if (c->timer.rtx_kind != TCP_RTX_RTO)
         tcp_rearm_rto_linux(c, now, 1);

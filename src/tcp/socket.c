@@ -256,11 +256,11 @@ static size_t queue_write(brisk_sock *s, const uint8_t *buf, size_t want, uint64
         if (sw) {
             if (forced || start == s->snd.nxt) {
                 s->snd.push_mode = (uint8_t)(forced ? TCP_PUSH_CALL : TCP_PUSH_CALL | TCP_PUSH_ONE);
-                tcp_write_xmit(s, now);
+                tcp_write_xmit(s, TCP_XMIT_CALL, now);
                 s->snd.push_mode = 0;
             }
         } else if (s->snd.lowat && (forced || start == s->snd.nxt)) {
-            tcp_write_xmit(s, now);
+            tcp_write_xmit(s, TCP_XMIT_CALL, now);
         }
     }
     return done;
@@ -319,9 +319,7 @@ int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, u
         s->ack.pingpong = 1;
     s->snd.more = (uint8_t)more;
     s->snd.push_write = (uint8_t)partial; /* Linux: TCP_NAGLE_PUSH, past TCP_CORK and Nagle */
-    s->snd.app_push = 1;                  /* auto-corking decides about this call's tail */
-    tcp_write_xmit(s, now);
-    s->snd.app_push = 0;
+    tcp_write_xmit(s, TCP_XMIT_SEND, now); /* auto-corking decides about this call's tail */
     s->snd.push_write = 0;
     /* MSG_MORE holds the tail for this call only (Linux: the push with TCP_NAGLE_CORK); a later ACK or send
      * may release it, subject to Nagle, and a timer does if nothing else will (output.c, tcp_cork_arm). */
@@ -411,7 +409,7 @@ int brisk_shutdown_write(brisk_sock *s, uint64_t now)
         return BRISK_ERR_NOTCONN;
     s->snd.fin_queued = 1;
     s->snd.push_mode = TCP_PUSH_FIN; /* Linux's tcp_send_fin pushes with Nagle off */
-    tcp_write_xmit(s, now);
+    tcp_write_xmit(s, TCP_XMIT_CALL, now);
     s->snd.push_mode = 0;
     finish_call(s->st, now);
     return BRISK_OK;
@@ -553,7 +551,7 @@ int brisk_setsockopt(brisk_sock *s, enum brisk_sockopt opt, uint64_t v, uint64_t
             /* Linux (__tcp_sock_set_nodelay): TCP_NAGLE_OFF | TCP_NAGLE_PUSH, then a push — past TCP_CORK
              * too, until the next write starts a new piece (tcp_skb_entail clears TCP_NAGLE_PUSH). */
             s->snd.push_once = 1;
-            tcp_write_xmit(s, now);
+            tcp_write_xmit(s, TCP_XMIT_CALL, now);
         }
         break;
     case BRISK_SO_CORK:
@@ -563,7 +561,7 @@ int brisk_setsockopt(brisk_sock *s, enum brisk_sockopt opt, uint64_t v, uint64_t
             if (s->snd.nodelay)
                 s->snd.push_once = 1;
             tcp_timer_cancel(s, &s->timer.cork);
-            tcp_write_xmit(s, now);
+            tcp_write_xmit(s, TCP_XMIT_CALL, now);
         }
         break;
     case BRISK_SO_SNDBUF:

@@ -11,22 +11,36 @@
  * transmit function tcp_write_xmit and segment construction), mark.c (where writes end: PSH and records),
  * piece.c (the send queue as Linux's skbs, and Linux's packets under tcp_sw_gso),
  * timer.c (retransmit / persist, delayed ACK, keepalive / TIME-WAIT / FIN-WAIT-2), socket.c (the public API),
- * isn.c (RFC 6528).
+ * isn.c (RFC 6528). The transmit engine's checks, one mechanism per file, each with its header: tail.c (the
+ * small-tail decision: Nagle, TCP_CORK, MSG_MORE, auto-corking), tsq.c (below-TCP accounting and TSQ),
+ * pacing.c, tso.c (TSO autosizing), hold.c (hold reasons).
+ *
+ * A mechanism header holds the state the mechanism owns (a sub-struct of struct brisk_sock) and its
+ * interface; where it has inline fast paths that need struct brisk_sock complete, they follow in a second
+ * part, guarded by BRISK_TCP_SOCK_COMPLETE, which this file defines after the struct before including those
+ * headers again (pacing.h, tsq.h).
  */
 #ifndef BRISK_TCP_TCP_H
 #define BRISK_TCP_TCP_H
+
+#include <stddef.h>
 
 #include "core/stack.h"
 #include "core/timer.h"
 #include "net/ip.h"
 #include "tcp/cc.h"
+#include "tcp/hold.h"
 #include "tcp/mark.h"
+#include "tcp/pacing.h"
 #include "tcp/piece.h"
 #include "tcp/reass.h"
 #include "tcp/rtt.h"
 #include "tcp/rwin.h"
 #include "tcp/sbuf.h"
+#include "tcp/tail.h"
 #include "tcp/timewait.h"
+#include "tcp/tso.h"
+#include "tcp/tsq.h"
 #include "wire/tcp.h"
 
 /* Largest window a segment header can express unscaled, and the scale limit (RFC 7323 §2.3). */
@@ -36,9 +50,6 @@
 #define TCP_PORT_BUCKETS  4096 /* struct brisk_tcp.port_refs */
 #define TCP_ACK_DEFER_MAX 64   /* connections whose ACK a receive batch holds until its end */
 #define TCP_TX_TIMES      32
-
-/* TCP_CORK holds a partial segment at most this long (Linux tcp(7): a 200 ms ceiling). */
-#define TCP_CORK_CEILING_NS (200 * BRISK_NSEC_PER_MSEC)
 
 /* Linux's TCP_TIMEOUT_MIN, 2 jiffies (the linux-* timer rules count in 1 ms jiffies): how soon a SYN goes
  * again after an unacceptable ACK in SYN-SENT (tcp_syn_rtx_soon). */
@@ -145,11 +156,8 @@ struct brisk_sock {
         uint8_t more;          /* the last send carried MSG_MORE */
         uint8_t wscale;        /* shift the peer applies to its windows (we apply it to theirs) */
         uint8_t was_full;      /* send() hit the buffer limit: wake the writer when space returns */
-        uint8_t app_push;      /* tcp_write_xmit runs for the application's send (auto-corking applies) */
-        uint8_t resuming;      /* tcp_write_xmit runs for a TX-completion resume */
         /* Not per segment, except marks and the push flags (in what was padding, so the lines stay put): */
         uint8_t fin_sent;    /* the FIN occupies sequence number snd.max - 1 */
-        uint8_t wakeup;      /* a probe timer fired (cork ceiling, window probe): the head goes, with PSH */
         uint8_t syn_refused; /* our SYN / SYN-ACK was refused by the device: resend it on resume */
         uint8_t marks;       /* write marks in `mark` (mark.c); 0: the transmit path skips them */
         uint32_t iss;        /* initial send sequence number */
@@ -169,12 +177,7 @@ struct brisk_sock {
         uint8_t refused;       /* the device or pool refused the ACK: resend when the stack resumes us */
     } ack;
 
-    struct {
-        uint64_t wmem;     /* truesize of this connection's packets below TCP, not yet completed */
-        uint32_t pkts;     /* those packets */
-        uint8_t throttled; /* TSQ held it: resume (via the stack's deferred list) on a completion */
-        uint8_t zombie;    /* freed by TCP while packets were below it: the struct dies with the last */
-    } tsq;
+    struct tcp_tsq tsq; /* below-TCP accounting, TSQ's throttle (tsq.h) */
 
     /* Hot head (128 bytes: the scalars, the stream, ooo's counts), then the cold tail: lines 6-8 begin. */
     struct {
@@ -208,9 +211,7 @@ struct brisk_sock {
     struct brisk_cc_state cc;
 
     /* --- lines 9-17: hot --- */
-    struct {
-        uint64_t next; /* earliest departure time of the next packet (EDT), ns */
-    } pace;
+    struct tcp_pace pace; /* the next departure time (pacing.h) */
     const struct brisk_cc_ops *cc_ops;
     void *ctx; /* the callback's argument */
     struct tcp_events ev;
@@ -303,15 +304,9 @@ struct brisk_sock {
         uint8_t lost;
         uint8_t retrans;
     } reno;
-    /* Why the transmit function stopped: the reason is checked per segment (line 23), the history is not. */
-    struct {
-        uint64_t since; /* when it began */
-        /* Per reason, at index reason - 1 (BRISK_HOLD_NONE is never counted): times it stopped the transmit
-         * function, and time it held data back. */
-        uint64_t events[BRISK_HOLD_COUNT - 1];
-        uint64_t ns[BRISK_HOLD_COUNT - 1];
-        uint8_t reason; /* enum brisk_hold in force (NONE while sending or with nothing to send) */
-    } hold;
+    /* Why the transmit function stopped (hold.h): the reason is checked per segment (line 23), the history
+     * is not. */
+    struct tcp_hold hold;
 
     /* --- line 23: hot (hold.reason above, then) --- */
     uint32_t dupacks;     /* consecutive duplicate ACKs (RFC 5681 §2) */
@@ -363,7 +358,7 @@ struct brisk_sock {
     /* The last ICMP error the connection kept instead of failing (Linux sk_err_soft, icmp_err.c): reported in
      * place of BRISK_ERR_TIMEDOUT if the connection times out before the peer is heard from again. */
     struct {
-        int err;         /* BRISK_ERR_*, 0 = none */
+        int err;          /* BRISK_ERR_*, 0 = none */
         uint64_t segs_in; /* stat.segs_in when it came: a segment since clears it */
     } soft;
     uint64_t oow_ack_at; /* the last ACK to an invalid segment (tcp_invalid_ratelimit); NONE: never */
@@ -387,6 +382,26 @@ struct brisk_sock {
         uint8_t rtx_sent;       /* the undoable episode has retransmitted: rtx_tsval is valid */
     } recov;
 };
+
+/* The layout described before the struct is a performance decision: these lock it, so that a field added in
+ * the wrong place fails the build rather than a benchmark. Moving a hot field, or growing the struct, means
+ * updating the layout comment and these together (and measuring: docs/performance.md). */
+#define TCP_SOCK_LINE(field) (offsetof(struct brisk_sock, field) / 64)
+_Static_assert(sizeof(struct brisk_sock) == 38 * 64, "struct brisk_sock is 38 cache lines");
+_Static_assert(TCP_SOCK_LINE(snd.una) <= 5 && TCP_SOCK_LINE(ack.pending) <= 5 &&
+                   TCP_SOCK_LINE(tsq.throttled) <= 5 && offsetof(struct brisk_sock, rcv) + 128 <= 6 * 64,
+               "lines 0-5: identity, snd, ack, tsq and rcv's 128-byte hot head");
+_Static_assert(offsetof(struct brisk_sock, cc) + 48 == 9 * 64,
+               "cc begins with its 48 cold bytes before line 9");
+_Static_assert(TCP_SOCK_LINE(pace) >= 9 && TCP_SOCK_LINE(ev) >= 9 && TCP_SOCK_LINE(rtt) >= 9 &&
+                   TCP_SOCK_LINE(sb) <= 17 && TCP_SOCK_LINE(opt) <= 17 && TCP_SOCK_LINE(rack) <= 17 &&
+                   TCP_SOCK_LINE(timer.rtx_deadline) <= 17 && TCP_SOCK_LINE(timer.rtx) <= 17 &&
+                   TCP_SOCK_LINE(timer.delack.expires) <= 17,
+               "lines 9-17: cc, pace, events, rtt, sb, opt, rack and the timer an ACK checks");
+_Static_assert(TCP_SOCK_LINE(hold.reason) == 23 && TCP_SOCK_LINE(dupacks) == 23 &&
+                   TCP_SOCK_LINE(stat.segs_out) == 23 && TCP_SOCK_LINE(stat.wheel_ops) == 23,
+               "line 23: hold.reason, dupacks, the per-segment counters");
+_Static_assert(TCP_SOCK_LINE(txt.rtx_high) == 29 && TCP_SOCK_LINE(txt.head) == 29, "line 29: txt's head");
 
 /* snd.push_mode: a push from inside a write, as Linux's tcp_sendmsg_locked pushes (tcp_sw_gso). */
 #define TCP_PUSH_CALL 0x1u /* Nagle and TCP_CORK yield for this call (TCP_NAGLE_PUSH) */
@@ -524,21 +539,6 @@ void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now);
  * (or its low-water mark reached), once there is room again (see socket.c). */
 void tcp_check_writable(brisk_sock *c);
 
-/* tsq.c — below-TCP accounting, TCP Small Queues, pacing rate, hold reasons */
-void brisk_tcp_pkt_released(void *ctx, brisk_pkt *pkt);
-void tcp_charge(brisk_sock *c, brisk_pkt *pkt);
-uint64_t tcp_tsq_limit(const brisk_sock *c);
-/* Whether TSQ holds the connection now (marks it throttled first, then re-checks): tcp_tsq_holds, inline at
- * the end of this file, answers the common no; tcp_tsq_over is the rest of the rule. */
-int tcp_tsq_over(brisk_sock *c);
-/* Bytes the next segment may carry: one MSS, or a TSO super-segment (a multiple of mss) on a GSO device. */
-uint32_t tcp_size_goal(const brisk_sock *c, uint32_t mss);
-/* Auto-corking: whether to hold the small tail now (then the connection is marked for a completion resume).
- * tcp_autocork, inline at the end of this file, answers the common no; tcp_autocork_hold holds. */
-int tcp_autocork_hold(brisk_sock *c);
-/* Records why the transmit function stopped (BRISK_HOLD_NONE: it is not holding anything back). */
-void tcp_hold(brisk_sock *c, int reason, uint64_t now);
-
 /* a * b / c, exact (floor) for every input whose result fits 64 bits; the 128-bit division (a libgcc call)
  * only when a * b overflows 64 bits, which per-packet rates and sizes never do. */
 static inline uint64_t tcp_muldiv(uint64_t a, uint64_t b, uint64_t c)
@@ -580,8 +580,17 @@ void tcp_ack_undefer(brisk_sock *c);
 void tcp_rcv_drain_ooo(brisk_sock *c);
 
 /* output.c */
-/* THE transmit function: sends whatever the windows, Nagle/cork and the queue allow. */
-void tcp_write_xmit(brisk_sock *c, uint64_t now);
+/* Why the transmit function runs: what a call may send depends on it (tail.c, output.c). */
+enum tcp_xmit_why {
+    TCP_XMIT_SEND,   /* the application's send (brisk_send): auto-corking may hold the tail */
+    TCP_XMIT_CALL,   /* another socket call: shutdown, TCP_NODELAY / TCP_CORK set, a push inside a write */
+    TCP_XMIT_INPUT,  /* a segment arrived: data acknowledged, a window opened, an ACK owed */
+    TCP_XMIT_TIMER,  /* a timer: retransmission, TLP, RACK's reordering deadline, a pacing departure */
+    TCP_XMIT_PROBE,  /* a probe timer (cork ceiling, window probe): the head goes, held or not, with PSH */
+    TCP_XMIT_RESUME, /* the stack's poll after a TX completion (TSQ, auto-cork, device): tcp_resume_nagle */
+};
+/* THE transmit function: sends whatever the windows, Nagle / cork and the queue allow for `why`. */
+void tcp_write_xmit(brisk_sock *c, int why, uint64_t now);
 /* New data [snd.nxt, +len) (and the FIN, if in flags) went out: advance snd.nxt / snd.max and the Minshall
  * mark. */
 void tcp_advance_nxt(brisk_sock *c, uint32_t len, uint8_t flags, uint32_t mss);
@@ -589,18 +598,7 @@ void tcp_advance_nxt(brisk_sock *c, uint32_t len, uint8_t flags, uint32_t mss);
  * mark at its end (Linux: the flag of the skb that ended a write); otherwise when it empties the send queue
  * (RFC 9293 MUST-61) or ends a record. */
 uint8_t tcp_psh(brisk_sock *c, uint32_t seq, uint32_t len);
-/* An acceptable ACK arrived with nothing in flight (Linux's tcp_ack_probe): under tcp_cork_probe_timer the
- * probe timer of a held tail restarts with the transmit function that follows. */
-void tcp_cork_ack(brisk_sock *c);
-/* Bytes of one write-time piece of the send queue (Linux's size_goal for an skb, tcp_xmit_size_goal: one
- * MSS, or on a GSO device or under tcp_sw_gso a multiple of it up to the GSO limit and half the largest
- * window): brisk_send checks the low-water mark and places forced pushes at piece boundaries. */
-uint32_t tcp_write_goal(brisk_sock *c);
 /* Shared by the two ways new data leaves (output.c's segments, piece.c's packets under tcp_sw_gso): */
-/* The next departure time after `len` bytes went (pacing, EDT). */
-void tcp_pace_sent(brisk_sock *c, uint32_t len, uint64_t now);
-/* A TCP_CORK or MSG_MORE hold began or goes on: the timer that ends it (RFC 9293 MUST-60). */
-void tcp_cork_arm(brisk_sock *c, uint32_t flight, uint64_t now);
 /* TSQ, pacing and the device before a segment or packet goes: the hold reason, or BRISK_HOLD_NONE. */
 int tcp_below_holds(brisk_sock *c, uint64_t now);
 /* The FIN alone, once every byte is sent: BRISK_HOLD_DEVICE if the device refused it, else NONE; *sent set
@@ -914,50 +912,9 @@ static inline uint32_t tcp_notsent(const brisk_sock *c)
     return d > 0 ? (uint32_t)d : 0;
 }
 
-/* The pacing rate in bytes/s (tsq.c): the window (or the flight, if larger) per SRTT, scaled by the slow
- * start or congestion avoidance ratio; UINT64_MAX without an RTT. Inline: every segment sent asks it (the
- * departure time), and every TSQ budget. */
-static inline uint64_t tcp_pacing_rate(const brisk_sock *c)
-{
-    uint64_t srtt = brisk_rtt_srtt(&c->rtt);
-    if (srtt == 0)
-        return UINT64_MAX; /* no RTT yet: no rate-derived bound */
-    const struct brisk_settings *s = &c->st->s;
-    uint64_t w = c->cc.cwnd > tcp_flight(c) ? c->cc.cwnd : tcp_flight(c);
-    uint32_t ratio = c->cc.cwnd < c->cc.ssthresh / 2 ? s->tcp_pacing_ss_ratio : s->tcp_pacing_ca_ratio;
-    /* bytes/s = w * 1e9 / srtt_ns * ratio / 100, without overflow for any realistic w. */
-    return tcp_muldiv((uint64_t)w * ratio, BRISK_NSEC_PER_SEC, 100u * srtt);
-}
-
-/* Rule 2's floor (tsq.c): two full-sized packets' worth of memory. */
-static inline uint64_t tcp_tsq_two_bufs(const brisk_sock *c)
-{
-    return 2ull * (c->snd.mss + 54u + c->st->s.tcp_buf_overhead);
-}
-
-/* The transmit function asks before every segment: inline, so that the usual answer costs no call. Below the
- * smallest limit any rule can give (rule 2 never goes under min(cap, two buffers), the others never under the
- * cap), nothing is held, without the rate arithmetic. */
-static inline int tcp_tsq_holds(brisk_sock *c, uint64_t now)
-{
-    (void)now;
-    const struct brisk_settings *s = &c->st->s;
-    if (!s->tcp_tsq)
-        return 0;
-    uint64_t floor = s->tcp_limit_output_bytes;
-    if (s->tcp_tsq_rule == 2 && tcp_tsq_two_bufs(c) < floor)
-        floor = tcp_tsq_two_bufs(c);
-    return c->tsq.wmem > floor && tcp_tsq_over(c);
-}
-
-/* Auto-corking holds only with the setting on, something in flight (never the first packet, a181ceb501b3,
- * unless tcp_autocork_first_packet) and data of this connection below TCP, whose completion resumes it. */
-static inline int tcp_autocork(brisk_sock *c)
-{
-    const struct brisk_settings *s = &c->st->s;
-    if (!s->tcp_autocorking || (tcp_flight(c) == 0 && !s->tcp_autocork_first_packet) || c->tsq.wmem == 0)
-        return 0;
-    return tcp_autocork_hold(c);
-}
+/* The mechanism headers' inline parts, which need struct brisk_sock (pacing.h explains the two parts). */
+#define BRISK_TCP_SOCK_COMPLETE
+#include "tcp/pacing.h"
+#include "tcp/tsq.h"
 
 #endif

@@ -55,24 +55,6 @@ static void rtx_fired(struct brisk_timer *t, void *arg, uint64_t now);
 static void delack_fired(struct brisk_timer *t, void *arg, uint64_t now);
 static void misc_fired(struct brisk_timer *t, void *arg, uint64_t now);
 
-static void cork_fired(struct brisk_timer *t, void *arg, uint64_t now)
-{
-    (void)t;
-    brisk_sock *c = arg;
-    /* Linux's probe timer (tcp_cork_probe_timer) does nothing while data is in flight (tcp_probe_timer). */
-    if (c->st->s.tcp_cork_probe_timer && tcp_flight(c) > 0)
-        return;
-    c->snd.wakeup = 1; /* the held head goes, with PSH (Linux: tcp_write_wakeup) */
-    tcp_write_xmit(c, now);
-    c->snd.wakeup = 0;
-}
-
-static void pace_fired(struct brisk_timer *t, void *arg, uint64_t now)
-{
-    (void)t;
-    tcp_write_xmit(arg, now); /* the departure time came */
-}
-
 #ifdef BRISK_INVARIANTS
 /* Every TCP timer fires through here in checked builds: the callback, then the invariants of the connection
  * (looked up again by its 4-tuple: the callback may have freed it). */
@@ -89,17 +71,17 @@ static void checked_fired(struct brisk_timer *t, void *arg, uint64_t now)
     else if (t == &c->timer.misc)
         misc_fired(t, arg, now);
     else if (t == &c->timer.cork)
-        cork_fired(t, arg, now);
+        tcp_cork_fired(t, arg, now);
     else
-        pace_fired(t, arg, now);
+        tcp_pace_fired(t, arg, now);
     tcp_check_tuple(st, laddr, lport, raddr, rport);
 }
 #endif
 
 void tcp_timers_init(brisk_sock *c)
 {
-    brisk_timer_init(&c->timer.cork, cork_fired, c);
-    brisk_timer_init(&c->timer.pace, pace_fired, c);
+    brisk_timer_init(&c->timer.cork, tcp_cork_fired, c);
+    brisk_timer_init(&c->timer.pace, tcp_pace_fired, c);
     brisk_timer_init(&c->timer.rtx, rtx_fired, c);
     brisk_timer_init(&c->timer.delack, delack_fired, c);
     brisk_timer_init(&c->timer.misc, misc_fired, c);
@@ -474,7 +456,7 @@ static void on_rto(brisk_sock *c, uint64_t now)
         c->snd.fin_sent = 0;
     }
     c->timer.rtx_kind = TCP_RTX_NONE;
-    tcp_write_xmit(c, now);
+    tcp_write_xmit(c, TCP_XMIT_TIMER, now);
     if (c->timer.rtx_kind != TCP_RTX_RTO)
         rtx_set(c, TCP_RTX_RTO, now + brisk_rtt_rto(&c->rtt));
     user_timeout_start(c, now);
@@ -505,9 +487,7 @@ static void on_persist(brisk_sock *c, uint64_t now)
         /* A window smaller than the next segment (held by tcp_sws_partial=0, as Linux holds): what fits goes
          * now, with PSH (Linux: tcp_write_wakeup from the probe timer). */
         tcp_clear_rtx(c);
-        c->snd.wakeup = 1;
-        tcp_write_xmit(c, now);
-        c->snd.wakeup = 0;
+        tcp_write_xmit(c, TCP_XMIT_PROBE, now);
         return;
     }
     /* The user timeout bounds how long the window may stay closed, answered or not (Linux 5.11+
@@ -568,7 +548,7 @@ static void rtx_fired(struct brisk_timer *t, void *arg, uint64_t now)
         tcp_recovery_check(c, c->cc.cwnd, now);
         if (c->cc.in_recovery)
             tcp_prr_ack(c, 0);
-        tcp_write_xmit(c, now);
+        tcp_write_xmit(c, TCP_XMIT_TIMER, now);
     } else
         on_persist(c, now);
 }

@@ -116,11 +116,11 @@ static void test_mvneta_coalesced_completion(void **state)
     const uint64_t bytes = 5000000;
     struct result small =
         run(1 * GBIT, "coalesce 16 10ms",
-            (const char *const[]){"tcp_limit_output_bytes=32K", "tcp_tsq_rule=0", "tcp_tsq_shortcut=0", NULL},
+            (const char *const[]){"tcp_limit_output_bytes=32K", "tcp_tsq_rule=cap", "tcp_tsq_shortcut=0", NULL},
             bytes);
     struct result big = run(
         1 * GBIT, "coalesce 16 10ms",
-        (const char *const[]){"tcp_limit_output_bytes=128K", "tcp_tsq_rule=0", "tcp_tsq_shortcut=0", NULL},
+        (const char *const[]){"tcp_limit_output_bytes=128K", "tcp_tsq_rule=cap", "tcp_tsq_shortcut=0", NULL},
         bytes);
     struct result dflt = run(1 * GBIT, "coalesce 16 10ms", NULL, bytes);
     show("coalesce 16/10ms, 32K cap", &small);

@@ -31,7 +31,7 @@ static void one(uint64_t seed)
     brisk_settings_default(&s);
     s.seed = 0;
     s.tcp_limit_output_bytes = (uint32_t)(4096 + brisk_rand_below(&rnd, 256 * 1024));
-    s.tcp_tsq_rule = (uint32_t)brisk_rand_below(&rnd, 3);
+    s.tcp_tsq_rule = (uint32_t)brisk_rand_below(&rnd, BRISK_TSQ_RULES);
     s.tcp_tsq_shortcut = (uint32_t)brisk_rand_below(&rnd, 2);
     s.tcp_tsq_adaptive = (uint32_t)brisk_rand_below(&rnd, 2);
     s.tcp_autocorking = (uint32_t)brisk_rand_below(&rnd, 2);

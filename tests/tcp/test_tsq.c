@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -71,14 +72,14 @@ static void test_budget_rules(void **state)
     assert_int_equal(rate, 146000ull * 1000 * 120 / 100);
     uint64_t hold = BRISK_NSEC_PER_SEC >> 10; /* pacing shift 10: 976.562 µs */
     uint64_t by_rate = rate * hold / BRISK_NSEC_PER_SEC;
-    f.t.st->s.tcp_tsq_rule = 2;
+    f.t.st->s.tcp_tsq_rule = BRISK_TSQ_CEILING;
     assert_int_equal(tcp_tsq_limit(c), by_rate < 102400 ? by_rate : 102400);
-    f.t.st->s.tcp_tsq_rule = 1;
+    f.t.st->s.tcp_tsq_rule = BRISK_TSQ_FLOOR;
     assert_int_equal(tcp_tsq_limit(c), by_rate > 102400 ? by_rate : 102400);
-    f.t.st->s.tcp_tsq_rule = 0;
+    f.t.st->s.tcp_tsq_rule = BRISK_TSQ_CAP;
     assert_int_equal(tcp_tsq_limit(c), 102400);
-    /* Rule 2 never goes below two buffers. */
-    f.t.st->s.tcp_tsq_rule = 2;
+    /* The ceiling rule never goes below two buffers. */
+    f.t.st->s.tcp_tsq_rule = BRISK_TSQ_CEILING;
     c->rtt.srtt_fp = 10 * BRISK_NSEC_PER_SEC << 16;
     assert_int_equal(tcp_tsq_limit(c), 2 * TRUESIZE(1460));
     /* Adaptive: the hold time covers twice the device's completion overhead (latency beyond the wire), not
@@ -94,6 +95,41 @@ static void test_budget_rules(void **state)
     tf_conn_close(&f);
 }
 
+/* The table's contract (struct tcp_tsq_rule): every rule is non-decreasing in the rate term and never below
+ * min(cap, two buffers), the floor under which tcp_tsq_holds holds nothing without asking the rule; and each
+ * has a name the setting takes, whose index is the rule. */
+static void test_rule_table_contract(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {0, 1, 2048, 4608, 65536, 131072, 4u << 20, 1ull << 40, UINT64_MAX};
+    const size_t n = sizeof(sizes) / sizeof(sizes[0]);
+    const char *names[BRISK_TSQ_RULES] = {"cap", "floor", "ceiling"};
+    for (int r = 0; r < BRISK_TSQ_RULES; r++) {
+        assert_non_null(tcp_tsq_rules[r].limit);
+        assert_non_null(tcp_tsq_rules[r].since);
+        for (size_t a = 0; a < n; a++)
+            for (size_t t = 0; t < n; t++)
+                for (size_t b = 0; b < n; b++) {
+                    uint64_t cap = sizes[a], two = sizes[t];
+                    uint64_t lim = tcp_tsq_rules[r].limit(cap, sizes[b], two);
+                    assert_true(lim >= (cap < two ? cap : two));
+                    if (b + 1 < n)
+                        assert_true(tcp_tsq_rules[r].limit(cap, sizes[b + 1], two) >= lim);
+                }
+        struct brisk_settings s;
+        brisk_settings_default(&s);
+        char set[64];
+        snprintf(set, sizeof set, "tcp_tsq_rule=%s", names[r]);
+        assert_int_equal(brisk_settings_set(&s, set), BRISK_OK);
+        assert_int_equal(s.tcp_tsq_rule, (uint32_t)r);
+    }
+    struct brisk_settings s;
+    brisk_settings_default(&s);
+    assert_int_equal(s.tcp_tsq_rule, BRISK_TSQ_CEILING);
+    assert_int_equal(brisk_settings_set(&s, "tcp_tsq_rule=2"), BRISK_ERR_INVAL); /* names, not numbers */
+    assert_int_equal(brisk_settings_set(&s, "tcp_tsq_rule=min"), BRISK_ERR_INVAL);
+}
+
 /* Over budget: marked throttled, held with reason "tsq"; a completion only parks it; the stack's poll sends.
  */
 static void test_throttle_and_resume_via_poll(void **state)
@@ -101,7 +137,7 @@ static void test_throttle_and_resume_via_poll(void **state)
     (void)state;
     struct tf_conn f;
     setup(&f,
-          (const char *const[]){"tcp_limit_output_bytes=16K", "tcp_tsq_rule=0", "tcp_tsq_shortcut=0", NULL});
+          (const char *const[]){"tcp_limit_output_bytes=16K", "tcp_tsq_rule=cap", "tcp_tsq_shortcut=0", NULL});
     brisk_sock *c = f.c;
     size_t n0 = f.t.f.ntx;
     send_bytes(c, 100000, TF_MS);
@@ -137,7 +173,7 @@ static void test_orphaning_device(void **state)
     (void)state;
     struct tf_conn f;
     setup(&f,
-          (const char *const[]){"tcp_limit_output_bytes=16K", "tcp_tsq_rule=0", "tcp_tsq_shortcut=0", NULL});
+          (const char *const[]){"tcp_limit_output_bytes=16K", "tcp_tsq_rule=cap", "tcp_tsq_shortcut=0", NULL});
     f.t.f.dev->cfg.caps |= BRISK_NETDEV_CAP_ORPHAN;
     brisk_sock *c = f.c;
     size_t n0 = f.t.f.ntx;
@@ -157,7 +193,7 @@ static void test_one_segment_shortcut(void **state)
 {
     (void)state;
     struct tf_conn f;
-    setup(&f, (const char *const[]){"tcp_limit_output_bytes=2048", "tcp_tsq_rule=0", NULL});
+    setup(&f, (const char *const[]){"tcp_limit_output_bytes=2048", "tcp_tsq_rule=cap", NULL});
     brisk_sock *c = f.c;
     size_t n0 = f.t.f.ntx;
     send_bytes(c, 1460, TF_MS); /* over the 2 KB cap at once, but nothing was unacknowledged */
@@ -195,211 +231,23 @@ static void test_zombie_until_last_completion(void **state)
     tf_conn_close(&f);
 }
 
-/* Completes every packet the fake device holds and lets the stack run its deferred work at `now`. */
-static void complete_and_poll(struct tf_conn *f, uint64_t now)
-{
-    fakedev_complete_all(&f->t.f, now);
-    brisk_stack_poll(f->t.st, now);
-}
 
-/* Auto-corking: the small tail waits while this connection's data is below TCP, and goes on completion. */
-static void test_autocork_holds_tail_until_completion(void **state)
-{
-    (void)state;
-    struct tf_conn f;
-    setup(&f, (const char *const[]){"tcp_autocorking=1", NULL});
-    brisk_sock *c = f.c;
-    assert_int_equal(brisk_setsockopt(c, BRISK_SO_NODELAY, 1, TF_MS), BRISK_OK);
-    size_t n0 = f.t.f.ntx;
-    send_bytes(c, 100, TF_MS); /* the first packet is never held */
-    assert_int_equal(f.t.f.ntx - n0, 1);
-    send_bytes(c, 100, TF_MS); /* in flight and below TCP: corked, even with NODELAY */
-    assert_int_equal(f.t.f.ntx - n0, 1);
-    assert_int_equal(tf_info(c).hold, BRISK_HOLD_AUTOCORK);
-    send_bytes(c, 100, TF_MS); /* more joins the tail */
-    assert_int_equal(f.t.f.ntx - n0, 1);
-    assert_int_equal(tf_counters(&f.t).TCPAutoCorking, 1);
-    complete_and_poll(&f, TF_MS + 500);
-    assert_int_equal(f.t.f.ntx - n0, 2); /* one 200-byte segment, at the completion */
-    assert_int_equal(c->snd.nxt - c->snd.una, 300);
-    assert_int_equal(tf_info(c).hold_ns[BRISK_HOLD_AUTOCORK], 500);
-    tf_conn_close(&f);
-}
 
-/* a181ceb501b3: with nothing unacknowledged, never hold — unless the compat knob restores the old rule. */
-static void test_autocork_first_packet(void **state)
-{
-    (void)state;
-    for (int bug = 0; bug <= 1; bug++) {
-        struct tf_conn f;
-        setup(&f, bug ? (const char *const[]){"tcp_autocorking=1", "tcp_autocork_first_packet=1", NULL}
-                      : (const char *const[]){"tcp_autocorking=1", NULL});
-        brisk_sock *c = f.c;
-        brisk_setsockopt(c, BRISK_SO_NODELAY, 1, TF_MS);
-        send_bytes(c, 100, TF_MS);
-        /* The peer acknowledges it before the device reports completion (a slow-completion NIC). */
-        struct brisk_tcp_repr h = tf_peer_hdr(&f.p, BRISK_TCP_ACK, 2 * TF_MS);
-        h.ack = c->snd.iss + 1 + 100;
-        f.t.hold_completions = 1; /* the data packet stays below TCP */
-        tf_inject(&f.t, &h, NULL, 0, 2 * TF_MS);
-        f.t.hold_completions = 0;
-        assert_int_equal(c->snd.una, c->snd.max);
-        assert_true(c->tsq.wmem > 0);
-        uint32_t before = c->snd.nxt;
-        send_bytes(c, 100, 3 * TF_MS);
-        if (bug)
-            assert_int_equal(c->snd.nxt, before); /* held with nothing in flight: the TCP_RR regression */
-        else
-            assert_int_equal(c->snd.nxt, before + 100);
-        tf_conn_close(&f);
-    }
-}
 
-/* bf06200e732d: the completion resume must use the connection's own Nagle mode. With the compat knob a
- * NODELAY sender's corked tail waits for the ACK of the previous small segment instead. */
-static void test_resume_uses_current_nagle_mode(void **state)
-{
-    (void)state;
-    for (int bug = 0; bug <= 1; bug++) {
-        struct tf_conn f;
-        setup(&f, bug ? (const char *const[]){"tcp_autocorking=1", "tcp_resume_nagle=1", NULL}
-                      : (const char *const[]){"tcp_autocorking=1", NULL});
-        brisk_sock *c = f.c;
-        brisk_setsockopt(c, BRISK_SO_NODELAY, 1, TF_MS);
-        uint32_t d = c->snd.nxt;
-        send_bytes(c, 48, TF_MS);  /* the PDU header leaves */
-        send_bytes(c, 512, TF_MS); /* the payload is auto-corked behind it */
-        assert_int_equal(c->snd.nxt, d + 48);
-        complete_and_poll(&f, TF_MS + 100);
-        if (!bug) {
-            assert_int_equal(c->snd.nxt, d + 48 + 512); /* resumed with NODELAY: out at the completion */
-        } else {
-            assert_int_equal(c->snd.nxt, d + 48); /* resumed with Nagle on: waits for the ACK of 48 bytes */
-            assert_int_equal(tf_info(c).hold, BRISK_HOLD_NAGLE);
-            struct brisk_tcp_repr h = tf_peer_hdr(&f.p, BRISK_TCP_ACK, 40 * TF_MS);
-            h.ack = d + 48;
-            f.t.hold_completions = 1; /* keep counting what the ACK releases, not what collecting completes */
-            tf_inject(&f.t, &h, NULL, 0, 40 * TF_MS); /* the peer's delayed ACK */
-            f.t.hold_completions = 0;
-            assert_int_equal(c->snd.nxt, d + 48 + 512);
-        }
-        tf_conn_close(&f);
-    }
-}
 
-/* TSO autosizing: on a GSO device the transmit function sends bursts of whole segments — at least
- * tcp_min_tso_segs, about a pacing interval of data, at most half the congestion window. */
-static void test_tso_size_goal(void **state)
-{
-    (void)state;
-    struct tf_conn f;
-    setup(&f, NULL);
-    brisk_sock *c = f.c;
-    assert_int_equal(tcp_size_goal(c, 1460), 1460); /* no GSO on the device: one segment */
-    f.t.f.dev->cfg.caps |= BRISK_NETDEV_CAP_GSO;
-    f.t.f.dev->cfg.gso_max_size = 65535;
-    /* cwnd 10 segments: half is 5, below the rate-based size, so bursts of 5 x 1460. */
-    assert_int_equal(c->cc.cwnd, 14600);
-    assert_int_equal(tcp_size_goal(c, 1460), 5 * 1460);
-    send_bytes(c, 20000, TF_MS);
-    tf_collect(&f.t);
-    struct tf_seg *s1 = tf_take(&f.t), *s2 = tf_take(&f.t);
-    assert_int_equal(s1->len, 5 * 1460);
-    assert_int_equal(s2->len, 5 * 1460);
-    TF_EXPECT_NONE(&f.t); /* the congestion window is full */
-    /* A big window: the rate-based size, capped by the device's 64 KB. */
-    c->cc.cwnd = 1000 * 1460;
-    c->rtt.srtt_fp = TF_MS << 16; /* SRTT 1 ms (fixed point, rtt.h) */
-    uint64_t bytes = tcp_pacing_rate(c) >> 10;
-    uint32_t want = (uint32_t)(bytes < 65455 ? bytes : 65455) / 1460 * 1460;
-    assert_int_equal(tcp_size_goal(c, 1460), want);
-    /* A slow path: never below tcp_min_tso_segs. */
-    c->rtt.srtt_fp = 10 * TF_SEC << 16;
-    assert_int_equal(tcp_size_goal(c, 1460), 2 * 1460);
-    tf_conn_close(&f);
-}
 
-/* Pacing: each packet's departure time is the previous one's plus its wire bytes at the pacing rate; the
- * pacing timer sends what waits, with hold reason "pacing" meanwhile. */
-static void test_pacing_departure_times(void **state)
-{
-    (void)state;
-    struct tf_conn f;
-    setup(&f, (const char *const[]){"tcp_pacing=1", NULL});
-    brisk_sock *c = f.c;
-    /* 14600 B cwnd over a 1 ms SRTT in slow start (200 %): 29.2 MB/s, so a 1460-byte segment (1526 bytes
-     * with headers) leaves every 52.260 us. */
-    c->rtt.srtt_fp = TF_MS << 16; /* SRTT 1 ms (fixed point, rtt.h) */
-    assert_int_equal(tcp_pacing_rate(c), 29200000);
-    uint64_t gap = 1526ull * BRISK_NSEC_PER_SEC / 29200000;
-    uint64_t t0 = TF_SEC;
-    send_bytes(c, 3 * 1460, t0);
-    TF_EXPECT(&f.t, t0, ACK, c->snd.iss + 1, 1001, 1460);
-    TF_EXPECT_NONE(&f.t);
-    assert_int_equal(tf_info(c).hold, BRISK_HOLD_PACING);
-    tf_run(&f.t, t0 + gap - 1);
-    TF_EXPECT_NONE(&f.t);
-    tf_run(&f.t, t0 + gap);
-    TF_EXPECT(&f.t, t0 + gap, ACK, c->snd.iss + 1 + 1460, 1001, 1460);
-    tf_run(&f.t, t0 + 2 * gap);
-    TF_EXPECT(&f.t, t0 + 2 * gap, ACK | PSH, c->snd.iss + 1 + 2920, 1001, 1460);
-    assert_true(tf_counters(&f.t).PacingHolds >= 2);
-    assert_int_equal(tf_info(c).hold_ns[BRISK_HOLD_PACING], 2 * gap);
-    tf_conn_close(&f);
-}
 
-/* A pacing timer that fires late (a userspace loop woken tens of microseconds after the deadline): the
- * departures it missed go out at once, up to tcp_pacing_catchup's worth, and the schedule goes on from
- * there; with no allowance the late wakeup sends one segment and the lost time is gone. */
-static void test_pacing_late_timer_catches_up(void **state)
-{
-    (void)state;
-    for (int allowance = 0; allowance <= 1; allowance++) {
-        struct tf_conn f;
-        setup(&f, allowance ? (const char *const[]){"tcp_pacing=1", "tcp_pacing_catchup=200us", NULL}
-                            : (const char *const[]){"tcp_pacing=1", "tcp_pacing_catchup=0", NULL});
-        brisk_sock *c = f.c;
-        c->rtt.srtt_fp = TF_MS << 16; /* 29.2 MB/s: a segment every 52.260 us, as above */
-        uint64_t gap = 1526ull * BRISK_NSEC_PER_SEC / 29200000;
-        uint64_t t0 = TF_SEC;
-        send_bytes(c, 10 * 1460, t0);
-        TF_EXPECT(&f.t, t0, ACK, c->snd.iss + 1, 1001, 1460);
-        TF_EXPECT_NONE(&f.t);
-        /* The timer was due at t0 + gap; the loop runs 5.5 gaps after t0 (235 us late). */
-        uint64_t late = t0 + 5 * gap + gap / 2;
-        brisk_stack_poll(f.t.st, late);
-        tf_collect(&f.t);
-        if (!allowance) {
-            TF_EXPECT(&f.t, late, ACK, c->snd.iss + 1 + 1460, 1001, 1460);
-            TF_EXPECT_NONE(&f.t);
-            assert_int_equal(c->pace.next, late + gap); /* the schedule restarts from the late wakeup */
-        } else {
-            /* The schedule resumes from late - 200 us = t0 + 1.67 gaps (the missed departure at t0 + gap lies
-             * beyond the allowance): departures at 1.67, 2.67, 3.67 and 4.67 gaps are all due by 5.5. */
-            for (uint32_t i = 1; i <= 4; i++)
-                TF_EXPECT(&f.t, late, ACK, c->snd.iss + 1 + i * 1460, 1001, 1460);
-            TF_EXPECT_NONE(&f.t);
-            assert_true(c->pace.next > late && c->pace.next <= late + gap);
-        }
-        tf_conn_close(&f);
-    }
-}
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_charge_and_release),
         cmocka_unit_test(test_budget_rules),
+        cmocka_unit_test(test_rule_table_contract),
         cmocka_unit_test(test_throttle_and_resume_via_poll),
         cmocka_unit_test(test_orphaning_device),
         cmocka_unit_test(test_one_segment_shortcut),
         cmocka_unit_test(test_zombie_until_last_completion),
-        cmocka_unit_test(test_autocork_holds_tail_until_completion),
-        cmocka_unit_test(test_autocork_first_packet),
-        cmocka_unit_test(test_resume_uses_current_nagle_mode),
-        cmocka_unit_test(test_pacing_late_timer_catches_up),
-        cmocka_unit_test(test_tso_size_goal),
-        cmocka_unit_test(test_pacing_departure_times),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

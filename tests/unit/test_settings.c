@@ -171,7 +171,7 @@ static void test_profiles(void **state)
     assert_int_equal(brisk_settings_apply_profile(&s, "linux-9.99"), BRISK_ERR_NOENT);
     assert_memory_equal(&s, &before, sizeof(s));
     assert_int_equal(brisk_settings_apply_profile(&s, "linux-3.19"), BRISK_OK);
-    assert_int_equal(s.tcp_tsq_rule, 2);
+    assert_int_equal(s.tcp_tsq_rule, BRISK_TSQ_CEILING);
     assert_int_equal(s.tcp_limit_output_bytes, 128u << 10);
     assert_int_equal(s.tcp_tsq_adaptive, 0);
     assert_int_equal(s.tcp_tsq_shortcut, 0);

@@ -40,7 +40,7 @@ struct row {
     int domu;                 /* completions `latency_domu` late instead of `latency` */
 };
 
-static const char *const patched[] = {"tcp_tsq_rule=1", NULL}; /* max(cap, rate x hold) instead of min */
+static const char *const patched[] = {"tcp_tsq_rule=floor", NULL}; /* max(cap, rate x hold) instead of min */
 
 /* The 3.19 rows first (the model and the shape read rows 0 and 2), brisk last. */
 static const struct row rows[] = {
