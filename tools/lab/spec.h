@@ -6,8 +6,12 @@
  * every host's); the flows the hosts run (bulk transfers and request/response exchanges, each with a start time); the rows to
  * compare (each a profile, stack settings, and changes to the link or the NIC, so a row can also be one point
  * of a sweep); and the expected shape, a list of bounds on the rows' figures that gives PASS or FAIL as the
- * seed scenarios do. spec_parse.c reads and checks a file into a struct lab_spec, naming the file, line and
- * key of anything wrong; spec_run.c builds one world per row, runs it and reports.
+ * seed scenarios do. The seed scenarios themselves are such files (scenarios/iscsi.yaml ...): for them the format
+ * has parameters (--set), values computed from the parameters (${...}), a report of the file's own (columns,
+ * named values, lines, headline, plots; expressions of expr.h over the rows' figures), pdu flows (pdu.h) and
+ * the few facts of a seed's world (which host runs the rows' settings, which is made first). spec_parse.c
+ * reads and checks a file into a struct lab_spec, naming the file, line and key of anything wrong;
+ * spec_run.c builds one world per row, runs it and reports.
  */
 #ifndef BRISK_LAB_SPEC_H
 #define BRISK_LAB_SPEC_H

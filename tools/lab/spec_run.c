@@ -9,6 +9,11 @@
  * never filled in: goodput is the bytes the receivers read over the time from the first connection to the
  * last byte, `complete` says whether every flow finished correctly, and an rr figure of a row without rr
  * flows is left out. Then the expected shape: every bound of `expect` checked against the rows it names.
+ *
+ * Before each row the file's ${...} values are computed from the parameters into a copy of the description
+ * (world_of), so a row runs exactly the world a C scenario built from the same numbers; a file with a
+ * `report:` then computes its columns, values and lines from the rows' figures (expr.h), in that order, and
+ * draws its plots — which is how the seed files give the figures their C scenarios gave, byte for byte.
  */
 #include <inttypes.h>
 #include <math.h>
