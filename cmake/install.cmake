@@ -11,6 +11,7 @@
 #                    in the order the linker needs (-lbrisk_sim -lbrisk), --static adds -lm
 #   bin/             brisk-lab, brisk-perf, brisk-bench, brisk-ss, brisk-nstat; share/man/man1/ their pages,
 #                    made from their --help
+#   share/brisk/scenarios/  brisk-lab's scenario files (the seed scenarios among them: docs/lab.md)
 #
 # The installed libraries are compiled once more, apart from the in-tree static libraries the tools and tests
 # link (those stay as they are: non-PIC, LTO bytecode only, so the tools' figures do not move):
@@ -139,6 +140,11 @@ foreach(pc brisk brisk-sim brisk-drivers)
 endforeach()
 
 install(TARGETS brisk-lab brisk-perf brisk-bench brisk-ss brisk-nstat RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The scenario files (the seeds among them: `brisk-lab seeds` runs those) beside the binary's share directory;
+# brisk-lab looks there (bin/../share/brisk/scenarios), and in the source tree it was built from.
+install(DIRECTORY scenarios/ DESTINATION ${CMAKE_INSTALL_DATADIR}/brisk/scenarios FILES_MATCHING PATTERN "*.yaml")
+target_compile_definitions(brisk-lab PRIVATE BRISK_LAB_SOURCE_SCENARIOS="${CMAKE_SOURCE_DIR}/scenarios"
+                                             BRISK_LAB_DATA_SCENARIOS="${CMAKE_INSTALL_FULL_DATADIR}/brisk/scenarios")
 
 # Manual pages from each tool's --help (help2man, Debian's help2man: scripts/deps.sh), with the extra sections
 # of cmake/man/<tool>.h2m. Without help2man they are not made, and the install test says so and fails.

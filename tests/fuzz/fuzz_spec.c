@@ -2,7 +2,8 @@
  * fuzz_spec.c — brisk-lab's scenario-file reader (tools/lab/spec_parse.c) on arbitrary bytes: libyaml's
  * parser and the schema walk over whatever document comes out. Nothing in a file may crash the reader; a
  * file it refuses is status 2, one it accepts must describe a runnable experiment (a name, at least one
- * flow, at least one row, bounds that name known figures and rows).
+ * flow, at least one row, bounds that name known figures and rows or are checks, ${...} values bound to fields
+ * inside the description).
  */
 #include <string.h>
 
@@ -22,8 +23,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             s.nexpect < 0 || s.nexpect > SPEC_MAX_EXPECT || s.limit_ns == 0)
             fh_fail("spec: an accepted file that is not runnable");
         for (int i = 0; i < s.nexpect; i++)
-            if (!s.expect[i].figure[0] || (!s.expect[i].has_min && !s.expect[i].has_max))
-                fh_fail("spec: an accepted bound without a figure or a limit");
+            if (!s.expect[i].check[0] && (!s.expect[i].figure[0] || (!s.expect[i].has_min && !s.expect[i].has_max)))
+                fh_fail("spec: an accepted bound without a check, or without a figure or a limit");
+        /* ${...} values land inside the spec, in a field of their width; rows change flows of their kind. */
+        for (int i = 0; i < s.nbinds; i++) {
+            size_t w = (size_t)(s.binds[i].width < 0 ? -s.binds[i].width : s.binds[i].width);
+            if (s.binds[i].off + w > sizeof(s) || (w != 4 && w != 8) || !s.binds[i].expr[0])
+                fh_fail("spec: an accepted ${...} value outside the spec");
+        }
+        for (int k = 0; k < s.nrows; k++)
+            for (int i = 0; i < s.rows[k].nflows; i++)
+                if (i >= s.nflows || s.rows[k].flows[i].kind != s.flows[i].kind)
+                    fh_fail("spec: an accepted row changing a flow it does not have");
         /* A topology: every flow between two different hosts a path joins, every link between known nodes. */
         int nodes = s.topology ? s.nnodes : 2;
         for (int i = 0; i < s.nflows; i++) {

@@ -183,6 +183,14 @@ if [ -x "$sim" ]; then
     check "sim_pair --bytes nonsense: exit 2 naming the option" "[ $rc = 2 ] && grep -q 'bad --bytes' '$tmp/badarg.err'"
 fi
 
+# ---- the seed scenario files: installed in share/brisk/scenarios, found there by the installed brisk-lab ----
+for f in iscsi xen-tsq mvneta rr-timers; do
+    check "share/brisk/scenarios/$f.yaml" "[ -f '$P/share/brisk/scenarios/$f.yaml' ]"
+done
+(cd "$tmp" && env -u BRISK_LAB_SCENARIOS "$P/bin/brisk-lab" run xen-tsq --set bytes=20M >"$tmp/xen.out" 2>"$tmp/xen.err")
+check "the installed brisk-lab runs xen-tsq from share/brisk/scenarios (PASS)" \
+    "grep -q -- '-> PASS' '$tmp/xen.out' && '$P/bin/brisk-lab' list | grep -q '(.*share/brisk/scenarios/xen-tsq.yaml)'"
+
 # ---- the custom lab scenario, run by the installed brisk-lab ----
 "$P/bin/brisk-lab" check "$tmp/examples/scenario.yaml" >"$tmp/check.out" 2>&1
 check "brisk-lab check examples/scenario.yaml ($(head -1 "$tmp/check.out"))" "[ $? = 0 ]"

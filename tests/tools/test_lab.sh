@@ -242,6 +242,8 @@ expect_2 run ping --json --out "$tmp/ping2"
 rc=$?
 check "seeds exits 0 (every shape as expected)" "[ $rc -eq 0 ]"
 check "seeds reports progress on stderr" "grep -q '\\[1/[0-9]\\] iscsi' '$tmp/seeds.err' && grep -q 'mvneta' '$tmp/seeds.err'"
+check "seeds runs the seed files of scenarios/ (none compiled in)" \
+    "grep -q 'iscsi.* from .*scenarios/iscsi.yaml' '$tmp/seeds.err' && grep -q 'rr-timers.* from .*scenarios/rr-timers.yaml' '$tmp/seeds.err' && ! grep -q 'compiled in' '$tmp/seeds.err'"
 check "seeds runs only the seed scenarios" "[ ! -e '$tmp/lab/ping' ] && [ ! -e '$tmp/lab/bulk' ]"
 for sc in iscsi xen-tsq mvneta rr-timers; do
     d=$tmp/lab/$sc
@@ -582,6 +584,99 @@ bad_file "a host without a name" "bad.yaml:2: hosts\\[2\\]: a host needs a name"
     $'name: x\nhosts: [a, {profile: brisk}]\nlinks: [{between: [a, b]}]\nflows: [{bulk: {from: a, to: b}}]'
 bad_file "a bad rx_coalesce" "bad.yaml:2: nic.rx_coalesce: 'soon' is not a time" \
     $'name: x\nnic: {rx_batch: 8, rx_coalesce: soon}\nflows: [{bulk: {}}]'
+
+# ---- the seeds are files: a copy edited, a user's seed beside them, a broken one, parameters and reports ----
+seeddir=$tmp/seeddir
+mkdir -p "$seeddir"
+# An edited row changes its figure: linux-3.19 with a 256 KB cap moves twice the data per completion latency.
+# (the first row only: the line after its label gains a set)
+awk '{ print } /^    label: "linux-3.19 \(min rule: 128 KB cap\) to dom0"$/ { getline; print; print "    set: {tcp_limit_output_bytes: 256K}" }' \
+    "$here/scenarios/xen-tsq.yaml" >"$seeddir/xen-tsq.yaml"
+"$lab" run "$seeddir/xen-tsq.yaml" --json --set bytes=20M >"$tmp/xen-edit.json" 2>/dev/null
+ge=$(json_row "$tmp/xen-edit.json" linux_3_19 goodput_bps)
+gd=$(json_row "$tmp/xen-edit.json" linux_3_19_domu goodput_bps)
+check "an edited seed row changes its figure: linux-3.19 at 256 KB ~ 2x its 128 KB goodput ($ge vs $g319)" \
+    "is '$ge > 1.8 * $g319 && $ge < 2.2 * $g319'"
+check "and leaves the other rows' figures as they were ($gd = $gdomu)" "[ '$gd' = '$gdomu' ]"
+check "the edited row's settings are stated under the table" \
+    "\"$lab\" run '$seeddir/xen-tsq.yaml' --set bytes=5M 2>/dev/null | grep -q '= profile linux-3.19, tcp_limit_output_bytes=256K, TX completion 190 us'"
+# A user's seed file beside the seeds runs the same way: seeds takes it, in the order of the reports' ids.
+cat >"$seeddir/my-seed.yaml" <<'Y'
+name: my-seed
+summary: a PDU exchange at two payload sizes
+reproduces: 900_mine
+params:
+  - {name: ios, kind: uint, default: 20, min: 1, max: 1000}
+  - {name: rtt, kind: time, default: 200us}
+link: {rate: 1G, delay: "${rtt / 2}"}
+flows:
+  - pdu: {ios: "${ios}", header: 48, payload: 512}
+rows:
+  - {name: small}
+  - {name: large, label: "4 KB payload", flows: [{pdu: {payload: 4K}}], how: "payload {4096:%.0f} B"}
+report:
+  columns:
+    - {key: per_io_ns, head: per I/O, kind: time, value: io_total_ns / ios}
+    - {key: p50, head: p50, kind: time, value: io_p50_ns}
+    - {key: segs, head: segs/IO, kind: double, value: data_segs / ios}
+  headline: "small {small.per_io_ns / 1e3:%.1f} us, large {large.per_io_ns / 1e3:%.1f} us per I/O"
+  expected: "one round trip per I/O, a larger payload costs its serialization"
+expect:
+  - check: "small.p50 >= rtt && small.p50 < 1.5 * rtt && large.per_io_ns > small.per_io_ns"
+Y
+BRISK_LAB_SCENARIOS=$seeddir "$lab" seeds --out "$tmp/myseeds" >"$tmp/myseeds.out" 2>"$tmp/myseeds.err"
+rc=$?
+# The edited xen-tsq's shape no longer holds (its domU model reads the first row's cap, now 256 KB, while the
+# domU row keeps 128 KB): seeds says FAIL for it and exits 1; the user's seed passes.
+check "seeds from another directory (BRISK_LAB_SCENARIOS): the edited seed FAILs, a user's PASSes (rc $rc)" \
+    "[ $rc -eq 1 ] && grep -q '^xen-tsq  *FAIL  *linux-3.19 8.4' '$tmp/myseeds.out' && grep -q '^my-seed  *PASS  *small [0-9.]* us, large' '$tmp/myseeds.out'"
+check "seeds orders them by the reports' ids (001 before 900)" \
+    "[ \"\$(grep -n '^xen-tsq \\|^my-seed ' '$tmp/myseeds.out' | tail -n 2 | cut -d: -f2 | cut -c1-7 | tr '\\n' ' ')\" = 'xen-tsq my-seed ' ]"
+check "a user's file runs by name from the scenarios directory, with its parameters" \
+    "BRISK_LAB_SCENARIOS=$seeddir \"$lab\" run my-seed --set ios=5 2>/dev/null | grep -q 'parameters: ios=5 rtt=200us'"
+check "run NAME --help shows a file's parameters" \
+    "\"$lab\" run xen-tsq --help | grep -q 'latency_domu  *375us' && \"$lab\" run iscsi --help | grep -q 'delack  *111ms'"
+check "list shows the seed files with their parameters" "\"$lab\" list | grep -q '^mvneta ' && \"$lab\" list | grep -q '    frames  *16 '"
+# A broken seed file: seeds refuses to start, naming file:line and the key.
+sed 's/coalesce ${frames} ${timeout}/coalesce ${framez} ${timeout}/' "$here/scenarios/mvneta.yaml" >"$seeddir/mvneta.yaml"
+BRISK_LAB_SCENARIOS=$seeddir "$lab" seeds --out "$tmp/badseeds" >/dev/null 2>"$tmp/badseeds.err"
+check "a malformed seed file: seeds exits 2 naming file:line (mvneta.yaml:31, the unknown name)" \
+    "[ $? -eq 2 ] && grep -q 'mvneta.yaml:31: nic.completion: unknown name .framez.' '$tmp/badseeds.err'"
+rm -f "$seeddir/mvneta.yaml"
+# A computed value out of its range at run time, and a failed requirement: exit 2 with the file's line.
+"$lab" run "$seeddir/my-seed.yaml" --set ios=0 >/dev/null 2>"$tmp/err"
+check "a parameter out of its file's range: exit 2" "[ $? -eq 2 ] && grep -q 'ios=0 is out of range: expected 1 to 1000' '$tmp/err'"
+"$lab" run xen-tsq --set gso=1000 >/dev/null 2>"$tmp/err"
+check "a file's require: exit 2 with its message" "[ $? -eq 2 ] && grep -q 'gso=1000 is smaller than a frame' '$tmp/err'"
+printf '%s\n' 'name: x' 'params: [{name: n, kind: uint, default: 0}]' 'flows:' '  - rr: {connections: "${n}"}' >"$tmp/range.yaml"
+"$lab" run "$tmp/range.yaml" >/dev/null 2>"$tmp/err"
+check "a \${...} value outside the key's range: exit 2, file:line" \
+    "[ $? -eq 2 ] && grep -q 'range.yaml:4: flows\\[1\\].rr.connections: \${n} = 0 is out of range: expected 1 to 45000' '$tmp/err'"
+bad_file "an unknown name in an expression" "bad.yaml:3: check: unknown name 'brisk.goodput'" \
+    $'name: x\nflows: [{bulk: {}}]\nexpect: [{check: "brisk.goodput > 1"}]'
+bad_file "a \${...} value naming a figure" "bad.yaml:2: link.rate: unknown name 'goodput_bps'" \
+    $'name: x\nlink: {rate: "${goodput_bps}"}\nflows: [{bulk: {}}]'
+bad_file "an unknown function" "unknown function 'sqrt'" \
+    $'name: x\nflows: [{bulk: {}}]\nexpect: [{check: "sqrt(4) > 1"}]'
+bad_file "a bad headline format" "is not a number format" \
+    $'name: x\nflows: [{bulk: {}}]\nreport: {headline: "{1:%s}"}\nexpect: [{figure: complete, min: 1}]'
+bad_file "an unbalanced expression" "expected ')'" \
+    $'name: x\nflows: [{bulk: {}}]\nexpect: [{check: "(1 + 2"}]'
+bad_file "a \${...} where none can go" "routers\\[1\\].target: this value cannot be computed" \
+    $'name: x\nhosts: [a, b]\nrouters: [{name: r, target: "${1}"}]\nlinks: [{between: [a, r]}, {between: [r, b]}]\nflows: [{bulk: {from: a, to: b}}]'
+bad_file "a parameter's default out of its range" "params\\[1\\].default: 0 lies outside min..max" \
+    $'name: x\nparams: [{name: n, kind: uint, default: 0, min: 1}]\nflows: [{bulk: {}}]'
+bad_file "a row changing a flow of another kind" "rows\\[1\\].flows\\[1\\]: flow 1 is a bulk flow" \
+    $'name: x\nflows: [{bulk: {}}]\nrows: [{name: r, flows: [{rr: {connections: 2}}]}]'
+bad_file "a column that is no figure" "'speed' is no figure: give its value" \
+    $'name: x\nflows: [{bulk: {}}]\nreport: {columns: [{key: speed, head: s, kind: rate}]}'
+# Precedence and functions as C reads them: 1 + 2 * 3 = 7, (1 + 2) * 3 = 9, ?: binds loosest, floor.
+printf '%s\n' 'name: arith' 'flows: [{bulk: {bytes: 10K}}]' \
+    'report: {headline: "{1 + 2 * 3:%.0f} {(1 + 2) * 3:%.0f} {0 ? 1 : 2 + 3:%.0f} {floor(7 / 2):%.0f} {min(4, 2, 3):%.0f} {-max(1, 5) + 10:%.0f} {!0 && 1 < 2:%.0f}"}' \
+    'expect: [{check: "2 * 3 == 6 && 10 / 4 == 2.5 && 7 - 2 - 1 == 4"}]' >"$tmp/arith.yaml"
+"$lab" run "$tmp/arith.yaml" >"$tmp/arith.txt" 2>/dev/null
+check "expressions: precedence, left-to-right, ?:, floor, min, max (PASS)" \
+    "[ $? -eq 0 ] && grep -q 'shape: 7 9 5 3 2 5 1' '$tmp/arith.txt'"
 
 # brisk-bench is checked by tests/tools/test_bench.sh.
 

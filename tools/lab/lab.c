@@ -28,23 +28,25 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <libgen.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "brisk/sim.h"
 #include "common/fmt.h"
 #include "lab/spec.h"
 #include "lab/watch.h"
 
-/* Every scenario. The seed scenarios (those with .seed set) run under `brisk-lab seeds`, in this order. */
+/* The compiled-in scenarios. The seed scenarios are files (scenarios/NAME.yaml with `reproduces:`, docs/lab.md):
+ * `brisk-lab seeds` runs those, and `run NAME` finds a file of the scenarios directory by its name. A
+ * compiled-in scenario with .seed set would run under `seeds` too, in the order of the reports' ids. */
 static const struct lab_scenario *const scenarios[] = {
-    &lab_scenario_ping,   /* foundation: ARP + ICMP echo */
-    &lab_scenario_bulk,   /* foundation: one TCP transfer */
-    &lab_scenario_iscsi,  /* seed 000: auto-corking vs TCP_NODELAY */
-    &lab_scenario_xen,    /* seed 001: slow TX completion under the 3.19 TSQ rule */
-    &lab_scenario_mvneta, /* seed 003: coalesced TX completion, tcp_limit_output_bytes sweep */
-    &lab_scenario_rr,     /* seed 004: timer re-arms per transaction, eager vs lazy */
+    &lab_scenario_ping, /* foundation: ARP + ICMP echo */
+    &lab_scenario_bulk, /* foundation: one TCP transfer */
 };
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
+
 
 static int parse_param(enum lab_kind kind, const char *s, union lab_value *out)
 {
@@ -311,7 +313,7 @@ static void begin_json(struct lab_run *r)
     json_init(&r->j, r->json_out);
     json_object_begin(&r->j, NULL);
     json_str(&r->j, "scenario", r->sc->name);
-    if (r->file)
+    if (r->file && !r->sc->nparams) /* a file with parameters reports them, as a built-in scenario does */
         json_str(&r->j, "file", ((const struct lab_spec *)r->file)->path);
     json_str(&r->j, "profile", r->profile ? r->profile : "brisk");
     json_object_begin(&r->j, "parameters");
@@ -342,7 +344,7 @@ static void begin_table(const struct lab_run *r, FILE *f)
     else
         fprintf(f, "== %s ==\n", r->sc->name);
     fprintf(f, "profile:    %s\n", r->profile ? r->profile : "brisk (defaults)");
-    if (r->file) {
+    if (r->file && !r->sc->nparams) {
         fprintf(f, "file:       %s", ((const struct lab_spec *)r->file)->path);
     } else {
         fprintf(f, "parameters:");
@@ -558,6 +560,122 @@ static const char *opt_value(const char *cmd, int argc, char **argv, int *i)
     return argv[++*i];
 }
 
+/*
+ * Where the scenario files are: $BRISK_LAB_SCENARIOS, else beside the binary as a clone builds it
+ * (build/brisk-lab -> scenarios/) or as `make install` puts it (bin/brisk-lab -> share/brisk/scenarios/), else
+ * the source tree and the install directory this binary was configured with. The first that exists.
+ */
+static const char *scenarios_dir(char *buf, size_t cap)
+{
+    const char *env = getenv("BRISK_LAB_SCENARIOS");
+    struct stat st;
+    if (env && *env) {
+        snprintf(buf, cap, "%s", env);
+        return buf;
+    }
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    const char *rel[] = {"/../scenarios", "/../share/brisk/scenarios"};
+    if (n > 0) {
+        exe[n] = '\0';
+        const char *d = dirname(exe);
+        for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++)
+            if (snprintf(buf, cap, "%s%s", d, rel[i]) < (int)cap && stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+                return buf;
+    }
+#ifdef BRISK_LAB_SOURCE_SCENARIOS
+    if (stat(BRISK_LAB_SOURCE_SCENARIOS, &st) == 0 && S_ISDIR(st.st_mode))
+        return snprintf(buf, cap, "%s", BRISK_LAB_SOURCE_SCENARIOS), buf;
+#endif
+#ifdef BRISK_LAB_DATA_SCENARIOS
+    if (stat(BRISK_LAB_DATA_SCENARIOS, &st) == 0 && S_ISDIR(st.st_mode))
+        return snprintf(buf, cap, "%s", BRISK_LAB_DATA_SCENARIOS), buf;
+#endif
+    return NULL;
+}
+
+/* A seed scenario: compiled in, or a file of the scenarios directory that names the report it reproduces. */
+struct seed {
+    const struct lab_scenario *sc;
+    struct lab_scenario file_sc;
+    struct lab_spec *spec; /* NULL: compiled in */
+};
+#define MAX_SEEDS 32
+
+static int seed_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct seed *)a)->sc->seed, ((const struct seed *)b)->sc->seed);
+}
+
+static void seeds_free(struct seed *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(s[i].spec);
+}
+
+/* The files of the scenarios directory, by name (seeds_only: those with `reproduces:`; a broken one is an
+ * error then, exit 2, and skipped otherwise). Returns the count, or -1. */
+static long scenario_files(struct seed *out, const char *dir, int seeds_only)
+{
+    size_t n = 0;
+    DIR *d = dir ? opendir(dir) : NULL;
+    struct dirent *e;
+    char names[MAX_SEEDS][256];
+    size_t nnames = 0;
+    while (d && (e = readdir(d)) != NULL && nnames < MAX_SEEDS) {
+        size_t len = strlen(e->d_name);
+        if (len > 5 && len < sizeof(names[0]) && !strcmp(e->d_name + len - 5, ".yaml"))
+            snprintf(names[nnames++], sizeof(names[0]), "%s", e->d_name);
+    }
+    if (d)
+        closedir(d);
+    qsort(names, nnames, sizeof(names[0]), (int (*)(const void *, const void *))strcmp);
+    for (size_t i = 0; i < nnames; i++) {
+        char path[4400];
+        if (snprintf(path, sizeof(path), "%.4000s/%s", dir, names[i]) >= (int)sizeof(path))
+            continue;
+        struct lab_spec *spec = calloc(1, sizeof(*spec));
+        if (!spec || lab_spec_load(path, spec) != 0) {
+            free(spec);
+            if (!seeds_only)
+                continue;
+            seeds_free(out, n);
+            return -1;
+        }
+        if (seeds_only && !spec->reproduces[0]) {
+            free(spec);
+            continue;
+        }
+        out[n].spec = spec;
+        lab_spec_scenario(spec, &out[n].file_sc);
+        out[n].sc = &out[n].file_sc;
+        n++;
+    }
+    return (long)n;
+}
+
+/* The seeds, in the order of the reports' ids: the seed files of the directory, and the compiled-in seeds no
+ * file replaces. Returns the count, or -1 (a seed file is broken: its message printed). */
+static long seeds_collect(struct seed *out, const char *dir)
+{
+    long got = scenario_files(out, dir, 1);
+    if (got < 0)
+        return -1;
+    size_t n = (size_t)got;
+    for (size_t i = 0; i < NSCENARIOS && n < MAX_SEEDS; i++) {
+        int replaced = 0;
+        for (size_t k = 0; k < n && scenarios[i]->seed; k++)
+            replaced |= !strcmp(out[k].sc->name, scenarios[i]->name);
+        if (scenarios[i]->seed && !replaced)
+            out[n++] = (struct seed){.sc = scenarios[i]};
+    }
+    qsort(out, n, sizeof(*out), seed_cmp);
+    for (size_t i = 0; i < n; i++)
+        if (out[i].spec)
+            out[i].sc = &out[i].file_sc; /* moved by the sort */
+    return (long)n;
+}
+
 static int cmd_list(int argc, char **argv)
 {
     int json = 0;
@@ -571,8 +689,12 @@ static int cmd_list(int argc, char **argv)
     json_init(&j, stdout);
     if (json)
         json_array_begin(&j, NULL);
-    for (size_t s = 0; s < NSCENARIOS; s++) {
-        const struct lab_scenario *sc = scenarios[s];
+    /* The compiled-in scenarios, then the files of the scenarios directory (the seeds among them). */
+    static struct seed files[MAX_SEEDS];
+    char dir[4096];
+    long nfiles = scenario_files(files, scenarios_dir(dir, sizeof(dir)), 0);
+    for (size_t s = 0; s < NSCENARIOS + (size_t)(nfiles > 0 ? nfiles : 0); s++) {
+        const struct lab_scenario *sc = s < NSCENARIOS ? scenarios[s] : files[s - NSCENARIOS].sc;
         if (json) {
             json_object_begin(&j, NULL);
             json_str(&j, "name", sc->name);
@@ -592,9 +714,12 @@ static int cmd_list(int argc, char **argv)
             continue;
         }
         printf("%-12s %s\n", sc->name, sc->summary);
+        if (s >= NSCENARIOS)
+            printf("    (%s)\n", files[s - NSCENARIOS].spec->path);
         for (int i = 0; i < sc->nparams; i++)
             printf("    %-14s %-8s %s\n", sc->params[i].name, sc->params[i].dflt, sc->params[i].help);
     }
+    seeds_free(files, nfiles > 0 ? (size_t)nfiles : 0);
     if (json) {
         json_array_end(&j);
         json_finish(&j);
@@ -842,14 +967,24 @@ static int run_status(const struct lab_run *r, int rc)
     return 0;
 }
 
-/* `run FILE.yaml ...`: a scenario file (spec.h) run with the same options as a built-in scenario. */
-static int run_file(int argc, char **argv)
+/* `run FILE.yaml ...` (or the name of a file in the scenarios directory): a scenario file (spec.h) run with the
+ * same options as a built-in scenario. */
+static int run_file(const char *path, int argc, char **argv)
 {
     struct lab_spec *spec = calloc(1, sizeof(*spec));
     if (!spec)
         return 1;
-    int rc = lab_spec_load(argv[0], spec);
-    struct lab_scenario sc = {.name = spec->name, .summary = spec->summary};
+    int rc = lab_spec_load(path, spec);
+    struct lab_scenario sc;
+    lab_spec_scenario(spec, &sc);
+    for (int i = 1; rc == 0 && i < argc; i++) {
+        if (is_help(argv[i])) {
+            scenario_help(&sc);
+            printf("The scenario file: %s\n", path);
+            free(spec);
+            return 0;
+        }
+    }
     struct run_opts o;
     struct lab_run r;
     if (rc == 0 && (parse_opts("run", argc - 1, argv + 1, 1, &o) != 0 || configure(&r, &sc, &o, 0) != 0))
@@ -903,13 +1038,26 @@ static int cmd_run(int argc, char **argv)
                "[--pcap-frames N]] [--out DIR]\nscenarios (brisk-lab run SCENARIO --help for one):\n");
         for (size_t i = 0; i < NSCENARIOS; i++)
             printf("  %-12s %s\n", scenarios[i]->name, scenarios[i]->summary);
+        static struct seed files[MAX_SEEDS];
+        char dir[4096];
+        long n = scenario_files(files, scenarios_dir(dir, sizeof(dir)), 0);
+        if (n > 0)
+            printf("scenario files in %s (run NAME or run PATH):\n", dir);
+        for (long i = 0; i < n; i++)
+            printf("  %-12s %s\n", files[i].sc->name, files[i].sc->summary);
+        seeds_free(files, n > 0 ? (size_t)n : 0);
         return 0;
     }
     if (lab_spec_is_file(argv[0]))
-        return run_file(argc, argv);
+        return run_file(argv[0], argc, argv);
     const struct lab_scenario *sc = find_scenario(argv[0]);
-    if (!sc)
+    if (!sc) { /* a file of the scenarios directory, by its name: run xen-tsq is scenarios/xen-tsq.yaml */
+        char dir[4096], path[4200];
+        if (scenarios_dir(dir, sizeof(dir)) && strchr(argv[0], '.') == NULL &&
+            snprintf(path, sizeof(path), "%s/%s.yaml", dir, argv[0]) < (int)sizeof(path) && access(path, R_OK) == 0)
+            return run_file(path, argc, argv);
         return fprintf(stderr, "brisk-lab run: unknown scenario '%s' (brisk-lab list)\n", argv[0]), 2;
+    }
     for (int i = 1; i < argc; i++) {
         if (is_help(argv[i])) {
             scenario_help(sc);
@@ -964,13 +1112,18 @@ static int cmd_seeds(int argc, char **argv)
     if (parse_opts("seeds", argc, argv, 0, &o) != 0)
         return 2;
     const char *out = o.out ? o.out : "out/lab";
-    const struct lab_scenario *seeds[NSCENARIOS];
-    struct lab_shape shapes[NSCENARIOS];
-    int ran[NSCENARIOS];
-    size_t n = 0;
-    for (size_t i = 0; i < NSCENARIOS; i++)
-        if (scenarios[i]->seed)
-            seeds[n++] = scenarios[i];
+    static struct seed sd[MAX_SEEDS];
+    const struct lab_scenario *seeds[MAX_SEEDS];
+    struct lab_shape shapes[MAX_SEEDS];
+    int ran[MAX_SEEDS];
+    char sdir[4096];
+    const char *dir = scenarios_dir(sdir, sizeof(sdir));
+    long got = seeds_collect(sd, dir);
+    if (got < 0)
+        return 2;
+    size_t n = (size_t)got;
+    for (size_t i = 0; i < n; i++)
+        seeds[i] = sd[i].sc;
     /* Every --set must mean something to at least one seed scenario (or be a stack setting). */
     for (int k = 0; k < o.nsets; k++) {
         int known = 0;
@@ -981,14 +1134,15 @@ static int cmd_seeds(int argc, char **argv)
                     "brisk-lab seeds: '%s' names neither a parameter of a seed scenario nor a stack setting "
                     "(brisk-lab list, brisk-lab settings)\n",
                     o.sets[k]);
+            seeds_free(sd, n);
             return 2;
         }
     }
     lab_signals_install();
     fprintf(stderr, "brisk-lab: %zu seed scenarios:", n);
     for (size_t i = 0; i < n; i++)
-        fprintf(stderr, " %s", seeds[i]->name);
-    fprintf(stderr, "\n");
+        fprintf(stderr, " %s%s", seeds[i]->name, sd[i].spec ? "" : " (compiled in)");
+    fprintf(stderr, " (scenario files from %s)\n", dir ? dir : "nowhere: no scenarios directory found");
     int failed = 0, shape_failed = 0;
     size_t total = n;
     for (size_t i = 0; i < n; i++) {
@@ -996,25 +1150,30 @@ static int cmd_seeds(int argc, char **argv)
             n = i;
             break;
         }
-        char dir[4096];
-        snprintf(dir, sizeof(dir), "%s/%s", out, seeds[i]->name);
-        fprintf(stderr, "brisk-lab: [%zu/%zu] %s (seed %s) -> %s/\n", i + 1, n, seeds[i]->name,
-                seeds[i]->seed, dir);
+        char odir[4096];
+        snprintf(odir, sizeof(odir), "%s/%s", out, seeds[i]->name);
+        fprintf(stderr, "brisk-lab: [%zu/%zu] %s (seed %s) -> %s/%s%s\n", i + 1, n, seeds[i]->name,
+                seeds[i]->seed, odir, sd[i].spec ? " from " : "", sd[i].spec ? sd[i].spec->path : "");
         struct lab_run r;
         struct outdir od;
-        if (configure(&r, seeds[i], &o, 1) != 0)
+        if (configure(&r, seeds[i], &o, 1) != 0) {
+            seeds_free(sd, n);
             return 2;
+        }
+        r.file = sd[i].spec;
         if (!o.json)
             lab_run_table(&r, stdout);
         int rc = 1;
-        if (outdir_open(&od, &r, dir) == 0) {
+        if (outdir_open(&od, &r, odir) == 0) {
             if (o.pcap_frames_set)
                 r.pcap_frames = o.pcap_frames; /* instead of outdir_open's representative slice */
-            rc = seeds[i]->run(&r);
+            rc = sd[i].spec ? lab_spec_run(&r, sd[i].spec) : seeds[i]->run(&r);
         }
         outdir_close(&od);
-        if (rc == 2)
+        if (rc == 2) {
+            seeds_free(sd, n);
             return 2;
+        }
         ran[i] = lab_signalled() ? -1 : rc == 0; /* -1: stopped by a signal, its figures partial */
         shapes[i] = r.shape;
         if (ran[i] < 0) {
@@ -1061,6 +1220,7 @@ static int cmd_seeds(int argc, char **argv)
         if (ran[i] > 0 && shapes[i].set && !shapes[i].pass)
             fprintf(stderr, "brisk-lab %s: FAILED: the expected shape does not hold: %s\n", seeds[i]->name,
                     shapes[i].expect);
+    seeds_free(sd, total);
     if (lab_signalled()) {
         fprintf(stderr, "brisk-lab seeds: interrupted by signal %d after %zu of %zu scenarios: partial results\n",
                 lab_signalled(), n, total);

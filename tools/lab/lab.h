@@ -190,9 +190,5 @@ int lab_soak_main(int argc, char **argv);
 /* The registered scenarios. */
 extern const struct lab_scenario lab_scenario_ping;
 extern const struct lab_scenario lab_scenario_bulk;
-extern const struct lab_scenario lab_scenario_xen;
-extern const struct lab_scenario lab_scenario_mvneta;
-extern const struct lab_scenario lab_scenario_iscsi;
-extern const struct lab_scenario lab_scenario_rr;
 
 #endif

@@ -15,10 +15,13 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "lab/expr.h"
+
 struct parser {
     const char *path;
     yaml_document_t *doc;
     FILE *err; /* where messages go; NULL: nowhere (the fuzz target) */
+    struct lab_spec *s; /* ${...} values are bound to fields inside it (by offset) */
 };
 
 static int perr(const struct parser *p, const yaml_node_t *n, const char *fmt, ...)
@@ -83,12 +86,55 @@ static const char *kind_text(enum kind k)
     return "a value";
 }
 
+/* Whether a value is written ${EXPR}: computed from the parameters before each row (spec_bind). */
+static int is_bind(const char *t)
+{
+    size_t n = strlen(t);
+    return n > 3 && t[0] == '$' && t[1] == '{' && t[n - 1] == '}';
+}
+
+/* Binds the field at dst (inside the spec) to the expression of t; 0, or 2 after a message. */
+static int bind(const struct parser *p, const yaml_node_t *n, const char *key, const char *t, void *dst, int width,
+                int integer, uint64_t lo, uint64_t hi)
+{
+    struct lab_spec *s = p->s;
+    char *base = (char *)s, *d = dst;
+    if (d < base || d + (width < 0 ? -width : width) > base + sizeof(*s))
+        return perr(p, n, "%s: this value cannot be computed (${...}); write it out", key);
+    if (s->nbinds == SPEC_MAX_BINDS)
+        return perr(p, n, "%s: at most %d ${...} values in a file", key, SPEC_MAX_BINDS);
+    size_t len = strlen(t) - 3;
+    struct spec_bind *b = &s->binds[s->nbinds];
+    if (len >= sizeof(b->expr))
+        return perr(p, n, "%s: an expression of at most %zu characters", key, sizeof(b->expr) - 1);
+    memset(b, 0, sizeof(*b));
+    memcpy(b->expr, t + 2, len);
+    b->expr[len] = '\0';
+    snprintf(b->path, sizeof(b->path), "%s", key);
+    b->line = (int)n->start_mark.line + 1;
+    b->off = (size_t)(d - base);
+    b->width = width;
+    b->integer = integer;
+    b->lo = lo;
+    b->hi = hi;
+    s->nbinds++;
+    return 0;
+}
+
 static int value(const struct parser *p, const yaml_node_t *n, const char *key, enum kind k, uint64_t *u,
                  double *d)
 {
     const char *t = scalar(p, n, key);
     if (!t)
         return 2;
+    if (is_bind(t) && k != K_BOOL) {
+        /* A placeholder the later checks accept; the run writes the computed value over it. */
+        if (k == K_PROB)
+            *d = 0;
+        else
+            *u = 1;
+        return k == K_PROB ? bind(p, n, key, t, d, -8, 0, 0, 0) : bind(p, n, key, t, u, 8, 1, 0, UINT64_MAX);
+    }
     int rc = BRISK_ERR_INVAL, b = 0;
     switch (k) {
     case K_UINT: rc = brisk_parse_uint(t, u); break;
@@ -111,6 +157,11 @@ static int u32_value(const struct parser *p, const yaml_node_t *n, const char *k
 {
     uint64_t v = 0;
     double unused;
+    const char *t = n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : "";
+    if (is_bind(t)) {
+        *out = (uint32_t)(lo ? lo : hi ? 1 : 0);
+        return bind(p, n, key, t, out, 4, 1, lo, hi);
+    }
     if (value(p, n, key, k, &v, &unused))
         return 2;
     if (v < lo || v > hi)
@@ -250,10 +301,63 @@ static int nic_pair(const struct parser *p, const char *k, const yaml_node_t *v,
         const char *t = scalar(p, v, path);
         if (!t)
             return 2;
-        if (brisk_sim_txc_parse(t, &n->completion) != BRISK_OK)
+        /* ${...} arguments: the model is parsed with "1" in their place, then each is bound to its field
+         * (delay TIME; coalesce FRAMES TIMEOUT). */
+        char lit[128], args[3][SPEC_EXPR];
+        int bound[3] = {0, 0, 0}, ntok = 0;
+        size_t ll = 0;
+        for (const char *c = t; *c;) {
+            if (*c == ' ' || *c == '\t' || *c == ':') {
+                c++;
+                continue;
+            }
+            if (ntok == 3)
+                return perr(p, v, "%s: '%s' is not a completion model: immediate, delay 190us, coalesce 16 10ms",
+                            path, t);
+            const char *e = c;
+            if (c[0] == '$' && c[1] == '{') {
+                e = strchr(c, '}');
+                if (!e || (size_t)(e - c + 1) >= sizeof(args[0]))
+                    return perr(p, v, "%s: a ${...} argument without its '}'", path);
+                e++;
+                memcpy(args[ntok], c, (size_t)(e - c));
+                args[ntok][e - c] = '\0';
+                bound[ntok] = 1;
+                /* the placeholder: a frame count for coalesce's first argument, else a time */
+                const char *ph = ntok == 1 && !strncmp(lit, " coalesce", 9) ? "1" : "1ns";
+                if (ll + 5 >= sizeof(lit))
+                    return perr(p, v, "%s: too long", path);
+                ll += (size_t)snprintf(lit + ll, sizeof(lit) - ll, " %s", ph);
+            } else {
+                while (*e && *e != ' ' && *e != '\t' && *e != ':')
+                    e++;
+                if (ll + (size_t)(e - c) + 2 >= sizeof(lit))
+                    return perr(p, v, "%s: too long", path);
+                lit[ll++] = ' ';
+                memcpy(lit + ll, c, (size_t)(e - c));
+                ll += (size_t)(e - c);
+            }
+            ntok++;
+            c = e;
+        }
+        lit[ll] = '\0';
+        if (bound[0] || brisk_sim_txc_parse(lit, &n->completion) != BRISK_OK)
             return perr(p, v, "%s: '%s' is not a completion model: immediate, delay 190us, coalesce 16 10ms",
                         path, t);
         n->has_completion = 1;
+        for (int i = 1; i < ntok; i++) {
+            if (!bound[i])
+                continue;
+            int rc;
+            if (n->completion.model == BRISK_SIM_TXC_DELAY)
+                rc = bind(p, v, path, args[i], &n->completion.delay_ns, 8, 1, 0, UINT64_MAX);
+            else if (i == 1)
+                rc = bind(p, v, path, args[i], &n->completion.frames, 4, 1, 1, UINT32_MAX);
+            else
+                rc = bind(p, v, path, args[i], &n->completion.timeout_ns, 8, 1, 0, UINT64_MAX);
+            if (rc)
+                return rc;
+        }
         return 0;
     }
     return -1;
@@ -275,6 +379,19 @@ static int name_value(const struct parser *p, const yaml_node_t *n, const char *
     return 0;
 }
 
+/* A server port: 1 to 65535. */
+static int u16_value(const struct parser *p, const yaml_node_t *n, const char *key, uint16_t *out)
+{
+    uint64_t v = 0;
+    double unused;
+    if (value(p, n, key, K_UINT, &v, &unused))
+        return 2;
+    if (v < 1 || v > 65535)
+        return perr(p, n, "%s: a port is 1 to 65535", key);
+    *out = (uint16_t)v;
+    return 0;
+}
+
 /* from / to: which hosts a flow joins (resolved when the whole file is read). 1 = not one of them. */
 static int endpoint_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path,
                          struct spec_flow *f)
@@ -293,17 +410,21 @@ static int bulk_pair(const struct parser *p, const char *k, const yaml_node_t *v
     int ep = endpoint_pair(p, k, v, path, f);
     if (ep != 1)
         return ep;
+    if (!strcmp(k, "port"))
+        return f->set_mask |= SPEC_FLOW_PORT, u16_value(p, v, path, &f->port);
     if (!strcmp(k, "bytes")) {
+        f->set_mask |= SPEC_FLOW_BYTES;
         int rc = value(p, v, path, K_SIZE, &f->bytes, &unused);
         if (!rc && f->bytes == 0)
             return perr(p, v, "%s: a transfer needs at least one byte", path);
         return rc;
     }
     if (!strcmp(k, "write"))
-        return u32_value(p, v, path, K_SIZE, 1, 1u << 30, &f->write_size);
+        return f->set_mask |= SPEC_FLOW_WRITE, u32_value(p, v, path, K_SIZE, 1, 1u << 30, &f->write_size);
     if (!strcmp(k, "start"))
-        return value(p, v, path, K_TIME, &f->start_ns, &unused);
+        return f->set_mask |= SPEC_FLOW_START, value(p, v, path, K_TIME, &f->start_ns, &unused);
     if (!strcmp(k, "dir")) {
+        f->set_mask |= SPEC_FLOW_DIR;
         const char *t = scalar(p, v, path);
         if (!t)
             return 2;
@@ -328,17 +449,20 @@ static int rr_pair(const struct parser *p, const char *k, const yaml_node_t *v, 
     int ep = endpoint_pair(p, k, v, path, f);
     if (ep != 1)
         return ep;
+    if (!strcmp(k, "port"))
+        return f->set_mask |= SPEC_FLOW_PORT, u16_value(p, v, path, &f->port);
     if (!strcmp(k, "connections"))
-        return u32_value(p, v, path, K_UINT, 1, 45000, &f->conns);
+        return f->set_mask |= SPEC_FLOW_CONNS, u32_value(p, v, path, K_UINT, 1, 45000, &f->conns);
     if (!strcmp(k, "transactions"))
-        return u32_value(p, v, path, K_UINT, 1, 1000000, &f->transactions);
+        return f->set_mask |= SPEC_FLOW_TRANSACTIONS, u32_value(p, v, path, K_UINT, 1, 1000000, &f->transactions);
     if (!strcmp(k, "request"))
-        return u32_value(p, v, path, K_SIZE, 1, 1u << 20, &f->request);
+        return f->set_mask |= SPEC_FLOW_REQUEST, u32_value(p, v, path, K_SIZE, 1, 1u << 20, &f->request);
     if (!strcmp(k, "response"))
-        return u32_value(p, v, path, K_SIZE, 1, 1u << 20, &f->response);
+        return f->set_mask |= SPEC_FLOW_RESPONSE, u32_value(p, v, path, K_SIZE, 1, 1u << 20, &f->response);
     if (!strcmp(k, "start"))
-        return value(p, v, path, K_TIME, &f->start_ns, &unused);
+        return f->set_mask |= SPEC_FLOW_START, value(p, v, path, K_TIME, &f->start_ns, &unused);
     if (!strcmp(k, "nodelay")) {
+        f->set_mask |= SPEC_FLOW_NODELAY;
         int rc = value(p, v, path, K_BOOL, &u, &unused);
         f->nodelay = u != 0;
         return rc;
@@ -346,49 +470,91 @@ static int rr_pair(const struct parser *p, const char *k, const yaml_node_t *v, 
     return -1;
 }
 
-static int flows(const struct parser *p, const yaml_node_t *n, struct lab_spec *s)
+/* The file's flows, or (row != NULL) a row's changes to them: the same keys, only those given change. */
+static int pdu_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
 {
-    if (need_list(p, n, "flows"))
+    struct spec_flow *f = ctx;
+    uint64_t u = 0;
+    double unused;
+    int ep = endpoint_pair(p, k, v, path, f);
+    if (ep != 1)
+        return ep;
+    if (!strcmp(k, "port"))
+        return f->set_mask |= SPEC_FLOW_PORT, u16_value(p, v, path, &f->port);
+    if (!strcmp(k, "ios"))
+        return f->set_mask |= SPEC_FLOW_IOS, u32_value(p, v, path, K_UINT, 1, 1000000, &f->ios);
+    if (!strcmp(k, "request"))
+        return f->set_mask |= SPEC_FLOW_REQUEST, u32_value(p, v, path, K_SIZE, 1, 4096, &f->request);
+    if (!strcmp(k, "header"))
+        return f->set_mask |= SPEC_FLOW_HEADER, u32_value(p, v, path, K_SIZE, 1, 4096, &f->header);
+    if (!strcmp(k, "payload"))
+        return f->set_mask |= SPEC_FLOW_PAYLOAD, u32_value(p, v, path, K_SIZE, 1, 4096, &f->payload);
+    if (!strcmp(k, "more")) {
+        int rc = value(p, v, path, K_BOOL, &u, &unused);
+        f->set_mask |= SPEC_FLOW_MORE;
+        f->more = u != 0;
+        return rc;
+    }
+    return -1;
+}
+
+static int flow_list(const struct parser *p, const yaml_node_t *n, struct spec_flow *list, int *count,
+                     const char *where)
+{
+    if (need_list(p, n, where))
         return 2;
     for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
         yaml_node_t *e = node(p, *it);
-        if (s->nflows == SPEC_MAX_FLOWS)
-            return perr(p, e, "flows: at most %d", SPEC_MAX_FLOWS);
+        if (*count == SPEC_MAX_FLOWS)
+            return perr(p, e, "%s: at most %d", where, SPEC_MAX_FLOWS);
         if (e->type != YAML_MAPPING_NODE || e->data.mapping.pairs.top - e->data.mapping.pairs.start != 1)
-            return perr(p, e, "flows: each flow is one 'bulk:' or 'rr:' mapping");
+            return perr(p, e, "%s: each flow is one 'bulk:', 'rr:' or 'pdu:' mapping", where);
         yaml_node_pair_t *pr = e->data.mapping.pairs.start;
-        const char *kind = scalar(p, node(p, pr->key), "flows");
+        const char *kind = scalar(p, node(p, pr->key), where);
         if (!kind)
             return 2;
-        struct spec_flow *f = &s->flows[s->nflows];
+        struct spec_flow *f = &list[*count];
         memset(f, 0, sizeof(*f));
         f->line = (int)e->start_mark.line + 1;
-        char path[32];
-        snprintf(path, sizeof(path), "flows[%d].%s", s->nflows + 1, kind);
+        char path[64];
+        snprintf(path, sizeof(path), "%s[%d].%s", where, *count + 1, kind);
         int rc;
         if (!strcmp(kind, "bulk")) {
             f->kind = SPEC_BULK;
             f->bytes = 10ull << 20;
             f->dir = BRISK_SIM_BULK_UP;
-            rc = each_pair(p, node(p, pr->value), path, "from, to, bytes, dir, write, start", bulk_pair, f);
+            rc = each_pair(p, node(p, pr->value), path, "from, to, bytes, dir, write, start, port", bulk_pair, f);
         } else if (!strcmp(kind, "rr")) {
             f->kind = SPEC_RR;
             f->conns = 1;
             f->transactions = 100;
             f->request = f->response = 1;
             f->nodelay = 1;
-            rc = each_pair(p, node(p, pr->value), path, "from, to, connections, transactions, request, response, nodelay, start",
+            rc = each_pair(p, node(p, pr->value), path, "from, to, connections, transactions, request, response, nodelay, start, port",
                            rr_pair, f);
+        } else if (!strcmp(kind, "pdu")) {
+            f->kind = SPEC_PDU;
+            f->ios = 100;
+            f->request = 48;
+            f->header = 48;
+            f->payload = 512;
+            rc = each_pair(p, node(p, pr->value), path, "from, to, ios, request, header, payload, more, port",
+                           pdu_pair, f);
         } else {
-            return perr(p, e, "flows[%d]: unknown flow kind '%s' (expected bulk or rr)", s->nflows + 1, kind);
+            return perr(p, e, "%s[%d]: unknown flow kind '%s' (expected bulk, rr or pdu)", where, *count + 1, kind);
         }
         if (rc)
             return rc;
-        s->nflows++;
+        (*count)++;
     }
-    if (s->nflows == 0)
-        return perr(p, n, "flows: the list is empty");
+    if (*count == 0)
+        return perr(p, n, "%s: the list is empty", where);
     return 0;
+}
+
+static int flows(const struct parser *p, const yaml_node_t *n, struct lab_spec *s)
+{
+    return flow_list(p, n, s->flows, &s->nflows, "flows");
 }
 
 /* ---- routers' queues ---- */
@@ -629,6 +795,12 @@ static int setting_into(const struct parser *p, const char *k, const yaml_node_t
         return perr(p, v, "%s: too long", path);
     struct brisk_settings scratch;
     brisk_settings_default(&scratch);
+    if (is_bind(t)) { /* computed at run time (peer_set: "${delack}"): the name is checked here */
+        (*n)++;
+        if (lab_spec_setting_index(k) < 0)
+            return perr(p, v, "%s: no stack setting is called '%s' (brisk-lab settings)", path, k);
+        return 0;
+    }
     int rc = brisk_settings_set(&scratch, a);
     if (rc == BRISK_ERR_NOENT)
         return perr(p, v, "%s: no stack setting is called '%s' (brisk-lab settings)", path, k);
@@ -650,6 +822,13 @@ static int host_set_pair(const struct parser *p, const char *k, const yaml_node_
 {
     struct spec_node *nd = ctx;
     return setting_into(p, k, v, path, nd->sets, &nd->nsets, SPEC_MAX_HOST_SETS, "host");
+}
+
+static int peer_set_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path,
+                         void *ctx)
+{
+    struct lab_spec *s = ctx;
+    return setting_into(p, k, v, path, s->peer_sets, &s->npeer_sets, SPEC_MAX_HOST_SETS, "peer");
 }
 
 /* A profile name, checked: 0, or 2 with the message printed. */
@@ -687,6 +866,16 @@ static int row_pair(const struct parser *p, const char *k, const yaml_node_t *v,
     struct spec_row *r = ctx;
     if (!strcmp(k, "name"))
         return text_value(p, v, path, r->name, sizeof(r->name));
+    if (!strcmp(k, "label"))
+        return text_value(p, v, path, r->label, sizeof(r->label));
+    if (!strcmp(k, "how"))
+        return text_value(p, v, path, r->how_fmt, sizeof(r->how_fmt));
+    if (!strcmp(k, "flows")) {
+        char where[48];
+        snprintf(where, sizeof(where), "%s", path);
+        r->flows_line = (int)v->start_mark.line + 1;
+        return flow_list(p, v, r->flows, &r->nflows, where);
+    }
     if (!strcmp(k, "profile"))
         return profile_value(p, v, path, r->profile, sizeof(r->profile));
     if (!strcmp(k, "set"))
@@ -723,7 +912,7 @@ static int rows(const struct parser *p, const yaml_node_t *n, struct lab_spec *s
         r->line = (int)e->start_mark.line + 1;
         char path[32];
         snprintf(path, sizeof(path), "rows[%d]", s->nrows + 1);
-        int rc = each_pair(p, e, path, "name, profile, set, link, nic, router, links", row_pair, r);
+        int rc = each_pair(p, e, path, "name, label, how, profile, set, link, nic, router, links, flows", row_pair, r);
         if (rc)
             return rc;
         if (!r->name[0])
@@ -746,7 +935,16 @@ const char *const lab_spec_figures[SPEC_NFIGURES + 1] = {
     "rr_p99_ns",    "elapsed_ns",
     /* topologies: the fairness of the bulk flows, and the busiest router queue */
     "window_bps",   "fairness",    "queue_max_ns",  "queue_avg_ns",    "queue_max_packets",
-    "codel_drops",  "overflow_drops", NULL};
+    "codel_drops",  "overflow_drops",
+    /* bulk flows: the sender's connection and stack (a row's: its last bulk flow's) */
+    "hash_ok", "transfer_ns", "tsq_limit", "tsq_throttles", "held_cwnd_ns", "held_rwnd_ns", "held_nagle_ns",
+    "held_cork_ns", "held_tsq_ns", "held_autocork_ns", "held_pacing_ns", "held_device_ns",
+    /* rr flows: their measurement window (all connected -> last response; a row's: its last rr flow's) */
+    "rr_connections", "rr_max_ns", "rr_wheel_ops_client", "rr_wheel_ops_server", "rr_timer_fires", "rr_probes",
+    "rr_rtos", "rr_errors",
+    /* pdu flows (held_* above: the server's connection, the one sending the responses) */
+    "io_total_ns", "io_p50_ns", "io_p99_ns", "data_segs", "autocork", "holds_cwnd", "holds_rwnd", "holds_nagle",
+    "holds_cork", "holds_tsq", "holds_autocork", "holds_pacing", "holds_device", NULL};
 
 /* A bound's value in the figure's unit: rates for _bps, times for _ns, sizes for _bytes, numbers else. */
 static int bound(const struct parser *p, const yaml_node_t *v, const char *path, const char *figure, double *out)
@@ -787,6 +985,8 @@ static int expect_pair(const struct parser *p, const char *k, const yaml_node_t 
     struct expect_ctx *x = ctx;
     if (!strcmp(k, "figure"))
         return text_value(p, v, path, x->e->figure, sizeof(x->e->figure));
+    if (!strcmp(k, "check"))
+        return text_value(p, v, path, x->e->check, sizeof(x->e->check));
     if (!strcmp(k, "row"))
         return text_value(p, v, path, x->e->row, sizeof(x->e->row));
     if (!strcmp(k, "flow"))
@@ -812,9 +1012,18 @@ static int expects(const struct parser *p, const yaml_node_t *n, struct lab_spec
         struct expect_ctx c = {x, NULL, NULL};
         char path[32];
         snprintf(path, sizeof(path), "expect[%d]", s->nexpect + 1);
-        int rc = each_pair(p, e, path, "figure, row, flow, min, max", expect_pair, &c);
+        int rc = each_pair(p, e, path, "figure, row, flow, min, max, check", expect_pair, &c);
         if (rc)
             return rc;
+        if (x->check[0]) { /* an expression over the rows (checked with the others at the end) */
+            if (x->figure[0] || c.min || c.max || x->row[0] || x->flow)
+                return perr(p, e, "%s: check stands alone (no figure, row, flow, min or max beside it)", path);
+            size_t cl = strnlen(x->check, sizeof(x->text) - 1);
+            memcpy(x->text, x->check, cl); /* (not snprintf: gcc cannot tell the two fields apart) */
+            x->text[cl] = 0;
+            s->nexpect++;
+            continue;
+        }
         int known = 0;
         for (const char *const *f = lab_spec_figures; *f && !known; f++)
             known = !strcmp(*f, x->figure);
@@ -855,6 +1064,355 @@ static int expects(const struct parser *p, const yaml_node_t *n, struct lab_spec
     return 0;
 }
 
+/* ---- parameters, requirements and the report ---- */
+
+static int ident_value(const struct parser *p, const yaml_node_t *n, const char *key, char *out, size_t cap)
+{
+    if (text_value(p, n, key, out, cap))
+        return 2;
+    for (const char *c = out; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_' || (c > out && *c >= '0' && *c <= '9')))
+            return perr(p, n, "%s: '%s' is not a name for expressions (letters, digits and '_')", key, out);
+    return 0;
+}
+
+static int param_parse(enum lab_kind kind, const char *t, uint64_t *u, double *d)
+{
+    switch (kind) {
+    case LAB_UINT: return brisk_parse_uint(t, u);
+    case LAB_SIZE: return brisk_parse_size(t, u);
+    case LAB_TIME: return brisk_parse_time(t, u);
+    case LAB_RATE: return brisk_parse_rate(t, u);
+    case LAB_PROB: return brisk_parse_prob(t, d);
+    }
+    return BRISK_ERR_INVAL;
+}
+
+static int param_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct spec_param *pm = ctx;
+    if (!strcmp(k, "name"))
+        return ident_value(p, v, path, pm->name, sizeof(pm->name));
+    if (!strcmp(k, "default"))
+        return text_value(p, v, path, pm->dflt, sizeof(pm->dflt));
+    if (!strcmp(k, "min"))
+        return text_value(p, v, path, pm->min, sizeof(pm->min));
+    if (!strcmp(k, "max"))
+        return text_value(p, v, path, pm->max, sizeof(pm->max));
+    if (!strcmp(k, "help"))
+        return text_value(p, v, path, pm->help, sizeof(pm->help));
+    if (!strcmp(k, "kind")) {
+        const char *t = scalar(p, v, path);
+        static const char *const kinds[] = {"uint", "size", "time", "rate", "prob"};
+        static const enum lab_kind lk[] = {LAB_UINT, LAB_SIZE, LAB_TIME, LAB_RATE, LAB_PROB};
+        for (int i = 0; t && i < 5; i++)
+            if (!strcmp(t, kinds[i]))
+                return pm->kind = lk[i], 0;
+        return t ? perr(p, v, "%s: '%s' is not a kind: uint, size, time, rate or prob", path, t) : 2;
+    }
+    return -1;
+}
+
+static int params(const struct parser *p, const yaml_node_t *n, struct lab_spec *s)
+{
+    if (need_list(p, n, "params"))
+        return 2;
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+        yaml_node_t *e = node(p, *it);
+        if (s->nparams == SPEC_MAX_PARAMS)
+            return perr(p, e, "params: at most %d", SPEC_MAX_PARAMS);
+        struct spec_param *pm = &s->params[s->nparams];
+        memset(pm, 0, sizeof(*pm));
+        pm->kind = (enum lab_kind)-1;
+        char path[32];
+        snprintf(path, sizeof(path), "params[%d]", s->nparams + 1);
+        if (each_pair(p, e, path, "name, kind, default, help, min, max", param_pair, pm))
+            return 2;
+        if (!pm->name[0] || !pm->dflt[0] || (int)pm->kind < 0)
+            return perr(p, e, "%s: a parameter needs name, kind and default", path);
+        uint64_t u = 0, lo = 0, hi = UINT64_MAX;
+        double d = 0, dlo = 0, dhi = 1;
+        if (param_parse(pm->kind, pm->dflt, &u, &d) != BRISK_OK)
+            return perr(p, e, "%s.default: '%s' is not a %s", path, pm->dflt,
+                        pm->kind == LAB_PROB ? "probability" : kind_text(pm->kind == LAB_UINT ? K_UINT
+                                                                        : pm->kind == LAB_SIZE ? K_SIZE
+                                                                        : pm->kind == LAB_TIME ? K_TIME
+                                                                                               : K_RATE));
+        if ((pm->min[0] && param_parse(pm->kind, pm->min, &lo, &dlo) != BRISK_OK) ||
+            (pm->max[0] && param_parse(pm->kind, pm->max, &hi, &dhi) != BRISK_OK))
+            return perr(p, e, "%s: min / max are not in the parameter's syntax", path);
+        if (pm->kind == LAB_PROB ? d < dlo || d > dhi : u < lo || u > hi)
+            return perr(p, e, "%s.default: %s lies outside min..max", path, pm->dflt);
+        for (int i = 0; i < s->nparams; i++)
+            if (!strcmp(s->params[i].name, pm->name))
+                return perr(p, e, "%s: a second parameter called '%s'", path, pm->name);
+        s->nparams++;
+    }
+    return 0;
+}
+
+static int require_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct spec_require *q = ctx;
+    if (!strcmp(k, "check"))
+        return text_value(p, v, path, q->check, sizeof(q->check));
+    if (!strcmp(k, "message"))
+        return text_value(p, v, path, q->message, sizeof(q->message));
+    return -1;
+}
+
+static int requires(const struct parser *p, const yaml_node_t *n, struct lab_spec *s)
+{
+    if (need_list(p, n, "require"))
+        return 2;
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+        yaml_node_t *e = node(p, *it);
+        if (s->nrequire == SPEC_MAX_REQUIRE)
+            return perr(p, e, "require: at most %d", SPEC_MAX_REQUIRE);
+        struct spec_require *q = &s->require[s->nrequire];
+        q->line = (int)e->start_mark.line + 1;
+        char path[32];
+        snprintf(path, sizeof(path), "require[%d]", s->nrequire + 1);
+        if (each_pair(p, e, path, "check, message", require_pair, q))
+            return 2;
+        if (!q->check[0] || !q->message[0])
+            return perr(p, e, "%s: a requirement needs check and message", path);
+        s->nrequire++;
+    }
+    return 0;
+}
+
+static int col_kind(const struct parser *p, const yaml_node_t *v, const char *path, enum lab_col_kind *out)
+{
+    static const char *const names[] = {"u64", "double", "pct", "time", "rate", "size", "bool"};
+    static const enum lab_col_kind kinds[] = {LAB_COL_U64,  LAB_COL_DOUBLE, LAB_COL_PCT, LAB_COL_TIME,
+                                              LAB_COL_RATE, LAB_COL_SIZE,   LAB_COL_BOOL};
+    const char *t = scalar(p, v, path);
+    for (int i = 0; t && i < 7; i++)
+        if (!strcmp(t, names[i]))
+            return *out = kinds[i], 0;
+    return t ? perr(p, v, "%s: '%s' is not a kind: u64, double, pct, time, rate, size or bool", path, t) : 2;
+}
+
+static int col_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct spec_col *c = ctx;
+    if (!strcmp(k, "key"))
+        return ident_value(p, v, path, c->key, sizeof(c->key));
+    if (!strcmp(k, "head"))
+        return text_value(p, v, path, c->head, sizeof(c->head));
+    if (!strcmp(k, "kind"))
+        return col_kind(p, v, path, &c->kind);
+    if (!strcmp(k, "value"))
+        return text_value(p, v, path, c->value, sizeof(c->value));
+    if (!strcmp(k, "hide")) {
+        const char *t = scalar(p, v, path);
+        if (t && !strcmp(t, "zero"))
+            return c->hide = LAB_HIDE_ZERO, 0;
+        if (t && !strcmp(t, "always"))
+            return c->hide = LAB_HIDE_TEXT, 0;
+        if (t && !strcmp(t, "never"))
+            return c->hide = 0, 0;
+        return t ? perr(p, v, "%s: '%s': expected zero (hidden when every row is 0), always or never", path, t) : 2;
+    }
+    return -1;
+}
+
+static int line_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct spec_line *l = ctx;
+    if (!strcmp(k, "key"))
+        return ident_value(p, v, path, l->key, sizeof(l->key));
+    if (!strcmp(k, "label"))
+        return text_value(p, v, path, l->label, sizeof(l->label));
+    if (!strcmp(k, "kind"))
+        return col_kind(p, v, path, &l->kind);
+    if (!strcmp(k, "value"))
+        return text_value(p, v, path, l->value, sizeof(l->value));
+    return -1;
+}
+
+static int series_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct spec_series *se = ctx;
+    if (!strcmp(k, "name"))
+        return text_value(p, v, path, se->name, sizeof(se->name));
+    if (strcmp(k, "x") && strcmp(k, "y"))
+        return -1;
+    if (need_list(p, v, path))
+        return 2;
+    int n = 0;
+    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++, n++) {
+        yaml_node_t *e = node(p, *it);
+        if (n == SPEC_MAX_POINTS)
+            return perr(p, e, "%s: at most %d points", path, SPEC_MAX_POINTS);
+        if (!strcmp(k, "y")) {
+            if (text_value(p, e, path, se->y[n], sizeof(se->y[n])))
+                return 2;
+            continue;
+        }
+        const char *t = scalar(p, e, path);
+        char *end;
+        if (!t)
+            return 2;
+        se->x[n] = strtod(t, &end);
+        if (end == t || *end)
+            return perr(p, e, "%s: '%s' is not a number", path, t);
+    }
+    if (se->n && se->n != n)
+        return perr(p, v, "%s: x and y need as many points", path);
+    se->n = n;
+    return 0;
+}
+
+static int plot_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct spec_plot *pl = ctx;
+    uint64_t u = 0;
+    double unused;
+    if (!strcmp(k, "name"))
+        return ident_value(p, v, path, pl->name, sizeof(pl->name));
+    if (!strcmp(k, "title"))
+        return text_value(p, v, path, pl->title, sizeof(pl->title));
+    if (!strcmp(k, "xlabel"))
+        return text_value(p, v, path, pl->xlabel, sizeof(pl->xlabel));
+    if (!strcmp(k, "ylabel"))
+        return text_value(p, v, path, pl->ylabel, sizeof(pl->ylabel));
+    if (!strcmp(k, "logx") || !strcmp(k, "log2x") || !strcmp(k, "steps") || !strcmp(k, "cumulative")) {
+        int rc = value(p, v, path, K_BOOL, &u, &unused);
+        *(!strcmp(k, "logx")    ? &pl->logx
+          : !strcmp(k, "log2x") ? &pl->log2x
+          : !strcmp(k, "steps") ? &pl->steps
+                                : &pl->cumulative) = u != 0;
+        return rc;
+    }
+    if (!strcmp(k, "timeline") || !strcmp(k, "cdf")) { /* the rows it draws: a list of names, or all */
+        if (pl->timeline || pl->cdf)
+            return perr(p, v, "%s: a plot draws timeline or cdf, not both", path);
+        *(!strcmp(k, "cdf") ? &pl->cdf : &pl->timeline) = 1;
+        if (v->type == YAML_SCALAR_NODE && !strcmp((const char *)v->data.scalar.value, "all"))
+            return 0;
+        if (need_list(p, v, path))
+            return 2;
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+            if (pl->nrows == SPEC_MAX_ROWS)
+                return perr(p, v, "%s: at most %d rows", path, SPEC_MAX_ROWS);
+            if (text_value(p, node(p, *it), path, pl->rows[pl->nrows], sizeof(pl->rows[0])))
+                return 2;
+            pl->nrows++;
+        }
+        return 0;
+    }
+    if (!strcmp(k, "series")) {
+        if (need_list(p, v, path))
+            return 2;
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+            if (pl->nseries == SPEC_MAX_SERIES)
+                return perr(p, v, "%s: at most %d series", path, SPEC_MAX_SERIES);
+            if (each_pair(p, node(p, *it), path, "name, x, y", series_pair, &pl->series[pl->nseries]))
+                return 2;
+            pl->nseries++;
+        }
+        return 0;
+    }
+    if (!strcmp(k, "refs")) { /* horizontal reference lines: [{name: ..., y: EXPR}] */
+        if (need_list(p, v, path))
+            return 2;
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+            yaml_node_t *e = node(p, *it);
+            if (pl->nrefs == 4)
+                return perr(p, e, "%s: at most 4 reference lines", path);
+            if (need_mapping(p, e, path) || e->data.mapping.pairs.top - e->data.mapping.pairs.start != 2)
+                return perr(p, e, "%s: a reference line is {name: TEXT, y: EXPR}", path);
+            for (yaml_node_pair_t *pr = e->data.mapping.pairs.start; pr < e->data.mapping.pairs.top; pr++) {
+                const char *key = scalar(p, node(p, pr->key), path);
+                if (!key)
+                    return 2;
+                if (!strcmp(key, "name") ? text_value(p, node(p, pr->value), path, pl->ref_name[pl->nrefs], 64)
+                    : !strcmp(key, "y")  ? text_value(p, node(p, pr->value), path, pl->ref_y[pl->nrefs], 96)
+                                         : perr(p, e, "%s: a reference line is {name: TEXT, y: EXPR}", path))
+                    return 2;
+            }
+            pl->nrefs++;
+        }
+        return 0;
+    }
+    return -1;
+}
+
+/* A list of mappings into an array: each item through fn. */
+static int items(const struct parser *p, const yaml_node_t *n, const char *where, const char *keys, pair_fn fn,
+                 void *arr, size_t size, int max, int *count)
+{
+    if (need_list(p, n, where))
+        return 2;
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+        yaml_node_t *e = node(p, *it);
+        if (*count == max)
+            return perr(p, e, "%s: at most %d", where, max);
+        char *item = (char *)arr + size * (size_t)*count;
+        memset(item, 0, size);
+        *(int *)item = (int)e->start_mark.line + 1; /* every item struct begins with its line */
+        char path[48];
+        snprintf(path, sizeof(path), "%s[%d]", where, *count + 1);
+        if (each_pair(p, e, path, keys, fn, item))
+            return 2;
+        (*count)++;
+    }
+    return 0;
+}
+
+static int value_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct spec_report *rp = ctx;
+    if (rp->nvalues == SPEC_MAX_VALUES)
+        return perr(p, v, "%s: at most %d values", path, SPEC_MAX_VALUES);
+    struct spec_value *sv = &rp->values[rp->nvalues];
+    sv->line = (int)v->start_mark.line + 1;
+    if (strlen(k) >= sizeof(sv->name))
+        return perr(p, v, "%s: a name of at most %zu characters", path, sizeof(sv->name) - 1);
+    snprintf(sv->name, sizeof(sv->name), "%s", k);
+    if (text_value(p, v, path, sv->expr, sizeof(sv->expr)))
+        return 2;
+    rp->nvalues++;
+    return 0;
+}
+
+static int note_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct spec_report *rp = ctx;
+    if (strlen(k) >= sizeof(rp->note_key))
+        return perr(p, v, "%s: too long a key", path);
+    snprintf(rp->note_key, sizeof(rp->note_key), "%s", k);
+    return text_value(p, v, path, rp->note, sizeof(rp->note));
+}
+
+static int report_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct spec_report *rp = ctx;
+    if (!strcmp(k, "title"))
+        return text_value(p, v, path, rp->title, sizeof(rp->title));
+    if (!strcmp(k, "note"))
+        return each_pair(p, v, path, "one KEY: TEXT", note_pair, rp);
+    if (!strcmp(k, "columns"))
+        return items(p, v, path, "key, head, kind, hide, value", col_pair, rp->cols, sizeof(rp->cols[0]),
+                     SPEC_MAX_COLS, &rp->ncols);
+    if (!strcmp(k, "lines"))
+        return items(p, v, path, "key, label, kind, value", line_pair, rp->lines, sizeof(rp->lines[0]),
+                     SPEC_MAX_LINES, &rp->nlines);
+    if (!strcmp(k, "values"))
+        return each_pair(p, v, path, "NAME: EXPR", value_pair, rp);
+    if (!strcmp(k, "headline"))
+        return rp->headline_line = (int)v->start_mark.line + 1,
+               text_value(p, v, path, rp->headline, sizeof(rp->headline));
+    if (!strcmp(k, "expected"))
+        return text_value(p, v, path, rp->expected, sizeof(rp->expected));
+    if (!strcmp(k, "plots"))
+        return items(p, v, path, "name, title, xlabel, ylabel, logx, log2x, steps, cumulative, timeline, cdf, series, refs",
+                     plot_pair, rp->plots, sizeof(rp->plots[0]), SPEC_MAX_PLOTS, &rp->nplots);
+    return -1;
+}
+
 /* ---- the document ---- */
 
 static int top_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
@@ -887,6 +1445,48 @@ static int top_pair(const struct parser *p, const char *k, const yaml_node_t *v,
         return each_pair(p, v, path, NIC_KEYS, nic_pair, &s->nic);
     if (!strcmp(k, "flows"))
         return flows(p, v, s);
+    if (!strcmp(k, "reproduces"))
+        return text_value(p, v, path, s->reproduces, sizeof(s->reproduces));
+    if (!strcmp(k, "params"))
+        return params(p, v, s);
+    if (!strcmp(k, "require"))
+        return requires(p, v, s);
+    if (!strcmp(k, "stack_seed"))
+        return s->has_stack_seed = 1, value(p, v, path, K_UINT, &s->stack_seed, &unused);
+    if (!strcmp(k, "sample"))
+        return value(p, v, path, K_TIME, &s->sample_ns, &unused);
+    if (!strcmp(k, "peer")) {
+        const char *t = scalar(p, v, path);
+        if (!t)
+            return 2;
+        s->peer_line = (int)v->start_mark.line + 1;
+        if (!strcmp(t, "row"))
+            return s->peer = SPEC_PEER_ROW, 0;
+        if (!strcmp(t, "run"))
+            return s->peer = SPEC_PEER_RUN, 0;
+        if (!strcmp(t, "defaults"))
+            return s->peer = SPEC_PEER_DEFAULTS, 0;
+        return perr(p, v, "%s: '%s': expected row (host b runs each row's settings, the default), run (the "
+                    "defaults, --profile and --set only) or defaults (brisk's alone)", path, t);
+    }
+    if (!strcmp(k, "peer_host") || !strcmp(k, "first") || !strcmp(k, "capture")) {
+        const char *t = scalar(p, v, path);
+        if (!t)
+            return 2;
+        if (strcmp(t, "a") && strcmp(t, "b"))
+            return perr(p, v, "%s: '%s': expected a or b", path, t);
+        s->peer_line = (int)v->start_mark.line + 1;
+        *(!strcmp(k, "peer_host") ? &s->peer_host : !strcmp(k, "first") ? &s->first_b : &s->capture_b) = t[0] == 'b';
+        return 0;
+    }
+    if (!strcmp(k, "peer_set"))
+        return s->peer_line = (int)v->start_mark.line + 1,
+               each_pair(p, v, path, "any stack setting", peer_set_pair, s);
+    if (!strcmp(k, "report")) {
+        s->report.on = 1;
+        return each_pair(p, v, path, "title, note, columns, lines, values, headline, expected, plots", report_pair,
+                         &s->report);
+    }
     if (!strcmp(k, "rows"))
         return rows(p, v, s);
     if (!strcmp(k, "expect"))
@@ -984,6 +1584,8 @@ static int resolve(const char *path, FILE *err, struct lab_spec *s)
     }
     if (s->link_line)
         return lerr(path, err, s->link_line, "link: a file with a topology describes each of its links under links");
+    if (s->peer_line)
+        return lerr(path, err, s->peer_line, "peer: a file with a topology gives each host its profile and set");
     if (s->ntlinks == 0)
         return lerr(path, err, s->topo_line, "links: a topology needs links between its hosts and routers");
     int nhosts = 0;
@@ -1056,6 +1658,201 @@ static int resolve(const char *path, FILE *err, struct lab_spec *s)
     return 0;
 }
 
+/* ---- names in expressions (shared with spec_run.c's evaluation) ---- */
+
+int lab_spec_param_index(const struct lab_spec *s, const char *name)
+{
+    for (int i = 0; i < s->nparams; i++)
+        if (!strcmp(s->params[i].name, name))
+            return i;
+    return -1;
+}
+
+int lab_spec_figure_index(const char *name)
+{
+    for (int i = 0; lab_spec_figures[i]; i++)
+        if (!strcmp(lab_spec_figures[i], name))
+            return i;
+    return -1;
+}
+
+int lab_spec_setting_index(const char *name)
+{
+    for (size_t i = 0; i < brisk_settings_count(); i++)
+        if (!strcmp(brisk_settings_desc(i)->name, name))
+            return (int)i;
+    return -1;
+}
+
+int lab_spec_col_index(const struct lab_spec *s, const char *name)
+{
+    for (int i = 0; i < s->report.ncols; i++)
+        if (!strcmp(s->report.cols[i].key, name))
+            return i;
+    return -1;
+}
+
+const char *lab_spec_split_row(const struct lab_spec *s, const char *name, int *row)
+{
+    for (int k = 0; k < s->nrows; k++) {
+        size_t n = strlen(s->rows[k].name);
+        if (!strncmp(name, s->rows[k].name, n) && name[n] == '.') {
+            *row = k;
+            return name + n + 1;
+        }
+    }
+    return NULL;
+}
+
+/* Check mode: every name that will mean something at run time is 1; the rest are errors. */
+struct check_ctx {
+    const struct lab_spec *s;
+    enum spec_scope scope;
+    int nvalues; /* values defined before this one */
+};
+
+static int check_lookup(void *ctx, const char *name, double *out)
+{
+    const struct check_ctx *c = ctx;
+    *out = 1;
+    if (lab_spec_param_index(c->s, name) >= 0)
+        return 0;
+    if (c->scope == SPEC_SCOPE_WORLD)
+        return -1;
+    for (int i = 0; i < c->nvalues; i++)
+        if (!strcmp(c->s->report.values[i].name, name))
+            return 0;
+    if (!strncmp(name, "set.", 4))
+        return lab_spec_setting_index(name + 4) >= 0 ? 0 : -1;
+    if (c->scope == SPEC_SCOPE_COLUMN && lab_spec_figure_index(name) >= 0)
+        return 0;
+    int row;
+    const char *rest = lab_spec_split_row(c->s, name, &row);
+    if (!rest)
+        return -1;
+    if (!strncmp(rest, "set.", 4))
+        return lab_spec_setting_index(rest + 4) >= 0 ? 0 : -1;
+    if (c->scope == SPEC_SCOPE_REPORT && lab_spec_col_index(c->s, rest) >= 0)
+        return 0;
+    return lab_spec_figure_index(rest) >= 0 ? 0 : -1;
+}
+
+static int check_expr(const char *path, FILE *err, int line, const char *what, const char *text,
+                      const struct lab_spec *s, enum spec_scope scope, int nvalues, int format)
+{
+    struct check_ctx c = {s, scope, nvalues};
+    char msg[160], out[512];
+    double v;
+    int rc = format ? lab_expr_format(text, check_lookup, &c, out, sizeof(out), msg, sizeof(msg))
+                    : lab_expr_eval(text, check_lookup, &c, &v, msg, sizeof(msg));
+    if (rc == 0)
+        return 0;
+    return lerr(path, err, line, "%s: %s (in '%s'%s)", what, msg, text,
+                scope == SPEC_SCOPE_WORLD ? "; ${...} values use the parameters only" : "");
+}
+
+/* Every expression of the file, checked once the whole file is read (names may come in any order). */
+static int check_exprs(const char *path, FILE *err, struct lab_spec *s)
+{
+    const struct spec_report *rp = &s->report;
+    int rc = 0;
+    for (int i = 0; !rc && i < s->nbinds; i++)
+        rc = check_expr(path, err, s->binds[i].line, s->binds[i].path, s->binds[i].expr, s, SPEC_SCOPE_WORLD, 0, 0);
+    for (int i = 0; !rc && i < s->nrequire; i++)
+        rc = check_expr(path, err, s->require[i].line, "require", s->require[i].check, s, SPEC_SCOPE_WORLD, 0, 0);
+    for (int i = 0; !rc && i < s->nrows; i++)
+        if (s->rows[i].how_fmt[0])
+            rc = check_expr(path, err, s->rows[i].line, "how", s->rows[i].how_fmt, s, SPEC_SCOPE_WORLD, 0, 1);
+    for (int i = 0; !rc && i < rp->ncols; i++) {
+        const struct spec_col *c = &rp->cols[i];
+        if (!c->key[0] || !c->head[0])
+            return lerr(path, err, c->line, "report.columns[%d]: a column needs key and head", i + 1);
+        if (c->value[0])
+            rc = check_expr(path, err, c->line, "value", c->value, s, SPEC_SCOPE_COLUMN, 0, 0);
+        else if (lab_spec_figure_index(c->key) < 0)
+            return lerr(path, err, c->line,
+                        "report.columns[%d]: '%s' is no figure: give its value (an expression)", i + 1, c->key);
+    }
+    for (int i = 0; !rc && i < rp->nvalues; i++)
+        rc = check_expr(path, err, rp->values[i].line, rp->values[i].name, rp->values[i].expr, s, SPEC_SCOPE_REPORT,
+                        i, 0);
+    for (int i = 0; !rc && i < rp->nlines; i++) {
+        if (!rp->lines[i].key[0] || !rp->lines[i].label[0] || !rp->lines[i].value[0])
+            return lerr(path, err, rp->lines[i].line, "report.lines[%d]: a line needs key, label and value", i + 1);
+        rc = check_expr(path, err, rp->lines[i].line, "value", rp->lines[i].value, s, SPEC_SCOPE_REPORT,
+                        rp->nvalues, 0);
+    }
+    for (int i = 0; !rc && i < s->nexpect; i++)
+        if (s->expect[i].check[0])
+            rc = check_expr(path, err, s->expect[i].line, "check", s->expect[i].check, s, SPEC_SCOPE_REPORT,
+                            rp->nvalues, 0);
+    if (!rc && rp->headline[0])
+        rc = check_expr(path, err, rp->headline_line, "headline", rp->headline, s, SPEC_SCOPE_REPORT, rp->nvalues, 1);
+    for (int i = 0; !rc && i < rp->nplots; i++) {
+        const struct spec_plot *pl = &rp->plots[i];
+        if (!pl->name[0])
+            return lerr(path, err, pl->line, "report.plots[%d]: a plot needs a name (its file)", i + 1);
+        if ((pl->timeline || pl->cdf) == !!pl->nseries)
+            return lerr(path, err, pl->line, "report.plots[%d]: a plot draws timeline, cdf or series (one of them)",
+                        i + 1);
+        for (int k = 0; k < pl->nrows; k++) {
+            int found = 0;
+            for (int j = 0; j < s->nrows && !found; j++)
+                found = !strcmp(s->rows[j].name, pl->rows[k]);
+            if (!found)
+                return lerr(path, err, pl->line, "report.plots[%d]: no row is called '%s'", i + 1, pl->rows[k]);
+        }
+        for (int k = 0; !rc && k < pl->nseries; k++)
+            for (int j = 0; !rc && j < pl->series[k].n; j++)
+                rc = check_expr(path, err, pl->line, "series y", pl->series[k].y[j], s, SPEC_SCOPE_REPORT,
+                                rp->nvalues, 0);
+        for (int k = 0; !rc && k < pl->nrefs; k++)
+            rc = check_expr(path, err, pl->line, "refs y", pl->ref_y[k], s, SPEC_SCOPE_REPORT, rp->nvalues, 0);
+    }
+    /* Settings computed from the parameters (NAME: ${EXPR}). */
+    for (int k = -1; !rc && k < s->nrows; k++) {
+        char(*sets)[96] = k < 0 ? s->peer_sets : s->rows[k].sets;
+        int n = k < 0 ? s->npeer_sets : s->rows[k].nsets;
+        for (int i = 0; !rc && i < n; i++) {
+            const char *eq = strchr(sets[i], '=');
+            if (eq && is_bind(eq + 1)) {
+                char ex[96];
+                snprintf(ex, sizeof(ex), "%.*s", (int)strlen(eq + 1) - 3, eq + 3);
+                rc = check_expr(path, err, k < 0 ? s->peer_line : s->rows[k].line, sets[i], ex, s, SPEC_SCOPE_WORLD,
+                                0, 0);
+            }
+        }
+    }
+    /* A row's flows change the file's, in order and of the same kind. */
+    for (int k = 0; !rc && k < s->nrows; k++) {
+        const struct spec_row *r = &s->rows[k];
+        if (r->nflows > s->nflows)
+            return lerr(path, err, r->flows_line, "rows[%d].flows: %d change(s) for %d flow(s)", k + 1, r->nflows,
+                        s->nflows);
+        for (int i = 0; i < r->nflows; i++)
+            if (r->flows[i].kind != s->flows[i].kind)
+                return lerr(path, err, r->flows[i].line, "rows[%d].flows[%d]: flow %d is a %s flow", k + 1, i + 1,
+                            i + 1, s->flows[i].kind == SPEC_BULK ? "bulk" : s->flows[i].kind == SPEC_RR ? "rr" : "pdu");
+    }
+    return rc;
+}
+
+void lab_spec_scenario(const struct lab_spec *s, struct lab_scenario *sc)
+{
+    struct lab_spec *m = (struct lab_spec *)s; /* the framework's view of the parameters lives in the spec */
+    for (int i = 0; i < s->nparams; i++) {
+        const struct spec_param *pm = &s->params[i];
+        m->lab_params[i] = (struct lab_param){pm->name, pm->kind, pm->dflt, pm->help[0] ? pm->help : pm->name,
+                                              pm->min[0] ? pm->min : NULL, pm->max[0] ? pm->max : NULL};
+    }
+    memset(sc, 0, sizeof(*sc));
+    sc->name = s->name;
+    sc->summary = s->summary;
+    sc->seed = s->reproduces[0] ? s->reproduces : NULL;
+    sc->params = s->lab_params;
+    sc->nparams = s->nparams;
+}
+
 int lab_spec_is_file(const char *arg)
 {
     size_t n = strlen(arg);
@@ -1107,6 +1904,7 @@ int lab_spec_parse(const char *path, const unsigned char *text, size_t len, stru
     snprintf(s->path, sizeof(s->path), "%s", path);
     s->seed = 1;
     s->limit_ns = 60 * BRISK_NSEC_PER_SEC;
+    s->peer_host = 1;
     yaml_parser_t yp;
     yaml_document_t doc;
     yaml_parser_initialize(&yp);
@@ -1119,11 +1917,12 @@ int lab_spec_parse(const char *path, const unsigned char *text, size_t len, stru
         yaml_parser_delete(&yp);
         return 2;
     }
-    struct parser p = {path, &doc, err};
+    struct parser p = {path, &doc, err, s};
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (!root)
         rc = perr(&p, NULL, "the file is empty"); else {
-        rc = each_pair(&p, root, "", "name, summary, seed, limit, link, nic, hosts, routers, links, flows, rows, expect",
+        rc = each_pair(&p, root, "", "name, summary, seed, limit, link, nic, hosts, routers, links, flows, rows, expect, reproduces, "
+                       "params, require, stack_seed, sample, peer, peer_host, peer_set, first, capture, report",
                        top_pair, s);
     }
     if (!rc && !s->name[0])
@@ -1136,6 +1935,8 @@ int lab_spec_parse(const char *path, const unsigned char *text, size_t len, stru
     }
     if (!rc)
         rc = resolve(path, err, s);
+    if (!rc)
+        rc = check_exprs(path, err, s);
     for (int i = 0; !rc && i < s->nexpect; i++) {
         int found = !s->expect[i].row[0];
         for (int k = 0; k < s->nrows && !found; k++)

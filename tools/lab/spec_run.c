@@ -9,6 +9,11 @@
  * never filled in: goodput is the bytes the receivers read over the time from the first connection to the
  * last byte, `complete` says whether every flow finished correctly, and an rr figure of a row without rr
  * flows is left out. Then the expected shape: every bound of `expect` checked against the rows it names.
+ *
+ * Before each row the file's ${...} values are computed from the parameters into a copy of the description
+ * (world_of), so a row runs exactly the world a C scenario built from the same numbers; a file with a
+ * `report:` then computes its columns, values and lines from the rows' figures (expr.h), in that order, and
+ * draws its plots — which is how the seed files give the figures their C scenarios gave, byte for byte.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -16,6 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lab/expr.h"
+#include "lab/pdu.h"
+#include "lab/flow.h"
+#include "lab/plot.h"
 #include "lab/spec.h"
 #include "lab/watch.h"
 
@@ -111,6 +120,7 @@ struct flow_run {
     const struct spec_flow *f;
     brisk_sim_bulk *bulk;
     brisk_sim_rr *rr;
+    lab_pdu *pdu;
     uint64_t win0, win1; /* bytes received at the window's start and end */
 };
 
@@ -124,6 +134,22 @@ struct world_run {
     int win_state;     /* 0: not begun, 1: running, 2: over */
     uint64_t win_t0, win_t1;
 };
+
+static int all_done(void *ctx);
+
+/* The bytes every bulk flow's receivers have read (the timeline's count and the progress line). */
+static uint64_t bulk_got(void *ctx)
+{
+    const struct world_run *wr = ctx;
+    uint64_t got = 0;
+    for (int i = 0; i < wr->n; i++) {
+        if (wr->fl[i].bulk)
+            got += brisk_sim_bulk_received(wr->fl[i].bulk);
+        if (wr->fl[i].pdu)
+            got += lab_pdu_delivered(wr->fl[i].pdu);
+    }
+    return got;
+}
 
 static void window_sample(struct world_run *wr, int end)
 {
@@ -156,6 +182,8 @@ static int all_done(void *ctx)
         }
         if (wr->fl[i].rr && !brisk_sim_rr_done(wr->fl[i].rr))
             done = 0;
+        if (wr->fl[i].pdu && !lab_pdu_done(wr->fl[i].pdu))
+            done = 0;
     }
     if (wr->win_state == 1 && one_bulk_done)
         window_sample(wr, 1);
@@ -164,12 +192,7 @@ static int all_done(void *ctx)
 
 static void describe(void *ctx, char *buf, size_t n)
 {
-    const struct world_run *wr = ctx;
-    uint64_t got = 0;
-    for (int i = 0; i < wr->n; i++)
-        if (wr->fl[i].bulk)
-            got += brisk_sim_bulk_received(wr->fl[i].bulk);
-    snprintf(buf, n, "%" PRIu64 " bytes delivered", got);
+    snprintf(buf, n, "%" PRIu64 " bytes delivered", bulk_got(ctx));
 }
 
 /* The figures of one row: its total (flow 0) and each flow's. NAN: not measured (no such flow kind). */
@@ -182,10 +205,7 @@ struct row_figs {
 
 static int fig_index(const char *name)
 {
-    for (int i = 0; lab_spec_figures[i]; i++)
-        if (!strcmp(lab_spec_figures[i], name))
-            return i;
-    return -1;
+    return lab_spec_figure_index(name);
 }
 
 static void set_fig(struct row_figs *rf, int flow, const char *name, double v)
@@ -305,11 +325,39 @@ static int build_topology(brisk_sim_world *w, const struct lab_spec *s, const st
     return 0;
 }
 
-static int build_pair(brisk_sim_world *w, const struct lab_spec *s, const struct spec_row *row,
-                      const struct brisk_settings *set, struct topo *t)
+/* Host b's settings (the file's `peer`): the row's, the run's (defaults, --profile, --set) or brisk's
+ * defaults alone, then the file's peer_set. NULL: the defaults, the host's seed derived from the world's. */
+static const struct brisk_settings *peer_settings(const struct lab_run *r, const struct lab_spec *s,
+                                                  const struct brisk_settings *row_set, struct brisk_settings *buf)
 {
-    t->host[0] = brisk_sim_host_add(w, "a", set);
-    t->host[1] = brisk_sim_host_add(w, "b", set);
+    if (s->peer == SPEC_PEER_ROW && !s->npeer_sets)
+        return row_set;
+    if (s->peer == SPEC_PEER_DEFAULTS && !s->npeer_sets)
+        return NULL;
+    if (s->peer == SPEC_PEER_ROW)
+        *buf = *row_set;
+    else if (s->peer == SPEC_PEER_RUN)
+        *buf = r->settings;
+    else
+        brisk_settings_default(buf);
+    if (s->peer != SPEC_PEER_ROW)
+        buf->seed = s->has_stack_seed ? s->stack_seed : 0;
+    for (int i = 0; i < s->npeer_sets; i++)
+        brisk_settings_set(buf, s->peer_sets[i]); /* checked by the parser, computed by expand_sets */
+    return buf;
+}
+
+static int build_pair(const struct lab_run *r, brisk_sim_world *w, const struct lab_spec *s,
+                      const struct spec_row *row, const struct brisk_settings *set, struct topo *t)
+{
+    struct brisk_settings pb;
+    const struct brisk_settings *hs[2] = {set, set};
+    hs[s->peer_host] = peer_settings(r, s, set, &pb);
+    /* Made in this order (first: b makes b's host, NIC and link end first, as seed 000's target was): the
+     * order decides each host's seed and each NIC's address. */
+    int o0 = s->first_b, o1 = !s->first_b;
+    t->host[o0] = brisk_sim_host_add(w, o0 ? "b" : "a", hs[o0]);
+    t->host[o1] = brisk_sim_host_add(w, o1 ? "b" : "a", hs[o1]);
     struct brisk_sim_nic_config na, nb;
     brisk_sim_nic_config_default(&na);
     brisk_sim_nic_config_default(&nb);
@@ -327,10 +375,16 @@ static int build_pair(brisk_sim_world *w, const struct lab_spec *s, const struct
     t->nlinks = 1;
     t->rate[0][0] = lc.ab.rate_bps;
     t->rate[0][1] = lc.ba.rate_bps;
-    t->port[0][0] = t->host[0] ? brisk_sim_nic_add(t->host[0], &na) : NULL;
-    t->port[0][1] = t->host[1] ? brisk_sim_nic_add(t->host[1], &nb) : NULL;
-    t->link[0] = t->port[0][0] && t->port[0][1] ? brisk_sim_link_connect(w, t->port[0][0], t->port[0][1], &lc) : NULL;
-    t->capture = t->port[0][0];
+    const struct brisk_sim_nic_config *nics[2] = {&na, &nb};
+    t->port[0][o0] = t->host[o0] ? brisk_sim_nic_add(t->host[o0], nics[o0]) : NULL;
+    t->port[0][o1] = t->host[o1] ? brisk_sim_nic_add(t->host[o1], nics[o1]) : NULL;
+    if (s->first_b) { /* the link's first end is b: its forward direction is b -> a */
+        struct brisk_sim_link_dir d = lc.ab;
+        lc.ab = lc.ba;
+        lc.ba = d;
+    }
+    t->link[0] = t->port[0][0] && t->port[0][1] ? brisk_sim_link_connect(w, t->port[0][o0], t->port[0][o1], &lc) : NULL;
+    t->capture = t->port[0][s->capture_b];
     return t->link[0] ? 0 : 1;
 }
 
@@ -376,8 +430,204 @@ static void router_figs(const struct lab_spec *s, const struct topo *t, struct r
     set_fig(rf, 0, "overflow_drops", (double)overflow);
 }
 
-static int run_row(struct lab_run *r, const struct lab_spec *s, const struct spec_row *row, struct row_figs *rf)
+/* The host a flow's client runs on. */
+static brisk_sim_host *client_of(const struct lab_spec *s, const struct topo *t, const struct spec_flow *f)
 {
+    (void)s;
+    return t->host[f->from];
+}
+
+/* ---- expressions: names resolved against the run (expr.h; the scopes are spec.h's) ---- */
+
+struct eval_ctx {
+    const struct lab_run *r;
+    const struct lab_spec *s;
+    enum spec_scope scope;
+    const struct row_figs *figs;          /* every row run so far (nrows) */
+    const struct brisk_settings *sets;    /* each row's settings */
+    const struct lab_table *t;            /* the table's cells (REPORT scope) */
+    int nrows, row;                       /* row: the current row (COLUMN scope) */
+    const double *values;                 /* report values computed so far */
+    int nvalues;
+};
+
+static double setting_of(const struct brisk_settings *set, const char *name, int *ok)
+{
+    int i = lab_spec_setting_index(name);
+    *ok = i >= 0;
+    return i >= 0 ? (double)brisk_settings_value(set, (size_t)i) : NAN;
+}
+
+static int eval_lookup(void *ctx, const char *name, double *out)
+{
+    const struct eval_ctx *c = ctx;
+    const struct lab_spec *s = c->s;
+    int ok;
+    if (c->scope == SPEC_SCOPE_REPORT)
+        for (int i = 0; i < c->nvalues; i++)
+            if (!strcmp(s->report.values[i].name, name))
+                return *out = c->values[i], 0;
+    if (c->scope == SPEC_SCOPE_COLUMN && fig_index(name) >= 0)
+        return *out = get_fig(&c->figs[c->row], 0, name), 0;
+    int p = lab_spec_param_index(s, name);
+    if (p >= 0) {
+        *out = s->params[p].kind == LAB_PROB ? c->r->v[p].p : (double)c->r->v[p].u;
+        return 0;
+    }
+    if (c->scope == SPEC_SCOPE_WORLD)
+        return -1;
+    if (!strncmp(name, "set.", 4)) {
+        *out = setting_of(c->scope == SPEC_SCOPE_COLUMN ? &c->sets[c->row] : &c->r->settings, name + 4, &ok);
+        return ok ? 0 : -1;
+    }
+    int row;
+    const char *rest = lab_spec_split_row(s, name, &row);
+    if (!rest || row >= c->nrows)
+        return -1;
+    if (!strncmp(rest, "set.", 4)) {
+        *out = setting_of(&c->sets[row], rest + 4, &ok);
+        return ok ? 0 : -1;
+    }
+    int col = c->scope == SPEC_SCOPE_REPORT && c->t ? lab_spec_col_index(s, rest) : -1;
+    if (col >= 0 && row < c->t->nrows)
+        return *out = c->t->rows[row].v[col], 0;
+    if (fig_index(rest) < 0)
+        return -1;
+    *out = get_fig(&c->figs[row], 0, rest);
+    return 0;
+}
+
+/* Evaluates text in c's scope; on error a message naming the file and line, and nonzero. */
+static int eval(const struct eval_ctx *c, int line, const char *text, double *out)
+{
+    char err[160];
+    if (lab_expr_eval(text, eval_lookup, (void *)c, out, err, sizeof(err)) == 0)
+        return 0;
+    fprintf(stderr, "%s:%d: %s (in '%s')\n", c->s->path, line, err, text);
+    return 1;
+}
+
+static int format(const struct eval_ctx *c, int line, const char *text, char *out, size_t cap)
+{
+    char err[160];
+    if (lab_expr_format(text, eval_lookup, (void *)c, out, cap, err, sizeof(err)) == 0)
+        return 0;
+    fprintf(stderr, "%s:%d: %s (in '%s')\n", c->s->path, line, err, text);
+    return 1;
+}
+
+/* The file with its ${...} values computed from the parameters, and row k's flow changes applied: the world
+ * row k runs in (w: a copy of s). Returns 0, or 2 after a message (a value out of its range). */
+static int world_of(const struct lab_run *r, const struct lab_spec *s, int k, struct lab_spec *w)
+{
+    memcpy(w, s, sizeof(*w));
+    struct eval_ctx c = {.r = r, .s = s, .scope = SPEC_SCOPE_WORLD};
+    for (int i = 0; i < s->nbinds; i++) {
+        const struct spec_bind *b = &s->binds[i];
+        double v;
+        if (eval(&c, b->line, b->expr, &v) != 0)
+            return 2;
+        char *dst = (char *)w + b->off;
+        if (b->width < 0) {
+            if (!(v >= 0 && v <= 1)) {
+                fprintf(stderr, "%s:%d: %s: ${%s} = %g is not a probability (0 to 1)\n", s->path, b->line, b->path,
+                        b->expr, v);
+                return 2;
+            }
+            memcpy(dst, &v, sizeof(v));
+            continue;
+        }
+        double f = floor(v);
+        if (!(f >= (double)b->lo && f <= (double)b->hi) || f >= 18446744073709551616.0) {
+            fprintf(stderr, "%s:%d: %s: ${%s} = %g is out of range: expected %llu to %llu\n", s->path, b->line,
+                    b->path, b->expr, v, (unsigned long long)b->lo, (unsigned long long)b->hi);
+            return 2;
+        }
+        uint64_t u = (uint64_t)f;
+        if (b->width == 8) {
+            memcpy(dst, &u, sizeof(u));
+        } else {
+            uint32_t u32 = (uint32_t)u;
+            memcpy(dst, &u32, sizeof(u32));
+        }
+    }
+    /* Settings written NAME: ${EXPR} (a row's set, peer_set): the value computed, in the setting's unit. */
+    for (int k2 = -1; k2 < w->nrows; k2++) {
+        char(*sets)[96] = k2 < 0 ? w->peer_sets : w->rows[k2].sets;
+        int n = k2 < 0 ? w->npeer_sets : w->rows[k2].nsets;
+        for (int i = 0; i < n; i++) {
+            char *eq = strchr(sets[i], '=');
+            size_t len = eq ? strlen(eq + 1) : 0;
+            if (!eq || len < 4 || eq[1] != '$' || eq[2] != '{' || eq[len] != '}')
+                continue;
+            char ex[96], name[96];
+            snprintf(name, sizeof(name), "%.*s", (int)(eq - sets[i]), sets[i]);
+            snprintf(ex, sizeof(ex), "%.*s", (int)len - 3, eq + 3);
+            double v;
+            int si = lab_spec_setting_index(name);
+            if (eval(&c, k2 < 0 ? s->peer_line : w->rows[k2].line, ex, &v) != 0 || si < 0)
+                return 2;
+            snprintf(eq + 1, sizeof(sets[0]) - (size_t)(eq + 1 - sets[i]), "%.0f%s", floor(v),
+                     brisk_settings_desc((size_t)si)->kind == BRISK_VAL_TIME ? "ns" : "");
+        }
+    }
+    /* The row's changes to the flows: the keys it gave (its own ${...} values are computed above). */
+    const struct spec_row *row = &w->rows[k];
+    for (int i = 0; i < row->nflows; i++) {
+        const struct spec_flow *o = &row->flows[i];
+        struct spec_flow *f = &w->flows[i];
+        unsigned m = o->set_mask;
+        if (m & SPEC_FLOW_BYTES)
+            f->bytes = o->bytes;
+        if (m & SPEC_FLOW_DIR)
+            f->dir = o->dir;
+        if (m & SPEC_FLOW_WRITE)
+            f->write_size = o->write_size;
+        if (m & SPEC_FLOW_START)
+            f->start_ns = o->start_ns;
+        if (m & SPEC_FLOW_CONNS)
+            f->conns = o->conns;
+        if (m & SPEC_FLOW_TRANSACTIONS)
+            f->transactions = o->transactions;
+        if (m & SPEC_FLOW_REQUEST)
+            f->request = o->request;
+        if (m & SPEC_FLOW_RESPONSE)
+            f->response = o->response;
+        if (m & SPEC_FLOW_NODELAY)
+            f->nodelay = o->nodelay;
+        if (m & SPEC_FLOW_PORT)
+            f->port = o->port;
+        if (m & SPEC_FLOW_IOS)
+            f->ios = o->ios;
+        if (m & SPEC_FLOW_HEADER)
+            f->header = o->header;
+        if (m & SPEC_FLOW_PAYLOAD)
+            f->payload = o->payload;
+        if (m & SPEC_FLOW_MORE)
+            f->more = o->more;
+    }
+    return 0;
+}
+
+/* Runs row k of s (its world computed into w); its settings go to *set_out; tl (if any) samples the bytes
+ * delivered. Returns 0, 1 (the world could not be built) or 2 (a ${...} value out of range). */
+/* The p-th percentile of n sorted values, by nearest rank (0 for none). */
+static uint64_t nearest_rank(const uint64_t *sorted, uint32_t n, unsigned p)
+{
+    if (n == 0)
+        return 0;
+    uint32_t i = (uint32_t)(((uint64_t)n * p + 99) / 100);
+    return sorted[i ? i - 1 : 0];
+}
+
+static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, struct lab_spec *ws,
+                   struct row_figs *rf, struct brisk_settings *set_out, struct lab_timeline *tl, struct spec_cdf *cdf)
+{
+    int brc = world_of(r, spec, rowi, ws);
+    if (brc)
+        return brc;
+    const struct lab_spec *s = ws;
+    const struct spec_row *row = &s->rows[rowi];
     for (int f = 0; f <= SPEC_MAX_FLOWS; f++)
         for (int k = 0; k < NFIG; k++)
             rf->v[f][k] = NAN;
@@ -388,13 +638,14 @@ static int run_row(struct lab_run *r, const struct lab_spec *s, const struct spe
     extra[row->nsets] = NULL;
     struct brisk_settings set;
     if (lab_row_settings(r, row->profile[0] ? row->profile : NULL, extra, &set) != BRISK_OK)
-        return 1;
-    set.seed = 0; /* from the world's seed */
+        return 2;
+    *set_out = set;
+    set.seed = s->has_stack_seed ? s->stack_seed : 0; /* 0: each host's from the world's seed */
 
     brisk_sim_world *w = brisk_sim_world_new(s->seed);
     struct topo *t = calloc(1, sizeof(*t));
     struct world_run wr = {.w = w, .n = 0};
-    int rc = !w || !t ? 1 : s->topology ? build_topology(w, s, row, &set, t) : build_pair(w, s, row, &set, t);
+    int rc = !w || !t ? 1 : s->topology ? build_topology(w, s, row, &set, t) : build_pair(r, w, s, row, &set, t);
     if (rc == 0 && lab_capture(r, t->capture) != 0)
         rc = 1;
     for (int i = 0; rc == 0 && i < s->nflows; i++) {
@@ -406,19 +657,28 @@ static int run_row(struct lab_run *r, const struct lab_spec *s, const struct spe
             struct brisk_sim_bulk_config bc = {.bytes = f->bytes,
                                                .dir = f->dir,
                                                .write_size = f->write_size,
-                                               .port = (uint16_t)(5001 + i),
+                                               .port = f->port ? f->port : (uint16_t)(5001 + i),
                                                .seed = s->seed + (uint64_t)i,
                                                .start_at = f->start_ns};
             fr->bulk = brisk_sim_bulk_start(w, client, server, t->host_ip[f->to], &bc);
             rc = fr->bulk ? 0 : 1;
             if (f->start_ns > wr.win_from)
                 wr.win_from = f->start_ns;
+        } else if (f->kind == SPEC_PDU) {
+            struct lab_pdu_config pc = {.ios = f->ios,
+                                        .request = f->request,
+                                        .header = f->header,
+                                        .payload = f->payload,
+                                        .more = f->more,
+                                        .port = f->port};
+            fr->pdu = lab_pdu_start(client, server, t->host_ip[f->to], &pc);
+            rc = fr->pdu ? 0 : 1;
         } else {
             struct brisk_sim_rr_config cc = {.flows = f->conns,
                                              .request_size = f->request,
                                              .response_size = f->response,
                                              .transactions = f->transactions,
-                                             .port = (uint16_t)(6001 + i),
+                                             .port = f->port ? f->port : (uint16_t)(6001 + i),
                                              .nodelay = f->nodelay,
                                              .start_at = f->start_ns};
             fr->rr = brisk_sim_rr_start(w, client, server, t->host_ip[f->to], &cc);
@@ -429,6 +689,13 @@ static int run_row(struct lab_run *r, const struct lab_spec *s, const struct spe
         fprintf(stderr, "brisk-lab %s: row %s: cannot build its world (check the row's settings)\n", s->name,
                 row->name);
     } else {
+        if (tl) {
+            tl->every_ns = s->sample_ns;
+            tl->bytes = bulk_got;
+            tl->done = all_done;
+            tl->ctx = &wr;
+            lab_timeline_start(tl, w);
+        }
         struct lab_watch wt;
         lab_watch_init(&wt, w, s->name, all_done, &wr, describe);
         brisk_sim_run_while(w, lab_watch_done, &wt, s->limit_ns);
@@ -455,6 +722,23 @@ static int run_row(struct lab_run *r, const struct lab_spec *s, const struct spe
                     first = br.connected_at < first ? br.connected_at : first;
                     last = br.last_byte_at > last ? br.last_byte_at : last;
                 }
+                /* The sender's side (the client's connection and stack): a row's, its last bulk flow's. */
+                struct brisk_counters cc;
+                brisk_stack_get_counters(brisk_sim_host_stack(client_of(s, t, fr->f)), &cc);
+                for (int fl = 0; fl <= i + 1; fl += i + 1) {
+                    set_fig(rf, fl, "hash_ok", br.hash_ok);
+                    set_fig(rf, fl, "transfer_ns",
+                            br.last_byte_at != BRISK_TIME_NONE && br.last_byte_at > br.connected_at
+                                ? (double)(br.last_byte_at - br.connected_at)
+                                : 0);
+                    set_fig(rf, fl, "tsq_limit", (double)br.client.info.tsq_limit);
+                    set_fig(rf, fl, "tsq_throttles", (double)cc.TSQThrottles);
+                    for (int h = BRISK_HOLD_NONE + 1; h < BRISK_HOLD_COUNT; h++) {
+                        char key[40];
+                        snprintf(key, sizeof(key), "held_%s_ns", brisk_hold_name(h));
+                        set_fig(rf, fl, key, (double)br.client.info.hold_ns[h]);
+                    }
+                }
                 if (wr.win_state == 2 && wr.win_t1 > wr.win_t0) {
                     shares[nshares] = (double)(fr->win1 - fr->win0) * 8e9 / (double)(wr.win_t1 - wr.win_t0);
                     set_fig(rf, i + 1, "window_bps", shares[nshares]);
@@ -464,6 +748,41 @@ static int run_row(struct lab_run *r, const struct lab_spec *s, const struct spe
                 complete &= ok;
                 up |= fr->f->dir != BRISK_SIM_BULK_DOWN;
                 down |= fr->f->dir != BRISK_SIM_BULK_UP;
+            } else if (fr->pdu) {
+                struct lab_pdu_result pr;
+                lab_pdu_result(fr->pdu, wt.interrupted, &pr);
+                struct brisk_counters sc;
+                brisk_stack_get_counters(brisk_sim_host_stack(t->host[fr->f->to]), &sc);
+                uint32_t n = pr.ok ? fr->f->ios : 0;
+                for (int fl = 0; fl <= i + 1; fl += i + 1) { /* a row's: its last pdu flow's */
+                    set_fig(rf, fl, "io_total_ns", (double)pr.total_ns);
+                    set_fig(rf, fl, "io_p50_ns", (double)nearest_rank(pr.lat, n, 50));
+                    set_fig(rf, fl, "io_p99_ns", (double)nearest_rank(pr.lat, n, 99));
+                    set_fig(rf, fl, "data_segs", (double)sc.TCPOrigDataSent);
+                    set_fig(rf, fl, "autocork", (double)sc.TCPAutoCorking);
+                    for (int h = BRISK_HOLD_NONE + 1; h < BRISK_HOLD_COUNT; h++) {
+                        char key[40];
+                        snprintf(key, sizeof(key), "held_%s_ns", brisk_hold_name(h));
+                        set_fig(rf, fl, key, (double)pr.server.hold_ns[h]);
+                        snprintf(key, sizeof(key), "holds_%s", brisk_hold_name(h));
+                        set_fig(rf, fl, key, (double)pr.server.hold_events[h]);
+                    }
+                }
+                set_fig(rf, i + 1, "complete", pr.ok);
+                set_fig(rf, i + 1, "delivered_bytes", (double)pr.delivered);
+                delivered += pr.delivered;
+                complete &= pr.ok;
+                if (cdf) { /* the I/O times' distribution, in us, for a cdf plot */
+                    free(cdf->x);
+                    free(cdf->y);
+                    cdf->x = malloc((n ? n : 1) * sizeof(double));
+                    cdf->y = malloc((n ? n : 1) * sizeof(double));
+                    cdf->n = cdf->x && cdf->y ? n : 0;
+                    for (size_t j = 0; j < cdf->n; j++) {
+                        cdf->x[j] = (double)pr.lat[j] / 1e3;
+                        cdf->y[j] = (double)(j + 1) / (double)cdf->n;
+                    }
+                }
             } else {
                 struct brisk_sim_rr_result rr;
                 brisk_sim_rr_result(fr->rr, &rr);
@@ -475,6 +794,16 @@ static int run_row(struct lab_run *r, const struct lab_spec *s, const struct spe
                     set_fig(rf, i + 1, "rr_p99_ns", (double)rr.lat_p99);
                     set_fig(rf, 0, "rr_p50_ns", (double)rr.lat_p50); /* the row's: its last rr flow's */
                     set_fig(rf, 0, "rr_p99_ns", (double)rr.lat_p99);
+                }
+                for (int fl = 0; fl <= i + 1; fl += i + 1) { /* a row's: its last rr flow's */
+                    set_fig(rf, fl, "rr_connections", (double)fr->f->conns);
+                    set_fig(rf, fl, "rr_max_ns", (double)rr.lat_max);
+                    set_fig(rf, fl, "rr_wheel_ops_client", (double)rr.client_wheel_ops);
+                    set_fig(rf, fl, "rr_wheel_ops_server", (double)rr.server_wheel_ops);
+                    set_fig(rf, fl, "rr_timer_fires", (double)(rr.client_timer_fires + rr.server_timer_fires));
+                    set_fig(rf, fl, "rr_probes", (double)rr.tlp_probes);
+                    set_fig(rf, fl, "rr_rtos", (double)rr.rtos);
+                    set_fig(rf, fl, "rr_errors", (double)rr.errors);
                 }
                 transactions += rr.transactions;
                 complete &= ok;
@@ -533,6 +862,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *s, const struct spe
             brisk_sim_bulk_free(wr.fl[i].bulk);
         if (wr.fl[i].rr)
             brisk_sim_rr_free(wr.fl[i].rr);
+        lab_pdu_free(wr.fl[i].pdu, brisk_sim_now(w));
     }
     brisk_sim_world_free(w);
     free(t);
@@ -575,48 +905,238 @@ static int holds(const struct spec_expect *e, const struct row_figs *rf, double 
     return (!e->has_min || *got >= e->min) && (!e->has_max || *got <= e->max);
 }
 
+/* The expected shape: each bound or check against the rows it names; the headline and the expected text
+ * are the file's (report.headline / expected) or the bounds' own. */
+static void report_shape(struct lab_run *r, const struct lab_spec *s, const struct row_figs *figs,
+                         const struct lab_table *t, const struct eval_ctx *ec)
+{
+    char expect[160] = "", head[160] = "";
+    size_t el = 0, hl = 0;
+    int pass = 1;
+    for (int i = 0; i < s->nexpect; i++) {
+        const struct spec_expect *e = &s->expect[i];
+        if (e->check[0]) {
+            double v;
+            int ok = eval(ec, e->line, e->check, &v) == 0 && v != 0;
+            if (!ok)
+                fprintf(stderr, "%s:%d: expected %s; it does not hold\n", s->path, e->line, e->check);
+            pass &= ok;
+            if (el < sizeof(expect))
+                el += (size_t)snprintf(expect + el, sizeof(expect) - el, "%s%s", el ? "; " : "", e->text);
+            continue;
+        }
+        double lo = INFINITY, hi = -INFINITY;
+        int rows = 0;
+        for (int k = 0; k < t->nrows; k++) {
+            if (e->row[0] && strcmp(e->row, s->rows[k].name))
+                continue;
+            double got;
+            int ok = holds(e, &figs[k], &got);
+            pass &= ok;
+            rows++;
+            if (got == got) {
+                lo = got < lo ? got : lo;
+                hi = got > hi ? got : hi;
+            }
+            if (!ok) {
+                fprintf(stderr, "%s:%d: expected %s; row %s has %s = ", s->path, e->line, e->text, s->rows[k].name,
+                        e->figure);
+                if (got == got)
+                    fprintf(stderr, "%g\n", got);
+                else
+                    fprintf(stderr, "nothing (not measured)\n");
+            }
+        }
+        /* The headline: the figure as measured (over every row a bound names: its range). */
+        if (hl < sizeof(head)) {
+            if (lo > hi)
+                hl += (size_t)snprintf(head + hl, sizeof(head) - hl, "%s%s not measured", hl ? "; " : "", e->figure);
+            else if (rows == 1 || lo == hi)
+                hl += (size_t)snprintf(head + hl, sizeof(head) - hl, "%s%s %s=%.4g", hl ? "; " : "",
+                                       e->row[0] ? e->row : "all rows", e->figure, lo);
+            else
+                hl += (size_t)snprintf(head + hl, sizeof(head) - hl, "%s%s %s=%.4g..%.4g", hl ? "; " : "",
+                                       e->row[0] ? e->row : "rows", e->figure, lo, hi);
+        }
+        if (el < sizeof(expect))
+            el += (size_t)snprintf(expect + el, sizeof(expect) - el, "%s%s", el ? "; " : "", e->text);
+    }
+    if (s->report.headline[0] && format(ec, s->report.headline_line, s->report.headline, head, sizeof(head)) != 0)
+        pass = 0;
+    lab_report_shape(r, pass, s->report.expected[0] ? s->report.expected : expect, "%s", head);
+}
+
+/* The file's plots (report.plots): timelines of the rows it names, or series computed from the figures. */
+static void report_plots(const struct lab_run *r, const struct lab_spec *s, const struct lab_table *t,
+                         const struct lab_timeline *tl, const struct spec_cdf *cdf, const struct eval_ctx *ec)
+{
+    for (int i = 0; i < s->report.nplots; i++) {
+        const struct spec_plot *pl = &s->report.plots[i];
+        struct lab_series ser[SPEC_MAX_ROWS];
+        double ys[SPEC_MAX_SERIES][SPEC_MAX_POINTS];
+        size_t n = 0;
+        struct lab_plot_opts o = {.logx = pl->logx, .log2x = pl->log2x, .steps = pl->steps};
+        if (pl->timeline || pl->cdf) {
+            for (int k = 0; k < t->nrows; k++) {
+                if (!lab_spec_rows_row(s, i, k))
+                    continue;
+                if (pl->cdf)
+                    ser[n++] = (struct lab_series){t->rows[k].label, cdf[k].x, cdf[k].y, cdf[k].n};
+                else
+                    ser[n++] = (struct lab_series){t->rows[k].label, tl[k].t_ms,
+                                                   pl->cumulative ? tl[k].kbytes : tl[k].mbps, tl[k].n};
+            }
+        } else {
+            for (int k = 0; k < pl->nseries; k++) {
+                const struct spec_series *se = &pl->series[k];
+                for (int j = 0; j < se->n; j++)
+                    if (eval(ec, pl->line, se->y[j], &ys[k][j]) != 0)
+                        return;
+                ser[n++] = (struct lab_series){se->name, se->x, ys[k], (size_t)se->n};
+            }
+        }
+        for (int k = 0; k < pl->nrefs; k++) {
+            o.refs[k].name = pl->ref_name[k];
+            if (eval(ec, pl->line, pl->ref_y[k], &o.refs[k].y) != 0)
+                return;
+        }
+        o.nrefs = pl->nrefs;
+        lab_plot_ex(r->plot_dir, pl->name, pl->title, pl->xlabel, pl->ylabel, ser, n, &o);
+    }
+}
+
+int lab_spec_plots_row(const struct lab_spec *s, int plot, int row)
+{
+    return s->report.plots[plot].timeline && lab_spec_rows_row(s, plot, row);
+}
+
+/* Whether a plot's rows (timeline: or cdf:) include row `row` (no list: every row). */
+int lab_spec_rows_row(const struct lab_spec *s, int plot, int row)
+{
+    const struct spec_plot *pl = &s->report.plots[plot];
+    if (!pl->nrows)
+        return 1;
+    for (int j = 0; j < pl->nrows; j++)
+        if (!strcmp(pl->rows[j], s->rows[row].name))
+            return 1;
+    return 0;
+}
+
 int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
 {
+    const struct spec_report *rp = &s->report;
+    /* The file's requirements on its parameters: refused before anything runs. */
+    struct eval_ctx wc = {.r = r, .s = s, .scope = SPEC_SCOPE_WORLD};
+    for (int i = 0; i < s->nrequire; i++) {
+        double v;
+        if (eval(&wc, s->require[i].line, s->require[i].check, &v) != 0)
+            return 2;
+        if (v == 0) {
+            char msg[SPEC_TEXT * 2];
+            if (format(&wc, s->require[i].line, s->require[i].message, msg, sizeof(msg)) != 0)
+                return 2;
+            fprintf(stderr, "brisk-lab %s: %s\n", s->name, msg);
+            return 2;
+        }
+    }
     struct row_figs *figs = calloc((size_t)s->nrows, sizeof(*figs));
-    if (!figs)
+    struct brisk_settings *sets = calloc((size_t)s->nrows, sizeof(*sets));
+    struct lab_timeline *tl = calloc((size_t)s->nrows, sizeof(*tl));
+    struct spec_cdf *cdf = calloc((size_t)s->nrows, sizeof(*cdf));
+    struct lab_spec *w = malloc(sizeof(*w));
+    struct lab_col *rcols = calloc(SPEC_MAX_COLS, sizeof(*rcols));
+    struct lab_table *t = calloc(1, sizeof(*t));
+    if (!figs || !sets || !tl || !cdf || !w || !rcols || !t) {
+        free(figs), free(sets), free(tl), free(cdf), free(w), free(rcols), free(t);
         return 1;
+    }
     lab_report_begin(r);
-    if (s->summary[0])
+    if (!rp->on && s->summary[0])
         lab_report_note(r, "summary", s->summary);
-    struct lab_table t;
-    const int ncols = s->topology ? NCOLS_TOPO : NCOLS_PAIR;
-    lab_table_init(&t, "rows", "one world per row: every flow of the file (rows)", cols, ncols);
+    if (rp->note[0])
+        lab_report_note(r, rp->note_key, rp->note);
+    const struct lab_col *tcols = cols;
+    int ncols = s->topology ? NCOLS_TOPO : NCOLS_PAIR;
+    if (rp->ncols) {
+        for (int c = 0; c < rp->ncols; c++)
+            rcols[c] = (struct lab_col){rp->cols[c].key, rp->cols[c].head, rp->cols[c].kind, rp->cols[c].hide};
+        tcols = rcols;
+        ncols = rp->ncols;
+    }
+    lab_table_init(t, "rows", rp->title[0] ? rp->title : "one world per row: every flow of the file (rows)", tcols,
+                   ncols);
     int rc = 0;
     for (int k = 0; k < s->nrows && rc == 0; k++) {
         const struct spec_row *row = &s->rows[k];
-        if (run_row(r, s, row, &figs[k]) != 0) {
-            rc = 1;
+        int sampled = 0;
+        for (int i = 0; i < rp->nplots && r->plot_dir; i++)
+            sampled |= lab_spec_plots_row(s, i, k);
+        if ((rc = run_row(r, s, k, w, &figs[k], &sets[k], sampled ? &tl[k] : NULL, &cdf[k])) != 0)
             break;
-        }
         fprintf(stderr, "brisk-lab %s: row %s done\n", s->name, row->name);
-        int i = lab_table_row(&t, row->name, row->name);
+        int i = lab_table_row(t, row->name, row->label[0] ? row->label : row->name);
         const char *extra[SPEC_MAX_SETS + 1];
         for (int a = 0; a < row->nsets; a++)
             extra[a] = row->sets[a];
         extra[row->nsets] = NULL;
-        lab_table_how(&t, i, row->profile[0] ? row->profile : "brisk", extra, row->how[0] ? row->how : NULL);
-        for (int c = 0; c < ncols; c++) {
+        char how[SPEC_TEXT * 2];
+        if (row->how_fmt[0] && format(&wc, row->line, row->how_fmt, how, sizeof(how)) != 0) {
+            rc = 2;
+            break;
+        }
+        lab_table_how(t, i, row->profile[0] ? row->profile : "brisk", extra,
+                      row->how_fmt[0] ? how : row->how[0] ? row->how : NULL);
+        for (int c = 0; c < ncols && !rp->ncols; c++) {
             double v = get_fig(&figs[k], 0, cols[c].key);
-            lab_table_set(&t, i, cols[c].key, v == v ? v : 0);
+            lab_table_set(t, i, cols[c].key, v == v ? v : 0);
         }
         if (figs[k].interrupted)
             break;
     }
+    /* The file's columns, once every row has run (a column may compare a row with another). */
+    struct eval_ctx ec = {.r = r, .s = s, .scope = SPEC_SCOPE_COLUMN, .figs = figs, .sets = sets, .nrows = t->nrows};
+    for (int k = 0; rc == 0 && k < t->nrows && rp->ncols; k++) {
+        ec.row = k;
+        for (int c = 0; c < rp->ncols && rc == 0; c++) {
+            double v = get_fig(&figs[k], 0, rp->cols[c].key);
+            if (rp->cols[c].value[0] && eval(&ec, rp->cols[c].line, rp->cols[c].value, &v) != 0)
+                rc = 2;
+            t->rows[k].v[c] = v == v ? v : 0;
+        }
+    }
+    /* Named values, then the lines above the table. */
+    double values[SPEC_MAX_VALUES];
+    ec = (struct eval_ctx){.r = r, .s = s, .scope = SPEC_SCOPE_REPORT, .figs = figs, .sets = sets, .t = t,
+                           .nrows = t->nrows, .values = values};
+    for (int i = 0; rc == 0 && i < rp->nvalues; i++, ec.nvalues++)
+        if (eval(&ec, rp->values[i].line, rp->values[i].expr, &values[i]) != 0)
+            rc = 2;
+    for (int i = 0; rc == 0 && i < rp->nlines; i++) {
+        const struct spec_line *l = &rp->lines[i];
+        double v;
+        if (eval(&ec, l->line, l->value, &v) != 0) {
+            rc = 2;
+            break;
+        }
+        if (l->kind == LAB_COL_RATE)
+            lab_report_rate(r, l->key, l->label, v);
+        else if (l->kind == LAB_COL_TIME)
+            lab_report_time(r, l->key, l->label, (uint64_t)v);
+        else if (l->kind == LAB_COL_U64 || l->kind == LAB_COL_SIZE)
+            lab_report_u64(r, l->key, l->label, (uint64_t)v);
+        else
+            lab_report_double(r, l->key, l->label, v, NULL);
+    }
     if (rc == 0)
-        lab_report_table(r, &t);
-    /* Per-flow figures in the JSON (the table shows each row's total). */
-    if (rc == 0 && r->json_out) {
+        lab_report_table(r, t);
+    /* Per-flow figures in the JSON (the table shows each row's total); a file with its own report keeps to it. */
+    if (rc == 0 && r->json_out && !rp->on) {
         json_object_begin(&r->j, "flows");
-        for (int k = 0; k < t.nrows; k++) {
+        for (int k = 0; k < t->nrows; k++) {
             json_array_begin(&r->j, s->rows[k].name);
             for (int f = 1; f <= s->nflows; f++) {
                 json_object_begin(&r->j, NULL);
-                json_str(&r->j, "kind", s->flows[f - 1].kind == SPEC_BULK ? "bulk" : "rr");
+                json_str(&r->j, "kind", s->flows[f - 1].kind == SPEC_BULK ? "bulk" : s->flows[f - 1].kind == SPEC_RR ? "rr" : "pdu");
                 for (int i = 0; lab_spec_figures[i]; i++) {
                     double v = figs[k].v[f][i];
                     if (v == v)
@@ -629,57 +1149,21 @@ int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
         json_object_end(&r->j);
         if (s->topology) { /* which router queue the queue_* figures describe, per row */
             json_object_begin(&r->j, "bottleneck");
-            for (int k = 0; k < t.nrows; k++)
+            for (int k = 0; k < t->nrows; k++)
                 json_str(&r->j, s->rows[k].name, figs[k].bottleneck);
             json_object_end(&r->j);
         }
     }
-    if (rc == 0 && s->nexpect) {
-        char expect[160] = "", head[160] = "";
-        size_t el = 0, hl = 0;
-        int pass = 1;
-        for (int i = 0; i < s->nexpect; i++) {
-            const struct spec_expect *e = &s->expect[i];
-            double lo = INFINITY, hi = -INFINITY;
-            int rows = 0;
-            for (int k = 0; k < t.nrows; k++) {
-                if (e->row[0] && strcmp(e->row, s->rows[k].name))
-                    continue;
-                double got;
-                int ok = holds(e, &figs[k], &got);
-                pass &= ok;
-                rows++;
-                if (got == got) {
-                    lo = got < lo ? got : lo;
-                    hi = got > hi ? got : hi;
-                }
-                if (!ok) {
-                    fprintf(stderr, "%s:%d: expected %s; row %s has %s = ", s->path, e->line, e->text,
-                            s->rows[k].name, e->figure);
-                    if (got == got)
-                        fprintf(stderr, "%g\n", got);
-                    else
-                        fprintf(stderr, "nothing (not measured)\n");
-                }
-            }
-            /* The headline: the figure as measured (over every row a bound names: its range). */
-            if (hl < sizeof(head)) {
-                if (lo > hi)
-                    hl += (size_t)snprintf(head + hl, sizeof(head) - hl, "%s%s not measured", hl ? "; " : "",
-                                           e->figure);
-                else if (rows == 1 || lo == hi)
-                    hl += (size_t)snprintf(head + hl, sizeof(head) - hl, "%s%s %s=%.4g", hl ? "; " : "",
-                                           e->row[0] ? e->row : "all rows", e->figure, lo);
-                else
-                    hl += (size_t)snprintf(head + hl, sizeof(head) - hl, "%s%s %s=%.4g..%.4g", hl ? "; " : "",
-                                           e->row[0] ? e->row : "rows", e->figure, lo, hi);
-            }
-            if (el < sizeof(expect))
-                el += (size_t)snprintf(expect + el, sizeof(expect) - el, "%s%s", el ? "; " : "", e->text);
-        }
-        lab_report_shape(r, pass, expect, "%s", head);
-    }
+    if (rc == 0 && s->nexpect)
+        report_shape(r, s, figs, t, &ec);
     lab_report_end(r);
-    free(figs);
+    if (rc == 0 && r->plot_dir)
+        report_plots(r, s, t, tl, cdf, &ec);
+    for (int k = 0; k < s->nrows; k++) {
+        lab_timeline_free(&tl[k]);
+        free(cdf[k].x);
+        free(cdf[k].y);
+    }
+    free(figs), free(sets), free(tl), free(cdf), free(w), free(rcols), free(t);
     return rc;
 }
