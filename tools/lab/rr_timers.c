@@ -16,6 +16,7 @@
 
 #include "brisk/sim.h"
 #include "lab/lab.h"
+#include "lab/rrplot.h"
 #include "lab/watch.h"
 
 static const struct lab_param params[] = {
@@ -66,7 +67,7 @@ static int done(void *ctx)
 
 /* One row's world: client a, server b, one link; returns nonzero after a message if it cannot run. */
 static int run_row(struct lab_run *r, const struct brisk_settings *s, int lossy,
-                   struct brisk_sim_rr_result *out)
+                   struct brisk_sim_rr_result *out, struct lab_rr_plot *plot)
 {
     brisk_sim_world *w = brisk_sim_world_new(lab_u(r, "seed"));
     brisk_sim_host *a = w ? brisk_sim_host_add(w, "client", s) : NULL;
@@ -104,6 +105,7 @@ static int run_row(struct lab_run *r, const struct brisk_settings *s, int lossy,
     } else {
         lab_watch_end(&wt);
         brisk_sim_rr_result(rr, out);
+        lab_rr_plot_keep(plot, rr);
     }
     brisk_sim_rr_free(rr);
     brisk_sim_world_free(w);
@@ -116,11 +118,12 @@ static int run(struct lab_run *r)
     struct lab_table t;
     lab_table_init(&t, "rows", "1-byte request / 1-byte response, NODELAY (rows)", cols, NCOLS);
     int rc = 0;
+    struct lab_rr_plot plot = {0};
     for (size_t k = 0; k < NROWS && rc == 0; k++) {
         struct brisk_settings s;
         struct brisk_sim_rr_result x;
         if (lab_row_settings(r, rows[k].profile, rows[k].extra, &s) != BRISK_OK ||
-            run_row(r, &s, rows[k].lossy, &x) != 0) {
+            run_row(r, &s, rows[k].lossy, &x, r->plot_dir ? &plot : NULL) != 0) {
             rc = 1;
             break;
         }
@@ -159,6 +162,9 @@ static int run(struct lab_run *r)
                          "wheel ops per transaction: eager %.2f / %.2f, brisk %.3f / %.3f (client / server)",
                          ec, es, bc, bs);
     }
+    if (rc == 0 && r->plot_dir)
+        lab_rr_plot_draw(&plot, r, &t);
+    lab_rr_plot_free(&plot);
     lab_report_end(r);
     return rc;
 }

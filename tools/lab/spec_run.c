@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lab/obs.h"
 #include "lab/spec.h"
 #include "lab/watch.h"
 
@@ -376,7 +377,17 @@ static void router_figs(const struct lab_spec *s, const struct topo *t, struct r
     set_fig(rf, 0, "overflow_drops", (double)overflow);
 }
 
-static int run_row(struct lab_run *r, const struct lab_spec *s, const struct spec_row *row, struct row_figs *rf)
+/* A host's NIC (obs.h observes the sender's). */
+static brisk_sim_port *host_port(const struct lab_spec *s, const struct topo *t, int node)
+{
+    if (!s->topology)
+        return t->port[0][node ? 1 : 0];
+    int l = lab_spec_host_link(s, node);
+    return l < 0 ? NULL : t->port[l][s->tlinks[l].a == node ? 0 : 1];
+}
+
+static int run_row(struct lab_run *r, const struct lab_spec *s, const struct spec_row *row, struct row_figs *rf,
+                   struct lab_obs **obs)
 {
     for (int f = 0; f <= SPEC_MAX_FLOWS; f++)
         for (int k = 0; k < NFIG; k++)
@@ -411,6 +422,11 @@ static int run_row(struct lab_run *r, const struct lab_spec *s, const struct spe
                                                .start_at = f->start_ns};
             fr->bulk = brisk_sim_bulk_start(w, client, server, t->host_ip[f->to], &bc);
             rc = fr->bulk ? 0 : 1;
+            if (rc == 0 && (*obs || (*obs = lab_obs_new(r, w, row->name)) != NULL)) {
+                struct lab_obs_flow of = {client, server, host_port(s, t, f->from), host_port(s, t, f->to),
+                                          t->host_ip[f->to], bc.port, f->dir, fr->bulk};
+                rc = lab_obs_add(*obs, i + 1, &of);
+            }
             if (f->start_ns > wr.win_from)
                 wr.win_from = f->start_ns;
         } else {
@@ -431,6 +447,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *s, const struct spe
     } else {
         struct lab_watch wt;
         lab_watch_init(&wt, w, s->name, all_done, &wr, describe);
+        lab_obs_watch(*obs, &wt);
         brisk_sim_run_while(w, lab_watch_done, &wt, s->limit_ns);
         lab_watch_end(&wt);
         rf->interrupted = wt.interrupted;
@@ -446,6 +463,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *s, const struct spe
             if (fr->bulk) {
                 struct brisk_sim_bulk_result br;
                 brisk_sim_bulk_result(fr->bulk, &br);
+                lab_obs_end(*obs, i + 1, &br);
                 uint64_t got = br.client.received + br.server.received;
                 int ok = br.complete && br.client.bad_at == UINT64_MAX && br.server.bad_at == UINT64_MAX;
                 set_fig(rf, i + 1, "complete", ok);
@@ -528,6 +546,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *s, const struct spe
         set_fig(rf, 0, "lost_frames", (double)lost);
         set_fig(rf, 0, "elapsed_ns", (double)brisk_sim_now(w));
     }
+    lab_obs_finish(*obs);
     for (int i = 0; i < wr.n; i++) {
         if (wr.fl[i].bulk)
             brisk_sim_bulk_free(wr.fl[i].bulk);
@@ -578,6 +597,8 @@ static int holds(const struct spec_expect *e, const struct row_figs *rf, double 
 int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
 {
     struct row_figs *figs = calloc((size_t)s->nrows, sizeof(*figs));
+    struct lab_obs *obs[SPEC_MAX_ROWS] = {0};
+    const char *labels[SPEC_MAX_ROWS];
     if (!figs)
         return 1;
     lab_report_begin(r);
@@ -589,7 +610,8 @@ int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
     int rc = 0;
     for (int k = 0; k < s->nrows && rc == 0; k++) {
         const struct spec_row *row = &s->rows[k];
-        if (run_row(r, s, row, &figs[k]) != 0) {
+        labels[k] = row->name;
+        if (run_row(r, s, row, &figs[k], &obs[k]) != 0) {
             rc = 1;
             break;
         }
@@ -634,6 +656,10 @@ int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
             json_object_end(&r->j);
         }
     }
+    if (rc == 0)
+        lab_obs_report(r, obs, labels, t.nrows);
+    for (int k = 0; k < s->nrows; k++)
+        lab_obs_free(obs[k]);
     if (rc == 0 && s->nexpect) {
         char expect[160] = "", head[160] = "";
         size_t el = 0, hl = 0;
