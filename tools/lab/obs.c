@@ -8,7 +8,8 @@
  * sender's port with ACK set gives the ACK line (its acknowledgment number) and the receive window's right
  * edge (acknowledgment + window << the receiver's scale, RFC 7323 §2.3, once both SYNs carried the option).
  * Sequence numbers are relative to the sender's ISN + 1, so the first byte of data is 0, and unwrapped to
- * 64 bits. The window starts at the flow's first SYN + START and lasts LEN; the graph is bounded
+ * 64 bits. The window starts at the SYN that opened the connection + START and lasts LEN (by default 50
+ * round trips of the handshake, at least 20 ms); the graph is bounded
  * (OBS_MAX_POINTS segments, ACKs and bands: a 10 GB transfer gives a graph of its window, never of all of
  * it — if the bound comes first the window ends there and the report says "truncated").
  *
@@ -33,7 +34,7 @@
 #include "lab/ssjson.h"
 
 #define OBS_MAX_FLOWS   16
-#define OBS_MAX_POINTS  200000u /* per series of one graph */
+#define OBS_MAX_POINTS  50000u /* per series of one graph: about 50 per pixel column already */
 #define OBS_MAX_SAMPLES 10000u  /* ss samples per flow */
 #define OBS_TSEQ_LEN    (20 * BRISK_NSEC_PER_MSEC) /* the default window: at least this long ... */
 #define OBS_TSEQ_RTTS   50                         /* ... and at least this many handshake round trips */
@@ -120,7 +121,7 @@ struct oflow {
     int syn_seen, isn_set, ws_snd, ws_rcv; /* ws_*: the SYN's window scale shift, -1 without the option */
     uint32_t isn;
     uint16_t cport; /* the client's port, from the first SYN */
-    uint64_t syn_at, rtt; /* the first SYN, and the round trip the handshake took (0: not yet) */
+    uint64_t syn_at, rtt; /* the SYN that opened it, and the handshake's round trip (0: not yet) */
     uint64_t w0, w1; /* the window, virtual time */
     int state;       /* 0 not open, 1 open, 2 closed */
     int truncated;
@@ -287,10 +288,13 @@ static void flow_frame(struct oflow *fl, const uint8_t *tcp, size_t tlen, int rx
             fl->syn_seen = 1;
             fl->cport = cport;
             fl->ws_snd = fl->ws_rcv = -1;
-            fl->syn_at = now; /* the window is placed from here (each_event) */
         }
         if (cport != fl->cport)
             return;
+        /* The window is placed from the SYN that opened the connection: the last one before the handshake's
+         * answer (a lost SYN's retransmission a second later is where the flow starts). */
+        if (!(flags & 0x10) && !fl->rtt)
+            fl->syn_at = now;
         int ws = syn_wscale(tcp + 20, doff - 20);
         if (ack && (flags & 0x10) && !fl->rtt && fl->sender_client)
             fl->rtt = now > fl->syn_at ? now - fl->syn_at : 1;
@@ -360,10 +364,10 @@ static void each_event(void *ctx)
         if (!fl->n || !fl->syn_seen || fl->state == 2)
             continue;
         if (fl->state == 0) {
-            if (fl->w1 == 0) { /* the window, from the first SYN's time */
+            if (fl->w1 == 0) { /* the window, from the opening SYN's time */
                 uint64_t len = o->r->tseq_len_ns;
-                if (!len && !fl->rtt)
-                    continue; /* the default's length waits for the handshake's round trip */
+                if (!fl->rtt)
+                    continue; /* placed once the handshake has completed (its SYN, its round trip) */
                 if (!len)
                     len = fl->rtt * OBS_TSEQ_RTTS > OBS_TSEQ_LEN ? fl->rtt * OBS_TSEQ_RTTS : OBS_TSEQ_LEN;
                 fl->w0 = fl->syn_at + o->r->tseq_from_ns;
@@ -605,12 +609,15 @@ static void draw(const struct lab_obs *o, const struct oflow *fl)
     for (size_t i = 0; i < fl->nsegs; i++)
         bottom = fl->segs[i].seq < bottom ? fl->segs[i].seq : bottom;
     double span = (double)(fl->top - bottom) / unit;
-    fprintf(g, "set yrange [%.6f:%.6f]\nplot ", (double)bottom / unit - span * 0.03,
-            (double)fl->top / unit + span * 0.12);
+    double ymax = (double)fl->top / unit + span * 0.12;
+    fprintf(g, "set yrange [%.6f:%.6f]\nplot ", (double)bottom / unit - span * 0.03, ymax);
     int first = 1;
     if (b_win >= 0) {
-        fprintf(g, "'%s' index %d using 1:2 with steps linewidth 1.5 linecolor rgb '#bcbd22' title 'receive window edge'",
-                dat, b_win);
+        int above = 1;
+        for (size_t i = 0; i < fl->nacks && above; i++)
+            above = (double)fl->acks[i].edge / unit > ymax;
+        fprintf(g, "'%s' index %d using 1:2 with steps linewidth 1.5 linecolor rgb '#bcbd22' title 'receive window edge%s'",
+                dat, b_win, above ? " (above the graph: not what held the sender)" : "");
         first = 0;
     }
     if (b_ack >= 0) {

@@ -25,7 +25,7 @@
 #include "lab/watch.h"
 
 /* The options of `run` that ask for it: --tseq WINDOW|off, --ss-every INTERVAL. WINDOW is LEN or START+LEN
- * of virtual time from the flow's first SYN ("20ms", "1s+5ms"); the graphs are drawn with --out (default
+ * of virtual time from the SYN that opened the flow ("20ms", "1s+5ms"); the graphs are drawn with --out (default
  * window: from the SYN, 50 round trips of the handshake and at least 20 ms) unless --tseq off. Returns 0, or 2 after a message naming the bad value. */
 int lab_obs_options(struct lab_run *r, const char *tseq, const char *ss_every, int out);
 
