@@ -69,7 +69,8 @@ static void info_body(FILE *f, json_t *s, int64_t now)
     int64_t mss = ss_num(s, "mss") > 0 ? ss_num(s, "mss") : 1;
     fprintf(f, "%s", ss_str(s, "cc"));
     if (json_is_true(json_object_get(s, "ws_ok")))
-        fprintf(f, " wscale:%lld,%lld", (long long)ss_num(s, "snd_wscale"), (long long)ss_num(s, "rcv_wscale"));
+        fprintf(f, " wscale:%lld,%lld", (long long)ss_num(s, "snd_wscale"),
+                (long long)ss_num(s, "rcv_wscale"));
     if (json_is_true(json_object_get(s, "sack_ok")))
         fprintf(f, " sack");
     if (json_is_true(json_object_get(s, "ts_ok")))
@@ -80,14 +81,15 @@ static void info_body(FILE *f, json_t *s, int64_t now)
     if (ss_num(s, "min_rtt_ns") > 0)
         fprintf(f, " minrtt:%.3f", ms(ss_num(s, "min_rtt_ns")));
     fprintf(f, " ato:%s mss:%lld advmss:%lld rcvmss:%lld", ms_str(b2, sizeof(b2), ss_num(s, "ato_ns")),
-           (long long)ss_num(s, "mss"), (long long)ss_num(s, "advmss"), (long long)ss_num(s, "rcv_mss"));
+            (long long)ss_num(s, "mss"), (long long)ss_num(s, "advmss"), (long long)ss_num(s, "rcv_mss"));
     fprintf(f, " cwnd:%lld", (long long)(ss_num(s, "cwnd") / mss));
     int64_t ssth = ss_num(s, "ssthresh");
     if (ssth > 0 && ssth < 0x7fffffff) /* ss leaves out the infinite initial one */
         fprintf(f, " ssthresh:%lld", (long long)(ssth / mss));
     fprintf(f, " bytes_sent:%lld bytes_acked:%lld bytes_received:%lld segs_out:%lld segs_in:%lld",
-           (long long)ss_num(s, "bytes_sent"), (long long)ss_num(s, "bytes_acked"),
-           (long long)ss_num(s, "bytes_received"), (long long)ss_num(s, "segs_out"), (long long)ss_num(s, "segs_in"));
+            (long long)ss_num(s, "bytes_sent"), (long long)ss_num(s, "bytes_acked"),
+            (long long)ss_num(s, "bytes_received"), (long long)ss_num(s, "segs_out"),
+            (long long)ss_num(s, "segs_in"));
     const char *last[][2] = {
         {"lastsnd", "last_data_sent_ns"}, {"lastrcv", "last_data_recv_ns"}, {"lastack", "last_recv_ns"}};
     for (size_t i = 0; i < 3; i++) {
@@ -100,7 +102,7 @@ static void info_body(FILE *f, json_t *s, int64_t now)
         fprintf(f, " unacked:%lld", (long long)(ss_num(s, "unacked") / mss));
     if (ss_num(s, "retransmits") || ss_num(s, "retrans_bytes"))
         fprintf(f, " retrans:%lld/%lld", (long long)(ss_num(s, "retrans_bytes") / mss),
-               (long long)ss_num(s, "retransmits"));
+                (long long)ss_num(s, "retransmits"));
     if (ss_num(s, "rto_count"))
         fprintf(f, " rto_count:%lld", (long long)ss_num(s, "rto_count"));
     if (ss_num(s, "lost_bytes"))
@@ -110,10 +112,12 @@ static void info_body(FILE *f, json_t *s, int64_t now)
     if (ss_num(s, "reordering"))
         fprintf(f, " reordering:%lld", (long long)ss_num(s, "reordering"));
     fprintf(f, " rcv_space:%lld rcv_ssthresh:%lld snd_wnd:%lld rcv_wnd:%lld notsent:%lld",
-           (long long)ss_num(s, "rcv_space"), (long long)ss_num(s, "rcv_ssthresh"), (long long)ss_num(s, "snd_wnd"),
-           (long long)ss_num(s, "rcv_wnd"), (long long)ss_num(s, "notsent"));
+            (long long)ss_num(s, "rcv_space"), (long long)ss_num(s, "rcv_ssthresh"),
+            (long long)ss_num(s, "snd_wnd"), (long long)ss_num(s, "rcv_wnd"),
+            (long long)ss_num(s, "notsent"));
     if (ss_num(s, "tlp_probes"))
-        fprintf(f, " tlp:%lld/%lld", (long long)ss_num(s, "tlp_recoveries"), (long long)ss_num(s, "tlp_probes"));
+        fprintf(f, " tlp:%lld/%lld", (long long)ss_num(s, "tlp_recoveries"),
+                (long long)ss_num(s, "tlp_probes"));
     fprintf(f, " hold:%s", ss_str(s, "hold"));
     json_t *holds = json_object_get(s, "holds");
     const char *reason;
@@ -124,10 +128,9 @@ static void info_body(FILE *f, json_t *s, int64_t now)
         if (ss_num(h, "events") == 0)
             continue;
         fprintf(f, "%s%s(%lld,%sms)", first ? " held:" : ",", reason, (long long)ss_num(h, "events"),
-               ms_str(b1, sizeof(b1), ss_num(h, "ns")));
+                ms_str(b1, sizeof(b1), ss_num(h, "ns")));
         first = 0;
     }
-    
 }
 
 void ss_print_header(FILE *f)
@@ -146,8 +149,8 @@ void ss_print_socket(FILE *f, json_t *s)
         snprintf(ra, sizeof(ra), "*:*");
     int is_listen = !strcmp(ss_str(s, "state"), "LISTEN");
     fprintf(f, "%-11s %-7lld %-7lld %-25s %-25s\n", ss_state(ss_str(s, "state")),
-            (long long)(is_listen ? 0 : ss_num(s, "recv_q")), (long long)(is_listen ? 0 : ss_num(s, "send_q")), la,
-            ra);
+            (long long)(is_listen ? 0 : ss_num(s, "recv_q")),
+            (long long)(is_listen ? 0 : ss_num(s, "send_q")), la, ra);
 }
 
 void ss_print_info(FILE *f, json_t *s, int64_t now)

@@ -547,8 +547,8 @@ static void scenario_help(const struct lab_scenario *sc)
     printf("Any stack setting can be --set too (brisk-lab settings), after --profile P (brisk-lab profiles).\n"
            "Options: --json (the report as JSON), --pcap FILE [--pcap-frames N] (capture the first world's "
            "first port), --out DIR (results.txt/json/csv, capture.pcap and plots under DIR), --tseq "
-           "[START+]LEN|off (bulk flows' time-sequence graphs, with --out; default: from the SYN, 50 RTTs, at least 20ms), "
-           "--ss-every INTERVAL (ss lines sampled over virtual time into the JSON).\n");
+           "[START+]LEN|off (run bulk and scenario files: each bulk flow's time-sequence graph, with --out; default: from the SYN, 50 RTTs, at least 20ms), "
+           "--ss-every INTERVAL (their ss lines sampled over virtual time into the JSON).\n");
 }
 
 /* The value of option argv[*i] (and moves past it), or NULL after a message: "--pcap needs a value". */

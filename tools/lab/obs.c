@@ -35,7 +35,7 @@
 
 #define OBS_MAX_FLOWS   16
 #define OBS_MAX_POINTS  50000u /* per series of one graph: about 50 per pixel column already */
-#define OBS_MAX_SAMPLES 10000u  /* ss samples per flow */
+#define OBS_MAX_SAMPLES 10000u /* ss samples per flow */
 #define OBS_TSEQ_LEN    (20 * BRISK_NSEC_PER_MSEC) /* the default window: at least this long ... */
 #define OBS_TSEQ_RTTS   50                         /* ... and at least this many handshake round trips */
 
@@ -73,7 +73,8 @@ int lab_obs_options(struct lab_run *r, const char *tseq, const char *ss_every, i
         r->tseq_len_ns = len;
     }
     if (ss_every && (brisk_parse_time(ss_every, &r->ss_every_ns) != BRISK_OK || r->ss_every_ns == 0)) {
-        fprintf(stderr, "brisk-lab run: --ss-every takes an interval of virtual time (1ms, 100us), got '%s'\n",
+        fprintf(stderr,
+                "brisk-lab run: --ss-every takes an interval of virtual time (1ms, 100us), got '%s'\n",
                 ss_every);
         return 2;
     }
@@ -120,13 +121,13 @@ struct oflow {
     /* time-sequence */
     int syn_seen, isn_set, ws_snd, ws_rcv; /* ws_*: the SYN's window scale shift, -1 without the option */
     uint32_t isn;
-    uint16_t cport; /* the client's port, from the first SYN */
+    uint16_t cport;       /* the client's port, from the first SYN */
     uint64_t syn_at, rtt; /* the SYN that opened it, and the handshake's round trip (0: not yet) */
-    uint64_t w0, w1; /* the window, virtual time */
-    int state;       /* 0 not open, 1 open, 2 closed */
+    uint64_t w0, w1;      /* the window, virtual time */
+    int state;            /* 0 not open, 1 open, 2 closed */
     int truncated;
-    uint64_t max_end;      /* the highest sequence number sent (relative, unwrapped) */
-    uint64_t top;          /* the highest sequence number sent in the window */
+    uint64_t max_end; /* the highest sequence number sent (relative, unwrapped) */
+    uint64_t top;     /* the highest sequence number sent in the window */
     struct seg *segs;
     size_t nsegs, capsegs, nrtx;
     struct ackpt *acks;
@@ -254,8 +255,8 @@ static void close_window(struct oflow *fl, uint64_t at)
         return;
     if (at > fl->w1)
         at = fl->w1;
-    if (fl->reason != BRISK_HOLD_NONE && at > fl->since && grow((void **)&fl->bands, &fl->capbands, fl->nbands,
-                                                                 sizeof(*fl->bands)))
+    if (fl->reason != BRISK_HOLD_NONE && at > fl->since &&
+        grow((void **)&fl->bands, &fl->capbands, fl->nbands, sizeof(*fl->bands)))
         fl->bands[fl->nbands++] = (struct band){fl->since, at, fl->reason};
     fl->w1 = at;
     fl->state = 2;
@@ -325,14 +326,16 @@ static void flow_frame(struct oflow *fl, const uint8_t *tcp, size_t tlen, int rx
             fl->max_end = e;
         if (fl->state != 1)
             return;
-        if (!grow((void **)&fl->segs, &fl->capsegs, fl->nsegs, sizeof(*fl->segs)) || fl->nsegs >= OBS_MAX_POINTS)
+        if (!grow((void **)&fl->segs, &fl->capsegs, fl->nsegs, sizeof(*fl->segs)) ||
+            fl->nsegs >= OBS_MAX_POINTS)
             return full(fl, now);
         fl->segs[fl->nsegs++] = (struct seg){now, s, e, again};
         fl->nrtx += (size_t)again;
         if (e > fl->top)
             fl->top = e;
     } else if ((flags & 0x10) && fl->state == 1) {
-        if (!grow((void **)&fl->acks, &fl->capacks, fl->nacks, sizeof(*fl->acks)) || fl->nacks >= OBS_MAX_POINTS)
+        if (!grow((void **)&fl->acks, &fl->capacks, fl->nacks, sizeof(*fl->acks)) ||
+            fl->nacks >= OBS_MAX_POINTS)
             return full(fl, now);
         uint64_t a = rel(fl, ackno);
         int shift = fl->ws_snd >= 0 && fl->ws_rcv >= 0 ? fl->ws_rcv : 0;
@@ -488,8 +491,8 @@ void lab_obs_end(struct lab_obs *o, int n, const struct brisk_sim_bulk_result *r
 /* ---- drawing ---- */
 
 static const char *const band_colour[BRISK_HOLD_COUNT] = {
-    [BRISK_HOLD_CWND] = "#ff7f0e",  [BRISK_HOLD_RWND] = "#bcbd22",  [BRISK_HOLD_NAGLE] = "#9467bd",
-    [BRISK_HOLD_CORK] = "#8c564b",  [BRISK_HOLD_TSQ] = "#1f77b4",   [BRISK_HOLD_AUTOCORK] = "#e377c2",
+    [BRISK_HOLD_CWND] = "#ff7f0e",   [BRISK_HOLD_RWND] = "#bcbd22",   [BRISK_HOLD_NAGLE] = "#9467bd",
+    [BRISK_HOLD_CORK] = "#8c564b",   [BRISK_HOLD_TSQ] = "#1f77b4",    [BRISK_HOLD_AUTOCORK] = "#e377c2",
     [BRISK_HOLD_PACING] = "#17becf", [BRISK_HOLD_DEVICE] = "#7f7f7f",
 };
 
@@ -596,12 +599,15 @@ static void draw(const struct lab_obs *o, const struct oflow *fl)
     /* The graph: segments as bars from first to last byte, retransmissions red, the ACK and window lines. */
     fprintf(g, "set tmargin at screen 0.94\nset bmargin at screen %.4f\n", split + 0.06);
     uint32_t cip = fl->have_end ? fl->end[0].laddr : 0, sip = fl->f.server_ip;
+    fprintf(
+        g,
+        "set title \"flow %d%s%s: %u.%u.%u.%u:%u %s %u.%u.%u.%u:%u, time-sequence of %.3f to %.3f ms%s\"\n",
+        fl->n, o->row[0] ? ", row " : "", o->row, cip >> 24, (cip >> 16) & 255, (cip >> 8) & 255, cip & 255,
+        fl->cport, fl->sender_client ? "->" : "<-", sip >> 24, (sip >> 16) & 255, (sip >> 8) & 255, sip & 255,
+        fl->f.port, x0, x1, fl->truncated ? " (cut at the graph's bound)" : "");
     fprintf(g,
-            "set title \"flow %d%s%s: %u.%u.%u.%u:%u %s %u.%u.%u.%u:%u, time-sequence of %.3f to %.3f ms%s\"\n",
-            fl->n, o->row[0] ? ", row " : "", o->row, cip >> 24, (cip >> 16) & 255, (cip >> 8) & 255, cip & 255,
-            fl->cport, fl->sender_client ? "->" : "<-", sip >> 24, (sip >> 16) & 255, (sip >> 8) & 255, sip & 255,
-            fl->f.port, x0, x1, fl->truncated ? " (cut at the graph's bound)" : "");
-    fprintf(g, "set ylabel 'sequence number (%s, from the first byte)'\nset format x ''\nset key top left box opaque\n",
+            "set ylabel 'sequence number (%s, from the first byte)'\nset format x ''\nset key top left box "
+            "opaque\n",
             uname);
     /* The segments set the scale; the window's edge, often far above them while the window is not what
      * limits the sender, leaves the top rather than flattening the picture. */
@@ -616,7 +622,9 @@ static void draw(const struct lab_obs *o, const struct oflow *fl)
         int above = 1;
         for (size_t i = 0; i < fl->nacks && above; i++)
             above = (double)fl->acks[i].edge / unit > ymax;
-        fprintf(g, "'%s' index %d using 1:2 with steps linewidth 1.5 linecolor rgb '#bcbd22' title 'receive window edge%s'",
+        fprintf(g,
+                "'%s' index %d using 1:2 with steps linewidth 1.5 linecolor rgb '#bcbd22' title 'receive "
+                "window edge%s'",
                 dat, b_win, above ? " (above the graph: not what held the sender)" : "");
         first = 0;
     }
@@ -626,15 +634,17 @@ static void draw(const struct lab_obs *o, const struct oflow *fl)
         first = 0;
     }
     if (b_new >= 0) {
-        fprintf(g, "%s'%s' index %d using 1:2:(0):($3-$2) with vectors nohead linewidth 1.2 linecolor rgb "
-                   "'#1f3f9f' title 'segment sent'",
+        fprintf(g,
+                "%s'%s' index %d using 1:2:(0):($3-$2) with vectors nohead linewidth 1.2 linecolor rgb "
+                "'#1f3f9f' title 'segment sent'",
                 first ? "" : ", ", dat, b_new);
         first = 0;
     }
     if (b_rtx >= 0)
-        fprintf(g, "%s'%s' index %d using 1:2:(0):($3-$2) with vectors nohead linewidth 3 linecolor rgb "
-                   "'#d62728' title 'retransmission (%zu)', '' index %d using 1:2 with points pointtype 7 "
-                   "pointsize 0.7 linecolor rgb '#d62728' notitle",
+        fprintf(g,
+                "%s'%s' index %d using 1:2:(0):($3-$2) with vectors nohead linewidth 3 linecolor rgb "
+                "'#d62728' title 'retransmission (%zu)', '' index %d using 1:2 with points pointtype 7 "
+                "pointsize 0.7 linecolor rgb '#d62728' notitle",
                 first ? "" : ", ", dat, b_rtx, fl->nrtx, b_rtx);
     fprintf(g, "\n");
     /* The bands: one lane per reason that held the sender in the window, with its total. */
@@ -656,16 +666,18 @@ static void draw(const struct lab_obs *o, const struct oflow *fl)
         fprintf(g, "'none' 1");
     fprintf(g, ")\nset grid noytics\n");
     if (!any) {
-        fprintf(g, "set label 1 'no hold reason held the sender in this window' at graph 0.5, graph 0.5 center\n"
-                   "plot 1/0 notitle\n");
+        fprintf(g,
+                "set label 1 'no hold reason held the sender in this window' at graph 0.5, graph 0.5 center\n"
+                "plot 1/0 notitle\n");
     } else {
         fprintf(g, "plot ");
         any = 0;
         for (int h = BRISK_HOLD_NONE + 1; h < BRISK_HOLD_COUNT; h++) {
             if (b_hold[h] < 0)
                 continue;
-            fprintf(g, "%s'%s' index %d using (($1+$2)/2):(%d):1:2:(%d-0.4):(%d+0.4) with boxxyerror fillstyle "
-                       "solid 1.0 noborder linecolor rgb '%s' notitle",
+            fprintf(g,
+                    "%s'%s' index %d using (($1+$2)/2):(%d):1:2:(%d-0.4):(%d+0.4) with boxxyerror fillstyle "
+                    "solid 1.0 noborder linecolor rgb '%s' notitle",
                     any ? ", " : "", dat, b_hold[h], lane[h], lane[h], lane[h], band_colour[h]);
             any = 1;
         }

@@ -25,8 +25,9 @@
 #include "lab/watch.h"
 
 /* The options of `run` that ask for it: --tseq WINDOW|off, --ss-every INTERVAL. WINDOW is LEN or START+LEN
- * of virtual time from the SYN that opened the flow ("20ms", "1s+5ms"); the graphs are drawn with --out (default
- * window: from the SYN, 50 round trips of the handshake and at least 20 ms) unless --tseq off. Returns 0, or 2 after a message naming the bad value. */
+ * of virtual time from the SYN that opened the flow ("20ms", "1s+5ms"); the graphs are drawn with --out
+ * (default window: from the SYN, 50 round trips of the handshake and at least 20 ms) unless --tseq off.
+ * Returns 0, or 2 after a message naming the bad value. */
 int lab_obs_options(struct lab_run *r, const char *tseq, const char *ss_every, int out);
 
 struct lab_obs;
@@ -35,9 +36,9 @@ struct lab_obs_flow {
     brisk_sim_host *client, *server;
     brisk_sim_port *client_port, *server_port; /* their NICs (the sender's is observed) */
     uint32_t server_ip;
-    uint16_t port;                /* the server's */
-    enum brisk_sim_bulk_dir dir;  /* the sender: the client (up, both: a -> b is drawn) or the server (down) */
-    const brisk_sim_bulk *bulk;   /* sampling stops once every flow is done */
+    uint16_t port;               /* the server's */
+    enum brisk_sim_bulk_dir dir; /* the sender: the client (up, both: a -> b is drawn) or the server (down) */
+    const brisk_sim_bulk *bulk;  /* sampling stops once every flow is done */
 };
 
 /* A row's observation (row_key "" for a scenario of one row); NULL when out of memory (then nothing is

@@ -44,7 +44,8 @@ void lab_rr_plot_draw(struct lab_rr_plot *p, const struct lab_run *r, const stru
         server[k] = lab_table_get(t, k, "ops_server");
     }
     const struct lab_bars bars[] = {{"client", client}, {"server", server}};
-    lab_plot_bars(r->plot_dir, "wheel_ops", "rr-timers: timer-wheel operations per transaction (TCPTimerWheelOps)",
+    lab_plot_bars(r->plot_dir, "wheel_ops",
+                  "rr-timers: timer-wheel operations per transaction (TCPTimerWheelOps)",
                   "operations per transaction", cats, (size_t)rows, bars, 2);
     /* The distribution as its tail reads best: y = the share of transactions that took x or longer (1 - CDF
      * just below x), on a log axis, so the 1 in 40 that waited for a probe and the 1 in 400 that waited for
@@ -60,10 +61,11 @@ void lab_rr_plot_draw(struct lab_rr_plot *p, const struct lab_run *r, const stru
         cdf[n++] = (struct lab_series){t->rows[k].label, p->lat_us[k], y[k], m};
     }
     struct lab_plot_opts o = {.logx = 1, .steps = 1, .logy = 1};
-    lab_plot_ex(r->plot_dir, "latency_cdf",
-                "rr-timers: transaction time distribution per row, as 1 - CDF: with loss the tail is the probe / RTO",
-                "transaction time (us, log scale)", "share of transactions taking this long or longer (log)", cdf,
-                (size_t)n, &o);
+    lab_plot_ex(
+        r->plot_dir, "latency_cdf",
+        "rr-timers: transaction time distribution per row, as 1 - CDF: with loss the tail is the probe / RTO",
+        "transaction time (us, log scale)", "share of transactions taking this long or longer (log)", cdf,
+        (size_t)n, &o);
     for (int k = 0; k < rows; k++)
         free(y[k]);
     lab_rr_plot_free(p);

@@ -1,8 +1,9 @@
 /*
  * rrplot.h — rr-timers' plots (seed 004): timer-wheel operations per transaction per row, client and server
  * side by side (wheel_ops.png), and the distribution of transaction times per row as its complementary CDF
- * on log axes, so that the lossy rows' tails at the probe and the RTO time read as steps (latency_cdf.png). The scenario hands each row's finished
- * request / response run to lab_rr_plot_keep and draws after its table.
+ * on log axes, so that the lossy rows' tails at the probe and the RTO time read as steps (latency_cdf.png).
+ * The scenario hands each row's finished request / response run to lab_rr_plot_keep and draws after its
+ * table.
  */
 #ifndef BRISK_LAB_RRPLOT_H
 #define BRISK_LAB_RRPLOT_H

@@ -41,8 +41,8 @@ char *lab_ss_json(const struct brisk_conn_info *i, const char *cc, uint64_t now_
     return text;
 }
 
-int lab_ss_print(FILE *f, const char *indent, const struct brisk_conn_info *i, const char *cc, uint64_t now_ns,
-                 int header)
+int lab_ss_print(FILE *f, const char *indent, const struct brisk_conn_info *i, const char *cc,
+                 uint64_t now_ns, int header)
 {
     json_t *o = ctl_conn_json(i, cc);
     char *ss = o ? socket_line(o) : NULL, *info = o ? ss_info_string(o, (int64_t)now_ns) : NULL;

@@ -18,7 +18,7 @@
 char *lab_ss_json(const struct brisk_conn_info *i, const char *cc, uint64_t now_ns);
 /* brisk-ss -i's two lines for it, each line after `indent`; with header, its column heads first. Returns 0,
  * or nonzero when out of memory (nothing printed). */
-int lab_ss_print(FILE *f, const char *indent, const struct brisk_conn_info *i, const char *cc, uint64_t now_ns,
-                 int header);
+int lab_ss_print(FILE *f, const char *indent, const struct brisk_conn_info *i, const char *cc,
+                 uint64_t now_ns, int header);
 
 #endif
