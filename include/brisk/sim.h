@@ -259,6 +259,14 @@ int brisk_sim_capture(brisk_sim_port *p, const char *path);
  * slice of a long run (headers only with snaplen 128). */
 int brisk_sim_capture_slice(brisk_sim_port *p, const char *path, uint64_t max_frames, uint32_t snaplen);
 
+/* An observer sees the same frames at the same moments as a capture (rx 0: the port starts serializing it;
+ * rx 1: it was delivered to the port), read-only and in memory: a tool reads headers as they pass instead of
+ * parsing a file afterwards. The frame's checksums may still be pending (offload). One observer per port;
+ * fn NULL removes it. BRISK_OK, or BRISK_ERR_INVAL (NULL port, or one observer already there). */
+typedef void (*brisk_sim_observe_fn)(void *ctx, brisk_sim_port *p, const uint8_t *frame, size_t len, int rx,
+                                     uint64_t now);
+int brisk_sim_port_observe(brisk_sim_port *p, brisk_sim_observe_fn fn, void *ctx);
+
 /* ---- applications: scripted TCP endpoints that drive real brisk sockets ---- */
 /*
  * Bulk transfer: the client host connects to server_ip:port on the server host (which listens there), and
@@ -336,6 +344,9 @@ brisk_sim_rr *brisk_sim_rr_start(brisk_sim_world *w, brisk_sim_host *client, bri
 int brisk_sim_rr_done(const brisk_sim_rr *r); /* every flow finished (or failed) */
 void brisk_sim_rr_result(const brisk_sim_rr *r, struct brisk_sim_rr_result *out);
 void brisk_sim_rr_free(brisk_sim_rr *r); /* before the world; aborts what is still open */
+/* Every completed transaction's time (ns), all flows; *n gets how many. In completion order until
+ * brisk_sim_rr_result has been called, ascending after it. Valid until brisk_sim_rr_free. */
+const uint64_t *brisk_sim_rr_latencies(const brisk_sim_rr *r, size_t *n);
 
 #ifdef __cplusplus
 }

@@ -257,6 +257,12 @@ void brisk_sim_rr_result(const brisk_sim_rr *r, struct brisk_sim_rr_result *o)
     }
 }
 
+const uint64_t *brisk_sim_rr_latencies(const brisk_sim_rr *r, size_t *n)
+{
+    *n = r ? (size_t)r->nlat : 0;
+    return r ? r->lat : NULL;
+}
+
 void brisk_sim_rr_free(brisk_sim_rr *r)
 {
     if (!r)

@@ -12,7 +12,8 @@
  * through a large stdio buffer: no system call per frame. brisk_sim_world_free flushes and closes the file.
  *
  * Functions: brisk_sim_capture (opens a port's capture), brisk_sim_capture_write (one record),
- * brisk_sim_capture_close.
+ * brisk_sim_capture_close; brisk_sim_port_observe, the same two moments handed to a function instead of a
+ * file (the lab's time-sequence graphs read the headers as the frames pass).
  */
 #include <stdlib.h>
 
@@ -76,6 +77,15 @@ int brisk_sim_capture_slice(brisk_sim_port *p, const char *path, uint64_t max_fr
     c->left = max_frames;
     c->snap = snaplen;
     p->cap = c;
+    return BRISK_OK;
+}
+
+int brisk_sim_port_observe(brisk_sim_port *p, brisk_sim_observe_fn fn, void *ctx)
+{
+    if (!p || (fn && p->obs))
+        return BRISK_ERR_INVAL;
+    p->obs = fn;
+    p->obs_ctx = fn ? ctx : NULL;
     return BRISK_OK;
 }
 

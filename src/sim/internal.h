@@ -269,6 +269,8 @@ struct brisk_sim_port {
     char name[32];
     struct sim_link_dir *tx; /* direction this port transmits on; NULL until connected */
     struct sim_capture *cap; /* NULL unless capturing */
+    brisk_sim_observe_fn obs; /* NULL unless observed (brisk_sim_port_observe) */
+    void *obs_ctx;
     uint64_t tx_frames;      /* wire frames handed to the link */
     uint64_t rx_frames;      /* frames delivered to this port */
     brisk_sim_rx_fn rx;      /* raw ports */

@@ -111,6 +111,8 @@ static void tx_start(brisk_sim_world *w, struct sim_link_dir *d, struct sim_fram
         brisk_sim_frame_csum(f);
         brisk_sim_capture_write(d->src->cap, w->now, f->data, f->len);
     }
+    if (d->src->obs)
+        d->src->obs(d->src->obs_ctx, d->src, f->data, f->len, 0, w->now);
     f->ev.type = SIM_EV_TX_END;
     brisk_sim_sched(w, &f->ev, sim_time_add(w->now, ser_time(f->len, d->cfg.rate_bps)));
 }
@@ -217,6 +219,8 @@ void brisk_sim_link_deliver(brisk_sim_world *w, struct sim_frame *f)
         brisk_sim_frame_csum(f);
         brisk_sim_capture_write(p->cap, w->now, f->data, f->len);
     }
+    if (p->obs)
+        p->obs(p->obs_ctx, p, f->data, f->len, 1, w->now);
     if (p->nic) {
         if (brisk_sim_nic_rx(p->nic, f))
             return; /* waiting for the NIC's receive poll */

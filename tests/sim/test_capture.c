@@ -146,6 +146,75 @@ static void test_records_and_timestamps(void **state)
     unlink(pb);
 }
 
+/* An observer sees what a capture records: the same frames, at the same moments, tx and rx told apart. */
+struct seen {
+    uint64_t t[8];
+    int rx[8];
+    uint8_t data[8][64];
+    size_t len[8], n;
+    brisk_sim_port *port;
+};
+
+static void observe(void *ctx, brisk_sim_port *p, const uint8_t *frame, size_t len, int rx, uint64_t now)
+{
+    struct seen *s = ctx;
+    assert_ptr_equal(p, s->port);
+    assert_true(s->n < 8 && len <= 64);
+    s->t[s->n] = now;
+    s->rx[s->n] = rx;
+    memcpy(s->data[s->n], frame, len);
+    s->len[s->n++] = len;
+}
+
+static void test_observer_sees_what_capture_records(void **state)
+{
+    (void)state;
+    char pa[128];
+    tmp_path(pa, sizeof(pa));
+    brisk_sim_world *w = brisk_sim_world_new(g_seed);
+    brisk_sim_port *a = brisk_sim_raw_port_add(w, "a", NULL, NULL);
+    brisk_sim_port *b = brisk_sim_raw_port_add(w, "b", NULL, NULL);
+    struct brisk_sim_link_config c;
+    brisk_sim_link_config_symmetric(&c, 1000000000ull, 30000);
+    assert_non_null(brisk_sim_link_connect(w, a, b, &c));
+    struct seen s = {.port = a}, other = {.port = a};
+    assert_int_equal(brisk_sim_capture(a, pa), BRISK_OK);
+    assert_int_equal(brisk_sim_port_observe(a, observe, &s), BRISK_OK);
+    assert_int_equal(brisk_sim_port_observe(a, observe, &other), BRISK_ERR_INVAL); /* one per port */
+    assert_int_equal(brisk_sim_port_observe(NULL, observe, &s), BRISK_ERR_INVAL);
+    uint8_t f[64];
+    size_t len = arp_request(f, 1, 2);
+    assert_int_equal(brisk_sim_raw_send(a, f, len), BRISK_OK);
+    arp_request(f, 1, 3);
+    assert_int_equal(brisk_sim_raw_send(a, f, len), BRISK_OK);
+    brisk_sim_run_until(w, 5000);
+    arp_request(f, 2, 1);
+    assert_int_equal(brisk_sim_raw_send(b, f, len), BRISK_OK);
+    brisk_sim_run_until(w, 100000);
+    /* Removed: the next frame is captured but not observed. */
+    assert_int_equal(brisk_sim_port_observe(a, NULL, NULL), BRISK_OK);
+    assert_int_equal(brisk_sim_raw_send(a, f, len), BRISK_OK);
+    brisk_sim_run_until(w, BRISK_TIME_NONE);
+    brisk_sim_world_free(w);
+    size_t n;
+    uint8_t *buf = brisk_test_read_file(pa, &n);
+    assert_non_null(buf);
+    struct rec r[8];
+    assert_int_equal(parse_pcap(buf, n, r, 8), 4);
+    assert_int_equal(s.n, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(s.t[i], r[i].t);
+        assert_int_equal(s.len[i], r[i].incl);
+        assert_memory_equal(s.data[i], r[i].data, s.len[i]);
+    }
+    assert_int_equal(s.rx[0], 0);
+    assert_int_equal(s.rx[1], 0);
+    assert_int_equal(s.rx[2], 1);
+    assert_int_equal(other.n, 0);
+    free(buf);
+    unlink(pa);
+}
+
 static void test_snaplen_truncates(void **state)
 {
     (void)state;
@@ -320,6 +389,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_records_and_timestamps),
         cmocka_unit_test(test_snaplen_truncates),
+        cmocka_unit_test(test_observer_sees_what_capture_records),
         cmocka_unit_test(test_deterministic_and_readable),
         cmocka_unit_test(test_capture_errors),
     };

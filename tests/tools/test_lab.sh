@@ -678,6 +678,76 @@ printf '%s\n' 'name: arith' 'flows: [{bulk: {bytes: 10K}}]' \
 check "expressions: precedence, left-to-right, ?:, floor, min, max (PASS)" \
     "[ $? -eq 0 ] && grep -q 'shape: 7 9 5 3 2 5 1' '$tmp/arith.txt'"
 
+# Looking at flows (tools/lab/obs.c): the time-sequence graph with hold bands and the ss lines, end and
+# sampled. A 1 MB flow at 100 Mbit/s takes ~85 ms: ~85 samples at 1 ms.
+# pyq FILE EXPR: a Python expression over the JSON document d, printed (python3 is in scripts/deps.sh).
+pyq() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
+"$lab" run bulk --set rate=100M --set bytes=1M --ss-every 1ms --out "$tmp/obs" >/dev/null 2>&1
+rc=$?
+check "run bulk --ss-every --out exits 0" "[ $rc -eq 0 ]"
+check "run bulk --out draws tseq.png and tseq.dat" "[ -s '$tmp/obs/tseq.png' ] && [ -s '$tmp/obs/tseq.dat' ]"
+check "tseq.dat has segments, ACKs and the window edge" \
+    "grep -q '^# segments sent' '$tmp/obs/tseq.dat' && grep -q '^# ACK' '$tmp/obs/tseq.dat' && grep -q '^# receive window' '$tmp/obs/tseq.dat'"
+nsamp=$(pyq "$tmp/obs/results.json" "len(d['ss'][0]['samples'])")
+check "ss sampled every 1 ms of an ~85 ms flow ($nsamp samples)" "is '${nsamp:-0} >= 70 && ${nsamp:-0} <= 100'"
+mono=$(pyq "$tmp/obs/results.json" "all(a <= b for a, b in zip(*(lambda v: (v, v[1:]))([s['client']['bytes_acked'] for s in d['ss'][0]['samples'] if s['client']])))")
+check "sampled bytes_acked never decreases" "[ '$mono' = True ]"
+grows=$(pyq "$tmp/obs/results.json" "(lambda v: v[0] < v[len(v) // 2] < v[-1])([s['client']['bytes_acked'] for s in d['ss'][0]['samples'] if s['client']])")
+check "sampled bytes_acked grows over the run" "[ '$grows' = True ]"
+check "each sample carries brisk-ss's -i line" \
+    "[ \"\$(pyq '$tmp/obs/results.json' \"d['ss'][0]['samples'][5]['client']['info'].startswith('cubic ')\")\" = True ]"
+check "the end's client has every byte acked" \
+    "[ \"\$(pyq '$tmp/obs/results.json' \"d['ss'][0]['end']['client']['bytes_acked']\")\" = 1048576 ]"
+check "the report ends with the ss lines" \
+    "grep -q 'ss -ti at the end of the run' '$tmp/obs/results.txt' && grep -q 'bytes_acked:1048576' '$tmp/obs/results.txt'"
+rw0=$(pyq "$tmp/obs/results.json" "d['ss'][0]['tseq']['held_ns']['rwnd']")
+# A 16 KB receive buffer makes the receive window what holds the sender: a band of its own.
+"$lab" run bulk --set rate=100M --set bytes=1M --set tcp_rcvbuf=16K --out "$tmp/obs2" >/dev/null 2>&1
+rw1=$(pyq "$tmp/obs2/results.json" "d['ss'][0]['tseq']['held_ns']['rwnd']")
+check "default: no rwnd band ($rw0 ns)" "[ '$rw0' = 0 ]"
+check "tcp_rcvbuf=16K: rwnd bands over most of the window ($rw1 ns of 20 ms)" "is '${rw1:-0} > 15000000'"
+check "the rwnd band is in the graph's data" "grep -q '^# hold rwnd' '$tmp/obs2/tseq.dat'"
+"$lab" run bulk --set rate=100M --set bytes=1M --set loss=2% --tseq 5ms+10ms --out "$tmp/obs3" >/dev/null 2>&1
+rtx=$(pyq "$tmp/obs3/results.json" "d['ss'][0]['tseq']['retransmissions']")
+from=$(pyq "$tmp/obs3/results.json" "d['ss'][0]['tseq']['to_ns'] - d['ss'][0]['tseq']['from_ns']")
+check "loss: retransmissions marked in the graph ($rtx)" "is '${rtx:-0} > 0' && grep -q '^# retransmitted' '$tmp/obs3/tseq.dat'"
+check "--tseq 5ms+10ms: a 10 ms window ($from ns)" "[ '$from' = 10000000 ]"
+"$lab" run bulk --set rate=100M --set bytes=1M --set loss=2% --tseq 5ms+10ms --out "$tmp/obs4" >/dev/null 2>&1
+check "same seed, same graph data" "cmp -s '$tmp/obs3/tseq.dat' '$tmp/obs4/tseq.dat'"
+check "the graph does not change the run (same capture as without it)" \
+    "$lab run bulk --set rate=100M --set bytes=1M --set loss=2% --tseq off --out '$tmp/obs5' >/dev/null 2>&1 && cmp -s '$tmp/obs3/capture.pcap' '$tmp/obs5/capture.pcap' && [ ! -e '$tmp/obs5/tseq.png' ]"
+"$lab" run bulk --set rate=1G --set bytes=200M --tseq 1s --out "$tmp/obs6" >/dev/null 2>&1
+check "a long window is cut at the graph's bound" \
+    "[ \"\$(pyq '$tmp/obs6/results.json' \"d['ss'][0]['tseq']['truncated']\")\" = True ] && [ \$(wc -c <'$tmp/obs6/tseq.dat') -lt 20000000 ]"
+"$lab" run bulk --tseq soon --out "$tmp/obs7" >"$tmp/tseqbad" 2>&1
+rc=$?
+check "--tseq soon: exit 2 naming it" "[ $rc -eq 2 ] && grep -q \"tseq takes LEN or START+LEN\" '$tmp/tseqbad'"
+"$lab" run bulk --tseq 5ms >"$tmp/tseqbad" 2>&1
+rc=$?
+check "--tseq without --out: exit 2" "[ $rc -eq 2 ] && grep -q 'give --out DIR' '$tmp/tseqbad'"
+"$lab" run bulk --ss-every 0 >"$tmp/tseqbad" 2>&1
+rc=$?
+check "--ss-every 0: exit 2" "[ $rc -eq 2 ] && grep -q 'ss-every takes an interval' '$tmp/tseqbad'"
+# A scenario file: one graph and one ss entry per row and bulk flow.
+"$lab" run "$(dirname "$0")/../../scenarios/ack-loss.yaml" --out "$tmp/obsf" >/dev/null 2>&1
+check "scenario file: a graph per row" \
+    "[ -s '$tmp/obsf/tseq_brisk_flow1.png' ] && [ -s '$tmp/obsf/tseq_linux-6.x_flow1.png' ] && [ -s '$tmp/obsf/tseq_no-ack-loss_flow1.png' ]"
+check "scenario file: ss at the end per row" \
+    "[ \"\$(pyq '$tmp/obsf/results.json' \"[x['row'] for x in d['ss'] if x['end']['client']['bytes_acked'] == 20971520]\")\" = \"['brisk', 'linux-6.x', 'no-ack-loss']\" ] && grep -q 'flow 1, row linux-6.x:' '$tmp/obsf/results.txt'"
+tsq_b=$(pyq "$tmp/obsf/results.json" "d['ss'][0]['tseq']['held_ns']['tsq']")
+check "scenario file: the 100 Mbit/s sender is held by TSQ, as the bands say ($tsq_b ns)" "is '${tsq_b:-0} > 100000000'"
+# rr-timers' plots.
+"$lab" run rr-timers --set flows=8 --set transactions=20 --set loss_transactions=400 --out "$tmp/rrp" >/dev/null 2>&1
+check "rr-timers --out draws wheel_ops.png and latency_cdf.png" "[ -s '$tmp/rrp/wheel_ops.png' ] && [ -s '$tmp/rrp/latency_cdf.png' ]"
+ops=$(awk '/^# client/ { f = 1; next } f && NF == 3 { print $3; exit }' "$tmp/rrp/wheel_ops.dat")
+check "wheel_ops.dat holds the table's eager client figure ($ops)" \
+    "is '${ops:-0} == $(json_row "$tmp/rrp/results.json" eager ops_client)'"
+"$lab" run rr-timers --set flows=8 --set transactions=20 --set loss_transactions=400 --set tcp_timer_eager=1 --out "$tmp/rrp2" >/dev/null 2>&1
+ops2=$(awk '/^# client/ { f = 1; next } f && NF == 3 { n++ } f && NF == 3 && n == 2 { print $3; exit }' "$tmp/rrp2/wheel_ops.dat")
+check "tcp_timer_eager=1 raises the brisk bar too ($ops2)" "is '${ops2:-0} >= 3'"
+tail=$(awk '/^# brisk: 1 flow with loss/ { f = 1; next } f && NF == 2 { x = $1 } f && NF == 0 { print x; exit }' "$tmp/rrp/latency_cdf.dat")
+check "latency_cdf: the lossy row's tail reaches the probe's 200 ms ($tail us)" "is '${tail:-0} >= 200000'"
+
 # brisk-bench is checked by tests/tools/test_bench.sh.
 
 echo "$pass passed, $fail failed"

@@ -145,3 +145,9 @@ void json_finish(struct json *j)
     fputc('\n', j->f);
     fflush(j->f);
 }
+
+void json_raw(struct json *j, const char *key, const char *text)
+{
+    prefix(j, key);
+    fputs(text, j->f);
+}

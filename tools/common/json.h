@@ -27,6 +27,8 @@ void json_double(struct json *j, const char *key, double v); /* non-finite value
 void json_bool(struct json *j, const char *key, int v);
 void json_str(struct json *j, const char *key, const char *s);
 void json_null(struct json *j, const char *key);
+/* A value already written as JSON text by another writer (jansson's json_dumps), copied as it is. */
+void json_raw(struct json *j, const char *key, const char *text);
 /* Ends the document with a newline. */
 void json_finish(struct json *j);
 

@@ -37,6 +37,12 @@ json_t *ctl_socket_json(const brisk_sock *s)
     struct brisk_conn_info i;
     if (brisk_conn_info(s, &i) != BRISK_OK)
         return NULL;
+    return ctl_conn_json(&i, brisk_get_congestion(s));
+}
+
+json_t *ctl_conn_json(const struct brisk_conn_info *ip, const char *cc)
+{
+    const struct brisk_conn_info i = *ip;
     json_t *o = json_object();
     if (!o)
         return NULL;
@@ -48,7 +54,6 @@ json_t *ctl_socket_json(const brisk_sock *s)
     /* ss's queues: what the application has not read, and what it wrote that is not acknowledged. */
     set_u64(o, "recv_q", i.rcv_queued);
     set_u64(o, "send_q", i.snd_queued);
-    const char *cc = brisk_get_congestion(s);
     set_str(o, "cc", cc ? cc : "");
     set_u64(o, "mss", i.mss);
     set_u64(o, "advmss", i.advmss);

@@ -54,6 +54,9 @@ char *ctl_error(const struct ctl_source *src, uint64_t now, const char *msg);
 
 /* The JSON object of one socket (the "sockets" answer's elements), NULL when out of memory. */
 json_t *ctl_socket_json(const brisk_sock *s);
+/* The same object from a connection's figures taken earlier (and its congestion control's name, NULL: ""):
+ * brisk-lab describes a flow whose socket is already closed. */
+json_t *ctl_conn_json(const struct brisk_conn_info *i, const char *cc);
 
 /* ---- ctl_server.c: the socket on a loop ---- */
 struct ctl_server;

@@ -16,6 +16,7 @@
 #include "brisk/sim.h"
 #include "lab/flow.h"
 #include "lab/lab.h"
+#include "lab/obs.h"
 #include "lab/plot.h"
 
 static const struct lab_param params[] = {
@@ -95,7 +96,8 @@ static int run(struct lab_run *r)
                          .prepare = prepare,
                          .ctx = r,
                          .timeline = r->plot_dir ? &tl : NULL,
-                         .what = "bulk"};
+                         .what = "bulk",
+                         .observe = r};
     if (lab_u(r, "txc_coalesce")) {
         f.txc.model = BRISK_SIM_TXC_COALESCE;
         f.txc.frames = (uint32_t)lab_u(r, "txc_coalesce");
@@ -164,6 +166,8 @@ static int run(struct lab_run *r)
                    res.client.info.retransmits + res.server.info.retransmits);
     side(r, "a", "host a (client)", &res.client);
     side(r, "b", "host b (server)", &res.server);
+    lab_obs_report(r, &fr.obs, NULL, 1, 1);
+    lab_obs_free(fr.obs);
     lab_report_end(r);
     if (r->plot_dir && tl.n) {
         struct lab_series ser = {"goodput (both receivers)", tl.t_ms, tl.mbps, tl.n};

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lab/obs.h"
 #include "lab/watch.h"
 
 #define A_IP 0x0a000001u
@@ -135,6 +136,18 @@ int lab_flow_run(const struct lab_flow *f, const struct brisk_settings *a_set,
     }
     struct lab_watch wt;
     lab_watch_init(&wt, w, f->what ? f->what : "flow", done, bulk, describe);
+    if (f->observe && (out->obs = lab_obs_new(f->observe, w, "")) != NULL) {
+        struct lab_obs_flow of = {.client = a, .server = b, .client_port = pa, .server_port = pb,
+                                  .server_ip = B_IP, .port = bc.port, .dir = bc.dir, .bulk = bulk};
+        if (lab_obs_add(out->obs, 1, &of) != 0) {
+            lab_obs_free(out->obs);
+            out->obs = NULL;
+            brisk_sim_bulk_free(bulk);
+            brisk_sim_world_free(w);
+            return 1;
+        }
+        lab_obs_watch(out->obs, &wt);
+    }
     out->finished = brisk_sim_run_while(w, lab_watch_done, &wt,
                                         f->limit_ns ? f->limit_ns : 3600ull * BRISK_NSEC_PER_SEC) &&
                     !wt.interrupted;
@@ -156,6 +169,8 @@ int lab_flow_run(const struct lab_flow *f, const struct brisk_settings *a_set,
         out->goodput_bps = (double)out->delivered * 8e9 / (double)out->span_ns / ndirs;
     out->sender = r->client.info;
     brisk_stack_get_counters(brisk_sim_host_stack(a), &out->counters);
+    lab_obs_end(out->obs, 1, r);
+    lab_obs_finish(out->obs);
     brisk_sim_bulk_free(bulk);
     brisk_sim_world_free(w);
     return 0;

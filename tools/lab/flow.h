@@ -8,6 +8,9 @@
 
 #include "brisk/sim.h"
 
+struct lab_run;
+struct lab_obs;
+
 /*
  * Throughput over time: every `every_ns` of virtual time the sampler reads how many bytes the application
  * has delivered so far (bytes(ctx)) and records the rate over the last interval, until done(ctx). Samples
@@ -48,6 +51,9 @@ struct lab_flow {
      * ctx and w; the caller frees the samples with lab_timeline_free). */
     struct lab_timeline *timeline;
     const char *what; /* the scenario, for progress lines on stderr (NULL: "flow") */
+    /* Optional: look at the flow as the run asks (obs.h: ss lines, time-sequence graph); the result's obs
+     * then holds it for lab_obs_report (the caller frees it with lab_obs_free). */
+    const struct lab_run *observe;
 };
 
 struct lab_flow_result {
@@ -65,6 +71,7 @@ struct lab_flow_result {
     struct brisk_sim_bulk_result bulk; /* both sides: bytes, errors, brisk_conn_info */
     struct brisk_conn_info sender;     /* host a's connection at the end (hold reasons, TSQ budget, RTT) */
     struct brisk_counters counters;    /* host a's stack */
+    struct lab_obs *obs;               /* with lab_flow.observe (NULL otherwise, or out of memory) */
 };
 
 /* Runs the flow; host a uses settings `a`, host b `b` (NULL: defaults). Returns 0, or nonzero after a

@@ -35,6 +35,7 @@
 
 #include "brisk/sim.h"
 #include "common/fmt.h"
+#include "lab/obs.h"
 #include "lab/spec.h"
 #include "lab/watch.h"
 
@@ -547,7 +548,9 @@ static void scenario_help(const struct lab_scenario *sc)
     }
     printf("Any stack setting can be --set too (brisk-lab settings), after --profile P (brisk-lab profiles).\n"
            "Options: --json (the report as JSON), --pcap FILE [--pcap-frames N] (capture the first world's "
-           "first port), --out DIR (results.txt/json/csv, capture.pcap and plots under DIR).\n");
+           "first port), --out DIR (results.txt/json/csv, capture.pcap and plots under DIR), --tseq "
+           "[START+]LEN|off (run bulk and scenario files: each bulk flow's time-sequence graph, with --out; default: from the SYN, 50 RTTs, at least 20ms), "
+           "--ss-every INTERVAL (their ss lines sampled over virtual time into the JSON).\n");
 }
 
 /* The value of option argv[*i] (and moves past it), or NULL after a message: "--pcap needs a value". */
@@ -866,6 +869,7 @@ struct run_opts {
     int pcap_frames_set;
     const char *sets[LAB_MAX_SETS];
     int nsets;
+    const char *tseq, *ss_every; /* run: obs.h */
 };
 
 /* is_run: `run` (takes --pcap FILE; --json and --out exclude each other) rather than `seeds`. */
@@ -877,7 +881,8 @@ static int parse_opts(const char *cmd, int argc, char **argv, int is_run, struct
         if (strcmp(a, "--json") == 0) {
             o->json = 1;
         } else if (strcmp(a, "--out") == 0 || strcmp(a, "--profile") == 0 || strcmp(a, "--set") == 0 ||
-                   strcmp(a, "--pcap-frames") == 0 || (is_run && strcmp(a, "--pcap") == 0)) {
+                   strcmp(a, "--pcap-frames") == 0 ||
+                   (is_run && (strcmp(a, "--pcap") == 0 || strcmp(a, "--tseq") == 0 || strcmp(a, "--ss-every") == 0))) {
             if (!(v = opt_value(cmd, argc, argv, &i)))
                 return 2;
             if (strcmp(a, "--out") == 0) {
@@ -886,6 +891,10 @@ static int parse_opts(const char *cmd, int argc, char **argv, int is_run, struct
                 o->profile = v;
             } else if (strcmp(a, "--pcap") == 0) {
                 o->pcap = v;
+            } else if (strcmp(a, "--tseq") == 0) {
+                o->tseq = v;
+            } else if (strcmp(a, "--ss-every") == 0) {
+                o->ss_every = v;
             } else if (strcmp(a, "--pcap-frames") == 0) {
                 if (brisk_parse_uint(v, &o->pcap_frames) != BRISK_OK) {
                     fprintf(stderr, "brisk-lab %s: --pcap-frames needs a frame count (0: all), got '%s'\n",
@@ -987,7 +996,8 @@ static int run_file(const char *path, int argc, char **argv)
     }
     struct run_opts o;
     struct lab_run r;
-    if (rc == 0 && (parse_opts("run", argc - 1, argv + 1, 1, &o) != 0 || configure(&r, &sc, &o, 0) != 0))
+    if (rc == 0 && (parse_opts("run", argc - 1, argv + 1, 1, &o) != 0 || configure(&r, &sc, &o, 0) != 0 ||
+                    lab_obs_options(&r, o.tseq, o.ss_every, o.out != NULL) != 0))
         rc = 2;
     struct outdir od = {0};
     if (rc == 0) {
@@ -1066,7 +1076,8 @@ static int cmd_run(int argc, char **argv)
     }
     struct run_opts o;
     struct lab_run r;
-    if (parse_opts("run", argc - 1, argv + 1, 1, &o) != 0 || configure(&r, sc, &o, 0) != 0)
+    if (parse_opts("run", argc - 1, argv + 1, 1, &o) != 0 || configure(&r, sc, &o, 0) != 0 ||
+        lab_obs_options(&r, o.tseq, o.ss_every, o.out != NULL) != 0)
         return 2;
     if (o.json)
         lab_run_json(&r, stdout);

@@ -75,6 +75,11 @@ struct lab_run {
     const void *csv_cols; /* columns of the table the CSV holds (its header) */
     struct lab_shape shape;
     const void *file; /* a scenario file's description (spec.h) when the run is one, else NULL */
+    /* `run`'s looks at the bulk flows (obs.h): time-sequence graphs with hold bands (tseq, into plot_dir;
+     * their window from each flow's SYN), and ss lines sampled every ss_every_ns into the JSON (0: the
+     * end-of-run line only). */
+    int tseq;
+    uint64_t tseq_from_ns, tseq_len_ns, ss_every_ns;
     /* Where the report goes: human tables to each of tables[], JSON to json_out (either may be absent). */
     FILE *tables[LAB_MAX_TABLES];
     int ntables;

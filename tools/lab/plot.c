@@ -57,7 +57,16 @@ int lab_plot_ex(const char *dir, const char *name, const char *title, const char
             ymax = s[k].y[i] > ymax ? s[k].y[i] : ymax;
     for (int i = 0; i < o->nrefs && i < LAB_PLOT_MAX_REFS; i++)
         ymax = o->refs[i].y > ymax ? o->refs[i].y : ymax;
-    if (ymax > 0)
+    if (o->logy) {
+        /* Down to the smallest positive value (the last sample of a tail, 1/n), a third of a decade beyond. */
+        double ymin = 0;
+        for (size_t k = 0; k < nseries; k++)
+            for (size_t i = 0; i < s[k].n; i++)
+                ymin = s[k].y[i] > 0 && (ymin == 0 || s[k].y[i] < ymin) ? s[k].y[i] : ymin;
+        fprintf(g, "set logscale y\nset format y '%%g'\n");
+        if (ymin > 0 && ymax > 0)
+            fprintf(g, "set yrange [%.9g:%.9g]\n", ymin / 2, ymax * 2);
+    } else if (ymax > 0)
         fprintf(g, "set yrange [0:%.9g]\n", ymax * 1.08);
     else
         fprintf(g, "set yrange [0:*]\n");
@@ -107,6 +116,56 @@ int lab_plot_ex(const char *dir, const char *name, const char *title, const char
     for (int i = 0; i < o->nrefs && i < LAB_PLOT_MAX_REFS; i++)
         fprintf(g, ", %.9g with lines linewidth 1.5 dashtype %d linecolor rgb '%s' title '%s'", o->refs[i].y,
                 i + 2, i % 2 ? "#555555" : "#999999", o->refs[i].name);
+    fprintf(g, "\n");
+    int rc = pclose(g);
+    if (rc != 0) {
+        fprintf(stderr, "brisk-lab: gnuplot failed drawing %s (status %d); %s has the data\n", png, rc, dat);
+        return 1;
+    }
+    return 0;
+}
+
+int lab_plot_bars(const char *dir, const char *name, const char *title, const char *ylabel,
+                  const char *const *cats, size_t ncats, const struct lab_bars *s, size_t nseries)
+{
+    static const char *const colour[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"};
+    char dat[4200], png[4200];
+    snprintf(dat, sizeof(dat), "%s/%s.dat", dir, name);
+    snprintf(png, sizeof(png), "%s/%s.png", dir, name);
+    FILE *f = fopen(dat, "w");
+    if (!f) {
+        fprintf(stderr, "brisk-lab: cannot write %s\n", dat);
+        return 1;
+    }
+    /* Bar k of category i stands at i + (k - (n - 1) / 2) * width: the group centred on its tick. */
+    double width = 0.8 / (double)(nseries ? nseries : 1), ymax = 0;
+    for (size_t k = 0; k < nseries; k++) {
+        fprintf(f, "# %s: category, bar position, value\n", s[k].name);
+        for (size_t i = 0; i < ncats; i++) {
+            fprintf(f, "%zu %.4f %.9g\n", i, (double)i + ((double)k - (double)(nseries - 1) / 2) * width, s[k].v[i]);
+            ymax = s[k].v[i] > ymax ? s[k].v[i] : ymax;
+        }
+        fprintf(f, "\n\n");
+    }
+    fclose(f);
+    FILE *g = popen("gnuplot 2>/dev/null", "w");
+    if (!g) {
+        fprintf(stderr, "brisk-lab: gnuplot not available; %s has the data\n", dat);
+        return 1;
+    }
+    fprintf(g, "set terminal pngcairo size 1000,520 noenhanced\nset output '%s'\n", png);
+    fprintf(g, "set title '%s'\nset ylabel '%s'\nset grid ytics\nset key top right\n", title, ylabel);
+    fprintf(g, "set yrange [0:%.9g]\nset xrange [-0.6:%.1f]\nset boxwidth %.4f\nset style fill solid 0.9\n",
+            ymax > 0 ? ymax * 1.18 : 1, (double)ncats - 0.4, width * 0.92);
+    fprintf(g, "set xtics (");
+    for (size_t i = 0; i < ncats; i++)
+        fprintf(g, "%s'%s' %zu", i ? ", " : "", cats[i], i);
+    fprintf(g, ")\nplot ");
+    for (size_t k = 0; k < nseries; k++)
+        fprintf(g,
+                "%s'%s' index %zu using 2:3 with boxes linecolor rgb '%s' title '%s', '' index %zu using "
+                "2:3:(sprintf('%%.2f', $3)) with labels offset 0,0.8 notitle",
+                k ? ", " : "", dat, k, colour[k % 4], s[k].name, k);
     fprintf(g, "\n");
     int rc = pclose(g);
     if (rc != 0) {

@@ -24,6 +24,7 @@ struct lab_plot_opts {
     int logx;  /* logarithmic x axis (latencies spanning decades) */
     int log2x; /* base-2 x axis, one tick per doubling (sweeps over 32K, 64K, 128K ...) */
     int steps; /* draw each series as steps (a CDF) instead of lines with points */
+    int logy;  /* logarithmic y axis (a distribution's tail: the share of samples above x, 1 - CDF) */
     struct lab_plot_ref refs[LAB_PLOT_MAX_REFS];
     int nrefs;
 };
@@ -35,5 +36,14 @@ int lab_plot(const char *dir, const char *name, const char *title, const char *x
 /* The same with options (NULL: lines with points, linear axes). */
 int lab_plot_ex(const char *dir, const char *name, const char *title, const char *xlabel, const char *ylabel,
                 const struct lab_series *s, size_t nseries, const struct lab_plot_opts *o);
+
+/* A bar chart: one group of bars per category (a row), one bar per series in each (client, server), its value
+ * written above it — so a bar a hundred times shorter than its neighbour still reads as a number. */
+struct lab_bars {
+    const char *name;
+    const double *v; /* one value per category */
+};
+int lab_plot_bars(const char *dir, const char *name, const char *title, const char *ylabel,
+                  const char *const *cats, size_t ncats, const struct lab_bars *s, size_t nseries);
 
 #endif

@@ -24,7 +24,9 @@
 #include "lab/expr.h"
 #include "lab/pdu.h"
 #include "lab/flow.h"
+#include "lab/obs.h"
 #include "lab/plot.h"
+#include "lab/rrplot.h"
 #include "lab/spec.h"
 #include "lab/watch.h"
 
@@ -430,6 +432,15 @@ static void router_figs(const struct lab_spec *s, const struct topo *t, struct r
     set_fig(rf, 0, "overflow_drops", (double)overflow);
 }
 
+/* A host's NIC (obs.h observes the sender's). */
+static brisk_sim_port *host_port(const struct lab_spec *s, const struct topo *t, int node)
+{
+    if (!s->topology)
+        return t->port[0][node ? 1 : 0];
+    int l = lab_spec_host_link(s, node);
+    return l < 0 ? NULL : t->port[l][s->tlinks[l].a == node ? 0 : 1];
+}
+
 /* The host a flow's client runs on. */
 static brisk_sim_host *client_of(const struct lab_spec *s, const struct topo *t, const struct spec_flow *f)
 {
@@ -621,7 +632,8 @@ static uint64_t nearest_rank(const uint64_t *sorted, uint32_t n, unsigned p)
 }
 
 static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, struct lab_spec *ws,
-                   struct row_figs *rf, struct brisk_settings *set_out, struct lab_timeline *tl, struct spec_cdf *cdf)
+                   struct row_figs *rf, struct brisk_settings *set_out, struct lab_timeline *tl, struct spec_cdf *cdf,
+                   struct lab_obs **obs, struct lab_rr_plot *rrp)
 {
     int brc = world_of(r, spec, rowi, ws);
     if (brc)
@@ -662,6 +674,11 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
                                                .start_at = f->start_ns};
             fr->bulk = brisk_sim_bulk_start(w, client, server, t->host_ip[f->to], &bc);
             rc = fr->bulk ? 0 : 1;
+            if (rc == 0 && (*obs || (*obs = lab_obs_new(r, w, row->name)) != NULL)) {
+                struct lab_obs_flow of = {client, server, host_port(s, t, f->from), host_port(s, t, f->to),
+                                          t->host_ip[f->to], bc.port, f->dir, fr->bulk};
+                rc = lab_obs_add(*obs, i + 1, &of);
+            }
             if (f->start_ns > wr.win_from)
                 wr.win_from = f->start_ns;
         } else if (f->kind == SPEC_PDU) {
@@ -698,6 +715,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
         }
         struct lab_watch wt;
         lab_watch_init(&wt, w, s->name, all_done, &wr, describe);
+        lab_obs_watch(*obs, &wt);
         brisk_sim_run_while(w, lab_watch_done, &wt, s->limit_ns);
         lab_watch_end(&wt);
         rf->interrupted = wt.interrupted;
@@ -713,6 +731,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
             if (fr->bulk) {
                 struct brisk_sim_bulk_result br;
                 brisk_sim_bulk_result(fr->bulk, &br);
+                lab_obs_end(*obs, i + 1, &br);
                 uint64_t got = br.client.received + br.server.received;
                 int ok = br.complete && br.client.bad_at == UINT64_MAX && br.server.bad_at == UINT64_MAX;
                 set_fig(rf, i + 1, "complete", ok);
@@ -786,6 +805,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
             } else {
                 struct brisk_sim_rr_result rr;
                 brisk_sim_rr_result(fr->rr, &rr);
+                lab_rr_plot_keep(rrp, fr->rr); /* the file's one rr flow (lab_spec_run decides) */
                 int ok = rr.errors == 0 && rr.transactions == (uint64_t)fr->f->conns * fr->f->transactions;
                 set_fig(rf, i + 1, "complete", ok);
                 set_fig(rf, i + 1, "transactions", (double)rr.transactions);
@@ -857,6 +877,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
         set_fig(rf, 0, "lost_frames", (double)lost);
         set_fig(rf, 0, "elapsed_ns", (double)brisk_sim_now(w));
     }
+    lab_obs_finish(*obs);
     for (int i = 0; i < wr.n; i++) {
         if (wr.fl[i].bulk)
             brisk_sim_bulk_free(wr.fl[i].bulk);
@@ -1046,6 +1067,17 @@ int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
     struct lab_spec *w = malloc(sizeof(*w));
     struct lab_col *rcols = calloc(SPEC_MAX_COLS, sizeof(*rcols));
     struct lab_table *t = calloc(1, sizeof(*t));
+    struct lab_obs *obs[SPEC_MAX_ROWS] = {0}; /* per row: its bulk flows' time-sequence graphs, ss lines */
+    const char *labels[SPEC_MAX_ROWS];
+    /* rr-timers' plots (rrplot.h) for a file with one request / response flow whose table has the wheel
+     * operations per transaction, client and server. */
+    int rr_flows = 0, ops_cols = 0;
+    for (int i = 0; i < s->nflows; i++)
+        rr_flows += s->flows[i].kind == SPEC_RR;
+    for (int c = 0; c < rp->ncols; c++)
+        ops_cols += !strcmp(rp->cols[c].key, "ops_client") || !strcmp(rp->cols[c].key, "ops_server");
+    struct lab_rr_plot rrplot = {0};
+    struct lab_rr_plot *rrp = r->plot_dir && rr_flows == 1 && ops_cols == 2 ? &rrplot : NULL;
     if (!figs || !sets || !tl || !cdf || !w || !rcols || !t) {
         free(figs), free(sets), free(tl), free(cdf), free(w), free(rcols), free(t);
         return 1;
@@ -1071,7 +1103,8 @@ int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
         int sampled = 0;
         for (int i = 0; i < rp->nplots && r->plot_dir; i++)
             sampled |= lab_spec_plots_row(s, i, k);
-        if ((rc = run_row(r, s, k, w, &figs[k], &sets[k], sampled ? &tl[k] : NULL, &cdf[k])) != 0)
+        labels[k] = row->name;
+        if ((rc = run_row(r, s, k, w, &figs[k], &sets[k], sampled ? &tl[k] : NULL, &cdf[k], &obs[k], rrp)) != 0)
             break;
         fprintf(stderr, "brisk-lab %s: row %s done\n", s->name, row->name);
         int i = lab_table_row(t, row->name, row->label[0] ? row->label : row->name);
@@ -1154,11 +1187,18 @@ int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
             json_object_end(&r->j);
         }
     }
+    if (rc == 0)
+        lab_obs_report(r, obs, labels, t->nrows, !s->reproduces[0]);
+    for (int k = 0; k < s->nrows; k++)
+        lab_obs_free(obs[k]);
     if (rc == 0 && s->nexpect)
         report_shape(r, s, figs, t, &ec);
     lab_report_end(r);
     if (rc == 0 && r->plot_dir)
         report_plots(r, s, t, tl, cdf, &ec);
+    if (rc == 0 && rrp)
+        lab_rr_plot_draw(rrp, r, t);
+    lab_rr_plot_free(&rrplot);
     for (int k = 0; k < s->nrows; k++) {
         lab_timeline_free(&tl[k]);
         free(cdf[k].x);

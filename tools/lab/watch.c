@@ -56,6 +56,8 @@ void lab_watch_init(struct lab_watch *wt, brisk_sim_world *w, const char *what, 
 int lab_watch_done(void *p)
 {
     struct lab_watch *wt = p;
+    if (wt->each)
+        wt->each(wt->each_ctx);
     if (stop_signal) {
         wt->interrupted = 1;
         return 1;

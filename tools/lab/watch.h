@@ -28,6 +28,10 @@ struct lab_watch {
     uint32_t calls;
     int reported;    /* a progress line is on stderr (lab_watch_end finishes it) */
     int interrupted; /* the run stopped because of a signal */
+    /* Optional: called after every simulator event, before the predicate (obs.c reads the senders' hold
+     * reasons there). It must only read the world. */
+    void (*each)(void *ctx);
+    void *each_ctx;
 };
 
 void lab_watch_init(struct lab_watch *wt, brisk_sim_world *w, const char *what, int (*done)(void *ctx),
