@@ -28,12 +28,12 @@ emix=$3
 fdops=$4
 sanitize=${5:-0}
 here=$(cd "$(dirname "$0")" && pwd)
-netns=$here/../../scripts/netns.sh
 
-skip() {
-    echo "SKIP: $1"
-    exit 77
-}
+NS=brisk-px-$$
+TAP=bpx0
+K=10.81.0.1
+B=10.81.0.2
+. "$here/apps_lib.sh"
 [ "$sanitize" = 1 ] && skip "sanitizer build (unmodified programs would need the sanitizer runtime preloaded); the plain build runs this"
 [ "$(id -u)" -eq 0 ] || skip "needs root (TAP device and network namespaces)"
 [ -c /dev/net/tun ] || skip "no /dev/net/tun"
@@ -41,43 +41,7 @@ for p in ip python3 curl nc socat cmp; do
     command -v $p >/dev/null 2>&1 || skip "no $p (scripts/deps.sh installs it)"
 done
 nc -h 2>&1 | grep -q -- '-N' || skip "nc is not netcat-openbsd (no -N)"
-
-NS=brisk-px-$$
-TAP=bpx0
-K=10.81.0.1
-B=10.81.0.2
-tmp=$(mktemp -d)
-cleanup() {
-    for p in $(cat "$tmp/pids" 2>/dev/null); do kill "$p" 2>/dev/null; done
-    ip -n "$NS" tuntap del dev "$TAP" mode tap 2>/dev/null
-    bash "$netns" down "$NS"
-    [ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"
-}
-trap cleanup EXIT
-bash "$netns" up "$NS" || skip "cannot create a network namespace"
-nsx() { ip netns exec "$NS" "$@"; }
-# on brisk: the program under brisk-run, in the namespace; the TAP made (persistent) and addressed first
-onb() { nsx timeout 30 "$brun" --lib "$lib" --tap "$TAP" --ip "$B/24" --kernel-ip "$K/24" -- "$@"; }
-# bg nsx|onb ...: in the background, with $! the process itself (timeout, which passes a kill on to its
-# child), so that cleanup's kill really ends it and nothing outlives the script holding its output open
-bg() {
-    case "$1" in
-    nsx) shift; ip netns exec "$NS" "$@" & ;;
-    onb) shift; ip netns exec "$NS" timeout 30 "$brun" --lib "$lib" --tap "$TAP" --ip "$B/24" --kernel-ip "$K/24" -- "$@" & ;;
-    *) "$@" & ;;
-    esac
-    echo $! >>"$tmp/pids"
-}
-
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
-# wait_port PORT: until the kernel listens on PORT in the namespace (3 s)
-wait_port() { for _ in $(seq 1 150); do nsx ss -ltn "sport = :$1" | grep -q LISTEN && return 0; sleep 0.02; done; return 1; }
-# wait_tap: until brisk holds the TAP (carrier up), 3 s
-wait_tap() { for _ in $(seq 1 150); do nsx ip link show "$TAP" 2>/dev/null | grep -q LOWER_UP && return 0; sleep 0.02; done; return 1; }
+apps_up
 # to_brisk PORT FILE: a kernel nc sending FILE to brisk's PORT, retried while brisk's listener comes up
 to_brisk() { for _ in $(seq 1 50); do nsx timeout 10 nc -N "$B" "$1" <"$2" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 
