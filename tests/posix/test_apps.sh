@@ -21,7 +21,9 @@
 #           redis-benchmark and a redis-cli connection run (ESTAB sockets from the kernel's address with their
 #           info line, the listener, counters that grow); the control socket is removed at exit
 #
-# Usage: test_apps.sh BRISK_RUN LIBBRISK_PRELOAD BRISK_SS BRISK_NSTAT [SANITIZE]. Exits 77 (ctest: skipped) with the reason when
+#   peer    brisk-peer --ctl (tests/interop/brisk_peer.c): brisk-ss sees its echo connection live
+#
+# Usage: test_apps.sh BRISK_RUN LIBBRISK_PRELOAD BRISK_SS BRISK_NSTAT BRISK_PEER [SANITIZE]. Exits 77 (ctest: skipped) with the reason when
 # not root, without /dev/net/tun or a program it needs (scripts/deps.sh installs them), when namespaces
 # cannot be made, or in a sanitizer build (see test_preload.sh).
 set -u
@@ -29,7 +31,8 @@ brun=$1
 lib=$2
 bss=$3
 bnstat=$4
-sanitize=${5:-0}
+bpeer=$5
+sanitize=${6:-0}
 here=$(cd "$(dirname "$0")" && pwd)
 
 NS=brisk-pa-$$
@@ -213,6 +216,25 @@ for run in linux-3.14-rc2/0 linux-3.14/0 brisk/0 linux-3.14-rc2/100us; do
     v=${iops[$run]:-0}
     check "tgtd under $run: ${v} I/O per second, no delayed ACK per I/O (> 1000)" "[ '$v' -gt 1000 ]"
 done
+
+# --- brisk-peer --ctl ------------------------------------------------------------------------------------------
+# (random bytes, not brisk-peer's pattern stream: its exit status says rx_bad; what counts here is the echo
+# and the control socket)
+bg nsx timeout 10 "$bpeer" --tap "$TAP" --ip "$B/24" --listen 5300 --mode echo --timeout 8s --ctl "$tmp/peer.ctl" \
+    >"$tmp/peer.out" 2>/dev/null
+pp=$!
+for _ in $(seq 1 50); do [ -S "$tmp/peer.ctl" ] && break; sleep 0.1; done
+(head -c 200000 /dev/urandom; sleep 1) | nsx timeout 5 nc -N "$B" 5300 >/dev/null 2>&1 &
+np=$!
+sleep 0.5
+"$bss" -i --ctl "$tmp/peer.ctl" >"$tmp/peer.ss" 2>&1
+src=$?
+wait $np
+wait $pp
+sed 's/^/#   brisk-ss: /' "$tmp/peer.ss"
+check "brisk-peer --ctl: brisk-ss shows its echo connection from $K, 200 KB received and echoed" \
+    "[ $src -eq 0 ] && grep -q '^ESTAB .* $B:5300 \+$K:' '$tmp/peer.ss' && grep -q 'bytes_received:200000 ' '$tmp/peer.ss' && grep -q 'result=eof .*tx_bytes=200000 ' '$tmp/peer.out'"
+check "brisk-peer --ctl: the control socket is removed at exit" "[ ! -e '$tmp/peer.ctl' ]"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
