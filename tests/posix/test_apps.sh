@@ -236,5 +236,13 @@ check "brisk-peer --ctl: brisk-ss shows its echo connection from $K, 200 KB rece
     "[ $src -eq 0 ] && grep -q '^ESTAB .* $B:5300 \+$K:' '$tmp/peer.ss' && grep -q 'bytes_received:200000 ' '$tmp/peer.ss' && grep -q 'result=eof .*tx_bytes=200000 ' '$tmp/peer.out'"
 check "brisk-peer --ctl: the control socket is removed at exit" "[ ! -e '$tmp/peer.ctl' ]"
 
+# --- configuration errors -------------------------------------------------------------------------------------
+echo precious >"$tmp/notasock"
+BRISK_CTL=$tmp/notasock onb redis-cli -h "$K" -p 1 PING >/dev/null 2>"$tmp/ctlbad.err"
+check "BRISK_CTL naming a file that is not a socket: the start fails saying so, the file is left alone" \
+    "grep -q 'BRISK_CTL: $tmp/notasock exists and is not a socket' '$tmp/ctlbad.err' && [ \"\$(cat '$tmp/notasock')\" = precious ]"
+BRISK_TXC_DELAY=soon onb redis-cli -h "$K" -p 1 PING >/dev/null 2>"$tmp/txc.err"
+check "a bad BRISK_TXC_DELAY is named" "grep -q 'BRISK_TXC_DELAY=soon: not a time' '$tmp/txc.err'"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
