@@ -12,6 +12,7 @@ pkgs="$pkgs libclang-rt-dev" # libFuzzer and the sanitizer runtimes for clang (m
 pkgs="$pkgs liblwip-dev" # lwIP for bench/lwip/lwip-tap, the lwIP rows of bench/compare.sh (optional at build time)
 pkgs="$pkgs help2man" # man pages from the tools' --help (cmake/install.cmake)
 pkgs="$pkgs curl wget netcat-openbsd socat python3" # socat: tests/install/ (TAP echo); all: programs run on brisk by tests/posix/test_preload.sh
+pkgs="$pkgs nginx-light redis-server redis-tools tgt libiscsi-bin wrk" # servers and clients of tests/posix/test_apps.sh
 pkgs="$pkgs libnetfilter-queue-dev iptables iputils-ping jq" # brisk-impair (NFQUEUE): bench/impair-compare.sh, tests/tools/test_impair.sh (optional at build time)
 
 missing=""

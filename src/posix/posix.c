@@ -846,6 +846,75 @@ static void do_accept(brisk_posix *p, struct cmd *c)
     c->ret = ps->fd;
 }
 
+/* A connect() after a failed one (Linux: tcp_done left the socket TCP_CLOSE and SS_UNCONNECTED, and connect
+ * starts over): the socket gets a new brisk socket and a new socketpair. Both are needed because the failure's
+ * marks cannot be undone — brisk_connect refuses a socket that holds an error, and the mirror showed ERR by
+ * closing B. The new pair's end is dup3'd onto the application's number, so the number, its O_NONBLOCK and
+ * its close-on-exec flag stay; an epoll set that held the old descriptor loses it with the old file (the
+ * kernel drops the registration), so an epoll program must add it again (docs/posix.md). The options the
+ * application set (those a fresh socket does not have) are carried over, and a port it bound is bound again,
+ * as Linux keeps a user-bound port (SOCK_BINDPORT_LOCK) and releases an automatic one. A socket with more
+ * than one number (dup) is not renewed (ECONNABORTED, as before): the other numbers name the old file. */
+static int sock_renew(brisk_posix *p, struct psock *ps)
+{
+    static const enum brisk_sockopt carry[] = {
+        BRISK_SO_NODELAY,   BRISK_SO_CORK,     BRISK_SO_SNDBUF,  BRISK_SO_RCVBUF,       BRISK_SO_NOTSENT_LOWAT,
+        BRISK_SO_KEEPALIVE, BRISK_SO_KEEPIDLE, BRISK_SO_KEEPINTVL, BRISK_SO_KEEPCNT,     BRISK_SO_MAXSEG,
+        BRISK_SO_USER_TIMEOUT, BRISK_SO_TOS,
+    };
+    if (ps->refs != 1)
+        return -ECONNABORTED;
+    uint64_t now = brisk_loop_now(p->l);
+    int berr = 0, sv[2];
+    brisk_sock *ns = brisk_socket(p->st, &berr);
+    if (!ns)
+        return -brisk_posix_errno(berr);
+    for (size_t i = 0; i < sizeof(carry) / sizeof(carry[0]); i++) {
+        uint64_t was = 0, fresh = 0;
+        if (brisk_getsockopt(ps->s, carry[i], &was) == BRISK_OK && brisk_getsockopt(ns, carry[i], &fresh) == BRISK_OK &&
+            was != fresh)
+            brisk_setsockopt(ns, carry[i], was, now);
+    }
+    const char *cc = brisk_get_congestion(ps->s);
+    if (cc && strcmp(cc, brisk_get_congestion(ns)) != 0)
+        brisk_set_congestion(ns, cc);
+    int fl = sys_fcntl(ps->fd2, F_GETFL, 0);
+    if (fl < 0 || syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+        brisk_close(ns, now);
+        return -errno;
+    }
+    /* The old brisk socket goes first, so that the port it held is free to bind again. */
+    brisk_sock_set_callback(ps->s, NULL, NULL);
+    brisk_close(ps->s, now);
+    ps->s = ns;
+    brisk_sock_set_callback(ns, on_event, ps);
+    if (syscall(SYS_dup3, sv[0], ps->fd, O_CLOEXEC) < 0) {
+        int e = errno;
+        sys_close(sv[0]);
+        sys_close(sv[1]);
+        return -e;
+    }
+    sys_close(sv[0]);
+    int one = 1;
+    syscall(SYS_setsockopt, ps->fd, SOL_SOCKET, SO_SNDBUF, &one, sizeof(one));
+    sys_fcntl(ps->fd, F_SETFL, fl & O_NONBLOCK ? O_RDWR | O_NONBLOCK : O_RDWR);
+    sys_close(ps->fd2);
+    ps->fd2 = sys_fcntl(ps->fd, F_DUPFD_CLOEXEC, 0);
+    if (ps->peer >= 0)
+        sys_close(ps->peer);
+    ps->peer = sv[1];
+    watch_set(p, ps, 0);
+    ps->tokens = ps->hidden_out = ps->m_rdhup = ps->m_hup = ps->m_err = 0;
+    ps->role = R_FRESH;
+    ps->err = ps->err_given = ps->connect_told = ps->rd_shut = 0;
+    if (ps->bound) {
+        int rc = brisk_bind(ns, ps->baddr, ps->bport);
+        if (rc < 0)
+            return -brisk_posix_errno(rc);
+    }
+    return 0;
+}
+
 /* connect(): the first call starts the open; later calls report on it (Linux's __inet_stream_connect). */
 static void do_connect(brisk_posix *p, struct cmd *c)
 {
@@ -867,8 +936,16 @@ static void do_connect(brisk_posix *p, struct cmd *c)
         ps->connect_told = 1;
         return;
     case R_CONNECTING:
-        c->ret = ps->err_given ? -ECONNABORTED : -EALREADY;
-        return;
+        if (!ps->err_given) {
+            c->ret = -EALREADY;
+            return;
+        }
+        int renewed = sock_renew(p, ps); /* the failure was reported: this connect starts over */
+        if (renewed < 0) {
+            c->ret = renewed;
+            return;
+        }
+        break;
     case R_LISTEN:
         c->ret = -EISCONN;
         return;

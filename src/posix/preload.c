@@ -20,8 +20,13 @@
  *   BRISK_SEED     the stack's seed (default: from the clock and the pid, so that successive runs do not
  *                  reuse ports and sequence numbers the peer may still hold in TIME-WAIT)
  *   BRISK_MTU, BRISK_GSO (0/1)   the TAP's MTU and offloads
+ *   BRISK_TXC_DELAY  report each TAP write's completion this long after it (default 0: at the end of the
+ *                  loop iteration that wrote it), to stand for a NIC whose TX completions come late
  *   BRISK_LOG      1: a line on stderr at start and per connect / accept / close / error
  *   BRISK_EXIT_WAIT  how long exit waits for closed connections to be acknowledged (default 10s)
+ *   BRISK_CTL      a path: the stack answers brisk-ss and brisk-nstat on an AF_UNIX control socket there
+ *                  (tools/introspect/ctl.h), served by the stack thread between two events, like brisk-perf's
+ *                  --ctl; the socket file is removed at exit
  * A bad value is reported on stderr, naming it, and the socket call fails with EINVAL; a TAP that does not
  * open fails it with the reason (ENODEV).
  *
@@ -53,6 +58,7 @@
 #include <unistd.h>
 
 #include "brisk/tap.h"
+#include "introspect/ctl.h"
 #include "posix/posix.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -67,6 +73,8 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, st
 static brisk_posix *g_p;
 static brisk_tap *g_tap;
 static struct brisk_tap_config g_tapcfg;
+static struct ctl_server *g_ctl;
+static const char *g_ctl_path; /* BRISK_CTL, NULL when unset */
 static pthread_mutex_t g_init = PTHREAD_MUTEX_INITIALIZER;
 static int g_failed;    /* errno of a start that failed (later sockets fail the same way) */
 static int g_forked;    /* this is a fork of the process that started the stack */
@@ -186,12 +194,28 @@ static int open_tap(void *ctx, brisk_loop *l, char *why, size_t why_len)
     (void)ctx;
     int err = 0;
     g_tap = brisk_tap_open(l, &g_tapcfg, &err, why, why_len);
-    return g_tap ? 0 : -1;
+    if (!g_tap)
+        return -1;
+    /* Made here, before the stack thread starts: the loop is not thread-safe, and from then on the control
+     * socket's descriptors are served by that thread only. Its socket calls (AF_UNIX) pass to the kernel. */
+    if (g_ctl_path) {
+        char cwhy[160];
+        g_ctl = ctl_server_new(l, g_tap, g_ctl_path, program_invocation_short_name, cwhy, sizeof(cwhy));
+        if (!g_ctl) {
+            snprintf(why, why_len, "BRISK_CTL: %s", cwhy);
+            brisk_tap_close(g_tap);
+            g_tap = NULL;
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static void close_tap(void *ctx)
 {
     (void)ctx;
+    ctl_server_free(g_ctl);
+    g_ctl = NULL;
     brisk_tap_close(g_tap);
     g_tap = NULL;
 }
@@ -250,6 +274,13 @@ static int configure(struct brisk_posix_config *c)
         say("brisk: BRISK_EXIT_WAIT=%s: not a time (\"10s\", \"500ms\", \"0\")", ew);
         return -1;
     }
+    const char *txc = getenv("BRISK_TXC_DELAY");
+    if (txc && *txc && brisk_parse_time(txc, &g_tapcfg.txc_delay_ns) < 0) {
+        say("brisk: BRISK_TXC_DELAY=%s: not a time (\"100us\", \"0\")", txc);
+        return -1;
+    }
+    const char *ctl = getenv("BRISK_CTL");
+    g_ctl_path = ctl && *ctl ? ctl : NULL;
     const char *prof = getenv("BRISK_PROFILE");
     if (prof && *prof && brisk_settings_apply_profile(&c->settings, prof) < 0) {
         say("brisk: BRISK_PROFILE=%s: no such profile", prof);

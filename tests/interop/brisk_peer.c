@@ -12,6 +12,8 @@
  *   echo    send back what arrives; FIN after the peer's FIN and the last echoed byte;
  *   rr      --count request/response transactions of --size bytes each with NODELAY; latency percentiles;
  *   rst     send --bytes (may be 0), then abort with RST.
+ * With --ctl PATH it answers brisk-ss and brisk-nstat on that control socket while it runs
+ * (tools/introspect/ctl.h, docs/introspection.md).
  * At the end it prints one line of key=value pairs on stdout (the same keys as ksock) and exits 0 when the
  * connection ended the way the role expects (clean FIN both ways; "reset" for rst), 1 otherwise, 2 on bad
  * usage, 77 when the TAP cannot be opened (no root, no /dev/net/tun).
@@ -24,6 +26,7 @@
 #include "brisk/loop.h"
 #include "brisk/tap.h"
 #include "interop/pattern.h"
+#include "introspect/ctl.h"
 
 #define BUF_LEN (256 * 1024)
 #define MAX_RR  1000000
@@ -300,7 +303,7 @@ static void usage(void)
         "         [--mode source|sink|echo|rr|rst] [--bytes N] [--size N] [--count N] [--seed N]\n"
         "         [--nodelay] [--gso 0|1] [--mtu N] [--loss P] [--rx-loss P] [--txc-delay T]\n"
         "         [--tx-ring N] [--busy-poll T] [--connect-delay T] [--timeout T] [--expect eof|reset]\n"
-        "         [--profile NAME] [--set name=value]...\n");
+        "         [--profile NAME] [--set name=value]... [--ctl PATH]\n");
 }
 
 static int bad(const char *what, const char *val)
@@ -326,6 +329,7 @@ int main(int argc, char **argv)
     struct brisk_settings set;
     brisk_settings_default(&set);
     int have_ip = 0, have_role = 0;
+    const char *ctl_path = NULL;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -423,6 +427,10 @@ int main(int argc, char **argv)
             if (strcmp(v, "eof") && strcmp(v, "reset"))
                 return bad(a, v);
             p->expect_reset = !strcmp(v, "reset");
+        } else if (!strcmp(a, "--ctl")) {
+            if (!*v)
+                return bad(a, v);
+            ctl_path = v;
         } else if (!strcmp(a, "--profile")) {
             if (brisk_settings_apply_profile(&set, v) != BRISK_OK)
                 return bad(a, v);
@@ -467,6 +475,11 @@ int main(int argc, char **argv)
         return err == BRISK_ERR_INVAL ? 77 : 1;
     }
     fprintf(stderr, "tap %s\n", brisk_tap_ifname(p->tap));
+    struct ctl_server *ctl = NULL;
+    if (ctl_path && !(ctl = ctl_server_new(p->loop, p->tap, ctl_path, "brisk-peer", why, sizeof(why)))) {
+        fprintf(stderr, "brisk-peer: --ctl: %s\n", why);
+        return 1;
+    }
     uint64_t now = brisk_loop_clock();
     if (p->listen_port) {
         p->ls = brisk_socket(p->st, &err);
@@ -562,6 +575,7 @@ int main(int argc, char **argv)
     }
     if (p->s)
         brisk_close(p->s, now);
+    ctl_server_free(ctl);
     brisk_stack_free(p->st);
     brisk_tap_close(p->tap);
     brisk_loop_free(p->loop);

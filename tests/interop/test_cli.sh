@@ -31,6 +31,7 @@ refused "brisk-peer: bad mode" "invalid --mode: 'flood'" "$peer" --ip 10.0.0.2/2
 refused "brisk-peer: rr needs connect" "rr is a client role" "$peer" --ip 10.0.0.2/24 --listen 1 --mode rr
 refused "brisk-peer: bad loss" "invalid --loss: '150%'" "$peer" --ip 10.0.0.2/24 --listen 1 --loss 150%
 refused "brisk-peer: bad time" "invalid --txc-delay: '5'" "$peer" --ip 10.0.0.2/24 --listen 1 --txc-delay 5
+refused "brisk-peer: empty --ctl" "invalid --ctl: ''" "$peer" --ip 10.0.0.2/24 --listen 1 --ctl ""
 refused "brisk-peer: unknown setting" "no such" "$peer" --ip 10.0.0.2/24 --listen 1 --set tcp_nope=1
 refused "brisk-peer: unknown profile" "invalid --profile: 'linux-9'" "$peer" --ip 10.0.0.2/24 --listen 1 --profile linux-9
 refused "brisk-peer: missing value" "invalid --bytes: '(missing)'" "$peer" --ip 10.0.0.2/24 --listen 1 --bytes

@@ -343,6 +343,69 @@ static void test_refused(void **state)
     brisk_posix_close(pa, c);
 }
 
+/* connect() again after a failed connect, as Linux allows: the same number connects, with its options and
+ * O_NONBLOCK kept and the failure's POLLERR / POLLHUP gone; a blocking one is refused again (ECONNREFUSED,
+ * not ECONNABORTED); a dup'd socket is not renewed. */
+static void test_reconnect(void **state)
+{
+    (void)state;
+    int c = brisk_posix_socket(pa, SOCK_NONBLOCK);
+    int port = 7101, on = 1;
+    assert_int_equal(brisk_posix_setsockopt(pa, c, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on)), 0);
+    struct sockaddr_in to = sin_of(IP_B, port);
+    assert_int_equal(brisk_posix_connect(pa, c, (struct sockaddr *)&to, sizeof(to)), -1);
+    assert_int_equal(errno, EINPROGRESS);
+    assert_true(revents(c, POLLOUT, 2000) & POLLERR);
+    int e = 0;
+    socklen_t len = sizeof(e);
+    assert_int_equal(brisk_posix_getsockopt(pa, c, SOL_SOCKET, SO_ERROR, &e, &len), 0);
+    assert_int_equal(e, ECONNREFUSED);
+    /* now something listens there */
+    int l = brisk_posix_socket(pb, 0);
+    struct sockaddr_in any = sin_of(0, port);
+    assert_int_equal(brisk_posix_bind(pb, l, (struct sockaddr *)&any, sizeof(any)), 0);
+    assert_int_equal(brisk_posix_listen(pb, l, 4), 0);
+    assert_int_equal(brisk_posix_connect(pa, c, (struct sockaddr *)&to, sizeof(to)), -1);
+    assert_int_equal(errno, EINPROGRESS);
+    short r = revents(c, POLLOUT, 2000);
+    assert_true(r & POLLOUT);
+    assert_false(r & (POLLERR | POLLHUP));
+    assert_int_equal(brisk_posix_connect(pa, c, (struct sockaddr *)&to, sizeof(to)), 0);
+    assert_true(fcntl(c, F_GETFL) & O_NONBLOCK);
+    int v = 0;
+    len = sizeof(v);
+    assert_int_equal(brisk_posix_getsockopt(pa, c, IPPROTO_TCP, TCP_NODELAY, &v, &len), 0);
+    assert_int_equal(v, 1);
+    int s = brisk_posix_accept4(pb, l, NULL, NULL, 0);
+    assert_true(s >= 0);
+    char buf[8];
+    assert_int_equal(brisk_posix_send(pa, c, "again", 5, 0), 5);
+    assert_int_equal(brisk_posix_recv(pb, s, buf, 5, MSG_WAITALL), 5);
+    assert_memory_equal(buf, "again", 5);
+    assert_int_equal(brisk_posix_send(pb, s, "back", 4, 0), 4);
+    assert_true(revents(c, POLLIN, 2000) & POLLIN);
+    assert_int_equal(brisk_posix_recv(pa, c, buf, sizeof(buf), 0), 4);
+    assert_memory_equal(buf, "back", 4);
+    brisk_posix_close(pa, c);
+    brisk_posix_close(pb, s);
+    brisk_posix_close(pb, l);
+
+    /* blocking: refused, and refused again */
+    to = sin_of(IP_B, port + 1);
+    c = brisk_posix_socket(pa, 0);
+    assert_int_equal(brisk_posix_connect(pa, c, (struct sockaddr *)&to, sizeof(to)), -1);
+    assert_int_equal(errno, ECONNREFUSED);
+    assert_int_equal(brisk_posix_connect(pa, c, (struct sockaddr *)&to, sizeof(to)), -1);
+    assert_int_equal(errno, ECONNREFUSED);
+    /* a second number for it: not renewed */
+    int d = brisk_posix_dupfd(pa, c, 0, 0);
+    assert_true(d >= 0);
+    assert_int_equal(brisk_posix_connect(pa, c, (struct sockaddr *)&to, sizeof(to)), -1);
+    assert_int_equal(errno, ECONNABORTED);
+    brisk_posix_close(pa, d);
+    brisk_posix_close(pa, c);
+}
+
 /* EAGAIN, readiness following the data both ways, FIONREAD, MSG_PEEK. */
 static void test_readiness(void **state)
 {
@@ -713,7 +776,7 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_connect_accept_bulk), cmocka_unit_test(test_nonblocking_connect),
-        cmocka_unit_test(test_refused),             cmocka_unit_test(test_readiness),
+        cmocka_unit_test(test_refused),             cmocka_unit_test(test_reconnect),             cmocka_unit_test(test_readiness),
         cmocka_unit_test(test_write_full),          cmocka_unit_test(test_epoll_mixed),
         cmocka_unit_test(test_reset_epipe),         cmocka_unit_test(test_errors_and_timeouts),
         cmocka_unit_test(test_options),             cmocka_unit_test(test_bind0_linger_oob),
