@@ -16,9 +16,12 @@
  * pacing.c, tso.c (TSO autosizing), hold.c (hold reasons).
  *
  * A mechanism header holds the state the mechanism owns (a sub-struct of struct brisk_sock) and its
- * interface; where it has inline fast paths that need struct brisk_sock complete, they follow in a second
+ * interface — tsq.h, pacing.h, hold.h, tail.h, tso.h, sack.h (the scoreboard), rack.h, recovery.h (the
+ * episode, PRR, undo, recovery without SACK), tlp.h, txt.h (send times), timer.h, and the older rtt.h, cc.h,
+ * rwin.h, mark.h, piece.h, reass.h, sbuf.h, timewait.h —, so that this file is down to struct brisk_sock,
+ * the per-stack state and what the connection's own files (conn.c, input.c, output.c, socket.c) share; where it has inline fast paths that need struct brisk_sock complete, they follow in a second
  * part, guarded by BRISK_TCP_SOCK_COMPLETE, which this file defines after the struct before including those
- * headers again (pacing.h, tsq.h).
+ * headers again (pacing.h, sack.h, timer.h, tsq.h, txt.h).
  */
 #ifndef BRISK_TCP_TCP_H
 #define BRISK_TCP_TCP_H
@@ -33,14 +36,20 @@
 #include "tcp/mark.h"
 #include "tcp/pacing.h"
 #include "tcp/piece.h"
+#include "tcp/rack.h"
 #include "tcp/reass.h"
+#include "tcp/recovery.h"
 #include "tcp/rtt.h"
 #include "tcp/rwin.h"
+#include "tcp/sack.h"
 #include "tcp/sbuf.h"
 #include "tcp/tail.h"
+#include "tcp/timer.h"
 #include "tcp/timewait.h"
+#include "tcp/tlp.h"
 #include "tcp/tso.h"
 #include "tcp/tsq.h"
+#include "tcp/txt.h"
 #include "wire/tcp.h"
 
 /* Largest window a segment header can express unscaled, and the scale limit (RFC 7323 §2.3). */
@@ -49,7 +58,6 @@
 /* Send-time records per connection (see struct brisk_sock.txt). */
 #define TCP_PORT_BUCKETS  4096 /* struct brisk_tcp.port_refs */
 #define TCP_ACK_DEFER_MAX 64   /* connections whose ACK a receive batch holds until its end */
-#define TCP_TX_TIMES      32
 
 /* Linux's TCP_TIMEOUT_MIN, 2 jiffies (the linux-* timer rules count in 1 ms jiffies): how soon a SYN goes
  * again after an unacceptable ACK in SYN-SENT (tcp_syn_rtx_soon). */
@@ -57,36 +65,6 @@
 
 /* Default MSS when the peer sends none (RFC 9293 §3.7.1, RFC 6691). */
 #define TCP_DEFAULT_MSS 536u
-
-enum tcp_rtx_kind {
-    TCP_RTX_NONE = 0,
-    TCP_RTX_RTO,     /* retransmission timeout (RFC 6298) — also SYN / SYN-ACK retransmission */
-    TCP_RTX_PERSIST, /* zero-window probe (RFC 9293 §3.8.6.1) */
-    TCP_RTX_TLP,     /* tail loss probe (RFC 8985 §7) */
-    TCP_RTX_REO,     /* RACK reordering window: a segment becomes lost when it expires (RFC 8985 §6.2) */
-};
-
-/* Scoreboard record flags (sack.c). */
-#define TCP_SB_SACKED 0x1u /* the peer holds it (SACK) */
-#define TCP_SB_LOST   0x2u /* marked lost (RACK, or everything unSACKed after an RTO) */
-#define TCP_SB_RETRANS                                                                                       \
-    0x4u /* lost and retransmitted since: counts in sb.retrans until acked or lost again                     \
-          */
-#define TCP_SB_EVER_RETRANS 0x8u /* retransmitted at least once (its ACK is ambiguous for RTT / RACK) */
-
-/* One segment sent and not yet cumulatively acknowledged: its sequence range and last transmission time. */
-struct tcp_sb_rec {
-    uint32_t seq, end;
-    uint64_t xmit;
-    uint32_t flags;
-};
-
-enum tcp_misc_kind {
-    TCP_MISC_NONE = 0,
-    TCP_MISC_KEEPALIVE, /* ESTABLISHED idle probing (RFC 1122 §4.2.3.6) */
-    TCP_MISC_TIMEWAIT,  /* TIME-WAIT expiry (2 MSL) */
-    TCP_MISC_FINWAIT2,  /* orphaned FIN-WAIT-2 timeout */
-};
 
 /* Pending socket events, delivered at the end of the stack call that raised them. */
 struct tcp_events {
@@ -217,25 +195,9 @@ struct brisk_sock {
     struct tcp_events ev;
 
     struct brisk_rtt rtt;
-    /* Undo (undo.c): the window before the current episode's reduction, and its retransmissions. */
-    struct {
-        uint8_t frto;   /* F-RTO: the first ACK after a timeout decides whether it was spurious */
-        uint8_t active; /* an episode's reduction may still be undone */
-        uint8_t eifel;  /* the episode retransmitted, and no ACK since has shown a repair (undo.c) */
-        uint32_t prior_cwnd, prior_ssthresh;
-        uint32_t retrans; /* retransmissions of the episode not yet reported duplicate by a D-SACK */
-    } undo;
+    struct tcp_undo undo; /* undo (recovery.h) */
 
-    /* SACK scoreboard (sack.c, RFC 6675 §3): one record per segment (at most one MSS) in [snd.una, snd.max),
-     * in sequence order, in a ring that grows by doubling. Byte totals kept as records change state. */
-    struct {
-        struct tcp_sb_rec *r;
-        uint32_t cap, head, len; /* cap a power of two; records r[(head + i) & (cap - 1)], i < len */
-        uint32_t sacked;         /* bytes SACKed */
-        uint32_t lost;           /* bytes marked lost (retransmitted or not) */
-        uint32_t retrans;        /* bytes lost and retransmitted, not yet acknowledged */
-        uint8_t failed;          /* the ring could not grow: this connection recovers without it (NewReno) */
-    } sb;
+    struct tcp_sb sb; /* the SACK scoreboard (sack.h) */
 
     struct {
         uint8_t keepalive; /* read per segment (tcp_keepalive_reset); the rest only by the keepalive timer */
@@ -254,56 +216,17 @@ struct brisk_sock {
         uint32_t peer_mss;      /* MSS the peer announced */
     } opt;
 
-    /* RACK (rack.c, RFC 8985 §6): the most recently sent segment known delivered. */
-    struct {
-        uint64_t xmit_ts;  /* its transmission time */
-        uint32_t end_seq;  /* its end */
-        uint32_t reo_mult; /* reordering window in units of min_rtt / 4 (grows with D-SACKs) */
-        uint8_t reord;     /* reordering seen (D-SACK; Linux: a hole filled without retransmission) */
-        uint8_t advanced;  /* Linux timers: a delivery moved RACK since its last detection pass */
-        uint32_t recoveries_since_dsack;
-        uint64_t rtt; /* the RTT it measured */
-    } rack;
+    struct tcp_rack rack; /* RACK (rack.h) */
 
-    /* The deadlines and the two timers an ACK checks (their expiry and armed words, in line 17) first; the
-     * other three timers begin the cold lines 18-22. */
-    struct {
-        uint64_t rtx_deadline;    /* when the retransmit timer should fire; the wheel entry may be earlier
-                                     (lazy: it is only moved when the deadline moves earlier) */
-        uint64_t delack_deadline; /* when the owed ACK must go; the wheel entry may be earlier (lazy) */
-        uint64_t last_rx;         /* time of the last segment received (keepalive idle) */
-        uint64_t last_tx;         /* time of the last data sent (idle restart) */
-        uint32_t retries;         /* consecutive timeouts (RTO backoffs, persist probes, SYN resends) */
-        uint32_t probes;          /* keepalive probes sent without answer */
-        uint32_t tlp_end;    /* TLP.end_seq: snd.max when the outstanding probe was sent (RFC 8985 §7.3) */
-        uint8_t rtx_kind;    /* enum tcp_rtx_kind */
-        uint8_t tlp_on;      /* a probe is outstanding: no other until its episode ends */
-        uint8_t tlp_retrans; /* the probe retransmitted old data (else it sent new data) */
-        uint8_t misc_kind;   /* enum tcp_misc_kind */
-        struct brisk_timer rtx;    /* retransmit / persist, multiplexed by kind */
-        struct brisk_timer delack; /* the delayed ACK */
-        struct brisk_timer cork;   /* TCP_CORK's 200 ms ceiling on a held partial segment */
-        struct brisk_timer pace;   /* the next departure time, while pacing holds data */
-        struct brisk_timer misc;   /* keepalive / TIME-WAIT / FIN-WAIT-2 */
-    } timer;
+    struct tcp_timers timer; /* the deadlines and timers (tcp/timer.h) */
 
     /* --- lines 18-22: cold (the timer's tail above, then) --- */
     struct {
         uint64_t at; /* when the SYN (or SYN-ACK) was first sent: the handshake's RTT sample; BRISK_TIME_NONE
                         when there is none to take (not sent yet, retransmitted, taken, or a SYN cookie) */
     } rtt_probe;
-    /* PRR (prr.c, RFC 6937): during recovery, how much was delivered and sent. */
-    struct {
-        uint32_t recover_fs; /* flight when recovery began */
-        uint32_t delivered;  /* bytes newly acked or SACKed since */
-        uint32_t out;        /* bytes sent since */
-    } prr;
-    /* Recovery without SACK the Linux way (recovery.c, tcp_nosack_prr): the segment at snd.una is marked
-     * lost, and was retransmitted since (Linux's lost_out and retrans_out for a connection without SACK). */
-    struct {
-        uint8_t lost;
-        uint8_t retrans;
-    } reno;
+    struct tcp_prr prr;   /* PRR (recovery.h) */
+    struct tcp_reno reno; /* recovery without SACK (recovery.h) */
     /* Why the transmit function stopped (hold.h): the reason is checked per segment (line 23), the history
      * is not. */
     struct tcp_hold hold;
@@ -324,21 +247,7 @@ struct brisk_sock {
         uint64_t reordering;
     } stat;
 
-    /* Send times of new-data segments still in flight, oldest first: every ACK that covers one gives an RTT
-     * sample in ns (timestamps tick in ms, too coarse for 100 µs paths, so they serve PAWS and Karn-safe
-     * backoff resets only). When the ring is full, new segments go untimed until it drains. A send time is
-     * kept as a 48-bit offset from `base` (tcp_txt_push / tcp_txt_at), as three adjacent 16-bit words (split
-     * low / high arrays put one time in two cache lines): exact, since records that would span more than
-     * 2^48 ns (78 hours, beyond any RTT sample rtt.h accepts) are not kept. An ACK reads one end[] and one
-     * at[] record; the scalars after the arrays are hot (line 29). */
-    struct {
-        uint32_t end[TCP_TX_TIMES];   /* sequence number after the segment */
-        uint16_t at[TCP_TX_TIMES][3]; /* when it was sent: the offset from base, low 16-bit word first */
-        uint32_t rtx_high;            /* retransmissions happened below this: samples there are ambiguous */
-        uint8_t head, len;
-        uint8_t rtx_valid;
-        uint64_t base; /* send times are base + at, ns */
-    } txt;
+    struct tcp_txt txt; /* send times for RTT samples (txt.h) */
 
     /* --- line 30: cold --- */
     /* Socket options no segment reads (the rest of `so`; a child copies both from its listener). */
@@ -373,14 +282,7 @@ struct brisk_sock {
     struct tcp_pieces pieces; /* the unsent bytes as Linux's skbs (piece.c) */
     uint32_t mss_full;        /* the MSS the options allow; snd.mss may be less (tcp_half_window_mss) */
     /* --- line 37: cold --- */
-    /* Loss recovery's state that only SACKed data or an undoable episode reads (rack.c, undo.c). */
-    struct {
-        uint32_t fack;        /* RACK.fack (RFC 8985 §6.2 step 3): the highest end SACKed, while sb.sacked */
-        uint32_t dsack_round; /* RACK.dsack_round: snd.nxt when a D-SACK last widened the window */
-        uint32_t rtx_tsval;   /* TSval of the episode's first retransmission (Eifel, undo.c) */
-        uint8_t dsack_round_on; /* dsack_round is set (brisk's rules) */
-        uint8_t rtx_sent;       /* the undoable episode has retransmitted: rtx_tsval is valid */
-    } recov;
+    struct tcp_recov recov; /* loss recovery's episode state (recovery.h) */
 };
 
 /* The layout described before the struct is a performance decision: these lock it, so that a field added in
@@ -640,187 +542,6 @@ uint32_t tcp_mss_now(brisk_sock *c);
 /* TSval for `now` on this connection (1 ms clock, RFC 7323 §5.4). */
 uint32_t tcp_ts_now(const brisk_sock *c, uint64_t now);
 
-/* timer.c */
-void tcp_timers_init(brisk_sock *c);
-void tcp_timers_stop(brisk_sock *c);
-/* The only ways TCP touches the wheel: each call is one counted wheel operation (cancel only if armed). */
-void tcp_timer_arm(brisk_sock *c, struct brisk_timer *t, uint64_t at);
-void tcp_timer_cancel(brisk_sock *c, struct brisk_timer *t);
-/* Sets the retransmit deadline for what is outstanding — a tail loss probe when one is allowed and due before
- * the RTO, else the RTO from now — or clears it when nothing is outstanding. */
-void tcp_rearm_rto(brisk_sock *c, uint64_t now);
-/* After a send by tcp_write_xmit (`prior_max`: snd.max before it): the RTO is not restarted by a send (RFC
- * 6298 §5.1) but a probe deadline is (RFC 8985 §7.2), and with `eager` the compat discipline re-arms
- * always; with Linux's timers, Linux's rules (tcp_event_new_data_sent, tcp_schedule_loss_probe,
- * tcp_xmit_retransmit_queue: timer.c). */
-void tcp_rearm_sent_linux(brisk_sock *c, uint64_t now, uint32_t prior_max);
-static inline void tcp_rearm_sent(brisk_sock *c, uint64_t now, uint32_t prior_max, int eager)
-{
-    if (c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
-        tcp_rearm_sent_linux(c, now, prior_max);
-    else if (c->timer.rtx_kind != TCP_RTX_RTO || (eager && c->st->s.tcp_timer_eager))
-        tcp_rearm_rto(c, now);
-}
-/* Linux's timers: Linux's tcp_rearm_rto — the RTO from now or, re-armed over a probe or reordering deadline
- * (`from_head`), from the oldest outstanding segment's last transmission (tcp_rto_delta_us); cleared when
- * nothing is outstanding. */
-void tcp_rearm_rto_linux(brisk_sock *c, uint64_t now, int from_head);
-void tcp_arm_persist(brisk_sock *c, uint64_t now);
-/* An ACK left the peer's window closed after a probe: the next probe is a full backed-off interval from now
- * (Linux's tcp_ack_probe re-arms its probe timer on every such ACK). */
-void tcp_persist_ack(brisk_sock *c, uint64_t now);
-/* SYN-SENT took an unacceptable ACK: unless the SYN was retransmitted already, the retransmission timer fires
- * TCP_TIMEOUT_MIN from now (an expiry like any other: it counts and backs off). */
-void tcp_syn_rtx_soon(brisk_sock *c, uint64_t now);
-void tcp_clear_rtx(brisk_sock *c);
-/* The owed ACK's deadline, lazily like the retransmit deadline: an ACK that rides on data clears `pending`
- * and leaves the wheel alone; an entry that fires with nothing owed does nothing, one that fires before the
- * deadline moves there. In a request / response exchange the delayed-ACK timer is then armed about once per
- * ato instead of armed and cancelled once per transaction. Inline: every delayed ACK comes here, and of two
- * callers (input.c) LTO inlined neither. */
-static inline void tcp_schedule_ack(brisk_sock *c, uint64_t now)
-{
-    if (c->ack.pending)
-        return; /* already owed: the deadline counts from the first unacknowledged segment */
-    c->ack.pending = 1;
-    const struct brisk_settings *s = &c->st->s;
-    uint64_t ato = c->ack.ato;
-    if (ato < s->tcp_delack_min_ns)
-        ato = s->tcp_delack_min_ns;
-    if (ato > s->tcp_delack_max_ns)
-        ato = s->tcp_delack_max_ns;
-    c->timer.delack_deadline = now + ato;
-    if (s->tcp_timer_eager || !brisk_timer_armed(&c->timer.delack) ||
-        c->timer.delack.expires > c->timer.delack_deadline)
-        tcp_timer_arm(c, &c->timer.delack, c->timer.delack_deadline);
-}
-
-void tcp_ack_sent(brisk_sock *c);
-void tcp_arm_misc(brisk_sock *c, int kind, uint64_t at);
-/* The RACK reordering deadline, on the retransmit timer (kind REO). */
-void tcp_arm_reo(brisk_sock *c, uint64_t at);
-void tcp_keepalive_reset(brisk_sock *c, uint64_t now);
-/* Data is about to be sent (the application queued some, or a window update frees waiting data): after an
- * idle period longer than the RTO with nothing outstanding, the congestion window restarts as
- * tcp_slow_start_after_idle says. RFC 5681's rule (brisk's) inline, as every write asks; Linux's halvings
- * in timer.c. */
-void tcp_idle_restart_linux(brisk_sock *c, uint64_t now);
-static inline void tcp_idle_restart(brisk_sock *c, uint64_t now)
-{
-    const struct brisk_settings *s = &c->st->s;
-    if (s->tcp_slow_start_after_idle == BRISK_IDLE_KEEP || c->snd.una != c->snd.max || !c->timer.last_tx)
-        return;
-    if (s->tcp_slow_start_after_idle != BRISK_IDLE_RFC5681) {
-        tcp_idle_restart_linux(c, now);
-        return;
-    }
-    if (now > c->timer.last_tx && now - c->timer.last_tx > brisk_rtt_rto(&c->rtt))
-        c->cc_ops->on_idle_restart(&c->cc, s->tcp_initial_cwnd);
-}
-
-/* tlp.c — tail loss probe (RFC 8985 §7) */
-/* The probe timeout if a probe may be armed now, else 0. */
-uint64_t tcp_tlp_timeout(const brisk_sock *c);
-/* Linux's timers: the delay tcp_schedule_loss_probe would arm, given how far off the RTO is (`rto_delta`,
- * ns; 0 = not known), or 0 if it would arm none. */
-uint64_t tcp_tlp_timeout_linux(const brisk_sock *c, uint64_t rto_delta);
-/* The PTO expired: send the probe (new data if the window allows, else the last segment again). */
-void tcp_tlp_fire(brisk_sock *c, uint64_t now);
-/* An ACK arrived while a probe is outstanding: end the episode, reducing cwnd if the probe repaired a loss.
- * `dup`: the ACK is a pure duplicate (it advances nothing, carries nothing, SACKs nothing new, leaves the
- * window): with Linux's timers that too ends the episode (both copies arrived). */
-void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior_cwnd, int dup, uint64_t now);
-
-/* sack.c — SACK scoreboard */
-/* A data segment [seq, end) went out at now (new: appended, one record per MSS; else a retransmission). */
-void tcp_sb_sent(brisk_sock *c, uint32_t seq, uint32_t end, uint64_t now);
-/* What one ACK told the scoreboard besides the bytes it delivered. */
-struct tcp_sb_news {
-    int dsack;               /* segments (whole or partial MSS) a D-SACK block reported received twice (RFC
-                                2883), 0 without one */
-    uint32_t delivered_orig; /* newly acked or SACKed bytes never retransmitted (F-RTO's evidence) */
-    uint64_t first_sackt;    /* send time of the first never-retransmitted record its blocks SACKed, in the
-                                order the blocks are applied (0: none) */
-    uint64_t last_sackt;     /* ... and of the last one */
-};
-/* Applies an ACK's cumulative point and SACK blocks; feeds RACK. Returns bytes newly acked or SACKed. */
-uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now, struct tcp_sb_news *news);
-/* RFC 6675 pipe: bytes in flight not SACKed and not lost, plus lost bytes retransmitted (tcp_pipe, inline
- * at the end of this file, answers the common case without a call). */
-uint32_t tcp_pipe_full(const brisk_sock *c);
-/* The first record marked lost and not yet retransmitted, or NULL. */
-const struct tcp_sb_rec *tcp_sb_next_lost(const brisk_sock *c);
-/* After an RTO: every record not SACKed is lost. */
-void tcp_sb_mark_all_lost(brisk_sock *c);
-void tcp_sb_mark_lost(brisk_sock *c, struct tcp_sb_rec *r);
-struct tcp_sb_rec *tcp_sb_at(const brisk_sock *c, uint32_t i);
-void tcp_sb_free(brisk_sock *c);
-
-/* rack.c — RACK loss detection */
-/* A segment was delivered (acked or SACKed): remember the most recently sent such (with Linux's timers,
- * RACK.rtt is the last delivered segment's, whenever it was sent: tcp_sb_ack delivers in Linux's order). */
-void tcp_rack_delivered(brisk_sock *c, const struct tcp_sb_rec *r, uint64_t now);
-/* Marks lost every segment sent a reordering window before the latest delivered one. Returns how many were
- * newly marked; *wait (0 = none) is the time until the next one could be — with Linux's timers
- * (tcp_loss_timers=linux) the time until the last of them could be, plus 2 ms, in whole milliseconds. */
-uint32_t tcp_rack_detect(brisk_sock *c, uint64_t now, uint64_t *wait);
-void tcp_rack_dsack(brisk_sock *c);
-void tcp_rack_recovery_done(brisk_sock *c);
-
-/* undo.c — F-RTO and D-SACK undo */
-/* A new episode whose reduction may be undone back to prior_cwnd and the current ssthresh. */
-void tcp_undo_begin(brisk_sock *c, uint32_t prior_cwnd);
-/* A retransmission went out at now (output.c). */
-void tcp_undo_retransmitted(brisk_sock *c, uint64_t now);
-/* An ACK's D-SACK block reported `segs` segments received twice. */
-void tcp_undo_dsack(brisk_sock *c, uint32_t segs, uint64_t now);
-/* An ACK that advanced snd.una in fast recovery while undo.eifel (the episode retransmitted, brisk's rules):
- * Eifel's test. Returns 1 if it undid the episode. */
-int tcp_undo_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now);
-void tcp_frto_start(brisk_sock *c);
-/* The first ACK after an F-RTO timeout: returns 1 if the timeout was spurious (and undone). */
-int tcp_frto_ack(brisk_sock *c, int advanced, uint32_t delivered_orig, uint64_t now);
-
-/* prr.c — proportional rate reduction */
-void tcp_prr_start(brisk_sock *c, uint32_t flight, uint32_t prior_cwnd);
-/* An ACK in recovery delivered `delivered` bytes: set cwnd to what may be sent now. */
-void tcp_prr_ack(brisk_sock *c, uint32_t delivered);
-/* The same, saying whether the ACK advanced snd.una and whether it marked segments newly lost (Linux's
- * slow-start bound reads both). */
-void tcp_prr_ack_ex(brisk_sock *c, uint32_t delivered, int una_advanced, int newly_lost);
-/* Linux's tcp_cwnd_reduction in packets: `in_flight` packets in the network, `delivered` packets newly
- * acknowledged or SACKed by this ACK (prr.delivered counts packets, prr.recover_fs is the window at entry,
- * prr.out bytes sent). The SACK path (tcp_loss_timers=linux) and recovery without SACK (tcp_nosack_prr)
- * both size the window with it. */
-void tcp_prr_linux(brisk_sock *c, uint32_t in_flight, uint32_t delivered, int advanced, int newly_lost);
-
-/* recovery.c — SACK-based loss recovery driven by RACK */
-/* After an ACK or the RACK timer: detect losses, enter recovery if needed, and arm the reordering deadline.
- */
-void tcp_recovery_check(brisk_sock *c, uint32_t prior_cwnd, uint64_t now);
-/* The RACK reordering deadline expired with Linux's timers (tcp_loss_timers=linux): Linux's
- * tcp_rack_reo_timeout. */
-void tcp_recovery_reo_timeout(brisk_sock *c, uint64_t now);
-/* Retransmits lost segments while the window allows; returns the hold reason that stopped it, or NONE. */
-int tcp_retransmit_lost(brisk_sock *c, uint64_t now);
-/* The first lost segment again, whatever the window (the RTO's retransmission, RFC 6298 §5.4). */
-void tcp_retransmit_first_lost(brisk_sock *c, uint64_t now);
-/* Without SACK: the segment at snd.una again, at most one MSS of bytes already sent (RFC 6582 §3.2). */
-void tcp_retransmit_head(brisk_sock *c, uint64_t now);
-/* Without SACK: pipe, the bytes in flight less what duplicate ACKs say has left the network — RFC 3042's
- * limited transmit before recovery, or Linux's accounting with tcp_nosack_prr (docs/recovery.md). */
-uint32_t tcp_reno_pipe(const brisk_sock *c);
-/* Without SACK and with tcp_nosack_prr: an ACK that advanced snd.una by `acked` bytes (already applied) or
- * a duplicate ACK, processed as Linux 6.x does (tcp_fastretrans_alert for a Reno connection, PRR, then the
- * retransmission of the head when it is marked lost); prior_cwnd is cwnd before the ACK. */
-void tcp_reno_ack(brisk_sock *c, uint32_t acked, int dupack, uint32_t prior_cwnd, uint64_t now);
-
-/* txt.c — send times of segments in flight, for RTT samples (struct brisk_sock.txt) */
-/* Largest offset of a send time from txt.base. */
-#define TCP_TXT_SPAN ((UINT64_C(1) << 48) - 1)
-/* Re-expresses the ring relative to its earliest time or `now`, dropping records that cannot be. */
-void tcp_txt_rebase(brisk_sock *c, uint64_t now);
-
 /* icmp_err.c — ICMP errors about segments we sent (RFC 1122 §4.2.3.9, RFC 5927) */
 /* How tcp_syn_icmp_errors treats errors for an opening connection. */
 #define TCP_SYN_ICMP_RFC1122 0 /* hard errors end it; soft ones are kept for the timeout */
@@ -852,50 +573,9 @@ void tcp_check_tuple(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t r
 #define TCP_CHECK_TUPLE(st, la, lp, ra, rp) ((void)0)
 #endif
 
-/* The send time of txt record i. */
-static inline uint64_t tcp_txt_at(const brisk_sock *c, unsigned i)
-{
-    const uint16_t *a = c->txt.at[i];
-    return c->txt.base + ((uint64_t)a[2] << 32 | (uint64_t)a[1] << 16 | a[0]);
-}
-
-/* Stores record i's offset from txt.base (below 2^48). */
-static inline void tcp_txt_set_at(brisk_sock *c, unsigned i, uint64_t off)
-{
-    c->txt.at[i][0] = (uint16_t)off;
-    c->txt.at[i][1] = (uint16_t)(off >> 16);
-    c->txt.at[i][2] = (uint16_t)(off >> 32);
-}
-
-/* Records that new data ending at `end` was sent at `now`; the caller has checked that the ring has room. */
-static inline void tcp_txt_push(brisk_sock *c, uint32_t end, uint64_t now)
-{
-    if (c->txt.len == 0)
-        c->txt.base = now;
-    else if (now < c->txt.base || now - c->txt.base > TCP_TXT_SPAN)
-        tcp_txt_rebase(c, now); /* rare: see txt.c */
-    unsigned i = (c->txt.head + c->txt.len++) % TCP_TX_TIMES;
-    c->txt.end[i] = end;
-    tcp_txt_set_at(c, i, now - c->txt.base);
-}
-
-static inline int tcp_sb_active(const struct brisk_sock *c)
-{
-    return c->opt.sack && !c->sb.failed;
-}
-
 static inline uint32_t tcp_flight(const brisk_sock *c)
 {
     return c->snd.nxt - c->snd.una;
-}
-
-/* The transmit loop asks before every segment: with nothing SACKed or marked lost, pipe is the flight plus
- * what was retransmitted (tcp_pipe_full's formula with sacked = lost = 0). */
-static inline uint32_t tcp_pipe(const struct brisk_sock *c)
-{
-    if (tcp_sb_active(c) && (c->sb.sacked | c->sb.lost) == 0)
-        return tcp_flight(c) + c->sb.retrans;
-    return tcp_pipe_full(c);
 }
 
 /* The send buffer's first byte is sequence number snd.una (data is only queued once the SYN is acknowledged),
@@ -914,7 +594,15 @@ static inline uint32_t tcp_notsent(const brisk_sock *c)
 
 /* The mechanism headers' inline parts, which need struct brisk_sock (pacing.h explains the two parts). */
 #define BRISK_TCP_SOCK_COMPLETE
+/* In this order: the timers' and the scoreboard's interfaces come before the fast paths that use them. */
+#include "tcp/timer.h"
+
+#include "tcp/sack.h"
+
+#include "tcp/txt.h"
+
 #include "tcp/pacing.h"
+
 #include "tcp/tsq.h"
 
 #endif
