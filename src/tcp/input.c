@@ -113,7 +113,7 @@ static void listen_input(brisk_sock *l, const struct brisk_ipv4_repr *ip, const 
     c->rcv.irs = seg->seq;
     c->rcv.nxt = seg->seq + 1;
     negotiate(c, seg, now);
-    tcp_rwin_open(c, 1, 0); /* the SYN-ACK's window and scale (rwin.c) */
+    tcp_rwin_open(c, 1, 0);   /* the SYN-ACK's window and scale (rwin.c) */
     c->snd.wnd = seg->window; /* never scaled in a SYN */
     c->listener = l;
     l->lq.syn_count++;
@@ -299,7 +299,7 @@ static void ts_recent_update(brisk_sock *c, const struct brisk_tcp_repr *seg, ui
  * what limited the flight (RFC 7661 spirit; Linux's tcp_is_cwnd_limited): not when the application or the
  * peer's window held the sender back. */
 __attribute__((always_inline)) static inline void grow_cwnd(brisk_sock *c, uint32_t acked, uint32_t flight,
-                                                          uint64_t rtt, uint64_t now)
+                                                            uint64_t rtt, uint64_t now)
 {
     int cwnd_limited =
         flight + c->snd.mss > c->cc.cwnd || (c->cc.cwnd < c->cc.ssthresh && c->cc.cwnd < 2 * flight);
@@ -307,9 +307,29 @@ __attribute__((always_inline)) static inline void grow_cwnd(brisk_sock *c, uint3
     c->cc_ops->on_ack(&c->cc, acked, flight, rtt, app_limited, now);
 }
 
-/* The ACK field: RFC 9293 §3.10.7.4 "fifth". Returns 1 to go on with the segment, 0 if the connection is
- * gone, -1 if the segment must be dropped (its ACK is outside SND.UNA - MAX.SND.WND .. SND.NXT). */
-static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
+/*
+ * The ACK field: RFC 9293 §3.10.7.4 "fifth", in its steps — acceptability (ack_acceptable: RFC 5961's
+ * bounds, old ACKs, TS.Recent), the cumulative advance (ack_advance: the send buffer, SND.UNA, the RTT
+ * sample), the congestion response (ack_congestion for an ACK that advanced, ack_dupack for a duplicate; the
+ * scoreboard, RACK and PRR after both), and the window update (ack_window). ack_input runs them in that
+ * order; struct ack_ctx carries what one step learned to the next.
+ */
+struct ack_ctx {
+    uint32_t ack, win;   /* SEG.ACK, and SEG.WND scaled */
+    uint32_t flight;     /* in flight before the ACK */
+    uint32_t prior_cwnd; /* cwnd before the ACK */
+    uint32_t delivered;  /* bytes newly acked or SACKed (tcp_sb_ack) */
+    int old, advanced;   /* SEG.ACK < SND.UNA; SEG.ACK > SND.UNA */
+    uint64_t sack_rtt;   /* Linux's estimator: the SACKed originals' samples (0: none) */
+    uint64_t sack_ca_rtt;
+    uint64_t rtt;            /* the cumulative part's sample (0: none) */
+    struct tcp_sb_news news; /* what the scoreboard learned */
+};
+
+/* Acceptability: 1 to process the ACK field, 0 to skip it (an old ACK without SACK blocks: RFC 9293 "it can
+ * be ignored"; the text is processed as usual), -1 to drop the segment (its ACK is outside SND.UNA -
+ * MAX.SND.WND .. SND.MAX, after the challenge ACK RFC 5961 §5.2 asks for). */
+static int ack_acceptable(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
 {
     brisk_stack *st = c->st;
     uint32_t ack = seg->ack;
@@ -322,172 +342,154 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
             tcp_send_challenge_ack(c, now);
         return -1; /* the whole segment goes, data and FIN included; TS.Recent is not touched */
     }
-    uint32_t win = (uint32_t)seg->window << c->snd.wscale;
     if (brisk_seq_lt(ack, c->snd.una - c->snd.max_wnd)) { /* too old: RFC 5961 §5.2, drop and ACK */
         tcp_send_challenge_ack(c, now);
         return -1;
     }
-    /* An ACK below SND.UNA is old news (RFC 9293: "it can be ignored"): it neither records TS.Recent, nor
-     * updates the window (only SND.UNA =< SEG.ACK =< SND.NXT may), nor counts as a duplicate ACK; without
-     * SACK blocks nothing else in it concerns the sender (Linux: tcp_ack's old_ack path, which only runs
-     * the SACK blocks). Its text, if any, is processed as usual. */
+    /* An ACK below SND.UNA is old news: it neither records TS.Recent, nor updates the window (only SND.UNA =<
+     * SEG.ACK =< SND.NXT may), nor counts as a duplicate ACK; without SACK blocks nothing else in it concerns
+     * the sender (Linux: tcp_ack's old_ack path, which only runs the SACK blocks). */
     int old = brisk_seq_lt(ack, c->snd.una);
     if (old && seg->opts.nsack == 0)
-        return 1;
+        return 0;
     if (!old)
         ts_recent_update(c, seg, now);
+    return 1;
+}
 
-    uint32_t flight = tcp_flight(c), prior_cwnd = c->cc.cwnd;
-    int advanced = brisk_seq_gt(ack, c->snd.una);
-    struct tcp_sb_news news;
-    uint32_t delivered = tcp_sb_ack(c, seg, now, &news); /* the scoreboard and RACK */
-    int dsack = news.dsack;
-    uint32_t delivered_orig = news.delivered_orig;
-    /* Linux (tcp_clean_rtx_queue, tcp_ack_update_rtt) times the originals an ACK SACKs too: SRTT from the
-     * first, min_rtt from the last, when the cumulative part gives no sample (it acknowledged nothing, or
-     * only retransmitted data) — on every ACK, duplicates included. */
-    uint64_t sack_rtt = 0, sack_ca_rtt = 0;
-    if (news.first_sackt && c->rtt.linux_est) {
-        sack_rtt = now > news.first_sackt ? now - news.first_sackt : 1;
-        sack_ca_rtt = now > news.last_sackt ? now - news.last_sackt : 1;
-    }
-    if (dsack) {
-        tcp_rack_dsack(c);
-        tcp_undo_dsack(c, (uint32_t)dsack, now); /* every retransmission of an episode duplicated (RFC 3708) */
-    }
-    if (c->undo.frto)
-        tcp_frto_ack(c, advanced, delivered_orig, now); /* spurious: undone, and the ACK proceeds normally */
-    if (advanced) {
-        uint32_t acked = ack - c->snd.una;
-        uint32_t data = (uint32_t)c->snd.buf.len < acked ? (uint32_t)c->snd.buf.len : acked;
-        /* The FIN sits right after the data. It is acknowledged when the ACK passes it — even if an RTO
-         * rewound snd.nxt (and cleared fin_sent) since it was sent: ack <= snd.max proves it went out. */
-        int fin_acked = c->snd.fin_queued && brisk_seq_gt(ack, tcp_data_end(c));
-        if (fin_acked)
-            c->snd.fin_sent = 1;
-        brisk_sbuf_consume(&st->tcp->chunks, &c->snd.buf, data);
-        c->snd.una = ack;
-        if (brisk_seq_lt(c->snd.nxt, ack))
-            c->snd.nxt = ack;
-        c->stat.bytes_acked += data;
-        uint64_t oldest = 0;
-        uint64_t rtt = rtt_from_ack(c, ack, now, &oldest);
-        if (rtt && c->rtt.linux_est) {
-            /* Linux: one sample per ACK at full gain, SRTT from the oldest segment acknowledged, min_rtt
-             * from the newest (tcp_clean_rtx_queue's seq_rtt_us and ca_rtt_us; the newest SACKed one if the
-             * ACK SACKs too). */
-            brisk_rtt_sample_ack(&c->rtt, oldest, sack_ca_rtt ? sack_ca_rtt : rtt, now, 1, c->snd.una,
-                                 c->snd.max);
-        } else if (sack_rtt) {
-            brisk_rtt_sample_ack(&c->rtt, sack_rtt, sack_ca_rtt, now, 1, c->snd.una, c->snd.max);
-        } else if (rtt) {
-            /* Many samples per RTT: RFC 7323 Appendix G scales the gains down accordingly. */
-            uint32_t expected = brisk_rtt_expected_samples(flight, c->snd.mss);
-            brisk_rtt_sample_n(&c->rtt, rtt, now, expected); /* rtt.linux_est is 0 here */
-        } else if (c->opt.ts && seg->opts.ts_ok && seg->opts.ts_ecr && c->rtt.backoff) {
-            /* Only retransmitted data was acknowledged (Karn forbids a timed sample), but the path works
-             * again, so the backed-off RTO is stale: reset it. The echoed timestamp is a sample only when it
-             * is that of the latest data sent (RFC 7323 §4) and the 1 ms clock resolves it. An older echo
-             * says that an earlier copy arrived and its ACK was lost: the receiver echoes TS.Recent, which
-             * the later copies, whole duplicates, do not update (§5.3 rejects them at R2, before R3). Taken
-             * as a sample, it would be the time since that copy — minutes after a few backoffs — and
-             * would inflate SRTT, and with it the RTO and the pacing interval, for dozens of round trips. */
-            uint32_t ticks = tcp_ts_now(c, now) - seg->opts.ts_ecr;
-            uint32_t since_last = tcp_ts_now(c, now) - tcp_ts_now(c, c->timer.last_tx);
-            if (ticks >= 1 && ticks <= since_last) {
-                uint64_t v = (uint64_t)ticks * BRISK_NSEC_PER_MSEC;
-                brisk_rtt_sample_ack(&c->rtt, v, v, now, 1, c->snd.una, c->snd.max);
-            }
-            c->rtt.backoff = 0;
-        }
-        if (!tcp_sb_active(c) && st->s.tcp_nosack_prr) {
-            tcp_reno_ack(c, acked, 0, prior_cwnd, now); /* recovery.c: Linux's way without SACK */
-            /* Growth as Linux's tcp_cong_control: not in recovery; on the ACK that ends it, from ssthresh. */
-            if (!c->cc.in_recovery)
-                grow_cwnd(c, acked, flight, rtt, now);
-        } else if (c->cc.in_recovery && tcp_sb_active(c)) {
-            if (c->undo.eifel && tcp_undo_ack(c, seg, now)) {
-                /* The hole was filled by its late original: reordering, undone (Eifel, undo.c). Linux's
-                 * tcp_cong_control then grows the restored window by what the ACK delivered. */
-                if (st->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
-                    grow_cwnd(c, delivered, flight, rtt, now);
-            } else if (brisk_seq_geq(ack, c->cc.recover)) { /* RFC 6937 §3: the episode ends at ssthresh */
-                c->cc_ops->on_exit_recovery(&c->cc, tcp_flight(c), now);
-                c->cc.in_recovery = 0;
-                c->cc.cwnd = c->cc.ssthresh;
-                tcp_rack_recovery_done(c);
-                /* Linux (tcp_cong_control after tcp_end_cwnd_reduction) grows the window from ssthresh on
-                 * the ACK that ends the episode, as on any ACK in the open state (recovery/sack-prr.pkt: 8
-                 * packets, not 7, on 6.18), by what the ACK delivered (acked_sacked: not what was SACKed
-                 * before it). */
-                if (st->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
-                    grow_cwnd(c, delivered, flight, rtt, now);
-            }
-        } else if (c->cc.in_recovery) {
-            if (brisk_seq_geq(ack, c->cc.recover)) {
-                c->cc_ops->on_exit_recovery(&c->cc, tcp_flight(c), now);
-                c->cc.in_recovery = 0;
-            } else {
-                c->cc_ops->on_recovery_ack(&c->cc, acked, 0, tcp_flight(c), now);
-                tcp_retransmit_head(c, now); /* partial ACK: the next hole */
-            }
-        } else {
-            grow_cwnd(c, acked, flight, rtt, now);
-        }
-        /* After the window grew for this ACK (a reduction must not be grown back at once), before the
-         * deadline is re-armed (the episode may end here and allow a new probe). */
-        tcp_tlp_ack(c, seg, prior_cwnd, 0, now);
-        c->dupacks = 0;
-        c->timer.retries = 0;
-        tcp_rearm_rto(c, now); /* RFC 6298 §5.3: restart for the remaining data, or stop */
-        if (fin_acked && !our_fin_acked(c, now))
-            return 0;
-    } else if (ack == c->snd.una && seg->payload_len == 0 && win == c->snd.wnd && flight > 0 &&
-               !(seg->flags & (BRISK_TCP_SYN | BRISK_TCP_FIN))) {
-        /* A duplicate ACK (RFC 5681 §2). */
-        c->dupacks++;
-        if (!tcp_sb_active(c) && st->s.tcp_nosack_prr) {
-            tcp_reno_ack(c, 0, 1, prior_cwnd, now); /* recovery.c: Linux's way without SACK */
-        } else if (c->cc.in_recovery) {
-            if (!tcp_sb_active(c)) /* with a scoreboard, PRR sizes the window (below) */
-                c->cc_ops->on_recovery_ack(&c->cc, 0, 1, flight, now);
-        } else if (tcp_sb_active(c)) {
-            /* RFC 6675 §5 (DupThresh): three duplicates with nothing SACKed (a peer that negotiated SACK but
-             * does not send blocks) still mean the first segment is lost. */
-            if (c->dupacks == 3 && c->sb.len && c->sb.sacked == 0 && brisk_seq_geq(c->snd.una, c->cc.recover))
-                tcp_sb_mark_lost(c, tcp_sb_at(c, 0));
-        } else if (c->dupacks == 3 && brisk_seq_geq(c->snd.una, c->cc.recover) && !tcp_sb_active(c)) {
-            c->cc_ops->on_enter_recovery(&c->cc, flight, c->snd.max, now);
-            c->cc.in_recovery = 1;
-            st->c.TCPFastRetrans++;
-            c->stat.fast_retransmits++;
-            tcp_retransmit_head(c, now);
-            tcp_rearm_rto(c, now);
-        }
-    }
-    if (!advanced && sack_rtt) /* Linux: a duplicate ACK's SACKs are a sample too (tcp_ack_update_rtt) */
+/* The cumulative advance: the acknowledged bytes leave the send buffer, SND.UNA moves, and the ACK's RTT
+ * sample is taken (x->rtt). Returns whether it acknowledged our FIN. */
+__attribute__((always_inline)) static inline int ack_advance(brisk_sock *c, const struct brisk_tcp_repr *seg,
+                                                             struct ack_ctx *x, uint64_t now)
+{
+    brisk_stack *st = c->st;
+    uint32_t ack = x->ack, flight = x->flight;
+    uint64_t sack_rtt = x->sack_rtt, sack_ca_rtt = x->sack_ca_rtt;
+    uint32_t acked = ack - c->snd.una;
+    uint32_t data = (uint32_t)c->snd.buf.len < acked ? (uint32_t)c->snd.buf.len : acked;
+    /* The FIN sits right after the data. It is acknowledged when the ACK passes it — even if an RTO rewound
+     * snd.nxt (and cleared fin_sent) since it was sent: ack <= snd.max proves it went out. */
+    int fin_acked = c->snd.fin_queued && brisk_seq_gt(ack, tcp_data_end(c));
+    if (fin_acked)
+        c->snd.fin_sent = 1;
+    brisk_sbuf_consume(&st->tcp->chunks, &c->snd.buf, data);
+    c->snd.una = ack;
+    if (brisk_seq_lt(c->snd.nxt, ack))
+        c->snd.nxt = ack;
+    c->stat.bytes_acked += data;
+    uint64_t oldest = 0;
+    uint64_t rtt = rtt_from_ack(c, ack, now, &oldest);
+    x->rtt = rtt;
+    if (rtt && c->rtt.linux_est) {
+        /* Linux: one sample per ACK at full gain, SRTT from the oldest segment acknowledged, min_rtt
+         * from the newest (tcp_clean_rtx_queue's seq_rtt_us and ca_rtt_us; the newest SACKed one if the
+         * ACK SACKs too). */
+        brisk_rtt_sample_ack(&c->rtt, oldest, sack_ca_rtt ? sack_ca_rtt : rtt, now, 1, c->snd.una,
+                             c->snd.max);
+    } else if (sack_rtt) {
         brisk_rtt_sample_ack(&c->rtt, sack_rtt, sack_ca_rtt, now, 1, c->snd.una, c->snd.max);
-    if (!advanced) { /* a D-SACK for the probe ends its episode too, and (Linux) a pure duplicate ACK */
-        int dup = seg->payload_len == 0 && win == c->snd.wnd && delivered == 0 &&
-                  !(seg->flags & (BRISK_TCP_SYN | BRISK_TCP_FIN));
-        tcp_tlp_ack(c, seg, prior_cwnd, dup, now);
+    } else if (rtt) {
+        /* Many samples per RTT: RFC 7323 Appendix G scales the gains down accordingly. */
+        uint32_t expected = brisk_rtt_expected_samples(flight, c->snd.mss);
+        brisk_rtt_sample_n(&c->rtt, rtt, now, expected); /* rtt.linux_est is 0 here */
+    } else if (c->opt.ts && seg->opts.ts_ok && seg->opts.ts_ecr && c->rtt.backoff) {
+        /* Only retransmitted data was acknowledged (Karn forbids a timed sample), but the path works
+         * again, so the backed-off RTO is stale: reset it. The echoed timestamp is a sample only when it
+         * is that of the latest data sent (RFC 7323 §4) and the 1 ms clock resolves it. An older echo
+         * says that an earlier copy arrived and its ACK was lost: the receiver echoes TS.Recent, which
+         * the later copies, whole duplicates, do not update (§5.3 rejects them at R2, before R3). Taken
+         * as a sample, it would be the time since that copy — minutes after a few backoffs — and
+         * would inflate SRTT, and with it the RTO and the pacing interval, for dozens of round trips. */
+        uint32_t ticks = tcp_ts_now(c, now) - seg->opts.ts_ecr;
+        uint32_t since_last = tcp_ts_now(c, now) - tcp_ts_now(c, c->timer.last_tx);
+        if (ticks >= 1 && ticks <= since_last) {
+            uint64_t v = (uint64_t)ticks * BRISK_NSEC_PER_MSEC;
+            brisk_rtt_sample_ack(&c->rtt, v, v, now, 1, c->snd.una, c->snd.max);
+        }
+        c->rtt.backoff = 0;
     }
-    if (tcp_sb_active(c) && (delivered || c->cc.in_recovery || c->sb.lost)) {
-        uint32_t lost_before = c->sb.lost;
-        tcp_recovery_check(c, prior_cwnd, now);
-        if (c->cc.in_recovery)
-            tcp_prr_ack_ex(c, delivered, advanced, c->sb.lost > lost_before);
+    return fin_acked;
+}
+
+/* The congestion response to an ACK that advanced SND.UNA by `acked` bytes: growth outside recovery, the
+ * episode's partial and full ACKs in it (RFC 6582, RFC 6675 with PRR below, Eifel's undo, Linux's way
+ * without SACK). */
+__attribute__((always_inline)) static inline void ack_congestion(brisk_sock *c,
+                                                                 const struct brisk_tcp_repr *seg,
+                                                                 const struct ack_ctx *x, uint32_t acked,
+                                                                 uint64_t now)
+{
+    brisk_stack *st = c->st;
+    uint32_t ack = x->ack, flight = x->flight, prior_cwnd = x->prior_cwnd, delivered = x->delivered;
+    uint64_t rtt = x->rtt;
+    if (!tcp_sb_active(c) && st->s.tcp_nosack_prr) {
+        tcp_reno_ack(c, acked, 0, prior_cwnd, now); /* recovery.c: Linux's way without SACK */
+        /* Growth as Linux's tcp_cong_control: not in recovery; on the ACK that ends it, from ssthresh. */
+        if (!c->cc.in_recovery)
+            grow_cwnd(c, acked, flight, rtt, now);
+    } else if (c->cc.in_recovery && tcp_sb_active(c)) {
+        if (c->undo.eifel && tcp_undo_ack(c, seg, now)) {
+            /* The hole was filled by its late original: reordering, undone (Eifel, undo.c). Linux's
+             * tcp_cong_control then grows the restored window by what the ACK delivered. */
+            if (st->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
+                grow_cwnd(c, delivered, flight, rtt, now);
+        } else if (brisk_seq_geq(ack, c->cc.recover)) { /* RFC 6937 §3: the episode ends at ssthresh */
+            c->cc_ops->on_exit_recovery(&c->cc, tcp_flight(c), now);
+            tcp_set_ca_state(c, TCP_CA_OPEN);
+            c->cc.cwnd = c->cc.ssthresh;
+            tcp_rack_recovery_done(c);
+            /* Linux (tcp_cong_control after tcp_end_cwnd_reduction) grows the window from ssthresh on
+             * the ACK that ends the episode, as on any ACK in the open state (recovery/sack-prr.pkt: 8
+             * packets, not 7, on 6.18), by what the ACK delivered (acked_sacked: not what was SACKed
+             * before it). */
+            if (st->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
+                grow_cwnd(c, delivered, flight, rtt, now);
+        }
+    } else if (c->cc.in_recovery) {
+        if (brisk_seq_geq(ack, c->cc.recover)) {
+            c->cc_ops->on_exit_recovery(&c->cc, tcp_flight(c), now);
+            tcp_set_ca_state(c, TCP_CA_OPEN);
+        } else {
+            c->cc_ops->on_recovery_ack(&c->cc, acked, 0, tcp_flight(c), now);
+            tcp_retransmit_head(c, now); /* partial ACK: the next hole */
+        }
+    } else {
+        grow_cwnd(c, acked, flight, rtt, now);
     }
-    /* Linux re-arms the retransmit deadline on an ACK that moves nothing but SACKs an original sent before the
-     * oldest outstanding segment was last sent (tcp_clean_rtx_queue's FLAG_SET_XMIT_TIMER: the path is
-     * delivering, so the RTO counts again from now). Measured on 6.18: recovery/last-ack-lost.pkt's RTO
-     * comes 275 ms after the last SACK, not 250 ms after the retransmission. */
-    if (!advanced && sack_rtt && st->s.tcp_loss_timers == BRISK_COMPAT_LINUX && c->sb.len &&
-        sack_rtt > now - tcp_sb_at(c, 0)->xmit)
+}
+
+/* A duplicate ACK (RFC 5681 §2): counted, and without SACK the third enters recovery (RFC 6582). */
+static void ack_dupack(brisk_sock *c, const struct ack_ctx *x, uint64_t now)
+{
+    brisk_stack *st = c->st;
+    uint32_t flight = x->flight, prior_cwnd = x->prior_cwnd;
+    c->dupacks++;
+    if (!tcp_sb_active(c) && st->s.tcp_nosack_prr) {
+        tcp_reno_ack(c, 0, 1, prior_cwnd, now); /* recovery.c: Linux's way without SACK */
+    } else if (c->cc.in_recovery) {
+        if (!tcp_sb_active(c)) /* with a scoreboard, PRR sizes the window (below) */
+            c->cc_ops->on_recovery_ack(&c->cc, 0, 1, flight, now);
+    } else if (tcp_sb_active(c)) {
+        /* RFC 6675 §5 (DupThresh): three duplicates with nothing SACKed (a peer that negotiated SACK but
+         * does not send blocks) still mean the first segment is lost. */
+        if (c->dupacks == 3 && c->sb.len && c->sb.sacked == 0 && brisk_seq_geq(c->snd.una, c->cc.recover))
+            tcp_sb_mark_lost(c, tcp_sb_at(c, 0));
+    } else if (c->dupacks == 3 && brisk_seq_geq(c->snd.una, c->cc.recover) && !tcp_sb_active(c)) {
+        c->cc_ops->on_enter_recovery(&c->cc, flight, c->snd.max, now);
+        tcp_set_ca_state(c, TCP_CA_RECOVERY);
+        st->c.TCPFastRetrans++;
+        c->stat.fast_retransmits++;
+        tcp_retransmit_head(c, now);
         tcp_rearm_rto(c, now);
-    if (c->timer.rtx_kind == TCP_RTX_PERSIST && !old)
-        c->timer.retries = 0; /* the peer answers: probing goes on as long as it does (RFC 1122 §4.2.2.17) */
-    /* Window update (RFC 9293 §3.10.7.4): only from a segment newer than the last one that set it. */
+    }
+}
+
+/* The window update (RFC 9293 §3.10.7.4): only from a segment newer than the last one that set it; and the
+ * probe timers an ACK with nothing in flight restarts. */
+static void ack_window(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct ack_ctx *x, uint64_t now)
+{
+    uint32_t ack = x->ack, win = x->win, flight = x->flight;
+    int old = x->old;
     if (!old &&
         (brisk_seq_lt(c->snd.wl1, seg->seq) || (c->snd.wl1 == seg->seq && brisk_seq_leq(c->snd.wl2, ack)))) {
         /* A changed window that lets waiting data go after an idle period restarts cwnd as a write would
@@ -509,10 +511,80 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
             tcp_idle_restart(c, now);
     }
     if (flight == 0) {
-        tcp_cork_ack(c); /* Linux's tcp_ack_probe: a held tail's probe timer restarts (output.c) */
+        tcp_cork_ack(c); /* Linux's tcp_ack_probe: a held tail's probe timer restarts (tail.c) */
         if (!old && c->snd.wnd == 0)
             tcp_persist_ack(c, now); /* and so does the zero-window probe timer */
     }
+}
+
+/* The ACK field, step by step (above). Returns 1 to go on with the segment, 0 if the connection is gone, -1
+ * if the segment must be dropped. */
+static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
+{
+    int acceptable = ack_acceptable(c, seg, now);
+    if (acceptable <= 0)
+        return acceptable < 0 ? -1 : 1;
+    brisk_stack *st = c->st;
+    struct ack_ctx x = {.ack = seg->ack,
+                        .win = (uint32_t)seg->window << c->snd.wscale,
+                        .flight = tcp_flight(c),
+                        .prior_cwnd = c->cc.cwnd,
+                        .old = brisk_seq_lt(seg->ack, c->snd.una),
+                        .advanced = brisk_seq_gt(seg->ack, c->snd.una)};
+    uint32_t ack = x.ack;
+    x.delivered = tcp_sb_ack(c, seg, now, &x.news); /* the scoreboard and RACK */
+    /* Linux (tcp_clean_rtx_queue, tcp_ack_update_rtt) times the originals an ACK SACKs too: SRTT from the
+     * first, min_rtt from the last, when the cumulative part gives no sample (it acknowledged nothing, or
+     * only retransmitted data) — on every ACK, duplicates included. */
+    if (x.news.first_sackt && c->rtt.linux_est) {
+        x.sack_rtt = now > x.news.first_sackt ? now - x.news.first_sackt : 1;
+        x.sack_ca_rtt = now > x.news.last_sackt ? now - x.news.last_sackt : 1;
+    }
+    if (x.news.dsack) {
+        tcp_rack_dsack(c);
+        tcp_undo_dsack(c, (uint32_t)x.news.dsack, now); /* every retransmission of an episode duplicated */
+    }
+    if (c->undo.frto) /* spurious: undone, and the ACK proceeds normally */
+        tcp_frto_ack(c, x.advanced, x.news.delivered_orig, now);
+    if (x.advanced) {
+        uint32_t acked = ack - c->snd.una;
+        int fin_acked = ack_advance(c, seg, &x, now);
+        ack_congestion(c, seg, &x, acked, now);
+        /* After the window grew for this ACK (a reduction must not be grown back at once), before the
+         * deadline is re-armed (the episode may end here and allow a new probe). */
+        tcp_tlp_ack(c, seg, x.prior_cwnd, 0, now);
+        c->dupacks = 0;
+        c->timer.retries = 0;
+        tcp_rearm_rto(c, now); /* RFC 6298 §5.3: restart for the remaining data, or stop */
+        if (fin_acked && !our_fin_acked(c, now))
+            return 0;
+    } else if (ack == c->snd.una && seg->payload_len == 0 && x.win == c->snd.wnd && x.flight > 0 &&
+               !(seg->flags & (BRISK_TCP_SYN | BRISK_TCP_FIN))) {
+        ack_dupack(c, &x, now);
+    }
+    if (!x.advanced && x.sack_rtt) /* Linux: a duplicate ACK's SACKs are a sample too (tcp_ack_update_rtt) */
+        brisk_rtt_sample_ack(&c->rtt, x.sack_rtt, x.sack_ca_rtt, now, 1, c->snd.una, c->snd.max);
+    if (!x.advanced) { /* a D-SACK for the probe ends its episode too, and (Linux) a pure duplicate ACK */
+        int dup = seg->payload_len == 0 && x.win == c->snd.wnd && x.delivered == 0 &&
+                  !(seg->flags & (BRISK_TCP_SYN | BRISK_TCP_FIN));
+        tcp_tlp_ack(c, seg, x.prior_cwnd, dup, now);
+    }
+    if (tcp_sb_active(c) && (x.delivered || c->cc.in_recovery || c->sb.lost)) {
+        uint32_t lost_before = c->sb.lost;
+        tcp_recovery_check(c, x.prior_cwnd, now);
+        if (c->cc.in_recovery)
+            tcp_prr_ack_ex(c, x.delivered, x.advanced, c->sb.lost > lost_before);
+    }
+    /* Linux re-arms the retransmit deadline on an ACK that moves nothing but SACKs an original sent before
+     * the oldest outstanding segment was last sent (tcp_clean_rtx_queue's FLAG_SET_XMIT_TIMER: the path is
+     * delivering, so the RTO counts again from now). Measured on 6.18: recovery/last-ack-lost.pkt's RTO
+     * comes 275 ms after the last SACK, not 250 ms after the retransmission. */
+    if (!x.advanced && x.sack_rtt && st->s.tcp_loss_timers == BRISK_COMPAT_LINUX && c->sb.len &&
+        x.sack_rtt > now - tcp_sb_at(c, 0)->xmit)
+        tcp_rearm_rto(c, now);
+    if (c->timer.rtx_kind == TCP_RTX_PERSIST && !x.old)
+        c->timer.retries = 0; /* the peer answers: probing goes on as long as it does (RFC 1122 §4.2.2.17) */
+    ack_window(c, seg, &x, now);
     return 1;
 }
 
@@ -879,12 +951,8 @@ static int simultaneous_synack(brisk_sock *c, const struct brisk_tcp_repr *seg, 
     ts_recent_update(c, seg, now);
     establish(c, seg, now); /* the window of a segment with SYN is never scaled (RFC 7323 §2.2) */
     tcp_raise(c, BRISK_EV_CONNECTED | BRISK_EV_WRITABLE);
-    if (c->opt.sack) {
-        c->rcv.dsack = 1;
-        c->rcv.dsack_start = seg->seq;
-        c->rcv.dsack_end = seg->seq + 1;
-        c->st->c.TCPDSACKSent++;
-    }
+    int dsack_set = 0;
+    dsack_note(c, seg->seq, seg->seq + 1, &dsack_set); /* its SYN was received twice */
     c->ack.pending = 1;
     tcp_write_xmit(c, TCP_XMIT_INPUT, now);
     if (c->ack.pending)
@@ -1010,12 +1078,10 @@ __attribute__((cold, noinline)) static void unacceptable(brisk_sock *c, const st
      * gets "sack 1:2". Not a SYN (the challenge ACK below says enough), and not in TIME-WAIT, where
      * Linux's timewait socket answers with a bare ACK (tcp_v4_timewait_ack). */
     uint32_t dup = (uint32_t)seg->payload_len + ((seg->flags & BRISK_TCP_FIN) ? 1u : 0u);
-    if (c->opt.sack && dup && !(seg->flags & BRISK_TCP_SYN) && c->state != BRISK_TCP_TIME_WAIT &&
+    if (dup && !(seg->flags & BRISK_TCP_SYN) && c->state != BRISK_TCP_TIME_WAIT &&
         brisk_seq_leq(seg->seq + dup, c->rcv.nxt)) {
-        c->rcv.dsack = 1;
-        c->rcv.dsack_start = seg->seq;
-        c->rcv.dsack_end = seg->seq + dup;
-        st->c.TCPDSACKSent++;
+        int dsack_set = 0;
+        dsack_note(c, seg->seq, seg->seq + dup, &dsack_set);
     }
     /* Only a bare SYN means the peer lost our SYN-ACK; its SYN-ACK in a simultaneous open gets the ACK
      * below, or two such stacks would trade SYN-ACKs forever (RFC 9293 figure 8). */
@@ -1145,9 +1211,9 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
         tcp_rwin_rtt_ts(c, seg, now); /* Linux's receiver RTT from the echoed timestamp (rwin.c) */
     int ack_now = text_input(c, seg, pieces, npieces, now);
     if (tcp_rwin_linux(c))
-        tcp_rwin_seen(c, seg); /* the peer's window, for Linux's header prediction (rwin.c) */
+        tcp_rwin_seen(c, seg);              /* the peer's window, for Linux's header prediction (rwin.c) */
     tcp_write_xmit(c, TCP_XMIT_INPUT, now); /* data that goes out carries the ACK and clears `pending` */
-    tcp_check_writable(c);  /* after the sends: they are what brings notsent below a low-water mark */
+    tcp_check_writable(c); /* after the sends: they are what brings notsent below a low-water mark */
     if (ack_now && c->ack.pending && !(ack_now == 2 && c->st->tcp->ack_defer && ack_defer(c)))
         tcp_send_ack(c, now);
 }

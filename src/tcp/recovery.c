@@ -35,7 +35,7 @@ static void maybe_enter(brisk_sock *c, uint32_t prior_cwnd, uint64_t now)
         uint32_t pipe_before = tcp_pipe(c) + c->sb.lost - c->sb.retrans; /* lost ones were in flight so far */
         tcp_undo_begin(c, prior_cwnd); /* a new episode: what may be undone is this one */
         c->cc_ops->on_enter_recovery(&c->cc, prior_cwnd, c->snd.max, now);
-        c->cc.in_recovery = 1;
+        tcp_set_ca_state(c, TCP_CA_RECOVERY);
         c->cc.recover = c->snd.max;
         c->st->c.TCPFastRetrans++;
         c->stat.fast_retransmits++;
@@ -205,7 +205,7 @@ void tcp_reno_ack(brisk_sock *c, uint32_t acked, int dupack, uint32_t prior_cwnd
                 /* tcp_end_cwnd_reduction: recovery ends at ssthresh (Linux holds the state while snd.una
                  * is exactly `recover` — tcp_is_non_sack_preventing_reopen — and ends it on the next). */
                 c->cc_ops->on_exit_recovery(&c->cc, tcp_flight(c), now);
-                c->cc.in_recovery = 0;
+                tcp_set_ca_state(c, TCP_CA_OPEN);
                 c->cc.cwnd = c->cc.ssthresh;
                 return;
             }
@@ -227,7 +227,7 @@ void tcp_reno_ack(brisk_sock *c, uint32_t acked, int dupack, uint32_t prior_cwnd
         c->cc_ops->on_enter_recovery(&c->cc, prior_cwnd, c->snd.max, now);
         uint32_t ssthresh = c->cc.ssthresh / mss * mss;
         c->cc.ssthresh = ssthresh > 2 * mss ? ssthresh : 2 * mss;
-        c->cc.in_recovery = 1;
+        tcp_set_ca_state(c, TCP_CA_RECOVERY);
         c->cc.recover = c->snd.max;
         c->st->c.TCPFastRetrans++;
         c->stat.fast_retransmits++;

@@ -41,6 +41,14 @@ struct tcp_recov {
     uint8_t rtx_sent;       /* the undoable episode has retransmitted: rtx_tsval is valid */
 };
 
+/* The congestion state as TCP moves it (Linux's tcp_ca_state, of which brisk has two): the loss recovery
+ * episode in progress or not. The TCP side sets it only through tcp_set_ca_state (below); the congestion
+ * control algorithms' own helpers (cc.c) keep the same flag in step inside their hooks. */
+enum tcp_ca_state {
+    TCP_CA_OPEN = 0,     /* no episode (Linux's Open, Disorder and CWR) */
+    TCP_CA_RECOVERY = 1, /* fast recovery until snd.una reaches cc.recover (RFC 6582, RFC 6675) */
+};
+
 /* undo.c — F-RTO and D-SACK undo */
 /* A new episode whose reduction may be undone back to prior_cwnd and the current ssthresh. */
 void tcp_undo_begin(brisk_sock *c, uint32_t prior_cwnd);
@@ -88,5 +96,16 @@ uint32_t tcp_reno_pipe(const brisk_sock *c);
  * a duplicate ACK, processed as Linux 6.x does (tcp_fastretrans_alert for a Reno connection, PRR, then the
  * retransmission of the head when it is marked lost); prior_cwnd is cwnd before the ACK. */
 void tcp_reno_ack(brisk_sock *c, uint32_t acked, int dupack, uint32_t prior_cwnd, uint64_t now);
+
+#endif
+
+#if defined(BRISK_TCP_SOCK_COMPLETE) && !defined(BRISK_TCP_RECOVERY_INLINE)
+#define BRISK_TCP_RECOVERY_INLINE
+
+/* The one place TCP changes its congestion state (Linux's tcp_set_ca_state). */
+static inline void tcp_set_ca_state(brisk_sock *c, enum tcp_ca_state state)
+{
+    c->cc.in_recovery = (uint8_t)(state == TCP_CA_RECOVERY);
+}
 
 #endif

@@ -21,7 +21,7 @@
  * rwin.h, mark.h, piece.h, reass.h, sbuf.h, timewait.h —, so that this file is down to struct brisk_sock,
  * the per-stack state and what the connection's own files (conn.c, input.c, output.c, socket.c) share; where it has inline fast paths that need struct brisk_sock complete, they follow in a second
  * part, guarded by BRISK_TCP_SOCK_COMPLETE, which this file defines after the struct before including those
- * headers again (pacing.h, sack.h, timer.h, tsq.h, txt.h).
+ * headers again (pacing.h, recovery.h, sack.h, timer.h, tsq.h, txt.h).
  */
 #ifndef BRISK_TCP_TCP_H
 #define BRISK_TCP_TCP_H
@@ -598,6 +598,8 @@ static inline uint32_t tcp_notsent(const brisk_sock *c)
 #include "tcp/timer.h"
 
 #include "tcp/sack.h"
+
+#include "tcp/recovery.h"
 
 #include "tcp/txt.h"
 

@@ -277,7 +277,7 @@ void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior
      * deflation to the (now empty) flight would only throw the window away (Linux ends in CWR the same way).
      */
     c->cc_ops->on_enter_recovery(&c->cc, prior_cwnd, c->snd.max, now);
-    c->cc.in_recovery = 0;
+    tcp_set_ca_state(c, TCP_CA_OPEN);
     c->cc.cwnd = c->cc.ssthresh;
     c->st->c.TCPLossProbeRecovery++;
     c->stat.tlp_recoveries++;

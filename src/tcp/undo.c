@@ -74,7 +74,7 @@ static void undo(brisk_sock *c, uint64_t now)
         c->cc.cwnd = c->undo.prior_cwnd;
     if (c->cc.ssthresh < c->undo.prior_ssthresh || c->cc.ssthresh == 0)
         c->cc.ssthresh = c->undo.prior_ssthresh;
-    c->cc.in_recovery = 0;
+    tcp_set_ca_state(c, TCP_CA_OPEN);
     c->cc.in_loss = 0;
     c->undo.active = 0;
     c->undo.frto = 0;
