@@ -672,6 +672,15 @@ printf '%s\n' 'name: x' 'flows: [{bulk: {bytes: 10K}}]' 'rows:' '  - {name: firs
 "$lab" run "$tmp/sweep2.yaml" >"$tmp/sweep2.txt" 2>/dev/null
 check "sweep: two variables give every combination, in order, with computed names and values" \
     "[ \"\$(sed -n 's/^  \([a-z0-9.-]*\)  *= \(.*\)/\1 = \2/p' '$tmp/sweep2.txt' | tr '\n' ';')\" = 'first = profile brisk;brisk-1 = profile brisk, tcp_limit_output_bytes=32K, link.loss=0.5%;brisk-2 = profile brisk, tcp_limit_output_bytes=64K, link.loss=1%;brisk-3 = profile brisk, tcp_limit_output_bytes=96K, link.loss=1.5%;linux-3.12-1 = profile linux-3.12, tcp_limit_output_bytes=32K, link.loss=0.5%;linux-3.12-2 = profile linux-3.12, tcp_limit_output_bytes=64K, link.loss=1%;linux-3.12-3 = profile linux-3.12, tcp_limit_output_bytes=96K, link.loss=1.5%;' ]"
+# The tutorial's sweep (docs/lab.md, "Sweep it", "Read its plots"), as the document writes it: its figures and
+# its plots' data.
+sed -n '/^# my-sweep.yaml/,/^```/p' "$here/docs/lab.md" | sed '$d' >"$tmp/my-sweep.yaml"
+"$lab" run "$tmp/my-sweep.yaml" --out "$tmp/my-sweep" >"$tmp/my-sweep.txt" 2>/dev/null
+rc=$?
+check "docs/lab.md's sweep: 9 rows, PASS, the headline it shows" \
+    "[ $rc -eq 0 ] && [ \$(grep -c '= profile .*, nic.completion=coalesce' '$tmp/my-sweep.txt') -eq 9 ] && grep -q 'shape: 3.12 95% at 16 frames, 7% at 64; brisk 95% at 128' '$tmp/my-sweep.txt'"
+check "docs/lab.md's sweep: batch.dat has the sweep's points (3.12 at 64 frames: 66 Mbit/s)" \
+    "grep -q '^64 65.98' '$tmp/my-sweep/batch.dat' && [ \$(grep -c '^[0-9]' '$tmp/my-sweep/batch.dat') -eq 9 ] && [ -s '$tmp/my-sweep/throughput.dat' ]"
 bad_file "a sweep over more rows than a file has" "bad.yaml:5: rows\\[2\\].sweep.v: more than 16 values" \
     $'name: x\nflows: [{bulk: {}}]\nrows:\n  - {name: r0}\n  - {sweep: {v: {from: 1, to: 100, step: 1}}, name: "r${v}"}'
 bad_file "sweeps adding up to more rows than a file has" "bad.yaml:5: rows\\[3\\].sweep: 15 rows, and the file has 2 already: a file has at most 16 rows" \
