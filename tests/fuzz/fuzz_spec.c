@@ -2,7 +2,7 @@
  * fuzz_spec.c — brisk-lab's scenario-file reader (tools/lab/spec_parse.c) on arbitrary bytes: libyaml's
  * parser and the schema walk over whatever document comes out. Nothing in a file may crash the reader; a
  * file it refuses is status 2, one it accepts must describe a runnable experiment (a name, at least one
- * flow, at least one row, bounds that name known figures and rows or are checks, ${...} values bound to fields
+ * flow, at least one row, rows of distinct names (sweeps too), bounds that name known figures and rows or are checks, ${...} values bound to fields
  * inside the description).
  */
 #include <string.h>
@@ -31,6 +31,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (s.binds[i].off + w > sizeof(s) || (w != 4 && w != 8) || !s.binds[i].expr[0])
                 fh_fail("spec: an accepted ${...} value outside the spec");
         }
+        /* Rows (a sweep's as much as hand-written ones) have names of their own. */
+        for (int k = 0; k < s.nrows; k++)
+            for (int j = 0; j < k; j++)
+                if (!s.rows[k].name[0] || !strcmp(s.rows[k].name, s.rows[j].name))
+                    fh_fail("spec: an accepted row without a name of its own");
         for (int k = 0; k < s.nrows; k++)
             for (int i = 0; i < s.rows[k].nflows; i++)
                 if (i >= s.nflows || s.rows[k].flows[i].kind != s.flows[i].kind)

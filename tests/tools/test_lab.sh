@@ -637,6 +637,66 @@ check "a user's file runs by name from the scenarios directory, with its paramet
 check "run NAME --help shows a file's parameters" \
     "\"$lab\" run xen-tsq --help | grep -q 'latency_domu  *375us' && \"$lab\" run iscsi --help | grep -q 'delack  *111ms'"
 check "list shows the seed files with their parameters" "\"$lab\" list | grep -q '^mvneta ' && \"$lab\" list | grep -q '    frames  *16 '"
+# Sweeps (docs/lab.md, "Sweeps"): a row written once for many values is the rows written by hand, figure for
+# figure and byte for byte (the hand-written coalesce-sweep beside its sweep, at one path so "file" agrees).
+cat >"$tmp/sweep-head.yaml" <<'Y'
+name: sw
+limit: 30s
+link: {rate: 1G, delay: 100us}
+flows: [{bulk: {bytes: 2M}}]
+expect: [{row: brisk-batch-128, figure: goodput_pct, min: 80}]
+Y
+{ cat "$tmp/sweep-head.yaml"; printf '%s\n' 'rows:' \
+    '  - {name: 3.12-batch-16, profile: linux-3.12, nic: {completion: coalesce 16 10ms}}' \
+    '  - {name: 3.12-batch-32, profile: linux-3.12, nic: {completion: coalesce 32 10ms}}' \
+    '  - {name: 3.12-batch-64, profile: linux-3.12, nic: {completion: coalesce 64 10ms}}' \
+    '  - {name: 3.12-batch-128, profile: linux-3.12, nic: {completion: coalesce 128 10ms}}' \
+    '  - {name: brisk-batch-16, profile: brisk, nic: {completion: coalesce 16 10ms}}' \
+    '  - {name: brisk-batch-128, profile: brisk, nic: {completion: coalesce 128 10ms}}'; } >"$tmp/sweep.yaml"
+"$lab" run "$tmp/sweep.yaml" --json >"$tmp/sweep-hand.json" 2>/dev/null
+"$lab" run "$tmp/sweep.yaml" --out "$tmp/sweep-hand" >"$tmp/sweep-hand.txt" 2>/dev/null
+{ cat "$tmp/sweep-head.yaml"; printf '%s\n' 'rows:' \
+    '  - {sweep: {v: {from: 16, to: 128, times: 2}}, name: "3.12-batch-${v}", profile: linux-3.12, nic: {completion: "coalesce ${v} 10ms"}}' \
+    '  - {sweep: {v: [16, 128]}, name: "brisk-batch-${v}", profile: brisk, nic: {completion: "coalesce ${v} 10ms"}}'; } >"$tmp/sweep.yaml"
+"$lab" run "$tmp/sweep.yaml" --json >"$tmp/sweep-gen.json" 2>/dev/null
+rc=$?
+"$lab" run "$tmp/sweep.yaml" --out "$tmp/sweep-gen" >"$tmp/sweep-gen.txt" 2>/dev/null
+check "sweep: two sweeps write out the six rows (exit $rc, PASS)" \
+    "[ $rc -eq 0 ] && [ \$(grep -c '\"how\": \"profile .*, nic.completion=coalesce' '$tmp/sweep-gen.json') -eq 6 ] && grep -q '\"3.12-batch-64\": {' '$tmp/sweep-gen.json' && grep -q '\"how\": \"profile brisk, nic.completion=coalesce 128 10ms\"' '$tmp/sweep-gen.json'"
+check "sweep: its JSON, table and CSV are the hand-written rows' byte for byte" \
+    "cmp -s '$tmp/sweep-hand.json' '$tmp/sweep-gen.json' && cmp -s '$tmp/sweep-hand.txt' '$tmp/sweep-gen.txt' && cmp -s '$tmp/sweep-hand/results.csv' '$tmp/sweep-gen/results.csv'"
+# Every combination of two variables, the first slowest; expressions of a variable computed, ${v}K a size.
+printf '%s\n' 'name: x' 'flows: [{bulk: {bytes: 10K}}]' 'rows:' '  - {name: first}' \
+    '  - sweep: {p: [brisk, linux-3.12], v: {from: 0.5, to: 1.5, step: 0.5}}' '    name: "${p}-${v * 2}"' \
+    '    profile: "${p}"' '    link: {loss: "${v}%"}' '    set: {tcp_limit_output_bytes: "${v * 64}K"}' >"$tmp/sweep2.yaml"
+"$lab" run "$tmp/sweep2.yaml" >"$tmp/sweep2.txt" 2>/dev/null
+check "sweep: two variables give every combination, in order, with computed names and values" \
+    "[ \"\$(sed -n 's/^  \([a-z0-9.-]*\)  *= \(.*\)/\1 = \2/p' '$tmp/sweep2.txt' | tr '\n' ';')\" = 'first = profile brisk;brisk-1 = profile brisk, tcp_limit_output_bytes=32K, link.loss=0.5%;brisk-2 = profile brisk, tcp_limit_output_bytes=64K, link.loss=1%;brisk-3 = profile brisk, tcp_limit_output_bytes=96K, link.loss=1.5%;linux-3.12-1 = profile linux-3.12, tcp_limit_output_bytes=32K, link.loss=0.5%;linux-3.12-2 = profile linux-3.12, tcp_limit_output_bytes=64K, link.loss=1%;linux-3.12-3 = profile linux-3.12, tcp_limit_output_bytes=96K, link.loss=1.5%;' ]"
+# The tutorial's sweep (docs/lab.md, "Sweep it", "Read its plots"), as the document writes it: its figures and
+# its plots' data.
+sed -n '/^# my-sweep.yaml/,/^```/p' "$here/docs/lab.md" | sed '$d' >"$tmp/my-sweep.yaml"
+"$lab" run "$tmp/my-sweep.yaml" --out "$tmp/my-sweep" >"$tmp/my-sweep.txt" 2>/dev/null
+rc=$?
+check "docs/lab.md's sweep: 9 rows, PASS, the headline it shows" \
+    "[ $rc -eq 0 ] && [ \$(grep -c '= profile .*, nic.completion=coalesce' '$tmp/my-sweep.txt') -eq 9 ] && grep -q 'shape: 3.12 95% at 16 frames, 7% at 64; brisk 95% at 128' '$tmp/my-sweep.txt'"
+check "docs/lab.md's sweep: batch.dat has the sweep's points (3.12 at 64 frames: 66 Mbit/s)" \
+    "grep -q '^64 65.98' '$tmp/my-sweep/batch.dat' && [ \$(grep -c '^[0-9]' '$tmp/my-sweep/batch.dat') -eq 9 ] && [ -s '$tmp/my-sweep/throughput.dat' ]"
+bad_file "a sweep over more rows than a file has" "bad.yaml:5: rows\\[2\\].sweep.v: more than 16 values" \
+    $'name: x\nflows: [{bulk: {}}]\nrows:\n  - {name: r0}\n  - {sweep: {v: {from: 1, to: 100, step: 1}}, name: "r${v}"}'
+bad_file "sweeps adding up to more rows than a file has" "bad.yaml:5: rows\\[3\\].sweep: 15 rows, and the file has 2 already: a file has at most 16 rows" \
+    $'name: x\nflows: [{bulk: {}}]\nrows:\n  - {sweep: {v: [1, 2]}, name: "a${v}"}\n  - {sweep: {v: [1, 2, 3], w: [1, 2, 3, 4, 5]}, name: "b${v}-${w}"}'
+bad_file "a sweep's rows of one name" "bad.yaml:4: rows\\[2\\]: a second row called 'r' (sweep: v=2)" \
+    $'name: x\nflows: [{bulk: {}}]\nrows:\n  - {sweep: {v: [1, 2]}, name: r}'
+bad_file "a bad value in a swept row names its key and value" "bad.yaml:6: rows\\[2\\].set.tcp_sack: '2' is not a valid value for tcp_sack .* (sweep: v=2)" \
+    $'name: x\nflows: [{bulk: {}}]\nrows:\n  - sweep: {v: [1, 2]}\n    name: "r${v}"\n    set: {tcp_sack: "${v}"}'
+bad_file "a range without its step" "bad.yaml:3: rows\\[1\\].sweep.v: a range is {from: A, to: B, step: S} or {from: A, to: B, times: F}" \
+    $'name: x\nflows: [{bulk: {}}]\nrows: [{sweep: {v: {from: 1, to: 4}}, name: "r${v}"}]'
+bad_file "a range with units" "bad.yaml:3: rows\\[1\\].sweep.v.from: '1K' is not a number" \
+    $'name: x\nflows: [{bulk: {}}]\nrows: [{sweep: {v: {from: 1K, to: 4K, times: 2}}, name: "r${v}"}]'
+bad_file "a range that never ends" "bad.yaml:3: rows\\[1\\].sweep.v: step must be above 0" \
+    $'name: x\nflows: [{bulk: {}}]\nrows: [{sweep: {v: {from: 1, to: 4, step: -1}}, name: "r${v}"}]'
+bad_file "a swept row's unknown key" "bad.yaml:3: unknown key 'rows\\[1\\].nics' .* (sweep: v=1)" \
+    $'name: x\nflows: [{bulk: {}}]\nrows: [{sweep: {v: [1]}, name: "r${v}", nics: {}}]'
 # A broken seed file: seeds refuses to start, naming file:line and the key.
 sed 's/coalesce ${frames} ${timeout}/coalesce ${framez} ${timeout}/' "$here/scenarios/mvneta.yaml" >"$seeddir/mvneta.yaml"
 BRISK_LAB_SCENARIOS=$seeddir "$lab" seeds --out "$tmp/badseeds" >/dev/null 2>"$tmp/badseeds.err"

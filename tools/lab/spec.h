@@ -5,7 +5,8 @@
  * named hosts and routers and the links between them (dumbbells, parking lots); host a's NIC (a topology:
  * every host's); the flows the hosts run (bulk transfers and request/response exchanges, each with a start time); the rows to
  * compare (each a profile, stack settings, and changes to the link or the NIC, so a row can also be one point
- * of a sweep); and the expected shape, a list of bounds on the rows' figures that gives PASS or FAIL as the
+ * of a sweep; a row with a `sweep:` key is written out once per value of its variables, `${VAR}` in its texts,
+ * and the rows it writes are hand-written rows to everything after the parse); and the expected shape, a list of bounds on the rows' figures that gives PASS or FAIL as the
  * seed scenarios do. The seed scenarios themselves are such files (scenarios/iscsi.yaml ...): for them the format
  * has parameters (--set), values computed from the parameters (${...}), a report of the file's own (columns,
  * named values, lines, headline, plots; expressions of expr.h over the rows' figures), pdu flows (pdu.h) and

@@ -5,10 +5,12 @@
  * line, so every message names the file, the line and the key path ("link.forward.rate") and says what was
  * expected: an unknown key lists the keys allowed there, a bad value the syntax of its kind (the same units
  * as --set: 64K, 1G, 100us, 1%). The first problem ends the load (exit 2): a file either describes a whole
- * experiment or is refused.
+ * experiment or is refused. A sweep (a row with a `sweep:` key, below) is written out into rows here, so
+ * nothing after the parse knows a row came from one.
  */
 #include "lab/spec.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@ struct parser {
     yaml_document_t *doc;
     FILE *err; /* where messages go; NULL: nowhere (the fuzz target) */
     struct lab_spec *s; /* ${...} values are bound to fields inside it (by offset) */
+    const char *note;   /* a row written out by a sweep: its values ("v=64"), said after each message */
 };
 
 static int perr(const struct parser *p, const yaml_node_t *n, const char *fmt, ...)
@@ -36,6 +39,8 @@ static int perr(const struct parser *p, const yaml_node_t *n, const char *fmt, .
     va_start(ap, fmt);
     vfprintf(p->err, fmt, ap);
     va_end(ap);
+    if (p->note)
+        fprintf(p->err, " (sweep: %s)", p->note);
     fputc('\n', p->err);
     return 2;
 }
@@ -899,28 +904,355 @@ static int row_pair(const struct parser *p, const char *k, const yaml_node_t *v,
     return -1;
 }
 
+/* One row written out (a mapping of row keys) into s->rows[s->nrows]. */
+static int row_one(const struct parser *p, const yaml_node_t *e, struct lab_spec *s)
+{
+    if (s->nrows == SPEC_MAX_ROWS)
+        return perr(p, e, "rows: at most %d", SPEC_MAX_ROWS);
+    struct spec_row *r = &s->rows[s->nrows];
+    memset(r, 0, sizeof(*r));
+    r->line = (int)e->start_mark.line + 1;
+    char path[32];
+    snprintf(path, sizeof(path), "rows[%d]", s->nrows + 1);
+    int rc = each_pair(p, e, path, "name, label, how, profile, set, link, nic, router, links, flows, sweep", row_pair,
+                       r);
+    if (rc)
+        return rc;
+    if (!r->name[0])
+        return perr(p, e, "%s: a row needs a name", path);
+    for (int i = 0; i < s->nrows; i++)
+        if (!strcmp(s->rows[i].name, r->name))
+            return perr(p, e, "%s: a second row called '%s'", path, r->name);
+    s->nrows++;
+    return 0;
+}
+
+/* ---- sweeps: one row written for many values ----
+ *
+ * A row with a `sweep` key is a template: `sweep: {VAR: [VALUES] | {from, to, step | times}, ...}` gives each
+ * variable its values (several variables: every combination, the first varying slowest), and the row is
+ * written out once per combination with ${VAR} in any of its texts replaced by the value, as if the file said
+ * it by hand. The template is copied into a document of its own with the values in place (each node keeping
+ * its line, so a message names the template's line) and read by the same code as a hand-written row: a
+ * generated row is a hand-written row. A ${...} expression naming a variable is computed when the file is
+ * read if it names nothing else (batch-${v * 2}); naming parameters too, it stays an expression of the
+ * parameters with the value written in (${rate / 16}). */
+#define SWEEP_VARS  4
+#define SWEEP_VALUE 48
+#define SWEEP_DEPTH 8 /* a row's keys nest 5 deep at most (rows: flows: [{bulk: {bytes: 1M}}]) */
+struct sweep {
+    char name[SWEEP_VARS][32];
+    char value[SWEEP_VARS][SPEC_MAX_ROWS][SWEEP_VALUE];
+    int n[SWEEP_VARS];
+    int nvars;
+    int idx[SWEEP_VARS]; /* the combination being written out */
+};
+
+/* A number of a range, written as a hand-written row would: 16, 0.5, 1e-06. */
+static void sweep_number(double x, char *out, size_t cap)
+{
+    if (x == 0)
+        snprintf(out, cap, "0");
+    else if (x == floor(x) && fabs(x) < 1e15)
+        snprintf(out, cap, "%.0f", x);
+    else
+        snprintf(out, cap, "%.12g", x);
+}
+
+static int sweep_double(const struct parser *p, const yaml_node_t *v, const char *path, double *out)
+{
+    const char *t = scalar(p, v, path);
+    if (!t)
+        return 2;
+    char *end;
+    *out = strtod(t, &end);
+    if (!*t || *end || !isfinite(*out))
+        return perr(p, v, "%s: '%s' is not a number (a range is plain numbers: write units after ${VAR})", path, t);
+    return 0;
+}
+
+struct sweep_range {
+    int has_from, has_to, has_step, has_times;
+    double from, to, step, times;
+};
+
+static int range_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct sweep_range *g = ctx;
+    if (!strcmp(k, "from"))
+        return g->has_from = 1, sweep_double(p, v, path, &g->from);
+    if (!strcmp(k, "to"))
+        return g->has_to = 1, sweep_double(p, v, path, &g->to);
+    if (!strcmp(k, "step"))
+        return g->has_step = 1, sweep_double(p, v, path, &g->step);
+    if (!strcmp(k, "times"))
+        return g->has_times = 1, sweep_double(p, v, path, &g->times);
+    return -1;
+}
+
+static int sweep_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct sweep *sw = ctx;
+    if (sw->nvars == SWEEP_VARS)
+        return perr(p, v, "%s: at most %d variables in a sweep", path, SWEEP_VARS);
+    int i = sw->nvars;
+    if (strlen(k) >= sizeof(sw->name[0]) || !((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') || *k == '_'))
+        return perr(p, v, "%s: '%s' is not a variable name (letters, digits and '_')", path, k);
+    for (const char *c = k; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_' || (*c >= '0' && *c <= '9')))
+            return perr(p, v, "%s: '%s' is not a variable name (letters, digits and '_')", path, k);
+    snprintf(sw->name[i], sizeof(sw->name[i]), "%s", k);
+    sw->n[i] = 0;
+    if (v->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+            if (sw->n[i] == SPEC_MAX_ROWS)
+                return perr(p, v, "%s: more than %d values (a file has at most %d rows)", path, SPEC_MAX_ROWS,
+                            SPEC_MAX_ROWS);
+            if (text_value(p, node(p, *it), path, sw->value[i][sw->n[i]], SWEEP_VALUE))
+                return 2;
+            sw->n[i]++;
+        }
+    } else if (v->type == YAML_MAPPING_NODE) {
+        struct sweep_range g = {0};
+        if (each_pair(p, v, path, "from, to, step, times", range_pair, &g))
+            return 2;
+        if (!g.has_from || !g.has_to || g.has_step == g.has_times)
+            return perr(p, v, "%s: a range is {from: A, to: B, step: S} or {from: A, to: B, times: F}", path);
+        if (g.from > g.to)
+            return perr(p, v, "%s: from %g is above to %g", path, g.from, g.to);
+        if (g.has_step && !(g.step > 0))
+            return perr(p, v, "%s: step must be above 0", path);
+        if (g.has_times && !(g.times > 1 && g.from > 0))
+            return perr(p, v, "%s: times must be above 1, from above 0", path);
+        /* Values from + i * step (not a running sum) or from * times^i, up to `to` give or take rounding. */
+        double x = g.from, slack = fabs(g.to) * 1e-9;
+        for (int j = 0; x <= g.to + slack; j++) {
+            if (sw->n[i] == SPEC_MAX_ROWS)
+                return perr(p, v, "%s: more than %d values (a file has at most %d rows)", path, SPEC_MAX_ROWS,
+                            SPEC_MAX_ROWS);
+            sweep_number(x, sw->value[i][sw->n[i]++], SWEEP_VALUE);
+            x = g.has_step ? g.from + (j + 1) * g.step : x * g.times;
+        }
+    } else {
+        return perr(p, v, "%s: expected a list of values or a range {from, to, step | times}", path);
+    }
+    if (sw->n[i] == 0)
+        return perr(p, v, "%s: the list of values is empty", path);
+    for (int j = 0; j < i; j++)
+        if (!strcmp(sw->name[j], k))
+            return perr(p, v, "%s: a second variable called '%s'", path, k);
+    sw->nvars++;
+    return 0;
+}
+
+static int sweep_var(const struct sweep *sw, const char *name, size_t len)
+{
+    for (int i = 0; i < sw->nvars; i++)
+        if (strlen(sw->name[i]) == len && !strncmp(sw->name[i], name, len))
+            return i;
+    return -1;
+}
+
+static int sweep_no_names(void *ctx, const char *name, double *out)
+{
+    (void)ctx, (void)name, (void)out;
+    return -1;
+}
+
+static int put(char *out, size_t cap, size_t *len, const char *t, size_t n)
+{
+    if (*len + n >= cap)
+        return -1;
+    memcpy(out + *len, t, n);
+    *len += n;
+    out[*len] = '\0';
+    return 0;
+}
+
+/* t with the combination's values in place of ${VAR} (and in ${...} expressions naming a variable); -1 when
+ * the result does not fit. */
+static int sweep_text(const struct sweep *sw, const char *t, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    while (*t) {
+        const char *open = strstr(t, "${"), *close = open ? strchr(open + 2, '}') : NULL;
+        if (!close) /* no more ${...}: the rest as it is */
+            return put(out, cap, &len, t, strlen(t));
+        if (put(out, cap, &len, t, (size_t)(open - t)))
+            return -1;
+        const char *in = open + 2;
+        size_t n = (size_t)(close - in);
+        while (n && (*in == ' ' || *in == '\t'))
+            in++, n--;
+        while (n && (in[n - 1] == ' ' || in[n - 1] == '\t'))
+            n--;
+        int var = sweep_var(sw, in, n);
+        if (var >= 0) { /* ${VAR}: the value, as written */
+            const char *val = sw->value[var][sw->idx[var]];
+            if (put(out, cap, &len, val, strlen(val)))
+                return -1;
+            t = close + 1;
+            continue;
+        }
+        /* An expression: each name that is a variable becomes (value). */
+        char ex[SPEC_EXPR];
+        size_t el = 0;
+        int used = 0;
+        ex[0] = '\0';
+        for (const char *c = open + 2; c < close;) {
+            const char *e = c;
+            if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_') {
+                while (e < close && ((*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z') || *e == '_' ||
+                                     (*e >= '0' && *e <= '9') || *e == '.'))
+                    e++;
+                int v = sweep_var(sw, c, (size_t)(e - c));
+                if (v >= 0) {
+                    const char *val = sw->value[v][sw->idx[v]];
+                    int plain = *val && strspn(val, "0123456789.") == strlen(val); /* else (value) */
+                    if ((!plain && put(ex, sizeof(ex), &el, "(", 1)) || put(ex, sizeof(ex), &el, val, strlen(val)) ||
+                        (!plain && put(ex, sizeof(ex), &el, ")", 1)))
+                        return -1;
+                    used = 1;
+                    c = e;
+                    continue;
+                }
+            } else if (*c >= '0' && *c <= '9') { /* a number (1e6 is no name) */
+                while (e < close && ((*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z') || (*e >= '0' && *e <= '9') ||
+                                     *e == '.'))
+                    e++;
+            } else {
+                e++;
+            }
+            if (put(ex, sizeof(ex), &el, c, (size_t)(e - c)))
+                return -1;
+            c = e;
+        }
+        double x;
+        char num[SWEEP_VALUE], msg[64];
+        if (!used) { /* an expression of the parameters alone: left to them */
+            if (put(out, cap, &len, open, (size_t)(close + 1 - open)))
+                return -1;
+        } else if (lab_expr_eval(ex, sweep_no_names, NULL, &x, msg, sizeof(msg)) == 0) {
+            sweep_number(x, num, sizeof(num));
+            if (put(out, cap, &len, num, strlen(num)))
+                return -1;
+        } else if (put(out, cap, &len, "${", 2) || put(out, cap, &len, ex, el) || put(out, cap, &len, "}", 1)) {
+            return -1;
+        }
+        t = close + 1;
+    }
+    return 0;
+}
+
+/* Copies node n of the template into out with the values in place (the `sweep` key left out); the new node's
+ * id, or 0 after a message. */
+static int sweep_copy(const struct parser *p, const yaml_node_t *n, yaml_document_t *out, const struct sweep *sw,
+                      int depth)
+{
+    if (depth > SWEEP_DEPTH) {
+        perr(p, n, "rows: a swept row nests at most %d levels", SWEEP_DEPTH);
+        return 0;
+    }
+    int id = 0;
+    if (n->type == YAML_SCALAR_NODE) {
+        char text[SPEC_EXPR];
+        if (sweep_text(sw, (const char *)n->data.scalar.value, text, sizeof(text))) {
+            perr(p, n, "rows: '%s' with the sweep's values in place is over %zu characters",
+                 (const char *)n->data.scalar.value, sizeof(text) - 1);
+            return 0;
+        }
+        id = yaml_document_add_scalar(out, NULL, (yaml_char_t *)text, (int)strlen(text), YAML_PLAIN_SCALAR_STYLE);
+    } else if (n->type == YAML_SEQUENCE_NODE) {
+        id = yaml_document_add_sequence(out, NULL, YAML_FLOW_SEQUENCE_STYLE);
+        for (yaml_node_item_t *it = n->data.sequence.items.start; id && it < n->data.sequence.items.top; it++) {
+            int c = sweep_copy(p, node(p, *it), out, sw, depth + 1);
+            if (!c || !yaml_document_append_sequence_item(out, id, c))
+                return 0;
+        }
+    } else {
+        id = yaml_document_add_mapping(out, NULL, YAML_FLOW_MAPPING_STYLE);
+        for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; id && pr < n->data.mapping.pairs.top; pr++) {
+            const yaml_node_t *k = node(p, pr->key);
+            if (depth == 0 && k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, "sweep"))
+                continue;
+            int kc = sweep_copy(p, k, out, sw, depth + 1), vc = kc ? sweep_copy(p, node(p, pr->value), out, sw, depth + 1) : 0;
+            if (!vc || !yaml_document_append_mapping_pair(out, id, kc, vc))
+                return 0;
+        }
+    }
+    if (!id) {
+        perr(p, n, "rows: out of memory writing out a sweep");
+        return 0;
+    }
+    yaml_node_t *c = yaml_document_get_node(out, id);
+    c->start_mark = n->start_mark;
+    c->end_mark = n->end_mark;
+    return id;
+}
+
+/* A template row (the mapping e, whose `sweep` key is v): every combination of its variables' values, written
+ * out as rows. */
+static int row_sweep(const struct parser *p, const yaml_node_t *e, const yaml_node_t *v, struct lab_spec *s)
+{
+    struct sweep *sw = calloc(1, sizeof(*sw));
+    if (!sw)
+        return perr(p, v, "rows: out of memory");
+    char path[32];
+    snprintf(path, sizeof(path), "rows[%d].sweep", s->nrows + 1);
+    int rc = each_pair(p, v, path, "variable names", sweep_pair, sw);
+    if (!rc && sw->nvars == 0)
+        rc = perr(p, v, "%s: a sweep needs a variable: sweep: {v: [16, 32, 64]}", path);
+    double total = 1;
+    for (int i = 0; i < sw->nvars; i++)
+        total *= sw->n[i];
+    if (!rc && s->nrows + total > SPEC_MAX_ROWS)
+        rc = perr(p, v, "%s: %.0f rows, and the file has %d already: a file has at most %d rows", path, total,
+                  s->nrows, SPEC_MAX_ROWS);
+    for (int k = 0; !rc && k < (int)total; k++) {
+        for (int i = sw->nvars - 1, rest = k; i >= 0; i--) { /* the first variable varies slowest */
+            sw->idx[i] = rest % sw->n[i];
+            rest /= sw->n[i];
+        }
+        char note[SPEC_TEXT];
+        size_t nl = 0;
+        note[0] = '\0';
+        for (int i = 0; i < sw->nvars; i++)
+            nl += (size_t)snprintf(note + nl, sizeof(note) - nl, "%s%s=%s", i ? ", " : "", sw->name[i],
+                                   sw->value[i][sw->idx[i]]);
+        yaml_document_t out;
+        if (!yaml_document_initialize(&out, NULL, NULL, NULL, 1, 1)) {
+            rc = perr(p, v, "rows: out of memory");
+            break;
+        }
+        struct parser src = *p, q = *p; /* reading the template, reading the row written out */
+        src.note = q.note = note;
+        q.doc = &out;
+        if (!sweep_copy(&src, e, &out, sw, 0))
+            rc = 2;
+        else
+            rc = row_one(&q, yaml_document_get_node(&out, 1), s);
+        yaml_document_delete(&out);
+    }
+    free(sw);
+    return rc;
+}
+
 static int rows(const struct parser *p, const yaml_node_t *n, struct lab_spec *s)
 {
     if (need_list(p, n, "rows"))
         return 2;
     for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
-        yaml_node_t *e = node(p, *it);
-        if (s->nrows == SPEC_MAX_ROWS)
-            return perr(p, e, "rows: at most %d", SPEC_MAX_ROWS);
-        struct spec_row *r = &s->rows[s->nrows];
-        memset(r, 0, sizeof(*r));
-        r->line = (int)e->start_mark.line + 1;
-        char path[32];
-        snprintf(path, sizeof(path), "rows[%d]", s->nrows + 1);
-        int rc = each_pair(p, e, path, "name, label, how, profile, set, link, nic, router, links, flows", row_pair, r);
+        yaml_node_t *e = node(p, *it), *sweep = NULL;
+        if (e->type == YAML_MAPPING_NODE)
+            for (yaml_node_pair_t *pr = e->data.mapping.pairs.start; pr < e->data.mapping.pairs.top; pr++) {
+                const yaml_node_t *k = node(p, pr->key);
+                if (k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, "sweep"))
+                    sweep = node(p, pr->value);
+            }
+        int rc = sweep ? row_sweep(p, e, sweep, s) : row_one(p, e, s);
         if (rc)
             return rc;
-        if (!r->name[0])
-            return perr(p, e, "%s: a row needs a name", path);
-        for (int i = 0; i < s->nrows; i++)
-            if (!strcmp(s->rows[i].name, r->name))
-                return perr(p, e, "%s: a second row called '%s'", path, r->name);
-        s->nrows++;
     }
     if (s->nrows == 0)
         return perr(p, n, "rows: the list is empty (leave rows out for one row of brisk's defaults)");
@@ -1917,7 +2249,7 @@ int lab_spec_parse(const char *path, const unsigned char *text, size_t len, stru
         yaml_parser_delete(&yp);
         return 2;
     }
-    struct parser p = {path, &doc, err, s};
+    struct parser p = {path, &doc, err, s, NULL};
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (!root)
         rc = perr(&p, NULL, "the file is empty"); else {
