@@ -8,7 +8,12 @@
 #      client against a ksock echo server;
 #   3. lwIP (TAP) <-> kernel: bench/lwip/lwip-tap (Debian's liblwip, our harness) in brisk-peer's place: the
 #      same ksock transfers both ways and the same rr against a ksock echo server;
-#   4. brisk <-> brisk in-process (brisk-bench bulk and rr) and the memcpy single-copy limit.
+#   4. unmodified programs (issue 21): Debian's iperf3 and nginx under brisk (libbrisk_preload.so through
+#      brisk-run, TAP) against the kernel's iperf3 and wrk, beside the same programs on kernel sockets over
+#      the veth pair: iperf3 Gbit/s both ways (-n BYTES; the kernel baseline is row 1's iperf3 row) and
+#      nginx (daemon off, master_process off, one worker, a 32-byte page) requests/s to wrk (-t 1 -c 8,
+#      COMPARE_WRK_SECS seconds);
+#   5. brisk <-> brisk in-process (brisk-bench bulk and rr) and the memcpy single-copy limit.
 # Prints one table with the ratios to the kernel and brisk / lwIP (issue 8's target: >= 2), and writes the
 # figures as JSON. lwIP runs with the options Debian built it with (printed under the table; see
 # docs/performance.md).
@@ -21,6 +26,7 @@
 #   COMPARE_ONLY=rr bench/compare.sh ...               only the three rr rows (kernel, brisk, lwIP): quick
 #                                                     enough to alternate several runs in one sitting
 #   COMPARE_RR_ARGS="--busy-poll 50us" ...            extra brisk-peer options for brisk's rr row
+#   COMPARE_WRK_SECS=N bench/compare.sh ...            wrk's duration for the nginx rows (default 5)
 #
 # The same two CPUs run both ends of every row, so the figures measure the stacks' CPU cost as much as
 # anything: compare rows of one run, not runs on different machines.
@@ -31,7 +37,9 @@ count=${3:-20000}
 out=${COMPARE_JSON:-$build/compare.json}
 only=${COMPARE_ONLY:-}
 rr_args=${COMPARE_RR_ARGS:-}
+wrk_secs=${COMPARE_WRK_SECS:-5}
 case "$only" in "" | rr) ;; *) echo "compare: COMPARE_ONLY must be empty or rr" >&2; exit 2 ;; esac
+case "$wrk_secs" in "" | *[!0-9]* | 0) echo "compare: COMPARE_WRK_SECS=$wrk_secs: want whole seconds > 0" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 netns=$here/../scripts/netns.sh
 bench=$build/brisk-bench
@@ -39,6 +47,8 @@ ks=$build/ksock
 peer=$build/brisk-peer
 perf=$build/brisk-perf
 lwip=$build/lwip-tap
+brun=$build/brisk-run
+plib=$build/libbrisk_preload.so
 lwip_opts=""  # lwip-tap --info: the options Debian built liblwip with
 lwip_note=""  # the few of them that explain lwIP's figures, for the lwIP rows' notes
 tmp=$(mktemp -d)
@@ -97,6 +107,23 @@ if [ -z "$lwip_why" ] && [ ! -x "$lwip" ]; then
         lwip_why="$lwip not built (make)"
     else
         lwip_why="liblwip-dev not installed (scripts/deps.sh, then make)"
+    fi
+fi
+
+posix_why=$net_why
+if [ -z "$posix_why" ]; then
+    if [ ! -x "$brun" ] || [ ! -r "$plib" ]; then
+        posix_why="$brun or $plib not built (make)"
+    elif ! command -v iperf3 >/dev/null 2>&1; then
+        posix_why="iperf3 not installed (scripts/deps.sh)"
+    fi
+fi
+nginx_why=$posix_why
+if [ -z "$nginx_why" ]; then
+    if ! command -v nginx >/dev/null 2>&1 || ! command -v wrk >/dev/null 2>&1; then
+        nginx_why="nginx or wrk not installed (scripts/deps.sh)"
+    elif [ -n "$veth_why" ]; then
+        nginx_why=$veth_why
     fi
 fi
 
@@ -245,6 +272,109 @@ if [ -z "$lwip_why" ]; then
     p50[lwip_rr]=$(kv "$tmp/lw_rr" p50_us)
 fi
 
+# 4: unmodified programs. iperf3 under brisk (brisk-run, LD_PRELOAD) on TAP cmpb11 against a kernel iperf3
+# server, both ways (its kernel <-> kernel figure is row 1's iperf3 row); nginx on kernel sockets in the
+# veth's peer namespace, then under brisk on TAP cmpb12, each to the same wrk from the kernel.
+# nginx_conf DIR ADDR: a one-worker, foreground nginx serving DIR/www/index.html on ADDR:8080, no access log
+nginx_conf() {
+    mkdir -p "$1/www"
+    printf '<html><body>brisk</body></html>\n' >"$1/www/index.html"
+    cat >"$1/nginx.conf" <<CONF
+daemon off;
+master_process off;
+worker_processes 1;
+error_log $1/error.log warn;
+pid $1/nginx.pid;
+events { worker_connections 256; }
+http {
+    access_log off;
+    client_body_temp_path $1/body;
+    proxy_temp_path $1/proxy;
+    fastcgi_temp_path $1/fastcgi;
+    uwsgi_temp_path $1/uwsgi;
+    scgi_temp_path $1/scgi;
+    keepalive_requests 1000000;
+    server {
+        listen $2:8080;
+        root $1/www;
+    }
+}
+CONF
+}
+# wrk_row KEY NS ADDR: wrk -t 1 -c 8 for $wrk_secs s from NS against ADDR:8080 once it accepts (5 s);
+# figure: requests/s, only when wrk saw no socket errors and no non-2xx answers
+wrk_row() {
+    local key=$1 ns=$2 addr=$3 r=$tmp/$1.wrk up=0
+    for _ in $(seq 1 50); do
+        ip netns exec "$ns" timeout 1 bash -c ": </dev/tcp/$addr/8080" 2>/dev/null && up=1 && break
+        sleep 0.1
+    done
+    if [ $up -eq 0 ]; then
+        skip "$key" "nginx did not accept on $addr:8080"
+        return
+    fi
+    ip netns exec "$ns" timeout $((wrk_secs + 20)) wrk -t 1 -c 8 -d "${wrk_secs}s" "http://$addr:8080/" >"$r" 2>&1
+    if grep -q -e 'Socket errors' -e 'Non-2xx' "$r" || ! grep -q '^Requests/sec:' "$r"; then
+        skip "$key" "wrk failed or saw errors: $(grep -m1 -e 'Socket errors' -e 'Non-2xx' -e rror "$r")"
+        return
+    fi
+    fig[$key]=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$r")
+}
+if [ -n "$only" ]; then
+    for k in posix_iperf_tx posix_iperf_rx kernel_nginx posix_nginx; do why[$k]="COMPARE_ONLY=rr"; done
+fi
+if [ -z "$posix_why" ] && [ -z "$only" ]; then
+    echo "compare: iperf3 under brisk (brisk-run, TAP) <-> kernel iperf3..." >&2
+    # brisk-run --kernel-ip makes the TAP and the kernel's address first, so the kernel's server can bind it
+    if ip netns exec "$NS" "$brun" --lib "$plib" --tap cmpb11 --ip 10.79.11.2/24 --kernel-ip 10.79.11.1/24 \
+        -- true 2>"$tmp/pi.err"; then
+        for dir in tx rx; do
+            timeout 300 ip netns exec "$NS" iperf3 -s -1 -B 10.79.11.1 >/dev/null 2>&1 &
+            echo $! >>"$tmp/pids"
+            sleep 0.3
+            rflag=""
+            [ $dir = rx ] && rflag=-R
+            timeout 300 ip netns exec "$NS" "$brun" --lib "$plib" --tap cmpb11 --ip 10.79.11.2/24 -- \
+                iperf3 -c 10.79.11.1 -n "$bytes" $rflag >"$tmp/pi_$dir" 2>&1
+            wait
+            fig[posix_iperf_$dir]=$(iperf_gbps "$tmp/pi_$dir")
+        done
+    else
+        skip posix_iperf_tx "brisk-run could not make TAP cmpb11: $(head -n 1 "$tmp/pi.err")"
+        skip posix_iperf_rx "brisk-run could not make TAP cmpb11"
+    fi
+fi
+if [ -z "$nginx_why" ] && [ -z "$only" ]; then
+    echo "compare: nginx + wrk, kernel (veth) and under brisk (TAP)..." >&2
+    nginx_conf "$tmp/ngk" 10.81.0.2
+    timeout 300 ip netns exec "$NS-peer" nginx -e "$tmp/ngk/error.log" -p "$tmp/ngk" -c "$tmp/ngk/nginx.conf" \
+        >/dev/null 2>&1 &
+    ngp=$!
+    echo $ngp >>"$tmp/pids"
+    wrk_row kernel_nginx "$NS" 10.81.0.2
+    kill $ngp 2>/dev/null
+    wait
+    nginx_conf "$tmp/ngb" 10.79.12.2
+    if ip netns exec "$NS" "$brun" --lib "$plib" --tap cmpb12 --ip 10.79.12.2/24 --kernel-ip 10.79.12.1/24 \
+        -- true 2>"$tmp/pn.err"; then
+        BRISK_EXIT_WAIT=1s timeout 300 ip netns exec "$NS" "$brun" --lib "$plib" --tap cmpb12 --ip 10.79.12.2/24 -- \
+            nginx -e "$tmp/ngb/error.log" -p "$tmp/ngb" -c "$tmp/ngb/nginx.conf" >/dev/null 2>&1 &
+        ngp=$!
+        echo $ngp >>"$tmp/pids"
+        wrk_row posix_nginx "$NS" 10.79.12.2
+        kill $ngp 2>/dev/null
+        wait
+    else
+        skip posix_nginx "brisk-run could not make TAP cmpb12: $(head -n 1 "$tmp/pn.err")"
+    fi
+fi
+for k in posix_iperf_tx posix_iperf_rx; do
+    [ -n "${fig[$k]:-}" ] || [ -n "${why[$k]:-}" ] || skip $k "${posix_why:-the run produced no figure}"
+done
+for k in kernel_nginx posix_nginx; do
+    [ -n "${fig[$k]:-}" ] || [ -n "${why[$k]:-}" ] || skip $k "${nginx_why:-the run produced no figure}"
+done
+
 if [ -n "$iperf_why" ] && [ -z "$veth_why" ]; then skip kernel_bulk "$iperf_why"; fi
 for k in kernel_bulk kernel_ks_bulk kernel_rr; do
     [ -n "${fig[$k]:-}" ] || [ -n "${why[$k]:-}" ] || skip $k "${veth_why:-the run produced no figure}"
@@ -259,7 +389,7 @@ for k in lwip_bulk_tx lwip_bulk_rx lwip_rr; do
     [ -n "${fig[$k]:-}" ] || [ -n "${why[$k]:-}" ] || skip $k "${lwip_why:-the run produced no figure}"
 done
 
-# ---- 4: in-process -----------------------------------------------------------------------------------------
+# ---- 5: in-process -----------------------------------------------------------------------------------------
 if [ -n "$only" ]; then
     :
 elif [ -x "$bench" ]; then
@@ -281,7 +411,8 @@ fi
 
 # ---- the table -----------------------------------------------------------------------------------------------
 rows=(kernel_bulk brisk_bulk_tx brisk_bulk_rx kernel_ks_bulk brisk_ks_tx brisk_ks_rx brisk_ks_tx_nogso
-    brisk_ks_rx_nogso lwip_bulk_tx lwip_bulk_rx kernel_rr brisk_rr lwip_rr inproc_bulk inproc_bulk_gro
+    brisk_ks_rx_nogso lwip_bulk_tx lwip_bulk_rx kernel_rr brisk_rr lwip_rr posix_iperf_tx posix_iperf_rx
+    kernel_nginx posix_nginx inproc_bulk inproc_bulk_gro
     inproc_bulk_gso inproc_bulk_gso_gro inproc_rr memcpy)
 declare -A label=(
     [kernel_bulk]="kernel -> kernel, veth, iperf3"
@@ -297,6 +428,10 @@ declare -A label=(
     [kernel_rr]="kernel <-> kernel, veth, 1-byte rr"
     [brisk_rr]="brisk <-> kernel, TAP, 1-byte rr"
     [lwip_rr]="lwIP <-> kernel, TAP, 1-byte rr"
+    [posix_iperf_tx]="iperf3 on brisk -> kernel, TAP, preload"
+    [posix_iperf_rx]="kernel -> iperf3 on brisk, TAP, preload"
+    [kernel_nginx]="nginx <- wrk, kernel, veth"
+    [posix_nginx]="nginx on brisk <- wrk, TAP, preload"
     [inproc_bulk]="brisk <-> brisk in-process, MTU 1500, checksum offload"
     [inproc_bulk_gro]="brisk <-> brisk in-process, MTU 1500, checksum offload + GRO"
     [inproc_bulk_gso]="brisk <-> brisk in-process, 64 KB GSO"
@@ -305,13 +440,15 @@ declare -A label=(
     [memcpy]="memcpy 1448-byte chunks"
 )
 for k in kernel_bulk brisk_bulk_tx brisk_bulk_rx kernel_ks_bulk brisk_ks_tx brisk_ks_rx brisk_ks_tx_nogso \
-    brisk_ks_rx_nogso lwip_bulk_tx lwip_bulk_rx; do unit[$k]="Gbit/s"; done
+    brisk_ks_rx_nogso lwip_bulk_tx lwip_bulk_rx posix_iperf_tx posix_iperf_rx; do unit[$k]="Gbit/s"; done
+for k in kernel_nginx posix_nginx; do unit[$k]="requests/s"; done
 for k in kernel_rr brisk_rr lwip_rr; do unit[$k]="transactions/s"; done
 for k in inproc_bulk inproc_bulk_gro inproc_bulk_gso inproc_bulk_gso_gro memcpy; do unit[$k]="Gbit/s per CPU-s"; done
 unit[inproc_rr]="transactions per CPU-s"
 declare -A base=([brisk_bulk_tx]=kernel_bulk [brisk_bulk_rx]=kernel_bulk [brisk_ks_tx]=kernel_ks_bulk
     [brisk_ks_rx]=kernel_ks_bulk [brisk_ks_tx_nogso]=kernel_ks_bulk [brisk_ks_rx_nogso]=kernel_ks_bulk
     [lwip_bulk_tx]=kernel_ks_bulk [lwip_bulk_rx]=kernel_ks_bulk [brisk_rr]=kernel_rr [lwip_rr]=kernel_rr
+    [posix_iperf_tx]=kernel_bulk [posix_iperf_rx]=kernel_bulk [posix_nginx]=kernel_nginx
     [inproc_bulk]=memcpy [inproc_bulk_gro]=memcpy [inproc_bulk_gso]=memcpy [inproc_bulk_gso_gro]=memcpy)
 # brisk / lwIP (issue 8's target): each lwIP row against brisk's row of the same transfer, brisk as it runs by
 # default (GSO on), and for goodput also brisk without GSO (plain MTU frames, as lwIP sends them).
@@ -325,7 +462,7 @@ div() { # div X_KEY Y_KEY: fig[X] / fig[Y] or "-"
     fi
 }
 ratio() { div "$1" "${base[$1]:-}"; } # a row / its reference
-echo "brisk side by side, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), bulk $bytes, rr $count"
+echo "brisk side by side, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), bulk $bytes, rr $count, wrk ${wrk_secs}s"
 printf '%-40s %12s  %-24s %s\n' row figure unit "ratio (vs); brisk / lwIP (brisk row)"
 for k in "${rows[@]}"; do
     if [ -n "${fig[$k]:-}" ]; then
@@ -352,7 +489,7 @@ fi
 jnum() { [ "$1" = - ] && echo null || echo "$1"; }
 {
     echo "{"
-    echo "  \"bytes\": \"$bytes\", \"rr_count\": $count, \"only\": \"$only\", \"rr_args\": \"$rr_args\","
+    echo "  \"bytes\": \"$bytes\", \"rr_count\": $count, \"only\": \"$only\", \"rr_args\": \"$rr_args\", \"wrk_secs\": $wrk_secs,"
     echo "  \"lwip_options\": \"$lwip_opts\","
     echo "  \"rows\": ["
     sep=""
