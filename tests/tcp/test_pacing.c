@@ -11,27 +11,12 @@
 #include <cmocka.h>
 
 #include "support/tcpforge.h"
+#include "support/txconn.h"
 #include "tcp/tcp.h"
 
-#define ACK               BRISK_TCP_ACK
-#define PSH               BRISK_TCP_PSH
-#define TRUESIZE(payload) ((payload) + 20u + 20u + 14u + 790u) /* TCP + IP + Ethernet headers + overhead */
-
-/* tcpforge's connection fixture with TSQ on (and the test's settings after it), no timestamps (MSS 1460
- * exactly), a 100 us handshake. */
-static void setup(struct tf_conn *f, const char *const *sets)
-{
-    struct brisk_tcp_opts o = tf_opts_full();
-    o.ts_ok = 0;
-    tf_conn_open(f, (const char *const[]){"tcp_tsq=1", NULL}, sets, &o, 100 * TF_US);
-}
-
-static void send_bytes(brisk_sock *c, size_t len, uint64_t now)
-{
-    static uint8_t buf[200000];
-    tf_pattern(buf, len, 0);
-    assert_int_equal(brisk_send(c, buf, len, 0, now), (int64_t)len);
-}
+#define ACK               TXC_ACK
+#define PSH               TXC_PSH
+#define TRUESIZE(payload) TXC_TRUESIZE(payload)
 
 /* Pacing: each packet's departure time is the previous one's plus its wire bytes at the pacing rate; the
  * pacing timer sends what waits, with hold reason "pacing" meanwhile. */
@@ -39,7 +24,7 @@ static void test_pacing_departure_times(void **state)
 {
     (void)state;
     struct tf_conn f;
-    setup(&f, (const char *const[]){"tcp_pacing=1", NULL});
+    txc_open(&f, (const char *const[]){"tcp_pacing=1", NULL});
     brisk_sock *c = f.c;
     /* 14600 B cwnd over a 1 ms SRTT in slow start (200 %): 29.2 MB/s, so a 1460-byte segment (1526 bytes
      * with headers) leaves every 52.260 us. */
@@ -47,7 +32,7 @@ static void test_pacing_departure_times(void **state)
     assert_int_equal(tcp_pacing_rate(c), 29200000);
     uint64_t gap = 1526ull * BRISK_NSEC_PER_SEC / 29200000;
     uint64_t t0 = TF_SEC;
-    send_bytes(c, 3 * 1460, t0);
+    txc_send(c, 3 * 1460, t0);
     TF_EXPECT(&f.t, t0, ACK, c->snd.iss + 1, 1001, 1460);
     TF_EXPECT_NONE(&f.t);
     assert_int_equal(tf_info(c).hold, BRISK_HOLD_PACING);
@@ -70,13 +55,13 @@ static void test_pacing_late_timer_catches_up(void **state)
     (void)state;
     for (int allowance = 0; allowance <= 1; allowance++) {
         struct tf_conn f;
-        setup(&f, allowance ? (const char *const[]){"tcp_pacing=1", "tcp_pacing_catchup=200us", NULL}
-                            : (const char *const[]){"tcp_pacing=1", "tcp_pacing_catchup=0", NULL});
+        txc_open(&f, allowance ? (const char *const[]){"tcp_pacing=1", "tcp_pacing_catchup=200us", NULL}
+                               : (const char *const[]){"tcp_pacing=1", "tcp_pacing_catchup=0", NULL});
         brisk_sock *c = f.c;
         c->rtt.srtt_fp = TF_MS << 16; /* 29.2 MB/s: a segment every 52.260 us, as above */
         uint64_t gap = 1526ull * BRISK_NSEC_PER_SEC / 29200000;
         uint64_t t0 = TF_SEC;
-        send_bytes(c, 10 * 1460, t0);
+        txc_send(c, 10 * 1460, t0);
         TF_EXPECT(&f.t, t0, ACK, c->snd.iss + 1, 1001, 1460);
         TF_EXPECT_NONE(&f.t);
         /* The timer was due at t0 + gap; the loop runs 5.5 gaps after t0 (235 us late). */

@@ -13,27 +13,12 @@
 #include <cmocka.h>
 
 #include "support/tcpforge.h"
+#include "support/txconn.h"
 #include "tcp/tcp.h"
 
-#define ACK               BRISK_TCP_ACK
-#define PSH               BRISK_TCP_PSH
-#define TRUESIZE(payload) ((payload) + 20u + 20u + 14u + 790u) /* TCP + IP + Ethernet headers + overhead */
-
-/* tcpforge's connection fixture with TSQ on (and the test's settings after it), no timestamps (MSS 1460
- * exactly), a 100 us handshake. */
-static void setup(struct tf_conn *f, const char *const *sets)
-{
-    struct brisk_tcp_opts o = tf_opts_full();
-    o.ts_ok = 0;
-    tf_conn_open(f, (const char *const[]){"tcp_tsq=1", NULL}, sets, &o, 100 * TF_US);
-}
-
-static void send_bytes(brisk_sock *c, size_t len, uint64_t now)
-{
-    static uint8_t buf[200000];
-    tf_pattern(buf, len, 0);
-    assert_int_equal(brisk_send(c, buf, len, 0, now), (int64_t)len);
-}
+#define ACK               TXC_ACK
+#define PSH               TXC_PSH
+#define TRUESIZE(payload) TXC_TRUESIZE(payload)
 
 /* Completes every packet the fake device holds and lets the stack run its deferred work at `now`. */
 static void complete_and_poll(struct tf_conn *f, uint64_t now)
@@ -47,16 +32,16 @@ static void test_autocork_holds_tail_until_completion(void **state)
 {
     (void)state;
     struct tf_conn f;
-    setup(&f, (const char *const[]){"tcp_autocorking=1", NULL});
+    txc_open(&f, (const char *const[]){"tcp_autocorking=1", NULL});
     brisk_sock *c = f.c;
     assert_int_equal(brisk_setsockopt(c, BRISK_SO_NODELAY, 1, TF_MS), BRISK_OK);
     size_t n0 = f.t.f.ntx;
-    send_bytes(c, 100, TF_MS); /* the first packet is never held */
+    txc_send(c, 100, TF_MS); /* the first packet is never held */
     assert_int_equal(f.t.f.ntx - n0, 1);
-    send_bytes(c, 100, TF_MS); /* in flight and below TCP: corked, even with NODELAY */
+    txc_send(c, 100, TF_MS); /* in flight and below TCP: corked, even with NODELAY */
     assert_int_equal(f.t.f.ntx - n0, 1);
     assert_int_equal(tf_info(c).hold, BRISK_HOLD_AUTOCORK);
-    send_bytes(c, 100, TF_MS); /* more joins the tail */
+    txc_send(c, 100, TF_MS); /* more joins the tail */
     assert_int_equal(f.t.f.ntx - n0, 1);
     assert_int_equal(tf_counters(&f.t).TCPAutoCorking, 1);
     complete_and_poll(&f, TF_MS + 500);
@@ -72,11 +57,11 @@ static void test_autocork_first_packet(void **state)
     (void)state;
     for (int bug = 0; bug <= 1; bug++) {
         struct tf_conn f;
-        setup(&f, bug ? (const char *const[]){"tcp_autocorking=1", "tcp_autocork_first_packet=1", NULL}
-                      : (const char *const[]){"tcp_autocorking=1", NULL});
+        txc_open(&f, bug ? (const char *const[]){"tcp_autocorking=1", "tcp_autocork_first_packet=1", NULL}
+                         : (const char *const[]){"tcp_autocorking=1", NULL});
         brisk_sock *c = f.c;
         brisk_setsockopt(c, BRISK_SO_NODELAY, 1, TF_MS);
-        send_bytes(c, 100, TF_MS);
+        txc_send(c, 100, TF_MS);
         /* The peer acknowledges it before the device reports completion (a slow-completion NIC). */
         struct brisk_tcp_repr h = tf_peer_hdr(&f.p, BRISK_TCP_ACK, 2 * TF_MS);
         h.ack = c->snd.iss + 1 + 100;
@@ -86,7 +71,7 @@ static void test_autocork_first_packet(void **state)
         assert_int_equal(c->snd.una, c->snd.max);
         assert_true(c->tsq.wmem > 0);
         uint32_t before = c->snd.nxt;
-        send_bytes(c, 100, 3 * TF_MS);
+        txc_send(c, 100, 3 * TF_MS);
         if (bug)
             assert_int_equal(c->snd.nxt, before); /* held with nothing in flight: the TCP_RR regression */
         else
@@ -102,13 +87,13 @@ static void test_resume_uses_current_nagle_mode(void **state)
     (void)state;
     for (int bug = 0; bug <= 1; bug++) {
         struct tf_conn f;
-        setup(&f, bug ? (const char *const[]){"tcp_autocorking=1", "tcp_resume_nagle=1", NULL}
-                      : (const char *const[]){"tcp_autocorking=1", NULL});
+        txc_open(&f, bug ? (const char *const[]){"tcp_autocorking=1", "tcp_resume_nagle=1", NULL}
+                         : (const char *const[]){"tcp_autocorking=1", NULL});
         brisk_sock *c = f.c;
         brisk_setsockopt(c, BRISK_SO_NODELAY, 1, TF_MS);
         uint32_t d = c->snd.nxt;
-        send_bytes(c, 48, TF_MS);  /* the PDU header leaves */
-        send_bytes(c, 512, TF_MS); /* the payload is auto-corked behind it */
+        txc_send(c, 48, TF_MS);  /* the PDU header leaves */
+        txc_send(c, 512, TF_MS); /* the payload is auto-corked behind it */
         assert_int_equal(c->snd.nxt, d + 48);
         complete_and_poll(&f, TF_MS + 100);
         if (!bug) {
@@ -135,9 +120,9 @@ static void test_tail_decision(void **state)
     (void)state;
     for (int sw = 0; sw <= 1; sw++) {
         struct tf_conn f;
-        setup(&f, (const char *const[]){"tcp_autocorking=1", NULL});
+        txc_open(&f, (const char *const[]){"tcp_autocorking=1", NULL});
         brisk_sock *c = f.c;
-        send_bytes(c, 100, TF_MS); /* the first small segment: it goes */
+        txc_send(c, 100, TF_MS); /* the first small segment: it goes */
         assert_int_equal(c->snd.nxt - c->snd.una, 100);
         assert_true(c->tsq.wmem > 0);
         f.t.st->s.tcp_sw_gso = (uint32_t)sw; /* read by tcp_tail_hold only; restored before the close */
@@ -145,7 +130,8 @@ static void test_tail_decision(void **state)
         /* Nagle: a small segment is unacknowledged. Auto-corking only on the application's send, and under
          * Linux's rules only once Nagle lets the tail through. */
         assert_int_equal(tcp_tail_hold(c, TCP_XMIT_INPUT, 50, now), BRISK_HOLD_NAGLE);
-        assert_int_equal(tcp_tail_hold(c, TCP_XMIT_SEND, 50, now), sw ? BRISK_HOLD_NAGLE : BRISK_HOLD_AUTOCORK);
+        assert_int_equal(tcp_tail_hold(c, TCP_XMIT_SEND, 50, now),
+                         sw ? BRISK_HOLD_NAGLE : BRISK_HOLD_AUTOCORK);
         c->tsq.throttled = 0;
         c->snd.nodelay = 1;
         assert_int_equal(tcp_tail_hold(c, TCP_XMIT_INPUT, 50, now), BRISK_HOLD_NONE);

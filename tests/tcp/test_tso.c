@@ -11,27 +11,12 @@
 #include <cmocka.h>
 
 #include "support/tcpforge.h"
+#include "support/txconn.h"
 #include "tcp/tcp.h"
 
-#define ACK               BRISK_TCP_ACK
-#define PSH               BRISK_TCP_PSH
-#define TRUESIZE(payload) ((payload) + 20u + 20u + 14u + 790u) /* TCP + IP + Ethernet headers + overhead */
-
-/* tcpforge's connection fixture with TSQ on (and the test's settings after it), no timestamps (MSS 1460
- * exactly), a 100 us handshake. */
-static void setup(struct tf_conn *f, const char *const *sets)
-{
-    struct brisk_tcp_opts o = tf_opts_full();
-    o.ts_ok = 0;
-    tf_conn_open(f, (const char *const[]){"tcp_tsq=1", NULL}, sets, &o, 100 * TF_US);
-}
-
-static void send_bytes(brisk_sock *c, size_t len, uint64_t now)
-{
-    static uint8_t buf[200000];
-    tf_pattern(buf, len, 0);
-    assert_int_equal(brisk_send(c, buf, len, 0, now), (int64_t)len);
-}
+#define ACK               TXC_ACK
+#define PSH               TXC_PSH
+#define TRUESIZE(payload) TXC_TRUESIZE(payload)
 
 /* TSO autosizing: on a GSO device the transmit function sends bursts of whole segments — at least
  * tcp_min_tso_segs, about a pacing interval of data, at most half the congestion window. */
@@ -39,7 +24,7 @@ static void test_tso_size_goal(void **state)
 {
     (void)state;
     struct tf_conn f;
-    setup(&f, NULL);
+    txc_open(&f, NULL);
     brisk_sock *c = f.c;
     assert_int_equal(tcp_size_goal(c, 1460), 1460); /* no GSO on the device: one segment */
     f.t.f.dev->cfg.caps |= BRISK_NETDEV_CAP_GSO;
@@ -47,7 +32,7 @@ static void test_tso_size_goal(void **state)
     /* cwnd 10 segments: half is 5, below the rate-based size, so bursts of 5 x 1460. */
     assert_int_equal(c->cc.cwnd, 14600);
     assert_int_equal(tcp_size_goal(c, 1460), 5 * 1460);
-    send_bytes(c, 20000, TF_MS);
+    txc_send(c, 20000, TF_MS);
     tf_collect(&f.t);
     struct tf_seg *s1 = tf_take(&f.t), *s2 = tf_take(&f.t);
     assert_int_equal(s1->len, 5 * 1460);

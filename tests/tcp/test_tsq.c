@@ -14,35 +14,20 @@
 #include <cmocka.h>
 
 #include "support/tcpforge.h"
+#include "support/txconn.h"
 #include "tcp/tcp.h"
 
-#define ACK               BRISK_TCP_ACK
-#define PSH               BRISK_TCP_PSH
-#define TRUESIZE(payload) ((payload) + 20u + 20u + 14u + 790u) /* TCP + IP + Ethernet headers + overhead */
-
-/* tcpforge's connection fixture with TSQ on (and the test's settings after it), no timestamps (MSS 1460
- * exactly), a 100 us handshake. */
-static void setup(struct tf_conn *f, const char *const *sets)
-{
-    struct brisk_tcp_opts o = tf_opts_full();
-    o.ts_ok = 0;
-    tf_conn_open(f, (const char *const[]){"tcp_tsq=1", NULL}, sets, &o, 100 * TF_US);
-}
-
-static void send_bytes(brisk_sock *c, size_t len, uint64_t now)
-{
-    static uint8_t buf[200000];
-    tf_pattern(buf, len, 0);
-    assert_int_equal(brisk_send(c, buf, len, 0, now), (int64_t)len);
-}
+#define ACK               TXC_ACK
+#define PSH               TXC_PSH
+#define TRUESIZE(payload) TXC_TRUESIZE(payload)
 
 static void test_charge_and_release(void **state)
 {
     (void)state;
     struct tf_conn f;
-    setup(&f, NULL);
+    txc_open(&f, NULL);
     size_t held0 = f.t.f.nheld;
-    send_bytes(f.c, 3000, TF_MS);
+    txc_send(f.c, 3000, TF_MS);
     /* Two full segments and a 80-byte tail (NODELAY is off but nothing small is unacknowledged). */
     assert_int_equal(f.t.f.nheld - held0, 3);
     assert_int_equal(f.c->tsq.pkts, 3);
@@ -62,7 +47,7 @@ static void test_budget_rules(void **state)
 {
     (void)state;
     struct tf_conn f;
-    setup(&f, (const char *const[]){"tcp_limit_output_bytes=100K", "tcp_tsq_adaptive=0", NULL});
+    txc_open(&f, (const char *const[]){"tcp_limit_output_bytes=100K", "tcp_tsq_adaptive=0", NULL});
     brisk_sock *c = f.c;
     /* A known pacing rate: cwnd 100 segments over a 1 ms SRTT in congestion avoidance (120 %). */
     c->cc.cwnd = 146000;
@@ -136,11 +121,11 @@ static void test_throttle_and_resume_via_poll(void **state)
 {
     (void)state;
     struct tf_conn f;
-    setup(&f,
-          (const char *const[]){"tcp_limit_output_bytes=16K", "tcp_tsq_rule=cap", "tcp_tsq_shortcut=0", NULL});
+    txc_open(&f, (const char *const[]){"tcp_limit_output_bytes=16K", "tcp_tsq_rule=cap", "tcp_tsq_shortcut=0",
+                                       NULL});
     brisk_sock *c = f.c;
     size_t n0 = f.t.f.ntx;
-    send_bytes(c, 100000, TF_MS);
+    txc_send(c, 100000, TF_MS);
     /* Sends while the charge is within 16 KB: 8 segments (7 x 2284 = 15988 <= 16384, the 8th goes over). */
     assert_int_equal(f.t.f.ntx - n0, 8);
     assert_true(c->tsq.throttled);
@@ -172,12 +157,12 @@ static void test_orphaning_device(void **state)
 {
     (void)state;
     struct tf_conn f;
-    setup(&f,
-          (const char *const[]){"tcp_limit_output_bytes=16K", "tcp_tsq_rule=cap", "tcp_tsq_shortcut=0", NULL});
+    txc_open(&f, (const char *const[]){"tcp_limit_output_bytes=16K", "tcp_tsq_rule=cap", "tcp_tsq_shortcut=0",
+                                       NULL});
     f.t.f.dev->cfg.caps |= BRISK_NETDEV_CAP_ORPHAN;
     brisk_sock *c = f.c;
     size_t n0 = f.t.f.ntx;
-    send_bytes(c, 100000, TF_MS);
+    txc_send(c, 100000, TF_MS);
     assert_int_equal(f.t.f.ntx - n0, 10); /* the initial window, whole */
     assert_false(c->tsq.throttled);
     assert_int_equal(c->tsq.wmem, 0);
@@ -193,14 +178,14 @@ static void test_one_segment_shortcut(void **state)
 {
     (void)state;
     struct tf_conn f;
-    setup(&f, (const char *const[]){"tcp_limit_output_bytes=2048", "tcp_tsq_rule=cap", NULL});
+    txc_open(&f, (const char *const[]){"tcp_limit_output_bytes=2048", "tcp_tsq_rule=cap", NULL});
     brisk_sock *c = f.c;
     size_t n0 = f.t.f.ntx;
-    send_bytes(c, 1460, TF_MS); /* over the 2 KB cap at once, but nothing was unacknowledged */
+    txc_send(c, 1460, TF_MS); /* over the 2 KB cap at once, but nothing was unacknowledged */
     assert_int_equal(f.t.f.ntx - n0, 1);
-    send_bytes(c, 1460, TF_MS); /* one segment unacknowledged: still allowed */
+    txc_send(c, 1460, TF_MS); /* one segment unacknowledged: still allowed */
     assert_int_equal(f.t.f.ntx - n0, 2);
-    send_bytes(c, 1460, TF_MS); /* two unacknowledged and over budget: held */
+    txc_send(c, 1460, TF_MS); /* two unacknowledged and over budget: held */
     assert_int_equal(f.t.f.ntx - n0, 2);
     assert_int_equal(tf_info(c).hold, BRISK_HOLD_TSQ);
     /* The ACK of the first (its buffer still below TCP) leaves one unacknowledged: the third goes. */
@@ -217,9 +202,9 @@ static void test_zombie_until_last_completion(void **state)
 {
     (void)state;
     struct tf_conn f;
-    setup(&f, NULL);
+    txc_open(&f, NULL);
     uint64_t socks = f.t.st->tcp->nsocks;
-    send_bytes(f.c, 5000, TF_MS);
+    txc_send(f.c, 5000, TF_MS);
     assert_true(f.c->tsq.pkts > 0);
     brisk_abort(f.c, 2 * TF_MS);
     f.c = NULL;
@@ -230,13 +215,6 @@ static void test_zombie_until_last_completion(void **state)
     assert_null(f.t.st->tcp->zombies);
     tf_conn_close(&f);
 }
-
-
-
-
-
-
-
 
 int main(void)
 {
