@@ -18,6 +18,16 @@ int lab_plot(const char *dir, const char *name, const char *title, const char *x
     return lab_plot_ex(dir, name, title, xlabel, ylabel, s, nseries, NULL);
 }
 
+FILE *lab_plot_open(const char *dir, const char *name, char *dat, char *png, size_t n)
+{
+    snprintf(dat, n, "%s/%s.dat", dir, name);
+    snprintf(png, n, "%s/%s.png", dir, name);
+    FILE *f = fopen(dat, "w");
+    if (!f)
+        fprintf(stderr, "brisk-lab: cannot write %s\n", dat);
+    return f;
+}
+
 int lab_plot_ex(const char *dir, const char *name, const char *title, const char *xlabel, const char *ylabel,
                 const struct lab_series *s, size_t nseries, const struct lab_plot_opts *o)
 {
@@ -25,13 +35,9 @@ int lab_plot_ex(const char *dir, const char *name, const char *title, const char
     if (!o)
         o = &plain;
     char dat[4200], png[4200];
-    snprintf(dat, sizeof(dat), "%s/%s.dat", dir, name);
-    snprintf(png, sizeof(png), "%s/%s.png", dir, name);
-    FILE *f = fopen(dat, "w");
-    if (!f) {
-        fprintf(stderr, "brisk-lab: cannot write %s\n", dat);
+    FILE *f = lab_plot_open(dir, name, dat, png, sizeof(dat));
+    if (!f)
         return 1;
-    }
     for (size_t k = 0; k < nseries; k++) {
         fprintf(f, "# %s\n", s[k].name);
         for (size_t i = 0; i < s[k].n; i++)
@@ -130,13 +136,9 @@ int lab_plot_bars(const char *dir, const char *name, const char *title, const ch
 {
     static const char *const colour[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"};
     char dat[4200], png[4200];
-    snprintf(dat, sizeof(dat), "%s/%s.dat", dir, name);
-    snprintf(png, sizeof(png), "%s/%s.png", dir, name);
-    FILE *f = fopen(dat, "w");
-    if (!f) {
-        fprintf(stderr, "brisk-lab: cannot write %s\n", dat);
+    FILE *f = lab_plot_open(dir, name, dat, png, sizeof(dat));
+    if (!f)
         return 1;
-    }
     /* Bar k of category i stands at i + (k - (n - 1) / 2) * width: the group centred on its tick. */
     double width = 0.8 / (double)(nseries ? nseries : 1), ymax = 0;
     for (size_t k = 0; k < nseries; k++) {

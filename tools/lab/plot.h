@@ -5,6 +5,7 @@
 #define BRISK_LAB_PLOT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 struct lab_series {
     const char *name; /* legend */
@@ -31,6 +32,9 @@ struct lab_plot_opts {
 
 /* Writes DIR/NAME.dat (the points, one series per block) and DIR/NAME.png. Returns 0, or nonzero after a
  * message on stderr (gnuplot missing or failing is reported, not fatal to the caller). */
+/* A plot's two files, DIR/NAME.dat and DIR/NAME.png (paths into dat[n] and png[n]): the .dat opened for
+ * writing, or NULL after a message naming it. */
+FILE *lab_plot_open(const char *dir, const char *name, char *dat, char *png, size_t n);
 int lab_plot(const char *dir, const char *name, const char *title, const char *xlabel, const char *ylabel,
              const struct lab_series *s, size_t nseries);
 /* The same with options (NULL: lines with points, linear axes). */
