@@ -63,3 +63,61 @@ struct tcp_rwin {
 };
 
 #endif
+
+#if defined(BRISK_TCP_SOCK_COMPLETE) && !defined(BRISK_TCP_RWIN_INLINE)
+#define BRISK_TCP_RWIN_INLINE
+
+/* rwin.c — the receive window: RFC 9293's rules, or Linux's (tcp_rcv_window; see rwin.c). The per-segment
+ * hooks that only Linux's rules need are called behind tcp_rwin_linux, so brisk's rules pay one test. */
+static inline int tcp_rwin_linux(const brisk_sock *c)
+{
+    return c->st->s.tcp_rcv_window == TCP_RWIN_LINUX;
+}
+/* The window and scale a SYN offers (passive: the SYN-ACK of a child whose options are negotiated): sets
+ * rcv.wscale and, under Linux's rules, the initial rcv_wnd, window_clamp and rcv_ssthresh. cookie_mss: a
+ * SYN cookie's child, with the MSS the cookie kept (its right edge is set too), else 0. */
+void tcp_rwin_open(brisk_sock *c, int passive, uint32_t cookie_mss);
+/* The window field and *wscale of a SYN cookie's SYN-ACK from listener l, for a SYN with these options. */
+uint16_t tcp_rwin_listen_syn(const brisk_sock *l, uint32_t mss, int ts, int ws_ok, uint8_t *wscale);
+/* SYN-SENT got the SYN-ACK (options negotiated): the right edge our SYN offered, from the peer's ISN on. */
+void tcp_rwin_synack(brisk_sock *c);
+/* The connection became ESTABLISHED (Linux: tcp_init_buffer_space). */
+void tcp_rwin_established(brisk_sock *c, uint64_t now);
+/* The window field of a segment about to go (a SYN's unscaled); sets rcv.adv and rcv.last_win. */
+uint16_t tcp_rwin_select(brisk_sock *c, int syn);
+/* Under Linux's rules, whether a segment occupying [seq, seq + seglen) that passed RFC 9293's window test is
+ * taken (one ending past the right edge only when nothing is queued); 1 under RFC 9293's. */
+int tcp_rwin_acceptable(const brisk_sock *c, uint32_t seq, uint32_t seglen);
+/* Under Linux's rules, whether `len` bytes of segment `seg` at `seq` may be queued: 1 yes, 0 no (an in-order
+ * segment into a zero window), -1 no (receive memory, after pruning); 1 under RFC 9293's (brisk trims to the
+ * window). */
+int tcp_rwin_admit(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t seq, uint32_t len);
+/* A segment was processed (Linux's rules follow the peer's window for header prediction). */
+void tcp_rwin_seen(brisk_sock *c, const struct brisk_tcp_repr *seg);
+/* An accepted segment that found the connection ESTABLISHED: Linux's receiver RTT sample from its echoed
+ * timestamp (tcp_rcv_rtt_measure_ts, which only tcp_rcv_established runs). */
+void tcp_rwin_rtt_ts(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now);
+/* In-order text [seq, seq + len) that came in a frame of `frame` bytes joined the receive stream (rcv.nxt
+ * already past it; len 0: a bare FIN): Linux's memory charge, rcv_mss, ratio, window growth, quick ACKs.
+ * first: the connection's first data; gap: the time since the previous data segment. */
+void tcp_rwin_data(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t seq, uint32_t len,
+                   uint32_t frame, int first, uint64_t gap, uint64_t now);
+/* Under Linux's rules, whether in-order data received makes an ACK due now (not only delayed). */
+int tcp_rwin_ack_due(brisk_sock *c);
+/* Out-of-order text [seq, seq + len) in a frame of `frame` bytes was stored. */
+void tcp_rwin_ofo(brisk_sock *c, uint32_t seq, uint32_t len, uint32_t frame);
+/* rcv.nxt advanced from `nxt` over data held out of order. */
+void tcp_rwin_ofo_drain(brisk_sock *c, uint32_t nxt);
+/* The application took n bytes (rcv.buf already consumed): memory freed, autotuning; returns 1 when the
+ * read is worth an ACK now (the window it opened). */
+int tcp_rwin_read(brisk_sock *c, uint32_t n, uint64_t now);
+/* The receive buffer SO_RCVBUF value v gives under Linux's rules (doubled, capped by rmem_max; autotuning
+ * off from now on); v itself under RFC 9293's. */
+uint32_t tcp_rwin_rcvbuf_opt(brisk_sock *c, uint64_t v);
+/* A child takes its listener's receive-buffer lock. */
+void tcp_rwin_inherit(brisk_sock *c, const brisk_sock *l);
+void tcp_rwin_free(brisk_sock *c);
+/* Linux's rcv_ssthresh (under RFC 9293's rules, the largest window the buffer allows). */
+uint32_t tcp_rwin_ssthresh(const brisk_sock *c);
+
+#endif
