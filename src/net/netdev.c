@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "wire/ipv4.h"
+#include "wire/tcp.h"
 
 brisk_netdev *brisk_netdev_add(brisk_stack *st, const struct brisk_netdev_config *cfg,
                                const struct brisk_netdev_ops *ops, void *driver, int *err)
@@ -95,9 +96,9 @@ void brisk_netdev_set_speed(brisk_netdev *dev, uint64_t bps)
 static uint64_t wire_done_estimate(brisk_netdev *dev, const brisk_pkt *pkt, uint64_t now)
 {
     uint64_t segs = pkt->gso_segs > 1 ? pkt->gso_segs : 1;
-    uint64_t bytes = pkt->len + (segs - 1) * 66u;
-    if (bytes < 60 * segs)
-        bytes = 60 * segs;
+    uint64_t bytes = pkt->len + (segs - 1) * BRISK_TCP_SEG_WIRE_HDRS;
+    if (bytes < BRISK_ETH_ZLEN * segs)
+        bytes = BRISK_ETH_ZLEN * segs;
     uint64_t start = dev->wire_free_at > now ? dev->wire_free_at : now;
     dev->wire_free_at = start + (uint64_t)(((unsigned __int128)bytes * dev->wire_ns_fp) >> 16);
     return dev->wire_free_at;

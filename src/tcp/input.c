@@ -709,7 +709,7 @@ static void dsack_note(brisk_sock *c, uint32_t start, uint32_t end, int *set)
 /* The Ethernet frame a segment of `len` payload bytes came in, as Linux's receive memory charges it. */
 static uint32_t rwin_frame(const struct brisk_tcp_repr *seg, uint32_t len)
 {
-    return 14u + BRISK_IPV4_HLEN + seg->hdr_len + len;
+    return BRISK_ETH_HLEN + BRISK_IPV4_HLEN + seg->hdr_len + len;
 }
 
 /* In-order text [seq, seq + len) joined the receive stream: Linux's model charges each frame it came in and

@@ -226,7 +226,7 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
     uint32_t opt_extra = (uint32_t)hlen - BRISK_TCP_HLEN - (c->opt.ts ? 12u : 0u);
     if (gso && c->snd.mss > opt_extra && c->snd.mss - opt_extra < seg_payload)
         seg_payload = c->snd.mss - opt_extra;
-    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, (uint32_t)(hlen + len + BRISK_IPV4_HLEN + 14));
+    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, (uint32_t)(hlen + len + BRISK_IPV4_HLEN + BRISK_ETH_HLEN));
     if (!pkt) {
         st->c.IpOutDiscards++;
         st->tx_wake_wanted = 1;
@@ -346,7 +346,7 @@ void tcp_send_rst_for(brisk_stack *st, const struct brisk_ipv4_repr *ip, const s
         h.ack = seg->seq + (uint32_t)seg->payload_len + ((seg->flags & BRISK_TCP_SYN) ? 1u : 0u) +
                 ((seg->flags & BRISK_TCP_FIN) ? 1u : 0u);
     }
-    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, BRISK_TCP_HLEN + BRISK_IPV4_HLEN + 14);
+    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, BRISK_TCP_HLEN + BRISK_IPV4_HLEN + BRISK_ETH_HLEN);
     if (!pkt)
         return;
     uint8_t *b = brisk_pkt_put(pkt, BRISK_TCP_HLEN);

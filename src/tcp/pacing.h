@@ -13,6 +13,7 @@
 
 #include "brisk/brisk.h"
 #include "core/timer.h"
+#include "wire/tcp.h"
 
 struct tcp_pace {
     uint64_t next; /* earliest departure time of the next packet (EDT), ns */
@@ -54,7 +55,8 @@ __attribute__((always_inline)) static inline void tcp_pace_sent(brisk_sock *c, u
     /* One segment without a division (most sends); a burst counts its segments. */
     uint32_t segs =
         c->snd.mss && len <= c->snd.mss ? 1 : (len + c->snd.mss - 1) / (c->snd.mss ? c->snd.mss : 1);
-    uint64_t bytes = (uint64_t)len + (uint64_t)(segs ? segs : 1) * 66u; /* payload + headers per segment */
+    uint64_t bytes = (uint64_t)len + (uint64_t)(segs ? segs : 1) *
+                                         BRISK_TCP_SEG_WIRE_HDRS; /* payload + headers per segment */
     uint64_t interval = tcp_muldiv(bytes, BRISK_NSEC_PER_SEC, rate);
     uint64_t base = c->pace.next > now ? c->pace.next : now;
     if (c->pace.next < now && c->hold.reason == BRISK_HOLD_PACING) {

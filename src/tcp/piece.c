@@ -157,9 +157,9 @@ void tcp_piece_advance(brisk_sock *c)
 uint32_t tcp_gso_limit(const brisk_sock *c)
 {
     const brisk_netdev *dev = c->rt.dev;
-    if (dev && (dev->cfg.caps & BRISK_NETDEV_CAP_GSO) && dev->cfg.gso_max_size > 20u + 60u &&
-        dev->cfg.gso_max_size - 20u - 60u < TCP_SW_GSO_MAX)
-        return dev->cfg.gso_max_size - 20u - 60u;
+    if (dev && (dev->cfg.caps & BRISK_NETDEV_CAP_GSO) && dev->cfg.gso_max_size > BRISK_TCP_GSO_HDR_ROOM &&
+        dev->cfg.gso_max_size - BRISK_TCP_GSO_HDR_ROOM < TCP_SW_GSO_MAX)
+        return dev->cfg.gso_max_size - BRISK_TCP_GSO_HDR_ROOM;
     return TCP_SW_GSO_MAX;
 }
 

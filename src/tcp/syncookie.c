@@ -150,7 +150,7 @@ void brisk_syncookie_send(brisk_sock *l, const struct brisk_ipv4_repr *ip, const
         h.opts.ts_ecr = o->ts_val;
     }
     size_t hlen = BRISK_TCP_HLEN + brisk_tcp_opts_len(&h.opts);
-    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, (uint32_t)(hlen + BRISK_IPV4_HLEN + 14));
+    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, (uint32_t)(hlen + BRISK_IPV4_HLEN + BRISK_ETH_HLEN));
     if (!pkt) {
         st->c.IpOutDiscards++;
         return;

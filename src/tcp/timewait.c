@@ -190,7 +190,7 @@ static void tw_send_ack(struct tcp_tw *tw, uint64_t now)
     }
     size_t hlen = BRISK_TCP_HLEN + brisk_tcp_opts_len(&h.opts);
     int rc = BRISK_ERR_NOBUFS;
-    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, (uint32_t)(hlen + BRISK_IPV4_HLEN + 14));
+    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, (uint32_t)(hlen + BRISK_IPV4_HLEN + BRISK_ETH_HLEN));
     if (!pkt) {
         st->c.IpOutDiscards++;
         st->tx_wake_wanted = 1;

@@ -25,7 +25,8 @@ uint32_t tcp_size_goal(const brisk_sock *c, uint32_t mss)
     /* About one pacing interval of data (rate >> pacing_shift), as Linux's tcp_tso_autosize... */
     uint64_t rate = tcp_pacing_rate(c);
     uint64_t bytes = rate == UINT64_MAX ? UINT64_MAX : rate >> s->tcp_pacing_shift;
-    uint64_t room = dev->cfg.gso_max_size > 20u + 60u ? dev->cfg.gso_max_size - 20u - 60u : mss;
+    uint64_t room =
+        dev->cfg.gso_max_size > BRISK_TCP_GSO_HDR_ROOM ? dev->cfg.gso_max_size - BRISK_TCP_GSO_HDR_ROOM : mss;
     if (bytes > room)
         bytes = room;
     uint64_t segs = bytes / mss;
@@ -53,8 +54,8 @@ uint32_t tcp_write_goal(brisk_sock *c)
     uint32_t size = mss;
     if (sw)
         size = tcp_gso_limit(c);
-    else if (dev->cfg.gso_max_size > 20u + 60u)
-        size = dev->cfg.gso_max_size - 20u - 60u;
+    else if (dev->cfg.gso_max_size > BRISK_TCP_GSO_HDR_ROOM)
+        size = dev->cfg.gso_max_size - BRISK_TCP_GSO_HDR_ROOM;
     uint32_t cutoff = c->snd.max_wnd > TCP_DEFAULT_MSS ? c->snd.max_wnd / 2 : c->snd.max_wnd;
     if (cutoff && size > cutoff)
         size = cutoff;

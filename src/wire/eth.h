@@ -9,6 +9,7 @@
 
 #define BRISK_ETH_HLEN 14
 #define BRISK_ETH_ALEN 6
+#define BRISK_ETH_ZLEN 60 /* the shortest frame, without its FCS: shorter ones are padded */
 
 #define BRISK_ETH_P_IPV4 0x0800
 #define BRISK_ETH_P_ARP  0x0806

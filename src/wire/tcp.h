@@ -8,10 +8,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BRISK_TCP_HLEN     20 /* without options */
-#define BRISK_TCP_HLEN_MAX 60
-#define BRISK_TCP_OPTS_MAX 40 /* option space: 60 - 20 */
-#define BRISK_TCP_CSUM_OFF 16 /* offset of the checksum field (BRISK_PKT_CSUM_PARTIAL's csum_offset) */
+#include "wire/eth.h"
+#include "wire/ipv4.h"
+
+#define BRISK_TCP_HLEN           20 /* without options */
+#define BRISK_TCP_HLEN_MAX       60
+#define BRISK_TCP_OPTS_MAX       40 /* option space: 60 - 20 */
+#define BRISK_TCPOLEN_TS_ALIGNED 12 /* the timestamp option with two NOPs, as on every segment once agreed   \
+                                     */
+/* The headers each wire segment of established TCP carries: Ethernet, IPv4, TCP with timestamps (66 bytes):
+ * what a packet of n segments adds to its payload on the wire (pacing, the device's wire-time estimate). */
+#define BRISK_TCP_SEG_WIRE_HDRS (BRISK_ETH_HLEN + BRISK_IPV4_HLEN + BRISK_TCP_HLEN + BRISK_TCPOLEN_TS_ALIGNED)
+/* Room a super-segment's headers may take at their largest (IPv4 + the longest TCP header): what a device's
+ * gso_max_size leaves for payload. */
+#define BRISK_TCP_GSO_HDR_ROOM (BRISK_IPV4_HLEN + BRISK_TCP_HLEN_MAX)
+#define BRISK_TCP_CSUM_OFF     16 /* offset of the checksum field (BRISK_PKT_CSUM_PARTIAL's csum_offset) */
 
 #define BRISK_TCP_FIN 0x01
 #define BRISK_TCP_SYN 0x02
