@@ -85,11 +85,18 @@ json_t *ctl_request(const char *path, const char *req, char *why, size_t why_len
         close(fd);
         return fail(why, why_len, "request '%s' too long%s", req, "");
     }
+    /* A server that refuses the connection (busy) answers and closes at once, maybe before the request is
+     * written: then the write fails (EPIPE, ECONNRESET) but the answer is there to read. */
+    int write_err = 0;
     for (int off = 0; off < n;) {
         ssize_t w = send(fd, line + off, (size_t)(n - off), MSG_NOSIGNAL);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
+            if (errno == EPIPE || errno == ECONNRESET) {
+                write_err = errno;
+                break;
+            }
             close(fd);
             return fail(why, why_len, "cannot write to %s: %s", path, strerror(errno));
         }
@@ -127,6 +134,8 @@ json_t *ctl_request(const char *path, const char *req, char *why, size_t why_len
         if (got <= 0) {
             free(buf);
             close(fd);
+            if (write_err)
+                return fail(why, why_len, "cannot write to %s: %s", path, strerror(write_err));
             return fail(why, why_len, "%s closed the connection before answering%s", path, "");
         }
         nl = memchr(buf + len, '\n', (size_t)got);
