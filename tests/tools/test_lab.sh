@@ -584,6 +584,15 @@ bad_file "a host without a name" "bad.yaml:2: hosts\\[2\\]: a host needs a name"
     $'name: x\nhosts: [a, {profile: brisk}]\nlinks: [{between: [a, b]}]\nflows: [{bulk: {from: a, to: b}}]'
 bad_file "a bad rx_coalesce" "bad.yaml:2: nic.rx_coalesce: 'soon' is not a time" \
     $'name: x\nnic: {rx_batch: 8, rx_coalesce: soon}\nflows: [{bulk: {}}]'
+bad_file "a bad csum" "bad.yaml:2: nic.csum: 'maybe'" $'name: x\nnic: {csum: maybe}\nflows: [{bulk: {}}]'
+# nic.csum: off takes the checksum offload away, and TSO with it (as Linux): the GSO NIC's row and the same
+# NIC without checksum offload send differently (TSO bursts against MTU frames), so their times differ.
+printf '%s\n' 'name: csum' 'limit: 10s' 'link: {rate: 1G, delay: 100us}' 'nic: {gso: 65535}' 'flows:' \
+    '  - bulk: {bytes: 4M}' 'rows:' '  - {name: offload}' '  - {name: nocsum, nic: {csum: off}}' >"$tmp/csum.yaml"
+"$lab" run "$tmp/csum.yaml" --json >"$tmp/csum.json" 2>/dev/null
+t_on=$(json_row "$tmp/csum.json" offload elapsed_ns)
+t_off=$(json_row "$tmp/csum.json" nocsum elapsed_ns)
+check "nic.csum: off turns TSO off with it ($t_on vs $t_off ns)" "[ -n '$t_on' ] && [ -n '$t_off' ] && [ '$t_on' != '$t_off' ]"
 
 # ---- the seeds are files: a copy edited, a user's seed beside them, a broken one, parameters and reports ----
 seeddir=$tmp/seeddir

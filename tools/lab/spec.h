@@ -85,11 +85,12 @@ struct spec_link {
     struct spec_link_dir both, forward, reverse; /* forward: a -> b, reverse: b -> a (over `both`) */
 };
 struct spec_nic {
-    int has_tx_ring, has_completion, has_gso, has_bql, has_rx_batch, has_rx_coalesce, has_mtu;
+    int has_tx_ring, has_completion, has_gso, has_bql, has_rx_batch, has_rx_coalesce, has_mtu, has_csum;
     uint32_t tx_ring, gso, rx_batch, mtu;
     uint64_t rx_coalesce_ns; /* with rx_batch: interrupt moderation (brisk_sim_nic_config.rx_coalesce_ns) */
     struct brisk_sim_txc completion;
     int bql;
+    int csum; /* checksum offload (CAP_CSUM); off also turns TSO off, as Linux does (TSO needs it) */
 };
 
 /* A router's queueing discipline, as the file or a row changes it (has_ flags as for links). */

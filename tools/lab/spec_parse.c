@@ -302,6 +302,12 @@ static int nic_pair(const struct parser *p, const char *k, const yaml_node_t *v,
         n->bql = u != 0;
         return rc;
     }
+    if (!strcmp(k, "csum")) {
+        int rc = value(p, v, path, K_BOOL, &u, &unused);
+        n->has_csum = 1;
+        n->csum = u != 0;
+        return rc;
+    }
     if (!strcmp(k, "completion")) {
         const char *t = scalar(p, v, path);
         if (!t)
@@ -368,7 +374,7 @@ static int nic_pair(const struct parser *p, const char *k, const yaml_node_t *v,
     return -1;
 }
 
-#define NIC_KEYS "tx_ring, completion, gso, bql, rx_batch, rx_coalesce, mtu"
+#define NIC_KEYS "tx_ring, completion, gso, csum, bql, rx_batch, rx_coalesce, mtu"
 
 /* ---- flows ---- */
 

@@ -93,6 +93,13 @@ static void apply_nic(struct brisk_sim_nic_config *nc, const struct spec_nic *n)
             nc->dev.gso_max_size = n->gso;
         }
     }
+    if (n->has_csum) {
+        /* Checksum offload; without it no TSO either (Linux turns TSO off with tx checksumming). */
+        if (n->csum)
+            nc->dev.caps |= BRISK_NETDEV_CAP_CSUM;
+        else
+            nc->dev.caps &= ~(BRISK_NETDEV_CAP_CSUM | BRISK_NETDEV_CAP_GSO);
+    }
     if (n->has_bql) {
         nc->dev.caps &= ~BRISK_NETDEV_CAP_BQL;
         if (n->bql)
