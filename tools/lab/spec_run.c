@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "lab/expr.h"
+#include "lab/onoff.h"
 #include "lab/pdu.h"
 #include "lab/flow.h"
 #include "lab/obs.h"
@@ -123,6 +124,7 @@ struct flow_run {
     brisk_sim_bulk *bulk;
     brisk_sim_rr *rr;
     lab_pdu *pdu;
+    lab_onoff *onoff;
     uint64_t win0, win1; /* bytes received at the window's start and end */
 };
 
@@ -149,6 +151,8 @@ static uint64_t bulk_got(void *ctx)
             got += brisk_sim_bulk_received(wr->fl[i].bulk);
         if (wr->fl[i].pdu)
             got += lab_pdu_delivered(wr->fl[i].pdu);
+        if (wr->fl[i].onoff)
+            got += lab_onoff_delivered(wr->fl[i].onoff);
     }
     return got;
 }
@@ -185,6 +189,8 @@ static int all_done(void *ctx)
         if (wr->fl[i].rr && !brisk_sim_rr_done(wr->fl[i].rr))
             done = 0;
         if (wr->fl[i].pdu && !lab_pdu_done(wr->fl[i].pdu))
+            done = 0;
+        if (wr->fl[i].onoff && !lab_onoff_done(wr->fl[i].onoff))
             done = 0;
     }
     if (wr->win_state == 1 && one_bulk_done)
@@ -616,6 +622,14 @@ static int world_of(const struct lab_run *r, const struct lab_spec *s, int k, st
             f->payload = o->payload;
         if (m & SPEC_FLOW_MORE)
             f->more = o->more;
+        if (m & SPEC_FLOW_BURST)
+            f->burst = o->burst;
+        if (m & SPEC_FLOW_ON)
+            f->on_ns = o->on_ns;
+        if (m & SPEC_FLOW_OFF)
+            f->off_ns = o->off_ns;
+        if (m & SPEC_FLOW_CYCLES)
+            f->cycles = o->cycles;
     }
     return 0;
 }
@@ -690,6 +704,15 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
                                         .port = f->port};
             fr->pdu = lab_pdu_start(client, server, t->host_ip[f->to], &pc);
             rc = fr->pdu ? 0 : 1;
+        } else if (f->kind == SPEC_ONOFF) {
+            struct lab_onoff_config oc = {.burst = f->burst,
+                                          .on_ns = f->on_ns,
+                                          .off_ns = f->off_ns,
+                                          .cycles = f->cycles,
+                                          .start_ns = f->start_ns,
+                                          .port = f->port ? f->port : (uint16_t)(7001 + i)};
+            fr->onoff = lab_onoff_start(w, client, server, t->host_ip[f->to], &oc);
+            rc = fr->onoff ? 0 : 1;
         } else {
             struct brisk_sim_rr_config cc = {.flows = f->conns,
                                              .request_size = f->request,
@@ -802,6 +825,24 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
                         cdf->y[j] = (double)(j + 1) / (double)cdf->n;
                     }
                 }
+            } else if (fr->onoff) {
+                struct lab_onoff_result orr;
+                lab_onoff_result(fr->onoff, wt.interrupted, &orr);
+                set_fig(rf, i + 1, "complete", orr.ok);
+                set_fig(rf, i + 1, "delivered_bytes", (double)orr.delivered);
+                for (int fl = 0; fl <= i + 1; fl += i + 1) { /* a row's: its last onoff flow's */
+                    set_fig(rf, fl, "bursts", (double)orr.done);
+                    if (!orr.done)
+                        continue;
+                    set_fig(rf, fl, "burst_first_ns", (double)orr.first_ns);
+                    set_fig(rf, fl, "burst_p50_ns", (double)nearest_rank(orr.lat, orr.done, 50));
+                    set_fig(rf, fl, "burst_max_ns", (double)orr.lat[orr.done - 1]);
+                    set_fig(rf, fl, "burst_cwnd_bytes", (double)orr.cwnd[(orr.done + 1) / 2 - 1]);
+                    if (orr.on_ns)
+                        set_fig(rf, fl, "on_goodput_bps", (double)orr.delivered * 8e9 / (double)orr.on_ns);
+                }
+                delivered += orr.delivered;
+                complete &= orr.ok;
             } else {
                 struct brisk_sim_rr_result rr;
                 brisk_sim_rr_result(fr->rr, &rr);
@@ -884,6 +925,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
         if (wr.fl[i].rr)
             brisk_sim_rr_free(wr.fl[i].rr);
         lab_pdu_free(wr.fl[i].pdu, brisk_sim_now(w));
+        lab_onoff_free(wr.fl[i].onoff, brisk_sim_now(w));
     }
     brisk_sim_world_free(w);
     free(t);
@@ -1169,7 +1211,7 @@ int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
             json_array_begin(&r->j, s->rows[k].name);
             for (int f = 1; f <= s->nflows; f++) {
                 json_object_begin(&r->j, NULL);
-                json_str(&r->j, "kind", s->flows[f - 1].kind == SPEC_BULK ? "bulk" : s->flows[f - 1].kind == SPEC_RR ? "rr" : "pdu");
+                json_str(&r->j, "kind", lab_spec_flow_kind_name(s->flows[f - 1].kind));
                 for (int i = 0; lab_spec_figures[i]; i++) {
                     double v = figs[k].v[f][i];
                     if (v == v)
