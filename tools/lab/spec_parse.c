@@ -2213,8 +2213,9 @@ static int check_exprs(const char *path, FILE *err, struct lab_spec *s)
                         s->nflows);
         for (int i = 0; i < r->nflows; i++)
             if (r->flows[i].kind != s->flows[i].kind)
-                return lerr(path, err, r->flows[i].line, "rows[%d].flows[%d]: flow %d is a %s flow", k + 1, i + 1,
-                            i + 1, lab_spec_flow_kind_name(s->flows[i].kind));
+                return lerr(path, err, r->flows[i].line, "rows[%d].flows[%d]: flow %d is %s %s flow", k + 1, i + 1,
+                            i + 1, s->flows[i].kind == SPEC_ONOFF ? "an" : "a",
+                            lab_spec_flow_kind_name(s->flows[i].kind));
     }
     return rc;
 }

@@ -746,6 +746,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
             window_sample(&wr, 1);
 
         uint64_t first = UINT64_MAX, last = 0, delivered = 0, transactions = 0, capacity = 0;
+        uint64_t onoff_bytes = 0; /* delivered, but not over the bulk flows' time: not in the row's goodput */
         int complete = 1, up = 0, down = 0;
         double shares[SPEC_MAX_FLOWS];
         int nshares = 0;
@@ -842,6 +843,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
                         set_fig(rf, fl, "on_goodput_bps", (double)orr.delivered * 8e9 / (double)orr.on_ns);
                 }
                 delivered += orr.delivered;
+                onoff_bytes += orr.delivered;
                 complete &= orr.ok;
             } else {
                 struct brisk_sim_rr_result rr;
@@ -905,7 +907,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
         if (nshares >= 2) /* of one flow it says nothing */
             set_fig(rf, 0, "fairness", jain(shares, nshares));
         if (last > first) {
-            double gp = (double)delivered * 8e9 / (double)(last - first);
+            double gp = (double)(delivered - onoff_bytes) * 8e9 / (double)(last - first);
             set_fig(rf, 0, "goodput_bps", gp);
             if (capacity)
                 set_fig(rf, 0, "goodput_pct", 100.0 * gp / (double)capacity);
@@ -958,6 +960,15 @@ static const struct lab_col cols[] = {
 };
 #define NCOLS_TOPO ((int)(sizeof(cols) / sizeof(cols[0])))
 #define NCOLS_PAIR 12
+/* A file with onoff flows and no columns of its own: the default table and these (a file without onoff
+ * flows keeps its table, JSON and CSV as they were). */
+static const struct lab_col onoff_cols[] = {
+    {"bursts", "bursts", LAB_COL_U64, 0},
+    {"burst_p50_ns", "burst p50", LAB_COL_TIME, 0},
+    {"burst_max_ns", "burst max", LAB_COL_TIME, 0},
+    {"on_goodput_bps", "goodput on", LAB_COL_RATE, LAB_HIDE_ZERO},
+};
+#define NCOLS_ONOFF ((int)(sizeof(onoff_cols) / sizeof(onoff_cols[0])))
 
 /* Whether bound e holds for the row's figure; *got gets the figure (NAN: not measured, which fails). */
 static int holds(const struct spec_expect *e, const struct row_figs *rf, double *got)
@@ -1136,6 +1147,16 @@ int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
             rcols[c] = (struct lab_col){rp->cols[c].key, rp->cols[c].head, rp->cols[c].kind, rp->cols[c].hide};
         tcols = rcols;
         ncols = rp->ncols;
+    } else {
+        int onoff = 0;
+        for (int i = 0; i < s->nflows; i++)
+            onoff |= s->flows[i].kind == SPEC_ONOFF;
+        if (onoff && ncols + NCOLS_ONOFF <= SPEC_MAX_COLS) {
+            memcpy(rcols, cols, (size_t)ncols * sizeof(*rcols));
+            memcpy(rcols + ncols, onoff_cols, sizeof(onoff_cols));
+            tcols = rcols;
+            ncols += NCOLS_ONOFF;
+        }
     }
     lab_table_init(t, "rows", rp->title[0] ? rp->title : "one world per row: every flow of the file (rows)", tcols,
                    ncols);
@@ -1162,8 +1183,8 @@ int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
         lab_table_how(t, i, row->profile[0] ? row->profile : "brisk", extra,
                       row->how_fmt[0] ? how : row->how[0] ? row->how : NULL);
         for (int c = 0; c < ncols && !rp->ncols; c++) {
-            double v = get_fig(&figs[k], 0, cols[c].key);
-            lab_table_set(t, i, cols[c].key, v == v ? v : 0);
+            double v = get_fig(&figs[k], 0, tcols[c].key);
+            lab_table_set(t, i, tcols[c].key, v == v ? v : 0);
         }
         if (figs[k].interrupted)
             break;
