@@ -246,6 +246,8 @@ void lab_onoff_result(lab_onoff *x, int interrupted, struct lab_onoff_result *ou
     out->delivered = x->delivered;
     out->on_ns = x->on_ns;
     out->first_ns = x->first_ns;
+    if (x->cli)
+        brisk_conn_info(x->cli, &out->client);
     qsort(x->lat, x->done, sizeof(*x->lat), cmp_u64);
     qsort(x->cwnd, x->done, sizeof(*x->cwnd), cmp_u32);
     out->lat = x->lat;

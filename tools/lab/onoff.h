@@ -29,6 +29,7 @@ struct lab_onoff_result {
     uint64_t first_ns;   /* the first burst's time (a fresh connection's: no idle before it); 0 if none */
     const uint64_t *lat; /* the completed bursts' times, sorted (done of them; owned by the source) */
     const uint32_t *cwnd; /* the sender's cwnd (bytes) just after each burst's first write, sorted */
+    struct brisk_conn_info client; /* the sender's connection (its hold reasons), at the end */
 };
 
 typedef struct lab_onoff lab_onoff;

@@ -831,7 +831,20 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
                 lab_onoff_result(fr->onoff, wt.interrupted, &orr);
                 set_fig(rf, i + 1, "complete", orr.ok);
                 set_fig(rf, i + 1, "delivered_bytes", (double)orr.delivered);
+                struct brisk_counters occ;
+                brisk_stack_get_counters(brisk_sim_host_stack(t->host[fr->f->from]), &occ);
                 for (int fl = 0; fl <= i + 1; fl += i + 1) { /* a row's: its last onoff flow's */
+                    /* The sender's: what held its bursts back (cwnd after a restart, pacing, TSQ, autocork). */
+                    set_fig(rf, fl, "data_segs", (double)occ.TCPOrigDataSent);
+                    set_fig(rf, fl, "autocork", (double)occ.TCPAutoCorking);
+                    set_fig(rf, fl, "tsq_throttles", (double)occ.TSQThrottles);
+                    for (int h = BRISK_HOLD_NONE + 1; h < BRISK_HOLD_COUNT; h++) {
+                        char key[40];
+                        snprintf(key, sizeof(key), "held_%s_ns", brisk_hold_name(h));
+                        set_fig(rf, fl, key, (double)orr.client.hold_ns[h]);
+                        snprintf(key, sizeof(key), "holds_%s", brisk_hold_name(h));
+                        set_fig(rf, fl, key, (double)orr.client.hold_events[h]);
+                    }
                     set_fig(rf, fl, "bursts", (double)orr.done);
                     if (!orr.done)
                         continue;
