@@ -462,6 +462,56 @@ bad_file "bound without min or max" "a bound needs min, max or both" $'name: x\n
 bad_file "bound on a missing row" "expect\\[1\\]: no row is called 'fast'" $'name: x\nflows: [{bulk: {}}]\nexpect: [{row: fast, figure: rtos, max: 0}]'
 bad_file "bound on a missing flow" "flow 3: the file has 1 flow" $'name: x\nflows: [{bulk: {}}]\nexpect: [{flow: 3, figure: complete, min: 1}]'
 bad_file "a list where a value goes" "bad.yaml:2: link.rate: expected a single value" $'name: x\nlink: {rate: [1G]}\nflows: [{bulk: {}}]'
+# On/off flows (tools/lab/onoff.c, scenarios/onoff.yaml): bursts after idle, figures per burst.
+"$lab" check "$here/scenarios/onoff.yaml" >"$tmp/chk" 2>&1
+check "check scenarios/onoff.yaml: valid" "[ $? -eq 0 ] && grep -q 'scenario onoff: 1 flow(s), 4 row(s)' '$tmp/chk'"
+"$lab" run "$here/scenarios/onoff.yaml" --json >"$tmp/onoff.json" 2>/dev/null
+check "run scenarios/onoff.yaml: exit 0, its shape PASS" "[ $? -eq 0 ] && grep -q '\"pass\": true' '$tmp/onoff.json'"
+check "onoff: restart after idle makes the bursts slow, keeping cwnd fast, Linux's halving between" \
+    "is '$(json_row "$tmp/onoff.json" rfc5681 burst_p50_ns) > 2 * $(json_row "$tmp/onoff.json" keep burst_p50_ns) && $(json_row "$tmp/onoff.json" linux burst_p50_ns) > $(json_row "$tmp/onoff.json" keep burst_p50_ns)'"
+check "onoff: restarted bursts start from IW10, kept ones from a grown cwnd" \
+    "[ $(json_row "$tmp/onoff.json" rfc5681 burst_cwnd_bytes) -eq 14480 ] && [ $(json_row "$tmp/onoff.json" keep burst_cwnd_bytes) -gt 100000 ]"
+check "onoff: 50 ms of idle (below the RTO) restarts nothing" \
+    "is '$(json_row "$tmp/onoff.json" short_idle burst_p50_ns) == $(json_row "$tmp/onoff.json" keep burst_p50_ns) && $(json_row "$tmp/onoff.json" keep burst_p50_ns) > 0'"
+cat >"$tmp/onoff.yaml" <<'Y'
+name: my-onoff
+limit: 30s
+link: {rate: 100M, delay: 10ms, queue_packets: 400}
+flows:
+  - onoff: {burst: 128K, off: 300ms, cycles: 4, start: 1s}
+expect:
+  - {figure: complete, min: 1}
+  - {figure: bursts, min: 4, max: 4}
+  - {figure: delivered_bytes, min: 512K, max: 512K}
+  - {figure: elapsed_ns, min: 1s}
+Y
+"$lab" run "$tmp/onoff.yaml" --json --pcap "$tmp/oo1.pcap" >"$tmp/oo1.json" 2>/dev/null
+check "onoff file: 4 bursts of 128K from 1s, exit 0, PASS" "[ $? -eq 0 ] && grep -q '\"pass\": true' '$tmp/oo1.json'"
+check "onoff file: the default table has the burst columns" "[ -n \"$(json_row "$tmp/oo1.json" brisk burst_p50_ns)\" ] && grep -q '\"kind\": \"onoff\"' '$tmp/oo1.json'"
+"$lab" run "$tmp/onoff.yaml" --json --pcap "$tmp/oo2.pcap" --set tcp_slow_start_after_idle=0 >"$tmp/oo2.json" 2>/dev/null
+check "onoff file: a setting moves the burst time (slow start after idle off: faster)" \
+    "is '$(json_row "$tmp/oo2.json" brisk burst_p50_ns) < $(json_row "$tmp/oo1.json" brisk burst_p50_ns)'"
+"$lab" run "$tmp/onoff.yaml" --pcap "$tmp/oo3.pcap" >/dev/null 2>&1
+check "onoff file: same file, byte-identical capture" "cmp -s '$tmp/oo1.pcap' '$tmp/oo3.pcap' && ! cmp -s '$tmp/oo1.pcap' '$tmp/oo2.pcap'"
+sed 's/burst: 128K, off: 300ms/on: 20ms, off: 300ms/' "$tmp/onoff.yaml" | sed '/delivered_bytes/d' >"$tmp/onoff-on.yaml"
+"$lab" run "$tmp/onoff-on.yaml" --json >"$tmp/oo-on.json" 2>/dev/null
+check "onoff file: bursts bounded by time alone complete" \
+    "[ $? -eq 0 ] && grep -q '\"pass\": true' '$tmp/oo-on.json' && [ $(json_row "$tmp/oo-on.json" brisk delivered_bytes) -gt 0 ]"
+sed 's/bursts, min: 4, max: 4/bursts, min: 5/' "$tmp/onoff.yaml" >"$tmp/onoff-fail.yaml"
+"$lab" run "$tmp/onoff-fail.yaml" >/dev/null 2>"$tmp/err"
+check "onoff file: a failed bound on bursts exits 1 naming file:line" \
+    "[ $? -eq 1 ] && grep -q 'onoff-fail.yaml:8: expected every row: bursts >= 5; row brisk has bursts = 4' '$tmp/err'"
+bad_file "an unknown onoff key" "bad.yaml:2: unknown key 'flows\\[1\\].onoff.brust' (expected one of: from, to, burst, on, off, cycles" \
+    $'name: x\nflows: [{onoff: {brust: 64K}}]'
+bad_file "an onoff flow without a bound" "bad.yaml:2: flows\\[1\\].onoff: an ON period needs a bound" $'name: x\nflows: [{onoff: {off: 1s}}]'
+bad_file "an onoff burst of 0" "bad.yaml:3: flows\\[1\\].onoff.burst: a burst is 1 byte to 4G" $'name: x\nflows:\n  - onoff: {burst: 0}'
+bad_file "an onoff on: 0" "bad.yaml:2: flows\\[1\\].onoff.on: expected a time above 0" $'name: x\nflows: [{onoff: {on: 0}}]'
+bad_file "an onoff bad off" "bad.yaml:2: flows\\[1\\].onoff.off: 'soon' is not a time" $'name: x\nflows: [{onoff: {burst: 1K, off: soon}}]'
+bad_file "an onoff cycles: 0" "bad.yaml:2: flows\\[1\\].onoff.cycles: .*out of range" $'name: x\nflows: [{onoff: {burst: 1K, cycles: 0}}]'
+bad_file "a row changing an onoff flow's unknown key" "bad.yaml:3: unknown key 'rows\\[1\\].flows\\[1\\].onoff.of'" \
+    $'name: x\nflows: [{onoff: {burst: 1K}}]\nrows: [{name: r, flows: [{onoff: {of: 1s}}]}]'
+bad_file "a row changing an onoff flow as bulk" "bad.yaml:3: rows\\[1\\].flows\\[1\\]: flow 1 is an onoff flow" \
+    $'name: x\nflows: [{onoff: {burst: 1K}}]\nrows: [{name: r, flows: [{bulk: {bytes: 1K}}]}]'
 "$lab" check "$tmp/does-not-exist.yaml" >/dev/null 2>"$tmp/err"
 check "scenario file missing: exit 2, named" "[ $? -eq 2 ] && grep -q 'cannot read scenario file' '$tmp/err'"
 

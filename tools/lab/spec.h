@@ -3,7 +3,7 @@
  *
  * A scenario file is YAML (parsed by libyaml): two hosts, a and b, joined by one link, or a topology of
  * named hosts and routers and the links between them (dumbbells, parking lots); host a's NIC (a topology:
- * every host's); the flows the hosts run (bulk transfers and request/response exchanges, each with a start time); the rows to
+ * every host's); the flows the hosts run (bulk transfers, request/response exchanges and on/off sources, each with a start time); the rows to
  * compare (each a profile, stack settings, and changes to the link or the NIC, so a row can also be one point
  * of a sweep; a row with a `sweep:` key is written out once per value of its variables, `${VAR}` in its texts,
  * and the rows it writes are hand-written rows to everything after the parse); and the expected shape, a list of bounds on the rows' figures that gives PASS or FAIL as the
@@ -34,7 +34,8 @@
 #define SPEC_NAME        24
 #define SPEC_EXPR        512 /* an expression or a {..}-formatted text (expr.h) */
 
-enum spec_flow_kind { SPEC_BULK, SPEC_RR, SPEC_PDU };
+enum spec_flow_kind { SPEC_BULK, SPEC_RR, SPEC_PDU, SPEC_ONOFF };
+const char *lab_spec_flow_kind_name(enum spec_flow_kind k); /* "bulk", "rr", "pdu", "onoff" */
 
 struct spec_flow {
     enum spec_flow_kind kind;
@@ -52,7 +53,10 @@ struct spec_flow {
     /* pdu (pdu.h): request above, then per I/O the server's header and payload sends */
     uint32_t ios, header, payload;
     int more; /* MSG_MORE on the header */
-    uint16_t port;     /* server port (0: 5001 + i for bulk, 6001 + i for rr, 3260 for pdu) */
+    /* onoff (onoff.h): bursts of `burst` bytes and / or `on` long, `off` idle between them, `cycles` of them */
+    uint64_t burst, on_ns, off_ns;
+    uint32_t cycles;
+    uint16_t port;     /* server port (0: 5001 + i for bulk, 6001 + i for rr, 3260 for pdu, 7001 + i for onoff) */
     unsigned set_mask; /* which keys the file gave (a row's flows: change only those), SPEC_FLOW_* bits */
 };
 enum {
@@ -70,6 +74,10 @@ enum {
     SPEC_FLOW_HEADER = 2048,
     SPEC_FLOW_PAYLOAD = 4096,
     SPEC_FLOW_MORE = 8192,
+    SPEC_FLOW_BURST = 16384,
+    SPEC_FLOW_ON = 32768,
+    SPEC_FLOW_OFF = 65536,
+    SPEC_FLOW_CYCLES = 131072,
 };
 
 /* What a row may change about the path (a field is applied only when its `has_` flag is set). */
@@ -302,7 +310,7 @@ int lab_spec_load(const char *path, struct lab_spec *s);
  * nowhere if err is NULL). */
 int lab_spec_parse(const char *path, const unsigned char *text, size_t len, struct lab_spec *s, FILE *err);
 /* The figures a row has (and an expectation may name), NULL-terminated. */
-#define SPEC_NFIGURES 52
+#define SPEC_NFIGURES 58
 extern const char *const lab_spec_figures[SPEC_NFIGURES + 1];
 /* Topology routing: the link a packet from node `from` takes first towards link `target` (a router forwards,
  * a host does not), by the fewest router hops and then the file's link order; -1 when none reaches it. */

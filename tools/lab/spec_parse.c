@@ -509,8 +509,40 @@ static int pdu_pair(const struct parser *p, const char *k, const yaml_node_t *v,
     return -1;
 }
 
+/* An on/off source (onoff.h): bursts bounded by bytes and / or time, idle between them, so many cycles. */
+static int onoff_pair(const struct parser *p, const char *k, const yaml_node_t *v, const char *path, void *ctx)
+{
+    struct spec_flow *f = ctx;
+    double unused;
+    int ep = endpoint_pair(p, k, v, path, f);
+    if (ep != 1)
+        return ep;
+    if (!strcmp(k, "port"))
+        return f->set_mask |= SPEC_FLOW_PORT, u16_value(p, v, path, &f->port);
+    if (!strcmp(k, "start"))
+        return f->set_mask |= SPEC_FLOW_START, value(p, v, path, K_TIME, &f->start_ns, &unused);
+    if (!strcmp(k, "cycles"))
+        return f->set_mask |= SPEC_FLOW_CYCLES, u32_value(p, v, path, K_UINT, 1, 1000000, &f->cycles);
+    if (!strcmp(k, "burst")) {
+        f->set_mask |= SPEC_FLOW_BURST;
+        int rc = value(p, v, path, K_SIZE, &f->burst, &unused);
+        if (!rc && (f->burst == 0 || f->burst > (1ull << 32)))
+            return perr(p, v, "%s: a burst is 1 byte to 4G", path);
+        return rc;
+    }
+    if (!strcmp(k, "on") || !strcmp(k, "off")) {
+        uint64_t *t = !strcmp(k, "on") ? &f->on_ns : &f->off_ns;
+        f->set_mask |= !strcmp(k, "on") ? SPEC_FLOW_ON : SPEC_FLOW_OFF;
+        int rc = value(p, v, path, K_TIME, t, &unused);
+        if (!rc && ((t == &f->on_ns && *t == 0) || *t > 1000 * BRISK_NSEC_PER_SEC))
+            return perr(p, v, "%s: expected a time %sat most 1000s", path, t == &f->on_ns ? "above 0 and " : "of ");
+        return rc;
+    }
+    return -1;
+}
+
 static int flow_list(const struct parser *p, const yaml_node_t *n, struct spec_flow *list, int *count,
-                     const char *where)
+                     const char *where, int changes)
 {
     if (need_list(p, n, where))
         return 2;
@@ -519,7 +551,7 @@ static int flow_list(const struct parser *p, const yaml_node_t *n, struct spec_f
         if (*count == SPEC_MAX_FLOWS)
             return perr(p, e, "%s: at most %d", where, SPEC_MAX_FLOWS);
         if (e->type != YAML_MAPPING_NODE || e->data.mapping.pairs.top - e->data.mapping.pairs.start != 1)
-            return perr(p, e, "%s: each flow is one 'bulk:', 'rr:' or 'pdu:' mapping", where);
+            return perr(p, e, "%s: each flow is one 'bulk:', 'rr:', 'pdu:' or 'onoff:' mapping", where);
         yaml_node_pair_t *pr = e->data.mapping.pairs.start;
         const char *kind = scalar(p, node(p, pr->key), where);
         if (!kind)
@@ -551,8 +583,19 @@ static int flow_list(const struct parser *p, const yaml_node_t *n, struct spec_f
             f->payload = 512;
             rc = each_pair(p, node(p, pr->value), path, "from, to, ios, request, header, payload, more, port",
                            pdu_pair, f);
+        } else if (!strcmp(kind, "onoff")) {
+            f->kind = SPEC_ONOFF;
+            f->cycles = 10;
+            f->off_ns = 100 * BRISK_NSEC_PER_MSEC;
+            rc = each_pair(p, node(p, pr->value), path, "from, to, burst, on, off, cycles, start, port", onoff_pair,
+                           f);
+            /* A row's change may give only some keys; the file's flow needs a bound on its ON period. */
+            if (!rc && !changes && !(f->set_mask & (SPEC_FLOW_BURST | SPEC_FLOW_ON)))
+                return perr(p, node(p, pr->value), "%s: an ON period needs a bound: burst (bytes), on (a time) or both",
+                            path);
         } else {
-            return perr(p, e, "%s[%d]: unknown flow kind '%s' (expected bulk, rr or pdu)", where, *count + 1, kind);
+            return perr(p, e, "%s[%d]: unknown flow kind '%s' (expected bulk, rr, pdu or onoff)", where, *count + 1,
+                        kind);
         }
         if (rc)
             return rc;
@@ -565,7 +608,7 @@ static int flow_list(const struct parser *p, const yaml_node_t *n, struct spec_f
 
 static int flows(const struct parser *p, const yaml_node_t *n, struct lab_spec *s)
 {
-    return flow_list(p, n, s->flows, &s->nflows, "flows");
+    return flow_list(p, n, s->flows, &s->nflows, "flows", 0);
 }
 
 /* ---- routers' queues ---- */
@@ -885,7 +928,7 @@ static int row_pair(const struct parser *p, const char *k, const yaml_node_t *v,
         char where[48];
         snprintf(where, sizeof(where), "%s", path);
         r->flows_line = (int)v->start_mark.line + 1;
-        return flow_list(p, v, r->flows, &r->nflows, where);
+        return flow_list(p, v, r->flows, &r->nflows, where, 1);
     }
     if (!strcmp(k, "profile"))
         return profile_value(p, v, path, r->profile, sizeof(r->profile));
@@ -1282,7 +1325,14 @@ const char *const lab_spec_figures[SPEC_NFIGURES + 1] = {
     "rr_rtos", "rr_errors",
     /* pdu flows (held_* above: the server's connection, the one sending the responses) */
     "io_total_ns", "io_p50_ns", "io_p99_ns", "data_segs", "autocork", "holds_cwnd", "holds_rwnd", "holds_nagle",
-    "holds_cork", "holds_tsq", "holds_autocork", "holds_pacing", "holds_device", NULL};
+    "holds_cork", "holds_tsq", "holds_autocork", "holds_pacing", "holds_device",
+    /* onoff flows: per burst, first write -> last byte read (a row's: its last onoff flow's) */
+    "bursts", "burst_first_ns", "burst_p50_ns", "burst_max_ns", "on_goodput_bps", "burst_cwnd_bytes", NULL};
+
+const char *lab_spec_flow_kind_name(enum spec_flow_kind k)
+{
+    return k == SPEC_BULK ? "bulk" : k == SPEC_RR ? "rr" : k == SPEC_PDU ? "pdu" : "onoff";
+}
 
 /* A bound's value in the figure's unit: rates for _bps, times for _ns, sizes for _bytes, numbers else. */
 static int bound(const struct parser *p, const yaml_node_t *v, const char *path, const char *figure, double *out)
@@ -2169,8 +2219,9 @@ static int check_exprs(const char *path, FILE *err, struct lab_spec *s)
                         s->nflows);
         for (int i = 0; i < r->nflows; i++)
             if (r->flows[i].kind != s->flows[i].kind)
-                return lerr(path, err, r->flows[i].line, "rows[%d].flows[%d]: flow %d is a %s flow", k + 1, i + 1,
-                            i + 1, s->flows[i].kind == SPEC_BULK ? "bulk" : s->flows[i].kind == SPEC_RR ? "rr" : "pdu");
+                return lerr(path, err, r->flows[i].line, "rows[%d].flows[%d]: flow %d is %s %s flow", k + 1, i + 1,
+                            i + 1, s->flows[i].kind == SPEC_ONOFF ? "an" : "a",
+                            lab_spec_flow_kind_name(s->flows[i].kind));
     }
     return rc;
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "lab/expr.h"
+#include "lab/onoff.h"
 #include "lab/pdu.h"
 #include "lab/flow.h"
 #include "lab/obs.h"
@@ -130,6 +131,7 @@ struct flow_run {
     brisk_sim_bulk *bulk;
     brisk_sim_rr *rr;
     lab_pdu *pdu;
+    lab_onoff *onoff;
     uint64_t win0, win1; /* bytes received at the window's start and end */
 };
 
@@ -156,6 +158,8 @@ static uint64_t bulk_got(void *ctx)
             got += brisk_sim_bulk_received(wr->fl[i].bulk);
         if (wr->fl[i].pdu)
             got += lab_pdu_delivered(wr->fl[i].pdu);
+        if (wr->fl[i].onoff)
+            got += lab_onoff_delivered(wr->fl[i].onoff);
     }
     return got;
 }
@@ -192,6 +196,8 @@ static int all_done(void *ctx)
         if (wr->fl[i].rr && !brisk_sim_rr_done(wr->fl[i].rr))
             done = 0;
         if (wr->fl[i].pdu && !lab_pdu_done(wr->fl[i].pdu))
+            done = 0;
+        if (wr->fl[i].onoff && !lab_onoff_done(wr->fl[i].onoff))
             done = 0;
     }
     if (wr->win_state == 1 && one_bulk_done)
@@ -623,6 +629,14 @@ static int world_of(const struct lab_run *r, const struct lab_spec *s, int k, st
             f->payload = o->payload;
         if (m & SPEC_FLOW_MORE)
             f->more = o->more;
+        if (m & SPEC_FLOW_BURST)
+            f->burst = o->burst;
+        if (m & SPEC_FLOW_ON)
+            f->on_ns = o->on_ns;
+        if (m & SPEC_FLOW_OFF)
+            f->off_ns = o->off_ns;
+        if (m & SPEC_FLOW_CYCLES)
+            f->cycles = o->cycles;
     }
     return 0;
 }
@@ -697,6 +711,15 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
                                         .port = f->port};
             fr->pdu = lab_pdu_start(client, server, t->host_ip[f->to], &pc);
             rc = fr->pdu ? 0 : 1;
+        } else if (f->kind == SPEC_ONOFF) {
+            struct lab_onoff_config oc = {.burst = f->burst,
+                                          .on_ns = f->on_ns,
+                                          .off_ns = f->off_ns,
+                                          .cycles = f->cycles,
+                                          .start_ns = f->start_ns,
+                                          .port = f->port ? f->port : (uint16_t)(7001 + i)};
+            fr->onoff = lab_onoff_start(w, client, server, t->host_ip[f->to], &oc);
+            rc = fr->onoff ? 0 : 1;
         } else {
             struct brisk_sim_rr_config cc = {.flows = f->conns,
                                              .request_size = f->request,
@@ -730,6 +753,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
             window_sample(&wr, 1);
 
         uint64_t first = UINT64_MAX, last = 0, delivered = 0, transactions = 0, capacity = 0;
+        uint64_t onoff_bytes = 0; /* delivered, but not over the bulk flows' time: not in the row's goodput */
         int complete = 1, up = 0, down = 0;
         double shares[SPEC_MAX_FLOWS];
         int nshares = 0;
@@ -809,6 +833,38 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
                         cdf->y[j] = (double)(j + 1) / (double)cdf->n;
                     }
                 }
+            } else if (fr->onoff) {
+                struct lab_onoff_result orr;
+                lab_onoff_result(fr->onoff, wt.interrupted, &orr);
+                set_fig(rf, i + 1, "complete", orr.ok);
+                set_fig(rf, i + 1, "delivered_bytes", (double)orr.delivered);
+                struct brisk_counters occ;
+                brisk_stack_get_counters(brisk_sim_host_stack(t->host[fr->f->from]), &occ);
+                for (int fl = 0; fl <= i + 1; fl += i + 1) { /* a row's: its last onoff flow's */
+                    /* The sender's: what held its bursts back (cwnd after a restart, pacing, TSQ, autocork). */
+                    set_fig(rf, fl, "data_segs", (double)occ.TCPOrigDataSent);
+                    set_fig(rf, fl, "autocork", (double)occ.TCPAutoCorking);
+                    set_fig(rf, fl, "tsq_throttles", (double)occ.TSQThrottles);
+                    for (int h = BRISK_HOLD_NONE + 1; h < BRISK_HOLD_COUNT; h++) {
+                        char key[40];
+                        snprintf(key, sizeof(key), "held_%s_ns", brisk_hold_name(h));
+                        set_fig(rf, fl, key, (double)orr.client.hold_ns[h]);
+                        snprintf(key, sizeof(key), "holds_%s", brisk_hold_name(h));
+                        set_fig(rf, fl, key, (double)orr.client.hold_events[h]);
+                    }
+                    set_fig(rf, fl, "bursts", (double)orr.done);
+                    if (!orr.done)
+                        continue;
+                    set_fig(rf, fl, "burst_first_ns", (double)orr.first_ns);
+                    set_fig(rf, fl, "burst_p50_ns", (double)nearest_rank(orr.lat, orr.done, 50));
+                    set_fig(rf, fl, "burst_max_ns", (double)orr.lat[orr.done - 1]);
+                    set_fig(rf, fl, "burst_cwnd_bytes", (double)orr.cwnd[(orr.done + 1) / 2 - 1]);
+                    if (orr.on_ns)
+                        set_fig(rf, fl, "on_goodput_bps", (double)orr.delivered * 8e9 / (double)orr.on_ns);
+                }
+                delivered += orr.delivered;
+                onoff_bytes += orr.delivered;
+                complete &= orr.ok;
             } else {
                 struct brisk_sim_rr_result rr;
                 brisk_sim_rr_result(fr->rr, &rr);
@@ -871,7 +927,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
         if (nshares >= 2) /* of one flow it says nothing */
             set_fig(rf, 0, "fairness", jain(shares, nshares));
         if (last > first) {
-            double gp = (double)delivered * 8e9 / (double)(last - first);
+            double gp = (double)(delivered - onoff_bytes) * 8e9 / (double)(last - first);
             set_fig(rf, 0, "goodput_bps", gp);
             if (capacity)
                 set_fig(rf, 0, "goodput_pct", 100.0 * gp / (double)capacity);
@@ -891,6 +947,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
         if (wr.fl[i].rr)
             brisk_sim_rr_free(wr.fl[i].rr);
         lab_pdu_free(wr.fl[i].pdu, brisk_sim_now(w));
+        lab_onoff_free(wr.fl[i].onoff, brisk_sim_now(w));
     }
     brisk_sim_world_free(w);
     free(t);
@@ -923,6 +980,15 @@ static const struct lab_col cols[] = {
 };
 #define NCOLS_TOPO ((int)(sizeof(cols) / sizeof(cols[0])))
 #define NCOLS_PAIR 12
+/* A file with onoff flows and no columns of its own: the default table and these (a file without onoff
+ * flows keeps its table, JSON and CSV as they were). */
+static const struct lab_col onoff_cols[] = {
+    {"bursts", "bursts", LAB_COL_U64, 0},
+    {"burst_p50_ns", "burst p50", LAB_COL_TIME, 0},
+    {"burst_max_ns", "burst max", LAB_COL_TIME, 0},
+    {"on_goodput_bps", "goodput on", LAB_COL_RATE, LAB_HIDE_ZERO},
+};
+#define NCOLS_ONOFF ((int)(sizeof(onoff_cols) / sizeof(onoff_cols[0])))
 
 /* Whether bound e holds for the row's figure; *got gets the figure (NAN: not measured, which fails). */
 static int holds(const struct spec_expect *e, const struct row_figs *rf, double *got)
@@ -1101,6 +1167,16 @@ int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
             rcols[c] = (struct lab_col){rp->cols[c].key, rp->cols[c].head, rp->cols[c].kind, rp->cols[c].hide};
         tcols = rcols;
         ncols = rp->ncols;
+    } else {
+        int onoff = 0;
+        for (int i = 0; i < s->nflows; i++)
+            onoff |= s->flows[i].kind == SPEC_ONOFF;
+        if (onoff && ncols + NCOLS_ONOFF <= SPEC_MAX_COLS) {
+            memcpy(rcols, cols, (size_t)ncols * sizeof(*rcols));
+            memcpy(rcols + ncols, onoff_cols, sizeof(onoff_cols));
+            tcols = rcols;
+            ncols += NCOLS_ONOFF;
+        }
     }
     lab_table_init(t, "rows", rp->title[0] ? rp->title : "one world per row: every flow of the file (rows)", tcols,
                    ncols);
@@ -1127,8 +1203,8 @@ int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
         lab_table_how(t, i, row->profile[0] ? row->profile : "brisk", extra,
                       row->how_fmt[0] ? how : row->how[0] ? row->how : NULL);
         for (int c = 0; c < ncols && !rp->ncols; c++) {
-            double v = get_fig(&figs[k], 0, cols[c].key);
-            lab_table_set(t, i, cols[c].key, v == v ? v : 0);
+            double v = get_fig(&figs[k], 0, tcols[c].key);
+            lab_table_set(t, i, tcols[c].key, v == v ? v : 0);
         }
         if (figs[k].interrupted)
             break;
@@ -1176,7 +1252,7 @@ int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
             json_array_begin(&r->j, s->rows[k].name);
             for (int f = 1; f <= s->nflows; f++) {
                 json_object_begin(&r->j, NULL);
-                json_str(&r->j, "kind", s->flows[f - 1].kind == SPEC_BULK ? "bulk" : s->flows[f - 1].kind == SPEC_RR ? "rr" : "pdu");
+                json_str(&r->j, "kind", lab_spec_flow_kind_name(s->flows[f - 1].kind));
                 for (int i = 0; lab_spec_figures[i]; i++) {
                     double v = figs[k].v[f][i];
                     if (v == v)
