@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lab/pdu.h"
+
 enum phase { IDLE, ON, DRAIN, DONE };
 
 struct lab_onoff {
@@ -258,12 +260,7 @@ void lab_onoff_free(lab_onoff *x, uint64_t now)
 {
     if (!x)
         return;
-    if (x->cli)
-        brisk_abort(x->cli, now);
-    if (x->srv)
-        brisk_abort(x->srv, now);
-    if (x->listener)
-        brisk_close(x->listener, now);
+    lab_pair_end(x->cli, x->srv, x->listener, now);
     free(x->lat);
     free(x->cwnd);
     free(x);

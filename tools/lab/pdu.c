@@ -156,12 +156,17 @@ void lab_pdu_free(lab_pdu *x, uint64_t now)
 {
     if (!x)
         return;
-    if (x->cli)
-        brisk_abort(x->cli, now);
-    if (x->srv)
-        brisk_abort(x->srv, now);
-    if (x->listener)
-        brisk_close(x->listener, now);
+    lab_pair_end(x->cli, x->srv, x->listener, now);
     free(x->lat);
     free(x);
+}
+
+void lab_pair_end(brisk_sock *cli, brisk_sock *srv, brisk_sock *listener, uint64_t now)
+{
+    if (cli)
+        brisk_abort(cli, now);
+    if (srv)
+        brisk_abort(srv, now);
+    if (listener)
+        brisk_close(listener, now);
 }

@@ -35,4 +35,8 @@ uint64_t lab_pdu_delivered(const lab_pdu *x); /* response bytes read so far */
 void lab_pdu_result(lab_pdu *x, int interrupted, struct lab_pdu_result *out);
 void lab_pdu_free(lab_pdu *x, uint64_t now); /* before the world; aborts what is open */
 
+/* Ends an exchange's sockets at `now`: both ends of the connection aborted (what is unread is no longer
+ * wanted), the listener closed; NULLs are skipped. pdu and onoff flows both end this way. */
+void lab_pair_end(brisk_sock *cli, brisk_sock *srv, brisk_sock *listener, uint64_t now);
+
 #endif
