@@ -15,9 +15,8 @@
 /* Linux's nonagle bits for one call of the transmit function (tcp_sw_gso): tcp_nonagle. */
 #define TCP_NAGLE_OFF  0x1u /* TCP_NODELAY */
 #define TCP_NAGLE_CORK 0x2u /* TCP_CORK, or MSG_MORE for the write's own push */
-#define TCP_NAGLE_PUSH                                                                                       \
-    0x4u /* passes Nagle and TCP_CORK (TCP_NODELAY just set, a push from inside a write)                     \
-          */
+/* TCP_NAGLE_PUSH passes Nagle and TCP_CORK: TCP_NODELAY just set, a push from inside a write. */
+#define TCP_NAGLE_PUSH 0x4u
 
 /* Whether the queue's last piece, shorter than a segment (`len` bytes at snd.nxt, no FIN to go with it),
  * waits for more data in this call of the transmit function (`why`, enum tcp_xmit_why): BRISK_HOLD_CORK
