@@ -82,6 +82,11 @@ int main(int argc, char **argv)
     ev.data.fd = r;
     epoll_ctl(ep, EPOLL_CTL_ADD, r, &ev);
     int n = epoll_wait(ep, out, 8, 3000);
+    /* The facade shows ERR by closing the mirror's other end, and the kernel wakes this end's waiters at that
+     * close before it frees the other end's queue, which holds the bytes that hide OUT: for microseconds
+     * ERR | HUP can be seen without OUT (docs/posix.md). Level-triggered, the next wait has all three. */
+    if (n == 1 && (out[0].events & (EPOLLERR | EPOLLHUP)) && !(out[0].events & EPOLLOUT))
+        n = epoll_wait(ep, out, 8, 100);
     check(n == 1 && (out[0].events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) == (EPOLLOUT | EPOLLERR | EPOLLHUP),
           "refused: EPOLLOUT | EPOLLERR | EPOLLHUP");
     check(so_error(r) == ECONNREFUSED, "refused: SO_ERROR is ECONNREFUSED");
