@@ -193,19 +193,9 @@ static void syn_sent_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint
 /* RFC 9293 §3.10.7.4 "first": is the segment (partly) inside the receive window? */
 static int acceptable(const brisk_sock *c, uint32_t seq, uint32_t seglen)
 {
-    uint32_t wnd = brisk_seq_gt(c->rcv.adv, c->rcv.nxt) ? c->rcv.adv - c->rcv.nxt : 0;
-    uint32_t nxt = c->rcv.nxt;
-    if (seglen == 0) {
-        if (wnd == 0)
-            return seq == nxt;
-        return brisk_seq_leq(nxt, seq) && brisk_seq_lt(seq, nxt + wnd);
-    }
-    if (wnd == 0)
-        return 0;
-    uint32_t last = seq + seglen - 1;
-    return ((brisk_seq_leq(nxt, seq) && brisk_seq_lt(seq, nxt + wnd)) ||
-            (brisk_seq_leq(nxt, last) && brisk_seq_lt(last, nxt + wnd))) &&
-           (!tcp_rwin_linux(c) || tcp_rwin_acceptable(c, seq, seglen)); /* Linux: one that ends past it */
+    /* Linux's rules then refuse one that ends past the right edge while data is queued. */
+    return tcp_seq_acceptable(c->rcv.nxt, c->rcv.adv, seq, seglen) &&
+           (seglen == 0 || !tcp_rwin_linux(c) || tcp_rwin_acceptable(c, seq, seglen));
 }
 
 static void enter_time_wait(brisk_sock *c, uint64_t now)

@@ -521,6 +521,20 @@ void tcp_check_tuple(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t r
 #define TCP_CHECK_TUPLE(st, la, lp, ra, rp) ((void)0)
 #endif
 
+/* RFC 9293 §3.10.7.4 "first": whether a segment [seq, seq + seglen) is (partly) inside the receive window
+ * [nxt, adv) — for a connection (input.c) and for a TIME-WAIT record's frozen window (timewait.c). */
+static inline int tcp_seq_acceptable(uint32_t nxt, uint32_t adv, uint32_t seq, uint32_t seglen)
+{
+    uint32_t wnd = brisk_seq_gt(adv, nxt) ? adv - nxt : 0;
+    if (seglen == 0)
+        return wnd == 0 ? seq == nxt : brisk_seq_leq(nxt, seq) && brisk_seq_lt(seq, nxt + wnd);
+    if (wnd == 0)
+        return 0;
+    uint32_t last = seq + seglen - 1;
+    return (brisk_seq_leq(nxt, seq) && brisk_seq_lt(seq, nxt + wnd)) ||
+           (brisk_seq_leq(nxt, last) && brisk_seq_lt(last, nxt + wnd));
+}
+
 static inline uint32_t tcp_flight(const brisk_sock *c)
 {
     return c->snd.nxt - c->snd.una;

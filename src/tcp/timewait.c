@@ -277,19 +277,9 @@ static void challenge_ack(struct tcp_tw *tw, uint64_t now)
 static int acceptable(const struct tcp_tw *tw, uint32_t seq, uint32_t seglen)
 {
     uint32_t nxt = tw->rcv_nxt;
-    uint32_t wnd = brisk_seq_gt(tw->rcv_adv, nxt) ? tw->rcv_adv - nxt : 0;
-    if (seglen == 0) {
-        if (wnd == 0)
-            return seq == nxt;
-        return brisk_seq_leq(nxt, seq) && brisk_seq_lt(seq, nxt + wnd);
-    }
-    if (wnd == 0)
+    if (!tcp_seq_acceptable(nxt, tw->rcv_adv, seq, seglen))
         return 0;
-    uint32_t last = seq + seglen - 1;
-    if (!((brisk_seq_leq(nxt, seq) && brisk_seq_lt(seq, nxt + wnd)) ||
-          (brisk_seq_leq(nxt, last) && brisk_seq_lt(last, nxt + wnd))))
-        return 0;
-    if (tw->st->s.tcp_rcv_window != TCP_RWIN_LINUX)
+    if (seglen == 0 || tw->st->s.tcp_rcv_window != TCP_RWIN_LINUX)
         return 1;
     /* tcp_rwin_acceptable: past Linux's right edge only with nothing queued. */
     int32_t w = (int32_t)(tw->rw_edge - nxt);
