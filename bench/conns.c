@@ -47,6 +47,7 @@
 #include "bench.h"
 #include "brisk/sim.h"
 #include "common/json.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define NPORTS    8u

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "brisk/brisk.h"
+#include "core/settings.h"
 
 #define MS  BRISK_NSEC_PER_MSEC
 #define SEC BRISK_NSEC_PER_SEC

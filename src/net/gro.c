@@ -27,23 +27,24 @@
  *     belong to any of them), and at the end of the batch (oldest first). So each connection's segments
  *     reach TCP in the order they came; only segments of different connections may pass each other.
  * Everything else — ARP, pure ACKs, SYN / FIN / RST, IP options, bad checksums, frames for a listener or no
- * socket — goes through brisk_stack_rx_one() unchanged, where the errors are counted in the usual places.
+ * socket — goes through brisk_net_rx_one() unchanged, where the errors are counted in the usual places.
  * Counters still count frames (EthInFrames, IpInReceives, TcpInSegs: Linux counts a GRO segment's gso_segs
  * too); the device counts rx_gro_segs (joined segments) and rx_gro_merged (frames that joined an earlier
  * one).
  *
- * brisk_stack_input_batch brackets the batch with brisk_tcp_batch_begin / _end (input.c): the ACKs it owes
- * for in-order data are held to its end, one per connection.
+ * brisk_stack_input_batch brackets the batch with TCP's brisk_tcp_batch_begin / _end (input.c): the ACKs
+ * it owes for in-order data are held to its end, one per connection. gro.c itself knows no protocol above IP:
+ * a run goes to the gro_input handler of the table entry for its protocol (net.h).
  *
  * The runs live in the stack (struct brisk_gro, allocated with it: nothing is allocated per batch).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/stack.h"
+#include "net/gro.h"
 #include "net/ip.h"
+#include "net/net.h"
 #include "net/netdev.h"
-#include "tcp/tcp.h"
 #include "wire/eth.h"
 #include "wire/ipv4.h"
 #include "wire/tcp.h"
@@ -62,28 +63,28 @@ struct gro_run {
     struct brisk_ipv4_repr ip;
     struct brisk_tcp_repr seg; /* the first frame's header; payload_len: the run's text */
     const struct brisk_rx_frame *frame[GRO_MAX_FRAMES];
-    struct tcp_piece text[GRO_MAX_FRAMES];
+    struct brisk_gro_piece text[GRO_MAX_FRAMES];
 };
 
 struct brisk_gro {
     struct gro_run run[GRO_MAX_FLOWS];
 };
 
-int brisk_gro_init(brisk_stack *st)
+int brisk_gro_init(struct brisk_net *net)
 {
-    st->gro = calloc(1, sizeof(*st->gro));
-    return st->gro ? BRISK_OK : BRISK_ERR_NOMEM;
+    net->gro = calloc(1, sizeof(*net->gro));
+    return net->gro ? BRISK_OK : BRISK_ERR_NOMEM;
 }
 
-void brisk_gro_destroy(brisk_stack *st)
+void brisk_gro_destroy(struct brisk_net *net)
 {
-    free(st->gro);
-    st->gro = NULL;
+    free(net->gro);
+    net->gro = NULL;
 }
 
 /* Whether f may join a run (see the opening comment); fills ip, seg and *tcph when it may. The cheap tests on
  * raw bytes come first, so pure ACKs and other frames cost a few loads. */
-static int gro_candidate(brisk_stack *st, brisk_netdev *dev, const struct brisk_rx_frame *f,
+static int gro_candidate(struct brisk_net *net, brisk_netdev *dev, const struct brisk_rx_frame *f,
                          struct brisk_ipv4_repr *ip, struct brisk_tcp_repr *seg, const uint8_t **tcph)
 {
     const uint8_t *b = f->data;
@@ -101,7 +102,7 @@ static int gro_candidate(brisk_stack *st, brisk_netdev *dev, const struct brisk_
     if (memcmp(b, dev->cfg.mac, 6) != 0)
         return 0;
     if (brisk_ipv4_parse(p, f->len - BRISK_ETH_HLEN, ip) < 0 || brisk_ipv4_is_fragment(ip) ||
-        brisk_netdev_is_broadcast(dev, ip->dst) || !brisk_netdev_is_local(st, ip->dst))
+        brisk_netdev_is_broadcast(dev, ip->dst) || !brisk_netdev_is_local(net, ip->dst))
         return 0;
     int csum_valid = (f->flags & BRISK_RX_CSUM_VALID) != 0;
     if (brisk_tcp_parse(t, (size_t)ip->total_len - BRISK_IPV4_HLEN, ip->src, ip->dst, !csum_valid, seg) < 0 ||
@@ -132,20 +133,21 @@ static int gro_joins(const struct gro_run *r, const struct brisk_ipv4_repr *ip,
 
 /* Hands the run to TCP as one segment and counts its frames as the per-frame path would; frames no
  * synchronized connection owns go through that path instead. */
-static void gro_flush(brisk_stack *st, brisk_netdev *dev, struct gro_run *r, uint64_t now)
+static void gro_flush(struct brisk_net *net, brisk_netdev *dev, struct gro_run *r, uint64_t now)
 {
     uint32_t n = r->n;
     if (!n)
         return;
     r->n = 0;
-    if (!brisk_tcp_input_gro(st, &r->ip, &r->seg, r->text, n, now)) {
+    const struct brisk_ip_proto *tp = &net->ip_proto[BRISK_IP_PROTO_TCP];
+    if (!tp->ops || !tp->ops->gro_input || !tp->ops->gro_input(tp->ctx, &r->ip, &r->seg, r->text, n, now)) {
         for (uint32_t i = 0; i < n; i++)
-            brisk_stack_rx_one(st, dev, r->frame[i]->data, r->frame[i]->len, r->frame[i]->flags, now);
+            brisk_net_rx_one(net, dev, r->frame[i]->data, r->frame[i]->len, r->frame[i]->flags, now);
         return;
     }
-    st->c.EthInFrames += n;
-    st->c.IpInReceives += n;
-    st->c.IpInDelivers += n;
+    net->c.EthInFrames += n;
+    net->c.IpInReceives += n;
+    net->c.IpInDelivers += n;
     dev->stats.rx_packets += n;
     for (uint32_t i = 0; i < n; i++) {
         dev->stats.rx_bytes += r->frame[i]->len;
@@ -159,9 +161,9 @@ static void gro_flush(brisk_stack *st, brisk_netdev *dev, struct gro_run *r, uin
 }
 
 /* Every open run to TCP, oldest first. */
-static void gro_flush_all(brisk_stack *st, brisk_netdev *dev, uint64_t now)
+static void gro_flush_all(struct brisk_net *net, brisk_netdev *dev, uint64_t now)
 {
-    struct gro_run *runs = st->gro->run;
+    struct gro_run *runs = net->gro->run;
     for (;;) {
         struct gro_run *oldest = NULL;
         for (uint32_t k = 0; k < GRO_MAX_FLOWS; k++)
@@ -169,22 +171,22 @@ static void gro_flush_all(brisk_stack *st, brisk_netdev *dev, uint64_t now)
                 oldest = &runs[k];
         if (!oldest)
             return;
-        gro_flush(st, dev, oldest, now);
+        gro_flush(net, dev, oldest, now);
     }
 }
 
-void brisk_gro_receive(brisk_stack *st, brisk_netdev *dev, const struct brisk_rx_frame *frames, size_t n,
+void brisk_gro_receive(struct brisk_net *net, brisk_netdev *dev, const struct brisk_rx_frame *frames, size_t n,
                        uint64_t now)
 {
-    struct gro_run *runs = st->gro->run;
+    struct gro_run *runs = net->gro->run;
     for (size_t i = 0; i < n; i++) {
         const struct brisk_rx_frame *f = &frames[i];
         struct brisk_ipv4_repr ip;
         struct brisk_tcp_repr seg;
         const uint8_t *tcph;
-        if (!gro_candidate(st, dev, f, &ip, &seg, &tcph)) {
-            gro_flush_all(st, dev, now);
-            brisk_stack_rx_one(st, dev, f->data, f->len, f->flags, now);
+        if (!gro_candidate(net, dev, f, &ip, &seg, &tcph)) {
+            gro_flush_all(net, dev, now);
+            brisk_net_rx_one(net, dev, f->data, f->len, f->flags, now);
             continue;
         }
         /* Its connection's run, else a free slot, else the oldest run's slot. */
@@ -199,12 +201,12 @@ void brisk_gro_receive(brisk_stack *st, brisk_netdev *dev, const struct brisk_rx
                 oldest = q;
         }
         if (r && !gro_joins(r, &ip, &seg, tcph))
-            gro_flush(st, dev, r, now); /* the slot stays this connection's */
+            gro_flush(net, dev, r, now); /* the slot stays this connection's */
         if (!r) {
             r = free_slot;
             if (!r) {
                 r = oldest;
-                gro_flush(st, dev, r, now);
+                gro_flush(net, dev, r, now);
             }
         }
         if (!r->n) {
@@ -223,7 +225,7 @@ void brisk_gro_receive(brisk_stack *st, brisk_netdev *dev, const struct brisk_rx
         r->n++;
         r->next_seq += (uint32_t)seg.payload_len;
         if (seg.flags & BRISK_TCP_PSH)
-            gro_flush(st, dev, r, now);
+            gro_flush(net, dev, r, now);
     }
-    gro_flush_all(st, dev, now);
+    gro_flush_all(net, dev, now);
 }

@@ -23,30 +23,29 @@
 
 #include "net/ip.h"
 #include "net/netdev.h"
-#include "tcp/tcp.h"
 #include "wire/icmp.h"
 #include "wire/wire.h"
 
 #define ICMP_ERR_MAX 576u /* the largest error datagram, IP header included */
 
 /* Routes an ICMP message of `len` bytes to dst and allocates its buffer, sized and filled to `len`. */
-static brisk_pkt *icmp_alloc(brisk_stack *st, uint32_t dst, uint32_t src, size_t len, struct brisk_route *rt,
+static brisk_pkt *icmp_alloc(struct brisk_net *net, uint32_t dst, uint32_t src, size_t len, struct brisk_route *rt,
                              int *err)
 {
-    if (brisk_ip_route(st, dst, rt) != BRISK_OK) {
-        st->c.IpOutNoRoutes++;
+    if (brisk_ip_route(net, dst, rt) != BRISK_OK) {
+        net->c.IpOutNoRoutes++;
         *err = BRISK_ERR_NOROUTE;
         return NULL;
     }
-    if (src && brisk_netdev_is_local(st, src))
+    if (src && brisk_netdev_is_local(net, src))
         rt->src = src;
     if (len + BRISK_IPV4_HLEN > rt->dev->cfg.mtu) {
         *err = BRISK_ERR_MSGSIZE;
         return NULL;
     }
-    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, (uint32_t)len);
+    brisk_pkt *pkt = brisk_pkt_alloc(&net->pool, (uint32_t)len);
     if (!pkt) {
-        st->c.IpOutDiscards++;
+        net->c.IpOutDiscards++;
         *err = BRISK_ERR_NOBUFS;
         return NULL;
     }
@@ -54,20 +53,20 @@ static brisk_pkt *icmp_alloc(brisk_stack *st, uint32_t dst, uint32_t src, size_t
     return pkt;
 }
 
-static int send_icmp(brisk_stack *st, uint32_t dst, uint32_t src, const struct brisk_icmp_repr *r,
+static int send_icmp(struct brisk_net *net, uint32_t dst, uint32_t src, const struct brisk_icmp_repr *r,
                      uint64_t now)
 {
     struct brisk_route rt;
     int err;
-    brisk_pkt *pkt = icmp_alloc(st, dst, src, BRISK_ICMP_HLEN + r->payload_len, &rt, &err);
+    brisk_pkt *pkt = icmp_alloc(net, dst, src, BRISK_ICMP_HLEN + r->payload_len, &rt, &err);
     if (!pkt)
         return err;
     brisk_icmp_emit(pkt->data, r);
-    st->c.IcmpOutMsgs++;
-    return brisk_ip_output(st, &rt, dst, BRISK_IP_PROTO_ICMP, 0, pkt, now);
+    net->c.IcmpOutMsgs++;
+    return brisk_ip_output(net, &rt, dst, BRISK_IP_PROTO_ICMP, 0, pkt, now);
 }
 
-static void echo_reply(brisk_stack *st, const struct brisk_ipv4_repr *ip, const struct brisk_icmp_repr *req,
+static void echo_reply(struct brisk_net *net, const struct brisk_ipv4_repr *ip, const struct brisk_icmp_repr *req,
                        uint64_t now)
 {
     struct brisk_icmp_repr r = {
@@ -77,42 +76,43 @@ static void echo_reply(brisk_stack *st, const struct brisk_ipv4_repr *ip, const 
         .payload = req->payload,
         .payload_len = req->payload_len,
     };
-    if (send_icmp(st, ip->src, ip->dst, &r, now) == BRISK_OK)
-        st->c.IcmpOutEchoReps++;
+    if (send_icmp(net, ip->src, ip->dst, &r, now) == BRISK_OK)
+        net->c.IcmpOutEchoReps++;
 }
 
-/* An error message: the datagram it quotes, to the protocol that sent it (TCP is the only one). */
-static void error_input(brisk_stack *st, const struct brisk_icmp_repr *r, uint64_t now)
+/* An error message: the datagram it quotes, to the protocol that sent it (its icmp_error handler, net.h). */
+static void error_input(struct brisk_net *net, const struct brisk_icmp_repr *r, uint64_t now)
 {
     struct brisk_ipv4_repr q;
     int hl = brisk_ipv4_parse_quoted(r->payload, r->payload_len, &q);
     if (hl < 0) {
-        st->c.IcmpInErrors++;
+        net->c.IcmpInErrors++;
         return;
     }
-    if (q.proto == BRISK_IP_PROTO_TCP)
-        brisk_tcp_icmp_error(st, r->type, r->code, &q, r->payload + hl, r->payload_len - (size_t)hl, now);
+    const struct brisk_ip_proto *tp = &net->ip_proto[q.proto];
+    if (tp->ops && tp->ops->icmp_error)
+        tp->ops->icmp_error(tp->ctx, r->type, r->code, &q, r->payload + hl, r->payload_len - (size_t)hl, now);
 }
 
-void brisk_icmp_input(brisk_stack *st, brisk_netdev *dev, const struct brisk_ipv4_repr *ip, const uint8_t *p,
+void brisk_icmp_input(struct brisk_net *net, brisk_netdev *dev, const struct brisk_ipv4_repr *ip, const uint8_t *p,
                       size_t len, int bcast, uint64_t now)
 {
     (void)dev;
-    st->c.IcmpInMsgs++;
+    net->c.IcmpInMsgs++;
     struct brisk_icmp_repr r;
     if (brisk_icmp_parse(p, len, &r) < 0) {
-        st->c.IcmpInErrors++;
+        net->c.IcmpInErrors++;
         return;
     }
     switch (r.type) {
     case BRISK_ICMP_ECHO:
-        st->c.IcmpInEchos++;
+        net->c.IcmpInEchos++;
         if (!bcast)
-            echo_reply(st, ip, &r, now);
+            echo_reply(net, ip, &r, now);
         break;
     case BRISK_ICMP_ECHO_REPLY: {
-        st->c.IcmpInEchoReps++;
-        if (!st->icmp.echo_fn)
+        net->c.IcmpInEchoReps++;
+        if (!net->icmp.echo_fn)
             break;
         struct brisk_echo_reply er = {
             .from = ip->src,
@@ -123,20 +123,20 @@ void brisk_icmp_input(brisk_stack *st, brisk_netdev *dev, const struct brisk_ipv
         };
         if (r.payload_len >= 8)
             er.sent_at = ((uint64_t)brisk_get32(r.payload) << 32) | brisk_get32(r.payload + 4);
-        st->icmp.echo_fn(st->icmp.echo_ctx, &er, now);
+        net->icmp.echo_fn(net->icmp.echo_ctx, &er, now);
         break;
     }
     case BRISK_ICMP_DEST_UNREACH:
-        st->c.IcmpInDestUnreachs++;
-        error_input(st, &r, now);
+        net->c.IcmpInDestUnreachs++;
+        error_input(net, &r, now);
         break;
     case BRISK_ICMP_TIME_EXCEEDED:
-        st->c.IcmpInTimeExcds++;
-        error_input(st, &r, now);
+        net->c.IcmpInTimeExcds++;
+        error_input(net, &r, now);
         break;
     case BRISK_ICMP_PARAM_PROB:
-        st->c.IcmpInParmProbs++;
-        error_input(st, &r, now);
+        net->c.IcmpInParmProbs++;
+        error_input(net, &r, now);
         break;
     default:
         break;
@@ -144,18 +144,18 @@ void brisk_icmp_input(brisk_stack *st, brisk_netdev *dev, const struct brisk_ipv
 }
 
 /* Token bucket in nanoseconds of credit: refill by elapsed time, spend one interval per message. */
-static int ratelimit_allows(brisk_stack *st, uint64_t now)
+static int ratelimit_allows(struct brisk_net *net, uint64_t now)
 {
-    uint64_t interval = st->s.icmp_ratelimit_ns;
+    uint64_t interval = net->s.icmp_ratelimit_ns;
     if (interval == 0)
         return 1;
-    uint64_t cap = (uint64_t)st->s.icmp_ratelimit_burst * interval;
-    uint64_t elapsed = now - st->icmp.tokens_at;
-    st->icmp.tokens_at = now;
-    st->icmp.tokens_ns = elapsed >= cap - st->icmp.tokens_ns ? cap : st->icmp.tokens_ns + elapsed;
-    if (st->icmp.tokens_ns < interval)
+    uint64_t cap = (uint64_t)net->s.icmp_ratelimit_burst * interval;
+    uint64_t elapsed = now - net->icmp.tokens_at;
+    net->icmp.tokens_at = now;
+    net->icmp.tokens_ns = elapsed >= cap - net->icmp.tokens_ns ? cap : net->icmp.tokens_ns + elapsed;
+    if (net->icmp.tokens_ns < interval)
         return 0;
-    st->icmp.tokens_ns -= interval;
+    net->icmp.tokens_ns -= interval;
     return 1;
 }
 
@@ -165,7 +165,7 @@ static int is_icmp_error(uint8_t type)
            type == 5 /* redirect */ || type == 12 /* parameter problem */;
 }
 
-void brisk_icmp_send_error(brisk_stack *st, uint8_t type, uint8_t code, const uint8_t *orig, size_t orig_len,
+void brisk_icmp_send_error(struct brisk_net *net, uint8_t type, uint8_t code, const uint8_t *orig, size_t orig_len,
                            uint64_t now)
 {
     struct brisk_ipv4_repr ip;
@@ -177,28 +177,28 @@ void brisk_icmp_send_error(brisk_stack *st, uint8_t type, uint8_t code, const ui
     if (ip.src == 0 || ip.src == 0xffffffffu || brisk_ipv4_is_multicast(ip.src) ||
         brisk_ipv4_is_multicast(ip.dst))
         return;
-    if (!ratelimit_allows(st, now)) {
-        st->c.IcmpOutRateLimited++;
+    if (!ratelimit_allows(net, now)) {
+        net->c.IcmpOutRateLimited++;
         return;
     }
     size_t quote = ip.total_len < orig_len ? ip.total_len : orig_len;
     if (quote > ICMP_ERR_MAX - BRISK_IPV4_HLEN - BRISK_ICMP_HLEN)
         quote = ICMP_ERR_MAX - BRISK_IPV4_HLEN - BRISK_ICMP_HLEN;
     struct brisk_icmp_repr r = {.type = type, .code = code, .payload = orig, .payload_len = quote};
-    if (send_icmp(st, ip.src, ip.dst, &r, now) == BRISK_OK) {
+    if (send_icmp(net, ip.src, ip.dst, &r, now) == BRISK_OK) {
         if (type == BRISK_ICMP_DEST_UNREACH)
-            st->c.IcmpOutDestUnreachs++;
+            net->c.IcmpOutDestUnreachs++;
         else if (type == BRISK_ICMP_TIME_EXCEEDED)
-            st->c.IcmpOutTimeExcds++;
+            net->c.IcmpOutTimeExcds++;
     }
 }
 
-void brisk_icmp_set_echo_handler(brisk_stack *st, brisk_echo_fn fn, void *ctx)
+void brisk_icmp_echo_handler(struct brisk_net *net, brisk_echo_fn fn, void *ctx)
 {
-    if (!st)
+    if (!net)
         return;
-    st->icmp.echo_fn = fn;
-    st->icmp.echo_ctx = ctx;
+    net->icmp.echo_fn = fn;
+    net->icmp.echo_ctx = ctx;
 }
 
 /* The echo payload's bytes: 0, 1, ... 255, repeated (as ping's pattern), copied a table at a time. */
@@ -218,15 +218,15 @@ static const uint8_t ramp[256] = {
     240, 241, 242, 243, 244, 245, 246, 247, 248, 249, 250, 251, 252, 253, 254, 255,
 };
 
-int brisk_icmp_echo_send(brisk_stack *st, uint32_t dst, uint16_t id, uint16_t seq, uint16_t payload_len,
-                         uint64_t now)
+int brisk_icmp_echo_request(struct brisk_net *net, uint32_t dst, uint16_t id, uint16_t seq, uint16_t payload_len,
+                            uint64_t now)
 {
-    if (!st || dst == 0)
+    if (!net || dst == 0)
         return BRISK_ERR_INVAL;
-    now = brisk_stack_clock(st, now);
+    now = brisk_net_clock(net, now);
     struct brisk_route rt;
     int err;
-    brisk_pkt *pkt = icmp_alloc(st, dst, 0, (size_t)BRISK_ICMP_HLEN + payload_len, &rt, &err);
+    brisk_pkt *pkt = icmp_alloc(net, dst, 0, (size_t)BRISK_ICMP_HLEN + payload_len, &rt, &err);
     if (!pkt)
         return err;
     uint8_t *b = pkt->data;
@@ -240,7 +240,7 @@ int brisk_icmp_echo_send(brisk_stack *st, uint32_t dst, uint16_t id, uint16_t se
     struct brisk_icmp_repr r = {
         .type = BRISK_ICMP_ECHO, .id = id, .seq = seq, .payload = data, .payload_len = payload_len};
     brisk_icmp_emit(b, &r);
-    st->c.IcmpOutMsgs++;
-    st->c.IcmpOutEchos++;
-    return brisk_ip_output(st, &rt, dst, BRISK_IP_PROTO_ICMP, 0, pkt, now);
+    net->c.IcmpOutMsgs++;
+    net->c.IcmpOutEchos++;
+    return brisk_ip_output(net, &rt, dst, BRISK_IP_PROTO_ICMP, 0, pkt, now);
 }

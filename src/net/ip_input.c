@@ -22,70 +22,68 @@
 #include "net/ip.h"
 #include "net/ipfrag.h"
 #include "net/netdev.h"
-#include "tcp/tcp.h"
 #include "wire/icmp.h"
 #include "wire/wire.h"
 
 /* A datagram for us, whole: to its protocol. Inline in both callers, so the per-datagram path keeps its
  * shape; the reassembled one's is cold. */
-__attribute__((always_inline)) static inline void deliver(brisk_stack *st, brisk_netdev *dev, const struct brisk_ipv4_repr *ip, const uint8_t *p,
+__attribute__((always_inline)) static inline void deliver(struct brisk_net *net, brisk_netdev *dev, const struct brisk_ipv4_repr *ip, const uint8_t *p,
                     int bcast, unsigned rx_flags, uint64_t now)
 {
     const uint8_t *l4 = p + ip->hdr_len;
     size_t l4_len = (size_t)ip->total_len - (size_t)ip->hdr_len;
-    switch (ip->proto) {
-    case BRISK_IP_PROTO_ICMP:
-        st->c.IpInDelivers++;
-        brisk_icmp_input(st, dev, ip, l4, l4_len, bcast, now);
-        break;
-    case BRISK_IP_PROTO_TCP:
-        if (bcast) { /* TCP is unicast only (RFC 1122 §4.2.3.10) */
-            st->c.IpInAddrErrors++;
-            break;
-        }
-        st->c.IpInDelivers++;
-        brisk_tcp_input(st, ip, l4, l4_len, (rx_flags & BRISK_RX_CSUM_VALID) != 0, now);
-        break;
-    default:
-        st->c.IpInUnknownProtos++;
-        if (!bcast)
-            brisk_icmp_send_error(st, BRISK_ICMP_DEST_UNREACH, 2 /* protocol unreachable */, p, ip->total_len,
-                                  now);
-        break;
+    if (ip->proto == BRISK_IP_PROTO_ICMP) { /* part of IP itself (RFC 792) */
+        net->c.IpInDelivers++;
+        brisk_icmp_input(net, dev, ip, l4, l4_len, bcast, now);
+        return;
     }
+    const struct brisk_ip_proto *tp = &net->ip_proto[ip->proto];
+    if (!tp->ops) {
+        net->c.IpInUnknownProtos++;
+        if (!bcast)
+            brisk_icmp_send_error(net, BRISK_ICMP_DEST_UNREACH, 2 /* protocol unreachable */, p, ip->total_len,
+                                  now);
+        return;
+    }
+    if (bcast && tp->ops->unicast_only) {
+        net->c.IpInAddrErrors++;
+        return;
+    }
+    net->c.IpInDelivers++;
+    tp->ops->input(tp->ctx, ip, l4, l4_len, rx_flags, now);
 }
 
-void brisk_ip_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *p, size_t len, int l2_bcast,
+void brisk_ip_input(struct brisk_net *net, brisk_netdev *dev, const uint8_t *p, size_t len, int l2_bcast,
                     unsigned rx_flags, uint64_t now)
 {
-    st->c.IpInReceives++;
+    net->c.IpInReceives++;
     struct brisk_ipv4_repr ip;
     int hl = brisk_ipv4_parse(p, len, &ip);
     if (hl < 0) {
         if (hl == BRISK_WIRE_TRUNCATED && len >= BRISK_IPV4_HLEN)
-            st->c.IpInTruncated++;
+            net->c.IpInTruncated++;
         else if (hl == BRISK_WIRE_BAD_ADDR) /* a source no host may use (the parser's rule) */
-            st->c.IpInAddrErrors++;
+            net->c.IpInAddrErrors++;
         else
-            st->c.IpInHdrErrors++;
+            net->c.IpInHdrErrors++;
         return;
     }
     int bcast = brisk_netdev_is_broadcast(dev, ip.dst);
-    if (!bcast && !brisk_netdev_is_local(st, ip.dst)) {
-        st->c.IpInAddrErrors++;
+    if (!bcast && !brisk_netdev_is_local(net, ip.dst)) {
+        net->c.IpInAddrErrors++;
         return;
     }
     bcast |= l2_bcast;
     if (__builtin_expect(brisk_ipv4_is_fragment(&ip), 0)) {
         size_t whole_len;
-        uint8_t *whole = brisk_ipfrag_input(st, &ip, p, bcast, &whole_len, now);
+        uint8_t *whole = brisk_ipfrag_input(net, &ip, p, bcast, &whole_len, now);
         if (!whole)
             return; /* held, or dropped (counted there) */
         struct brisk_ipv4_repr wip;
         if (brisk_ipv4_parse(whole, whole_len, &wip) >= 0)
-            deliver(st, dev, &wip, whole, bcast, 0, now);
+            deliver(net, dev, &wip, whole, bcast, 0, now);
         free(whole);
         return;
     }
-    deliver(st, dev, &ip, p, bcast, rx_flags, now);
+    deliver(net, dev, &ip, p, bcast, rx_flags, now);
 }

@@ -15,16 +15,16 @@
 #include "net/neigh.h"
 #include "net/netdev.h"
 
-int brisk_ip_route(brisk_stack *st, uint32_t dst, struct brisk_route *rt)
+int brisk_ip_route(struct brisk_net *net, uint32_t dst, struct brisk_route *rt)
 {
-    brisk_netdev *dev = brisk_netdev_for_addr(st, dst);
+    brisk_netdev *dev = brisk_netdev_for_addr(net, dst);
     uint32_t nexthop = dst;
-    if (!dev && st->gateway) {
-        dev = brisk_netdev_for_addr(st, st->gateway);
-        nexthop = st->gateway;
+    if (!dev && net->gateway) {
+        dev = brisk_netdev_for_addr(net, net->gateway);
+        nexthop = net->gateway;
     }
-    if (!dev && dst == 0xffffffffu && st->ndevs > 0 && st->devs[0].cfg.ip)
-        dev = &st->devs[0];
+    if (!dev && dst == 0xffffffffu && net->ndevs > 0 && net->devs[0].cfg.ip)
+        dev = &net->devs[0];
     if (!dev)
         return BRISK_ERR_NOROUTE;
     rt->dev = dev;
@@ -33,14 +33,14 @@ int brisk_ip_route(brisk_stack *st, uint32_t dst, struct brisk_route *rt)
     return BRISK_OK;
 }
 
-int brisk_ip_output(brisk_stack *st, const struct brisk_route *rt, uint32_t dst, uint8_t proto, uint8_t tos,
+int brisk_ip_output(struct brisk_net *net, const struct brisk_route *rt, uint32_t dst, uint8_t proto, uint8_t tos,
                     brisk_pkt *pkt, uint64_t now)
 {
     struct brisk_route local;
     if (!rt) {
-        if (brisk_ip_route(st, dst, &local) != BRISK_OK) {
-            st->c.IpOutNoRoutes++;
-            brisk_pkt_free(&st->pool, pkt);
+        if (brisk_ip_route(net, dst, &local) != BRISK_OK) {
+            net->c.IpOutNoRoutes++;
+            brisk_pkt_free(&net->pool, pkt);
             return BRISK_ERR_NOROUTE;
         }
         rt = &local;
@@ -49,22 +49,22 @@ int brisk_ip_output(brisk_stack *st, const struct brisk_route *rt, uint32_t dst,
     uint32_t total = pkt->len + BRISK_IPV4_HLEN;
     int gso = pkt->gso_size && (dev->cfg.caps & BRISK_NETDEV_CAP_GSO);
     if (total > 65535 || (total > dev->cfg.mtu && !(gso && total <= dev->cfg.gso_max_size))) {
-        st->c.IpOutDiscards++;
-        brisk_pkt_free(&st->pool, pkt);
+        net->c.IpOutDiscards++;
+        brisk_pkt_free(&net->pool, pkt);
         return BRISK_ERR_MSGSIZE;
     }
     struct brisk_ipv4_repr ip = {
         .hdr_len = BRISK_IPV4_HLEN,
         .tos = tos,
         .total_len = (uint16_t)total,
-        .id = st->ip.next_id++,
+        .id = net->ip.next_id++,
         .df = 1,
-        .ttl = (uint8_t)st->s.ip_default_ttl,
+        .ttl = (uint8_t)net->s.ip_default_ttl,
         .proto = proto,
         .src = rt->src,
         .dst = dst,
     };
     brisk_ipv4_emit(brisk_pkt_push(pkt, BRISK_IPV4_HLEN), &ip);
-    st->c.IpOutRequests++;
-    return brisk_neigh_output(st, dev, rt->nexthop, pkt, now);
+    net->c.IpOutRequests++;
+    return brisk_neigh_output(net, dev, rt->nexthop, pkt, now);
 }

@@ -80,7 +80,7 @@ struct fq {
     struct fq *hnext;         /* hash chain */
     struct fq *older, *newer; /* age list (creation order): eviction takes the oldest */
     struct brisk_timer timer; /* ipfrag_time after the first fragment */
-    brisk_stack *st;
+    struct brisk_net *net;
     uint32_t src, dst;
     uint16_t id;
     uint8_t proto;
@@ -102,15 +102,15 @@ struct brisk_ipfrag {
     uint8_t key[16];
 };
 
-int brisk_ipfrag_init(brisk_stack *st)
+int brisk_ipfrag_init(struct brisk_net *net)
 {
     struct brisk_ipfrag *fr = calloc(1, sizeof(*fr));
     if (!fr)
         return BRISK_ERR_NOMEM;
-    uint64_t k0 = brisk_mix64(st->s.seed ^ 0x6970667261676b30ull), k1 = brisk_mix64(k0 ^ 0x6b31u);
+    uint64_t k0 = brisk_mix64(net->s.seed ^ 0x6970667261676b30ull), k1 = brisk_mix64(k0 ^ 0x6b31u);
     memcpy(fr->key, &k0, 8);
     memcpy(fr->key + 8, &k1, 8);
-    st->ipfrag = fr;
+    net->ipfrag = fr;
     return BRISK_OK;
 }
 
@@ -125,9 +125,9 @@ static unsigned bucket_of(const struct brisk_ipfrag *fr, uint32_t src, uint32_t 
 }
 
 /* Unlinks and frees a datagram and its fragments, returning its charge. */
-static void fq_free(brisk_stack *st, struct fq *q)
+static void fq_free(struct brisk_net *net, struct fq *q)
 {
-    struct brisk_ipfrag *fr = st->ipfrag;
+    struct brisk_ipfrag *fr = net->ipfrag;
     struct fq **pp = &fr->bucket[bucket_of(fr, q->src, q->dst, q->id, q->proto)];
     while (*pp != q)
         pp = &(*pp)->hnext;
@@ -140,7 +140,7 @@ static void fq_free(brisk_stack *st, struct fq *q)
         q->newer->older = q->older;
     else
         fr->newest = q->older;
-    brisk_timer_cancel(&st->wheel, &q->timer);
+    brisk_timer_cancel(&net->wheel, &q->timer);
     for (struct frag *f = q->head, *n; f; f = n) {
         n = f->next;
         free(f);
@@ -151,30 +151,30 @@ static void fq_free(brisk_stack *st, struct fq *q)
 }
 
 /* The datagram is given up: counted once, freed. */
-static void fq_fail(brisk_stack *st, struct fq *q)
+static void fq_fail(struct brisk_net *net, struct fq *q)
 {
-    st->c.IpReasmFails++;
-    fq_free(st, q);
+    net->c.IpReasmFails++;
+    fq_free(net, q);
 }
 
-void brisk_ipfrag_destroy(brisk_stack *st)
+void brisk_ipfrag_destroy(struct brisk_net *net)
 {
-    if (!st->ipfrag)
+    if (!net->ipfrag)
         return;
-    while (st->ipfrag->oldest)
-        fq_free(st, st->ipfrag->oldest);
-    free(st->ipfrag);
-    st->ipfrag = NULL;
+    while (net->ipfrag->oldest)
+        fq_free(net, net->ipfrag->oldest);
+    free(net->ipfrag);
+    net->ipfrag = NULL;
 }
 
-uint64_t brisk_ipfrag_mem(const brisk_stack *st)
+uint64_t brisk_ipfrag_mem(const struct brisk_net *net)
 {
-    return st->ipfrag ? st->ipfrag->mem : 0;
+    return net->ipfrag ? net->ipfrag->mem : 0;
 }
 
-uint32_t brisk_ipfrag_queues(const brisk_stack *st)
+uint32_t brisk_ipfrag_queues(const struct brisk_net *net)
 {
-    return st->ipfrag ? st->ipfrag->nqueues : 0;
+    return net->ipfrag ? net->ipfrag->nqueues : 0;
 }
 
 /* The timeout (RFC 1122 §3.3.2): dropped, and reported to the sender when the first fragment came. */
@@ -182,8 +182,8 @@ static void fq_expire(struct brisk_timer *t, void *arg, uint64_t now)
 {
     (void)t;
     struct fq *q = arg;
-    brisk_stack *st = q->st;
-    st->c.IpReasmTimeout++;
+    struct brisk_net *net = q->net;
+    net->c.IpReasmTimeout++;
     if (q->first_in && !q->bcast) {
         /* The first fragment as it came (its data as held: cut to a multiple of 8), quoted. */
         uint8_t quote[BRISK_IPV4_HLEN_MAX + QUOTE_MAX];
@@ -193,44 +193,44 @@ static void fq_expire(struct brisk_timer *t, void *arg, uint64_t now)
         brisk_put16(quote + 2, (uint16_t)(q->hdr_len + n));
         brisk_put16(quote + 10, 0);
         brisk_put16(quote + 10, brisk_csum_hdr(quote, q->hdr_len));
-        brisk_icmp_send_error(st, BRISK_ICMP_TIME_EXCEEDED, ICMP_FRAGTIME, quote, q->hdr_len + n, now);
+        brisk_icmp_send_error(net, BRISK_ICMP_TIME_EXCEEDED, ICMP_FRAGTIME, quote, q->hdr_len + n, now);
     }
-    fq_fail(st, q);
+    fq_fail(net, q);
 }
 
 /* Drops the oldest datagrams other than `keep` until `need` more bytes fit the bound (ipfrag_evict). */
-static void evict(brisk_stack *st, uint64_t need, const struct fq *keep)
+static void evict(struct brisk_net *net, uint64_t need, const struct fq *keep)
 {
-    struct brisk_ipfrag *fr = st->ipfrag;
-    uint64_t high = st->s.ipfrag_high_thresh;
+    struct brisk_ipfrag *fr = net->ipfrag;
+    uint64_t high = net->s.ipfrag_high_thresh;
     struct fq *v = fr->oldest;
     while (v && fr->mem + need > high) {
         struct fq *n = v->newer;
         if (v != keep)
-            fq_fail(st, v);
+            fq_fail(net, v);
         v = n;
     }
 }
 
-static struct fq *fq_find(brisk_stack *st, const struct brisk_ipv4_repr *ip, unsigned b)
+static struct fq *fq_find(struct brisk_net *net, const struct brisk_ipv4_repr *ip, unsigned b)
 {
-    for (struct fq *q = st->ipfrag->bucket[b]; q; q = q->hnext)
+    for (struct fq *q = net->ipfrag->bucket[b]; q; q = q->hnext)
         if (q->id == ip->id && q->src == ip->src && q->dst == ip->dst && q->proto == ip->proto)
             return q;
     return NULL;
 }
 
-static struct fq *fq_create(brisk_stack *st, const struct brisk_ipv4_repr *ip, unsigned b, uint64_t now)
+static struct fq *fq_create(struct brisk_net *net, const struct brisk_ipv4_repr *ip, unsigned b, uint64_t now)
 {
-    struct brisk_ipfrag *fr = st->ipfrag;
-    if (st->s.ipfrag_evict)
-        evict(st, sizeof(struct fq), NULL);
-    if (fr->mem + sizeof(struct fq) > st->s.ipfrag_high_thresh && st->s.ipfrag_evict)
+    struct brisk_ipfrag *fr = net->ipfrag;
+    if (net->s.ipfrag_evict)
+        evict(net, sizeof(struct fq), NULL);
+    if (fr->mem + sizeof(struct fq) > net->s.ipfrag_high_thresh && net->s.ipfrag_evict)
         return NULL;
     struct fq *q = calloc(1, sizeof(*q));
     if (!q)
         return NULL;
-    q->st = st;
+    q->net = net;
     q->src = ip->src;
     q->dst = ip->dst;
     q->id = ip->id;
@@ -247,7 +247,7 @@ static struct fq *fq_create(brisk_stack *st, const struct brisk_ipv4_repr *ip, u
     fr->mem += q->mem;
     fr->nqueues++;
     brisk_timer_init(&q->timer, fq_expire, q);
-    brisk_timer_arm(&st->wheel, &q->timer, now + st->s.ipfrag_time_ns);
+    brisk_timer_arm(&net->wheel, &q->timer, now + net->s.ipfrag_time_ns);
     return q;
 }
 
@@ -292,16 +292,16 @@ static int place(const struct fq *q, uint32_t off, uint32_t end, struct frag **p
 }
 
 /* The whole datagram from a complete queue (then freed), or NULL (no memory: the datagram is dropped). */
-static uint8_t *reassemble(brisk_stack *st, struct fq *q, size_t *len)
+static uint8_t *reassemble(struct brisk_net *net, struct fq *q, size_t *len)
 {
     size_t total = (size_t)q->hdr_len + q->len;
     if (total > IPV4_MAX_LEN) {
-        fq_fail(st, q);
+        fq_fail(net, q);
         return NULL;
     }
     uint8_t *d = malloc(total);
     if (!d) {
-        fq_fail(st, q);
+        fq_fail(net, q);
         return NULL;
     }
     memcpy(d, q->hdr, q->hdr_len);
@@ -311,26 +311,26 @@ static uint8_t *reassemble(brisk_stack *st, struct fq *q, size_t *len)
     brisk_put16(d + 10, brisk_csum_hdr(d, q->hdr_len));
     for (const struct frag *f = q->head; f; f = f->next)
         memcpy(d + q->hdr_len + f->off, f->data, f->end - f->off);
-    st->c.IpReasmOKs++;
-    fq_free(st, q);
+    net->c.IpReasmOKs++;
+    fq_free(net, q);
     *len = total;
     return d;
 }
 
-uint8_t *brisk_ipfrag_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const uint8_t *p, int bcast,
+uint8_t *brisk_ipfrag_input(struct brisk_net *net, const struct brisk_ipv4_repr *ip, const uint8_t *p, int bcast,
                             size_t *len, uint64_t now)
 {
-    struct brisk_ipfrag *fr = st->ipfrag;
-    st->c.IpReasmReqds++;
-    uint64_t high = st->s.ipfrag_high_thresh;
-    if (!high || (!st->s.ipfrag_evict && fr->mem > high)) { /* Linux's inet_frag_find */
-        st->c.IpReasmFails++;
+    struct brisk_ipfrag *fr = net->ipfrag;
+    net->c.IpReasmReqds++;
+    uint64_t high = net->s.ipfrag_high_thresh;
+    if (!high || (!net->s.ipfrag_evict && fr->mem > high)) { /* Linux's inet_frag_find */
+        net->c.IpReasmFails++;
         return NULL;
     }
     unsigned b = bucket_of(fr, ip->src, ip->dst, ip->id, ip->proto);
-    struct fq *q = fq_find(st, ip, b);
-    if (!q && !(q = fq_create(st, ip, b, now))) {
-        st->c.IpReasmFails++;
+    struct fq *q = fq_find(net, ip, b);
+    if (!q && !(q = fq_create(net, ip, b, now))) {
+        net->c.IpReasmFails++;
         return NULL;
     }
 
@@ -338,7 +338,7 @@ uint8_t *brisk_ipfrag_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, c
     uint32_t end = off + (ip->total_len - hl);
     if (!ip->mf) {
         if (end < q->len || (q->last_in && end != q->len)) {
-            fq_fail(st, q); /* a second, different end, or data already past this one */
+            fq_fail(net, q); /* a second, different end, or data already past this one */
             return NULL;
         }
         q->last_in = 1;
@@ -347,14 +347,14 @@ uint8_t *brisk_ipfrag_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, c
         end &= ~7u; /* RFC 791: all but the last carry multiples of 8 bytes; Linux keeps what is whole */
         if (end > q->len) {
             if (q->last_in) {
-                fq_fail(st, q); /* data past the end the last fragment gave */
+                fq_fail(net, q); /* data past the end the last fragment gave */
                 return NULL;
             }
             q->len = end;
         }
     }
     if (end == off || BRISK_IPV4_HLEN + end > IPV4_MAX_LEN) {
-        fq_fail(st, q); /* empty, or past the largest datagram */
+        fq_fail(net, q); /* empty, or past the largest datagram */
         return NULL;
     }
 
@@ -364,21 +364,21 @@ uint8_t *brisk_ipfrag_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, c
     if (where == PLACE_DUP)
         return NULL; /* a retransmitted fragment: already held */
     if (where == PLACE_OVERLAP) {
-        st->c.IpReasmOverlaps++;
-        fq_fail(st, q);
+        net->c.IpReasmOverlaps++;
+        fq_fail(net, q);
         return NULL;
     }
     uint64_t need = sizeof(struct frag) + (end - off);
-    if (st->s.ipfrag_evict) {
-        evict(st, need, q);
+    if (net->s.ipfrag_evict) {
+        evict(net, need, q);
         if (fr->mem + need > high) {
-            st->c.IpReasmFails++; /* the bound is smaller than this one datagram */
+            net->c.IpReasmFails++; /* the bound is smaller than this one datagram */
             return NULL;
         }
     }
     struct frag *f = malloc(sizeof(*f) + (end - off));
     if (!f) {
-        st->c.IpReasmFails++;
+        net->c.IpReasmFails++;
         return NULL;
     }
     f->off = off;
@@ -404,13 +404,13 @@ uint8_t *brisk_ipfrag_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, c
         memcpy(q->hdr, p, hl);
     }
     if (q->first_in && q->last_in && q->meat == q->len)
-        return reassemble(st, q, len);
+        return reassemble(net, q, len);
     return NULL;
 }
 
-int brisk_ipfrag_check(const brisk_stack *st)
+int brisk_ipfrag_check(const struct brisk_net *net)
 {
-    const struct brisk_ipfrag *fr = st->ipfrag;
+    const struct brisk_ipfrag *fr = net->ipfrag;
     if (!fr)
         return -1;
     uint64_t mem = 0;

@@ -48,7 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/stack.h"
+#include "net/net.h"
 #include "net/ip.h"
 #include "net/netdev.h"
 #include "wire/arp.h"
@@ -67,11 +67,11 @@ static uint32_t bucket_of(const struct brisk_neigh_table *t, uint32_t ip)
 
 static void timer_fired(struct brisk_timer *tm, void *arg, uint64_t now);
 
-int brisk_neigh_init(brisk_stack *st)
+int brisk_neigh_init(struct brisk_net *net)
 {
-    struct brisk_neigh_table *t = &st->neigh;
+    struct brisk_neigh_table *t = &net->neigh;
     memset(t, 0, sizeof(*t));
-    t->size = st->s.gc_thresh3;
+    t->size = net->s.gc_thresh3;
     t->nbuckets = 1;
     while (t->nbuckets < t->size)
         t->nbuckets <<= 1;
@@ -88,30 +88,30 @@ int brisk_neigh_init(brisk_stack *st)
         t->buckets[i] = -1;
     for (uint32_t i = 0; i < t->size; i++) {
         t->e[i].hnext = i + 1 < t->size ? (int32_t)(i + 1) : -1;
-        brisk_timer_init(&t->e[i].timer, timer_fired, st);
+        brisk_timer_init(&t->e[i].timer, timer_fired, net);
     }
     t->free_head = 0;
     t->live.head = t->live.tail = -1;
     t->unres.head = t->unres.tail = -1;
-    t->salt = brisk_rand_u64(&st->rand);
+    t->salt = brisk_rand_u64(&net->rand);
     return BRISK_OK;
 }
 
-static void drop_queue(brisk_stack *st, struct brisk_neigh *n)
+static void drop_queue(struct brisk_net *net, struct brisk_neigh *n)
 {
     while (n->q_head) {
         brisk_pkt *p = n->q_head;
         n->q_head = p->next;
-        brisk_pkt_free(&st->pool, p);
-        st->c.NeighUnresolvedDiscards++;
+        brisk_pkt_free(&net->pool, p);
+        net->c.NeighUnresolvedDiscards++;
     }
     n->q_tail = NULL;
     n->qlen = 0;
 }
 
-void brisk_neigh_destroy(brisk_stack *st)
+void brisk_neigh_destroy(struct brisk_net *net)
 {
-    struct brisk_neigh_table *t = &st->neigh;
+    struct brisk_neigh_table *t = &net->neigh;
     if (!t->e)
         return;
     for (uint32_t i = 0; i < t->size; i++) {
@@ -119,7 +119,7 @@ void brisk_neigh_destroy(brisk_stack *st)
         while (n->q_head) {
             brisk_pkt *p = n->q_head;
             n->q_head = p->next;
-            brisk_pkt_free(&st->pool, p);
+            brisk_pkt_free(&net->pool, p);
         }
     }
     free(t->e);
@@ -181,14 +181,14 @@ static struct brisk_neigh *find(const struct brisk_neigh_table *t, uint32_t ip)
     return NULL;
 }
 
-const struct brisk_neigh *brisk_neigh_lookup(const brisk_stack *st, uint32_t ip)
+const struct brisk_neigh *brisk_neigh_lookup(const struct brisk_net *net, uint32_t ip)
 {
-    return find(&st->neigh, ip);
+    return find(&net->neigh, ip);
 }
 
-static void release(brisk_stack *st, struct brisk_neigh *n)
+static void release(struct brisk_net *net, struct brisk_neigh *n)
 {
-    struct brisk_neigh_table *t = &st->neigh;
+    struct brisk_neigh_table *t = &net->neigh;
     int32_t i = idx_of(t, n);
     int32_t *pp = &t->buckets[bucket_of(t, n->ip)];
     while (*pp != i)
@@ -197,8 +197,8 @@ static void release(brisk_stack *st, struct brisk_neigh *n)
     list_unlink(t, list_of(t, n), n);
     if (n->state == BRISK_NEIGH_INCOMPLETE)
         t->unres_count--;
-    brisk_timer_cancel(&st->wheel, &n->timer);
-    drop_queue(st, n);
+    brisk_timer_cancel(&net->wheel, &n->timer);
+    drop_queue(net, n);
     n->state = BRISK_NEIGH_FREE;
     n->hnext = t->free_head;
     t->free_head = i;
@@ -209,11 +209,11 @@ enum make { MAKE_RESOLVING, MAKE_CONFIRMED };
 
 /* The slot a new entry would take: -1 for a free one, else the index of the entry to evict; -2 (the reason
  * counted) when the entry must not be made. Changes nothing else, so brisk_neigh_admit can ask too. */
-static int32_t victim(brisk_stack *st, enum make kind, uint64_t now)
+static int32_t victim(struct brisk_net *net, enum make kind, uint64_t now)
 {
-    struct brisk_neigh_table *t = &st->neigh;
-    if (kind == MAKE_RESOLVING && t->unres_count >= st->s.arp_unres_max) {
-        st->c.NeighUnresolvedLimit++;
+    struct brisk_neigh_table *t = &net->neigh;
+    if (kind == MAKE_RESOLVING && t->unres_count >= net->s.arp_unres_max) {
+        net->c.NeighUnresolvedLimit++;
         return -2;
     }
     if (t->free_head >= 0)
@@ -223,22 +223,22 @@ static int32_t victim(brisk_stack *st, enum make kind, uint64_t now)
         return v;
     if (kind == MAKE_CONFIRMED && t->unres.tail >= 0)
         return t->unres.tail;
-    st->c.NeighTableOverflow++;
+    net->c.NeighTableOverflow++;
     return -2;
 }
 
 /* A new entry for ip (INCOMPLETE and on the resolving list, or about to be confirmed and on the recency
  * list), or NULL when the bounds above refuse it. */
-static struct brisk_neigh *create(brisk_stack *st, uint32_t ip, brisk_netdev *dev, enum make kind,
+static struct brisk_neigh *create(struct brisk_net *net, uint32_t ip, brisk_netdev *dev, enum make kind,
                                   uint64_t now)
 {
-    struct brisk_neigh_table *t = &st->neigh;
-    int32_t v = victim(st, kind, now);
+    struct brisk_neigh_table *t = &net->neigh;
+    int32_t v = victim(net, kind, now);
     if (v == -2)
         return NULL;
     if (v >= 0) {
-        release(st, &t->e[v]);
-        st->c.ArpCacheEvictions++;
+        release(net, &t->e[v]);
+        net->c.ArpCacheEvictions++;
     }
     int32_t i = t->free_head;
     struct brisk_neigh *n = &t->e[i];
@@ -265,10 +265,10 @@ static struct brisk_neigh *create(brisk_stack *st, uint32_t ip, brisk_netdev *de
     return n;
 }
 
-static void send_arp(brisk_stack *st, brisk_netdev *dev, uint16_t op, const uint8_t *eth_dst,
+static void send_arp(struct brisk_net *net, brisk_netdev *dev, uint16_t op, const uint8_t *eth_dst,
                      const uint8_t *tha, uint32_t tpa, uint64_t now)
 {
-    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, BRISK_ETH_HLEN + BRISK_ARP_LEN);
+    brisk_pkt *pkt = brisk_pkt_alloc(&net->pool, BRISK_ETH_HLEN + BRISK_ARP_LEN);
     if (!pkt)
         return;
     struct brisk_arp_repr a = {.op = op, .spa = dev->cfg.ip, .tpa = tpa};
@@ -280,20 +280,20 @@ static void send_arp(brisk_stack *st, brisk_netdev *dev, uint16_t op, const uint
     memcpy(e.src, dev->cfg.mac, 6);
     brisk_eth_emit(brisk_pkt_push(pkt, BRISK_ETH_HLEN), &e);
     if (op == BRISK_ARP_OP_REQUEST)
-        st->c.ArpOutRequests++;
+        net->c.ArpOutRequests++;
     else
-        st->c.ArpOutReplies++;
+        net->c.ArpOutReplies++;
     brisk_netdev_xmit(dev, pkt, now);
 }
 
-static void send_request(brisk_stack *st, struct brisk_neigh *n, uint64_t now)
+static void send_request(struct brisk_net *net, struct brisk_neigh *n, uint64_t now)
 {
     static const uint8_t zero_mac[6] = {0};
     /* While resolving, ask everyone; while probing a stale entry, ask the cached MAC (RFC 1122 §2.3.2.1). */
     const uint8_t *dst = n->state == BRISK_NEIGH_PROBE ? n->mac : bcast_mac;
     n->probes++;
-    brisk_timer_arm(&st->wheel, &n->timer, now + st->s.arp_retrans_ns);
-    send_arp(st, n->dev, BRISK_ARP_OP_REQUEST, dst, zero_mac, n->ip, now);
+    brisk_timer_arm(&net->wheel, &n->timer, now + net->s.arp_retrans_ns);
+    send_arp(net, n->dev, BRISK_ARP_OP_REQUEST, dst, zero_mac, n->ip, now);
 }
 
 static int xmit_to(brisk_netdev *dev, const uint8_t *mac, brisk_pkt *pkt, uint64_t now)
@@ -307,7 +307,7 @@ static int xmit_to(brisk_netdev *dev, const uint8_t *mac, brisk_pkt *pkt, uint64
 
 static void timer_fired(struct brisk_timer *tm, void *arg, uint64_t now)
 {
-    brisk_stack *st = arg;
+    struct brisk_net *net = arg;
     struct brisk_neigh *n =
         (struct brisk_neigh *)(void *)((uint8_t *)tm - offsetof(struct brisk_neigh, timer));
     switch (n->state) {
@@ -316,11 +316,11 @@ static void timer_fired(struct brisk_timer *tm, void *arg, uint64_t now)
         break;
     case BRISK_NEIGH_INCOMPLETE:
     case BRISK_NEIGH_PROBE:
-        if (n->probes < st->s.arp_retries) {
-            send_request(st, n, now);
+        if (n->probes < net->s.arp_retries) {
+            send_request(net, n, now);
         } else {
-            st->c.ArpResolveFailed++;
-            release(st, n);
+            net->c.ArpResolveFailed++;
+            release(net, n);
         }
         break;
     default:
@@ -328,9 +328,9 @@ static void timer_fired(struct brisk_timer *tm, void *arg, uint64_t now)
     }
 }
 
-static void confirm(brisk_stack *st, struct brisk_neigh *n, const uint8_t *mac, uint64_t now)
+static void confirm(struct brisk_net *net, struct brisk_neigh *n, const uint8_t *mac, uint64_t now)
 {
-    struct brisk_neigh_table *t = &st->neigh;
+    struct brisk_neigh_table *t = &net->neigh;
     int was_incomplete = n->state == BRISK_NEIGH_INCOMPLETE;
     if (was_incomplete) { /* resolved: from the resolving list to the front of the recency list */
         list_unlink(t, &t->unres, n);
@@ -341,7 +341,7 @@ static void confirm(brisk_stack *st, struct brisk_neigh *n, const uint8_t *mac, 
     n->state = BRISK_NEIGH_REACHABLE;
     n->probes = 0;
     n->confirmed = now;
-    brisk_timer_arm(&st->wheel, &n->timer, now + st->s.arp_reachable_ns);
+    brisk_timer_arm(&net->wheel, &n->timer, now + net->s.arp_reachable_ns);
     touch(t, n, now);
     if (!was_incomplete)
         return;
@@ -358,77 +358,77 @@ static void confirm(brisk_stack *st, struct brisk_neigh *n, const uint8_t *mac, 
 }
 
 /* The entry for nexthop on dev, starting resolution if there is none; NULL when the cache is full. */
-static struct brisk_neigh *lookup_or_resolve(brisk_stack *st, brisk_netdev *dev, uint32_t nexthop,
+static struct brisk_neigh *lookup_or_resolve(struct brisk_net *net, brisk_netdev *dev, uint32_t nexthop,
                                              uint64_t now)
 {
-    struct brisk_neigh *n = find(&st->neigh, nexthop);
+    struct brisk_neigh *n = find(&net->neigh, nexthop);
     if (n && n->dev != dev) { /* the address moved to another device: start over */
-        release(st, n);
+        release(net, n);
         n = NULL;
     }
     if (!n) {
-        n = create(st, nexthop, dev, MAKE_RESOLVING, now);
+        n = create(net, nexthop, dev, MAKE_RESOLVING, now);
         if (!n)
             return NULL;
-        send_request(st, n, now);
+        send_request(net, n, now);
     }
     return n;
 }
 
-int brisk_neigh_admit(brisk_stack *st, brisk_netdev *dev, uint32_t nexthop, uint64_t now)
+int brisk_neigh_admit(struct brisk_net *net, brisk_netdev *dev, uint32_t nexthop, uint64_t now)
 {
     if (brisk_netdev_is_broadcast(dev, nexthop))
         return 1;
-    if (find(&st->neigh, nexthop))
+    if (find(&net->neigh, nexthop))
         return 1; /* resolved, resolving, or (rarely) moved to another device: brisk_neigh_output decides */
-    if (victim(st, MAKE_RESOLVING, now) != -2)
+    if (victim(net, MAKE_RESOLVING, now) != -2)
         return 1;
-    st->c.IpOutDiscards++; /* as brisk_neigh_output would count the datagram it refused */
+    net->c.IpOutDiscards++; /* as brisk_neigh_output would count the datagram it refused */
     return 0;
 }
 
-int brisk_stack_resolve(brisk_stack *st, uint32_t dst, uint64_t now)
+int brisk_neigh_resolve(struct brisk_net *net, uint32_t dst, uint64_t now)
 {
-    if (!st)
+    if (!net)
         return BRISK_ERR_INVAL;
-    now = brisk_stack_clock(st, now);
+    now = brisk_net_clock(net, now);
     struct brisk_route rt;
-    if (brisk_ip_route(st, dst, &rt) != BRISK_OK)
+    if (brisk_ip_route(net, dst, &rt) != BRISK_OK)
         return BRISK_ERR_NOROUTE;
     if (brisk_netdev_is_broadcast(rt.dev, rt.nexthop))
         return BRISK_OK;
-    struct brisk_neigh *n = lookup_or_resolve(st, rt.dev, rt.nexthop, now);
+    struct brisk_neigh *n = lookup_or_resolve(net, rt.dev, rt.nexthop, now);
     if (!n)
         return BRISK_ERR_TOOMANY;
     return n->state == BRISK_NEIGH_INCOMPLETE ? BRISK_ERR_AGAIN : BRISK_OK;
 }
 
-int brisk_neigh_output(brisk_stack *st, brisk_netdev *dev, uint32_t nexthop, brisk_pkt *pkt, uint64_t now)
+int brisk_neigh_output(struct brisk_net *net, brisk_netdev *dev, uint32_t nexthop, brisk_pkt *pkt, uint64_t now)
 {
     if (brisk_netdev_is_broadcast(dev, nexthop))
         return xmit_to(dev, bcast_mac, pkt, now);
 
-    struct brisk_neigh *n = lookup_or_resolve(st, dev, nexthop, now);
+    struct brisk_neigh *n = lookup_or_resolve(net, dev, nexthop, now);
     if (!n) {
-        st->c.IpOutDiscards++;
-        brisk_pkt_free(&st->pool, pkt);
+        net->c.IpOutDiscards++;
+        brisk_pkt_free(&net->pool, pkt);
         return BRISK_ERR_TOOMANY;
     }
     switch (n->state) {
     case BRISK_NEIGH_INCOMPLETE:
-        if (st->s.unres_qlen == 0) {
-            st->c.NeighUnresolvedDiscards++;
-            brisk_pkt_free(&st->pool, pkt);
+        if (net->s.unres_qlen == 0) {
+            net->c.NeighUnresolvedDiscards++;
+            brisk_pkt_free(&net->pool, pkt);
             return BRISK_OK;
         }
-        if (n->qlen >= st->s.unres_qlen) {
+        if (n->qlen >= net->s.unres_qlen) {
             brisk_pkt *old = n->q_head;
             n->q_head = old->next;
             if (!n->q_head)
                 n->q_tail = NULL;
             n->qlen--;
-            brisk_pkt_free(&st->pool, old);
-            st->c.NeighUnresolvedDiscards++;
+            brisk_pkt_free(&net->pool, old);
+            net->c.NeighUnresolvedDiscards++;
         }
         pkt->next = NULL;
         if (n->q_tail)
@@ -441,41 +441,41 @@ int brisk_neigh_output(brisk_stack *st, brisk_netdev *dev, uint32_t nexthop, bri
     case BRISK_NEIGH_STALE:
         n->state = BRISK_NEIGH_PROBE;
         n->probes = 0;
-        send_request(st, n, now);
+        send_request(net, n, now);
         break;
     default:
         break;
     }
-    touch(&st->neigh, n, now);
+    touch(&net->neigh, n, now);
     return xmit_to(dev, n->mac, pkt, now);
 }
 
-void brisk_neigh_arp_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *p, size_t len, uint64_t now)
+void brisk_neigh_arp_input(struct brisk_net *net, brisk_netdev *dev, const uint8_t *p, size_t len, uint64_t now)
 {
     struct brisk_arp_repr a;
     if (brisk_arp_parse(p, len, &a) < 0) {
-        st->c.ArpInErrors++;
+        net->c.ArpInErrors++;
         return;
     }
     /* A sender claiming a broadcast or multicast MAC, or our own MAC or address, is bogus or a conflict. */
-    if ((a.sha[0] & 1) || memcmp(a.sha, dev->cfg.mac, 6) == 0 || brisk_netdev_is_local(st, a.spa) ||
+    if ((a.sha[0] & 1) || memcmp(a.sha, dev->cfg.mac, 6) == 0 || brisk_netdev_is_local(net, a.spa) ||
         a.spa == 0xffffffffu || brisk_ipv4_is_multicast(a.spa)) {
-        st->c.ArpInErrors++;
+        net->c.ArpInErrors++;
         return;
     }
     int gratuitous = a.spa == a.tpa;
     if (gratuitous)
-        st->c.ArpInGratuitous++;
+        net->c.ArpInGratuitous++;
     else if (a.op == BRISK_ARP_OP_REQUEST)
-        st->c.ArpInRequests++;
+        net->c.ArpInRequests++;
     else
-        st->c.ArpInReplies++;
+        net->c.ArpInReplies++;
 
     /* An address probe (RFC 5227: sender address 0) teaches nothing about the sender. */
-    struct brisk_neigh *n = a.spa ? find(&st->neigh, a.spa) : NULL;
+    struct brisk_neigh *n = a.spa ? find(&net->neigh, a.spa) : NULL;
     int merged = 0;
     if (n && n->dev == dev) {
-        confirm(st, n, a.sha, now);
+        confirm(net, n, a.sha, now);
         merged = 1;
     }
     if (gratuitous)
@@ -483,17 +483,17 @@ void brisk_neigh_arp_input(brisk_stack *st, brisk_netdev *dev, const uint8_t *p,
     /* Answer only for the receiving device's own address (Linux arp_ignore=1): no cross-device replies. */
     if (!dev->cfg.ip || a.tpa != dev->cfg.ip) {
         if (a.op == BRISK_ARP_OP_REQUEST)
-            st->c.ArpInNotForUs++;
+            net->c.ArpInNotForUs++;
         return;
     }
     /* Learn the sender of a request to us (we are about to talk to it); an unsolicited reply teaches nothing,
      * as in Linux with arp_accept=0, so nobody can plant entries by spraying replies. */
     if (!merged && a.op == BRISK_ARP_OP_REQUEST && a.spa &&
         (a.spa & dev->mask) == (dev->cfg.ip & dev->mask)) {
-        n = create(st, a.spa, dev, MAKE_CONFIRMED, now);
+        n = create(net, a.spa, dev, MAKE_CONFIRMED, now);
         if (n)
-            confirm(st, n, a.sha, now);
+            confirm(net, n, a.sha, now);
     }
     if (a.op == BRISK_ARP_OP_REQUEST)
-        send_arp(st, dev, BRISK_ARP_OP_REPLY, a.sha, a.sha, a.spa, now);
+        send_arp(net, dev, BRISK_ARP_OP_REPLY, a.sha, a.sha, a.spa, now);
 }

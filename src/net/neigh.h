@@ -50,27 +50,30 @@ struct brisk_neigh_table {
     uint32_t unres_count;          /* of which INCOMPLETE; never above arp_unres_max */
 };
 
-struct brisk_stack;
+struct brisk_net;
 
-int brisk_neigh_init(struct brisk_stack *st);
-void brisk_neigh_destroy(struct brisk_stack *st);
+int brisk_neigh_init(struct brisk_net *net);
+void brisk_neigh_destroy(struct brisk_net *net);
 
 /* Sends an IPv4 datagram (pkt->data at the IP header) to `nexthop` on `dev`: adds the Ethernet header once
  * the neighbour's MAC is known, else queues it behind resolution. Takes ownership of pkt. Returns BRISK_OK
  * (sent or queued), or the device's error. */
-int brisk_neigh_output(struct brisk_stack *st, brisk_netdev *dev, uint32_t nexthop, brisk_pkt *pkt,
+int brisk_neigh_output(struct brisk_net *net, brisk_netdev *dev, uint32_t nexthop, brisk_pkt *pkt,
                        uint64_t now);
 
 /* Processes a received ARP packet (the Ethernet payload). */
-void brisk_neigh_arp_input(struct brisk_stack *st, brisk_netdev *dev, const uint8_t *p, size_t len,
+void brisk_neigh_arp_input(struct brisk_net *net, brisk_netdev *dev, const uint8_t *p, size_t len,
                            uint64_t now);
 
 /* 0 when brisk_neigh_output to `nexthop` on `dev` would surely refuse a datagram now for want of a neighbour
  * entry, counting the refusal as brisk_neigh_output would (NeighUnresolvedLimit or NeighTableOverflow, and
  * IpOutDiscards); else 1. So a stateless reply (a SYN cookie) need not be built only to be dropped. O(1). */
-int brisk_neigh_admit(struct brisk_stack *st, brisk_netdev *dev, uint32_t nexthop, uint64_t now);
+int brisk_neigh_admit(struct brisk_net *net, brisk_netdev *dev, uint32_t nexthop, uint64_t now);
 
 /* For tests and tools: the entry for ip, or NULL. */
-const struct brisk_neigh *brisk_neigh_lookup(const struct brisk_stack *st, uint32_t ip);
+const struct brisk_neigh *brisk_neigh_lookup(const struct brisk_net *net, uint32_t ip);
+
+/* brisk_stack_resolve's body: starts (or confirms) resolution of the next hop toward dst. */
+int brisk_neigh_resolve(struct brisk_net *net, uint32_t dst, uint64_t now);
 
 #endif

@@ -19,16 +19,17 @@
 
 #include <string.h>
 
+#include "net/net.h"
 #include "wire/ipv4.h"
 #include "wire/tcp.h"
 
-brisk_netdev *brisk_netdev_add(brisk_stack *st, const struct brisk_netdev_config *cfg,
-                               const struct brisk_netdev_ops *ops, void *driver, int *err)
+brisk_netdev *brisk_netdev_register(struct brisk_net *net, const struct brisk_netdev_config *cfg,
+                                    const struct brisk_netdev_ops *ops, void *driver, int *err)
 {
     int dummy;
     if (!err)
         err = &dummy;
-    if (!st || !cfg || !ops || !ops->xmit || cfg->mtu < 68 || cfg->mtu > 65535 || cfg->prefix_len > 32) {
+    if (!net || !cfg || !ops || !ops->xmit || cfg->mtu < 68 || cfg->mtu > 65535 || cfg->prefix_len > 32) {
         *err = BRISK_ERR_INVAL;
         return NULL;
     }
@@ -36,17 +37,17 @@ brisk_netdev *brisk_netdev_add(brisk_stack *st, const struct brisk_netdev_config
         *err = BRISK_ERR_INVAL;
         return NULL;
     }
-    if (st->ndevs == BRISK_MAX_NETDEVS) {
+    if (net->ndevs == BRISK_MAX_NETDEVS) {
         *err = BRISK_ERR_TOOMANY;
         return NULL;
     }
-    if (cfg->ip && brisk_netdev_is_local(st, cfg->ip)) {
+    if (cfg->ip && brisk_netdev_is_local(net, cfg->ip)) {
         *err = BRISK_ERR_EXIST;
         return NULL;
     }
-    brisk_netdev *dev = &st->devs[st->ndevs++];
+    brisk_netdev *dev = &net->devs[net->ndevs++];
     memset(dev, 0, sizeof(*dev));
-    dev->st = st;
+    dev->net = net;
     dev->cfg = *cfg;
     dev->cfg.name[sizeof(dev->cfg.name) - 1] = '\0';
     if (!(dev->cfg.caps & BRISK_NETDEV_CAP_GSO))
@@ -56,9 +57,9 @@ brisk_netdev *brisk_netdev_add(brisk_stack *st, const struct brisk_netdev_config
     dev->mask = brisk_ipv4_mask(cfg->prefix_len);
     dev->ops = ops;
     dev->driver = driver;
-    if ((cfg->caps & BRISK_NETDEV_CAP_BQL) && st->s.bql) {
+    if ((cfg->caps & BRISK_NETDEV_CAP_BQL) && net->s.bql) {
         dev->bql_on = 1;
-        brisk_bql_init(&dev->bql, st->s.bql_limit_min, st->s.bql_limit_max, st->s.bql_hold_time_ns, st->now);
+        brisk_bql_init(&dev->bql, net->s.bql_limit_min, net->s.bql_limit_max, net->s.bql_hold_time_ns, net->now);
         dev->stats.bql_limit = dev->bql.limit;
     }
     *err = BRISK_OK;
@@ -121,13 +122,13 @@ void brisk_netdev_wake_queue(brisk_netdev *dev)
 {
     if (dev && dev->drv_xoff) {
         dev->drv_xoff = 0;
-        dev->st->tx_wake = 1; /* held senders resume at the next poll (never from inside the driver) */
+        dev->net->tx_wake = 1; /* held senders resume at the next poll (never from inside the driver) */
     }
 }
 
 int brisk_netdev_xmit(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now)
 {
-    brisk_stack *st = dev->st;
+    struct brisk_net *net = dev->net;
     pkt->xmit_time = now;
     pkt->wire_done = now;
     uint32_t len = pkt->len;
@@ -135,17 +136,17 @@ int brisk_netdev_xmit(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now)
     if (rc != BRISK_OK) {
         if (rc == BRISK_ERR_BUSY) {
             dev->stats.tx_busy++;
-            st->c.EthOutBusy++;
-            st->tx_wake_wanted = 1;
+            net->c.EthOutBusy++;
+            net->tx_wake_wanted = 1;
             dev->busy_xoff = 1; /* build nothing more for it until a completion makes room */
         }
-        st->c.IpOutDiscards++;
-        brisk_pkt_free(&st->pool, pkt);
+        net->c.IpOutDiscards++;
+        brisk_pkt_free(&net->pool, pkt);
         return rc;
     }
-    st->c.EthOutFrames++;
-    if ((dev->cfg.caps & BRISK_NETDEV_CAP_ORPHAN) && pkt->owner && st->pool.owned_free)
-        st->pool.owned_free(st->pool.owned_ctx, pkt); /* the owner's charge ends here (it clears owner) */
+    net->c.EthOutFrames++;
+    if ((dev->cfg.caps & BRISK_NETDEV_CAP_ORPHAN) && pkt->owner && net->pool.owned_free)
+        net->pool.owned_free(net->pool.owned_ctx, pkt); /* the owner's charge ends here (it clears owner) */
     if (dev->speed_bps)
         pkt->wire_done = wire_done_estimate(dev, pkt, now);
     dev->stats.tx_packets++;
@@ -163,8 +164,8 @@ void brisk_netdev_tx_done(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now)
 {
     if (!dev || !pkt)
         return;
-    brisk_stack *st = dev->st;
-    now = brisk_stack_clock(st, now);
+    struct brisk_net *net = dev->net;
+    now = brisk_net_clock(net, now);
     uint64_t lat = now >= pkt->xmit_time ? now - pkt->xmit_time : 0;
     struct brisk_netdev_stats *s = &dev->stats;
     uint64_t over = now >= pkt->wire_done ? now - pkt->wire_done : 0;
@@ -181,26 +182,26 @@ void brisk_netdev_tx_done(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now)
     s->tx_inflight--;
     dev->busy_xoff = 0;
     s->tx_inflight_bytes -= pkt->len <= s->tx_inflight_bytes ? pkt->len : s->tx_inflight_bytes;
-    st->c.TxCompletions++;
+    net->c.TxCompletions++;
     if (dev->bql_on) {
         brisk_bql_done(&dev->bql, pkt->len, now);
         if (dev->xoff && brisk_bql_avail(&dev->bql) >= 0) {
             dev->xoff = 0;
-            st->tx_wake = 1; /* TCP data held for the device resumes at the next poll */
+            net->tx_wake = 1; /* TCP data held for the device resumes at the next poll */
         }
     }
-    brisk_pkt_free(&st->pool, pkt);
-    if (st->tx_wake_wanted) { /* room again: the next poll resumes refused senders (never from here) */
-        st->tx_wake_wanted = 0;
-        st->tx_wake = 1;
+    brisk_pkt_free(&net->pool, pkt);
+    if (net->tx_wake_wanted) { /* room again: the next poll resumes refused senders (never from here) */
+        net->tx_wake_wanted = 0;
+        net->tx_wake = 1;
     }
 }
 
-brisk_netdev *brisk_netdev_for_addr(brisk_stack *st, uint32_t addr)
+brisk_netdev *brisk_netdev_for_addr(struct brisk_net *net, uint32_t addr)
 {
     brisk_netdev *best = NULL;
-    for (uint32_t i = 0; i < st->ndevs; i++) {
-        brisk_netdev *d = &st->devs[i];
+    for (uint32_t i = 0; i < net->ndevs; i++) {
+        brisk_netdev *d = &net->devs[i];
         if (!d->cfg.ip || (addr & d->mask) != (d->cfg.ip & d->mask))
             continue;
         if (!best || d->cfg.prefix_len > best->cfg.prefix_len)
@@ -218,10 +219,10 @@ int brisk_netdev_is_broadcast(const brisk_netdev *dev, uint32_t addr)
            (addr | dev->mask) == 0xffffffffu;
 }
 
-int brisk_netdev_is_local(const brisk_stack *st, uint32_t addr)
+int brisk_netdev_is_local(const struct brisk_net *net, uint32_t addr)
 {
-    for (uint32_t i = 0; i < st->ndevs; i++)
-        if (st->devs[i].cfg.ip && st->devs[i].cfg.ip == addr)
+    for (uint32_t i = 0; i < net->ndevs; i++)
+        if (net->devs[i].cfg.ip && net->devs[i].cfg.ip == addr)
             return 1;
     return 0;
 }

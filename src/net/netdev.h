@@ -1,22 +1,48 @@
 /*
- * netdev.h (internal) — the stack's side of the driver API: handing packets to a device.
+ * netdev.h (internal) — a device as the stack holds it (struct brisk_netdev; drivers see only the opaque
+ * handle of brisk/netdev.h), and the stack's side of the driver API: handing packets to a device.
  */
 #ifndef BRISK_NET_NETDEV_H
 #define BRISK_NET_NETDEV_H
 
-#include "core/stack.h"
+#include "brisk/brisk.h"
+#include "brisk/netdev.h"
+#include "net/bql.h"
+
+struct brisk_net;
+
+struct brisk_netdev {
+    struct brisk_net *net;          /* owner */
+    struct brisk_netdev_config cfg; /* as registered */
+    uint32_t mask;                  /* netmask of cfg.prefix_len, host order */
+    const struct brisk_netdev_ops *ops;
+    void *driver;
+    struct brisk_netdev_stats stats;
+    struct brisk_bql bql;  /* byte queue limits, when bql_on */
+    uint64_t speed_bps;    /* link speed, 0 = unknown */
+    uint64_t wire_ns_fp;   /* ns per byte on the wire at that speed, in units of 2^-16 ns */
+    uint64_t wire_free_at; /* when the frames handed over so far should all have left the wire */
+    uint8_t bql_on;
+    uint8_t xoff;      /* stopped by BQL until a completion brings the ring under its limit */
+    uint8_t drv_xoff;  /* stopped by the driver (brisk_netdev_stop_queue) until it wakes the queue */
+    uint8_t busy_xoff; /* xmit refused a packet (BRISK_ERR_BUSY): stopped until the next completion */
+};
+
+/* Registers a device (brisk_netdev_add's body: the stack layer checks the handle and passes its net). */
+brisk_netdev *brisk_netdev_register(struct brisk_net *net, const struct brisk_netdev_config *cfg,
+                                    const struct brisk_netdev_ops *ops, void *driver, int *err);
 
 /* Hands a finished frame to the device. Takes ownership of pkt in every case: on failure the packet is freed
  * and counted. Returns BRISK_OK or the driver's error (BRISK_ERR_BUSY when the ring is full). */
 int brisk_netdev_xmit(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now);
 
 /* The device whose prefix contains addr (longest prefix), or NULL. */
-brisk_netdev *brisk_netdev_for_addr(brisk_stack *st, uint32_t addr);
+brisk_netdev *brisk_netdev_for_addr(struct brisk_net *net, uint32_t addr);
 
 /* Nonzero when addr is the limited broadcast or dev's directed broadcast (prefixes up to /30). */
 int brisk_netdev_is_broadcast(const brisk_netdev *dev, uint32_t addr);
 
 /* Nonzero when addr is one of the stack's own addresses. */
-int brisk_netdev_is_local(const brisk_stack *st, uint32_t addr);
+int brisk_netdev_is_local(const struct brisk_net *net, uint32_t addr);
 
 #endif

@@ -35,7 +35,7 @@ int brisk_set_congestion(brisk_sock *s, const char *name)
     const struct brisk_cc_ops *ops = brisk_cc_find(name);
     if (!ops)
         return BRISK_ERR_INVAL;
-    ops = variant(ops, &s->st->s);
+    ops = variant(ops, &s->net->s);
     if (ops == s->cc_ops)
         return BRISK_OK;
     /* mss is set by init and never 0 afterwards: 0 means the connection has not been established yet. */

@@ -33,34 +33,33 @@ const char *brisk_tcp_state_name(int state)
     return state_names[state];
 }
 
-int brisk_tcp_init(brisk_stack *st)
+struct brisk_tcp *brisk_tcp_init(struct brisk_net *net, struct brisk_evq *evq)
 {
     struct brisk_tcp *t = calloc(1, sizeof(*t));
     if (!t)
-        return BRISK_ERR_NOMEM;
+        return NULL;
+    t->net = net;
+    t->evq = evq;
     t->nconns_buckets = 4096;
     t->nlisten_buckets = 64;
     t->conns = calloc(t->nconns_buckets, sizeof(*t->conns));
     t->listen = calloc(t->nlisten_buckets, sizeof(*t->listen));
-    st->tcp = t;
-    if (!t->conns || !t->listen || tcp_tw_init(st) != BRISK_OK) {
-        st->tcp = NULL;
+    if (!t->conns || !t->listen || tcp_tw_init(t) != BRISK_OK) {
         free(t->tw.buckets);
         free(t->conns);
         free(t->listen);
         free(t);
-        return BRISK_ERR_NOMEM;
+        return NULL;
     }
     for (int i = 0; i < 16; i += 8) {
-        uint64_t k = brisk_rand_u64(&st->rand);
+        uint64_t k = brisk_rand_u64(&net->rand);
         memcpy(t->key + i, &k, 8);
     }
-    t->next_port = (uint16_t)(49152 + brisk_rand_below(&st->rand, 16384));
-    brisk_chunkpool_init(&t->chunks, st->s.tcp_mem_bytes);
-    st->tcp = t;
-    st->pool.owned_free = brisk_tcp_pkt_released;
-    st->pool.owned_ctx = st;
-    return BRISK_OK;
+    t->next_port = (uint16_t)(49152 + brisk_rand_below(&net->rand, 16384));
+    brisk_chunkpool_init(&t->chunks, net->s.tcp_mem_bytes);
+    net->pool.owned_free = brisk_tcp_pkt_released;
+    net->pool.owned_ctx = t;
+    return t;
 }
 
 static void free_chain(brisk_sock *c)
@@ -73,11 +72,11 @@ static void free_chain(brisk_sock *c)
     }
 }
 
-void brisk_tcp_destroy(brisk_stack *st)
+void brisk_tcp_destroy(struct brisk_tcp *t)
 {
-    struct brisk_tcp *t = st->tcp;
     if (!t)
         return;
+    struct brisk_net *net = t->net;
     /* Children waiting in listeners' queues are not in the listener hash; free them with their listener. */
     for (uint32_t i = 0; i < t->nlisten_buckets; i++) {
         for (brisk_sock *l = t->listen[i]; l; l = l->hnext) {
@@ -91,7 +90,7 @@ void brisk_tcp_destroy(brisk_stack *st)
         }
     }
     /* Packets still in queues below TCP will be freed after us: stop them calling back. */
-    st->pool.owned_free = NULL;
+    net->pool.owned_free = NULL;
     while (t->zombies) {
         brisk_sock *z = t->zombies;
         t->zombies = z->hnext;
@@ -99,14 +98,13 @@ void brisk_tcp_destroy(brisk_stack *st)
     }
     for (uint32_t i = 0; i < t->nconns_buckets; i++)
         free_chain(t->conns[i]);
-    tcp_tw_destroy(st);
+    tcp_tw_destroy(t);
     for (uint32_t i = 0; i < t->nlisten_buckets; i++)
         free_chain(t->listen[i]);
     free(t->conns);
     free(t->listen);
     brisk_chunkpool_destroy(&t->chunks);
     free(t);
-    st->tcp = NULL;
 }
 
 uint64_t tcp_tuple_hash(const struct brisk_tcp *t, uint32_t laddr, uint16_t lport, uint32_t raddr,
@@ -125,7 +123,7 @@ static uint32_t hashport(const struct brisk_tcp *t, uint16_t port)
     return (uint32_t)brisk_siphash24(t->key, &port, sizeof(port));
 }
 
-brisk_sock *tcp_conn_alloc(brisk_stack *st)
+brisk_sock *tcp_conn_alloc(struct brisk_net *net)
 {
     /* On a cache-line boundary: struct brisk_sock groups its per-segment fields by 64-byte line (tcp.h),
      * which only holds if the lines of the struct are the lines of the machine. */
@@ -134,45 +132,27 @@ brisk_sock *tcp_conn_alloc(brisk_stack *st)
     if (!c)
         return NULL;
     memset(c, 0, size);
-    c->st = st;
+    c->net = net;
     c->state = BRISK_TCP_CLOSED;
+    c->ev.proto = BRISK_IP_PROTO_TCP;
     c->rtt_probe.at = BRISK_TIME_NONE;
     c->oow_ack_at = BRISK_TIME_NONE;
     brisk_sbuf_init(&c->snd.buf);
     brisk_sbuf_init(&c->rcv.buf);
     brisk_reass_init(&c->rcv.ooo);
-    c->snd.sndbuf = st->s.tcp_sndbuf;
-    c->rcv.rcvbuf = st->s.tcp_rcvbuf;
-    c->so.keepidle = st->s.tcp_keepalive_time_ns;
-    c->so.keepintvl = st->s.tcp_keepalive_intvl_ns;
-    c->so.keepcnt = st->s.tcp_keepalive_probes;
-    brisk_rtt_init(&c->rtt, st->s.tcp_rto_initial_ns, st->s.tcp_rto_min_ns, st->s.tcp_rto_max_ns);
-    if (st->s.tcp_rtt_estimator == BRISK_COMPAT_LINUX)
+    c->snd.sndbuf = net->s.tcp_sndbuf;
+    c->rcv.rcvbuf = net->s.tcp_rcvbuf;
+    c->so.keepidle = net->s.tcp_keepalive_time_ns;
+    c->so.keepintvl = net->s.tcp_keepalive_intvl_ns;
+    c->so.keepcnt = net->s.tcp_keepalive_probes;
+    brisk_rtt_init(&c->rtt, net->s.tcp_rto_initial_ns, net->s.tcp_rto_min_ns, net->s.tcp_rto_max_ns);
+    if (net->s.tcp_rtt_estimator == BRISK_COMPAT_LINUX)
         brisk_rtt_use_linux(&c->rtt);       /* the linux-* profiles (rtt.c) */
-    c->cc_ops = brisk_cc_for_stack(&st->s); /* the tcp_congestion setting (cc_select.c) */
-    c->ack.ato = st->s.tcp_delack_min_ns;
+    c->cc_ops = brisk_cc_for_stack(&net->s); /* the tcp_congestion setting (cc_select.c) */
+    c->ack.ato = net->s.tcp_delack_min_ns;
     tcp_timers_init(c);
-    st->tcp->nsocks++;
+    tcp_of(net)->nsocks++;
     return c;
-}
-
-static void ev_unlink(brisk_sock *c)
-{
-    struct brisk_tcp *t = c->st->tcp;
-    if (!c->ev.queued)
-        return;
-    brisk_sock **pp = &t->ev_head, *prev = NULL;
-    while (*pp && *pp != c) {
-        prev = *pp;
-        pp = &(*pp)->ev.next;
-    }
-    if (*pp) {
-        *pp = c->ev.next;
-        if (t->ev_tail == c)
-            t->ev_tail = prev;
-    }
-    c->ev.queued = 0;
-    c->ev.next = NULL;
 }
 
 void tcp_block(brisk_sock *c)
@@ -180,15 +160,15 @@ void tcp_block(brisk_sock *c)
     if (c->blocked)
         return;
     c->blocked = 1;
-    c->blocked_next = c->st->tcp->blocked_head;
-    c->st->tcp->blocked_head = c;
+    c->blocked_next = tcp_of(c->net)->blocked_head;
+    tcp_of(c->net)->blocked_head = c;
 }
 
 static void blocked_unlink(brisk_sock *c)
 {
     if (!c->blocked)
         return;
-    brisk_sock **pp = &c->st->tcp->blocked_head;
+    brisk_sock **pp = &tcp_of(c->net)->blocked_head;
     while (*pp && *pp != c)
         pp = &(*pp)->blocked_next;
     if (*pp)
@@ -196,9 +176,9 @@ static void blocked_unlink(brisk_sock *c)
     c->blocked = 0;
 }
 
-void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now)
+void brisk_tcp_run_blocked(struct brisk_net *net, uint64_t now)
 {
-    struct brisk_tcp *t = st->tcp;
+    struct brisk_tcp *t = tcp_of(net);
     brisk_sock *list = t->blocked_head;
     t->blocked_head = NULL;
     while (list) {
@@ -208,7 +188,7 @@ void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now)
          * wake cost O(parked connections). With one device all the rest wait for this one, so the list is put
          * back whole, after those parked again during this run, rather than walked. */
         int stopped = c->rt.dev && brisk_netdev_stopped(c->rt.dev);
-        if (stopped && st->ndevs == 1) {
+        if (stopped && net->ndevs == 1) {
             brisk_sock **tail = &t->blocked_head;
             while (*tail)
                 tail = &(*tail)->blocked_next;
@@ -239,16 +219,16 @@ void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now)
         }
     }
     if (t->tw.refused)
-        tcp_tw_run_refused(st, now);
+        tcp_tw_run_refused(net, now);
 }
 
 brisk_sock *tcp_child_new(brisk_sock *l, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg)
 {
-    brisk_stack *st = l->st;
-    brisk_sock *c = tcp_conn_alloc(st);
+    struct brisk_net *net = l->net;
+    brisk_sock *c = tcp_conn_alloc(net);
     if (!c)
         return NULL;
-    if (brisk_ip_route(st, ip->src, &c->rt) != BRISK_OK) {
+    if (brisk_ip_route(net, ip->src, &c->rt) != BRISK_OK) {
         tcp_conn_free(c);
         return NULL;
     }
@@ -277,35 +257,35 @@ brisk_sock *tcp_child_new(brisk_sock *l, const struct brisk_ipv4_repr *ip, const
 
 void tcp_conn_free(brisk_sock *c)
 {
-    brisk_stack *st = c->st;
+    struct brisk_net *net = c->net;
     if (c->state == BRISK_TCP_TIME_WAIT)
-        st->tcp->tw_count--;
+        tcp_of(net)->tw_count--;
     tcp_timers_stop(c);
     if (c->in_table)
         tcp_conn_hash_del(c);
-    ev_unlink(c);
+    brisk_evq_remove(tcp_of(c->net)->evq, &c->ev);
     blocked_unlink(c);
     tcp_ack_undefer(c);
-    brisk_sbuf_clear(&st->tcp->chunks, &c->snd.buf);
-    brisk_sbuf_clear(&st->tcp->chunks, &c->rcv.buf);
-    brisk_reass_clear(&st->pool, &c->rcv.ooo);
+    brisk_sbuf_clear(&tcp_of(net)->chunks, &c->snd.buf);
+    brisk_sbuf_clear(&tcp_of(net)->chunks, &c->rcv.buf);
+    brisk_reass_clear(&net->pool, &c->rcv.ooo);
     tcp_sb_free(c);
     tcp_rwin_free(c);
-    if (c->tsq.pkts > 0 && st->pool.owned_free) {
+    if (c->tsq.pkts > 0 && net->pool.owned_free) {
         /* Packets of ours are still below TCP: the struct lives until the last is released (tsq.c). */
         c->tsq.zombie = 1;
-        c->hnext = st->tcp->zombies;
-        st->tcp->zombies = c;
+        c->hnext = tcp_of(net)->zombies;
+        tcp_of(net)->zombies = c;
         return;
     }
-    st->tcp->nsocks--;
+    tcp_of(net)->nsocks--;
     free(c);
 }
 
 /* The hash chain c belongs on: listeners by port, connections by 4-tuple. */
 static brisk_sock **chain_of(const brisk_sock *c)
 {
-    struct brisk_tcp *t = c->st->tcp;
+    struct brisk_tcp *t = tcp_of(c->net);
     if (c->state == BRISK_TCP_LISTEN)
         return &t->listen[hashport(t, c->id.lport) & (t->nlisten_buckets - 1)];
     uint64_t h = tcp_tuple_hash(t, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport);
@@ -319,7 +299,7 @@ int tcp_conn_hash_add(brisk_sock *c)
     *b = c;
     c->in_table = 1;
     if (c->state != BRISK_TCP_LISTEN)
-        c->st->tcp->port_refs[c->id.lport % TCP_PORT_BUCKETS]++;
+        tcp_of(c->net)->port_refs[c->id.lport % TCP_PORT_BUCKETS]++;
     return BRISK_OK;
 }
 
@@ -331,12 +311,12 @@ void tcp_conn_hash_del(brisk_sock *c)
     if (*pp) {
         *pp = c->hnext;
         if (c->state != BRISK_TCP_LISTEN)
-            c->st->tcp->port_refs[c->id.lport % TCP_PORT_BUCKETS]--;
+            tcp_of(c->net)->port_refs[c->id.lport % TCP_PORT_BUCKETS]--;
     }
     c->hnext = NULL;
     c->in_table = 0;
-    if (c->st->tcp->last == c)
-        c->st->tcp->last = NULL;
+    if (tcp_of(c->net)->last == c)
+        tcp_of(c->net)->last = NULL;
 }
 
 static int has_tuple(const brisk_sock *c, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
@@ -346,9 +326,9 @@ static int has_tuple(const brisk_sock *c, uint32_t laddr, uint16_t lport, uint32
 
 /* A bulk transfer brings segment after segment of one connection: the last connection found is checked
  * before the keyed hash is computed (a one-entry cache, like Linux's early demux of a socket's dst). */
-brisk_sock *tcp_conn_lookup(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+brisk_sock *tcp_conn_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
 {
-    struct brisk_tcp *t = st->tcp;
+    struct brisk_tcp *t = tcp_of(net);
     if (t->last && has_tuple(t->last, laddr, lport, raddr, rport))
         return t->last;
     brisk_sock *c = t->conns[tcp_tuple_hash(t, laddr, lport, raddr, rport) & (t->nconns_buckets - 1)];
@@ -360,9 +340,9 @@ brisk_sock *tcp_conn_lookup(brisk_stack *st, uint32_t laddr, uint16_t lport, uin
     return NULL;
 }
 
-brisk_sock *tcp_listener_lookup(brisk_stack *st, uint32_t laddr, uint16_t lport)
+brisk_sock *tcp_listener_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport)
 {
-    struct brisk_tcp *t = st->tcp;
+    struct brisk_tcp *t = tcp_of(net);
     brisk_sock *any = NULL;
     for (brisk_sock *c = t->listen[hashport(t, lport) & (t->nlisten_buckets - 1)]; c; c = c->hnext) {
         if (c->id.lport != lport)
@@ -377,19 +357,19 @@ brisk_sock *tcp_listener_lookup(brisk_stack *st, uint32_t laddr, uint16_t lport)
 
 /* A local port is in use when a listener or a bound socket holds it. Connections made by connect() share
  * ports only with distinct remote ends, which the 4-tuple hash already distinguishes. */
-int tcp_port_in_use(brisk_stack *st, uint32_t laddr, uint16_t lport)
+int tcp_port_in_use(struct brisk_net *net, uint32_t laddr, uint16_t lport)
 {
-    brisk_sock *l = tcp_listener_lookup(st, laddr, lport);
+    brisk_sock *l = tcp_listener_lookup(net, laddr, lport);
     if (l && (l->id.laddr == 0 || laddr == 0 || l->id.laddr == laddr))
         return 1;
-    struct brisk_tcp *t = st->tcp;
+    struct brisk_tcp *t = tcp_of(net);
     if (t->port_refs[lport % TCP_PORT_BUCKETS] == 0)
         return 0; /* no connection in the table has a port in this bucket */
     for (uint32_t i = 0; i < t->nconns_buckets; i++)
         for (brisk_sock *c = t->conns[i]; c; c = c->hnext)
             if (c->id.lport == lport && (laddr == 0 || c->id.laddr == laddr))
                 return 1;
-    return tcp_tw_port_in_use(st, laddr, lport);
+    return tcp_tw_port_in_use(net, laddr, lport);
 }
 
 void tcp_set_state(brisk_sock *c, int state, uint64_t now)
@@ -397,9 +377,9 @@ void tcp_set_state(brisk_sock *c, int state, uint64_t now)
     (void)now;
     /* TIME-WAIT buckets in use (tcp_max_tw_buckets, input.c) */
     if (c->state != BRISK_TCP_TIME_WAIT && state == BRISK_TCP_TIME_WAIT)
-        c->st->tcp->tw_count++;
+        tcp_of(c->net)->tw_count++;
     else if (c->state == BRISK_TCP_TIME_WAIT && state != BRISK_TCP_TIME_WAIT)
-        c->st->tcp->tw_count--;
+        tcp_of(c->net)->tw_count--;
     c->state = (uint8_t)state;
 }
 
@@ -407,55 +387,33 @@ void tcp_raise(brisk_sock *c, unsigned events)
 {
     if (c->orphan || !events)
         return;
-    c->ev.pending |= events;
-    tcp_ev_queue(c);
+    brisk_evq_raise(tcp_of(c->net)->evq, &c->ev, events);
 }
 
 void tcp_ev_queue(brisk_sock *c)
 {
-    if (c->ev.queued)
-        return;
-    struct brisk_tcp *t = c->st->tcp;
-    c->ev.queued = 1;
-    c->ev.next = NULL;
-    if (t->ev_tail)
-        t->ev_tail->ev.next = c;
-    else
-        t->ev_head = c;
-    t->ev_tail = c;
+    brisk_evq_raise(tcp_of(c->net)->evq, &c->ev, 0);
 }
 
-void brisk_tcp_deliver_events(brisk_stack *st, uint64_t now)
+void brisk_tcp_deliver(struct brisk_evq_node *n, uint64_t now)
 {
-    struct brisk_tcp *t = st->tcp;
-    if (!t || t->delivering)
-        return;
-    t->delivering = 1;
-    while (t->ev_head) {
-        brisk_sock *c = t->ev_head;
-        t->ev_head = c->ev.next;
-        if (!t->ev_head)
-            t->ev_tail = NULL;
-        c->ev.queued = 0;
-        c->ev.next = NULL;
-        if (!c->fn)
-            continue; /* kept in ev.pending until a callback is set (brisk_sock_set_callback) */
-        unsigned ev = c->ev.pending;
-        c->ev.pending = 0;
-        if (ev && !c->orphan)
-            c->fn(c->ctx, c, ev, now);
-    }
-    t->delivering = 0;
+    brisk_sock *c = (brisk_sock *)((char *)n - offsetof(brisk_sock, ev));
+    if (!c->fn)
+        return; /* kept in ev.pending until a callback is set (brisk_sock_set_callback) */
+    unsigned ev = c->ev.pending;
+    c->ev.pending = 0;
+    if (ev && !c->orphan)
+        c->fn(c->ctx, c, ev, now);
 }
 
 void tcp_conn_fail(brisk_sock *c, int err, uint64_t now)
 {
-    brisk_stack *st = c->st;
+    struct brisk_net *net = c->net;
     if (c->state == BRISK_TCP_SYN_SENT || c->state == BRISK_TCP_SYN_RECEIVED)
-        st->c.TcpAttemptFails++;
+        net->c.TcpAttemptFails++;
     else if (c->state == BRISK_TCP_ESTABLISHED || c->state == BRISK_TCP_CLOSE_WAIT)
         if (err == BRISK_ERR_RESET)
-            st->c.TcpEstabResets++;
+            net->c.TcpEstabResets++;
     c->error = err;
     tcp_set_state(c, BRISK_TCP_CLOSED, now);
     tcp_raise(c, BRISK_EV_ERROR | BRISK_EV_CLOSED);
@@ -508,20 +466,8 @@ uint32_t tcp_rcv_space(const brisk_sock *c)
     return used >= c->rcv.rcvbuf ? 0 : (uint32_t)(c->rcv.rcvbuf - used);
 }
 
-uint64_t brisk_stack_sockets(const brisk_stack *st)
+int tcp_foreach_socket(struct brisk_tcp *t, int (*fn)(void *ctx, brisk_sock *s), void *ctx)
 {
-    return st && st->tcp ? st->tcp->nsocks : 0;
-}
-
-/* Introspection walks the two hashes as they are: no snapshot, no allocation, so the walk sees the state
- * of one instant (the caller is the stack's own thread, between events). Listeners come first, each followed
- * by its accept-queue children that have left the connection table (they are reachable nowhere else); the
- * connection table then holds every other live connection, half-open children included. */
-int brisk_stack_foreach_socket(brisk_stack *st, int (*fn)(void *ctx, brisk_sock *s), void *ctx)
-{
-    if (!st || !fn || !st->tcp)
-        return BRISK_ERR_INVAL;
-    struct brisk_tcp *t = st->tcp;
     for (uint32_t i = 0; i < t->nlisten_buckets; i++)
         for (brisk_sock *l = t->listen[i]; l; l = l->hnext) {
             int rc = fn(ctx, l);
@@ -540,11 +486,6 @@ int brisk_stack_foreach_socket(brisk_stack *st, int (*fn)(void *ctx, brisk_sock 
     return BRISK_OK;
 }
 
-uint64_t brisk_stack_tcp_chunks_in_use(const brisk_stack *st)
-{
-    return st && st->tcp ? st->tcp->chunks.in_use : 0;
-}
-
 uint8_t tcp_wscale_for(uint32_t rcvbuf)
 {
     uint8_t ws = 0;
@@ -555,9 +496,9 @@ uint8_t tcp_wscale_for(uint32_t rcvbuf)
 
 void tcp_open(brisk_sock *c, int state, uint64_t now)
 {
-    brisk_stack *st = c->st;
-    c->opt.ts_offset = brisk_rand_u32(&st->rand);
-    c->snd.iss = tcp_isn(st, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport, now);
+    struct brisk_net *net = c->net;
+    c->opt.ts_offset = brisk_rand_u32(&net->rand);
+    c->snd.iss = tcp_isn(net, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport, now);
     c->snd.una = c->snd.nxt = c->snd.max = c->snd.iss;
     tcp_set_state(c, state, now);
     tcp_conn_hash_add(c);

@@ -97,19 +97,20 @@ int tcp_timeout_error(const brisk_sock *c)
     return BRISK_ERR_TIMEDOUT;
 }
 
-void brisk_tcp_icmp_error(brisk_stack *st, uint8_t type, uint8_t code, const struct brisk_ipv4_repr *quoted,
+void brisk_tcp_icmp_error(void *ctx, uint8_t type, uint8_t code, const struct brisk_ipv4_repr *quoted,
                           const uint8_t *th, size_t len, uint64_t now)
 {
+    struct brisk_net *net = ((struct brisk_tcp *)ctx)->net;
     if (len < 8) /* ports and sequence number: RFC 792's 64 bits (the caller checked) */
         return;
     uint16_t sport = brisk_get16(th), dport = brisk_get16(th + 2);
     uint32_t seq = brisk_get32(th + 4);
     /* The quote is a datagram we sent: its source is our end of the connection. */
-    brisk_sock *c = tcp_conn_lookup(st, quoted->src, sport, quoted->dst, dport);
+    brisk_sock *c = tcp_conn_lookup(net, quoted->src, sport, quoted->dst, dport);
     if (!c) {
-        if (tcp_tw_lookup(st, quoted->src, sport, quoted->dst, dport))
+        if (tcp_tw_lookup(net, quoted->src, sport, quoted->dst, dport))
             return;           /* TIME-WAIT, as a record: ignored as below */
-        st->c.IcmpInErrors++; /* as Linux counts ICMP_MIB_INERRORS for an error matching no socket */
+        net->c.IcmpInErrors++; /* as Linux counts ICMP_MIB_INERRORS for an error matching no socket */
         return;
     }
     if (c->state == BRISK_TCP_TIME_WAIT)
@@ -117,13 +118,13 @@ void brisk_tcp_icmp_error(brisk_stack *st, uint8_t type, uint8_t code, const str
     int child = c->state == BRISK_TCP_SYN_RECEIVED && c->listener;
     /* Only the bytes in flight could have drawn the error (a child's: its SYN-ACK alone). */
     if (child ? seq != c->snd.iss : !brisk_seq_leq(c->snd.una, seq) || !brisk_seq_leq(seq, c->snd.max)) {
-        st->c.OutOfWindowIcmps++;
+        net->c.OutOfWindowIcmps++;
         return;
     }
     int err = icmp_to_err(type, code);
     if (!err)
         return;
-    int linux_rule = st->s.tcp_syn_icmp_errors == TCP_SYN_ICMP_LINUX;
+    int linux_rule = net->s.tcp_syn_icmp_errors == TCP_SYN_ICMP_LINUX;
     if (child) {
         if (linux_rule ? linux_drops_child(type, code) : is_hard(type, code))
             tcp_conn_fail(c, err, now); /* no application to tell: the child is freed with its listener's

@@ -24,7 +24,7 @@
 static void deliver_to_rcvbuf(void *ctx, const uint8_t *data, uint32_t n)
 {
     brisk_sock *c = ctx;
-    size_t got = brisk_sbuf_append(&c->st->tcp->chunks, &c->rcv.buf, data, n);
+    size_t got = brisk_sbuf_append(&tcp_of(c->net)->chunks, &c->rcv.buf, data, n);
     assert(got == n); /* tcp_rcv_drain_ooo pops no more than brisk_sbuf_room() says fits */
     (void)got;
 }
@@ -32,13 +32,13 @@ static void deliver_to_rcvbuf(void *ctx, const uint8_t *data, uint32_t n)
 /* Inline in both callers: conn_input's is every data segment's path, and the SYN-ACK's text (syn_sent_input)
  * made it a function of two callers that LTO no longer inlined (callgrind rr 1 flow: +3 M instructions). */
 __attribute__((always_inline)) static inline int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg,
-                                                            const struct tcp_piece *pieces, uint32_t npieces,
+                                                            const struct brisk_gro_piece *pieces, uint32_t npieces,
                                                             uint64_t now);
 
 /* Options both ends agreed on, from the peer's SYN (or SYN-ACK). */
 static void negotiate(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
 {
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     const struct brisk_tcp_opts *o = &seg->opts;
     c->opt.peer_mss = o->mss_ok && o->mss ? o->mss : TCP_DEFAULT_MSS;
     c->opt.ws = s->tcp_window_scaling && o->wscale_ok;
@@ -78,8 +78,8 @@ static void establish(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
     c->rtt_probe.at = BRISK_TIME_NONE;
     c->timer.retries = 0;
     tcp_clear_rtx(c);
-    c->cc_ops->init(&c->cc, c->snd.mss, c->st->s.tcp_initial_cwnd);
-    c->cc.abc_limit = (uint8_t)c->st->s.tcp_abc_limit; /* slow-start counting (cc.h; <= 64 by settings.c) */
+    c->cc_ops->init(&c->cc, c->snd.mss, c->net->s.tcp_initial_cwnd);
+    c->cc.abc_limit = (uint8_t)c->net->s.tcp_abc_limit; /* slow-start counting (cc.h; <= 64 by settings.c) */
     c->cc.recover = c->snd.iss; /* RFC 6582 §3: "initialized to the initial send sequence number" */
     c->ack.quick = 16;
     tcp_keepalive_reset(c, now);
@@ -89,11 +89,11 @@ static void establish(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
 static void listen_input(brisk_sock *l, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
                          uint64_t now)
 {
-    brisk_stack *st = l->st;
+    struct brisk_net *net = l->net;
     if (seg->flags & BRISK_TCP_RST)
         return;
     if (seg->flags & BRISK_TCP_ACK) {
-        tcp_send_rst_for(st, ip, seg, now);
+        tcp_send_rst_for(net, ip, seg, now);
         return;
     }
     if (!(seg->flags & BRISK_TCP_SYN) || (seg->flags & BRISK_TCP_FIN))
@@ -102,8 +102,8 @@ static void listen_input(brisk_sock *l, const struct brisk_ipv4_repr *ip, const 
         brisk_syncookie_send(l, ip, seg, now);
         return;
     }
-    if (l->lq.syn_count >= st->s.tcp_max_syn_backlog || l->lq.len >= l->lq.backlog) {
-        st->c.ListenOverflows++;
+    if (l->lq.syn_count >= net->s.tcp_max_syn_backlog || l->lq.len >= l->lq.backlog) {
+        net->c.ListenOverflows++;
         return;
     }
     brisk_sock *c = tcp_child_new(l, ip, seg);
@@ -117,7 +117,7 @@ static void listen_input(brisk_sock *l, const struct brisk_ipv4_repr *ip, const 
     c->snd.wnd = seg->window; /* never scaled in a SYN */
     c->listener = l;
     l->lq.syn_count++;
-    st->c.TcpPassiveOpens++;
+    net->c.TcpPassiveOpens++;
     tcp_open(c, BRISK_TCP_SYN_RECEIVED, now);
 }
 
@@ -128,7 +128,7 @@ static void listen_input(brisk_sock *l, const struct brisk_ipv4_repr *ip, const 
  * SYN an unacceptable ACK brings; every profile does the same. */
 static int synack_ts_bogus(const brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
 {
-    if (!c->st->s.tcp_timestamps || !seg->opts.ts_ok || !seg->opts.ts_ecr)
+    if (!c->net->s.tcp_timestamps || !seg->opts.ts_ok || !seg->opts.ts_ecr)
         return 0;
     if (c->rtt_probe.at == BRISK_TIME_NONE)
         return 0;
@@ -142,16 +142,16 @@ static void syn_sent_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint
         if (brisk_seq_leq(seg->ack, c->snd.iss) || brisk_seq_gt(seg->ack, c->snd.max)) {
             if (!(seg->flags & BRISK_TCP_RST)) {
                 struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
-                tcp_send_rst_for(c->st, &ip, seg, now);
+                tcp_send_rst_for(c->net, &ip, seg, now);
             }
             tcp_syn_rtx_soon(c, now); /* the peer may have held a stale connection: try again soon */
             return;
         }
         if (synack_ts_bogus(c, seg, now)) {
-            c->st->c.PAWSActive++;
+            c->net->c.PAWSActive++;
             if (!(seg->flags & BRISK_TCP_RST)) {
                 struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
-                tcp_send_rst_for(c->st, &ip, seg, now);
+                tcp_send_rst_for(c->net, &ip, seg, now);
             }
             return;
         }
@@ -170,7 +170,7 @@ static void syn_sent_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint
     if (seg->flags & BRISK_TCP_ACK) {
         establish(c, seg, now);
         tcp_raise(c, BRISK_EV_CONNECTED | BRISK_EV_WRITABLE);
-        if ((seg->payload_len || (seg->flags & BRISK_TCP_FIN)) && c->st->s.tcp_synack_data) {
+        if ((seg->payload_len || (seg->flags & BRISK_TCP_FIN)) && c->net->s.tcp_synack_data) {
             /* RFC 9293 §3.10.7.3: with our SYN acknowledged, "continue processing at the sixth step": the
              * text (and a FIN) after the SYN's sequence number is queued like any in-order text, and the ACK
              * below acknowledges it. Linux without Fast Open discards it (tcp_rcv_state_process frees the
@@ -210,15 +210,15 @@ static void enter_time_wait(brisk_sock *c, uint64_t now)
         c->ack.pending = 0;
     tcp_timer_cancel(c, &c->timer.delack);
     tcp_raise(c, BRISK_EV_CLOSED);
-    c->st->tcp->tw_enter = c; /* a record replaces it once this segment is answered (timewait.c) */
-    if (c->st->tcp->tw_count > c->st->s.tcp_max_tw_buckets) {
+    tcp_of(c->net)->tw_enter = c; /* a record replaces it once this segment is answered (timewait.c) */
+    if (tcp_of(c->net)->tw_count > c->net->s.tcp_max_tw_buckets) {
         /* No bucket left (Linux's tcp_max_tw_buckets): skip the 2 MSL wait. The expiry fires at this same
          * instant, from the stack's next poll, after the ACK of the peer's FIN has gone out. */
-        c->st->c.TCPTimeWaitOverflow++;
+        c->net->c.TCPTimeWaitOverflow++;
         tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now);
         return;
     }
-    tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + c->st->s.tcp_time_wait_ns);
+    tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + c->net->s.tcp_time_wait_ns);
 }
 
 /* Our FIN was acknowledged: advance the closing states. Returns 0 if the connection is gone. */
@@ -229,7 +229,7 @@ static int our_fin_acked(brisk_sock *c, uint64_t now)
     case BRISK_TCP_FIN_WAIT_1:
         tcp_set_state(c, BRISK_TCP_FIN_WAIT_2, now);
         if (c->orphan)
-            tcp_arm_misc(c, TCP_MISC_FINWAIT2, now + c->st->s.tcp_fin_timeout_ns);
+            tcp_arm_misc(c, TCP_MISC_FINWAIT2, now + c->net->s.tcp_fin_timeout_ns);
         return 1;
     case BRISK_TCP_CLOSING:
         enter_time_wait(c, now);
@@ -321,14 +321,14 @@ struct ack_ctx {
  * MAX.SND.WND .. SND.MAX, after the challenge ACK RFC 5961 §5.2 asks for). */
 static int ack_acceptable(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
 {
-    brisk_stack *st = c->st;
+    struct brisk_net *net = c->net;
     uint32_t ack = seg->ack;
     if (brisk_seq_gt(ack, c->snd.max)) { /* acks data never sent */
-        st->c.TCPACKOutOfWindow++;
+        net->c.TCPACKOutOfWindow++;
         /* RFC 9293 §3.10.7.4 and RFC 5961 §5.2: send an ACK, drop the segment. Linux 6.x does (measured on
          * 6.18, rate limited as its other invalid-segment answers); the 3.x kernels dropped it silently in
          * ESTABLISHED (tcp_ack's invalid_ack path) and answered only in the other states. */
-        if (c->state != BRISK_TCP_ESTABLISHED || st->s.tcp_unsent_ack_reply)
+        if (c->state != BRISK_TCP_ESTABLISHED || net->s.tcp_unsent_ack_reply)
             tcp_send_challenge_ack(c, now);
         return -1; /* the whole segment goes, data and FIN included; TS.Recent is not touched */
     }
@@ -352,7 +352,7 @@ static int ack_acceptable(brisk_sock *c, const struct brisk_tcp_repr *seg, uint6
 __attribute__((always_inline)) static inline int ack_advance(brisk_sock *c, const struct brisk_tcp_repr *seg,
                                                              struct ack_ctx *x, uint64_t now)
 {
-    brisk_stack *st = c->st;
+    struct brisk_net *net = c->net;
     uint32_t ack = x->ack, flight = x->flight;
     uint64_t sack_rtt = x->sack_rtt, sack_ca_rtt = x->sack_ca_rtt;
     uint32_t acked = ack - c->snd.una;
@@ -362,7 +362,7 @@ __attribute__((always_inline)) static inline int ack_advance(brisk_sock *c, cons
     int fin_acked = c->snd.fin_queued && brisk_seq_gt(ack, tcp_data_end(c));
     if (fin_acked)
         c->snd.fin_sent = 1;
-    brisk_sbuf_consume(&st->tcp->chunks, &c->snd.buf, data);
+    brisk_sbuf_consume(&tcp_of(net)->chunks, &c->snd.buf, data);
     c->snd.una = ack;
     if (brisk_seq_lt(c->snd.nxt, ack))
         c->snd.nxt = ack;
@@ -409,10 +409,10 @@ __attribute__((always_inline)) static inline void ack_congestion(brisk_sock *c,
                                                                  const struct ack_ctx *x, uint32_t acked,
                                                                  uint64_t now)
 {
-    brisk_stack *st = c->st;
+    struct brisk_net *net = c->net;
     uint32_t ack = x->ack, flight = x->flight, prior_cwnd = x->prior_cwnd, delivered = x->delivered;
     uint64_t rtt = x->rtt;
-    if (!tcp_sb_active(c) && st->s.tcp_nosack_prr) {
+    if (!tcp_sb_active(c) && net->s.tcp_nosack_prr) {
         tcp_reno_ack(c, acked, 0, prior_cwnd, now); /* recovery.c: Linux's way without SACK */
         /* Growth as Linux's tcp_cong_control: not in recovery; on the ACK that ends it, from ssthresh. */
         if (!c->cc.in_recovery)
@@ -421,7 +421,7 @@ __attribute__((always_inline)) static inline void ack_congestion(brisk_sock *c,
         if (c->undo.eifel && tcp_undo_ack(c, seg, now)) {
             /* The hole was filled by its late original: reordering, undone (Eifel, undo.c). Linux's
              * tcp_cong_control then grows the restored window by what the ACK delivered. */
-            if (st->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
+            if (net->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
                 grow_cwnd(c, delivered, flight, rtt, now);
         } else if (brisk_seq_geq(ack, c->cc.recover)) { /* RFC 6937 §3: the episode ends at ssthresh */
             c->cc_ops->on_exit_recovery(&c->cc, tcp_flight(c), now);
@@ -432,7 +432,7 @@ __attribute__((always_inline)) static inline void ack_congestion(brisk_sock *c,
              * the ACK that ends the episode, as on any ACK in the open state (recovery/sack-prr.pkt: 8
              * packets, not 7, on 6.18), by what the ACK delivered (acked_sacked: not what was SACKed
              * before it). */
-            if (st->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
+            if (net->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
                 grow_cwnd(c, delivered, flight, rtt, now);
         }
     } else if (c->cc.in_recovery) {
@@ -451,10 +451,10 @@ __attribute__((always_inline)) static inline void ack_congestion(brisk_sock *c,
 /* A duplicate ACK (RFC 5681 §2): counted, and without SACK the third enters recovery (RFC 6582). */
 static void ack_dupack(brisk_sock *c, const struct ack_ctx *x, uint64_t now)
 {
-    brisk_stack *st = c->st;
+    struct brisk_net *net = c->net;
     uint32_t flight = x->flight, prior_cwnd = x->prior_cwnd;
     c->dupacks++;
-    if (!tcp_sb_active(c) && st->s.tcp_nosack_prr) {
+    if (!tcp_sb_active(c) && net->s.tcp_nosack_prr) {
         tcp_reno_ack(c, 0, 1, prior_cwnd, now); /* recovery.c: Linux's way without SACK */
     } else if (c->cc.in_recovery) {
         if (!tcp_sb_active(c)) /* with a scoreboard, PRR sizes the window (below) */
@@ -467,7 +467,7 @@ static void ack_dupack(brisk_sock *c, const struct ack_ctx *x, uint64_t now)
     } else if (c->dupacks == 3 && brisk_seq_geq(c->snd.una, c->cc.recover) && !tcp_sb_active(c)) {
         c->cc_ops->on_enter_recovery(&c->cc, flight, c->snd.max, now);
         tcp_set_ca_state(c, TCP_CA_RECOVERY);
-        st->c.TCPFastRetrans++;
+        net->c.TCPFastRetrans++;
         c->stat.fast_retransmits++;
         tcp_retransmit_head(c, now);
         tcp_rearm_rto(c, now);
@@ -490,7 +490,7 @@ static void ack_window(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
         c->snd.wl2 = ack;
         if (win > c->snd.max_wnd) {
             c->snd.max_wnd = win;
-            if (c->st->s.tcp_half_window_mss)
+            if (c->net->s.tcp_half_window_mss)
                 tcp_sync_mss(c); /* Linux: tcp_ack_update_window calls tcp_sync_mss for a larger window */
         }
         if (win > 0 && c->timer.rtx_kind == TCP_RTX_PERSIST) {
@@ -514,7 +514,7 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
     int acceptable = ack_acceptable(c, seg, now);
     if (acceptable <= 0)
         return acceptable < 0 ? -1 : 1;
-    brisk_stack *st = c->st;
+    struct brisk_net *net = c->net;
     struct ack_ctx x = {.ack = seg->ack,
                         .win = (uint32_t)seg->window << c->snd.wscale,
                         .flight = tcp_flight(c),
@@ -569,7 +569,7 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
      * the oldest outstanding segment was last sent (tcp_clean_rtx_queue's FLAG_SET_XMIT_TIMER: the path is
      * delivering, so the RTO counts again from now). Measured on 6.18: recovery/last-ack-lost.pkt's RTO
      * comes 275 ms after the last SACK, not 250 ms after the retransmission. */
-    if (!x.advanced && x.sack_rtt && st->s.tcp_loss_timers == BRISK_COMPAT_LINUX && c->sb.len &&
+    if (!x.advanced && x.sack_rtt && net->s.tcp_loss_timers == BRISK_COMPAT_LINUX && c->sb.len &&
         x.sack_rtt > now - tcp_sb_at(c, 0)->xmit)
         tcp_rearm_rto(c, now);
     if (c->timer.rtx_kind == TCP_RTX_PERSIST && !x.old)
@@ -581,7 +581,7 @@ static int ack_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t n
 /* Delayed-ACK timeout estimation from data inter-arrival times (like Linux's tcp_event_data_recv). */
 __attribute__((always_inline)) static inline void update_ato(brisk_sock *c, uint64_t now)
 {
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     uint64_t m = c->ack.last_data_rx ? now - c->ack.last_data_rx : 0;
     c->ack.last_data_rx = now;
     if (m == 0)
@@ -598,12 +598,12 @@ void tcp_rcv_drain_ooo(brisk_sock *c)
 {
     if (c->rcv.ooo.nsegs == 0)
         return;
-    brisk_stack *st = c->st;
+    struct brisk_net *net = c->net;
     /* Never more than the receive stream can take: a byte popped is a byte acknowledged. */
-    size_t room = brisk_sbuf_room(&st->tcp->chunks, &c->rcv.buf);
+    size_t room = brisk_sbuf_room(&tcp_of(net)->chunks, &c->rcv.buf);
     uint32_t max = room > UINT32_MAX ? UINT32_MAX : (uint32_t)room;
     uint32_t nxt = c->rcv.nxt;
-    uint32_t popped = brisk_reass_pop(&st->pool, &c->rcv.ooo, c->rcv.nxt, max, deliver_to_rcvbuf, c);
+    uint32_t popped = brisk_reass_pop(&net->pool, &c->rcv.ooo, c->rcv.nxt, max, deliver_to_rcvbuf, c);
     c->rcv.nxt += popped;
     c->stat.bytes_received += popped;
     if (popped && tcp_rwin_linux(c))
@@ -616,7 +616,7 @@ void tcp_rcv_drain_ooo(brisk_sock *c)
  * instruction cache — inlined, they cost rr 1 flow ~7 % (cachegrind: I1 misses 1.8 M -> 2.4 M per 20,000
  * transactions; out of line 1.6 M). */
 struct tcp_text {
-    const struct tcp_piece *v;
+    const struct brisk_gro_piece *v;
     uint32_t n;
     uint32_t skip;
 };
@@ -645,7 +645,7 @@ __attribute__((noinline)) static uint32_t text_append(brisk_sock *c, struct tcp_
         uint32_t k = t.v->len - t.skip;
         if (k > len)
             k = len;
-        uint32_t got = (uint32_t)brisk_sbuf_append(&c->st->tcp->chunks, &c->rcv.buf, t.v->data + t.skip, k);
+        uint32_t got = (uint32_t)brisk_sbuf_append(&tcp_of(c->net)->chunks, &c->rcv.buf, t.v->data + t.skip, k);
         done += got;
         len -= got;
         if (got < k)
@@ -659,11 +659,11 @@ __attribute__((noinline)) static uint32_t text_append(brisk_sock *c, struct tcp_
 __attribute__((noinline)) static int text_reass(brisk_sock *c, struct tcp_text t, uint32_t seq,
                                                 uint64_t max_mem, uint32_t max_segs)
 {
-    brisk_stack *st = c->st;
+    struct brisk_net *net = c->net;
     int stored = 0;
     for (; t.n; t.v++, t.n--, t.skip = 0) {
         uint32_t k = t.v->len - t.skip;
-        int rc = brisk_reass_insert(&st->pool, &c->rcv.ooo, c->rcv.nxt, seq, t.v->data + t.skip, k, max_mem,
+        int rc = brisk_reass_insert(&net->pool, &c->rcv.ooo, c->rcv.nxt, seq, t.v->data + t.skip, k, max_mem,
                                     max_segs);
         if (rc < 0)
             return rc;
@@ -685,7 +685,7 @@ static void dsack_note(brisk_sock *c, uint32_t start, uint32_t end, int *set)
         c->rcv.dsack = 1;
         c->rcv.dsack_start = start;
         c->rcv.dsack_end = end;
-        c->st->c.TCPDSACKSent++;
+        c->net->c.TCPDSACKSent++;
         return;
     }
     if (brisk_seq_gt(start, c->rcv.dsack_end) || brisk_seq_gt(c->rcv.dsack_start, end))
@@ -733,7 +733,7 @@ __attribute__((noinline)) static void rwin_charge(brisk_sock *c, const struct br
 __attribute__((always_inline)) static inline int data_input(brisk_sock *c, const struct brisk_tcp_repr *seg,
                                                             struct tcp_text text, uint64_t now)
 {
-    brisk_stack *st = c->st;
+    struct brisk_net *net = c->net;
     uint32_t seq = seg->seq;
     uint32_t len = (uint32_t)seg->payload_len;
     int dsack_set = 0;
@@ -752,23 +752,23 @@ __attribute__((always_inline)) static inline int data_input(brisk_sock *c, const
             /* Linux admits a segment whole or not at all: into an open window, if memory allows. */
             int ok = tcp_rwin_admit(c, seg, seq, len);
             if (ok < 0)
-                st->c.TCPRcvQDrop++;
+                net->c.TCPRcvQDrop++;
             if (ok <= 0)
                 return 1;
         } else {
             uint32_t space = tcp_rcv_space(c);
             if (len > space) {
-                st->c.TCPRcvQDrop++;
+                net->c.TCPRcvQDrop++;
                 len = space; /* beyond the window we offered: trim (RFC 9293 §3.10.7.4) */
             }
         }
         if (len == 0)
             return 1;
-        uint32_t got = text.n == 1 ? (uint32_t)brisk_sbuf_append(&st->tcp->chunks, &c->rcv.buf,
+        uint32_t got = text.n == 1 ? (uint32_t)brisk_sbuf_append(&tcp_of(net)->chunks, &c->rcv.buf,
                                                                  text.v->data + text.skip, len)
                                    : text_append(c, text, len);
         if (got < len) { /* stack-wide buffer memory exhausted: keep what fit, the rest is retransmitted */
-            st->c.TCPRcvQDrop++;
+            net->c.TCPRcvQDrop++;
             len = got;
             if (len == 0)
                 return 1;
@@ -819,16 +819,16 @@ __attribute__((always_inline)) static inline int data_input(brisk_sock *c, const
     uint64_t max_mem = (uint64_t)limit * 2;
     if (linux_rwin) {
         if (tcp_rwin_admit(c, seg, seq, len) <= 0) { /* Linux's memory bound decides (rwin.c) */
-            st->c.TCPOFODrop++;
+            net->c.TCPOFODrop++;
             return 1;
         }
         max_mem = UINT64_MAX;
     }
-    int rc = text_reass(c, text, seq, max_mem, st->s.tcp_ooo_max_segs);
+    int rc = text_reass(c, text, seq, max_mem, net->s.tcp_ooo_max_segs);
     if (rc < 0) {
-        st->c.TCPOFODrop++;
+        net->c.TCPOFODrop++;
     } else {
-        st->c.TCPOFOQueue++;
+        net->c.TCPOFOQueue++;
         if (linux_rwin)
             tcp_rwin_ofo(c, seq, len, rwin_frame(seg, len));
     }
@@ -889,7 +889,7 @@ static int fin_delack(brisk_sock *c, int data_ack, uint64_t now)
  * one); 0 when there is no room to remember c: send it now. */
 __attribute__((noinline)) static int ack_defer(brisk_sock *c)
 {
-    struct brisk_tcp *t = c->st->tcp;
+    struct brisk_tcp *t = tcp_of(c->net);
     for (uint32_t i = 0; i < t->ndeferred; i++)
         if (t->deferred[i] == c)
             return 1;
@@ -901,20 +901,20 @@ __attribute__((noinline)) static int ack_defer(brisk_sock *c)
 
 void tcp_ack_undefer(brisk_sock *c)
 {
-    struct brisk_tcp *t = c->st->tcp;
+    struct brisk_tcp *t = tcp_of(c->net);
     for (uint32_t i = 0; i < t->ndeferred; i++)
         if (t->deferred[i] == c)
             t->deferred[i] = NULL;
 }
 
-void brisk_tcp_batch_begin(brisk_stack *st)
+void brisk_tcp_batch_begin(struct brisk_net *net)
 {
-    st->tcp->ack_defer = 1;
+    tcp_of(net)->ack_defer = 1;
 }
 
-void brisk_tcp_batch_end(brisk_stack *st, uint64_t now)
+void brisk_tcp_batch_end(struct brisk_net *net, uint64_t now)
 {
-    struct brisk_tcp *t = st->tcp;
+    struct brisk_tcp *t = tcp_of(net);
     t->ack_defer = 0;
     for (uint32_t i = 0; i < t->ndeferred; i++) {
         brisk_sock *c = t->deferred[i];
@@ -961,8 +961,8 @@ static int data_after_close(brisk_sock *c, const struct brisk_tcp_repr *seg, uin
         !brisk_seq_gt(seg->seq + (uint32_t)seg->payload_len, c->rcv.nxt))
         return 0;
     struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
-    c->st->c.TCPAbortOnData++;
-    tcp_send_rst_for(c->st, &ip, seg, now);
+    c->net->c.TCPAbortOnData++;
+    tcp_send_rst_for(c->net, &ip, seg, now);
     tcp_conn_fail(c, BRISK_ERR_RESET, now);
     return 1;
 }
@@ -993,14 +993,14 @@ static void reset(brisk_sock *c, uint64_t now)
  * we advertise, where a peer's RST lands when it sent beyond a hole. */
 static int rst_after_fin(const brisk_sock *c, uint32_t seq)
 {
-    return c->st->s.tcp_rst_edges && seq == c->rcv.nxt - 1 &&
+    return c->net->s.tcp_rst_edges && seq == c->rcv.nxt - 1 &&
            (c->state == BRISK_TCP_CLOSE_WAIT || c->state == BRISK_TCP_CLOSING ||
             c->state == BRISK_TCP_LAST_ACK);
 }
 
 static int rst_at_sack_edge(const brisk_sock *c, uint32_t seq)
 {
-    if (!c->st->s.tcp_rst_edges || !c->opt.sack || (c->rcv.ooo.nsegs == 0 && !tcp_fin_held(c)))
+    if (!c->net->s.tcp_rst_edges || !c->opt.sack || (c->rcv.ooo.nsegs == 0 && !tcp_fin_held(c)))
         return 0;
     uint32_t blocks[BRISK_TCP_MAX_SACK][2];
     int n = tcp_sack_blocks(c, blocks, BRISK_TCP_MAX_SACK);
@@ -1021,10 +1021,10 @@ static int rst_at_sack_edge(const brisk_sock *c, uint32_t seq)
  * the SYN-ACK again). Returns 1 when it dropped the connection. */
 static int half_open_reset(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
 {
-    if (c->state != BRISK_TCP_SYN_RECEIVED || !c->listener || !c->st->s.tcp_synrecv_reset)
+    if (c->state != BRISK_TCP_SYN_RECEIVED || !c->listener || !c->net->s.tcp_synrecv_reset)
         return 0;
     struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
-    tcp_send_rst_for(c->st, &ip, seg, now);
+    tcp_send_rst_for(c->net, &ip, seg, now);
     tcp_conn_fail(c, BRISK_ERR_RESET, now);
     return 1;
 }
@@ -1044,9 +1044,9 @@ static int oow_exempt(const struct brisk_tcp_repr *seg)
 __attribute__((cold, noinline)) static void paws_reject(brisk_sock *c, const struct brisk_tcp_repr *seg,
                                                         uint64_t now)
 {
-    brisk_stack *st = c->st;
-    st->c.PAWSEstab++;
-    if (oow_exempt(seg) || !tcp_oow_limited(c, &st->c.TCPACKSkippedPAWS, now))
+    struct brisk_net *net = c->net;
+    net->c.PAWSEstab++;
+    if (oow_exempt(seg) || !tcp_oow_limited(c, &net->c.TCPACKSkippedPAWS, now))
         tcp_send_ack(c, now);
 }
 
@@ -1054,7 +1054,7 @@ __attribute__((cold, noinline)) static void paws_reject(brisk_sock *c, const str
 __attribute__((cold, noinline)) static void unacceptable(brisk_sock *c, const struct brisk_tcp_repr *seg,
                                                          uint64_t now)
 {
-    brisk_stack *st = c->st;
+    struct brisk_net *net = c->net;
     if (seg->flags & BRISK_TCP_RST) {
         if (rst_after_fin(c, seg->seq))
             reset(c, now);
@@ -1062,7 +1062,7 @@ __attribute__((cold, noinline)) static void unacceptable(brisk_sock *c, const st
     }
     if (simultaneous_synack(c, seg, now))
         return;
-    st->c.TCPOutOfWindow++;
+    net->c.TCPOutOfWindow++;
     /* An old duplicate is reported (RFC 2883), its FIN included: Linux's tcp_data_queue / tcp_send_dupack
      * D-SACK any segment whose sequence space is all below RCV.NXT — a retransmitted FIN in CLOSE-WAIT
      * gets "sack 1:2". Not a SYN (the challenge ACK below says enough), and not in TIME-WAIT, where
@@ -1083,15 +1083,15 @@ __attribute__((cold, noinline)) static void unacceptable(brisk_sock *c, const st
     /* TIME-WAIT: a retransmission of the peer's FIN (our ACK was lost) restarts the 2 MSL wait. */
     if (c->state == BRISK_TCP_TIME_WAIT && (seg->flags & BRISK_TCP_FIN) &&
         seg->seq + (uint32_t)seg->payload_len + 1 == c->rcv.nxt)
-        tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + st->s.tcp_time_wait_ns);
+        tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + net->s.tcp_time_wait_ns);
     if ((seg->flags & BRISK_TCP_SYN) && c->state != BRISK_TCP_SYN_RECEIVED) {
         /* RFC 5961 §4.2: a SYN in a synchronized state gets a (rate-limited) challenge ACK whatever its
          * sequence number. */
-        st->c.TCPSYNChallenge++;
+        net->c.TCPSYNChallenge++;
         tcp_send_challenge_ack(c, now);
         return;
     }
-    if (oow_exempt(seg) || !tcp_oow_limited(c, &st->c.TCPACKSkippedSeq, now))
+    if (oow_exempt(seg) || !tcp_oow_limited(c, &net->c.TCPACKSkippedSeq, now))
         tcp_send_ack(c, now);
 }
 
@@ -1099,11 +1099,11 @@ __attribute__((cold, noinline)) static void unacceptable(brisk_sock *c, const st
 __attribute__((cold, noinline)) static void rst_or_syn(brisk_sock *c, const struct brisk_tcp_repr *seg,
                                                        uint64_t now)
 {
-    brisk_stack *st = c->st;
+    struct brisk_net *net = c->net;
     if (seg->flags & BRISK_TCP_RST) {
         /* RFC 5961 §3.2: only an exact match resets; in-window gets a challenge ACK. */
         if (seg->seq != c->rcv.nxt && !rst_after_fin(c, seg->seq) && !rst_at_sack_edge(c, seg->seq)) {
-            st->c.TCPRSTChallenge++;
+            net->c.TCPRSTChallenge++;
             tcp_send_challenge_ack(c, now);
             return;
         }
@@ -1113,7 +1113,7 @@ __attribute__((cold, noinline)) static void rst_or_syn(brisk_sock *c, const stru
     if (half_open_reset(c, seg, now))
         return;
     /* RFC 5961 §4.2: a SYN in a synchronized state gets a challenge ACK, never a reset. */
-    st->c.TCPSYNChallenge++;
+    net->c.TCPSYNChallenge++;
     tcp_send_challenge_ack(c, now);
 }
 
@@ -1123,7 +1123,7 @@ __attribute__((cold, noinline)) static int syn_received_ack(brisk_sock *c, const
 {
     if (brisk_seq_leq(seg->ack, c->snd.una) || brisk_seq_gt(seg->ack, c->snd.max)) {
         struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
-        tcp_send_rst_for(c->st, &ip, seg, now);
+        tcp_send_rst_for(c->net, &ip, seg, now);
         return 0;
     }
     ts_recent_update(c, seg, now);
@@ -1153,12 +1153,12 @@ __attribute__((cold, noinline)) static void time_wait_ack(brisk_sock *c, const s
     ts_recent_update(c, seg, now);
     if (seg->flags & BRISK_TCP_FIN) {
         tcp_send_ack(c, now);
-        tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + c->st->s.tcp_time_wait_ns);
+        tcp_arm_misc(c, TCP_MISC_TIMEWAIT, now + c->net->s.tcp_time_wait_ns);
     }
 }
 
 /* `pieces`: the text of a coalesced segment (brisk_tcp_input_gro), or NULL for seg->payload. */
-static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct tcp_piece *pieces,
+static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct brisk_gro_piece *pieces,
                        uint32_t npieces, uint64_t now)
 {
     uint32_t seglen = (uint32_t)seg->payload_len + ((seg->flags & BRISK_TCP_SYN) ? 1u : 0u) +
@@ -1204,14 +1204,14 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
         tcp_rwin_seen(c, seg);              /* the peer's window, for Linux's header prediction (rwin.c) */
     tcp_write_xmit(c, TCP_XMIT_INPUT, now); /* data that goes out carries the ACK and clears `pending` */
     tcp_check_writable(c); /* after the sends: they are what brings notsent below a low-water mark */
-    if (ack_now && c->ack.pending && !(ack_now == 2 && c->st->tcp->ack_defer && ack_defer(c)))
+    if (ack_now && c->ack.pending && !(ack_now == 2 && tcp_of(c->net)->ack_defer && ack_defer(c)))
         tcp_send_ack(c, now);
 }
 
 /* RFC 9293 §3.10.7.4 "seventh" and "eighth": the segment's text and its FIN, once its ACK was accepted.
  * Returns what data_input does (1: an ACK must go at once, 2: one is owed for in-order data, 0: it may be
  * delayed), with `ack.pending` set for 1 and 2. */
-static inline int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct tcp_piece *pieces,
+static inline int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct brisk_gro_piece *pieces,
                              uint32_t npieces, uint64_t now)
 {
     int ack_now = 0;
@@ -1219,7 +1219,7 @@ static inline int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg, co
     if (seg->payload_len) {
         if (c->state == BRISK_TCP_ESTABLISHED || c->state == BRISK_TCP_FIN_WAIT_1 ||
             c->state == BRISK_TCP_FIN_WAIT_2) {
-            struct tcp_piece one = {seg->payload, (uint32_t)seg->payload_len};
+            struct brisk_gro_piece one = {seg->payload, (uint32_t)seg->payload_len};
             struct tcp_text text = {pieces ? pieces : &one, pieces ? npieces : 1, 0};
             ack_now = data_input(c, seg, text, now);
         } else {
@@ -1247,7 +1247,7 @@ static inline int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg, co
         int data_ack = fin_held ? 1 : ack_now;
         c->rcv.fin_pending = 0;
         fin_input(c, now);
-        ack_now = closes_established && c->st->s.tcp_fin_delack ? fin_delack(c, data_ack, now) : 1;
+        ack_now = closes_established && c->net->s.tcp_fin_delack ? fin_delack(c, data_ack, now) : 1;
     }
     if (ack_now)
         c->ack.pending = 1;
@@ -1256,77 +1256,86 @@ static inline int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg, co
 
 /* The connection this segment took to TIME-WAIT has answered it (the ACK of the peer's FIN is out): a record
  * may replace it (timewait.c). */
-__attribute__((cold, noinline)) static void tw_enter_settle(brisk_stack *st, uint64_t now)
+__attribute__((cold, noinline)) static void tw_enter_settle(struct brisk_net *net, uint64_t now)
 {
-    brisk_sock *c = st->tcp->tw_enter;
-    st->tcp->tw_enter = NULL;
+    brisk_sock *c = tcp_of(net)->tw_enter;
+    tcp_of(net)->tw_enter = NULL;
     tcp_tw_settle(c, now);
 }
 
-void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const uint8_t *p, size_t len,
-                     int csum_valid, uint64_t now)
+void brisk_tcp_input(void *ctx, const struct brisk_ipv4_repr *ip, const uint8_t *p, size_t len, unsigned rx_flags,
+                     uint64_t now)
 {
-    st->c.TcpInSegs++;
+    struct brisk_net *net = ((struct brisk_tcp *)ctx)->net;
+    net->c.TcpInSegs++;
     struct brisk_tcp_repr seg;
-    int rc = brisk_tcp_parse(p, len, ip->src, ip->dst, !csum_valid, &seg);
+    int rc = brisk_tcp_parse(p, len, ip->src, ip->dst, !(rx_flags & BRISK_RX_CSUM_VALID), &seg);
     if (rc < 0) {
         if (rc == BRISK_WIRE_BAD_CSUM)
-            st->c.TcpInCsumErrors++;
+            net->c.TcpInCsumErrors++;
         else
-            st->c.TcpInErrs++;
+            net->c.TcpInErrs++;
         return;
     }
-    st->c.TcpInBadOptions += seg.opts.bad; /* ignored as Linux ignores them (wire/tcp.c); no branch */
+    net->c.TcpInBadOptions += seg.opts.bad; /* ignored as Linux ignores them (wire/tcp.c); no branch */
     if (seg.sport == 0 || seg.dport == 0) {
-        st->c.TcpInErrs++;
+        net->c.TcpInErrs++;
         return;
     }
-    brisk_sock *c = tcp_conn_lookup(st, ip->dst, seg.dport, ip->src, seg.sport);
+    brisk_sock *c = tcp_conn_lookup(net, ip->dst, seg.dport, ip->src, seg.sport);
     if (!c) {
-        struct tcp_tw *tw = tcp_tw_lookup(st, ip->dst, seg.dport, ip->src, seg.sport);
+        struct tcp_tw *tw = tcp_tw_lookup(net, ip->dst, seg.dport, ip->src, seg.sport);
         if (tw) {
             tcp_tw_input(tw, &seg, now); /* a connection in TIME-WAIT, as a record (timewait.c) */
             return;
         }
-        brisk_sock *l = tcp_listener_lookup(st, ip->dst, seg.dport);
+        brisk_sock *l = tcp_listener_lookup(net, ip->dst, seg.dport);
         if (l) {
             /* An ACK that carries a SYN cookie: the child it rebuilds takes the ACK as its third segment. */
             brisk_sock *cc = brisk_syncookie_check(l, ip, &seg, now);
             if (cc) {
                 conn_input(cc, &seg, NULL, 0, now);
-                brisk_syncookie_settle(st, cc, ip->dst, seg.dport, ip->src, seg.sport, now);
-                st->tcp->tw_enter = NULL; /* a child in SYN-RECEIVED cannot reach TIME-WAIT */
-                TCP_CHECK_TUPLE(st, ip->dst, seg.dport, ip->src, seg.sport);
+                brisk_syncookie_settle(net, cc, ip->dst, seg.dport, ip->src, seg.sport, now);
+                tcp_of(net)->tw_enter = NULL; /* a child in SYN-RECEIVED cannot reach TIME-WAIT */
+                TCP_CHECK_TUPLE(net, ip->dst, seg.dport, ip->src, seg.sport);
                 return;
             }
             listen_input(l, ip, &seg, now);
-            TCP_CHECK_TUPLE(st, ip->dst, seg.dport, ip->src, seg.sport);
+            TCP_CHECK_TUPLE(net, ip->dst, seg.dport, ip->src, seg.sport);
             return;
         }
-        st->c.TcpNoPort++;
-        tcp_send_rst_for(st, ip, &seg, now);
+        net->c.TcpNoPort++;
+        tcp_send_rst_for(net, ip, &seg, now);
         return;
     }
     if (c->state == BRISK_TCP_SYN_SENT)
         syn_sent_input(c, &seg, now);
     else
         conn_input(c, &seg, NULL, 0, now);
-    if (st->tcp->tw_enter)
-        tw_enter_settle(st, now);
-    TCP_CHECK_TUPLE(st, ip->dst, seg.dport, ip->src, seg.sport); /* c may be gone: look it up again */
+    if (tcp_of(net)->tw_enter)
+        tw_enter_settle(net, now);
+    TCP_CHECK_TUPLE(net, ip->dst, seg.dport, ip->src, seg.sport); /* c may be gone: look it up again */
 }
 
-int brisk_tcp_input_gro(brisk_stack *st, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
-                        const struct tcp_piece *pieces, uint32_t n, uint64_t now)
+int brisk_tcp_input_gro(void *ctx, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
+                        const struct brisk_gro_piece *pieces, uint32_t n, uint64_t now)
 {
-    brisk_sock *c = tcp_conn_lookup(st, ip->dst, seg->dport, ip->src, seg->sport);
+    struct brisk_net *net = ((struct brisk_tcp *)ctx)->net;
+    brisk_sock *c = tcp_conn_lookup(net, ip->dst, seg->dport, ip->src, seg->sport);
     if (!c || c->state == BRISK_TCP_SYN_SENT)
         return 0; /* a listener, a RST or an open to answer: frame by frame, as they came */
-    st->c.TcpInSegs += n;
-    st->c.TcpInBadOptions += (uint64_t)seg->opts.bad * n; /* a run's frames share their option bytes */
+    net->c.TcpInSegs += n;
+    net->c.TcpInBadOptions += (uint64_t)seg->opts.bad * n; /* a run's frames share their option bytes */
     conn_input(c, seg, pieces, n, now);
-    if (st->tcp->tw_enter)
-        tw_enter_settle(st, now);
-    TCP_CHECK_TUPLE(st, ip->dst, seg->dport, ip->src, seg->sport);
+    if (tcp_of(net)->tw_enter)
+        tw_enter_settle(net, now);
+    TCP_CHECK_TUPLE(net, ip->dst, seg->dport, ip->src, seg->sport);
     return 1;
 }
+
+const struct brisk_ip_proto_ops brisk_tcp_proto = {
+    .input = brisk_tcp_input,
+    .icmp_error = brisk_tcp_icmp_error,
+    .gro_input = brisk_tcp_input_gro,
+    .unicast_only = 1, /* RFC 1122 §4.2.3.10 */
+};

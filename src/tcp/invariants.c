@@ -43,7 +43,7 @@ static const char *fail(struct vbuf *v, const char *fmt, ...)
 
 static const char *check_listener(const brisk_sock *c, struct vbuf *v)
 {
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     if (c->lq.syn_count > s->tcp_max_syn_backlog)
         return fail(v, "SYN queue %u over tcp_max_syn_backlog %u", c->lq.syn_count, s->tcp_max_syn_backlog);
     uint32_t n = 0;
@@ -134,8 +134,8 @@ static const char *check_receive(const brisk_sock *c, struct vbuf *v)
     if (n != q->nsegs || bytes != q->bytes || mem != q->mem)
         return fail(v, "reassembly totals %u pieces / %u bytes / %llu mem, records add up to %u / %u / %llu",
                     q->nsegs, q->bytes, (unsigned long long)q->mem, n, bytes, (unsigned long long)mem);
-    if (q->nsegs > c->st->s.tcp_ooo_max_segs)
-        return fail(v, "%u reassembly pieces over tcp_ooo_max_segs %u", q->nsegs, c->st->s.tcp_ooo_max_segs);
+    if (q->nsegs > c->net->s.tcp_ooo_max_segs)
+        return fail(v, "%u reassembly pieces over tcp_ooo_max_segs %u", q->nsegs, c->net->s.tcp_ooo_max_segs);
     if (c->rcv.fin && c->rcv.fin_pending)
         return fail(v, "FIN both received and pending");
     if (c->rcv.fin_pending && brisk_seq_lt(c->rcv.fin_seq, c->rcv.nxt))
@@ -203,9 +203,9 @@ static const char *check_tsq_timers(const brisk_sock *c, struct vbuf *v)
     if ((c->tsq.pkts == 0) != (c->tsq.wmem == 0) || c->tsq.wmem < c->tsq.pkts)
         return fail(v, "below-TCP accounting: %u packets but %llu bytes", c->tsq.pkts,
                     (unsigned long long)c->tsq.wmem);
-    if (c->tsq.pkts > c->st->pool.in_use)
+    if (c->tsq.pkts > c->net->pool.in_use)
         return fail(v, "%u packets below TCP, only %llu pool buffers in use", c->tsq.pkts,
-                    (unsigned long long)c->st->pool.in_use);
+                    (unsigned long long)c->net->pool.in_use);
     if (c->timer.rtx_kind > TCP_RTX_REO || c->timer.misc_kind > TCP_MISC_FINWAIT2)
         return fail(v, "timer kind out of range (rtx %u misc %u)", c->timer.rtx_kind, c->timer.misc_kind);
     /* Lazy deadline: the wheel entry may fire early (it then re-arms), never late. */
@@ -286,12 +286,12 @@ void tcp_check_invariants(const brisk_sock *c)
     abort();
 }
 
-void tcp_check_tuple(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+void tcp_check_tuple(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
 {
-    const brisk_sock *c = tcp_conn_lookup(st, laddr, lport, raddr, rport);
+    const brisk_sock *c = tcp_conn_lookup(net, laddr, lport, raddr, rport);
     if (c)
         tcp_check_invariants(c);
-    const brisk_sock *l = tcp_listener_lookup(st, laddr, lport);
+    const brisk_sock *l = tcp_listener_lookup(net, laddr, lport);
     if (l)
         tcp_check_invariants(l);
 }

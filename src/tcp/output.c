@@ -60,8 +60,8 @@ uint32_t tcp_snd_mss(const brisk_sock *c)
     /* A peer announcing a tiny MSS would make every segment carry a few bytes for a 40-byte header, and
      * queues of thousands of them (the 2019 SACK-panic family): RFC 9293 MUST-16 is overridden by a floor,
      * tcp_min_snd_mss (Linux __tcp_mtu_to_mss: applied before the option bytes come off). */
-    if (mss < c->st->s.tcp_min_snd_mss)
-        mss = c->st->s.tcp_min_snd_mss;
+    if (mss < c->net->s.tcp_min_snd_mss)
+        mss = c->net->s.tcp_min_snd_mss;
     if (c->opt.ts)
         mss -= 12; /* TCPOLEN_TSTAMP_ALIGNED rides on every segment */
     return mss;
@@ -101,7 +101,7 @@ int tcp_sack_blocks(const brisk_sock *c, uint32_t (*blocks)[2], int max)
 void tcp_sync_mss(brisk_sock *c)
 {
     uint32_t mss = c->mss_full ? c->mss_full : c->snd.mss;
-    if (c->st->s.tcp_half_window_mss) {
+    if (c->net->s.tcp_half_window_mss) {
         /* Linux's tcp_bound_to_half_wnd: half the largest window, the whole of one under 536 bytes, never
          * below 68 bytes of header and data. */
         uint32_t w = c->snd.max_wnd;
@@ -160,7 +160,7 @@ uint32_t tcp_mss_now(brisk_sock *c)
 
 int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint64_t now)
 {
-    brisk_stack *st = c->st;
+    struct brisk_net *net = c->net;
     struct brisk_tcp_repr h = {
         .sport = c->id.lport,
         .dport = c->id.rport,
@@ -173,13 +173,13 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
     if (syn) {
         h.opts.mss_ok = 1;
         h.opts.mss = (uint16_t)tcp_local_mss(c);
-        if (st->s.tcp_window_scaling && (c->state == BRISK_TCP_SYN_SENT || c->opt.ws)) {
+        if (net->s.tcp_window_scaling && (c->state == BRISK_TCP_SYN_SENT || c->opt.ws)) {
             h.opts.wscale_ok = 1;
             h.opts.wscale = c->rcv.wscale;
         }
-        if (st->s.tcp_sack && (c->state == BRISK_TCP_SYN_SENT || c->opt.sack))
+        if (net->s.tcp_sack && (c->state == BRISK_TCP_SYN_SENT || c->opt.sack))
             h.opts.sack_perm = 1;
-        if (st->s.tcp_timestamps && (c->state == BRISK_TCP_SYN_SENT || c->opt.ts)) {
+        if (net->s.tcp_timestamps && (c->state == BRISK_TCP_SYN_SENT || c->opt.ts)) {
             h.opts.ts_ok = 1;
             h.opts.ts_val = tcp_ts_now(c, now);
             h.opts.ts_ecr = c->state == BRISK_TCP_SYN_SENT ? 0 : c->opt.ts_recent;
@@ -226,10 +226,10 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
     uint32_t opt_extra = (uint32_t)hlen - BRISK_TCP_HLEN - (c->opt.ts ? 12u : 0u);
     if (gso && c->snd.mss > opt_extra && c->snd.mss - opt_extra < seg_payload)
         seg_payload = c->snd.mss - opt_extra;
-    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, (uint32_t)(hlen + len + BRISK_IPV4_HLEN + BRISK_ETH_HLEN));
+    brisk_pkt *pkt = brisk_pkt_alloc(&net->pool, (uint32_t)(hlen + len + BRISK_IPV4_HLEN + BRISK_ETH_HLEN));
     if (!pkt) {
-        st->c.IpOutDiscards++;
-        st->tx_wake_wanted = 1;
+        net->c.IpOutDiscards++;
+        net->tx_wake_wanted = 1;
         return BRISK_ERR_NOBUFS;
     }
     uint8_t *b = brisk_pkt_put(pkt, (uint32_t)(hlen + len));
@@ -255,7 +255,7 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
     uint32_t pkt_segs = pkt->gso_segs ? pkt->gso_segs : 1;
     if (len || (flags & (BRISK_TCP_SYN | BRISK_TCP_FIN)))
         tcp_charge(c, pkt); /* below-TCP bytes, released when the buffer is freed (tsq.c) */
-    int rc = brisk_ip_output(st, &c->rt, c->id.raddr, BRISK_IP_PROTO_TCP, c->tos, pkt, now); /* IP_TOS */
+    int rc = brisk_ip_output(net, &c->rt, c->id.raddr, BRISK_IP_PROTO_TCP, c->tos, pkt, now); /* IP_TOS */
     if (rc == BRISK_ERR_BUSY || rc == BRISK_ERR_NOBUFS)
         return rc;                   /* not sent: the caller keeps the bytes unsent */
     assert(rc != BRISK_ERR_MSGSIZE); /* segments are sized to the MTU above */
@@ -263,16 +263,16 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
         c->rcv.wup = h.ack; /* Last.ACK.sent: which segments may set TS.Recent (input.c) */
 
     c->stat.segs_out += pkt_segs;
-    if (st->s.tcp_sw_gso)
+    if (net->s.tcp_sw_gso)
         c->pieces.wstamp = now; /* Linux's tcp_wstamp_ns, for TSO deferral (piece.c) */
     int rtx = len > 0 && brisk_seq_lt(seq, c->snd.max);
     if (rtx || (syn && c->timer.retries > 0)) {
-        st->c.TcpRetransSegs += pkt_segs;
+        net->c.TcpRetransSegs += pkt_segs;
         c->stat.retransmits += pkt_segs;
     } else {
-        st->c.TcpOutSegs += pkt_segs;
+        net->c.TcpOutSegs += pkt_segs;
         if (len)
-            st->c.TCPOrigDataSent += pkt_segs;
+            net->c.TCPOrigDataSent += pkt_segs;
     }
     c->stat.bytes_sent += len;
     if (len) {
@@ -325,17 +325,17 @@ void tcp_send_syn(brisk_sock *c, uint64_t now)
 
 void tcp_send_rst(brisk_sock *c, uint64_t now)
 {
-    c->st->c.TcpOutRsts++;
+    c->net->c.TcpOutRsts++;
     tcp_transmit(c, c->snd.max, 0, BRISK_TCP_RST | BRISK_TCP_ACK, now);
 }
 
-void tcp_send_rst_for(brisk_stack *st, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
+void tcp_send_rst_for(struct brisk_net *net, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
                       uint64_t now)
 {
     if (seg->flags & BRISK_TCP_RST)
         return;
     struct brisk_route rt;
-    if (brisk_ip_route(st, ip->src, &rt) != BRISK_OK)
+    if (brisk_ip_route(net, ip->src, &rt) != BRISK_OK)
         return;
     rt.src = ip->dst;
     struct brisk_tcp_repr h = {.sport = seg->dport, .dport = seg->sport, .flags = BRISK_TCP_RST};
@@ -346,15 +346,15 @@ void tcp_send_rst_for(brisk_stack *st, const struct brisk_ipv4_repr *ip, const s
         h.ack = seg->seq + (uint32_t)seg->payload_len + ((seg->flags & BRISK_TCP_SYN) ? 1u : 0u) +
                 ((seg->flags & BRISK_TCP_FIN) ? 1u : 0u);
     }
-    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, BRISK_TCP_HLEN + BRISK_IPV4_HLEN + BRISK_ETH_HLEN);
+    brisk_pkt *pkt = brisk_pkt_alloc(&net->pool, BRISK_TCP_HLEN + BRISK_IPV4_HLEN + BRISK_ETH_HLEN);
     if (!pkt)
         return;
     uint8_t *b = brisk_pkt_put(pkt, BRISK_TCP_HLEN);
     brisk_tcp_emit(b, &h);
     brisk_tcp_csum_fill(b, BRISK_TCP_HLEN, rt.src, ip->src);
-    st->c.TcpOutRsts++;
-    st->c.TcpOutSegs++;
-    brisk_ip_output(st, &rt, ip->src, BRISK_IP_PROTO_TCP, 0, pkt, now);
+    net->c.TcpOutRsts++;
+    net->c.TcpOutSegs++;
+    brisk_ip_output(net, &rt, ip->src, BRISK_IP_PROTO_TCP, 0, pkt, now);
 }
 
 /* Linux bounds, per connection, the ACKs it sends in answer to segments it will not accept — outside the
@@ -365,7 +365,7 @@ void tcp_send_rst_for(brisk_stack *st, const struct brisk_ipv4_repr *ip, const s
  * invalid segment is answered, RFC 9293 §3.10.7.4). */
 int tcp_oow_limited(brisk_sock *c, uint64_t *skipped, uint64_t now)
 {
-    uint64_t iv = c->st->s.tcp_invalid_ratelimit_ns;
+    uint64_t iv = c->net->s.tcp_invalid_ratelimit_ns;
     if (!iv)
         return 0;
     if (c->oow_ack_at != BRISK_TIME_NONE && now >= c->oow_ack_at && now - c->oow_ack_at < iv) {
@@ -378,19 +378,19 @@ int tcp_oow_limited(brisk_sock *c, uint64_t *skipped, uint64_t now)
 
 void tcp_send_challenge_ack(brisk_sock *c, uint64_t now)
 {
-    struct brisk_tcp *t = c->st->tcp;
-    if (tcp_oow_limited(c, &c->st->c.TCPACKSkippedChallenge, now))
+    struct brisk_tcp *t = tcp_of(c->net);
+    if (tcp_oow_limited(c, &c->net->c.TCPACKSkippedChallenge, now))
         return; /* Linux: the per-socket limit first, whatever the segment carried */
     if (now - t->challenge.window_start >= BRISK_NSEC_PER_SEC) {
         t->challenge.window_start = now;
         t->challenge.count = 0;
     }
-    if (t->challenge.count >= c->st->s.tcp_challenge_ack_limit) {
-        c->st->c.TCPChallengeACKLimited++;
+    if (t->challenge.count >= c->net->s.tcp_challenge_ack_limit) {
+        c->net->c.TCPChallengeACKLimited++;
         return;
     }
     t->challenge.count++;
-    c->st->c.TCPChallengeACK++;
+    c->net->c.TCPChallengeACK++;
     tcp_send_ack(c, now);
 }
 
@@ -407,7 +407,7 @@ __attribute__((always_inline)) static inline void advance_nxt(brisk_sock *c, uin
         c->snd.sml = c->snd.nxt; /* Minshall: the end of the last small segment */
     if (brisk_seq_lt(c->snd.max, c->snd.nxt))
         c->snd.max = c->snd.nxt;
-    if (c->st->s.tcp_sw_gso && c->pieces.head_set) /* settings are hot, the pieces cold */
+    if (c->net->s.tcp_sw_gso && c->pieces.head_set) /* settings are hot, the pieces cold */
         tcp_piece_advance(c);
 }
 
@@ -427,13 +427,13 @@ uint8_t tcp_psh(brisk_sock *c, uint32_t seq, uint32_t len)
     if (len == 0)
         return 0;
     uint32_t end = seq + len;
-    if (c->st->s.tcp_push_each_write && c->st->s.tcp_sw_gso) {
+    if (c->net->s.tcp_push_each_write && c->net->s.tcp_sw_gso) {
         /* The segment's piece had PSH: a mark at its end, or at the end of a piece it took all or part of
          * when it grew (tcp_grow_skb leaves the head's flags at its new end), which piece.c moved there. */
         return c->snd.marks && tcp_mark_psh_in(c, seq, end) ? BRISK_TCP_PSH : 0;
     }
     unsigned mark = c->snd.marks ? tcp_mark_at(c, end) : 0;
-    if (c->st->s.tcp_push_each_write)
+    if (c->net->s.tcp_push_each_write)
         return (mark & TCP_MARK_PSH) ? BRISK_TCP_PSH : 0;
     return end == tcp_data_end(c) || (mark & TCP_MARK_EOR) ? BRISK_TCP_PSH : 0;
 }
@@ -443,7 +443,7 @@ uint8_t tcp_psh(brisk_sock *c, uint32_t seq, uint32_t len)
  * the queue" (seq + len is the data's end), one comparison. */
 static inline uint8_t psh_of(brisk_sock *c, uint32_t seq, uint32_t len, uint32_t notsent)
 {
-    if (c->snd.marks || c->st->s.tcp_push_each_write)
+    if (c->snd.marks || c->net->s.tcp_push_each_write)
         return tcp_psh(c, seq, len);
     return len == notsent ? BRISK_TCP_PSH : 0;
 }
@@ -496,7 +496,7 @@ __attribute__((always_inline)) static inline int xmit_segments(brisk_sock *c, in
                                                                uint32_t goal, uint32_t stop, uint64_t now,
                                                                int *sent, uint32_t *sent_new, int wake)
 {
-    const struct brisk_settings *set = &c->st->s;
+    const struct brisk_settings *set = &c->net->s;
     for (;;) {
         uint32_t notsent = tcp_notsent(c);
         if (notsent == 0)
@@ -617,7 +617,7 @@ void tcp_write_xmit(brisk_sock *c, int why, uint64_t now)
             return;
         }
     }
-    const struct brisk_settings *set = &c->st->s;
+    const struct brisk_settings *set = &c->net->s;
     uint32_t sent_new = 0;
     /* brisk's own profile: everything goes segment by segment, unless nothing is unsent and no FIN is to go
      * (an ACK that only acknowledged, in request / response the common case). Under tcp_sw_gso only the bytes

@@ -35,7 +35,7 @@ static inline uint64_t tcp_pacing_rate(const brisk_sock *c)
     uint64_t srtt = brisk_rtt_srtt(&c->rtt);
     if (srtt == 0)
         return UINT64_MAX; /* no RTT yet: no rate-derived bound */
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     uint64_t w = c->cc.cwnd > tcp_flight(c) ? c->cc.cwnd : tcp_flight(c);
     uint32_t ratio = c->cc.cwnd < c->cc.ssthresh / 2 ? s->tcp_pacing_ss_ratio : s->tcp_pacing_ca_ratio;
     /* bytes/s = w * 1e9 / srtt_ns * ratio / 100, without overflow for any realistic w. */
@@ -47,7 +47,7 @@ static inline uint64_t tcp_pacing_rate(const brisk_sock *c)
  * segments and piece.c's packets. */
 __attribute__((always_inline)) static inline void tcp_pace_sent(brisk_sock *c, uint32_t len, uint64_t now)
 {
-    if (!c->st->s.tcp_pacing)
+    if (!c->net->s.tcp_pacing)
         return; /* before the rate: its division is the costliest part of this step */
     uint64_t rate = tcp_pacing_rate(c);
     if (rate == UINT64_MAX || rate == 0)
@@ -61,7 +61,7 @@ __attribute__((always_inline)) static inline void tcp_pace_sent(brisk_sock *c, u
     uint64_t base = c->pace.next > now ? c->pace.next : now;
     if (c->pace.next < now && c->hold.reason == BRISK_HOLD_PACING) {
         /* Late, not idle: keep the schedule, within the catch-up allowance. */
-        uint64_t catchup = c->st->s.tcp_pacing_catchup_ns;
+        uint64_t catchup = c->net->s.tcp_pacing_catchup_ns;
         uint64_t floor = now > catchup ? now - catchup : 0;
         base = c->pace.next > floor ? c->pace.next : floor;
     }
@@ -72,11 +72,11 @@ __attribute__((always_inline)) static inline void tcp_pace_sent(brisk_sock *c, u
  * the hold counted (PacingHolds). */
 __attribute__((always_inline)) static inline int tcp_pace_holds(brisk_sock *c, uint64_t now)
 {
-    if (!c->st->s.tcp_pacing || now >= c->pace.next)
+    if (!c->net->s.tcp_pacing || now >= c->pace.next)
         return 0;
     if (!brisk_timer_armed(&c->timer.pace) || c->timer.pace.expires > c->pace.next)
         tcp_timer_arm(c, &c->timer.pace, c->pace.next);
-    c->st->c.PacingHolds++;
+    c->net->c.PacingHolds++;
     return 1;
 }
 

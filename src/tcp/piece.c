@@ -165,7 +165,7 @@ uint32_t tcp_gso_limit(const brisk_sock *c)
 
 uint32_t tcp_tso_segs(const brisk_sock *c, uint32_t mss)
 {
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     uint64_t gso = tcp_gso_limit(c);
     uint64_t rate = tcp_pacing_rate(c);
     uint64_t bytes = rate == UINT64_MAX ? UINT64_MAX : rate >> s->tcp_pacing_shift;
@@ -311,7 +311,7 @@ static uint32_t split_point(const brisk_sock *c, uint32_t hlen, int tail, uint32
  * (what went is accounted for, the rest stays unsent). */
 static int send_packet(brisk_sock *c, uint32_t seq, uint32_t len, uint32_t mss, uint8_t last, uint64_t now)
 {
-    if ((c->rt.dev->cfg.caps & BRISK_NETDEV_CAP_GSO) && c->st->s.tcp_tso) {
+    if ((c->rt.dev->cfg.caps & BRISK_NETDEV_CAP_GSO) && c->net->s.tcp_tso) {
         uint8_t flags = BRISK_TCP_ACK | last;
         if (tcp_transmit(c, seq, len, flags, now) < 0)
             return -1;

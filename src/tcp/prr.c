@@ -21,7 +21,7 @@
 
 void tcp_prr_start(brisk_sock *c, uint32_t flight, uint32_t prior_cwnd)
 {
-    int linux_rules = c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX;
+    int linux_rules = c->net->s.tcp_loss_timers == BRISK_COMPAT_LINUX;
     uint32_t fs = linux_rules ? prior_cwnd : flight;
     c->prr.recover_fs = fs ? fs : 1;
     c->prr.delivered = 0;
@@ -62,7 +62,7 @@ void tcp_prr_ack(brisk_sock *c, uint32_t delivered)
 
 void tcp_prr_ack_ex(brisk_sock *c, uint32_t delivered, int una_advanced, int newly_lost)
 {
-    if (c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX) { /* in packets: pipe and delivery rounded up */
+    if (c->net->s.tcp_loss_timers == BRISK_COMPAT_LINUX) { /* in packets: pipe and delivery rounded up */
         uint32_t mss = c->snd.mss ? c->snd.mss : 1;
         tcp_prr_linux(c, (tcp_pipe(c) + mss - 1) / mss, (delivered + mss - 1) / mss, una_advanced, newly_lost);
         return;

@@ -43,7 +43,7 @@ static int sent_after(uint64_t a_ts, uint32_t a_end, uint64_t b_ts, uint32_t b_e
 
 static int linux_timers(const brisk_sock *c)
 {
-    return c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX;
+    return c->net->s.tcp_loss_timers == BRISK_COMPAT_LINUX;
 }
 
 /* The retransmitted segment's ACK may be for an earlier copy (§6.2 step 2): then it says nothing. */

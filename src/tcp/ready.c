@@ -49,7 +49,7 @@ unsigned brisk_sock_poll(const brisk_sock *s)
         } else {
             uint64_t queued = s->snd.buf.len;
             uint64_t free = queued < s->snd.sndbuf ? s->snd.sndbuf - queued : 0;
-            int room = queued < s->snd.sndbuf && (!s->st->s.tcp_wspace_hysteresis || 2 * free >= queued);
+            int room = queued < s->snd.sndbuf && (!s->net->s.tcp_wspace_hysteresis || 2 * free >= queued);
             if (room && s->snd.lowat && 2 * (uint64_t)tcp_notsent(s) >= s->snd.lowat)
                 room = 0;
             if (room)

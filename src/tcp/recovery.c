@@ -37,10 +37,10 @@ static void maybe_enter(brisk_sock *c, uint32_t prior_cwnd, uint64_t now)
         c->cc_ops->on_enter_recovery(&c->cc, prior_cwnd, c->snd.max, now);
         tcp_set_ca_state(c, TCP_CA_RECOVERY);
         c->cc.recover = c->snd.max;
-        c->st->c.TCPFastRetrans++;
+        c->net->c.TCPFastRetrans++;
         c->stat.fast_retransmits++;
         tcp_prr_start(c, pipe_before, prior_cwnd);
-        if (c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
+        if (c->net->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
             c->timer.tlp_on = 0; /* Linux's tcp_init_cwnd_reduction ends the probe episode */
     }
 }
@@ -57,7 +57,7 @@ void tcp_recovery_check(brisk_sock *c, uint32_t prior_cwnd, uint64_t now)
     }
     uint64_t wait = 0;
     /* Linux (tcp_rack_mark_lost) scans only when a delivery moved RACK since the last scan. */
-    if (c->st->s.tcp_loss_timers != BRISK_COMPAT_LINUX || c->rack.advanced)
+    if (c->net->s.tcp_loss_timers != BRISK_COMPAT_LINUX || c->rack.advanced)
         tcp_rack_detect(c, now, &wait);
     maybe_enter(c, prior_cwnd, now);
     if (wait)
@@ -135,7 +135,7 @@ uint32_t tcp_reno_pipe(const brisk_sock *c)
     uint32_t flight = tcp_flight(c), gone = 0;
     if (c->cc.in_loss)
         return flight; /* after a timeout everything goes again from snd.una (timer.c) */
-    if (c->st->s.tcp_nosack_prr) {
+    if (c->net->s.tcp_nosack_prr) {
         /* Linux's packets in flight: out - sacked_out - lost_out + retrans_out, in segments of one MSS. */
         gone = c->reno_sacked + (c->reno.lost && !c->reno.retrans ? 1u : 0u);
     } else if (!c->cc.in_recovery) {
@@ -229,7 +229,7 @@ void tcp_reno_ack(brisk_sock *c, uint32_t acked, int dupack, uint32_t prior_cwnd
         c->cc.ssthresh = ssthresh > 2 * mss ? ssthresh : 2 * mss;
         tcp_set_ca_state(c, TCP_CA_RECOVERY);
         c->cc.recover = c->snd.max;
-        c->st->c.TCPFastRetrans++;
+        c->net->c.TCPFastRetrans++;
         c->stat.fast_retransmits++;
         c->prr.recover_fs = prior_cwnd;
         c->prr.delivered = 0;

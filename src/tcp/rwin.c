@@ -294,7 +294,7 @@ void tcp_rwin_open(brisk_sock *c, int passive, uint32_t cookie_mss)
     if (!linux_rules(c)) {
         /* The smallest scale that lets the window field say rcvbuf (RFC 7323 §2.3); the SYN offers what the
          * buffer holds, at most what an unscaled field says (tcp_rwin_select). */
-        int ws = passive ? c->opt.ws : c->st->s.tcp_window_scaling;
+        int ws = passive ? c->opt.ws : c->net->s.tcp_window_scaling;
         c->rcv.wscale = ws ? tcp_wscale_for(c->rcv.rcvbuf) : 0;
         if (cookie_mss) { /* a SYN cookie's child: its SYN-ACK offered what the buffer held */
             c->rcv.last_win = c->rcv.rcvbuf < TCP_MAX_WIN ? c->rcv.rcvbuf : TCP_MAX_WIN;
@@ -303,7 +303,7 @@ void tcp_rwin_open(brisk_sock *c, int passive, uint32_t cookie_mss)
         return;
     }
     struct tcp_rwin *rw = &c->rw;
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     rw->ratio = DEFAULT_RATIO;
     int64_t full = full_space(c);
     /* The user enforced a smaller buffer (SO_RCVBUF): the window never exceeds it (tcp_connect_init,
@@ -335,7 +335,7 @@ uint16_t tcp_rwin_listen_syn(const brisk_sock *l, uint32_t mss, int ts, int ws_o
     /* A SYN cookie's SYN-ACK offers what tcp_openreq_init_rwin would, the listener's buffer at 50 %. */
     int64_t full = ((int64_t)l->rcv.rcvbuf * DEFAULT_RATIO) >> RMEM_TO_WIN_SCALE;
     struct initial in =
-        select_initial(&l->st->s, l->rw.locked ? (uint32_t)full : 0, full, mss - (ts ? 12u : 0u), ws_ok);
+        select_initial(&l->net->s, l->rw.locked ? (uint32_t)full : 0, full, mss - (ts ? 12u : 0u), ws_ok);
     *wscale = in.ws;
     return (uint16_t)(in.wnd < TCP_MAX_WIN ? in.wnd : TCP_MAX_WIN);
 }
@@ -361,7 +361,7 @@ void tcp_rwin_established(brisk_sock *c, uint64_t now)
     if (!linux_rules(c))
         return;
     struct tcp_rwin *rw = &c->rw;
-    uint32_t app_win = c->st->s.tcp_app_win;
+    uint32_t app_win = c->net->s.tcp_app_win;
     /* The timestamp option is taken from every segment's MSS once it is known to be in use. */
     rw->advmss = tcp_local_mss(c) - (c->opt.ts ? 12u : 0u);
     rw->hdr_len = 20u + (c->opt.ts ? 12u : 0u);
@@ -507,9 +507,9 @@ uint16_t tcp_rwin_select(brisk_sock *c, int syn)
     }
     win = linux_rules(c) ? select_linux(c) : select_rfc(c);
     if (win == 0 && c->rcv.last_win != 0)
-        c->st->c.TCPToZeroWindowAdv++;
+        c->net->c.TCPToZeroWindowAdv++;
     else if (win != 0 && c->rcv.last_win == 0)
-        c->st->c.TCPFromZeroWindowAdv++;
+        c->net->c.TCPFromZeroWindowAdv++;
     c->rcv.last_win = win;
     return (uint16_t)(win >> c->rcv.wscale);
 }
@@ -545,7 +545,7 @@ static void enter_quickack(brisk_sock *c)
 {
     incr_quickack(c);
     c->ack.pingpong = 0;
-    c->ack.ato = c->st->s.tcp_delack_min_ns;
+    c->ack.ato = c->net->s.tcp_delack_min_ns;
 }
 
 /* tcp_collapse of the receive queue: from the first buffer that is bloated (its memory holds more than its
@@ -569,7 +569,7 @@ static void collapse(brisk_sock *c)
     uint32_t old = 0; /* what the collapsed buffers charged: freed once the copies are charged */
     for (uint32_t k = i; k < q->len; k++)
         old += q_at(q, k)->truesize;
-    c->st->c.TCPRcvCollapsed += q->len - i;
+    c->net->c.TCPRcvCollapsed += q->len - i;
     q->len = i;
     while (brisk_seq_lt(from, end)) {
         uint32_t n = end - from < COLLAPSE_CHUNK ? end - from : COLLAPSE_CHUNK;
@@ -623,16 +623,16 @@ int tcp_rwin_admit(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t seq
     if (in_order && promised(c) == 0 && len) {
         /* tcp_data_queue: nothing but a bare FIN goes into a zero window; the sender hears at once, and
          * soon again (tcp_enter_quickack_mode). */
-        c->st->c.TCPZeroWindowDrop++;
+        c->net->c.TCPZeroWindowDrop++;
         enter_quickack(c);
         return 0;
     }
     /* tcp_try_rmem_schedule: memory for the segment, and pages reserved for its buffer. */
     if (!can_ingest(c, len)) {
         /* tcp_prune_queue: the buffer first grows to what is charged, if it may (tcp_clamp_window) ... */
-        c->st->c.PruneCalled++;
+        c->net->c.PruneCalled++;
         c->ack.quick = 0;
-        uint32_t rmem2 = c->st->s.tcp_rmem_max;
+        uint32_t rmem2 = c->net->s.tcp_rmem_max;
         if (c->rcv.rcvbuf < rmem2 && !rw->locked)
             c->rcv.rcvbuf = rw->rmem < rmem2 ? rw->rmem : rmem2;
         if (rw->rmem > c->rcv.rcvbuf)
@@ -780,7 +780,7 @@ static void grow_window(brisk_sock *c, uint32_t len, uint32_t truesize)
         incr = 2 * (int64_t)rw->advmss;
     } else {
         int64_t ts = win_from_space(c, truesize) >> 1;
-        int64_t window = win_from_space(c, c->st->s.tcp_rmem_max) >> 1;
+        int64_t window = win_from_space(c, c->net->s.tcp_rmem_max) >> 1;
         while ((int64_t)rw->ssthresh <= window) {
             if (ts <= (int64_t)len) {
                 incr = 2 * (int64_t)rw->rcv_mss;
@@ -837,7 +837,7 @@ void tcp_rwin_data(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t seq
 static void rcvbuf_grow(brisk_sock *c, uint32_t newval)
 {
     struct tcp_rwin *rw = &c->rw;
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     uint32_t oldval = rw->rcvq.space;
     rw->rcvq.space = newval;
     if (!s->tcp_moderate_rcvbuf || rw->locked)
@@ -1081,7 +1081,7 @@ uint32_t tcp_rwin_rcvbuf_opt(brisk_sock *c, uint64_t v)
         return (uint32_t)v;
     /* sock_setsockopt(SO_RCVBUF): at most rmem_max, doubled for Linux's bookkeeping, at least
      * SOCK_MIN_RCVBUF; the buffer no longer autotunes. */
-    uint64_t max = c->st->s.rmem_max;
+    uint64_t max = c->net->s.rmem_max;
     uint64_t b = (v < max ? v : max) * 2;
     c->rw.locked = 1;
     return (uint32_t)(b > SOCK_MIN_RCVBUF ? b : SOCK_MIN_RCVBUF);

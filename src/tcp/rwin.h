@@ -71,7 +71,7 @@ struct tcp_rwin {
  * hooks that only Linux's rules need are called behind tcp_rwin_linux, so brisk's rules pay one test. */
 static inline int tcp_rwin_linux(const brisk_sock *c)
 {
-    return c->st->s.tcp_rcv_window == TCP_RWIN_LINUX;
+    return c->net->s.tcp_rcv_window == TCP_RWIN_LINUX;
 }
 /* The window and scale a SYN offers (passive: the SYN-ACK of a child whose options are negotiated): sets
  * rcv.wscale and, under Linux's rules, the initial rcv_wnd, window_clamp and rcv_ssthresh. cookie_mss: a

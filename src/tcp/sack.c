@@ -286,7 +286,7 @@ uint32_t tcp_sb_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t no
     uint32_t dsegs = seg->opts.nsack ? dsack_segs(c, seg) : 0; /* out of line: the usual ACK has no block */
     news->dsack = (int)dsegs;
     unsigned first = dsegs ? 1u : 0u;
-    if (c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX) {
+    if (c->net->s.tcp_loss_timers == BRISK_COMPAT_LINUX) {
         /* Linux's order, which decides RACK.rtt (rack.c): the SACK blocks first, lowest first (its
          * tcp_sacktag_write_queue sorts them), then the cumulative ACK (tcp_clean_rtx_queue); and its
          * reordering evidence, measured against the highest sequence SACKed before this ACK. */

@@ -26,21 +26,14 @@
 #include "net/netdev.h"
 #include "tcp/tcp.h"
 
-static void finish_call(brisk_stack *st, uint64_t now)
+static void finish_call(struct brisk_net *net, uint64_t now)
 {
-    brisk_tcp_deliver_events(st, now);
+    tcp_deliver_events(net, now);
 }
 
-brisk_sock *brisk_socket(brisk_stack *st, int *err)
+brisk_sock *tcp_socket(struct brisk_tcp *t, int *err)
 {
-    int dummy;
-    if (!err)
-        err = &dummy;
-    if (!st || !st->tcp) {
-        *err = BRISK_ERR_INVAL;
-        return NULL;
-    }
-    brisk_sock *c = tcp_conn_alloc(st);
+    brisk_sock *c = tcp_conn_alloc(t->net);
     *err = c ? BRISK_OK : BRISK_ERR_NOMEM;
     return c;
 }
@@ -55,7 +48,7 @@ void brisk_sock_set_callback(brisk_sock *s, brisk_sock_fn fn, void *ctx)
      * were kept: they go now, as the end of any call delivers events (inside a callback: after it). */
     if (fn && s->ev.pending && !s->orphan) {
         tcp_ev_queue(s);
-        finish_call(s->st, brisk_stack_clock(s->st, 0));
+        finish_call(s->net, brisk_net_clock(s->net, 0));
     }
 }
 
@@ -63,9 +56,9 @@ int brisk_bind(brisk_sock *s, uint32_t addr, uint16_t port)
 {
     if (!s || s->bound || s->state != BRISK_TCP_CLOSED)
         return BRISK_ERR_INVAL;
-    if (addr && !brisk_netdev_is_local(s->st, addr))
+    if (addr && !brisk_netdev_is_local(s->net, addr))
         return BRISK_ERR_ADDRNOTAVAIL;
-    if (port && tcp_port_in_use(s->st, addr, port))
+    if (port && tcp_port_in_use(s->net, addr, port))
         return BRISK_ERR_ADDRINUSE;
     s->id.laddr = addr;
     s->id.lport = port;
@@ -112,14 +105,14 @@ brisk_sock *brisk_accept(brisk_sock *ls, int *err)
 }
 
 /* An ephemeral port for a connection to raddr:rport that no other connection of ours uses. */
-static int pick_port(brisk_stack *st, uint32_t laddr, uint32_t raddr, uint16_t rport, uint16_t *out)
+static int pick_port(struct brisk_net *net, uint32_t laddr, uint32_t raddr, uint16_t rport, uint16_t *out)
 {
-    struct brisk_tcp *t = st->tcp;
+    struct brisk_tcp *t = tcp_of(net);
     for (int i = 0; i < 16384; i++) {
         uint16_t p = t->next_port;
         t->next_port = (uint16_t)(p >= 65535 ? 49152 : p + 1);
-        if (!tcp_conn_lookup(st, laddr, p, raddr, rport) && !tcp_tw_lookup(st, laddr, p, raddr, rport) &&
-            !tcp_listener_lookup(st, laddr, p)) {
+        if (!tcp_conn_lookup(net, laddr, p, raddr, rport) && !tcp_tw_lookup(net, laddr, p, raddr, rport) &&
+            !tcp_listener_lookup(net, laddr, p)) {
             *out = p;
             return BRISK_OK;
         }
@@ -133,9 +126,9 @@ int brisk_connect(brisk_sock *s, uint32_t addr, uint16_t port, uint64_t now)
         return BRISK_ERR_INVAL;
     if (s->state != BRISK_TCP_CLOSED || s->error)
         return s->state == BRISK_TCP_LISTEN ? BRISK_ERR_INVAL : BRISK_ERR_ISCONN;
-    brisk_stack *st = s->st;
-    now = brisk_stack_clock(st, now);
-    if (brisk_ip_route(st, addr, &s->rt) != BRISK_OK)
+    struct brisk_net *net = s->net;
+    now = brisk_net_clock(net, now);
+    if (brisk_ip_route(net, addr, &s->rt) != BRISK_OK)
         return BRISK_ERR_NOROUTE;
     if (s->id.laddr)
         s->rt.src = s->id.laddr;
@@ -143,19 +136,19 @@ int brisk_connect(brisk_sock *s, uint32_t addr, uint16_t port, uint64_t now)
     s->id.raddr = addr;
     s->id.rport = port;
     if (!s->id.lport) {
-        int rc = pick_port(st, s->id.laddr, addr, port, &s->id.lport);
+        int rc = pick_port(net, s->id.laddr, addr, port, &s->id.lport);
         if (rc != BRISK_OK)
             return rc;
-    } else if (tcp_conn_lookup(st, s->id.laddr, s->id.lport, addr, port) ||
-               tcp_tw_lookup(st, s->id.laddr, s->id.lport, addr, port)) {
+    } else if (tcp_conn_lookup(net, s->id.laddr, s->id.lport, addr, port) ||
+               tcp_tw_lookup(net, s->id.laddr, s->id.lport, addr, port)) {
         return BRISK_ERR_ADDRINUSE;
     }
     s->bound = 1;
     tcp_rwin_open(s, 0, 0); /* the SYN's window and scale (rwin.c) */
     s->snd.mss = tcp_local_mss(s);
-    st->c.TcpActiveOpens++;
+    net->c.TcpActiveOpens++;
     tcp_open(s, BRISK_TCP_SYN_SENT, now);
-    finish_call(st, now);
+    finish_call(net, now);
     return BRISK_ERR_INPROGRESS;
 }
 
@@ -198,7 +191,7 @@ static size_t queue_write_brisk(brisk_sock *s, const uint8_t *buf, size_t want, 
         tcp_piece_restart(s, start, goal);
     else
         tcp_piece_begin(s, start, goal);
-    size_t got = brisk_sbuf_append(&s->st->tcp->chunks, &s->snd.buf, buf, want);
+    size_t got = brisk_sbuf_append(&tcp_of(s->net)->chunks, &s->snd.buf, buf, want);
     /* The loop begins a new piece once the one joined is full (at once without one to join) and the write
      * goes on, whether or not the buffer then takes more (Linux: tcp_skb_entail clears TCP_NAGLE_PUSH). */
     if (want > room && got >= room)
@@ -219,9 +212,9 @@ static size_t queue_write_brisk(brisk_sock *s, const uint8_t *buf, size_t want, 
  */
 static size_t queue_write(brisk_sock *s, const uint8_t *buf, size_t want, uint64_t now)
 {
-    struct brisk_chunkpool *pool = &s->st->tcp->chunks;
-    int linux_push = s->st->s.tcp_push_each_write != 0;
-    int sw = s->st->s.tcp_sw_gso != 0;
+    struct brisk_chunkpool *pool = &tcp_of(s->net)->chunks;
+    int linux_push = s->net->s.tcp_push_each_write != 0;
+    int sw = s->net->s.tcp_sw_gso != 0;
     uint32_t goal = tcp_write_goal(s);
     if (!linux_push && !sw && !s->snd.lowat && !s->snd.marks)
         return queue_write_brisk(s, buf, want, goal);
@@ -270,8 +263,8 @@ int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, u
 {
     if (!s || (!buf && len))
         return BRISK_ERR_INVAL;
-    brisk_stack *st = s->st;
-    now = brisk_stack_clock(st, now);
+    struct brisk_net *net = s->net;
+    now = brisk_net_clock(net, now);
     if (s->error)
         return s->error;
     if (s->snd.fin_queued)
@@ -281,7 +274,7 @@ int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, u
     if (s->state != BRISK_TCP_ESTABLISHED && s->state != BRISK_TCP_CLOSE_WAIT)
         return BRISK_ERR_NOTCONN;
     /* Linux: pushed_seq starts at write_seq. Only tcp_push_each_write's forced pushes read it. */
-    if (st->s.tcp_push_each_write && !s->mark.started) {
+    if (net->s.tcp_push_each_write && !s->mark.started) {
         s->mark.started = 1;
         s->mark.pushed = tcp_data_end(s);
     }
@@ -312,7 +305,7 @@ int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, u
     int more = (flags & BRISK_MSG_MORE) && !partial;
     /* An empty send without MSG_MORE is brisk's push: it marks the unsent tail as a write's end would (and
      * as Linux's blocked writer does before it waits, tcp_push in wait_for_space). */
-    if (st->s.tcp_push_each_write && (n || tcp_notsent(s)) && (!more || forced_push(s)))
+    if (net->s.tcp_push_each_write && (n || tcp_notsent(s)) && (!more || forced_push(s)))
         mark_push(s);
     /* Data sent soon after data arrived: an interactive exchange, ACKs can ride on replies. */
     if (s->ack.last_data_rx && now - s->ack.last_data_rx < s->ack.ato)
@@ -324,7 +317,7 @@ int64_t brisk_send(brisk_sock *s, const void *buf, size_t len, unsigned flags, u
     /* MSG_MORE holds the tail for this call only (Linux: the push with TCP_NAGLE_CORK); a later ACK or send
      * may release it, subject to Nagle, and a timer does if nothing else will (output.c, tcp_cork_arm). */
     s->snd.more = 0;
-    finish_call(st, now);
+    finish_call(net, now);
     return (int64_t)n;
 }
 
@@ -356,20 +349,20 @@ static int64_t rcv_empty(const brisk_sock *s)
  * that worth a segment (rwin.c: RFC 9293's receiver SWS avoidance, or Linux's tcp_cleanup_rbuf). */
 static void rcv_consumed(brisk_sock *s, size_t n, uint64_t now)
 {
-    brisk_stack *st = s->st;
-    brisk_sbuf_consume(&st->tcp->chunks, &s->rcv.buf, n);
+    struct brisk_net *net = s->net;
+    brisk_sbuf_consume(&tcp_of(net)->chunks, &s->rcv.buf, n);
     tcp_rcv_drain_ooo(s); /* data held back only for lack of buffer memory */
     if (tcp_rwin_read(s, (uint32_t)n, now))
         tcp_send_ack(s, now);
-    finish_call(st, now);
+    finish_call(net, now);
 }
 
 int64_t brisk_recv(brisk_sock *s, void *buf, size_t len, uint64_t now)
 {
     if (!s || (!buf && len))
         return BRISK_ERR_INVAL;
-    brisk_stack *st = s->st;
-    now = brisk_stack_clock(st, now);
+    struct brisk_net *net = s->net;
+    now = brisk_net_clock(net, now);
     if (s->rcv.buf.len == 0)
         return rcv_empty(s);
     size_t n = brisk_sbuf_copyout(&s->rcv.buf, 0, buf, len);
@@ -389,7 +382,7 @@ int64_t brisk_recv_consume(brisk_sock *s, size_t n, uint64_t now)
 {
     if (!s || n > s->rcv.buf.len)
         return BRISK_ERR_INVAL;
-    now = brisk_stack_clock(s->st, now);
+    now = brisk_net_clock(s->net, now);
     rcv_consumed(s, n, now);
     return (int64_t)n;
 }
@@ -398,7 +391,7 @@ int brisk_shutdown_write(brisk_sock *s, uint64_t now)
 {
     if (!s)
         return BRISK_ERR_INVAL;
-    now = brisk_stack_clock(s->st, now);
+    now = brisk_net_clock(s->net, now);
     if (s->snd.fin_queued)
         return BRISK_OK;
     if (s->state == BRISK_TCP_ESTABLISHED)
@@ -411,7 +404,7 @@ int brisk_shutdown_write(brisk_sock *s, uint64_t now)
     s->snd.push_mode = TCP_PUSH_FIN; /* Linux's tcp_send_fin pushes with Nagle off */
     tcp_write_xmit(s, TCP_XMIT_CALL, now);
     s->snd.push_mode = 0;
-    finish_call(s->st, now);
+    finish_call(s->net, now);
     return BRISK_OK;
 }
 
@@ -421,7 +414,7 @@ int brisk_shutdown_write(brisk_sock *s, uint64_t now)
  * listen-close-half-open.pkt: brisk used to reset them at once). */
 static void abort_children(brisk_sock *l, uint64_t now)
 {
-    struct brisk_tcp *t = l->st->tcp;
+    struct brisk_tcp *t = tcp_of(l->net);
     for (uint32_t i = 0; i < t->nconns_buckets; i++) {
         brisk_sock *c = t->conns[i];
         while (c) {
@@ -441,22 +434,22 @@ int brisk_abort(brisk_sock *s, uint64_t now)
 {
     if (!s)
         return BRISK_ERR_INVAL;
-    brisk_stack *st = s->st;
-    now = brisk_stack_clock(st, now);
+    struct brisk_net *net = s->net;
+    now = brisk_net_clock(net, now);
     s->orphan = 1;
     s->fn = NULL;
     if (s->state == BRISK_TCP_LISTEN) {
         abort_children(s, now);
         tcp_conn_hash_del(s);
         tcp_conn_free(s);
-        finish_call(st, now);
+        finish_call(net, now);
         return BRISK_OK;
     }
     if (s->state != BRISK_TCP_CLOSED && s->state != BRISK_TCP_SYN_SENT && s->state != BRISK_TCP_TIME_WAIT)
         tcp_send_rst(s, now);
     tcp_set_state(s, BRISK_TCP_CLOSED, now);
     tcp_conn_done(s, now);
-    finish_call(st, now);
+    finish_call(net, now);
     return BRISK_OK;
 }
 
@@ -481,15 +474,15 @@ static int linger0_resets(const brisk_sock *s)
 /* The close that discards the connection: a RST if `rst`, then CLOSED and freed. */
 static int close_discard(brisk_sock *s, int rst, uint64_t now)
 {
-    brisk_stack *st = s->st;
-    st->c.TCPAbortOnClose++;
+    struct brisk_net *net = s->net;
+    net->c.TCPAbortOnClose++;
     s->orphan = 1;
     s->fn = NULL;
     if (rst)
         tcp_send_rst(s, now);
     tcp_set_state(s, BRISK_TCP_CLOSED, now);
     tcp_conn_done(s, now);
-    finish_call(st, now);
+    finish_call(net, now);
     return BRISK_OK;
 }
 
@@ -503,8 +496,8 @@ int brisk_close(brisk_sock *s, uint64_t now)
 {
     if (!s)
         return BRISK_ERR_INVAL;
-    brisk_stack *st = s->st;
-    now = brisk_stack_clock(st, now);
+    struct brisk_net *net = s->net;
+    now = brisk_net_clock(net, now);
     if (s->state == BRISK_TCP_LISTEN || s->state == BRISK_TCP_CLOSED || s->state == BRISK_TCP_SYN_SENT)
         return brisk_abort(s, now);
     /* Data the application will never read is lost: a RST tells the peer so (RFC 2525 §2.17, RFC 1122
@@ -524,7 +517,7 @@ int brisk_close(brisk_sock *s, uint64_t now)
         /* Linux's close() would sleep here (sk_stream_wait_close) until the state leaves FIN-WAIT-1, CLOSING
          * and LAST-ACK, or the linger time passes: the caller waits instead, and closes again. */
         s->sox.lingering = 1;
-        finish_call(st, now);
+        finish_call(net, now);
         return BRISK_ERR_INPROGRESS;
     }
     s->orphan = 1;
@@ -532,10 +525,10 @@ int brisk_close(brisk_sock *s, uint64_t now)
     /* An orphan in FIN-WAIT-2 waits tcp_fin_timeout for the peer's FIN; the timer replaces a keepalive (the
      * slot's other tenant in FIN-WAIT-2), as Linux's orphan leaves for its timewait socket. */
     if (s->state == BRISK_TCP_FIN_WAIT_2 && s->timer.misc_kind != TCP_MISC_FINWAIT2)
-        tcp_arm_misc(s, TCP_MISC_FINWAIT2, now + st->s.tcp_fin_timeout_ns);
+        tcp_arm_misc(s, TCP_MISC_FINWAIT2, now + net->s.tcp_fin_timeout_ns);
     if (s->state == BRISK_TCP_TIME_WAIT)
         tcp_tw_settle(s, now); /* the rest of the wait as a record (timewait.c) */
-    finish_call(st, now);
+    finish_call(net, now);
     return BRISK_OK;
 }
 
@@ -543,7 +536,7 @@ int brisk_setsockopt(brisk_sock *s, enum brisk_sockopt opt, uint64_t v, uint64_t
 {
     if (!s)
         return BRISK_ERR_INVAL;
-    now = brisk_stack_clock(s->st, now);
+    now = brisk_net_clock(s->net, now);
     switch (opt) {
     case BRISK_SO_NODELAY:
         s->snd.nodelay = v != 0;
@@ -647,7 +640,7 @@ int brisk_setsockopt(brisk_sock *s, enum brisk_sockopt opt, uint64_t v, uint64_t
     default:
         return BRISK_ERR_INVAL;
     }
-    finish_call(s->st, now);
+    finish_call(s->net, now);
     return BRISK_OK;
 }
 
@@ -778,8 +771,8 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *o)
         o->hold_events[i] = s->hold.events[i - 1];
         o->hold_ns[i] = s->hold.ns[i - 1];
     }
-    if (s->hold.reason != BRISK_HOLD_NONE && s->st->now > s->hold.since)
-        o->hold_ns[s->hold.reason] += s->st->now - s->hold.since; /* the hold in force, so far */
+    if (s->hold.reason != BRISK_HOLD_NONE && s->net->now > s->hold.since)
+        o->hold_ns[s->hold.reason] += s->net->now - s->hold.since; /* the hold in force, so far */
     if (s->cc.in_loss)
         o->ca_state = BRISK_CA_LOSS;
     else if (s->cc.in_recovery)
@@ -803,7 +796,7 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *o)
     if (tcp_rwin_linux(s) && s->rw.advmss)
         o->advmss = s->rw.advmss; /* Linux's tp->advmss: less the timestamp option once it is in use */
     o->peer_mss = s->opt.peer_mss;
-    if (s->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
+    if (s->net->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
         o->reordering = s->stat.reordering > 3 ? (uint32_t)s->stat.reordering : 3;
     return BRISK_OK;
 }

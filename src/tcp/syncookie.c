@@ -51,7 +51,7 @@ static uint32_t counter(uint64_t now)
     return (uint32_t)(now / BRISK_SYNCOOKIE_PERIOD_NS);
 }
 
-static uint32_t mac(const brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
+static uint32_t mac(const struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
                     uint32_t peer_isn, uint32_t t, unsigned mss_idx)
 {
     uint8_t b[22];
@@ -63,11 +63,11 @@ static uint32_t mac(const brisk_stack *st, uint32_t laddr, uint16_t lport, uint3
     brisk_put32(b + 13, peer_isn);
     brisk_put32(b + 17, t);
     b[21] = (uint8_t)mss_idx;
-    return (uint32_t)brisk_siphash24(st->tcp->key, b, sizeof(b)) & MAC_MASK;
+    return (uint32_t)brisk_siphash24(tcp_of(net)->key, b, sizeof(b)) & MAC_MASK;
 }
 
 /* The TSval offset of a cookie connection: keyed per 4-tuple, so the SYN-ACK and the child agree. */
-static uint32_t ts_offset(const brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr,
+static uint32_t ts_offset(const struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr,
                           uint16_t rport)
 {
     uint8_t b[13];
@@ -76,12 +76,12 @@ static uint32_t ts_offset(const brisk_stack *st, uint32_t laddr, uint16_t lport,
     brisk_put32(b + 5, raddr);
     brisk_put16(b + 9, lport);
     brisk_put16(b + 11, rport);
-    return (uint32_t)brisk_siphash24(st->tcp->key, b, sizeof(b));
+    return (uint32_t)brisk_siphash24(tcp_of(net)->key, b, sizeof(b));
 }
 
 int brisk_syncookie_use(const brisk_sock *l)
 {
-    const struct brisk_settings *s = &l->st->s;
+    const struct brisk_settings *s = &l->net->s;
     if (s->tcp_syncookies == 0 || l->lq.len >= l->lq.backlog)
         return 0;
     return s->tcp_syncookies >= 2 || l->lq.syn_count >= s->tcp_max_syn_backlog;
@@ -98,14 +98,14 @@ static uint32_t local_mss(const brisk_sock *l, const struct brisk_route *rt)
 void brisk_syncookie_send(brisk_sock *l, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
                           uint64_t now)
 {
-    brisk_stack *st = l->st;
-    const struct brisk_settings *s = &st->s;
+    struct brisk_net *net = l->net;
+    const struct brisk_settings *s = &net->s;
     struct brisk_route rt;
-    if (brisk_ip_route(st, ip->src, &rt) != BRISK_OK)
+    if (brisk_ip_route(net, ip->src, &rt) != BRISK_OK)
         return;
     /* A cookie for a source the neighbour layer could not even begin to resolve (a flood from spoofed local
      * addresses has taken every resolving slot) would be built only to be dropped: skip the work. */
-    if (!brisk_neigh_admit(st, rt.dev, rt.nexthop, now))
+    if (!brisk_neigh_admit(net, rt.dev, rt.nexthop, now))
         return;
     rt.src = ip->dst;
     const struct brisk_tcp_opts *o = &seg->opts;
@@ -115,7 +115,7 @@ void brisk_syncookie_send(brisk_sock *l, const struct brisk_ipv4_repr *ip, const
         idx++;
     uint32_t t = counter(now);
     uint32_t isn = (t & 3u) << 30 | idx << MAC_BITS |
-                   mac(st, ip->dst, seg->dport, ip->src, seg->sport, seg->seq, t, idx);
+                   mac(net, ip->dst, seg->dport, ip->src, seg->sport, seg->seq, t, idx);
 
     struct brisk_tcp_repr h = {.sport = seg->dport,
                                .dport = seg->sport,
@@ -141,7 +141,7 @@ void brisk_syncookie_send(brisk_sock *l, const struct brisk_ipv4_repr *ip, const
             h.opts.sack_perm = 1;
         }
         uint32_t clock =
-            (uint32_t)(now / BRISK_NSEC_PER_MSEC) + ts_offset(st, ip->dst, seg->dport, ip->src, seg->sport);
+            (uint32_t)(now / BRISK_NSEC_PER_MSEC) + ts_offset(net, ip->dst, seg->dport, ip->src, seg->sport);
         uint32_t tsval = (clock & ~TS_BITS) | bits;
         if ((int32_t)(tsval - clock) > 0)
             tsval -= TS_BITS + 1; /* never ahead of the clock the connection will use */
@@ -150,24 +150,24 @@ void brisk_syncookie_send(brisk_sock *l, const struct brisk_ipv4_repr *ip, const
         h.opts.ts_ecr = o->ts_val;
     }
     size_t hlen = BRISK_TCP_HLEN + brisk_tcp_opts_len(&h.opts);
-    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, (uint32_t)(hlen + BRISK_IPV4_HLEN + BRISK_ETH_HLEN));
+    brisk_pkt *pkt = brisk_pkt_alloc(&net->pool, (uint32_t)(hlen + BRISK_IPV4_HLEN + BRISK_ETH_HLEN));
     if (!pkt) {
-        st->c.IpOutDiscards++;
+        net->c.IpOutDiscards++;
         return;
     }
     uint8_t *b = brisk_pkt_put(pkt, (uint32_t)hlen);
     brisk_tcp_emit(b, &h);
     brisk_tcp_csum_fill(b, hlen, rt.src, ip->src);
-    st->c.SyncookiesSent++;
-    st->c.TcpOutSegs++;
-    brisk_ip_output(st, &rt, ip->src, BRISK_IP_PROTO_TCP, l->tos, pkt, now); /* the listener's IP_TOS */
+    net->c.SyncookiesSent++;
+    net->c.TcpOutSegs++;
+    brisk_ip_output(net, &rt, ip->src, BRISK_IP_PROTO_TCP, l->tos, pkt, now); /* the listener's IP_TOS */
 }
 
 brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *ip,
                                   const struct brisk_tcp_repr *seg, uint64_t now)
 {
-    brisk_stack *st = l->st;
-    const struct brisk_settings *s = &st->s;
+    struct brisk_net *net = l->net;
+    const struct brisk_settings *s = &net->s;
     if (s->tcp_syncookies == 0 ||
         (seg->flags & (BRISK_TCP_SYN | BRISK_TCP_RST | BRISK_TCP_ACK)) != BRISK_TCP_ACK)
         return NULL;
@@ -178,21 +178,21 @@ brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *i
     for (uint32_t age = 0; age < BRISK_SYNCOOKIE_MAX_AGE && !valid; age++) {
         uint32_t t = t_now - age;
         if ((t & 3u) == isn >> 30 && age <= t_now &&
-            mac(st, ip->dst, seg->dport, ip->src, seg->sport, peer_isn, t, idx) == (isn & MAC_MASK))
+            mac(net, ip->dst, seg->dport, ip->src, seg->sport, peer_isn, t, idx) == (isn & MAC_MASK))
             valid = 1;
     }
     if (!valid) {
-        st->c.SyncookiesFailed++;
+        net->c.SyncookiesFailed++;
         return NULL;
     }
     if (l->lq.len >= l->lq.backlog) { /* nowhere to queue it: drop, the peer retransmits (as Linux) */
-        st->c.ListenOverflows++;
+        net->c.ListenOverflows++;
         return NULL;
     }
     brisk_sock *c = tcp_child_new(l, ip, seg);
     if (!c)
         return NULL;
-    st->c.SyncookiesRecv++;
+    net->c.SyncookiesRecv++;
 
     /* Options: the MSS from the cookie; scale and SACK from the echoed TSval, if timestamps are on. */
     c->opt.peer_mss = brisk_syncookie_mss[idx];
@@ -211,7 +211,7 @@ brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *i
     c->snd.mss = c->mss_full;
 
     /* Sequence state as if we had sent the SYN-ACK from a SYN-queue entry. */
-    c->opt.ts_offset = ts_offset(st, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport);
+    c->opt.ts_offset = ts_offset(net, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport);
     c->snd.iss = isn;
     c->snd.una = isn;
     c->snd.nxt = c->snd.max = isn + 1;
@@ -227,15 +227,15 @@ brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *i
     tcp_conn_hash_add(c);
     c->listener = l;
     l->lq.syn_count++;
-    st->c.TcpPassiveOpens++;
+    net->c.TcpPassiveOpens++;
     return c;
 }
 
-void brisk_syncookie_settle(brisk_stack *st, brisk_sock *c, uint32_t laddr, uint16_t lport, uint32_t raddr,
+void brisk_syncookie_settle(struct brisk_net *net, brisk_sock *c, uint32_t laddr, uint16_t lport, uint32_t raddr,
                             uint16_t rport, uint64_t now)
 {
     /* Processing the ACK may have freed the child (never for a segment without RST, but look it up rather
      * than trust the pointer). */
-    if (tcp_conn_lookup(st, laddr, lport, raddr, rport) == c && c->state == BRISK_TCP_SYN_RECEIVED)
+    if (tcp_conn_lookup(net, laddr, lport, raddr, rport) == c && c->state == BRISK_TCP_SYN_RECEIVED)
         tcp_conn_done(c, now);
 }

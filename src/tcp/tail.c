@@ -40,7 +40,7 @@
  * completion came in between. */
 static inline int tcp_tail_autocork(brisk_sock *c)
 {
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     if (!s->tcp_autocorking || (tcp_flight(c) == 0 && !s->tcp_autocork_first_packet) || c->tsq.wmem == 0)
         return 0;
     int was = c->tsq.throttled;
@@ -50,7 +50,7 @@ static inline int tcp_tail_autocork(brisk_sock *c)
         return 0;
     }
     if (!was)
-        c->st->c.TCPAutoCorking++;
+        c->net->c.TCPAutoCorking++;
     return 1;
 }
 
@@ -77,7 +77,7 @@ unsigned tcp_nonagle(const brisk_sock *c, int why)
     if (c->snd.push_mode & TCP_PUSH_CALL)
         return TCP_NAGLE_PUSH; /* tcp_push_one, or a forced push, from inside a write */
     unsigned na = 0;
-    if (c->snd.nodelay && !(why == TCP_XMIT_RESUME && c->st->s.tcp_resume_nagle))
+    if (c->snd.nodelay && !(why == TCP_XMIT_RESUME && c->net->s.tcp_resume_nagle))
         na |= TCP_NAGLE_OFF;
     if (c->snd.cork)
         na |= TCP_NAGLE_CORK;
@@ -97,7 +97,7 @@ int tcp_nagle_check(const brisk_sock *c, int partial, unsigned na)
 
 int tcp_tail_hold(brisk_sock *c, int why, uint32_t len, uint64_t now)
 {
-    if (c->st->s.tcp_sw_gso) {
+    if (c->net->s.tcp_sw_gso) {
         unsigned na = tcp_nonagle(c, why);
         if (!(na & TCP_NAGLE_PUSH) && tcp_nagle_check(c, 1, na)) {
             if (na & TCP_NAGLE_CORK) {
@@ -117,7 +117,7 @@ int tcp_tail_hold(brisk_sock *c, int why, uint32_t len, uint64_t now)
     }
     if (why == TCP_XMIT_SEND && !tcp_tail_ends_record(c, len) && tcp_tail_autocork(c))
         return BRISK_HOLD_AUTOCORK;
-    int nodelay = push || (c->snd.nodelay && !(why == TCP_XMIT_RESUME && c->st->s.tcp_resume_nagle));
+    int nodelay = push || (c->snd.nodelay && !(why == TCP_XMIT_RESUME && c->net->s.tcp_resume_nagle));
     return !nodelay && tcp_tail_minshall(c) ? BRISK_HOLD_NAGLE : BRISK_HOLD_NONE;
 }
 
@@ -125,7 +125,7 @@ void tcp_cork_arm(brisk_sock *c, uint32_t flight, uint64_t now)
 {
     if (brisk_timer_armed(&c->timer.cork))
         return;
-    if (c->st->s.tcp_cork_probe_timer) {
+    if (c->net->s.tcp_cork_probe_timer) {
         if (flight)
             return;
         uint64_t base = brisk_rtt_rto(&c->rtt);
@@ -140,7 +140,7 @@ void tcp_cork_ack(brisk_sock *c)
     /* Linux: an ACK that finds nothing in flight goes to tcp_ack_probe, which clears the probe timer when the
      * head of the queue fits the window; the push that follows re-arms it from now. So a held tail waits
      * max(RTO, 200 ms) after the last segment the peer sent, not after the hold began. */
-    if (c->st->s.tcp_cork_probe_timer)
+    if (c->net->s.tcp_cork_probe_timer)
         tcp_timer_cancel(c, &c->timer.cork);
 }
 
@@ -149,7 +149,7 @@ void tcp_cork_fired(struct brisk_timer *t, void *arg, uint64_t now)
     (void)t;
     brisk_sock *c = arg;
     /* Linux's probe timer (tcp_cork_probe_timer) does nothing while data is in flight (tcp_probe_timer). */
-    if (c->st->s.tcp_cork_probe_timer && tcp_flight(c) > 0)
+    if (c->net->s.tcp_cork_probe_timer && tcp_flight(c) > 0)
         return;
     tcp_write_xmit(c, TCP_XMIT_PROBE, now); /* the held head goes, with PSH (Linux: tcp_write_wakeup) */
 }

@@ -29,9 +29,11 @@
 
 #include <stddef.h>
 
-#include "core/stack.h"
+#include "core/evq.h"
 #include "core/timer.h"
+#include "net/gro.h"
 #include "net/ip.h"
+#include "net/net.h"
 #include "tcp/cc.h"
 #include "tcp/hold.h"
 #include "tcp/mark.h"
@@ -67,13 +69,6 @@
 /* Default MSS when the peer sends none (RFC 9293 §3.7.1, RFC 6691). */
 #define TCP_DEFAULT_MSS 536u
 
-/* Pending socket events, delivered at the end of the stack call that raised them. */
-struct tcp_events {
-    struct brisk_sock *next; /* stack's list of sockets with pending events */
-    unsigned pending;        /* BRISK_EV_* not yet delivered */
-    uint8_t queued;          /* on that list */
-};
-
 /* Layout: hot and cold cache lines. An established connection's segment (arrival, ACK, send, the
  * application's read and write) runs through most of this struct, and with hundreds of connections every
  * line it touches is a cache miss (`brisk-bench rr --flows 256`: docs/performance.md). So the fields the
@@ -102,7 +97,7 @@ struct tcp_events {
 struct brisk_sock {
     /* --- lines 0-5: hot --- */
     struct brisk_sock *hnext; /* hash chain */
-    brisk_stack *st;
+    struct brisk_net *net;
     struct brisk_route rt; /* cached route to raddr (device, next hop, source) */
     struct {
         uint32_t laddr, raddr; /* host order; laddr 0 = any (listeners) */
@@ -193,7 +188,7 @@ struct brisk_sock {
     struct tcp_pace pace; /* the next departure time (pacing.h) */
     const struct brisk_cc_ops *cc_ops;
     void *ctx; /* the callback's argument */
-    struct tcp_events ev;
+    struct brisk_evq_node ev; /* pending events, on the stack's queue (core/evq.h) */
 
     struct brisk_rtt rtt;
     struct tcp_undo undo; /* undo (recovery.h) */
@@ -311,8 +306,10 @@ _Static_assert(TCP_SOCK_LINE(txt.rtx_high) == 29 && TCP_SOCK_LINE(txt.head) == 2
 #define TCP_PUSH_ONE  0x2u /* one packet, never deferred (tcp_push_one) */
 #define TCP_PUSH_FIN  0x4u /* the FIN was just queued: Nagle off for this call (tcp_send_fin) */
 
-/* Per-stack TCP state (struct brisk_stack.tcp). */
+/* Per-stack TCP state: the ctx of the stack's IP protocol table entry for TCP (tcp_of). */
 struct brisk_tcp {
+    struct brisk_net *net;     /* the layer TCP runs on */
+    struct brisk_evq *evq;     /* the stack's event queue */
     struct brisk_sock **conns; /* hash of connections by 4-tuple */
     uint32_t nconns_buckets;
     struct brisk_sock *last; /* the connection the last lookup found (NULL once it leaves the table) */
@@ -324,10 +321,8 @@ struct brisk_tcp {
     uint8_t key[16];                      /* hash key and RFC 6528 secret, from the stack's seed */
     uint16_t next_port;                   /* ephemeral port cursor */
     uint64_t nsocks;                      /* live socket structs and TIME-WAIT records (leak checks) */
-    struct brisk_sock *ev_head, *ev_tail; /* sockets with pending events */
     struct brisk_sock *blocked_head;      /* connections whose last segment the device (or pool) refused */
     struct brisk_sock *zombies;           /* freed connections whose packets are still below TCP */
-    int delivering;                       /* inside event delivery */
     struct brisk_chunkpool chunks;        /* send / receive buffer memory */
     uint32_t tw_count;                    /* connections in TIME-WAIT (bounded by tcp_max_tw_buckets) */
     struct tcp_tw_table tw;               /* TIME-WAIT records (timewait.c) */
@@ -343,10 +338,20 @@ struct brisk_tcp {
     } challenge;
 };
 
+/* TCP's state on a network layer (the stack registered it in the protocol table). */
+static inline struct brisk_tcp *tcp_of(const struct brisk_net *net)
+{
+    return (struct brisk_tcp *)net->ip_proto[BRISK_IP_PROTO_TCP].ctx;
+}
+
 /* conn.c */
-int brisk_tcp_init(brisk_stack *st);
-void brisk_tcp_destroy(brisk_stack *st);
-brisk_sock *tcp_conn_alloc(brisk_stack *st);
+/* TCP's state for a stack: connection tables, buffer memory, its key; events go to `evq`. NULL if out of
+ * memory. The stack registers it as IP protocol 6 with brisk_tcp_proto (input.c). */
+struct brisk_tcp *brisk_tcp_init(struct brisk_net *net, struct brisk_evq *evq);
+void brisk_tcp_destroy(struct brisk_tcp *t);
+/* What TCP gives the IP layer's protocol table (net.h). */
+extern const struct brisk_ip_proto_ops brisk_tcp_proto;
+brisk_sock *tcp_conn_alloc(struct brisk_net *net);
 void tcp_conn_free(brisk_sock *c);
 /* A connection for a SYN (or a SYN cookie's ACK) to listener l: routed, addressed, with l's options. NULL if
  * out of memory or unroutable. */
@@ -356,16 +361,25 @@ uint64_t tcp_tuple_hash(const struct brisk_tcp *t, uint32_t laddr, uint16_t lpor
                         uint16_t rport);
 int tcp_conn_hash_add(brisk_sock *c);
 void tcp_conn_hash_del(brisk_sock *c);
-brisk_sock *tcp_conn_lookup(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
-brisk_sock *tcp_listener_lookup(brisk_stack *st, uint32_t laddr, uint16_t lport);
-int tcp_port_in_use(brisk_stack *st, uint32_t laddr, uint16_t lport);
+brisk_sock *tcp_conn_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
+brisk_sock *tcp_listener_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport);
+int tcp_port_in_use(struct brisk_net *net, uint32_t laddr, uint16_t lport);
 void tcp_set_state(brisk_sock *c, int state, uint64_t now);
 /* Records events for delivery at the end of the current stack call. */
 void tcp_raise(brisk_sock *c, unsigned events);
 /* Puts c on the stack's event queue for its pending events (tcp_raise adds to them first). */
 void tcp_ev_queue(brisk_sock *c);
-/* Delivers pending events (called by the stack's entry points on their way out). */
-void brisk_tcp_deliver_events(brisk_stack *st, uint64_t now);
+/* Delivers one socket's pending events to its callback (the stack's event-queue dispatch for TCP); a socket
+ * without a callback keeps them. */
+void brisk_tcp_deliver(struct brisk_evq_node *n, uint64_t now);
+/* Delivers the stack's pending events, unless a delivery is running (at the end of a socket call). */
+static inline void tcp_deliver_events(struct brisk_net *net, uint64_t now)
+{
+    brisk_evq_deliver(tcp_of(net)->evq, now);
+}
+/* The stack-level calls' bodies (brisk_socket, brisk_stack_foreach_socket in brisk.h). */
+brisk_sock *tcp_socket(struct brisk_tcp *t, int *err);
+int tcp_foreach_socket(struct brisk_tcp *t, int (*fn)(void *ctx, brisk_sock *s), void *ctx);
 /* Ends the connection with an error (reset, timeout): CLOSED, error set, timers off, app told. */
 void tcp_conn_fail(brisk_sock *c, int err, uint64_t now);
 /* The connection reached CLOSED normally or by failure: frees it if orphaned. */
@@ -382,7 +396,7 @@ uint32_t tcp_rcv_space(const brisk_sock *c);
 /* A segment could not be handed to the device (ring full) or built (pool empty): park the connection until
  * a TX completion frees room; brisk_stack_poll then runs it through tcp_write_xmit again. */
 void tcp_block(brisk_sock *c);
-void brisk_tcp_run_blocked(brisk_stack *st, uint64_t now);
+void brisk_tcp_run_blocked(struct brisk_net *net, uint64_t now);
 
 /* socket.c */
 /* After an ACK and the transmit function it ran: BRISK_EV_WRITABLE for a writer that found the buffer full
@@ -400,29 +414,23 @@ static inline uint64_t tcp_muldiv(uint64_t a, uint64_t b, uint64_t c)
 }
 
 /* input.c */
-/* `csum_valid`: the device vouched for the checksum (BRISK_RX_CSUM_VALID), so it is not verified again. */
-void brisk_tcp_input(brisk_stack *st, const struct brisk_ipv4_repr *ip, const uint8_t *seg, size_t len,
-                     int csum_valid, uint64_t now);
-
-/* A segment's text in pieces: receive coalescing (src/net/gro.c) joins the texts of consecutive in-order
- * segments of one connection, each still in its own frame, into one segment. */
-struct tcp_piece {
-    const uint8_t *data;
-    uint32_t len;
-};
+/* A segment for us (the protocol table's input; ctx: struct brisk_tcp). With BRISK_RX_CSUM_VALID in rx_flags
+ * the device vouched for the checksum, so it is not verified again. */
+void brisk_tcp_input(void *ctx, const struct brisk_ipv4_repr *ip, const uint8_t *seg, size_t len, unsigned rx_flags,
+                     uint64_t now);
 
 /* Takes a coalesced segment: `seg` is the first segment's header (parsed, checksum verified) with
  * payload_len the total of the `n` pieces, in sequence order, whose headers the caller found identical but
  * for the sequence number (and PSH). Returns 0 without touching anything when no synchronized connection
  * owns the segment — the caller then hands each frame to brisk_tcp_input() — else 1. */
-int brisk_tcp_input_gro(brisk_stack *st, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
-                        const struct tcp_piece *pieces, uint32_t n, uint64_t now);
+int brisk_tcp_input_gro(void *ctx, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
+                        const struct brisk_gro_piece *pieces, uint32_t n, uint64_t now);
 
 /* A receive batch begins / ends (brisk_stack_input_batch with gro): in between, ACKs owed for in-order data
  * are held, and the end sends each connection's one cumulative ACK. An ACK owed for anything else (out of
  * order data, a hole filled, a FIN, a duplicate) goes at once and carries the held one with it. */
-void brisk_tcp_batch_begin(brisk_stack *st);
-void brisk_tcp_batch_end(brisk_stack *st, uint64_t now);
+void brisk_tcp_batch_begin(struct brisk_net *net);
+void brisk_tcp_batch_end(struct brisk_net *net, uint64_t now);
 /* Forgets a connection's held ACK (it is being freed). */
 void tcp_ack_undefer(brisk_sock *c);
 
@@ -458,7 +466,7 @@ int tcp_send_fin_alone(brisk_sock *c, uint64_t now, int *sent);
 int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint64_t now);
 void tcp_send_ack(brisk_sock *c, uint64_t now);
 void tcp_send_syn(brisk_sock *c, uint64_t now);
-void tcp_send_rst_for(brisk_stack *st, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
+void tcp_send_rst_for(struct brisk_net *net, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
                       uint64_t now);
 void tcp_send_rst(brisk_sock *c, uint64_t now);
 /* Challenge ACK (RFC 5961 §3.2, §4.2), rate limited per connection (tcp_invalid_ratelimit) and per stack. */
@@ -497,14 +505,14 @@ uint32_t tcp_ts_now(const brisk_sock *c, uint64_t now);
 /* An ICMP error of `type` / `code` quoting a TCP segment: `quoted` is the quoted IPv4 header and `th` the
  * first `len` (>= 8) bytes of its TCP header. Validated against the connection it names (ports, sequence
  * number), then it fails the connection, is kept as its soft error, or is ignored. */
-void brisk_tcp_icmp_error(brisk_stack *st, uint8_t type, uint8_t code, const struct brisk_ipv4_repr *quoted,
+void brisk_tcp_icmp_error(void *ctx, uint8_t type, uint8_t code, const struct brisk_ipv4_repr *quoted,
                           const uint8_t *th, size_t len, uint64_t now);
 /* The error a timeout reports: the soft error kept since the peer was last heard from, else
  * BRISK_ERR_TIMEDOUT (Linux tcp_write_err). */
 int tcp_timeout_error(const brisk_sock *c);
 
 /* isn.c */
-uint32_t tcp_isn(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
+uint32_t tcp_isn(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
                  uint64_t now);
 
 /* invariants.c — internal consistency of a connection (sequence space, buffers, scoreboard, TSQ, timers) */
@@ -513,12 +521,12 @@ const char *tcp_invariants_violation(const brisk_sock *c, char *buf, size_t n);
 /* Prints the connection and the broken invariant to stderr and aborts; returns if all hold. */
 void tcp_check_invariants(const brisk_sock *c);
 /* Checks the connection and the listener a 4-tuple names now, if they exist (the caller's may be freed). */
-void tcp_check_tuple(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
+void tcp_check_tuple(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
 /* Hooks after each segment and timer callback: compiled in only with BRISK_INVARIANTS (debug, sanitizer). */
 #ifdef BRISK_INVARIANTS
-#define TCP_CHECK_TUPLE(st, la, lp, ra, rp) tcp_check_tuple(st, la, lp, ra, rp)
+#define TCP_CHECK_TUPLE(net, la, lp, ra, rp) tcp_check_tuple(net, la, lp, ra, rp)
 #else
-#define TCP_CHECK_TUPLE(st, la, lp, ra, rp) ((void)0)
+#define TCP_CHECK_TUPLE(net, la, lp, ra, rp) ((void)0)
 #endif
 
 /* RFC 9293 §3.10.7.4 "first": whether a segment [seq, seq + seglen) is (partly) inside the receive window

@@ -61,7 +61,7 @@ static void misc_fired(struct brisk_timer *t, void *arg, uint64_t now);
 static void checked_fired(struct brisk_timer *t, void *arg, uint64_t now)
 {
     brisk_sock *c = arg;
-    brisk_stack *st = c->st;
+    struct brisk_net *net = c->net;
     uint32_t laddr = c->id.laddr, raddr = c->id.raddr;
     uint16_t lport = c->id.lport, rport = c->id.rport;
     if (t == &c->timer.rtx)
@@ -74,7 +74,7 @@ static void checked_fired(struct brisk_timer *t, void *arg, uint64_t now)
         tcp_cork_fired(t, arg, now);
     else
         tcp_pace_fired(t, arg, now);
-    tcp_check_tuple(st, laddr, lport, raddr, rport);
+    tcp_check_tuple(net, laddr, lport, raddr, rport);
 }
 #endif
 
@@ -96,18 +96,18 @@ void tcp_timers_init(brisk_sock *c)
 
 void tcp_timer_arm(brisk_sock *c, struct brisk_timer *t, uint64_t at)
 {
-    brisk_timer_arm(&c->st->wheel, t, at);
+    brisk_timer_arm(&c->net->wheel, t, at);
     c->stat.wheel_ops++;
-    c->st->c.TCPTimerWheelOps++;
+    c->net->c.TCPTimerWheelOps++;
 }
 
 void tcp_timer_cancel(brisk_sock *c, struct brisk_timer *t)
 {
     if (!brisk_timer_armed(t))
         return;
-    brisk_timer_cancel(&c->st->wheel, t);
+    brisk_timer_cancel(&c->net->wheel, t);
     c->stat.wheel_ops++;
-    c->st->c.TCPTimerWheelOps++;
+    c->net->c.TCPTimerWheelOps++;
 }
 
 void tcp_timers_stop(brisk_sock *c)
@@ -129,7 +129,7 @@ static void rtx_set(brisk_sock *c, int kind, uint64_t at)
 {
     c->timer.rtx_kind = (uint8_t)kind;
     c->timer.rtx_deadline = at;
-    if (c->st->s.tcp_timer_eager || !brisk_timer_armed(&c->timer.rtx) || at < c->timer.rtx.expires)
+    if (c->net->s.tcp_timer_eager || !brisk_timer_armed(&c->timer.rtx) || at < c->timer.rtx.expires)
         tcp_timer_arm(c, &c->timer.rtx, at);
 }
 
@@ -137,13 +137,13 @@ void tcp_clear_rtx(brisk_sock *c)
 {
     /* Lazy cancel: clear the kind; a wheel entry that fires finds nothing to do. */
     c->timer.rtx_kind = TCP_RTX_NONE;
-    if (c->st->s.tcp_timer_eager)
+    if (c->net->s.tcp_timer_eager)
         tcp_timer_cancel(c, &c->timer.rtx);
 }
 
 static int linux_timers(const brisk_sock *c)
 {
-    return c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX;
+    return c->net->s.tcp_loss_timers == BRISK_COMPAT_LINUX;
 }
 
 /* Linux arms its timers in jiffies: a delay rounds up to the 1 ms tick (usecs_to_jiffies). */
@@ -248,7 +248,7 @@ void tcp_rearm_rto(brisk_sock *c, uint64_t now)
     if (pto) {
         if (pto > rto)
             pto = rto; /* RFC 8985 §7.2: never later than the RTO would fire — a probe goes first */
-        if (c->st->s.tcp_timer_eager)
+        if (c->net->s.tcp_timer_eager)
             rtx_set(c, TCP_RTX_RTO, now + rto); /* Linux 2019 reset the RTO first, then the probe over it */
         rtx_set(c, TCP_RTX_TLP, now + pto);
     } else {
@@ -259,7 +259,7 @@ void tcp_rearm_rto(brisk_sock *c, uint64_t now)
 /* tcp_slow_start_after_idle=linux, once tcp_idle_restart (tcp.h) found an idle connection. */
 void tcp_idle_restart_linux(brisk_sock *c, uint64_t now)
 {
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     uint64_t rto = brisk_rtt_rto(&c->rtt);
     /* Linux (tcp_slow_start_after_idle_check, tcp_cwnd_restart) counts in jiffies: the idle time since the
      * last data sent, against the current RTO; one halving per further RTO that passed in full. */
@@ -319,7 +319,7 @@ static uint64_t model_timeout(uint32_t boundary, uint64_t base, uint64_t rto_max
 
 static void abort_timeout(brisk_sock *c, uint64_t now)
 {
-    c->st->c.TCPAbortOnTimeout++;
+    c->net->c.TCPAbortOnTimeout++;
     tcp_conn_fail(c, tcp_timeout_error(c), now);
 }
 
@@ -359,7 +359,7 @@ static void rto_clamp(brisk_sock *c, uint64_t now)
  * when tcp_syn_retries is small) — or, with a user timeout, when that has run out instead. */
 static int open_expired(const brisk_sock *c, uint32_t prior, uint64_t now)
 {
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     if (c->state == BRISK_TCP_SYN_RECEIVED && c->listener) /* a half-open child: its listener's limit alone */
         return c->timer.retries > s->tcp_synack_retries;
     if (c->state == BRISK_TCP_SYN_RECEIVED)
@@ -379,7 +379,7 @@ static int open_expired(const brisk_sock *c, uint32_t prior, uint64_t now)
  * the RTO really is: a path with a 2 s RTO gives up at its second timeout with tcp_retries2 = 2 (1.4 s). */
 static int retries2_expired(const brisk_sock *c, uint32_t prior, uint64_t now)
 {
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     if (!s->tcp_retries2_timed)
         return c->timer.retries > s->tcp_retries2;
     return prior > 0 && c->uto.rtx_on &&
@@ -388,7 +388,7 @@ static int retries2_expired(const brisk_sock *c, uint32_t prior, uint64_t now)
 
 static void on_rto(brisk_sock *c, uint64_t now)
 {
-    brisk_stack *st = c->st;
+    struct brisk_net *net = c->net;
     uint32_t prior = c->timer.retries++; /* expiries before this one (Linux icsk_retransmits) */
     if (prior == 0 && !rtx_outstanding(c))
         c->uto.rtx_on = 0; /* a start left from an episode whose retransmissions are all acknowledged */
@@ -402,7 +402,7 @@ static void on_rto(brisk_sock *c, uint64_t now)
         }
         /* Linux 6.18's tcp_syn_linear_timeouts: the first ones in SYN-SENT keep the initial RTO (the RTO
          * doubles once tp->total_rto exceeds it; a SYN-RECEIVED one always doubles). */
-        if (c->state != BRISK_TCP_SYN_SENT || c->timer.retries > st->s.tcp_syn_linear_timeouts)
+        if (c->state != BRISK_TCP_SYN_SENT || c->timer.retries > net->s.tcp_syn_linear_timeouts)
             brisk_rtt_backoff(&c->rtt);
         brisk_rtt_syn_timeout(&c->rtt);
         tcp_send_syn(c, now); /* a SYN, or a SYN-ACK in SYN-RECEIVED */
@@ -421,7 +421,7 @@ static void on_rto(brisk_sock *c, uint64_t now)
         abort_timeout(c, now);
         return;
     }
-    st->c.TCPTimeouts++;
+    net->c.TCPTimeouts++;
     c->stat.rto_count++;
     int first = !c->cc.in_loss;
     if (first) {
@@ -439,7 +439,7 @@ static void on_rto(brisk_sock *c, uint64_t now)
     c->txt.rtx_valid = 1;
     brisk_rtt_backoff(&c->rtt);
     if (tcp_sb_active(c) && c->sb.len > 0) {
-        if (first && c->st->s.tcp_frto && !c->undo.frto) {
+        if (first && c->net->s.tcp_frto && !c->undo.frto) {
             /* F-RTO (undo.c): resend only the oldest segment; the next ACK tells a spurious timeout. */
             tcp_frto_start(c);
             tcp_sb_mark_lost(c, tcp_sb_at(c, 0));
@@ -482,7 +482,7 @@ static uint64_t probe_delay(const brisk_sock *c, uint64_t now)
 
 static void on_persist(brisk_sock *c, uint64_t now)
 {
-    brisk_stack *st = c->st;
+    struct brisk_net *net = c->net;
     if (c->snd.wnd != 0 || tcp_notsent(c) == 0) {
         /* A window smaller than the next segment (held by tcp_sws_partial=0, as Linux holds): what fits goes
          * now, with PSH (Linux: tcp_write_wakeup from the probe timer). */
@@ -502,11 +502,11 @@ static void on_persist(brisk_sock *c, uint64_t now)
     }
     /* `retries` counts probes the peer left unanswered (any ACK resets it: RFC 1122 §4.2.2.17 keeps a
      * connection open as long as the probes are answered); the interval backs off in the RTT estimator. */
-    if (++c->timer.retries > st->s.tcp_retries2) {
+    if (++c->timer.retries > net->s.tcp_retries2) {
         abort_timeout(c, now);
         return;
     }
-    st->c.TCPWinProbe++;
+    net->c.TCPWinProbe++;
     /* A segment at snd.una - 1 is outside the peer's window: it answers with an ACK and its window. */
     tcp_transmit(c, c->snd.una - 1, 0, BRISK_TCP_ACK, now);
     brisk_rtt_backoff(&c->rtt); /* doubling, up to tcp_rto_max */
@@ -562,7 +562,7 @@ void tcp_ack_sent(brisk_sock *c)
      * time in bulk GRO). */
     if (c->rcv.dsack)
         c->rcv.dsack = 0;
-    if (c->st->s.tcp_timer_eager)
+    if (c->net->s.tcp_timer_eager)
         tcp_timer_cancel(c, &c->timer.delack);
 }
 
@@ -579,7 +579,7 @@ static void delack_fired(struct brisk_timer *t, void *arg, uint64_t now)
     /* The ACK did not ride on data: the exchange is not interactive after all (Linux leaves pingpong mode
      * here), and the timeout was too long for this peer. */
     c->ack.pingpong = 0;
-    c->st->c.DelayedACKs++;
+    c->net->c.DelayedACKs++;
     tcp_send_ack(c, now);
 }
 
@@ -650,7 +650,7 @@ static void misc_fired(struct brisk_timer *t, void *arg, uint64_t now)
             return;
         }
         c->timer.probes++;
-        c->st->c.TCPKeepAlive++;
+        c->net->c.TCPKeepAlive++;
         tcp_transmit(c, c->snd.una - 1, 0, BRISK_TCP_ACK, now);
         tcp_arm_misc(c, TCP_MISC_KEEPALIVE, now + c->so.keepintvl);
         return;

@@ -66,9 +66,9 @@ void tcp_rearm_rto(brisk_sock *c, uint64_t now);
 void tcp_rearm_sent_linux(brisk_sock *c, uint64_t now, uint32_t prior_max);
 static inline void tcp_rearm_sent(brisk_sock *c, uint64_t now, uint32_t prior_max, int eager)
 {
-    if (c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
+    if (c->net->s.tcp_loss_timers == BRISK_COMPAT_LINUX)
         tcp_rearm_sent_linux(c, now, prior_max);
-    else if (c->timer.rtx_kind != TCP_RTX_RTO || (eager && c->st->s.tcp_timer_eager))
+    else if (c->timer.rtx_kind != TCP_RTX_RTO || (eager && c->net->s.tcp_timer_eager))
         tcp_rearm_rto(c, now);
 }
 /* Linux's timers: Linux's tcp_rearm_rto — the RTO from now or, re-armed over a probe or reordering deadline
@@ -93,7 +93,7 @@ static inline void tcp_schedule_ack(brisk_sock *c, uint64_t now)
     if (c->ack.pending)
         return; /* already owed: the deadline counts from the first unacknowledged segment */
     c->ack.pending = 1;
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     uint64_t ato = c->ack.ato;
     if (ato < s->tcp_delack_min_ns)
         ato = s->tcp_delack_min_ns;
@@ -117,7 +117,7 @@ void tcp_keepalive_reset(brisk_sock *c, uint64_t now);
 void tcp_idle_restart_linux(brisk_sock *c, uint64_t now);
 static inline void tcp_idle_restart(brisk_sock *c, uint64_t now)
 {
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     if (s->tcp_slow_start_after_idle == BRISK_IDLE_KEEP || c->snd.una != c->snd.max || !c->timer.last_tx)
         return;
     if (s->tcp_slow_start_after_idle != BRISK_IDLE_RFC5681) {

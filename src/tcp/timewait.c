@@ -53,20 +53,21 @@
 #define TW_PER_SLAB      64u   /* records carved at once: 64 x 152 bytes, about 9.5 KB */
 #define PAWS_VALIDITY_NS (24ull * 86400 * BRISK_NSEC_PER_SEC)
 
-int tcp_tw_init(brisk_stack *st)
+int tcp_tw_init(struct brisk_tcp *t)
 {
-    struct tcp_tw_table *tt = &st->tcp->tw;
+    struct tcp_tw_table *tt = &t->tw;
     tt->nbuckets = TW_BUCKETS;
     tt->buckets = calloc(tt->nbuckets, sizeof(*tt->buckets));
     return tt->buckets ? BRISK_OK : BRISK_ERR_NOMEM;
 }
 
-void tcp_tw_destroy(brisk_stack *st)
+void tcp_tw_destroy(struct brisk_tcp *t)
 {
-    struct tcp_tw_table *tt = &st->tcp->tw;
+    struct brisk_net *net = t->net;
+    struct tcp_tw_table *tt = &t->tw;
     for (uint32_t i = 0; i < tt->nbuckets && tt->buckets; i++)
         for (struct tcp_tw *tw = tt->buckets[i]; tw; tw = tw->hnext)
-            brisk_timer_cancel(&st->wheel, &tw->timer);
+            brisk_timer_cancel(&net->wheel, &tw->timer);
     for (size_t i = 0; i < tt->nslabs; i++)
         free(tt->slabs[i]);
     free(tt->slabs);
@@ -94,27 +95,27 @@ static struct tcp_tw *tw_alloc(struct tcp_tw_table *tt)
     return tw;
 }
 
-static struct tcp_tw **bucket_of(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr,
+static struct tcp_tw **bucket_of(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr,
                                  uint16_t rport)
 {
-    struct brisk_tcp *t = st->tcp;
+    struct brisk_tcp *t = tcp_of(net);
     uint64_t h = tcp_tuple_hash(t, laddr, lport, raddr, rport);
     return &t->tw.buckets[h & (t->tw.nbuckets - 1)];
 }
 
-struct tcp_tw *tcp_tw_lookup(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+struct tcp_tw *tcp_tw_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
 {
-    if (st->tcp->tw.count == 0)
+    if (tcp_of(net)->tw.count == 0)
         return NULL; /* most stacks, most of the time: no hash to compute */
-    for (struct tcp_tw *tw = *bucket_of(st, laddr, lport, raddr, rport); tw; tw = tw->hnext)
+    for (struct tcp_tw *tw = *bucket_of(net, laddr, lport, raddr, rport); tw; tw = tw->hnext)
         if (tw->lport == lport && tw->rport == rport && tw->laddr == laddr && tw->raddr == raddr)
             return tw;
     return NULL;
 }
 
-int tcp_tw_port_in_use(brisk_stack *st, uint32_t laddr, uint16_t lport)
+int tcp_tw_port_in_use(struct brisk_net *net, uint32_t laddr, uint16_t lport)
 {
-    struct tcp_tw_table *tt = &st->tcp->tw;
+    struct tcp_tw_table *tt = &tcp_of(net)->tw;
     if (tt->count == 0)
         return 0;
     for (uint32_t i = 0; i < tt->nbuckets; i++)
@@ -124,11 +125,11 @@ int tcp_tw_port_in_use(brisk_stack *st, uint32_t laddr, uint16_t lport)
     return 0;
 }
 
-static void refused_unlink(brisk_stack *st, struct tcp_tw *tw)
+static void refused_unlink(struct brisk_net *net, struct tcp_tw *tw)
 {
     if (!tw->refused)
         return;
-    struct tcp_tw **pp = &st->tcp->tw.refused;
+    struct tcp_tw **pp = &tcp_of(net)->tw.refused;
     while (*pp && *pp != tw)
         pp = &(*pp)->bnext;
     if (*pp)
@@ -140,15 +141,15 @@ static void refused_unlink(brisk_stack *st, struct tcp_tw *tw)
 /* The end of the wait (expiry, or a RST at RCV.NXT): the connection is CLOSED and its tuple free. */
 static void tw_free(struct tcp_tw *tw)
 {
-    brisk_stack *st = tw->st;
-    struct brisk_tcp *t = st->tcp;
-    struct tcp_tw **pp = bucket_of(st, tw->laddr, tw->lport, tw->raddr, tw->rport);
+    struct brisk_net *net = tw->net;
+    struct brisk_tcp *t = tcp_of(net);
+    struct tcp_tw **pp = bucket_of(net, tw->laddr, tw->lport, tw->raddr, tw->rport);
     while (*pp && *pp != tw)
         pp = &(*pp)->hnext;
     if (*pp)
         *pp = tw->hnext;
     t->port_refs[tw->lport % TCP_PORT_BUCKETS]--;
-    refused_unlink(st, tw);
+    refused_unlink(net, tw);
     t->tw.count--;
     t->tw_count--;
     t->nsocks--;
@@ -166,15 +167,15 @@ static void tw_fired(struct brisk_timer *timer, void *arg, uint64_t now)
 /* tcp_arm_misc's TIME-WAIT restart, counted as the socket's was. */
 static void tw_restart(struct tcp_tw *tw, uint64_t now)
 {
-    brisk_timer_arm(&tw->st->wheel, &tw->timer, now + tw->st->s.tcp_time_wait_ns);
-    tw->st->c.TCPTimerWheelOps++;
+    brisk_timer_arm(&tw->net->wheel, &tw->timer, now + tw->net->s.tcp_time_wait_ns);
+    tw->net->c.TCPTimerWheelOps++;
 }
 
 /* The socket's pure ACK (output.c, tcp_send_ack / tcp_transmit): SEQ = SND.MAX, ACK = RCV.NXT, timestamps
  * if negotiated, the window it last advertised; through the socket's route, with its TOS. */
 static void tw_send_ack(struct tcp_tw *tw, uint64_t now)
 {
-    brisk_stack *st = tw->st;
+    struct brisk_net *net = tw->net;
     struct brisk_tcp_repr h = {
         .sport = tw->lport,
         .dport = tw->rport,
@@ -190,10 +191,10 @@ static void tw_send_ack(struct tcp_tw *tw, uint64_t now)
     }
     size_t hlen = BRISK_TCP_HLEN + brisk_tcp_opts_len(&h.opts);
     int rc = BRISK_ERR_NOBUFS;
-    brisk_pkt *pkt = brisk_pkt_alloc(&st->pool, (uint32_t)(hlen + BRISK_IPV4_HLEN + BRISK_ETH_HLEN));
+    brisk_pkt *pkt = brisk_pkt_alloc(&net->pool, (uint32_t)(hlen + BRISK_IPV4_HLEN + BRISK_ETH_HLEN));
     if (!pkt) {
-        st->c.IpOutDiscards++;
-        st->tx_wake_wanted = 1;
+        net->c.IpOutDiscards++;
+        net->tx_wake_wanted = 1;
     } else {
         uint8_t *b = brisk_pkt_put(pkt, (uint32_t)hlen);
         brisk_tcp_emit(b, &h);
@@ -205,25 +206,25 @@ static void tw_send_ack(struct tcp_tw *tw, uint64_t now)
         } else {
             brisk_tcp_csum_fill(b, hlen, tw->rt.src, tw->raddr);
         }
-        rc = brisk_ip_output(st, &tw->rt, tw->raddr, BRISK_IP_PROTO_TCP, tw->tos, pkt, now);
+        rc = brisk_ip_output(net, &tw->rt, tw->raddr, BRISK_IP_PROTO_TCP, tw->tos, pkt, now);
     }
     if (rc == BRISK_ERR_BUSY || rc == BRISK_ERR_NOBUFS) {
         /* Not sent: owed, and resent on the device's next wake, as the socket's was (tcp_block). */
         if (!tw->refused) {
             tw->refused = 1;
-            tw->bnext = st->tcp->tw.refused;
-            st->tcp->tw.refused = tw;
+            tw->bnext = tcp_of(net)->tw.refused;
+            tcp_of(net)->tw.refused = tw;
         }
         return;
     }
     tw->wup = tw->rcv_nxt;
-    st->c.TcpOutSegs++;
+    net->c.TcpOutSegs++;
 }
 
-void tcp_tw_run_refused(brisk_stack *st, uint64_t now)
+void tcp_tw_run_refused(struct brisk_net *net, uint64_t now)
 {
-    struct tcp_tw *list = st->tcp->tw.refused;
-    st->tcp->tw.refused = NULL;
+    struct tcp_tw *list = tcp_of(net)->tw.refused;
+    tcp_of(net)->tw.refused = NULL;
     while (list) {
         struct tcp_tw *tw = list;
         list = tw->bnext;
@@ -231,8 +232,8 @@ void tcp_tw_run_refused(brisk_stack *st, uint64_t now)
         tw->refused = 0;
         if (tw->rt.dev && brisk_netdev_stopped(tw->rt.dev)) {
             tw->refused = 1;
-            tw->bnext = st->tcp->tw.refused;
-            st->tcp->tw.refused = tw;
+            tw->bnext = tcp_of(net)->tw.refused;
+            tcp_of(net)->tw.refused = tw;
             continue;
         }
         tw_send_ack(tw, now); /* may put it back */
@@ -242,7 +243,7 @@ void tcp_tw_run_refused(brisk_stack *st, uint64_t now)
 /* tcp_oow_limited on the record's own clock. */
 static int oow_limited(struct tcp_tw *tw, uint64_t *skipped, uint64_t now)
 {
-    uint64_t iv = tw->st->s.tcp_invalid_ratelimit_ns;
+    uint64_t iv = tw->net->s.tcp_invalid_ratelimit_ns;
     if (!iv)
         return 0;
     if (tw->oow_ack_at != BRISK_TIME_NONE && now >= tw->oow_ack_at && now - tw->oow_ack_at < iv) {
@@ -256,20 +257,20 @@ static int oow_limited(struct tcp_tw *tw, uint64_t *skipped, uint64_t now)
 /* tcp_send_challenge_ack: the record's limit, then the stack's (RFC 5961 §7). */
 static void challenge_ack(struct tcp_tw *tw, uint64_t now)
 {
-    brisk_stack *st = tw->st;
-    struct brisk_tcp *t = st->tcp;
-    if (oow_limited(tw, &st->c.TCPACKSkippedChallenge, now))
+    struct brisk_net *net = tw->net;
+    struct brisk_tcp *t = tcp_of(net);
+    if (oow_limited(tw, &net->c.TCPACKSkippedChallenge, now))
         return;
     if (now - t->challenge.window_start >= BRISK_NSEC_PER_SEC) {
         t->challenge.window_start = now;
         t->challenge.count = 0;
     }
-    if (t->challenge.count >= st->s.tcp_challenge_ack_limit) {
-        st->c.TCPChallengeACKLimited++;
+    if (t->challenge.count >= net->s.tcp_challenge_ack_limit) {
+        net->c.TCPChallengeACKLimited++;
         return;
     }
     t->challenge.count++;
-    st->c.TCPChallengeACK++;
+    net->c.TCPChallengeACK++;
     tw_send_ack(tw, now);
 }
 
@@ -279,7 +280,7 @@ static int acceptable(const struct tcp_tw *tw, uint32_t seq, uint32_t seglen)
     uint32_t nxt = tw->rcv_nxt;
     if (!tcp_seq_acceptable(nxt, tw->rcv_adv, seq, seglen))
         return 0;
-    if (seglen == 0 || tw->st->s.tcp_rcv_window != TCP_RWIN_LINUX)
+    if (seglen == 0 || tw->net->s.tcp_rcv_window != TCP_RWIN_LINUX)
         return 1;
     /* tcp_rwin_acceptable: past Linux's right edge only with nothing queued. */
     int32_t w = (int32_t)(tw->rw_edge - nxt);
@@ -297,47 +298,47 @@ static int oow_exempt(const struct brisk_tcp_repr *seg)
 
 void tcp_tw_input(struct tcp_tw *tw, const struct brisk_tcp_repr *seg, uint64_t now)
 {
-    brisk_stack *st = tw->st;
+    struct brisk_net *net = tw->net;
     uint32_t seglen = (uint32_t)seg->payload_len + ((seg->flags & BRISK_TCP_SYN) ? 1u : 0u) +
                       ((seg->flags & BRISK_TCP_FIN) ? 1u : 0u);
     /* PAWS (RFC 7323 §5.3). */
     if (tw->ts && seg->opts.ts_ok && !(seg->flags & BRISK_TCP_RST) &&
         (int32_t)(seg->opts.ts_val - tw->ts_recent) < 0 && now - tw->ts_recent_age < PAWS_VALIDITY_NS) {
-        st->c.PAWSEstab++;
-        if (oow_exempt(seg) || !oow_limited(tw, &st->c.TCPACKSkippedPAWS, now))
+        net->c.PAWSEstab++;
+        if (oow_exempt(seg) || !oow_limited(tw, &net->c.TCPACKSkippedPAWS, now))
             tw_send_ack(tw, now);
         return;
     }
     if (!acceptable(tw, seg->seq, seglen)) {
         if (seg->flags & BRISK_TCP_RST)
             return; /* outside the window: not the peer's */
-        st->c.TCPOutOfWindow++;
+        net->c.TCPOutOfWindow++;
         /* The peer's FIN again (our ACK was lost): the 2 MSL wait starts over. */
         if ((seg->flags & BRISK_TCP_FIN) && seg->seq + (uint32_t)seg->payload_len + 1 == tw->rcv_nxt)
             tw_restart(tw, now);
         if (seg->flags & BRISK_TCP_SYN) {
-            st->c.TCPSYNChallenge++; /* RFC 5961 §4.2 */
+            net->c.TCPSYNChallenge++; /* RFC 5961 §4.2 */
             challenge_ack(tw, now);
             return;
         }
-        if (oow_exempt(seg) || !oow_limited(tw, &st->c.TCPACKSkippedSeq, now))
+        if (oow_exempt(seg) || !oow_limited(tw, &net->c.TCPACKSkippedSeq, now))
             tw_send_ack(tw, now);
         return;
     }
     if (seg->flags & BRISK_TCP_RST) {
         if (seg->seq != tw->rcv_nxt) { /* RFC 5961 §3.2: in the window but not exact */
-            st->c.TCPRSTChallenge++;
+            net->c.TCPRSTChallenge++;
             challenge_ack(tw, now);
             return;
         }
         /* The connection ends (as the socket's tcp_conn_done, which cancelled the timer). */
-        brisk_timer_cancel(&st->wheel, &tw->timer);
-        st->c.TCPTimerWheelOps++;
+        brisk_timer_cancel(&net->wheel, &tw->timer);
+        net->c.TCPTimerWheelOps++;
         tw_free(tw);
         return;
     }
     if (seg->flags & BRISK_TCP_SYN) {
-        st->c.TCPSYNChallenge++;
+        net->c.TCPSYNChallenge++;
         challenge_ack(tw, now);
         return;
     }
@@ -371,8 +372,8 @@ static int settleable(brisk_sock *c, uint64_t now)
 
 int tcp_tw_settle(brisk_sock *c, uint64_t now)
 {
-    brisk_stack *st = c->st;
-    struct brisk_tcp *t = st->tcp;
+    struct brisk_net *net = c->net;
+    struct brisk_tcp *t = tcp_of(net);
     if (!settleable(c, now))
         return 0;
     /* The window its next ACK would carry. Choosing it again after the ACK of the peer's FIN changes
@@ -389,7 +390,7 @@ int tcp_tw_settle(brisk_sock *c, uint64_t now)
         t->tw.kept++;
         return 0;
     }
-    tw->st = st;
+    tw->net = net;
     tw->rt = c->rt;
     tw->laddr = c->id.laddr;
     tw->lport = c->id.lport;
@@ -409,11 +410,11 @@ int tcp_tw_settle(brisk_sock *c, uint64_t now)
     tw->oow_ack_at = c->oow_ack_at;
     tw->buf_empty = c->rcv.buf.len == 0;
     brisk_timer_init(&tw->timer, tw_fired, tw);
-    brisk_timer_move(&st->wheel, &tw->timer, &c->timer.misc);
+    brisk_timer_move(&net->wheel, &tw->timer, &c->timer.misc);
     c->timer.misc_kind = TCP_MISC_NONE;
 
     /* The record takes the socket's place: table, port, TIME-WAIT bucket, socket count. */
-    struct tcp_tw **b = bucket_of(st, tw->laddr, tw->lport, tw->raddr, tw->rport);
+    struct tcp_tw **b = bucket_of(net, tw->laddr, tw->lport, tw->raddr, tw->rport);
     tw->hnext = *b;
     *b = tw;
     t->tw.count++;

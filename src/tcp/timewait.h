@@ -12,6 +12,7 @@
 #include "net/ip.h"
 
 struct brisk_sock;
+struct brisk_tcp;
 struct brisk_tcp_repr;
 struct brisk_ipv4_repr;
 
@@ -20,7 +21,7 @@ struct brisk_ipv4_repr;
 struct tcp_tw {
     struct tcp_tw *hnext;     /* hash chain (struct tcp_tw_table.buckets), or the pool's free list */
     struct tcp_tw *bnext;     /* the list of records whose ACK the device refused */
-    brisk_stack *st;          /* the timer callback's way back */
+    struct brisk_net *net;          /* the timer callback's way back */
     struct brisk_timer timer; /* the 2 MSL expiry, moved here from the socket's misc timer */
     struct brisk_route rt;    /* the socket's route: its ACKs leave as the socket's did */
     uint64_t ts_recent_age;   /* when TS.Recent was set (PAWS' 24-day validity, RFC 7323 §5.5) */
@@ -61,18 +62,18 @@ struct tcp_tw_table {
 #define TCP_TW_SIZE ((sizeof(struct tcp_tw) + 7) & ~(size_t)7)
 _Static_assert(TCP_TW_SIZE <= 256, "a TIME-WAIT record within 256 bytes");
 
-int tcp_tw_init(brisk_stack *st);
-void tcp_tw_destroy(brisk_stack *st);
+int tcp_tw_init(struct brisk_tcp *t);
+void tcp_tw_destroy(struct brisk_tcp *t);
 /* Replaces orphan c in TIME-WAIT by a record and frees c, when nothing of c's but what a record holds can
  * still matter (see timewait.c); returns 1 if it did (c is gone), 0 if c stays whole. */
 int tcp_tw_settle(struct brisk_sock *c, uint64_t now);
 /* The record for a tuple, or NULL. */
-struct tcp_tw *tcp_tw_lookup(brisk_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
+struct tcp_tw *tcp_tw_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
 /* A segment for a record's tuple: answered as the TIME-WAIT socket would have. */
 void tcp_tw_input(struct tcp_tw *tw, const struct brisk_tcp_repr *seg, uint64_t now);
 /* Resends the ACKs the device refused (from brisk_tcp_run_blocked). */
-void tcp_tw_run_refused(brisk_stack *st, uint64_t now);
+void tcp_tw_run_refused(struct brisk_net *net, uint64_t now);
 /* Whether a record holds local port lport (on laddr, or any address for 0). */
-int tcp_tw_port_in_use(brisk_stack *st, uint32_t laddr, uint16_t lport);
+int tcp_tw_port_in_use(struct brisk_net *net, uint32_t laddr, uint16_t lport);
 
 #endif

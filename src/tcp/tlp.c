@@ -47,7 +47,7 @@
 
 uint64_t tcp_tlp_timeout(const brisk_sock *c)
 {
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     if (!s->tcp_tlp || !c->opt.sack || c->timer.tlp_on || c->cc.in_loss)
         return 0;
     if (c->cc.in_recovery && !s->tcp_recovery_probe)
@@ -78,7 +78,7 @@ uint64_t tcp_tlp_timeout(const brisk_sock *c)
 
 static int linux_timers(const brisk_sock *c)
 {
-    return c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX;
+    return c->net->s.tcp_loss_timers == BRISK_COMPAT_LINUX;
 }
 
 /* Segments outstanding as Linux's packets_out counts them: the scoreboard's records, and a FIN sent alone. */
@@ -97,7 +97,7 @@ uint64_t tcp_tlp_timeout_linux(const brisk_sock *c, uint64_t rto_delta)
     /* tcp_schedule_loss_probe: SACK connections with data out, in the Open or CWR state — not while SACKed
      * or lost data is outstanding (Disorder), in recovery, or after an RTO (Loss). It does not ask whether a
      * probe is already out: tcp_send_loss_probe declines the second one when the timer fires. */
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     if (!s->tcp_tlp || !c->opt.sack || c->cc.in_recovery || c->cc.in_loss || c->sb.sacked || c->sb.lost)
         return 0;
     switch (c->state) {
@@ -203,7 +203,7 @@ void tcp_tlp_fire(brisk_sock *c, uint64_t now)
         return;
     }
     int retrans = 0;
-    if (c->cc.in_recovery && c->st->s.tcp_recovery_probe) {
+    if (c->cc.in_recovery && c->net->s.tcp_recovery_probe) {
         /* tcp_recovery_probe (the essay): new data or nothing; no second reduction on its ACK. Either way
          * the episode's probe is spent (tlp_on), so what follows is the RTO, not another probe deadline. */
         int sent = probe_new_data(c, now);
@@ -211,8 +211,8 @@ void tcp_tlp_fire(brisk_sock *c, uint64_t now)
         c->timer.tlp_retrans = 0;
         c->timer.tlp_end = c->snd.max;
         if (sent) {
-            c->st->c.TCPLossProbes++;
-            c->st->c.TCPRecoveryProbes++;
+            c->net->c.TCPLossProbes++;
+            c->net->c.TCPRecoveryProbes++;
             c->stat.tlp_probes++;
         }
         tcp_rearm_rto(c, now);
@@ -225,7 +225,7 @@ void tcp_tlp_fire(brisk_sock *c, uint64_t now)
         }
         retrans = 1;
     }
-    c->st->c.TCPLossProbes++;
+    c->net->c.TCPLossProbes++;
     c->stat.tlp_probes++;
     c->timer.tlp_on = 1;
     c->timer.tlp_retrans = (uint8_t)retrans;
@@ -279,6 +279,6 @@ void tcp_tlp_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t prior
     c->cc_ops->on_enter_recovery(&c->cc, prior_cwnd, c->snd.max, now);
     tcp_set_ca_state(c, TCP_CA_OPEN);
     c->cc.cwnd = c->cc.ssthresh;
-    c->st->c.TCPLossProbeRecovery++;
+    c->net->c.TCPLossProbeRecovery++;
     c->stat.tlp_recoveries++;
 }

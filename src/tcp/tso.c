@@ -18,7 +18,7 @@
 
 uint32_t tcp_size_goal(const brisk_sock *c, uint32_t mss)
 {
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     const brisk_netdev *dev = c->rt.dev;
     if (!s->tcp_tso || !dev || !(dev->cfg.caps & BRISK_NETDEV_CAP_GSO) || mss == 0)
         return mss;
@@ -43,9 +43,9 @@ uint32_t tcp_size_goal(const brisk_sock *c, uint32_t mss)
 uint32_t tcp_write_goal(brisk_sock *c)
 {
     const brisk_netdev *dev = c->rt.dev;
-    int sw = c->st->s.tcp_sw_gso != 0;
+    int sw = c->net->s.tcp_sw_gso != 0;
     uint32_t mss = !c->snd.mss ? TCP_DEFAULT_MSS : sw ? tcp_mss_now(c) : c->snd.mss;
-    int dev_gso = c->st->s.tcp_tso && dev && (dev->cfg.caps & BRISK_NETDEV_CAP_GSO);
+    int dev_gso = c->net->s.tcp_tso && dev && (dev->cfg.caps & BRISK_NETDEV_CAP_GSO);
     if (!dev_gso && !sw)
         return mss;
     /* Linux's tcp_xmit_size_goal: the route's GSO limit, bounded to half the largest window the peer offered

@@ -68,7 +68,7 @@ const struct tcp_tsq_rule tcp_tsq_rules[BRISK_TSQ_RULES] = {
 void tcp_charge(brisk_sock *c, brisk_pkt *pkt)
 {
     pkt->owner = c;
-    pkt->truesize = pkt->len + BRISK_IPV4_HLEN + BRISK_ETH_HLEN + c->st->s.tcp_buf_overhead;
+    pkt->truesize = pkt->len + BRISK_IPV4_HLEN + BRISK_ETH_HLEN + c->net->s.tcp_buf_overhead;
     c->tsq.wmem += pkt->truesize;
     c->tsq.pkts++;
 }
@@ -82,12 +82,12 @@ void brisk_tcp_pkt_released(void *ctx, brisk_pkt *pkt)
     c->tsq.pkts--;
     if (c->tsq.zombie) {
         if (c->tsq.pkts == 0) {
-            brisk_sock **pp = &c->st->tcp->zombies;
+            brisk_sock **pp = &tcp_of(c->net)->zombies;
             while (*pp && *pp != c)
                 pp = &(*pp)->hnext;
             if (*pp)
                 *pp = c->hnext;
-            c->st->tcp->nsocks--;
+            tcp_of(c->net)->nsocks--;
             free(c);
         }
         return;
@@ -95,16 +95,16 @@ void brisk_tcp_pkt_released(void *ctx, brisk_pkt *pkt)
     if (c->tsq.throttled) {
         /* Room below TCP again. Never transmit from here: park it for the stack's next poll. */
         c->tsq.throttled = 0;
-        c->st->c.TSQResumes++;
+        c->net->c.TSQResumes++;
         tcp_block(c);
-        c->st->tx_wake = 1;
+        c->net->tx_wake = 1;
     }
 }
 
 /* The budget; tcp_tsq_over inlines it (a bulk sender asks it several times per segment it sends). */
 static inline uint64_t tsq_limit(const brisk_sock *c)
 {
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     uint64_t hold = BRISK_NSEC_PER_SEC >> s->tcp_pacing_shift;
     if (s->tcp_tsq_adaptive && c->rt.dev) {
         uint64_t lat = c->rt.dev->stats.tx_done_overhead_ns * s->tcp_tsq_latency_factor;
@@ -125,7 +125,7 @@ uint64_t tcp_tsq_limit(const brisk_sock *c)
 
 int tcp_tsq_over(brisk_sock *c)
 {
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     uint64_t limit = tsq_limit(c);
     if (brisk_seq_lt(c->snd.nxt, c->snd.max))
         limit *= 2; /* retransmissions get twice the room (Linux tcp_xmit_retransmit_queue) */
@@ -138,6 +138,6 @@ int tcp_tsq_over(brisk_sock *c)
         c->tsq.throttled = 0;
         return 0;
     }
-    c->st->c.TSQThrottles++;
+    c->net->c.TSQThrottles++;
     return 1;
 }

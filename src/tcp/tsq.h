@@ -53,7 +53,7 @@ int tcp_tsq_over(brisk_sock *c);
 static inline uint64_t tcp_tsq_two_bufs(const brisk_sock *c)
 {
     return 2ull *
-           (c->snd.mss + BRISK_ETH_HLEN + BRISK_IPV4_HLEN + BRISK_TCP_HLEN + c->st->s.tcp_buf_overhead);
+           (c->snd.mss + BRISK_ETH_HLEN + BRISK_IPV4_HLEN + BRISK_TCP_HLEN + c->net->s.tcp_buf_overhead);
 }
 
 /* The transmit function asks before every segment: inline, so that the usual answer costs no call. At or
@@ -61,7 +61,7 @@ static inline uint64_t tcp_tsq_two_bufs(const brisk_sock *c)
  * rate arithmetic. */
 static inline int tcp_tsq_holds(brisk_sock *c)
 {
-    const struct brisk_settings *s = &c->st->s;
+    const struct brisk_settings *s = &c->net->s;
     if (!s->tcp_tsq)
         return 0;
     uint64_t floor = s->tcp_limit_output_bytes;

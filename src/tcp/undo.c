@@ -93,14 +93,14 @@ void tcp_undo_dsack(brisk_sock *c, uint32_t segs, uint64_t now)
         return;
     c->undo.retrans = segs < c->undo.retrans ? c->undo.retrans - segs : 0;
     if (c->undo.retrans == 0) {
-        c->st->c.TCPDSACKUndo++;
+        c->net->c.TCPDSACKUndo++;
         undo(c, now);
     }
 }
 
 int tcp_undo_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
 {
-    int linux_rules = c->st->s.tcp_loss_timers == BRISK_COMPAT_LINUX;
+    int linux_rules = c->net->s.tcp_loss_timers == BRISK_COMPAT_LINUX;
     if (!seg->opts.ts_ok || (int32_t)(seg->opts.ts_ecr - c->recov.rtx_tsval) >= 0 ||
         (linux_rules && !seg->opts.ts_ecr)) {
         /* The echo is of a retransmission or later: a hole was repaired, and since TS.Recent never goes
@@ -114,9 +114,9 @@ int tcp_undo_ack(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
     if (c->sb.retrans || (c->sb.lost && !linux_rules))
         return 0;
     if (brisk_seq_lt(seg->ack, c->cc.recover))
-        c->st->c.TCPPartialUndo++;
+        c->net->c.TCPPartialUndo++;
     else
-        c->st->c.TCPFullUndo++;
+        c->net->c.TCPFullUndo++;
     c->rack.reord = 1; /* the path reordered: a hole filled late by its original (RFC 8985 §6.2 step 3) */
     undo(c, now);
     return 1;
@@ -132,7 +132,7 @@ int tcp_frto_ack(brisk_sock *c, int advanced, uint32_t delivered_orig, uint64_t 
     if (!c->undo.frto)
         return 0;
     if (advanced && delivered_orig > 0) {
-        c->st->c.TCPSpuriousRTOs++;
+        c->net->c.TCPSpuriousRTOs++;
         undo(c, now);
         return 1;
     }

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/stack.h"
+#include "stack/stack.h"
 #include "fuzz/harness.h"
 #include "net/ipfrag.h"
 #include "wire/eth.h"
@@ -58,10 +58,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct fh h;
     fh_init_with(&h, (mode & 8) ? FH_LISTEN : FH_PASSIVE, "ipfrag_time=2s");
     /* The harness takes one extra setting: the rest are set on the live stack's copy before any fragment. */
-    if (brisk_settings_set(&h.st->s, thresh) != BRISK_OK ||
-        brisk_settings_set(&h.st->s, (mode & 1) ? "ipfrag_evict=0" : "ipfrag_evict=1") != BRISK_OK)
+    if (brisk_settings_set(&h.st->net.s, thresh) != BRISK_OK ||
+        brisk_settings_set(&h.st->net.s, (mode & 1) ? "ipfrag_evict=0" : "ipfrag_evict=1") != BRISK_OK)
         fh_fail("settings");
-    uint64_t high = h.st->s.ipfrag_high_thresh;
+    uint64_t high = h.st->net.s.ipfrag_high_thresh;
 
     static const uint8_t protos[4] = {BRISK_IP_PROTO_TCP, BRISK_IP_PROTO_ICMP, BRISK_IP_PROTO_UDP, 99};
     for (unsigned n = 0; n < MAX_RECORDS && off + 8 <= size; n++, off += 8) {
@@ -92,10 +92,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fh_input(&h, frame, flen, 0);
 
         fh_check(&h);
-        int rc = brisk_ipfrag_check(h.st);
+        int rc = brisk_ipfrag_check(&h.st->net);
         if (rc)
             fh_fail("ipfrag: brisk_ipfrag_check %d after record %u", rc, n);
-        uint64_t mem = brisk_ipfrag_mem(h.st);
+        uint64_t mem = brisk_ipfrag_mem(&h.st->net);
         if (mem > high + ((mode & 1) ? 2048 : 0))
             fh_fail("ipfrag: %llu bytes held, bound %llu", (unsigned long long)mem, (unsigned long long)high);
     }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "fuzz/harness.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 #include "wire/arp.h"
 #include "wire/csum.h"
@@ -303,7 +304,7 @@ static void g_seg_at(struct gseq *g, uint16_t delay_ms, uint8_t flags, size_t pl
     if (flags & BRISK_TCP_RST)
         t.opts.ts_ok = 0;
     if (g->buf[0] & FH_REL_SEQ) {
-        brisk_sock *c = tcp_conn_lookup(g->h.st, FH_LOCAL_IP, g->lport, FH_PEER_IP, g->pport);
+        brisk_sock *c = tcp_conn_lookup(&g->h.st->net, FH_LOCAL_IP, g->lport, FH_PEER_IP, g->pport);
         if (c) {
             t.seq -= c->rcv.nxt;
             t.ack -= c->snd.una;

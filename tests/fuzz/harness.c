@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/stack.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 #include "wire/arp.h"
 #include "wire/csum.h"
@@ -85,7 +85,7 @@ static void collect(struct fh *h, struct seen *last)
         }
     }
     fakedev_clear(&h->f);
-    fakedev_complete_all(&h->f, h->st->now);
+    fakedev_complete_all(&h->f, h->st->net.now);
 }
 
 void fh_run(struct fh *h, uint64_t until)
@@ -148,7 +148,7 @@ static void relative(const struct fh *h, uint8_t *b, size_t len)
     if (ip[9] != BRISK_IP_PROTO_TCP || ihl < BRISK_IPV4_HLEN || BRISK_ETH_HLEN + ihl + BRISK_TCP_HLEN > len)
         return;
     uint8_t *t = ip + ihl;
-    brisk_sock *c = tcp_conn_lookup(h->st, FH_LOCAL_IP, brisk_get16(t + 2), FH_PEER_IP, brisk_get16(t));
+    brisk_sock *c = tcp_conn_lookup(&h->st->net, FH_LOCAL_IP, brisk_get16(t + 2), FH_PEER_IP, brisk_get16(t));
     if (!c)
         return;
     brisk_put32(t + 4, brisk_get32(t + 4) + c->rcv.nxt);
@@ -397,8 +397,8 @@ void fh_app_call(struct fh *h, unsigned op, unsigned arg)
 
 static void check_conn(const struct fh *h, const brisk_sock *c)
 {
-    const struct brisk_settings *s = &h->st->s;
-    if (c->st != h->st)
+    const struct brisk_settings *s = &h->st->net.s;
+    if (c->net != &h->st->net)
         fh_fail("socket of another stack in the table");
     if (c->state > BRISK_TCP_TIME_WAIT)
         fh_fail("state %u out of range", c->state);
@@ -472,8 +472,8 @@ void fh_check(struct fh *h)
             check_conn(h, c);
     if (h->conn)
         check_conn(h, h->conn);
-    if (st->pool.bytes > st->pool.bytes_limit + (1u << 20))
-        fh_fail("packet pool %llu bytes over its bound", (unsigned long long)st->pool.bytes);
+    if (st->net.pool.bytes > st->net.pool.bytes_limit + (1u << 20))
+        fh_fail("packet pool %llu bytes over its bound", (unsigned long long)st->net.pool.bytes);
     struct brisk_counters c;
     brisk_stack_get_counters(st, &c);
     if (c.IpInDelivers > c.IpInReceives || c.IpInReceives > c.EthInFrames || c.TcpInSegs > c.IpInDelivers)

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "core/stack.h"
+#include "stack/stack.h"
 #include "net/ipfrag.h"
 #include "support/fakedev.h"
 #include "support/tcpforge.h"
@@ -79,7 +79,7 @@ static struct env *env_new(const char *const *sets)
 
 static void env_free(struct env *e)
 {
-    fakedev_destroy(&e->f, e->st->now);
+    fakedev_destroy(&e->f, e->st->net.now);
     assert_int_equal(brisk_stack_pkts_in_use(e->st), 0);
     brisk_stack_free(e->st); /* frees whatever reassembly still holds: ASan would see a leak */
     free(e);
@@ -94,7 +94,7 @@ static struct brisk_counters counters(struct env *e)
 
 static void check(struct env *e)
 {
-    int rc = brisk_ipfrag_check(e->st);
+    int rc = brisk_ipfrag_check(&e->st->net);
     if (rc)
         fail_msg("brisk_ipfrag_check: %d", rc);
 }
@@ -168,8 +168,8 @@ static void test_in_order(void **state)
     assert_int_equal(c.IpReasmFails, 0);
     assert_int_equal(c.IcmpInEchos, 1);
     assert_int_equal(c.IpInDelivers, 1);
-    assert_int_equal(brisk_ipfrag_queues(e->st), 0);
-    assert_int_equal(brisk_ipfrag_mem(e->st), 0);
+    assert_int_equal(brisk_ipfrag_queues(&e->st->net), 0);
+    assert_int_equal(brisk_ipfrag_mem(&e->st->net), 0);
     env_free(e);
 }
 
@@ -183,7 +183,7 @@ static void test_reverse_and_shuffled(void **state)
             frag_i(e, 7, orders[k][i]);
         expect_echo_reply(e);
         assert_int_equal(counters(e).IpReasmOKs, 1);
-        assert_int_equal(brisk_ipfrag_mem(e->st), 0);
+        assert_int_equal(brisk_ipfrag_mem(&e->st->net), 0);
         env_free(e);
     }
 }
@@ -209,7 +209,7 @@ static void test_duplicate(void **state)
     assert_int_equal(c.IpReasmOverlaps, 0);
     /* A repeat after the datagram completed starts a new one (Linux too: the queue is gone). */
     frag_i(e, 9, 3);
-    assert_int_equal(brisk_ipfrag_queues(e->st), 1);
+    assert_int_equal(brisk_ipfrag_queues(&e->st->net), 1);
     env_free(e);
 }
 
@@ -224,7 +224,7 @@ static void test_overlap(void **state)
     struct brisk_counters c = counters(e);
     assert_int_equal(c.IpReasmOverlaps, 1);
     assert_int_equal(c.IpReasmFails, 1);
-    assert_int_equal(brisk_ipfrag_queues(e->st), 0);
+    assert_int_equal(brisk_ipfrag_queues(&e->st->net), 0);
     /* The rest of the datagram now makes a new, incomplete one: no reply. */
     for (int i = 1; i < NFRAG; i++)
         frag_i(e, 3, i);
@@ -258,10 +258,10 @@ static void test_timeout_with_icmp(void **state)
     assert_int_equal(brisk_stack_next_deadline(e->st) <= 1 * MS + 30 * SEC, 1);
     brisk_stack_poll(e->st, 1 * MS + 30 * SEC - 1);
     assert_int_equal(e->f.ntx, 0);
-    assert_int_equal(brisk_ipfrag_queues(e->st), 1);
+    assert_int_equal(brisk_ipfrag_queues(&e->st->net), 1);
     brisk_stack_poll(e->st, 1 * MS + 30 * SEC);
-    assert_int_equal(brisk_ipfrag_queues(e->st), 0);
-    assert_int_equal(brisk_ipfrag_mem(e->st), 0);
+    assert_int_equal(brisk_ipfrag_queues(&e->st->net), 0);
+    assert_int_equal(brisk_ipfrag_mem(&e->st->net), 0);
     assert_int_equal(e->f.ntx, 1);
     const uint8_t *f = e->f.tx[0].data;
     struct brisk_ipv4_repr ip;
@@ -297,7 +297,7 @@ static void test_timeout_with_icmp(void **state)
     /* Nor about a datagram sent to the broadcast address. */
     e->now = 70 * SEC;
     frag_data(e, PEER, IP4(10, 0, 0, 255), bcast_mac, 13, 0, e->echo, 256, 1);
-    assert_int_equal(brisk_ipfrag_queues(e->st), 1);
+    assert_int_equal(brisk_ipfrag_queues(&e->st->net), 1);
     brisk_stack_poll(e->st, 101 * SEC);
     assert_int_equal(e->f.ntx, 0);
     assert_int_equal(counters(e).IpReasmTimeout, 3);
@@ -316,7 +316,7 @@ static void flood(struct env *e, uint16_t from, uint16_t n)
 {
     for (uint16_t id = from; id < from + n; id++) {
         frag_i(e, id, 0);
-        assert_true(brisk_ipfrag_mem(e->st) <= 16384 + 256 + 64);
+        assert_true(brisk_ipfrag_mem(&e->st->net) <= 16384 + 256 + 64);
     }
 }
 
@@ -326,8 +326,8 @@ static void test_memory_bound_evicts_oldest(void **state)
     struct env *e = env_new((const char *const[]){"ipfrag_high_thresh=16K", NULL});
     frag_i(e, 1000, 0); /* the victim to be: the oldest */
     flood(e, 1, 200);
-    assert_true(brisk_ipfrag_mem(e->st) <= 16384);
-    uint32_t held = brisk_ipfrag_queues(e->st);
+    assert_true(brisk_ipfrag_mem(&e->st->net) <= 16384);
+    uint32_t held = brisk_ipfrag_queues(&e->st->net);
     assert_true(held >= 20 && held < 60);
     struct brisk_counters c = counters(e);
     assert_int_equal(c.IpReasmFails, 201 - held); /* each eviction is one failed datagram */
@@ -359,9 +359,9 @@ static void test_memory_bound_linux_refuses(void **state)
     for (int i = 0; i < NFRAG - 1; i++)
         frag_i(e, 2000, i);
     flood(e, 1, 200);
-    uint32_t held = brisk_ipfrag_queues(e->st);
+    uint32_t held = brisk_ipfrag_queues(&e->st->net);
     assert_true(held >= 10 && held < 60);
-    assert_true(brisk_ipfrag_mem(e->st) > 16384); /* by at most the fragment that crossed it */
+    assert_true(brisk_ipfrag_mem(&e->st->net) > 16384); /* by at most the fragment that crossed it */
     assert_int_equal(counters(e).IpReasmFails, 201 - held);
     frag_i(e, 2000, NFRAG - 1);
     assert_int_equal(e->f.ntx, 0);
@@ -370,7 +370,7 @@ static void test_memory_bound_linux_refuses(void **state)
     brisk_stack_poll(e->st, 31 * SEC);
     e->now = 31 * SEC;
     fakedev_destroy(&e->f, e->now); /* the Time Exceeded messages */
-    assert_int_equal(brisk_ipfrag_mem(e->st), 0);
+    assert_int_equal(brisk_ipfrag_mem(&e->st->net), 0);
     for (int i = 0; i < NFRAG; i++)
         frag_i(e, 3000, i);
     expect_echo_reply(e);
@@ -386,7 +386,7 @@ static void test_reassembly_off(void **state)
         frag_i(e, 1, i);
     assert_int_equal(e->f.ntx, 0);
     assert_int_equal(counters(e).IpReasmFails, NFRAG);
-    assert_int_equal(brisk_ipfrag_queues(e->st), 0);
+    assert_int_equal(brisk_ipfrag_queues(&e->st->net), 0);
     env_free(e);
 }
 
@@ -403,14 +403,14 @@ static void test_bounds(void **state)
     frag_i(e, 22, 0);
     frag_data(e, PEER, US, NULL, 22, 65528, big, 1480, 0);
     assert_int_equal(counters(e).IpReasmFails, 1);
-    assert_int_equal(brisk_ipfrag_queues(e->st), 0);
+    assert_int_equal(brisk_ipfrag_queues(&e->st->net), 0);
     /* The largest datagram: 65,515 bytes after a 20-byte header. One byte more is dropped, MF or not. */
     frag_data(e, PEER, US, NULL, 23, 65488, big, 27, 0);
-    assert_int_equal(brisk_ipfrag_queues(e->st), 1);
+    assert_int_equal(brisk_ipfrag_queues(&e->st->net), 1);
     frag_data(e, PEER, US, NULL, 24, 65488, big, 28, 0);
     frag_data(e, PEER, US, NULL, 25, 65512, big, 8, 1);
     assert_int_equal(counters(e).IpReasmFails, 3);
-    assert_int_equal(brisk_ipfrag_queues(e->st), 1);
+    assert_int_equal(brisk_ipfrag_queues(&e->st->net), 1);
     env_free(e); /* datagram 23 still held: freed with the stack */
 
     e = env_new(NULL);
@@ -418,11 +418,11 @@ static void test_bounds(void **state)
     frag_i(e, 31, 0);
     frag(e, 31, 256, 0, 1);
     assert_int_equal(counters(e).IpReasmFails, 1);
-    assert_int_equal(brisk_ipfrag_queues(e->st), 0);
+    assert_int_equal(brisk_ipfrag_queues(&e->st->net), 0);
     /* MF with 7 bytes: nothing left after the cut, the datagram is dropped. */
     frag(e, 32, 0, 7, 1);
     assert_int_equal(counters(e).IpReasmFails, 2);
-    assert_int_equal(brisk_ipfrag_queues(e->st), 0);
+    assert_int_equal(brisk_ipfrag_queues(&e->st->net), 0);
     /* MF with 261 bytes: cut to 256; the next fragment at 256 then fits and the datagram completes. */
     frag(e, 33, 0, 261, 1);
     frag(e, 33, 256, 256, 1);
@@ -435,7 +435,7 @@ static void test_bounds(void **state)
     frag(e, 35, 256, 248, 0);
     frag(e, 35, 504, 256, 1);
     assert_int_equal(counters(e).IpReasmFails, 4);
-    assert_int_equal(brisk_ipfrag_queues(e->st), 0);
+    assert_int_equal(brisk_ipfrag_queues(&e->st->net), 0);
     env_free(e);
 }
 
@@ -469,7 +469,7 @@ static void test_tcp_segment_in_fragments(void **state)
         brisk_ipv4_emit(frame + 14, &ip);
         /* The device vouches for the checksum of the frame it saw: that says nothing of the segment. */
         brisk_stack_input_flags(f.t.st, f.t.f.dev, frame, n, BRISK_RX_CSUM_VALID, now);
-        assert_int_equal(brisk_ipfrag_check(f.t.st), 0);
+        assert_int_equal(brisk_ipfrag_check(&f.t.st->net), 0);
         if (i > 0)
             assert_int_equal(tf_pending(&f.t), 0);
     }

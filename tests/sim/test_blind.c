@@ -28,6 +28,7 @@
 #include "brisk/sim.h"
 #include "core/rand.h"
 #include "support/testutil.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 #include "wire/eth.h"
 #include "wire/ipv4.h"

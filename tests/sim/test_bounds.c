@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "support/tcpforge.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define ACK BRISK_TCP_ACK
@@ -88,7 +89,7 @@ static void test_time_wait_buckets_bounded(void **state)
     assert_int_equal(brisk_stack_sockets(t.st), 2);
     tf_run(&t, now + 130 * TF_SEC);
     assert_int_equal(brisk_stack_sockets(t.st), 1);
-    brisk_close(l, t.st->now);
+    brisk_close(l, t.st->net.now);
     tf_free(&t);
 }
 
@@ -108,7 +109,7 @@ static void test_time_wait_buckets_zero(void **state)
     assert_int_equal(tf_counters(&t).TCPTimeWaitOverflow, 1);
     assert_int_equal(t.st->tcp->tw_count, 0);
     assert_int_equal(brisk_stack_sockets(t.st), 1);
-    brisk_close(l, t.st->now);
+    brisk_close(l, t.st->net.now);
     tf_free(&t);
 }
 
@@ -165,10 +166,10 @@ static void flood_setup(struct flood *f, const char *const *sets)
 
 static void flood_finish(struct flood *f)
 {
-    brisk_abort(f->c, f->t.st->now);
+    brisk_abort(f->c, f->t.st->net.now);
     while (tf_pending(&f->t))
         tf_take(&f->t);
-    brisk_close(f->l, f->t.st->now);
+    brisk_close(f->l, f->t.st->net.now);
     tf_free(&f->t);
 }
 
@@ -179,7 +180,7 @@ static void test_ooo_flood_bounded_by_segments(void **state)
     static const char *const sets[] = {"tcp_ooo_max_segs=256", NULL};
     struct flood f;
     flood_setup(&f, sets);
-    uint64_t pool_before = f.t.st->pool.in_use;
+    uint64_t pool_before = f.t.st->net.pool.in_use;
     flood(&f, 20000, TF_SEC);
     assert_int_equal(f.c->rcv.ooo.nsegs, 256);
     assert_int_equal(f.c->rcv.ooo.bytes, 256);
@@ -187,7 +188,7 @@ static void test_ooo_flood_bounded_by_segments(void **state)
     assert_int_equal(k.TCPOFOQueue, 256);
     assert_int_equal(k.TCPOFODrop, 20000 - 256);
     /* Pool use: the held pieces, nothing else accumulates. */
-    assert_true(f.t.st->pool.in_use <= pool_before + 256);
+    assert_true(f.t.st->net.pool.in_use <= pool_before + 256);
     assert_true(f.c->rcv.ooo.mem <= 2ull * f.c->rcv.rcvbuf);
     deliver_and_check(&f, 40000, TF_SEC + TF_MS);
     flood_finish(&f);
@@ -208,7 +209,7 @@ static void test_ooo_flood_bounded_by_rcvbuf(void **state)
     struct brisk_counters k = tf_counters(&f.t);
     assert_int_equal(k.TCPOFOQueue + k.TCPOFODrop, 20000);
     assert_int_equal(k.TCPOFOQueue, held);
-    assert_true(f.t.st->pool.bytes <= f.t.st->pool.bytes_limit);
+    assert_true(f.t.st->net.pool.bytes <= f.t.st->net.pool.bytes_limit);
     assert_int_equal(k.PktAllocFails, 0); /* the connection's bound stopped it, not the pool */
     deliver_and_check(&f, 40000, TF_SEC + TF_MS);
     flood_finish(&f);

@@ -33,7 +33,7 @@
 
 #include "brisk/sim.h"
 #include "core/rand.h"
-#include "core/stack.h"
+#include "stack/stack.h"
 #include "support/testutil.h"
 #include "wire/arp.h"
 #include "wire/csum.h"
@@ -406,8 +406,8 @@ struct goodput {
 static uint64_t unresolved(const brisk_stack *st)
 {
     uint64_t n = 0;
-    for (uint32_t i = 0; i < st->neigh.size; i++)
-        n += st->neigh.e[i].state == BRISK_NEIGH_INCOMPLETE;
+    for (uint32_t i = 0; i < st->net.neigh.size; i++)
+        n += st->net.neigh.e[i].state == BRISK_NEIGH_INCOMPLETE;
     return n;
 }
 

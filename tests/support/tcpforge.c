@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/stack.h"
+#include "stack/stack.h"
 #include "wire/arp.h"
 #include "wire/eth.h"
 #include "wire/icmp.h"
@@ -86,7 +86,7 @@ void tf_init(struct tf *t, const char *const *sets)
 void tf_free(struct tf *t)
 {
     tf_collect(t);
-    fakedev_destroy(&t->f, t->st->now);
+    fakedev_destroy(&t->f, t->st->net.now);
     for (size_t i = 0; i < t->nq; i++)
         free(t->q[i].frame);
     free(t->q);
@@ -142,7 +142,7 @@ void tf_collect(struct tf *t)
     }
     t->f.ntx = 0;
     if (t->f.nheld && !t->hold_completions)
-        fakedev_complete_all(&t->f, t->st->now);
+        fakedev_complete_all(&t->f, t->st->net.now);
 }
 
 void tf_run(struct tf *t, uint64_t until)
@@ -220,7 +220,7 @@ struct tf_seg *tf_take_at(struct tf *t, const char *file, int line)
     tf_collect(t);
     if (t->head == t->nq) {
         print_error("%s:%d: expected a segment from the stack, none was sent (now %" PRIu64 ")\n", file, line,
-                    t->st->now);
+                    t->st->net.now);
         _fail(file, line);
     }
     return &t->q[t->head++];
@@ -367,7 +367,7 @@ void tf_conn_open(struct tf_conn *f, const char *const *sets, const char *const 
     memset(f, 0, sizeof(*f));
     tf_init(&f->t, sets);
     for (; more && *more; more++)
-        assert_int_equal(brisk_settings_set(&f->t.st->s, *more), BRISK_OK);
+        assert_int_equal(brisk_settings_set(&f->t.st->net.s, *more), BRISK_OK);
     f->l = tf_listen(&f->t, 80);
     tf_peer_init(&f->p, &f->t, 40000, 80, 1000);
     f->c = tf_open_passive(&f->p, f->l, syn_opts, 0, rtt);
@@ -376,12 +376,12 @@ void tf_conn_open(struct tf_conn *f, const char *const *sets, const char *const 
 
 void tf_conn_close(struct tf_conn *f)
 {
-    fakedev_complete_all(&f->t.f, f->t.st->now); /* what a slow device still held: TSQ's charges go */
+    fakedev_complete_all(&f->t.f, f->t.st->net.now); /* what a slow device still held: TSQ's charges go */
     if (f->c)
-        brisk_abort(f->c, f->t.st->now);
+        brisk_abort(f->c, f->t.st->net.now);
     while (tf_pending(&f->t))
         tf_take(&f->t);
-    brisk_close(f->l, f->t.st->now);
+    brisk_close(f->l, f->t.st->net.now);
     assert_int_equal(brisk_stack_sockets(f->t.st), 0);
     tf_free(&f->t);
 }

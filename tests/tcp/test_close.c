@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "support/tcpforge.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define SYN BRISK_TCP_SYN
@@ -46,7 +47,7 @@ static void finish(struct fix *f)
 {
     while (tf_pending(&f->t))
         tf_take(&f->t);
-    brisk_close(f->l, f->t.st->now);
+    brisk_close(f->l, f->t.st->net.now);
     assert_int_equal(f->t.st->tcp->nsocks, 0);
     tf_free(&f->t);
 }
@@ -54,13 +55,13 @@ static void finish(struct fix *f)
 /* The connection (orphaned or not) by its 4-tuple, NULL once freed. */
 static brisk_sock *lookup(struct fix *f)
 {
-    return tcp_conn_lookup(f->t.st, TF_LOCAL_IP, 80, TF_PEER_IP, 40000);
+    return tcp_conn_lookup(&f->t.st->net, TF_LOCAL_IP, 80, TF_PEER_IP, 40000);
 }
 
 static int state_of(struct fix *f)
 {
     brisk_sock *s = lookup(f);
-    if (!s && tcp_tw_lookup(f->t.st, TF_LOCAL_IP, 80, TF_PEER_IP, 40000))
+    if (!s && tcp_tw_lookup(&f->t.st->net, TF_LOCAL_IP, 80, TF_PEER_IP, 40000))
         return BRISK_TCP_TIME_WAIT; /* an orphan's TIME-WAIT goes on as a record (timewait.c) */
     return s ? s->state : -1;
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "support/tcpforge.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define SYN BRISK_TCP_SYN
@@ -42,10 +43,10 @@ static brisk_sock *setup(struct tf *t, struct tf_peer *p, brisk_sock **l, uint64
 
 static void teardown(struct tf *t, brisk_sock *c, brisk_sock *l)
 {
-    brisk_abort(c, t->st->now);
+    brisk_abort(c, t->st->net.now);
     while (tf_pending(t))
         tf_take(t);
-    brisk_close(l, t->st->now);
+    brisk_close(l, t->st->net.now);
     assert_int_equal(t->st->tcp->nsocks, 0);
     tf_free(t);
 }

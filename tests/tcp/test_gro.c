@@ -18,6 +18,7 @@
 
 #include "brisk/netdev.h"
 #include "support/tcpforge.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define ACK BRISK_TCP_ACK

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "support/tcpforge.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define SYN BRISK_TCP_SYN
@@ -351,7 +352,7 @@ static void test_synack_data_linux(void **state)
     struct tf_peer p;
     struct tf_events ev = {0};
     tf_init(&t, NULL);
-    assert_int_equal(brisk_settings_apply_profile(&t.st->s, "linux-6.x"), BRISK_OK);
+    assert_int_equal(brisk_settings_apply_profile(&t.st->net.s, "linux-6.x"), BRISK_OK);
     uint64_t t1 = 10 * TF_MS;
     brisk_sock *s = synack_with_text(&t, &p, &ev, 3, 1, 0);
     TF_EXPECT(&t, t1, ACK, p.l_iss + 1, 5000 + 1, 0); /* ack 1: the text and the FIN are not taken */
@@ -573,7 +574,7 @@ static int syn_times(const char *const *sets, uint64_t until, uint64_t *at, int 
     assert_int_equal(ev.all, BRISK_EV_ERROR | BRISK_EV_CLOSED);
     assert_int_equal(brisk_sock_error(s), BRISK_ERR_TIMEDOUT);
     *failed_at = ev.at[5] / TF_MS;
-    brisk_close(s, t.st->now);
+    brisk_close(s, t.st->net.now);
     tf_free(&t);
     return n;
 }

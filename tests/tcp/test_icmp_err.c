@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "support/tcpforge.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 #include "wire/icmp.h"
 #include "wire/wire.h"
@@ -34,8 +35,8 @@
 /* Applies a compatibility profile to a tcpforge stack, keeping auto-corking off as tf_init wants it. */
 static void use_profile(struct tf *t, const char *profile)
 {
-    assert_int_equal(brisk_settings_apply_profile(&t->st->s, profile), BRISK_OK);
-    assert_int_equal(brisk_settings_set(&t->st->s, "tcp_autocorking=0"), BRISK_OK);
+    assert_int_equal(brisk_settings_apply_profile(&t->st->net.s, profile), BRISK_OK);
+    assert_int_equal(brisk_settings_set(&t->st->net.s, "tcp_autocorking=0"), BRISK_OK);
 }
 
 /* A connect from the stack to the peer's port 9 at `now`, under `profile`, with its SYN (copied: the
@@ -64,7 +65,7 @@ static void connect_at(struct opening *o, const char *profile, const char *const
 
 static void opening_free(struct opening *o)
 {
-    brisk_close(o->s, o->t.st->now);
+    brisk_close(o->s, o->t.st->net.now);
     while (tf_pending(&o->t))
         tf_take(&o->t);
     assert_int_equal(brisk_stack_sockets(o->t.st), 0);
@@ -266,10 +267,10 @@ static void setup(struct fix *f, const char *profile, const char *const *sets)
 static void finish(struct fix *f)
 {
     if (f->c)
-        brisk_abort(f->c, f->t.st->now);
+        brisk_abort(f->c, f->t.st->net.now);
     while (tf_pending(&f->t))
         tf_take(&f->t);
-    brisk_close(f->l, f->t.st->now);
+    brisk_close(f->l, f->t.st->net.now);
     assert_int_equal(brisk_stack_sockets(f->t.st), 0);
     tf_free(&f->t);
 }
@@ -356,7 +357,7 @@ static void test_time_wait_ignores(void **state)
  * hard error drops it, the soft one leaves the SYN-ACK's retransmission going. */
 static int child_alive(struct tf *t)
 {
-    return tcp_conn_lookup(t->st, TF_LOCAL_IP, 80, TF_PEER_IP, 40000) != NULL;
+    return tcp_conn_lookup(&t->st->net, TF_LOCAL_IP, 80, TF_PEER_IP, 40000) != NULL;
 }
 
 static void child_case(const char *profile, uint8_t code, int dropped)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "support/tcpforge.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define ACK BRISK_TCP_ACK
@@ -71,10 +72,10 @@ static void setup(struct fix *f)
 
 static void finish(struct fix *f)
 {
-    brisk_abort(f->c, f->t.st->now);
+    brisk_abort(f->c, f->t.st->net.now);
     while (tf_pending(&f->t))
         tf_take(&f->t);
-    brisk_close(f->l, f->t.st->now);
+    brisk_close(f->l, f->t.st->net.now);
     tf_free(&f->t);
 }
 

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "support/tcpforge.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define ACK BRISK_TCP_ACK
@@ -33,8 +34,8 @@ static void setup(struct tf_conn *f, const char *profile)
 {
     memset(f, 0, sizeof(*f));
     tf_init(&f->t, NULL);
-    assert_int_equal(brisk_settings_apply_profile(&f->t.st->s, profile), BRISK_OK);
-    assert_int_equal(brisk_settings_set(&f->t.st->s, "tcp_congestion=newreno"), BRISK_OK);
+    assert_int_equal(brisk_settings_apply_profile(&f->t.st->net.s, profile), BRISK_OK);
+    assert_int_equal(brisk_settings_set(&f->t.st->net.s, "tcp_congestion=newreno"), BRISK_OK);
     f->l = tf_listen(&f->t, 80);
     tf_peer_init(&f->p, &f->t, 40000, 80, 1000);
     struct brisk_tcp_opts o = tf_opts_full();
@@ -72,7 +73,7 @@ static void expect_seg(struct tf_conn *f, uint64_t at, uint32_t k)
 static uint64_t start(struct tf_conn *f)
 {
     uint64_t t1 = TF_SEC;
-    int gso = f->t.st->s.tcp_sw_gso != 0;
+    int gso = f->t.st->net.s.tcp_sw_gso != 0;
     tf_send_pattern(f->c, 0, 20 * M, t1);
     for (uint32_t k = 0; k < 10; k++) {
         struct tf_seg *s = TF_EXPECT(&f->t, t1, gso && k % 2 ? ACK | BRISK_TCP_PSH : ACK, seg(f, k), 1001, M);
@@ -86,7 +87,7 @@ static uint64_t start(struct tf_conn *f)
  * 6.18 measurement used (a script of these very ACKs; Linux's TSO deferral looks at the last millisecond). */
 static uint64_t gap_of(const struct tf_conn *f)
 {
-    return f->t.st->s.tcp_sw_gso ? 500 * TF_US : TF_US;
+    return f->t.st->net.s.tcp_sw_gso ? 500 * TF_US : TF_US;
 }
 
 /* Limited transmit and the fast retransmit: segment 0 is lost, segments 1-3 arrive; the first two duplicates
@@ -98,7 +99,7 @@ static void limited_transmit(const char *profile, uint32_t ssthresh, uint32_t cw
 {
     struct tf_conn f;
     setup(&f, profile);
-    int linux = f.t.st->s.tcp_sw_gso != 0;
+    int linux = f.t.st->net.s.tcp_sw_gso != 0;
     uint64_t gap = gap_of(&f);
     uint64_t t = start(&f) + 10 * TF_MS;
     ack(&f, 0, t);
@@ -140,7 +141,7 @@ static void test_limited_transmit_linux(void **state)
  * the time of the next duplicate. */
 static uint64_t three_losses(struct tf_conn *f)
 {
-    int linux = f->t.st->s.tcp_sw_gso != 0;
+    int linux = f->t.st->net.s.tcp_sw_gso != 0;
     uint64_t gap = gap_of(f);
     uint64_t t = start(f) + 10 * TF_MS;
     for (uint32_t k = 0; k < 3; k++)

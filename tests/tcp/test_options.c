@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "support/tcpforge.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define SYN BRISK_TCP_SYN
@@ -69,9 +70,9 @@ static struct tf_seg *active(struct tf *t, brisk_sock **s, uint64_t maxseg, uint
 static void done(struct tf *t, brisk_sock *a, brisk_sock *b)
 {
     if (a)
-        brisk_abort(a, t->st->now);
+        brisk_abort(a, t->st->net.now);
     if (b)
-        brisk_abort(b, t->st->now);
+        brisk_abort(b, t->st->net.now);
     while (tf_pending(t))
         tf_take(t);
     assert_int_equal(t->st->tcp->nsocks, 0);

@@ -12,6 +12,7 @@
 
 #include "support/tcpforge.h"
 #include "support/txconn.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define ACK               TXC_ACK

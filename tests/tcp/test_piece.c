@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "support/tcpforge.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define ACK BRISK_TCP_ACK
@@ -43,8 +44,8 @@ static void open_conn(struct tf_conn *f, int profile, uint16_t win, int wscale, 
     o.wscale_ok = (uint8_t)(wscale != 0);
     memset(f, 0, sizeof(*f));
     tf_init(&f->t, profile_sets(profile));
-    assert_int_equal(brisk_settings_set(&f->t.st->s, "tcp_tsq=0"), BRISK_OK);
-    assert_int_equal(brisk_settings_set(&f->t.st->s, "tcp_autocorking=0"), BRISK_OK);
+    assert_int_equal(brisk_settings_set(&f->t.st->net.s, "tcp_tsq=0"), BRISK_OK);
+    assert_int_equal(brisk_settings_set(&f->t.st->net.s, "tcp_autocorking=0"), BRISK_OK);
     f->l = tf_listen(&f->t, 80);
     tf_peer_init(&f->p, &f->t, 40000, 80, 1000);
     f->p.win = win;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "support/tcpforge.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define SYN BRISK_TCP_SYN
@@ -62,10 +63,10 @@ static void setup(struct fix *f, const char *const *sets, const struct brisk_tcp
 static void teardown(struct fix *f)
 {
     if (f->c)
-        brisk_abort(f->c, f->t.st->now);
+        brisk_abort(f->c, f->t.st->net.now);
     while (tf_pending(&f->t))
         tf_take(&f->t);
-    brisk_close(f->l, f->t.st->now);
+    brisk_close(f->l, f->t.st->net.now);
     assert_int_equal(f->t.st->tcp->nsocks, 0);
     tf_free(&f->t);
 }
@@ -283,7 +284,7 @@ static void test_ack_of_unsent_data_linux(void **state)
     (void)state;
     struct fix f;
     setup(&f, NULL, NULL, 1000);
-    assert_int_equal(brisk_settings_apply_profile(&f.t.st->s, "linux-3.19"), BRISK_OK);
+    assert_int_equal(brisk_settings_apply_profile(&f.t.st->net.s, "linux-3.19"), BRISK_OK);
     uint32_t rn = f.p.nxt;
     uint64_t now = TF_SEC;
     uint8_t data[100];

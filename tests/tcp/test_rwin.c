@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "support/tcpforge.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define ACK BRISK_TCP_ACK
@@ -217,7 +218,7 @@ static void test_zero_window(void **state)
             assert_true(tf_run_to_seg(&f.t, now + 100 * TF_MS));
             struct tf_seg *a = TF_EXPECT(&f.t, TF_ANY_TIME, ACK, f.d, f.p.nxt, 0);
             assert_int_equal(a->h.window, want[profile][i]);
-            now = f.t.st->now + 10 * TF_MS;
+            now = f.t.st->net.now + 10 * TF_MS;
         }
         /* A zero-window probe: the byte before the window, answered at once with window 0. */
         struct brisk_tcp_repr probe = tf_peer_hdr(&f.p, ACK, now);
@@ -258,7 +259,7 @@ static void test_beyond_edge(void **state)
             tf_peer_send_data(&f.p, 1000, now);
             assert_true(tf_run_to_seg(&f.t, now + 100 * TF_MS));
             last = TF_EXPECT(&f.t, TF_ANY_TIME, ACK, f.d, f.p.nxt, 0)->h.window;
-            now = f.t.st->now + 10 * TF_MS;
+            now = f.t.st->net.now + 10 * TF_MS;
         }
         uint32_t before = f.p.nxt;
         uint64_t received = tf_info(f.c).bytes_received;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "support/tcpforge.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define SYN BRISK_TCP_SYN
@@ -54,20 +55,20 @@ static brisk_sock *lookup(struct fix *f);
 static void finish(struct fix *f)
 {
     if (f->c)
-        brisk_abort(f->c, f->t.st->now);
+        brisk_abort(f->c, f->t.st->net.now);
     brisk_sock *orphan = lookup(f); /* a connection the test closed and left finishing */
     if (orphan)
-        brisk_abort(orphan, f->t.st->now);
+        brisk_abort(orphan, f->t.st->net.now);
     while (tf_pending(&f->t))
         tf_take(&f->t);
-    brisk_close(f->l, f->t.st->now);
+    brisk_close(f->l, f->t.st->net.now);
     assert_int_equal(brisk_stack_sockets(f->t.st), 0);
     tf_free(&f->t);
 }
 
 static brisk_sock *lookup(struct fix *f)
 {
-    return tcp_conn_lookup(f->t.st, TF_LOCAL_IP, 80, TF_PEER_IP, 40000);
+    return tcp_conn_lookup(&f->t.st->net, TF_LOCAL_IP, 80, TF_PEER_IP, 40000);
 }
 
 /* Runs to `at` and expects the retransmission of the first 100 data bytes then, not before. */

@@ -16,6 +16,7 @@
 
 #include "support/tcpforge.h"
 #include "tcp/syncookie.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define SYN BRISK_TCP_SYN

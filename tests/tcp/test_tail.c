@@ -14,6 +14,7 @@
 
 #include "support/tcpforge.h"
 #include "support/txconn.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define ACK               TXC_ACK
@@ -125,7 +126,7 @@ static void test_tail_decision(void **state)
         txc_send(c, 100, TF_MS); /* the first small segment: it goes */
         assert_int_equal(c->snd.nxt - c->snd.una, 100);
         assert_true(c->tsq.wmem > 0);
-        f.t.st->s.tcp_sw_gso = (uint32_t)sw; /* read by tcp_tail_hold only; restored before the close */
+        f.t.st->net.s.tcp_sw_gso = (uint32_t)sw; /* read by tcp_tail_hold only; restored before the close */
         uint64_t now = 2 * TF_MS;
         /* Nagle: a small segment is unacknowledged. Auto-corking only on the application's send, and under
          * Linux's rules only once Nagle lets the tail through. */
@@ -139,10 +140,10 @@ static void test_tail_decision(void **state)
         c->tsq.throttled = 0;
         /* A completion resume keeps TCP_NODELAY, unless the 3.14-rc compat knob forces Nagle there. */
         assert_int_equal(tcp_tail_hold(c, TCP_XMIT_RESUME, 50, now), BRISK_HOLD_NONE);
-        f.t.st->s.tcp_resume_nagle = 1;
+        f.t.st->net.s.tcp_resume_nagle = 1;
         assert_int_equal(tcp_tail_hold(c, TCP_XMIT_RESUME, 50, now), BRISK_HOLD_NAGLE);
         assert_int_equal(tcp_tail_hold(c, TCP_XMIT_INPUT, 50, now), BRISK_HOLD_NONE);
-        f.t.st->s.tcp_resume_nagle = 0;
+        f.t.st->net.s.tcp_resume_nagle = 0;
         /* MSG_MORE holds whatever TCP_NODELAY says; TCP_CORK yields to a TCP_NODELAY just set. */
         c->snd.more = 1;
         assert_int_equal(tcp_tail_hold(c, TCP_XMIT_INPUT, 50, now), BRISK_HOLD_CORK);
@@ -162,7 +163,7 @@ static void test_tail_decision(void **state)
         tf_inject(&f.t, &h, NULL, 0, now);
         f.t.hold_completions = 0;
         assert_int_equal(tcp_tail_hold(c, TCP_XMIT_INPUT, 50, now), BRISK_HOLD_NONE);
-        f.t.st->s.tcp_sw_gso = 0;
+        f.t.st->net.s.tcp_sw_gso = 0;
         tf_conn_close(&f);
     }
 }

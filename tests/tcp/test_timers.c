@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "support/tcpforge.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define SYN BRISK_TCP_SYN
@@ -45,7 +46,7 @@ static void setup_ts(struct fix *f, const char *const *sets, uint64_t rtt, int t
     memset(f, 0, sizeof(*f));
     tf_init(&f->t, sets);
     /* NewReno: the windows asserted below are RFC 5681's arithmetic (CUBIC is tests/unit/test_cc_cubic.c). */
-    assert_int_equal(brisk_settings_set(&f->t.st->s, "tcp_congestion=newreno"), BRISK_OK);
+    assert_int_equal(brisk_settings_set(&f->t.st->net.s, "tcp_congestion=newreno"), BRISK_OK);
     f->l = tf_listen(&f->t, 80);
     tf_peer_init(&f->p, &f->t, 40000, 80, 1000);
     struct brisk_tcp_opts o = tf_opts_full();
@@ -63,10 +64,10 @@ static void setup(struct fix *f, const char *const *sets, uint64_t rtt)
 static void finish(struct fix *f)
 {
     if (f->c)
-        brisk_abort(f->c, f->t.st->now);
+        brisk_abort(f->c, f->t.st->net.now);
     while (tf_pending(&f->t))
         tf_take(&f->t);
-    brisk_close(f->l, f->t.st->now);
+    brisk_close(f->l, f->t.st->net.now);
     assert_int_equal(f->t.st->tcp->nsocks, 0);
     tf_free(&f->t);
 }
@@ -553,7 +554,7 @@ static void test_keepalive_outstanding_and_fin_wait_2(void **state)
     tf_run(&f.t, 3 * TF_SEC + 200 * TF_MS + 60 * TF_SEC);
     while (tf_pending(&f.t))
         assert_int_equal(tf_take(&f.t)->h.seq, f.d + 100); /* at most the probes before the close's timeout */
-    assert_null(tcp_conn_lookup(f.t.st, TF_LOCAL_IP, 80, TF_PEER_IP, 40000));
+    assert_null(tcp_conn_lookup(&f.t.st->net, TF_LOCAL_IP, 80, TF_PEER_IP, 40000));
     finish(&f);
 }
 

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "support/tcpforge.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define SYN BRISK_TCP_SYN
@@ -75,7 +76,7 @@ static void end_open(struct end *e, const char *const *sets, int held)
 
 static struct tcp_tw *record(struct end *e)
 {
-    return tcp_tw_lookup(e->t.st, TF_LOCAL_IP, 80, TF_PEER_IP, 40000);
+    return tcp_tw_lookup(&e->t.st->net, TF_LOCAL_IP, 80, TF_PEER_IP, 40000);
 }
 
 /* TIME-WAIT in either form. */
@@ -83,7 +84,7 @@ static int in_time_wait(struct end *e)
 {
     if (e->held)
         return tf_info(e->c).state == BRISK_TCP_TIME_WAIT;
-    assert_null(tcp_conn_lookup(e->t.st, TF_LOCAL_IP, 80, TF_PEER_IP, 40000));
+    assert_null(tcp_conn_lookup(&e->t.st->net, TF_LOCAL_IP, 80, TF_PEER_IP, 40000));
     return record(e) != NULL;
 }
 
@@ -92,9 +93,9 @@ static void end_close(struct end *e)
     while (tf_pending(&e->t))
         tf_take(&e->t);
     if (e->held)
-        brisk_close(e->c, e->t.st->now);
-    brisk_abort(e->l, e->t.st->now);
-    tf_run(&e->t, e->t.st->now + 3600 * TF_SEC);
+        brisk_close(e->c, e->t.st->net.now);
+    brisk_abort(e->l, e->t.st->net.now);
+    tf_run(&e->t, e->t.st->net.now + 3600 * TF_SEC);
     assert_int_equal(e->t.st->tcp->nsocks, 0);
     assert_int_equal(e->t.st->tcp->tw.count, 0);
     tf_free(&e->t);
@@ -274,7 +275,7 @@ static void c_rst(struct end *a, struct end *b, int step)
     assert_int_equal(tf_info(a->c).state, BRISK_TCP_CLOSED);
     assert_null(record(b));
     assert_int_equal(b->t.st->tcp->nsocks, 1);
-    assert_int_equal(brisk_timer_count(&b->t.st->wheel), brisk_timer_count(&a->t.st->wheel));
+    assert_int_equal(brisk_timer_count(&b->t.st->net.wheel), brisk_timer_count(&a->t.st->net.wheel));
 }
 
 static void test_rst(void **state)
@@ -391,12 +392,12 @@ static void test_replaces_socket_and_expires(void **state)
     end_open(&e, brisk_sets, 0);
     struct brisk_tcp *t = e.t.st->tcp;
     assert_non_null(record(&e));
-    assert_null(tcp_conn_lookup(e.t.st, TF_LOCAL_IP, 80, TF_PEER_IP, 40000));
+    assert_null(tcp_conn_lookup(&e.t.st->net, TF_LOCAL_IP, 80, TF_PEER_IP, 40000));
     assert_int_equal(t->nsocks, 2); /* the listener and the record */
     assert_int_equal(t->tw_count, 1);
     assert_int_equal(t->tw.count, 1);
-    assert_true(tcp_port_in_use(e.t.st, TF_LOCAL_IP, 80) || tcp_tw_port_in_use(e.t.st, TF_LOCAL_IP, 80));
-    assert_true(tcp_tw_port_in_use(e.t.st, TF_LOCAL_IP, 80));
+    assert_true(tcp_port_in_use(&e.t.st->net, TF_LOCAL_IP, 80) || tcp_tw_port_in_use(&e.t.st->net, TF_LOCAL_IP, 80));
+    assert_true(tcp_tw_port_in_use(&e.t.st->net, TF_LOCAL_IP, 80));
     assert_true(TCP_TW_SIZE <= 256);
     assert_true(t->tw.bytes >= TCP_TW_SIZE);
     /* The 2 MSL timer moved where it stood: expiry 10 s after the FIN, to the nanosecond. */
@@ -406,7 +407,7 @@ static void test_replaces_socket_and_expires(void **state)
     assert_null(record(&e));
     assert_int_equal(t->nsocks, 1);
     assert_int_equal(t->tw_count, 0);
-    assert_false(tcp_tw_port_in_use(e.t.st, TF_LOCAL_IP, 80));
+    assert_false(tcp_tw_port_in_use(&e.t.st->net, TF_LOCAL_IP, 80));
     TF_EXPECT_NONE(&e.t);
     /* The tuple is free again: a SYN opens a new connection, from a reused record slot afterwards. */
     tf_peer_init(&e.p, &e.t, 40000, 80, 500000);

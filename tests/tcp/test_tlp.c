@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "support/tcpforge.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define ACK BRISK_TCP_ACK
@@ -301,7 +302,7 @@ static void fin_probe(const char *profile, int fin_alone)
     const uint32_t m = 1460;
     uint64_t t1 = TF_SEC;
     /* linux-6.x sends the two full segments as one GSO packet, PSH on its last (tcp_sw_gso). */
-    uint8_t second = f.t.st->s.tcp_sw_gso ? ACK | PSH : ACK;
+    uint8_t second = f.t.st->net.s.tcp_sw_gso ? ACK | PSH : ACK;
     if (fin_alone) {
         tf_send_pattern(f.c, 0, 3000, t1);
         TF_EXPECT(&f.t, t1, ACK, f.d, 1001, m);

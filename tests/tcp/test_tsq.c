@@ -15,6 +15,7 @@
 
 #include "support/tcpforge.h"
 #include "support/txconn.h"
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define ACK               TXC_ACK
@@ -57,23 +58,23 @@ static void test_budget_rules(void **state)
     assert_int_equal(rate, 146000ull * 1000 * 120 / 100);
     uint64_t hold = BRISK_NSEC_PER_SEC >> 10; /* pacing shift 10: 976.562 µs */
     uint64_t by_rate = rate * hold / BRISK_NSEC_PER_SEC;
-    f.t.st->s.tcp_tsq_rule = BRISK_TSQ_CEILING;
+    f.t.st->net.s.tcp_tsq_rule = BRISK_TSQ_CEILING;
     assert_int_equal(tcp_tsq_limit(c), by_rate < 102400 ? by_rate : 102400);
-    f.t.st->s.tcp_tsq_rule = BRISK_TSQ_FLOOR;
+    f.t.st->net.s.tcp_tsq_rule = BRISK_TSQ_FLOOR;
     assert_int_equal(tcp_tsq_limit(c), by_rate > 102400 ? by_rate : 102400);
-    f.t.st->s.tcp_tsq_rule = BRISK_TSQ_CAP;
+    f.t.st->net.s.tcp_tsq_rule = BRISK_TSQ_CAP;
     assert_int_equal(tcp_tsq_limit(c), 102400);
     /* The ceiling rule never goes below two buffers. */
-    f.t.st->s.tcp_tsq_rule = BRISK_TSQ_CEILING;
+    f.t.st->net.s.tcp_tsq_rule = BRISK_TSQ_CEILING;
     c->rtt.srtt_fp = 10 * BRISK_NSEC_PER_SEC << 16;
     assert_int_equal(tcp_tsq_limit(c), 2 * TRUESIZE(1460));
     /* Adaptive: the hold time covers twice the device's completion overhead (latency beyond the wire), not
      * the raw latency, which includes the ring's own queueing. */
     c->rtt.srtt_fp = TF_MS << 16; /* SRTT 1 ms (fixed point, rtt.h) */
-    f.t.st->s.tcp_tsq_adaptive = 1;
+    f.t.st->net.s.tcp_tsq_adaptive = 1;
     f.t.f.dev->stats.tx_done_overhead_ns = 5 * TF_MS;
     f.t.f.dev->stats.tx_done_latency_ns = 50 * TF_MS;
-    f.t.st->s.tcp_limit_output_bytes = 64u << 20;
+    f.t.st->net.s.tcp_limit_output_bytes = 64u << 20;
     assert_int_equal(tcp_tsq_limit(c), rate * 10 * TF_MS / BRISK_NSEC_PER_SEC);
     f.t.f.dev->stats.tx_done_overhead_ns = 0;
     f.t.f.dev->stats.tx_done_latency_ns = 0;

@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 
+#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define SPAN (UINT64_C(1) << 48) /* offsets reach SPAN - 1 */

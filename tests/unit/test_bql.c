@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "stack/stack.h"
 #include "net/bql.h"
 
 #define MS 1000000ull

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "brisk/brisk.h"
+#include "stack/stack.h"
 #include "net/gso.h"
 #include "support/testutil.h"
 #include "wire/csum.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/stack.h"
+#include "stack/stack.h"
 #include "net/ip.h"
 #include "support/fakedev.h"
 #include "wire/arp.h"
@@ -52,7 +52,7 @@ static struct env *env_new(const char *const *sets)
 /* `queued`: packets legitimately waiting behind ARP resolution; anything else in use is a leak. */
 static void env_free(struct env *e, uint64_t queued)
 {
-    fakedev_destroy(&e->f, e->st->now);
+    fakedev_destroy(&e->f, e->st->net.now);
     assert_int_equal(brisk_stack_pkts_in_use(e->st), queued);
     brisk_stack_free(e->st);
     free(e);
@@ -71,7 +71,7 @@ static void feed_ip(struct env *e, uint32_t src, uint32_t dst, uint8_t proto, co
     uint8_t frame[1600];
     size_t n =
         fakedev_ipv4_frame(frame, mac_dst ? mac_dst : e->f.cfg.mac, peer_mac, src, dst, proto, l4, len);
-    brisk_stack_input(e->st, e->f.dev, frame, n, e->st->now);
+    brisk_stack_input(e->st, e->f.dev, frame, n, e->st->net.now);
 }
 
 static void test_not_for_us_and_martians(void **state)
@@ -202,10 +202,10 @@ static void test_no_error_about_an_icmp_error(void **state)
                                  .dst = IP4(10, 0, 0, 1)};
     brisk_ipv4_emit(dgram, &ip);
     memcpy(dgram + 20, icmp, sizeof(icmp));
-    brisk_icmp_send_error(e->st, BRISK_ICMP_DEST_UNREACH, 3, dgram, 56, 1);
+    brisk_icmp_send_error(&e->st->net, BRISK_ICMP_DEST_UNREACH, 3, dgram, 56, 1);
     assert_int_equal(e->f.ntx, 0);
     dgram[20] = BRISK_ICMP_ECHO; /* a query may get an error */
-    brisk_icmp_send_error(e->st, BRISK_ICMP_DEST_UNREACH, 3, dgram, 56, 1);
+    brisk_icmp_send_error(&e->st->net, BRISK_ICMP_DEST_UNREACH, 3, dgram, 56, 1);
     assert_int_equal(e->f.ntx, 1);
     env_free(e, 0);
 }

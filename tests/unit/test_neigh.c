@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/stack.h"
+#include "stack/stack.h"
 #include "net/neigh.h"
 #include "support/fakedev.h"
 #include "wire/arp.h"
@@ -41,7 +41,7 @@ static struct env *env_new(const char *const *sets)
 
 static void env_free(struct env *e)
 {
-    fakedev_destroy(&e->f, e->st->now);
+    fakedev_destroy(&e->f, e->st->net.now);
     assert_int_equal(brisk_stack_pkts_in_use(e->st), 0);
     brisk_stack_free(e->st);
     free(e);
@@ -108,7 +108,7 @@ static void test_resolve_then_send(void **state)
     assert_int_equal(a.spa, IP4(10, 0, 0, 1));
     assert_int_equal(a.tpa, IP4(10, 0, 0, 2));
     assert_memory_equal(a.sha, e->f.cfg.mac, 6);
-    const struct brisk_neigh *n = brisk_neigh_lookup(e->st, IP4(10, 0, 0, 2));
+    const struct brisk_neigh *n = brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 2));
     assert_non_null(n);
     assert_int_equal(n->state, BRISK_NEIGH_INCOMPLETE);
     assert_true(brisk_stack_next_deadline(e->st) <= 1 * SEC); /* the retransmit timer */
@@ -117,7 +117,7 @@ static void test_resolve_then_send(void **state)
     assert_int_equal(e->f.ntx, 2);
     assert_int_equal(tx_echo_seq(e, 1), 1);
     assert_int_equal(e->f.tx[1].at, 1 * MS);
-    n = brisk_neigh_lookup(e->st, IP4(10, 0, 0, 2));
+    n = brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 2));
     assert_int_equal(n->state, BRISK_NEIGH_REACHABLE);
     assert_memory_equal(n->mac, peer_mac, 6);
     /* Resolved: the next datagram goes straight out. */
@@ -147,7 +147,7 @@ static void test_retries_then_failure(void **state)
     }
     brisk_stack_poll(e->st, 3 * SEC);
     assert_int_equal(e->f.ntx, 3); /* three requests, then give up */
-    assert_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 9)));
+    assert_null(brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 9)));
     struct brisk_counters c = counters(e);
     assert_int_equal(c.ArpOutRequests, 3);
     assert_int_equal(c.ArpResolveFailed, 1);
@@ -185,7 +185,7 @@ static void test_request_for_us_replies_and_learns(void **state)
     assert_int_equal(a.tpa, IP4(10, 0, 0, 2));
     assert_memory_equal(a.sha, e->f.cfg.mac, 6);
     assert_memory_equal(a.tha, peer_mac, 6);
-    const struct brisk_neigh *n = brisk_neigh_lookup(e->st, IP4(10, 0, 0, 2));
+    const struct brisk_neigh *n = brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 2));
     assert_non_null(n);
     assert_int_equal(n->state, BRISK_NEIGH_REACHABLE);
     /* So the answer to it needs no resolution. */
@@ -201,7 +201,7 @@ static void test_request_not_for_us(void **state)
     struct env *e = env_new(NULL);
     feed_arp(e, BRISK_ARP_OP_REQUEST, peer_mac, IP4(10, 0, 0, 2), IP4(10, 0, 0, 3), bcast, 5);
     assert_int_equal(e->f.ntx, 0);
-    assert_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 2)));
+    assert_null(brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 2)));
     assert_int_equal(counters(e).ArpInNotForUs, 1);
     env_free(e);
 }
@@ -212,12 +212,12 @@ static void test_gratuitous_updates_only_known(void **state)
     struct env *e = env_new(NULL);
     const uint8_t new_mac[6] = {0x02, 0, 0, 0, 0, 0x77};
     feed_arp(e, BRISK_ARP_OP_REQUEST, peer_mac, IP4(10, 0, 0, 2), IP4(10, 0, 0, 2), bcast, 1);
-    assert_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 2)));
+    assert_null(brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 2)));
     assert_int_equal(e->f.ntx, 0);
     /* Learn it, then a gratuitous ARP moves it. */
     feed_arp(e, BRISK_ARP_OP_REQUEST, peer_mac, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), bcast, 2);
     feed_arp(e, BRISK_ARP_OP_REQUEST, new_mac, IP4(10, 0, 0, 2), IP4(10, 0, 0, 2), bcast, 3);
-    const struct brisk_neigh *n = brisk_neigh_lookup(e->st, IP4(10, 0, 0, 2));
+    const struct brisk_neigh *n = brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 2));
     assert_non_null(n);
     assert_memory_equal(n->mac, new_mac, 6);
     assert_int_equal(counters(e).ArpInGratuitous, 2);
@@ -231,11 +231,11 @@ static void test_stale_entry_is_probed_then_dropped(void **state)
         env_new((const char *const[]){"arp_reachable=10s", "arp_retrans=1s", "arp_retries=2", NULL});
     feed_arp(e, BRISK_ARP_OP_REPLY, peer_mac, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), e->f.cfg.mac, 0);
     /* A reply we did not ask for teaches nothing (no entry, not for a pending resolution). */
-    assert_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 2)));
+    assert_null(brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 2)));
     feed_arp(e, BRISK_ARP_OP_REQUEST, peer_mac, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), bcast, 0);
     fakedev_clear(&e->f);
     brisk_stack_poll(e->st, 10 * SEC);
-    assert_int_equal(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 2))->state, BRISK_NEIGH_STALE);
+    assert_int_equal(brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 2))->state, BRISK_NEIGH_STALE);
     assert_int_equal(e->f.ntx, 0);
     /* Using it sends the datagram at once and a unicast probe to the cached MAC. */
     assert_int_equal(brisk_icmp_echo_send(e->st, IP4(10, 0, 0, 2), 1, 1, 8, 11 * SEC), BRISK_OK);
@@ -245,11 +245,11 @@ static void test_stale_entry_is_probed_then_dropped(void **state)
     assert_memory_equal(eth.dst, peer_mac, 6);
     assert_int_equal(a.tpa, IP4(10, 0, 0, 2));
     assert_int_equal(tx_echo_seq(e, 1), 1);
-    assert_int_equal(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 2))->state, BRISK_NEIGH_PROBE);
+    assert_int_equal(brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 2))->state, BRISK_NEIGH_PROBE);
     brisk_stack_poll(e->st, 12 * SEC);
     assert_int_equal(e->f.ntx, 3); /* second probe */
     brisk_stack_poll(e->st, 13 * SEC);
-    assert_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 2)));
+    assert_null(brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 2)));
     env_free(e);
 }
 
@@ -265,7 +265,7 @@ static void test_cache_bound_evicts_lru(void **state)
     uint8_t mac4[6] = {0x02, 0, 0, 0, 1, 4};
     feed_arp(e, BRISK_ARP_OP_REQUEST, mac4, IP4(10, 0, 0, 14), IP4(10, 0, 0, 1), bcast, 1 * SEC);
     assert_int_equal(e->f.ntx, 5);
-    assert_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 14)));
+    assert_null(brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 14)));
     assert_int_equal(counters(e).NeighTableOverflow, 1);
     assert_int_equal(counters(e).ArpCacheEvictions, 0);
     /* Using .12 keeps it fresh; once the others have been idle 5 s, new hosts take the least recent slots. */
@@ -274,12 +274,12 @@ static void test_cache_bound_evicts_lru(void **state)
         uint8_t mac[6] = {0x02, 0, 0, 0, 1, i};
         feed_arp(e, BRISK_ARP_OP_REQUEST, mac, IP4(10, 0, 0, 10 + i), IP4(10, 0, 0, 1), bcast, 6 * SEC + i);
     }
-    assert_int_equal(e->st->neigh.count, 4);
+    assert_int_equal(e->st->net.neigh.count, 4);
     assert_int_equal(counters(e).ArpCacheEvictions, 2);
-    assert_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 10)));
-    assert_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 11)));
+    assert_null(brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 10)));
+    assert_null(brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 11)));
     for (uint8_t i = 2; i < 6; i++)
-        assert_non_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 10 + i)));
+        assert_non_null(brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 10 + i)));
     env_free(e);
 }
 
@@ -298,7 +298,7 @@ static void send_to_unknown(struct env *e, unsigned first, unsigned n, uint64_t 
 /* Polls every 10 ms up to `until`, so timers run on time. */
 static void poll_until(struct env *e, uint64_t until)
 {
-    for (uint64_t t = e->st->now; t <= until; t += 10 * MS) {
+    for (uint64_t t = e->st->net.now; t <= until; t += 10 * MS) {
         brisk_stack_poll(e->st, t);
         fakedev_complete_all(&e->f, t);
         fakedev_clear(&e->f);
@@ -315,19 +315,19 @@ static void test_unresolved_limit(void **state)
     assert_int_equal(c.ArpOutRequests, 4); /* one request per admitted entry, none for the refused */
     assert_int_equal(c.NeighUnresolvedLimit, 6);
     assert_int_equal(c.IpOutDiscards, 6);
-    assert_int_equal(e->st->neigh.unres_count, 4);
-    assert_int_equal(e->st->neigh.count, 4);
+    assert_int_equal(e->st->net.neigh.unres_count, 4);
+    assert_int_equal(e->st->net.neigh.count, 4);
     assert_int_equal(brisk_stack_pkts_in_use(e->st), 4); /* only the admitted datagrams wait */
-    assert_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 6)));
+    assert_null(brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 6)));
     /* The stateless-reply check agrees, and counts the refusal the same way. */
-    assert_int_equal(brisk_neigh_admit(e->st, e->f.dev, IP4(10, 0, 0, 2), 1), 1); /* resolving */
-    assert_int_equal(brisk_neigh_admit(e->st, e->f.dev, IP4(10, 0, 0, 99), 1), 0);
+    assert_int_equal(brisk_neigh_admit(&e->st->net, e->f.dev, IP4(10, 0, 0, 2), 1), 1); /* resolving */
+    assert_int_equal(brisk_neigh_admit(&e->st->net, e->f.dev, IP4(10, 0, 0, 99), 1), 0);
     assert_int_equal(counters(e).NeighUnresolvedLimit, 7);
     assert_int_equal(counters(e).IpOutDiscards, 7);
     /* A reply resolves one and frees a resolving slot for the next new address. */
     feed_arp(e, BRISK_ARP_OP_REPLY, peer_mac, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), e->f.cfg.mac, 2);
-    assert_int_equal(e->st->neigh.unres_count, 3);
-    assert_int_equal(brisk_neigh_admit(e->st, e->f.dev, IP4(10, 0, 0, 99), 3), 1);
+    assert_int_equal(e->st->net.neigh.unres_count, 3);
+    assert_int_equal(brisk_neigh_admit(&e->st->net, e->f.dev, IP4(10, 0, 0, 99), 3), 1);
 
     /* A flood of new addresses, 1,000 a millisecond for 10 s: requests stay within arp_unres_max per
      * arp_retrans, and held packets within arp_unres_max x unres_qlen. */
@@ -340,7 +340,7 @@ static void test_unresolved_limit(void **state)
         next += 1000;
         if (brisk_stack_pkts_in_use(e->st) > max_held)
             max_held = brisk_stack_pkts_in_use(e->st);
-        assert_true(e->st->neigh.unres_count <= 4);
+        assert_true(e->st->net.neigh.unres_count <= 4);
     }
     uint64_t reqs = counters(e).ArpOutRequests - before;
     assert_true(reqs <= 4 * (10 + 3)); /* arp_unres_max x (10 s / arp_retrans + arp_retries) */
@@ -362,7 +362,7 @@ static void test_resolving_never_evicts_live(void **state)
                          BRISK_OK);
         assert_int_equal(tx_echo_seq(e, e->f.ntx - 1), t); /* straight out, every time */
         send_to_unknown(e, 10 + 4 * (unsigned)t, 4, t * SEC / 2);
-        const struct brisk_neigh *n = brisk_neigh_lookup(e->st, IP4(10, 0, 0, 2));
+        const struct brisk_neigh *n = brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 2));
         assert_non_null(n);
         assert_true(n->state == BRISK_NEIGH_REACHABLE);
     }
@@ -378,18 +378,18 @@ static void test_learned_displaces_oldest_resolving(void **state)
     (void)state;
     struct env *e = env_new((const char *const[]){"gc_thresh3=4", "arp_unres_max=4", NULL});
     send_to_unknown(e, 20, 4, 0);
-    assert_int_equal(e->st->neigh.unres_count, 4);
+    assert_int_equal(e->st->net.neigh.unres_count, 4);
     /* A host that asks for us has proved itself: it takes the slot of the oldest guess (10.0.0.20). */
     feed_arp(e, BRISK_ARP_OP_REQUEST, peer_mac, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), bcast, 1 * MS);
-    const struct brisk_neigh *n = brisk_neigh_lookup(e->st, IP4(10, 0, 0, 2));
+    const struct brisk_neigh *n = brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 2));
     assert_non_null(n);
     assert_int_equal(n->state, BRISK_NEIGH_REACHABLE);
-    assert_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 20)));
-    assert_non_null(brisk_neigh_lookup(e->st, IP4(10, 0, 0, 21)));
+    assert_null(brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 20)));
+    assert_non_null(brisk_neigh_lookup(&e->st->net, IP4(10, 0, 0, 21)));
     struct brisk_counters c = counters(e);
     assert_int_equal(c.ArpCacheEvictions, 1);
     assert_int_equal(c.NeighUnresolvedDiscards, 1); /* the datagram that waited on it */
-    assert_int_equal(e->st->neigh.unres_count, 3);
+    assert_int_equal(e->st->net.neigh.unres_count, 3);
     poll_until(e, 10 * SEC); /* the rest fail and let their datagrams go */
     env_free(e);
 }

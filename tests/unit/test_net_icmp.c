@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/stack.h"
+#include "stack/stack.h"
 #include "support/fakedev.h"
 #include "wire/arp.h"
 #include "wire/eth.h"

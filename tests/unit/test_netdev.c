@@ -6,7 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/stack.h"
+#include "stack/stack.h"
 #include "support/fakedev.h"
 
 static int never_xmit(void *d, brisk_pkt *p, uint64_t now)
