@@ -9,7 +9,8 @@
  * raised and hands each to the queue's dispatch function (set by the stack: it knows which protocol owns a
  * node, `proto`). A dispatch may raise more events (on any socket, the one delivered included): they join the
  * same loop, and a delivery started inside a callback returns at once (the outer loop finishes the work).
- * A socket the dispatch cannot deliver yet (no callback) keeps its mask: brisk_evq_raise(q, n, 0) requeues it.
+ * A socket the dispatch cannot deliver yet (no callback) keeps its mask: brisk_evq_raise(q, n, 0) requeues
+ * it.
  */
 #ifndef BRISK_CORE_EVQ_H
 #define BRISK_CORE_EVQ_H

@@ -175,8 +175,8 @@ static void gro_flush_all(struct brisk_net *net, brisk_netdev *dev, uint64_t now
     }
 }
 
-void brisk_gro_receive(struct brisk_net *net, brisk_netdev *dev, const struct brisk_rx_frame *frames, size_t n,
-                       uint64_t now)
+void brisk_gro_receive(struct brisk_net *net, brisk_netdev *dev, const struct brisk_rx_frame *frames,
+                       size_t n, uint64_t now)
 {
     struct gro_run *runs = net->gro->run;
     for (size_t i = 0; i < n; i++) {

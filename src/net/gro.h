@@ -22,7 +22,7 @@ int brisk_gro_init(struct brisk_net *net);
 void brisk_gro_destroy(struct brisk_net *net);
 /* A batch of frames (arguments checked by brisk_stack_input_batch): runs of one connection go to its
  * protocol's gro_input, every other frame through brisk_net_rx_one. */
-void brisk_gro_receive(struct brisk_net *net, brisk_netdev *dev, const struct brisk_rx_frame *frames, size_t n,
-                       uint64_t now);
+void brisk_gro_receive(struct brisk_net *net, brisk_netdev *dev, const struct brisk_rx_frame *frames,
+                       size_t n, uint64_t now);
 
 #endif

@@ -29,8 +29,8 @@
 #define ICMP_ERR_MAX 576u /* the largest error datagram, IP header included */
 
 /* Routes an ICMP message of `len` bytes to dst and allocates its buffer, sized and filled to `len`. */
-static brisk_pkt *icmp_alloc(struct brisk_net *net, uint32_t dst, uint32_t src, size_t len, struct brisk_route *rt,
-                             int *err)
+static brisk_pkt *icmp_alloc(struct brisk_net *net, uint32_t dst, uint32_t src, size_t len,
+                             struct brisk_route *rt, int *err)
 {
     if (brisk_ip_route(net, dst, rt) != BRISK_OK) {
         net->c.IpOutNoRoutes++;
@@ -66,8 +66,8 @@ static int send_icmp(struct brisk_net *net, uint32_t dst, uint32_t src, const st
     return brisk_ip_output(net, &rt, dst, BRISK_IP_PROTO_ICMP, 0, pkt, now);
 }
 
-static void echo_reply(struct brisk_net *net, const struct brisk_ipv4_repr *ip, const struct brisk_icmp_repr *req,
-                       uint64_t now)
+static void echo_reply(struct brisk_net *net, const struct brisk_ipv4_repr *ip,
+                       const struct brisk_icmp_repr *req, uint64_t now)
 {
     struct brisk_icmp_repr r = {
         .type = BRISK_ICMP_ECHO_REPLY,
@@ -94,8 +94,8 @@ static void error_input(struct brisk_net *net, const struct brisk_icmp_repr *r, 
         tp->ops->icmp_error(tp->ctx, r->type, r->code, &q, r->payload + hl, r->payload_len - (size_t)hl, now);
 }
 
-void brisk_icmp_input(struct brisk_net *net, brisk_netdev *dev, const struct brisk_ipv4_repr *ip, const uint8_t *p,
-                      size_t len, int bcast, uint64_t now)
+void brisk_icmp_input(struct brisk_net *net, brisk_netdev *dev, const struct brisk_ipv4_repr *ip,
+                      const uint8_t *p, size_t len, int bcast, uint64_t now)
 {
     (void)dev;
     net->c.IcmpInMsgs++;
@@ -165,8 +165,8 @@ static int is_icmp_error(uint8_t type)
            type == 5 /* redirect */ || type == 12 /* parameter problem */;
 }
 
-void brisk_icmp_send_error(struct brisk_net *net, uint8_t type, uint8_t code, const uint8_t *orig, size_t orig_len,
-                           uint64_t now)
+void brisk_icmp_send_error(struct brisk_net *net, uint8_t type, uint8_t code, const uint8_t *orig,
+                           size_t orig_len, uint64_t now)
 {
     struct brisk_ipv4_repr ip;
     int hl = brisk_ipv4_parse(orig, orig_len, &ip);
@@ -218,8 +218,8 @@ static const uint8_t ramp[256] = {
     240, 241, 242, 243, 244, 245, 246, 247, 248, 249, 250, 251, 252, 253, 254, 255,
 };
 
-int brisk_icmp_echo_request(struct brisk_net *net, uint32_t dst, uint16_t id, uint16_t seq, uint16_t payload_len,
-                            uint64_t now)
+int brisk_icmp_echo_request(struct brisk_net *net, uint32_t dst, uint16_t id, uint16_t seq,
+                            uint16_t payload_len, uint64_t now)
 {
     if (!net || dst == 0)
         return BRISK_ERR_INVAL;

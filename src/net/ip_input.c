@@ -27,8 +27,9 @@
 
 /* A datagram for us, whole: to its protocol. Inline in both callers, so the per-datagram path keeps its
  * shape; the reassembled one's is cold. */
-__attribute__((always_inline)) static inline void deliver(struct brisk_net *net, brisk_netdev *dev, const struct brisk_ipv4_repr *ip, const uint8_t *p,
-                    int bcast, unsigned rx_flags, uint64_t now)
+__attribute__((always_inline)) static inline void deliver(struct brisk_net *net, brisk_netdev *dev,
+                                                          const struct brisk_ipv4_repr *ip, const uint8_t *p,
+                                                          int bcast, unsigned rx_flags, uint64_t now)
 {
     const uint8_t *l4 = p + ip->hdr_len;
     size_t l4_len = (size_t)ip->total_len - (size_t)ip->hdr_len;
@@ -41,8 +42,8 @@ __attribute__((always_inline)) static inline void deliver(struct brisk_net *net,
     if (!tp->ops) {
         net->c.IpInUnknownProtos++;
         if (!bcast)
-            brisk_icmp_send_error(net, BRISK_ICMP_DEST_UNREACH, 2 /* protocol unreachable */, p, ip->total_len,
-                                  now);
+            brisk_icmp_send_error(net, BRISK_ICMP_DEST_UNREACH, 2 /* protocol unreachable */, p,
+                                  ip->total_len, now);
         return;
     }
     if (bcast && tp->ops->unicast_only) {

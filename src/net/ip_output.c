@@ -33,8 +33,8 @@ int brisk_ip_route(struct brisk_net *net, uint32_t dst, struct brisk_route *rt)
     return BRISK_OK;
 }
 
-int brisk_ip_output(struct brisk_net *net, const struct brisk_route *rt, uint32_t dst, uint8_t proto, uint8_t tos,
-                    brisk_pkt *pkt, uint64_t now)
+int brisk_ip_output(struct brisk_net *net, const struct brisk_route *rt, uint32_t dst, uint8_t proto,
+                    uint8_t tos, brisk_pkt *pkt, uint64_t now)
 {
     struct brisk_route local;
     if (!rt) {

@@ -317,8 +317,8 @@ static uint8_t *reassemble(struct brisk_net *net, struct fq *q, size_t *len)
     return d;
 }
 
-uint8_t *brisk_ipfrag_input(struct brisk_net *net, const struct brisk_ipv4_repr *ip, const uint8_t *p, int bcast,
-                            size_t *len, uint64_t now)
+uint8_t *brisk_ipfrag_input(struct brisk_net *net, const struct brisk_ipv4_repr *ip, const uint8_t *p,
+                            int bcast, size_t *len, uint64_t now)
 {
     struct brisk_ipfrag *fr = net->ipfrag;
     net->c.IpReasmReqds++;

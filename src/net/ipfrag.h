@@ -25,8 +25,8 @@ void brisk_ipfrag_destroy(struct brisk_net *net);
  * or the whole datagram: a malloc'ed IPv4 header (the first fragment's, options included, with total
  * length, flags and offset fixed and a fresh checksum) followed by the payload, *len its length. The caller
  * delivers it as any other datagram and frees it. */
-uint8_t *brisk_ipfrag_input(struct brisk_net *net, const struct brisk_ipv4_repr *ip, const uint8_t *p, int bcast,
-                            size_t *len, uint64_t now);
+uint8_t *brisk_ipfrag_input(struct brisk_net *net, const struct brisk_ipv4_repr *ip, const uint8_t *p,
+                            int bcast, size_t *len, uint64_t now);
 
 /* Bytes charged to ipfrag_high_thresh now, and datagrams in reassembly (for tests, tools and the fuzzer). */
 uint64_t brisk_ipfrag_mem(const struct brisk_net *net);

@@ -48,8 +48,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/net.h"
 #include "net/ip.h"
+#include "net/net.h"
 #include "net/netdev.h"
 #include "wire/arp.h"
 #include "wire/eth.h"
@@ -403,7 +403,8 @@ int brisk_neigh_resolve(struct brisk_net *net, uint32_t dst, uint64_t now)
     return n->state == BRISK_NEIGH_INCOMPLETE ? BRISK_ERR_AGAIN : BRISK_OK;
 }
 
-int brisk_neigh_output(struct brisk_net *net, brisk_netdev *dev, uint32_t nexthop, brisk_pkt *pkt, uint64_t now)
+int brisk_neigh_output(struct brisk_net *net, brisk_netdev *dev, uint32_t nexthop, brisk_pkt *pkt,
+                       uint64_t now)
 {
     if (brisk_netdev_is_broadcast(dev, nexthop))
         return xmit_to(dev, bcast_mac, pkt, now);
@@ -450,7 +451,8 @@ int brisk_neigh_output(struct brisk_net *net, brisk_netdev *dev, uint32_t nextho
     return xmit_to(dev, n->mac, pkt, now);
 }
 
-void brisk_neigh_arp_input(struct brisk_net *net, brisk_netdev *dev, const uint8_t *p, size_t len, uint64_t now)
+void brisk_neigh_arp_input(struct brisk_net *net, brisk_netdev *dev, const uint8_t *p, size_t len,
+                           uint64_t now)
 {
     struct brisk_arp_repr a;
     if (brisk_arp_parse(p, len, &a) < 0) {

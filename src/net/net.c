@@ -52,8 +52,8 @@ int brisk_net_proto_add(struct brisk_net *net, uint8_t proto, const struct brisk
     return BRISK_OK;
 }
 
-void brisk_net_rx_one(struct brisk_net *net, brisk_netdev *dev, const uint8_t *frame, size_t len, unsigned flags,
-                      uint64_t now)
+void brisk_net_rx_one(struct brisk_net *net, brisk_netdev *dev, const uint8_t *frame, size_t len,
+                      unsigned flags, uint64_t now)
 {
     net->c.EthInFrames++;
     dev->stats.rx_packets++;

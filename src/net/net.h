@@ -41,8 +41,8 @@ struct brisk_gro_piece;
 struct brisk_ip_proto_ops {
     /* A datagram for us, whole (p is its transport header, len its transport bytes); `rx_flags`:
      * BRISK_RX_* from the device. */
-    void (*input)(void *ctx, const struct brisk_ipv4_repr *ip, const uint8_t *p, size_t len, unsigned rx_flags,
-                  uint64_t now);
+    void (*input)(void *ctx, const struct brisk_ipv4_repr *ip, const uint8_t *p, size_t len,
+                  unsigned rx_flags, uint64_t now);
     /* An ICMP error quoting a datagram of this protocol: `quoted` its IPv4 header, `l4` the first `len`
      * (>= 8) bytes after it. */
     void (*icmp_error)(void *ctx, uint8_t type, uint8_t code, const struct brisk_ipv4_repr *quoted,
@@ -98,7 +98,8 @@ int brisk_net_init(struct brisk_net *net, const struct brisk_settings *s);
 void brisk_net_destroy(struct brisk_net *net);
 
 /* Registers `proto`'s handlers (BRISK_ERR_INVAL if ops has no input, BRISK_ERR_EXIST if taken). */
-int brisk_net_proto_add(struct brisk_net *net, uint8_t proto, const struct brisk_ip_proto_ops *ops, void *ctx);
+int brisk_net_proto_add(struct brisk_net *net, uint8_t proto, const struct brisk_ip_proto_ops *ops,
+                        void *ctx);
 
 /* Advances the layer's notion of time (never backwards) and returns it. */
 static inline uint64_t brisk_net_clock(struct brisk_net *net, uint64_t now)
@@ -110,7 +111,7 @@ static inline uint64_t brisk_net_clock(struct brisk_net *net, uint64_t now)
 
 /* One received frame through Ethernet, ARP / IPv4 and up, counted (arguments checked and clock advanced by
  * the caller; socket events are left for the caller to deliver). */
-void brisk_net_rx_one(struct brisk_net *net, brisk_netdev *dev, const uint8_t *frame, size_t len, unsigned flags,
-                      uint64_t now);
+void brisk_net_rx_one(struct brisk_net *net, brisk_netdev *dev, const uint8_t *frame, size_t len,
+                      unsigned flags, uint64_t now);
 
 #endif

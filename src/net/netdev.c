@@ -59,7 +59,8 @@ brisk_netdev *brisk_netdev_register(struct brisk_net *net, const struct brisk_ne
     dev->driver = driver;
     if ((cfg->caps & BRISK_NETDEV_CAP_BQL) && net->s.bql) {
         dev->bql_on = 1;
-        brisk_bql_init(&dev->bql, net->s.bql_limit_min, net->s.bql_limit_max, net->s.bql_hold_time_ns, net->now);
+        brisk_bql_init(&dev->bql, net->s.bql_limit_min, net->s.bql_limit_max, net->s.bql_hold_time_ns,
+                       net->now);
         dev->stats.bql_limit = dev->bql.limit;
     }
     *err = BRISK_OK;

@@ -9,7 +9,8 @@
  *
  * Socket events raised while processing are queued (core/evq.h) and delivered on the way out of input, poll
  * and every socket call, when every structure is consistent again, so application callbacks may call back
- * into the stack. The queue's dispatch hands each socket to its protocol's delivery (TCP's brisk_tcp_deliver).
+ * into the stack. The queue's dispatch hands each socket to its protocol's delivery (TCP's
+ * brisk_tcp_deliver).
  *
  * poll() advances the stack's one timer wheel; next_deadline() is the wheel's next expiry. All time comes
  * from the caller (`now`); the stack keeps the latest value it has seen so timers armed from input processing

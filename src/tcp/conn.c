@@ -326,7 +326,8 @@ static int has_tuple(const brisk_sock *c, uint32_t laddr, uint16_t lport, uint32
 
 /* A bulk transfer brings segment after segment of one connection: the last connection found is checked
  * before the keyed hash is computed (a one-entry cache, like Linux's early demux of a socket's dst). */
-brisk_sock *tcp_conn_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+brisk_sock *tcp_conn_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr,
+                            uint16_t rport)
 {
     struct brisk_tcp *t = tcp_of(net);
     if (t->last && has_tuple(t->last, laddr, lport, raddr, rport))

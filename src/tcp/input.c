@@ -32,8 +32,8 @@ static void deliver_to_rcvbuf(void *ctx, const uint8_t *data, uint32_t n)
 /* Inline in both callers: conn_input's is every data segment's path, and the SYN-ACK's text (syn_sent_input)
  * made it a function of two callers that LTO no longer inlined (callgrind rr 1 flow: +3 M instructions). */
 __attribute__((always_inline)) static inline int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg,
-                                                            const struct brisk_gro_piece *pieces, uint32_t npieces,
-                                                            uint64_t now);
+                                                            const struct brisk_gro_piece *pieces,
+                                                            uint32_t npieces, uint64_t now);
 
 /* Options both ends agreed on, from the peer's SYN (or SYN-ACK). */
 static void negotiate(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t now)
@@ -645,7 +645,8 @@ __attribute__((noinline)) static uint32_t text_append(brisk_sock *c, struct tcp_
         uint32_t k = t.v->len - t.skip;
         if (k > len)
             k = len;
-        uint32_t got = (uint32_t)brisk_sbuf_append(&tcp_of(c->net)->chunks, &c->rcv.buf, t.v->data + t.skip, k);
+        uint32_t got =
+            (uint32_t)brisk_sbuf_append(&tcp_of(c->net)->chunks, &c->rcv.buf, t.v->data + t.skip, k);
         done += got;
         len -= got;
         if (got < k)
@@ -1211,8 +1212,8 @@ static void conn_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const st
 /* RFC 9293 §3.10.7.4 "seventh" and "eighth": the segment's text and its FIN, once its ACK was accepted.
  * Returns what data_input does (1: an ACK must go at once, 2: one is owed for in-order data, 0: it may be
  * delayed), with `ack.pending` set for 1 and 2. */
-static inline int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg, const struct brisk_gro_piece *pieces,
-                             uint32_t npieces, uint64_t now)
+static inline int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg,
+                             const struct brisk_gro_piece *pieces, uint32_t npieces, uint64_t now)
 {
     int ack_now = 0;
     int fin_held = c->rcv.fin_pending; /* from an earlier segment: this one may fill the hole before it */
@@ -1263,8 +1264,8 @@ __attribute__((cold, noinline)) static void tw_enter_settle(struct brisk_net *ne
     tcp_tw_settle(c, now);
 }
 
-void brisk_tcp_input(void *ctx, const struct brisk_ipv4_repr *ip, const uint8_t *p, size_t len, unsigned rx_flags,
-                     uint64_t now)
+void brisk_tcp_input(void *ctx, const struct brisk_ipv4_repr *ip, const uint8_t *p, size_t len,
+                     unsigned rx_flags, uint64_t now)
 {
     struct brisk_net *net = ((struct brisk_tcp *)ctx)->net;
     net->c.TcpInSegs++;

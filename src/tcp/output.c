@@ -329,8 +329,8 @@ void tcp_send_rst(brisk_sock *c, uint64_t now)
     tcp_transmit(c, c->snd.max, 0, BRISK_TCP_RST | BRISK_TCP_ACK, now);
 }
 
-void tcp_send_rst_for(struct brisk_net *net, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
-                      uint64_t now)
+void tcp_send_rst_for(struct brisk_net *net, const struct brisk_ipv4_repr *ip,
+                      const struct brisk_tcp_repr *seg, uint64_t now)
 {
     if (seg->flags & BRISK_TCP_RST)
         return;

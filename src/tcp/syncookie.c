@@ -51,8 +51,8 @@ static uint32_t counter(uint64_t now)
     return (uint32_t)(now / BRISK_SYNCOOKIE_PERIOD_NS);
 }
 
-static uint32_t mac(const struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
-                    uint32_t peer_isn, uint32_t t, unsigned mss_idx)
+static uint32_t mac(const struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr,
+                    uint16_t rport, uint32_t peer_isn, uint32_t t, unsigned mss_idx)
 {
     uint8_t b[22];
     b[0] = 'c'; /* domain separation from the other uses of the same key (tuple hash, ISNs, TS offsets) */
@@ -231,8 +231,8 @@ brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *i
     return c;
 }
 
-void brisk_syncookie_settle(struct brisk_net *net, brisk_sock *c, uint32_t laddr, uint16_t lport, uint32_t raddr,
-                            uint16_t rport, uint64_t now)
+void brisk_syncookie_settle(struct brisk_net *net, brisk_sock *c, uint32_t laddr, uint16_t lport,
+                            uint32_t raddr, uint16_t rport, uint64_t now)
 {
     /* Processing the ACK may have freed the child (never for a segment without RST, but look it up rather
      * than trust the pointer). */

@@ -29,8 +29,8 @@ brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *i
 
 /* After the caller processed the ACK on a child from brisk_syncookie_check: a child the ACK did not
  * establish (it cannot retransmit a SYN-ACK it never stored) is dropped. */
-void brisk_syncookie_settle(struct brisk_net *net, brisk_sock *c, uint32_t laddr, uint16_t lport, uint32_t raddr,
-                            uint16_t rport, uint64_t now);
+void brisk_syncookie_settle(struct brisk_net *net, brisk_sock *c, uint32_t laddr, uint16_t lport,
+                            uint32_t raddr, uint16_t rport, uint64_t now);
 
 /* The cookie's pieces, for tests: the MSS table (ascending) and the ISN an encoder gives. */
 #define BRISK_SYNCOOKIE_NMSS 8

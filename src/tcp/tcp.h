@@ -361,7 +361,8 @@ uint64_t tcp_tuple_hash(const struct brisk_tcp *t, uint32_t laddr, uint16_t lpor
                         uint16_t rport);
 int tcp_conn_hash_add(brisk_sock *c);
 void tcp_conn_hash_del(brisk_sock *c);
-brisk_sock *tcp_conn_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
+brisk_sock *tcp_conn_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr,
+                            uint16_t rport);
 brisk_sock *tcp_listener_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport);
 int tcp_port_in_use(struct brisk_net *net, uint32_t laddr, uint16_t lport);
 void tcp_set_state(brisk_sock *c, int state, uint64_t now);
@@ -416,8 +417,8 @@ static inline uint64_t tcp_muldiv(uint64_t a, uint64_t b, uint64_t c)
 /* input.c */
 /* A segment for us (the protocol table's input; ctx: struct brisk_tcp). With BRISK_RX_CSUM_VALID in rx_flags
  * the device vouched for the checksum, so it is not verified again. */
-void brisk_tcp_input(void *ctx, const struct brisk_ipv4_repr *ip, const uint8_t *seg, size_t len, unsigned rx_flags,
-                     uint64_t now);
+void brisk_tcp_input(void *ctx, const struct brisk_ipv4_repr *ip, const uint8_t *seg, size_t len,
+                     unsigned rx_flags, uint64_t now);
 
 /* Takes a coalesced segment: `seg` is the first segment's header (parsed, checksum verified) with
  * payload_len the total of the `n` pieces, in sequence order, whose headers the caller found identical but
@@ -466,8 +467,8 @@ int tcp_send_fin_alone(brisk_sock *c, uint64_t now, int *sent);
 int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint64_t now);
 void tcp_send_ack(brisk_sock *c, uint64_t now);
 void tcp_send_syn(brisk_sock *c, uint64_t now);
-void tcp_send_rst_for(struct brisk_net *net, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
-                      uint64_t now);
+void tcp_send_rst_for(struct brisk_net *net, const struct brisk_ipv4_repr *ip,
+                      const struct brisk_tcp_repr *seg, uint64_t now);
 void tcp_send_rst(brisk_sock *c, uint64_t now);
 /* Challenge ACK (RFC 5961 §3.2, §4.2), rate limited per connection (tcp_invalid_ratelimit) and per stack. */
 void tcp_send_challenge_ack(brisk_sock *c, uint64_t now);

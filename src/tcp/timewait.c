@@ -103,7 +103,8 @@ static struct tcp_tw **bucket_of(struct brisk_net *net, uint32_t laddr, uint16_t
     return &t->tw.buckets[h & (t->tw.nbuckets - 1)];
 }
 
-struct tcp_tw *tcp_tw_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+struct tcp_tw *tcp_tw_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr,
+                             uint16_t rport)
 {
     if (tcp_of(net)->tw.count == 0)
         return NULL; /* most stacks, most of the time: no hash to compute */

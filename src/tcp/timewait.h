@@ -21,7 +21,7 @@ struct brisk_ipv4_repr;
 struct tcp_tw {
     struct tcp_tw *hnext;     /* hash chain (struct tcp_tw_table.buckets), or the pool's free list */
     struct tcp_tw *bnext;     /* the list of records whose ACK the device refused */
-    struct brisk_net *net;          /* the timer callback's way back */
+    struct brisk_net *net;    /* the timer callback's way back */
     struct brisk_timer timer; /* the 2 MSL expiry, moved here from the socket's misc timer */
     struct brisk_route rt;    /* the socket's route: its ACKs leave as the socket's did */
     uint64_t ts_recent_age;   /* when TS.Recent was set (PAWS' 24-day validity, RFC 7323 §5.5) */
@@ -68,7 +68,8 @@ void tcp_tw_destroy(struct brisk_tcp *t);
  * still matter (see timewait.c); returns 1 if it did (c is gone), 0 if c stays whole. */
 int tcp_tw_settle(struct brisk_sock *c, uint64_t now);
 /* The record for a tuple, or NULL. */
-struct tcp_tw *tcp_tw_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
+struct tcp_tw *tcp_tw_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr,
+                             uint16_t rport);
 /* A segment for a record's tuple: answered as the TIME-WAIT socket would have. */
 void tcp_tw_input(struct tcp_tw *tw, const struct brisk_tcp_repr *seg, uint64_t now);
 /* Resends the ACKs the device refused (from brisk_tcp_run_blocked). */

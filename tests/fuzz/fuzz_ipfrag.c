@@ -24,9 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stack/stack.h"
 #include "fuzz/harness.h"
 #include "net/ipfrag.h"
+#include "stack/stack.h"
 #include "wire/eth.h"
 #include "wire/ipv4.h"
 #include "wire/tcp.h"

@@ -19,8 +19,8 @@
 
 #include <cmocka.h>
 
-#include "stack/stack.h"
 #include "net/ipfrag.h"
+#include "stack/stack.h"
 #include "support/fakedev.h"
 #include "support/tcpforge.h"
 #include "wire/arp.h"

@@ -27,8 +27,8 @@
 
 #include "brisk/sim.h"
 #include "core/rand.h"
-#include "support/testutil.h"
 #include "stack/stack.h"
+#include "support/testutil.h"
 #include "tcp/tcp.h"
 #include "wire/eth.h"
 #include "wire/ipv4.h"

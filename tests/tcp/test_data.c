@@ -18,8 +18,8 @@
 
 #include <string.h>
 
-#include "support/tcpforge.h"
 #include "stack/stack.h"
+#include "support/tcpforge.h"
 #include "tcp/tcp.h"
 
 #define SYN BRISK_TCP_SYN

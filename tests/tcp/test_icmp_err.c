@@ -18,8 +18,8 @@
 
 #include <string.h>
 
-#include "support/tcpforge.h"
 #include "stack/stack.h"
+#include "support/tcpforge.h"
 #include "tcp/tcp.h"
 #include "wire/icmp.h"
 #include "wire/wire.h"

@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "support/tcpforge.h"
 #include "stack/stack.h"
+#include "support/tcpforge.h"
 #include "tcp/tcp.h"
 
 #define ACK BRISK_TCP_ACK

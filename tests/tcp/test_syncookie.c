@@ -14,9 +14,9 @@
 
 #include <string.h>
 
+#include "stack/stack.h"
 #include "support/tcpforge.h"
 #include "tcp/syncookie.h"
-#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define SYN BRISK_TCP_SYN

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "stack/stack.h"
 #include "support/tcpforge.h"
 #include "support/txconn.h"
-#include "stack/stack.h"
 #include "tcp/tcp.h"
 
 #define ACK               TXC_ACK

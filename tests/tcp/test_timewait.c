@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "support/tcpforge.h"
 #include "stack/stack.h"
+#include "support/tcpforge.h"
 #include "tcp/tcp.h"
 
 #define SYN BRISK_TCP_SYN
@@ -396,7 +396,8 @@ static void test_replaces_socket_and_expires(void **state)
     assert_int_equal(t->nsocks, 2); /* the listener and the record */
     assert_int_equal(t->tw_count, 1);
     assert_int_equal(t->tw.count, 1);
-    assert_true(tcp_port_in_use(&e.t.st->net, TF_LOCAL_IP, 80) || tcp_tw_port_in_use(&e.t.st->net, TF_LOCAL_IP, 80));
+    assert_true(tcp_port_in_use(&e.t.st->net, TF_LOCAL_IP, 80) ||
+                tcp_tw_port_in_use(&e.t.st->net, TF_LOCAL_IP, 80));
     assert_true(tcp_tw_port_in_use(&e.t.st->net, TF_LOCAL_IP, 80));
     assert_true(TCP_TW_SIZE <= 256);
     assert_true(t->tw.bytes >= TCP_TW_SIZE);

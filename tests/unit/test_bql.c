@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "stack/stack.h"
 #include "net/bql.h"
+#include "stack/stack.h"
 
 #define MS 1000000ull
 

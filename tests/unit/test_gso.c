@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "brisk/brisk.h"
-#include "stack/stack.h"
 #include "net/gso.h"
+#include "stack/stack.h"
 #include "support/testutil.h"
 #include "wire/csum.h"
 #include "wire/eth.h"

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "stack/stack.h"
 #include "net/ip.h"
+#include "stack/stack.h"
 #include "support/fakedev.h"
 #include "wire/arp.h"
 #include "wire/eth.h"
