@@ -65,6 +65,7 @@ enum brisk_err {
     BRISK_ERR_NOPROTOOPT = -25, /* ICMP protocol unreachable: the peer does not run TCP (ENOPROTOOPT) */
     BRISK_ERR_PROTO = -26,      /* ICMP parameter problem (EPROTO) */
     BRISK_ERR_OPNOTSUPP = -27,  /* ICMP source route failed (EOPNOTSUPP) */
+    BRISK_ERR_AFNOSUPPORT = -28, /* an address of a family the stack does not run (IPv6, until it lands) */
 };
 
 /* A short English description of a BRISK_ERR_* code ("invalid argument"); never NULL. */
@@ -456,6 +457,50 @@ char *brisk_ip_format(uint32_t addr, char *buf);
 int brisk_ip_parse(const char *s, uint32_t *out);
 
 /* ---------------------------------------------------------------------------------------------------------
+ * Addresses of either family. Every call that names an IPv4 address with a uint32_t (host order) has a form
+ * taking a struct brisk_addr (brisk_bind_addr, brisk_connect_addr, brisk_sock_tuple); the uint32_t calls
+ * stay as IPv4 shorthands (README, "Addresses"). An IPv6 address is accepted by the parser and formatter
+ * today; the socket calls refuse one with BRISK_ERR_AFNOSUPPORT until the stack runs IPv6.
+ */
+enum brisk_af {
+    BRISK_AF_UNSPEC = 0, /* no address: "any" for bind, unset in a tuple */
+    BRISK_AF_INET = 4,
+    BRISK_AF_INET6 = 6,
+};
+
+struct brisk_addr {
+    uint8_t family;      /* enum brisk_af */
+    uint8_t reserved[3]; /* zero */
+    union {
+        uint32_t v4;    /* BRISK_AF_INET: host order, as the uint32_t calls take it */
+        uint8_t v6[16]; /* BRISK_AF_INET6: network order */
+    } u;
+};
+
+/* A connection's four-tuple: its local and remote address and port. */
+struct brisk_tuple {
+    struct brisk_addr laddr, raddr;
+    uint16_t lport, rport;
+};
+
+/* The IPv4 address `v4` (host order); 0 is the IPv4 unspecified address 0.0.0.0, not BRISK_AF_UNSPEC. */
+struct brisk_addr brisk_addr_v4(uint32_t v4);
+/* The same family and address (reserved bytes ignored; two BRISK_AF_UNSPEC addresses are equal). */
+int brisk_addr_equal(const struct brisk_addr *a, const struct brisk_addr *b);
+/* No address: BRISK_AF_UNSPEC, 0.0.0.0 or :: (what bind takes as "any of the stack's"). */
+int brisk_addr_is_any(const struct brisk_addr *a);
+/* Longest text brisk_addr_format writes, its NUL included (an IPv6 address with an embedded IPv4 one). */
+#define BRISK_ADDR_STRLEN 46
+/* Parses dotted-quad IPv4 ("192.0.2.1", as brisk_ip_parse) or IPv6 text (RFC 4291 §2.2: eight groups of up
+ * to four hex digits, one "::" for a run of zero groups, a trailing dotted quad; no zone, no brackets).
+ * BRISK_OK, or BRISK_ERR_INVAL naming nothing: the text is not an address. */
+int brisk_addr_parse(const char *s, struct brisk_addr *out);
+/* Formats an address into buf (>= BRISK_ADDR_STRLEN bytes): IPv4 dotted, IPv6 in RFC 5952's canonical form
+ * (lower case, leading zeros dropped, the longest run of two or more zero groups as "::", the first of equal
+ * runs; ::ffff:a.b.c.d for a mapped IPv4 address), "-" for BRISK_AF_UNSPEC. Returns buf. */
+char *brisk_addr_format(const struct brisk_addr *a, char *buf);
+
+/* ---------------------------------------------------------------------------------------------------------
  * TCP sockets. Non-blocking and event-driven: a callback reports what changed, and the calls never wait.
  * Callbacks run at the end of brisk_stack_input / brisk_stack_poll (and of the socket calls themselves), when
  * the stack is consistent, so they may call any socket function, including close.
@@ -523,6 +568,9 @@ void brisk_sock_set_callback(brisk_sock *s, brisk_sock_fn fn, void *ctx);
 /* Binds a local address (0 = any of the stack's) and port (0 = ephemeral at connect). BRISK_ERR_ADDRINUSE,
  * BRISK_ERR_ADDRNOTAVAIL, BRISK_ERR_INVAL (already bound or not a fresh socket). */
 int brisk_bind(brisk_sock *s, uint32_t addr, uint16_t port);
+/* brisk_bind with an address of either family (BRISK_AF_UNSPEC, 0.0.0.0 and :: mean any);
+ * BRISK_ERR_AFNOSUPPORT for an IPv6 address, BRISK_ERR_INVAL for an unknown family or NULL. */
+int brisk_bind_addr(brisk_sock *s, const struct brisk_addr *addr, uint16_t port);
 /* Listens (the socket must be bound to a port). backlog bounds established connections awaiting accept
  * (below 1: 1); listening again only changes it. Returns BRISK_OK, or BRISK_ERR_INVAL (NULL socket, no
  * port bound, or a socket that is connecting or connected). */
@@ -533,6 +581,13 @@ brisk_sock *brisk_accept(brisk_sock *ls, int *err);
 /* Starts an active open; returns BRISK_ERR_INPROGRESS on success (BRISK_EV_CONNECTED or BRISK_EV_ERROR
  * follows), or BRISK_ERR_ISCONN, BRISK_ERR_NOROUTE, BRISK_ERR_ADDRNOTAVAIL, BRISK_ERR_INVAL. */
 int brisk_connect(brisk_sock *s, uint32_t addr, uint16_t port, uint64_t now);
+/* brisk_connect with an address of either family: BRISK_ERR_AFNOSUPPORT for IPv6, BRISK_ERR_INVAL for
+ * BRISK_AF_UNSPEC, an unknown family or NULL. */
+int brisk_connect_addr(brisk_sock *s, const struct brisk_addr *addr, uint16_t port, uint64_t now);
+/* The socket's local and remote address and port (getsockname and getpeername in one): the local end once
+ * bound or connected (0.0.0.0 when bound to any address), the remote end once connecting; BRISK_AF_UNSPEC
+ * and port 0 for an end that is neither. BRISK_ERR_INVAL for NULL. */
+int brisk_sock_tuple(const brisk_sock *s, struct brisk_tuple *out);
 /* Queues up to len bytes; returns the number queued (> 0), or BRISK_ERR_AGAIN (send buffer full, or as many
  * unsent bytes as BRISK_SO_NOTSENT_LOWAT allows: wait for BRISK_EV_WRITABLE), BRISK_ERR_PIPE (after
  * shutdown/close), BRISK_ERR_NOTCONN, or the connection's error. Fewer than len bytes are queued when the

@@ -423,6 +423,8 @@ const char *brisk_strerror(int err)
         return "protocol error";
     case BRISK_ERR_OPNOTSUPP:
         return "operation not supported";
+    case BRISK_ERR_AFNOSUPPORT:
+        return "address family not supported";
     default:
         return "unknown error";
     }
@@ -430,7 +432,7 @@ const char *brisk_strerror(int err)
 
 const char *brisk_error_name(int err)
 {
-    /* Indexed by -err: the codes are dense from BRISK_OK down to BRISK_ERR_OPNOTSUPP. */
+    /* Indexed by -err: the codes are dense from BRISK_OK down to BRISK_ERR_AFNOSUPPORT. */
     static const char *const names[] = {
         "BRISK_OK",
         "BRISK_ERR_INVAL",
@@ -460,9 +462,10 @@ const char *brisk_error_name(int err)
         "BRISK_ERR_NOPROTOOPT",
         "BRISK_ERR_PROTO",
         "BRISK_ERR_OPNOTSUPP",
+        "BRISK_ERR_AFNOSUPPORT",
     };
-    _Static_assert(sizeof(names) / sizeof(names[0]) == 1 - BRISK_ERR_OPNOTSUPP, "one name per code");
-    if (err > 0 || err < BRISK_ERR_OPNOTSUPP)
+    _Static_assert(sizeof(names) / sizeof(names[0]) == 1 - BRISK_ERR_AFNOSUPPORT, "one name per code");
+    if (err > 0 || err < BRISK_ERR_AFNOSUPPORT)
         return "BRISK_ERR_UNKNOWN";
     return names[-err];
 }

@@ -200,6 +200,7 @@ int brisk_posix_errno(int e)
     case BRISK_ERR_NOPROTOOPT: return ENOPROTOOPT;
     case BRISK_ERR_PROTO: return EPROTO;
     case BRISK_ERR_OPNOTSUPP: return EOPNOTSUPP;
+    case BRISK_ERR_AFNOSUPPORT: return EAFNOSUPPORT;
     default: return EIO;
     }
 }

@@ -66,6 +66,51 @@ int brisk_bind(brisk_sock *s, uint32_t addr, uint16_t port)
     return BRISK_OK;
 }
 
+/* An address the IPv4 socket calls can take: *v4 set, or the error the _addr calls return. `any_ok`: no
+ * address (BRISK_AF_UNSPEC, ::) means any, as bind takes it. */
+static int addr_to_v4(const struct brisk_addr *a, int any_ok, uint32_t *v4)
+{
+    if (!a)
+        return BRISK_ERR_INVAL;
+    switch (a->family) {
+    case BRISK_AF_INET:
+        *v4 = a->u.v4;
+        return BRISK_OK;
+    case BRISK_AF_UNSPEC:
+        *v4 = 0;
+        return any_ok ? BRISK_OK : BRISK_ERR_INVAL;
+    case BRISK_AF_INET6:
+        if (any_ok && brisk_addr_is_any(a)) {
+            *v4 = 0;
+            return BRISK_OK;
+        }
+        return BRISK_ERR_AFNOSUPPORT; /* the stack runs IPv4 only so far */
+    default:
+        return BRISK_ERR_INVAL;
+    }
+}
+
+int brisk_bind_addr(brisk_sock *s, const struct brisk_addr *addr, uint16_t port)
+{
+    uint32_t v4;
+    int rc = addr_to_v4(addr, 1, &v4);
+    return rc != BRISK_OK ? rc : brisk_bind(s, v4, port);
+}
+
+int brisk_sock_tuple(const brisk_sock *s, struct brisk_tuple *out)
+{
+    if (!s || !out)
+        return BRISK_ERR_INVAL;
+    memset(out, 0, sizeof(*out));
+    if (s->id.laddr || s->id.lport)
+        out->laddr = brisk_addr_v4(s->id.laddr); /* 0.0.0.0: bound to any of the stack's */
+    if (s->id.rport)
+        out->raddr = brisk_addr_v4(s->id.raddr);
+    out->lport = s->id.lport;
+    out->rport = s->id.rport;
+    return BRISK_OK;
+}
+
 int brisk_listen(brisk_sock *s, int backlog)
 {
     if (!s || s->id.lport == 0 || (s->state != BRISK_TCP_CLOSED && s->state != BRISK_TCP_LISTEN))
@@ -118,6 +163,13 @@ static int pick_port(struct brisk_net *net, uint32_t laddr, uint32_t raddr, uint
         }
     }
     return BRISK_ERR_ADDRNOTAVAIL;
+}
+
+int brisk_connect_addr(brisk_sock *s, const struct brisk_addr *addr, uint16_t port, uint64_t now)
+{
+    uint32_t v4;
+    int rc = addr_to_v4(addr, 0, &v4);
+    return rc != BRISK_OK ? rc : brisk_connect(s, v4, port, now);
 }
 
 int brisk_connect(brisk_sock *s, uint32_t addr, uint16_t port, uint64_t now)

@@ -3,6 +3,9 @@
  * every listener and every live connection, whatever its state — half-open children, established children
  * the application has not accepted, connections of its own, orphans finishing their close — once each, and
  * no socket in CLOSED; a non-zero return stops the walk and is returned; bad arguments are BRISK_ERR_INVAL.
+ * And the calls with a struct brisk_addr (bind, connect, the socket's tuple): an IPv4 address does what the
+ * uint32_t call does, the SYN goes to it; IPv6 is refused with BRISK_ERR_AFNOSUPPORT, an unset or unknown
+ * family with BRISK_ERR_INVAL, and "any" (unset, 0.0.0.0, ::) binds to any address.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -164,11 +167,73 @@ static void test_foreach_bad_arguments(void **state)
     tf_free(&t);
 }
 
+static void test_addr_calls(void **state)
+{
+    (void)state;
+    struct tf t;
+    tf_init(&t, NULL);
+    int err;
+    brisk_sock *s = brisk_socket(t.st, &err);
+    assert_non_null(s);
+    struct brisk_tuple tu;
+    assert_int_equal(brisk_sock_tuple(s, &tu), BRISK_OK);
+    assert_int_equal(tu.laddr.family, BRISK_AF_UNSPEC); /* neither bound nor connected */
+    assert_int_equal(tu.raddr.family, BRISK_AF_UNSPEC);
+
+    struct brisk_addr v6, peer6, bad, none, local = brisk_addr_v4(TF_LOCAL_IP), other = brisk_addr_v4(IP4(10, 0, 0, 9));
+    assert_int_equal(brisk_addr_parse("2001:db8::1", &v6), BRISK_OK);
+    assert_int_equal(brisk_addr_parse("::", &peer6), BRISK_OK);
+    memset(&none, 0, sizeof(none));
+    bad = local;
+    bad.family = 5;
+    assert_int_equal(brisk_bind_addr(s, &v6, 80), BRISK_ERR_AFNOSUPPORT);
+    assert_int_equal(brisk_bind_addr(s, &bad, 80), BRISK_ERR_INVAL);
+    assert_int_equal(brisk_bind_addr(s, NULL, 80), BRISK_ERR_INVAL);
+    assert_int_equal(brisk_bind_addr(s, &other, 80), BRISK_ERR_ADDRNOTAVAIL); /* as brisk_bind */
+    assert_int_equal(brisk_bind_addr(s, &local, 4242), BRISK_OK);
+    assert_int_equal(brisk_sock_tuple(s, &tu), BRISK_OK);
+    assert_true(brisk_addr_equal(&tu.laddr, &local));
+    assert_int_equal(tu.lport, 4242);
+
+    struct brisk_addr dst = brisk_addr_v4(TF_PEER_IP);
+    assert_int_equal(brisk_connect_addr(s, &v6, 80, 0), BRISK_ERR_AFNOSUPPORT);
+    assert_int_equal(brisk_connect_addr(s, &none, 80, 0), BRISK_ERR_INVAL); /* connect needs an address */
+    assert_int_equal(brisk_connect_addr(s, &peer6, 80, 0), BRISK_ERR_AFNOSUPPORT);
+    assert_int_equal(brisk_connect_addr(s, &dst, 80, 0), BRISK_ERR_INPROGRESS);
+    struct tf_seg *syn = tf_take(&t);
+    assert_int_equal(syn->h.flags, SYN);
+    assert_int_equal(syn->dst, TF_PEER_IP);
+    assert_int_equal(syn->h.sport, 4242);
+    assert_int_equal(syn->h.dport, 80);
+    assert_int_equal(brisk_sock_tuple(s, &tu), BRISK_OK);
+    assert_true(brisk_addr_equal(&tu.raddr, &dst));
+    assert_int_equal(tu.rport, 80);
+    assert_int_equal(brisk_sock_tuple(NULL, &tu), BRISK_ERR_INVAL);
+    assert_int_equal(brisk_sock_tuple(s, NULL), BRISK_ERR_INVAL);
+
+    /* Any address, three ways: each socket binds, to any. */
+    const struct brisk_addr *anys[] = {&none, &peer6, NULL};
+    struct brisk_addr zero4 = brisk_addr_v4(0);
+    anys[2] = &zero4;
+    for (int i = 0; i < 3; i++) {
+        brisk_sock *l = brisk_socket(t.st, &err);
+        assert_int_equal(brisk_bind_addr(l, anys[i], (uint16_t)(5000 + i)), BRISK_OK);
+        assert_int_equal(brisk_sock_tuple(l, &tu), BRISK_OK);
+        assert_int_equal(tu.laddr.family, BRISK_AF_INET);
+        assert_int_equal(tu.laddr.u.v4, 0);
+        assert_int_equal(tu.lport, 5000 + i);
+        brisk_close(l, 0);
+    }
+    brisk_abort(s, 0);
+    tf_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_foreach_every_kind),
         cmocka_unit_test(test_foreach_bad_arguments),
+        cmocka_unit_test(test_addr_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -385,12 +385,13 @@ static void test_strerror(void **state)
         BRISK_ERR_NOPROTOOPT,
         BRISK_ERR_PROTO,
         BRISK_ERR_OPNOTSUPP,
+        BRISK_ERR_AFNOSUPPORT,
     };
     const char *unknown = brisk_strerror(-1000);
     assert_non_null(unknown);
     assert_string_equal(unknown, "unknown error");
     assert_string_equal(brisk_strerror(1), "unknown error");
-    assert_string_equal(brisk_strerror(BRISK_ERR_OPNOTSUPP - 1), "unknown error");
+    assert_string_equal(brisk_strerror(BRISK_ERR_AFNOSUPPORT - 1), "unknown error");
     assert_string_equal(brisk_strerror(BRISK_ERR_INVAL), "invalid argument");
     for (size_t i = 0; i < N(codes); i++) {
         const char *s = brisk_strerror(codes[i]);
@@ -438,12 +439,13 @@ static void test_error_name(void **state)
         NAMED(BRISK_ERR_NOPROTOOPT),
         NAMED(BRISK_ERR_PROTO),
         NAMED(BRISK_ERR_OPNOTSUPP),
+        NAMED(BRISK_ERR_AFNOSUPPORT),
     };
 #undef NAMED
     for (size_t i = 0; i < N(codes); i++)
         assert_string_equal(brisk_error_name(codes[i].code), codes[i].name);
     assert_string_equal(brisk_error_name(1), "BRISK_ERR_UNKNOWN");
-    assert_string_equal(brisk_error_name(BRISK_ERR_OPNOTSUPP - 1), "BRISK_ERR_UNKNOWN");
+    assert_string_equal(brisk_error_name(BRISK_ERR_AFNOSUPPORT - 1), "BRISK_ERR_UNKNOWN");
     assert_string_equal(brisk_error_name(-1000), "BRISK_ERR_UNKNOWN");
 }
 

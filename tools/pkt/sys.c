@@ -58,6 +58,7 @@ int vsys_errno(int e)
     case BRISK_ERR_NOPROTOOPT: return ENOPROTOOPT;
     case BRISK_ERR_PROTO: return EPROTO;
     case BRISK_ERR_OPNOTSUPP: return EOPNOTSUPP;
+    case BRISK_ERR_AFNOSUPPORT: return EAFNOSUPPORT;
     case BRISK_ERR_NOMEM:
     case BRISK_ERR_NOBUFS: return ENOBUFS;
     case BRISK_ERR_MSGSIZE: return EMSGSIZE;
