@@ -125,6 +125,9 @@ struct brisk_settings {
     uint32_t tcp_rtt_estimator;  /* RTO estimator: enum brisk_compat (docs/timers.md) */
     uint64_t tcp_delack_min_ns;  /* delayed-ACK timeout bounds */
     uint64_t tcp_delack_max_ns;
+    uint32_t tcp_comp_sack_nr;       /* SACK compression: ACKs held in a row for out-of-order data (0: off) */
+    uint64_t tcp_comp_sack_delay_ns; /* ... held at most this long (and 5 % of the RTT) */
+    uint64_t tcp_comp_sack_slack_ns; /* ... plus the timer's slack */
     uint32_t tcp_syn_retries;       /* SYN retransmissions before connect fails with BRISK_ERR_TIMEDOUT */
     uint32_t tcp_syn_linear_timeouts; /* SYN timeouts before the RTO doubles; they add to tcp_syn_retries */
     uint32_t tcp_synack_retries;    /* SYN-ACK retransmissions before a half-open child is dropped */
@@ -337,6 +340,7 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(TCPTimerWheelOps, "timer wheel arm / cancel operations made by TCP connections")                       \
     X(TCPOrigDataSent, "segments with new data sent")                                                        \
     X(DelayedACKs, "delayed ACKs sent by the timer")                                                         \
+    X(TCPAckCompressed, "ACKs for out-of-order data never sent: SACK compression (tcp_comp_sack_nr)")      \
     X(TCPChallengeACK, "challenge ACKs sent (RFC 5961)")                                                     \
     X(TCPChallengeACKLimited, "challenge ACKs suppressed by tcp_challenge_ack_limit")                        \
     X(TCPSYNChallenge, "SYNs in a synchronized state answered with a challenge ACK")                         \

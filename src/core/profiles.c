@@ -32,10 +32,12 @@ struct profile {
  * to an ACK of unsent data (measured on 6.18: answered in ESTABLISHED too, with or without text) and as
  * challenge ACK (tcp_invalid_ratelimit, 4.0's ACK-loop mitigation), no stack-wide challenge-ACK limit
  * (tcp_challenge_ack_limit INT_MAX since 6.0; brisk's bound is 2^30), and a RST accepted at RCV.NXT - 1 after
- * a FIN and at the highest SACK edge (tcp_reset_check, 4.x). */
+ * a FIN and at the highest SACK edge (tcp_reset_check, 4.x). And SACK compression (4.18; sysctls as on 6.18:
+ * tcp_comp_sack_nr 44, delay 1 ms, slack 100 us): past three duplicate ACKs, out-of-order segments share one
+ * ACK (src/tcp/ackcomp.c). */
 #define LINUX_6_INVALID                                                                                      \
     "tcp_invalid_ratelimit=500ms", "tcp_challenge_ack_limit=1073741824", "tcp_rst_edges=1",                  \
-        "tcp_unsent_ack_reply=1"
+        "tcp_unsent_ack_reply=1", "tcp_comp_sack_nr=44"
 /* Connection errors (docs/sockets.md): any ICMP error ends a connect (tcp_v4_err, every version since 2.x),
  * where RFC 1122 §4.2.3.9 lets only hard errors do so; tcp_retries2 is a time, not a count
  * (retransmits_timed_out since 2.6.32), where RFC 1122 §4.2.3.5 allows either. */

@@ -16,6 +16,7 @@
 
 #define MS  BRISK_NSEC_PER_MSEC
 #define SEC BRISK_NSEC_PER_SEC
+#define US  (BRISK_NSEC_PER_MSEC / 1000)
 
 /* tcp_congestion: the order is src/tcp/cc.c's registry order, so the index is brisk_cc_get()'s. */
 static const char *const congestion_names[] = {"newreno", "cubic", NULL};
@@ -146,6 +147,13 @@ _Static_assert(sizeof(tsq_rule_names) / sizeof(tsq_rule_names[0]) == BRISK_TSQ_R
       "shortest delayed-ACK timeout")                                                                        \
     X(tcp_delack_max, TIME, tcp_delack_max_ns, uint64_t, 200 * MS, 1000, 10 * SEC,                           \
       "longest delayed-ACK timeout (RFC 1122: at most 500 ms)")                                              \
+    X(tcp_comp_sack_nr, UINT, tcp_comp_sack_nr, uint32_t, 0, 0, 255,                                         \
+      "compat (Linux 4.18+, 44): out-of-order segments past the third duplicate ACK whose ACKs are held and "  \
+      "sent as one (SACK compression); 0: every one is acknowledged at once (RFC 5681 §4.2)")                 \
+    X(tcp_comp_sack_delay, TIME, tcp_comp_sack_delay_ns, uint64_t, 1 * MS, 0, 1 * SEC,                       \
+      "longest a compressed ACK waits (Linux's tcp_comp_sack_delay_ns; also at most 5 % of the RTT)")         \
+    X(tcp_comp_sack_slack, TIME, tcp_comp_sack_slack_ns, uint64_t, 100 * US, 0, 1 * SEC,                     \
+      "the compressed-ACK timer's slack, added to its delay (Linux's tcp_comp_sack_slack_ns)")                \
     X(tcp_syn_retries, UINT, tcp_syn_retries, uint32_t, 6, 1, 127,                                           \
       "SYN retransmissions before connect fails")                                                            \
     X(tcp_syn_linear_timeouts, UINT, tcp_syn_linear_timeouts, uint32_t, 0, 0, 127,                           \

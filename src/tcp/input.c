@@ -805,16 +805,19 @@ __attribute__((always_inline)) static inline int data_input(brisk_sock *c, const
     /* Data past a FIN we hold contradicts it: forget the FIN (the peer will send its real one). */
     if (c->rcv.fin_pending && brisk_seq_gt(seq + len, c->rcv.fin_seq))
         c->rcv.fin_pending = 0;
-    /* Out of order: hold it, and ACK at once so the sender sees the hole (RFC 5681 §4.2, RFC 2018). */
+    /* Out of order: hold it, and ACK at once so the sender sees the hole (RFC 5681 §4.2, RFC 2018) — or,
+     * under tcp_comp_sack_nr, past three duplicate ACKs as one compressed ACK (ackcomp.c). */
     uint32_t dup_start, dup_end;
     if (c->rcv.ooo.nsegs && brisk_reass_overlap(&c->rcv.ooo, seq, len, &dup_start, &dup_end)) {
         dsack_note(c, dup_start, dup_end, &dsack_set);
         if (dup_start == seq && dup_end == seq + len) {
             /* Stores nothing, but records the arrival: the first SACK block must cover it (RFC 2018 §4). */
             text_reass(c, text, seq, UINT64_MAX, UINT32_MAX);
-            return 1;
+            return tcp_ackcomp_ooo(c, now);
         }
     }
+    if (c->ack.comp)
+        tcp_ackcomp_new_block(c, seq, len, now);
     uint32_t limit =
         c->rcv.rcvbuf - (uint32_t)(c->rcv.buf.len < c->rcv.rcvbuf ? c->rcv.buf.len : c->rcv.rcvbuf);
     uint64_t max_mem = (uint64_t)limit * 2;
@@ -828,12 +831,12 @@ __attribute__((always_inline)) static inline int data_input(brisk_sock *c, const
     int rc = text_reass(c, text, seq, max_mem, net->s.tcp_ooo_max_segs);
     if (rc < 0) {
         net->c.TCPOFODrop++;
-    } else {
-        net->c.TCPOFOQueue++;
-        if (linux_rwin)
-            tcp_rwin_ofo(c, seq, len, rwin_frame(seg, len));
+        return 1;
     }
-    return 1;
+    net->c.TCPOFOQueue++;
+    if (linux_rwin)
+        tcp_rwin_ofo(c, seq, len, rwin_frame(seg, len));
+    return tcp_ackcomp_ooo(c, now);
 }
 
 static void fin_input(brisk_sock *c, uint64_t now)

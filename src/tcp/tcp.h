@@ -34,6 +34,7 @@
 #include "net/gro.h"
 #include "net/ip.h"
 #include "net/net.h"
+#include "tcp/ackcomp.h"
 #include "tcp/cc.h"
 #include "tcp/hold.h"
 #include "tcp/mark.h"
@@ -144,7 +145,9 @@ struct brisk_sock {
     struct {
         uint64_t ato;          /* current delayed-ACK timeout */
         uint64_t last_data_rx; /* for ato estimation */
-        uint32_t unacked_segs; /* full-sized segments received since our last ACK */
+        uint16_t unacked_segs; /* full-sized segments received since our last ACK (bounded by the window) */
+        uint8_t comp;          /* ACKs held by SACK compression since the last one sent (ackcomp.h) */
+        uint8_t comp_dup;      /* its duplicate-ACK count, and TCP_ACKCOMP_ARMED */
         uint8_t pending;       /* an ACK is owed */
         uint8_t pingpong;      /* interactive: delay ACKs, they ride on our data */
         uint8_t quick;         /* ACKs still to send at once (quickack mode, start of connection) */
@@ -279,6 +282,7 @@ struct brisk_sock {
     uint32_t mss_full;        /* the MSS the options allow; snd.mss may be less (tcp_half_window_mss) */
     /* --- line 37: cold --- */
     struct tcp_recov recov; /* loss recovery's episode state (recovery.h) */
+    uint32_t ackcomp_nxt;   /* RCV.NXT the compression's duplicate ACKs were counted for (ackcomp.c) */
 };
 
 /* The layout described before the struct is a performance decision: these lock it, so that a field added in

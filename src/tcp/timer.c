@@ -557,6 +557,11 @@ void tcp_ack_sent(brisk_sock *c)
 {
     c->ack.pending = 0;
     c->ack.unacked_segs = 0;
+    if (c->ack.comp_dup & TCP_ACKCOMP_ARMED || c->ack.comp) { /* SACK compression (ackcomp.c) ends */
+        c->net->c.TCPAckCompressed += c->ack.comp;
+        c->ack.comp = 0;
+        c->ack.comp_dup &= (uint8_t)~TCP_ACKCOMP_ARMED;
+    }
     /* Stored only when set: an unconditional byte store here stalls the next segment's sack_any (output.c),
      * whose load of dsack with its neighbour cannot be forwarded from it (seen as half of tcp_transmit's
      * time in bulk GRO). */
@@ -576,6 +581,8 @@ static void delack_fired(struct brisk_timer *t, void *arg, uint64_t now)
         tcp_timer_arm(c, &c->timer.delack, c->timer.delack_deadline);
         return;
     }
+    if (tcp_ackcomp_fired(c, now))
+        return; /* the compressed ACK (ackcomp.c), not a delayed one: no ATO or pingpong verdict */
     /* The ACK did not ride on data: the exchange is not interactive after all (Linux leaves pingpong mode
      * here), and the timeout was too long for this peer. */
     c->ack.pingpong = 0;
