@@ -92,6 +92,8 @@ struct brisk_settings {
     uint64_t ipfrag_high_thresh;   /* bytes held by IPv4 reassembly (net.ipv4.ipfrag_high_thresh; 0: none) */
     uint64_t ipfrag_time_ns;       /* reassembly timeout from a datagram's first fragment (ipfrag_time) */
     uint32_t ipfrag_evict;         /* full: evict the oldest datagrams (brisk) or drop the fragment (Linux) */
+    uint32_t route_min_pmtu;       /* path MTU discovery: the smallest MTU an ICMP report may set (552) */
+    uint64_t route_mtu_expires_ns; /* ... and how long a lowered path MTU is kept (10 min) */
     uint32_t bql;                  /* byte queue limits on devices that support them (BRISK_NETDEV_CAP_BQL) */
     uint32_t bql_limit_min; /* BQL limit bounds, bytes (Linux byte_queue_limits/limit_min, limit_max) */
     uint32_t bql_limit_max;
@@ -291,6 +293,7 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(IpInAddrErrors, "IPv4 datagrams dropped: destination is not ours")                                     \
     X(IpInUnknownProtos, "IPv4 datagrams dropped: no handler for the protocol")                              \
     X(IpInDelivers, "IPv4 datagrams delivered to ICMP or transport")                                         \
+    X(PmtuLowered, "path MTUs lowered by ICMP fragmentation needed (RFC 1191)")                             \
     X(IpReasmReqds, "IPv4 fragments received for reassembly")                                                \
     X(IpReasmOKs, "IPv4 datagrams reassembled")                                                              \
     X(IpReasmFails, "IPv4 reassembly failures: datagrams dropped, fragments refused for memory")            \

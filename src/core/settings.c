@@ -88,6 +88,10 @@ _Static_assert(sizeof(tsq_rule_names) / sizeof(tsq_rule_names[0]) == BRISK_TSQ_R
       "time a datagram may take to reassemble, from its first fragment")                                     \
     X(ipfrag_evict, BOOL, ipfrag_evict, uint32_t, 1, 0, 1,                                                    \
       "reassembly memory full: drop the oldest datagrams to make room (0: drop the fragment, Linux 4.17+)")  \
+    X(route_min_pmtu, UINT, route_min_pmtu, uint32_t, 552, 68, 65535,                                        \
+      "path MTU discovery: an ICMP report of a smaller MTU sets this one (Linux's route/min_pmtu)")           \
+    X(route_mtu_expires, TIME, route_mtu_expires_ns, uint64_t, 600 * SEC, 1 * MS, 86400 * SEC,               \
+      "how long a path MTU lowered by ICMP is kept before the device MTU is tried again (RFC 1191 §6.3)")    \
     X(bql, BOOL, bql, uint32_t, 1, 0, 1, "byte queue limits on devices whose driver supports them")          \
     X(bql_limit_min, SIZE, bql_limit_min, uint32_t, 0, 0, 1u << 30, "BQL: smallest ring byte limit")         \
     X(bql_limit_max, SIZE, bql_limit_max, uint32_t, 1u << 30, 0, 1u << 30, "BQL: largest ring byte limit")   \

@@ -91,7 +91,8 @@ static void error_input(struct brisk_net *net, const struct brisk_icmp_repr *r, 
     }
     const struct brisk_ip_proto *tp = &net->ip_proto[q.proto];
     if (tp->ops && tp->ops->icmp_error)
-        tp->ops->icmp_error(tp->ctx, r->type, r->code, &q, r->payload + hl, r->payload_len - (size_t)hl, now);
+        tp->ops->icmp_error(tp->ctx, r->type, r->code, r->next_hop_mtu, &q, r->payload + hl,
+                            r->payload_len - (size_t)hl, now);
 }
 
 void brisk_icmp_input(struct brisk_net *net, brisk_netdev *dev, const struct brisk_ipv4_repr *ip,

@@ -30,6 +30,7 @@
 #include "core/timer.h"
 #include "net/neigh.h"
 #include "net/netdev.h"
+#include "net/pmtu.h"
 #include "wire/ipv4.h"
 #include "wire/tcp.h"
 
@@ -44,8 +45,8 @@ struct brisk_ip_proto_ops {
     void (*input)(void *ctx, const struct brisk_ipv4_repr *ip, const uint8_t *p, size_t len,
                   unsigned rx_flags, uint64_t now);
     /* An ICMP error quoting a datagram of this protocol: `quoted` its IPv4 header, `l4` the first `len`
-     * (>= 8) bytes after it. */
-    void (*icmp_error)(void *ctx, uint8_t type, uint8_t code, const struct brisk_ipv4_repr *quoted,
+     * (>= 8) bytes after it; `info` the next-hop MTU of a "fragmentation needed" (RFC 1191), else 0. */
+    void (*icmp_error)(void *ctx, uint8_t type, uint8_t code, uint32_t info, const struct brisk_ipv4_repr *quoted,
                        const uint8_t *l4, size_t len, uint64_t now);
     /* Receive coalescing's merged segment (net/gro.c: TCP only): 0 when nobody takes it whole — the caller
      * then hands each frame to input — else 1. NULL: the protocol's datagrams are never coalesced. */
@@ -75,6 +76,7 @@ struct brisk_net {
     struct brisk_neigh_table neigh; /* ARP cache */
     struct brisk_gro *gro;          /* receive coalescing's open runs (net/gro.c) */
     struct brisk_ipfrag *ipfrag;    /* IPv4 reassembly (net/ipfrag.c) */
+    struct brisk_pmtu pmtu;         /* path MTUs ICMP taught (net/pmtu.c) */
     uint8_t tx_wake_wanted;         /* a sender was refused (device busy, no buffer): wake it on completion */
     uint8_t tx_wake;                /* a completion came since: the stack's poll runs the refused senders */
 

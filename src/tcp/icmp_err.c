@@ -28,9 +28,15 @@
  *
  * A kept (soft) error is reported only if the connection later times out — in place of BRISK_ERR_TIMEDOUT
  * (tcp_timeout_error; Linux's tcp_write_err reports sk_err_soft) — and is forgotten as soon as the peer
- * sends a segment again (Linux clears sk_err_soft on an ACK). Fragmentation needed (RFC 1191) is not acted
- * on: brisk sends DF datagrams sized to its device MTU and does no path MTU discovery. Redirects and source
- * quench never reach TCP.
+ * sends a segment again (Linux clears sk_err_soft on an ACK). Redirects and source quench never reach TCP.
+ *
+ * Fragmentation needed (RFC 1191) is path MTU discovery, in any state but LISTEN and CLOSED (Linux's
+ * tcp_v4_err / tcp_v4_mtu_reduced; a half-open child ignores it, as tcp_req_err does): once validated as
+ * above, the destination's path MTU is lowered (net/pmtu.c) and, if that shrinks the connection's MSS, every
+ * segment in flight is taken as lost — the router dropped them all — and goes again at the new size, without
+ * a congestion response (Linux's tcp_simple_retransmit: the units changed, not the load). A report below
+ * route_min_pmtu also keeps a soft EMSGSIZE: if the path is smaller than the floor, the connection will time
+ * out with that error.
  */
 #include "tcp/tcp.h"
 #include "wire/icmp.h"
@@ -97,7 +103,26 @@ int tcp_timeout_error(const brisk_sock *c)
     return BRISK_ERR_TIMEDOUT;
 }
 
-void brisk_tcp_icmp_error(void *ctx, uint8_t type, uint8_t code, const struct brisk_ipv4_repr *quoted,
+/* Fragmentation needed: the path MTU to the peer is `mtu` (RFC 1191), the message already validated. */
+static void mtu_reduced(brisk_sock *c, uint32_t mtu, uint64_t now)
+{
+    if (c->state == BRISK_TCP_LISTEN || c->state == BRISK_TCP_CLOSED || !c->rt.dev)
+        return;
+    int below_min;
+    brisk_pmtu_update(c->net, c->id.raddr, mtu, c->rt.dev->cfg.mtu, &below_min, now);
+    if (below_min)
+        keep_soft(c, BRISK_ERR_MSGSIZE);
+    if (!c->mss_full)
+        return; /* the handshake is not done: the MSS it agrees on reads the path MTU (tcp_snd_mss) */
+    uint32_t old = c->mss_full;
+    c->mss_full = tcp_snd_mss(c);
+    if (c->mss_full >= old)
+        return;
+    tcp_sync_mss(c);
+    tcp_simple_retransmit(c, now);
+}
+
+void brisk_tcp_icmp_error(void *ctx, uint8_t type, uint8_t code, uint32_t info, const struct brisk_ipv4_repr *quoted,
                           const uint8_t *th, size_t len, uint64_t now)
 {
     struct brisk_net *net = ((struct brisk_tcp *)ctx)->net;
@@ -119,6 +144,11 @@ void brisk_tcp_icmp_error(void *ctx, uint8_t type, uint8_t code, const struct br
     /* Only the bytes in flight could have drawn the error (a child's: its SYN-ACK alone). */
     if (child ? seq != c->snd.iss : !brisk_seq_leq(c->snd.una, seq) || !brisk_seq_leq(seq, c->snd.max)) {
         net->c.OutOfWindowIcmps++;
+        return;
+    }
+    if (type == BRISK_ICMP_DEST_UNREACH && code == 4) {
+        if (!child)
+            mtu_reduced(c, info, now);
         return;
     }
     int err = icmp_to_err(type, code);

@@ -57,6 +57,11 @@ uint32_t tcp_snd_mss(const brisk_sock *c)
     uint32_t mss = tcp_local_mss(c);
     if (c->opt.peer_mss < mss)
         mss = c->opt.peer_mss;
+    if (c->net->pmtu.used && c->rt.dev) { /* a path MTU below the device's, learnt from ICMP (net/pmtu.c) */
+        uint32_t dev = c->rt.dev->cfg.mtu, path = brisk_pmtu_get(c->net, c->id.raddr, dev, c->net->now);
+        if (path < dev && path - 40u < mss)
+            mss = path - 40u;
+    }
     /* A peer announcing a tiny MSS would make every segment carry a few bytes for a 40-byte header, and
      * queues of thousands of them (the 2019 SACK-panic family): RFC 9293 MUST-16 is overridden by a floor,
      * tcp_min_snd_mss (Linux __tcp_mtu_to_mss: applied before the option bytes come off). */

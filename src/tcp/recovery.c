@@ -85,13 +85,19 @@ void tcp_recovery_reo_timeout(brisk_sock *c, uint64_t now)
  */
 static int resend(brisk_sock *c, const struct tcp_sb_rec *r, uint64_t now)
 {
-    uint32_t len = r->end - r->seq;
-    uint8_t flags = BRISK_TCP_ACK | tcp_psh(c, r->seq, len); /* PSH as the rule gives it (output.c) */
-    if (r->end == tcp_data_end(c) && c->snd.fin_sent && c->snd.max == r->end + 1)
-        flags |= BRISK_TCP_FIN; /* the last data byte: the FIN too if it went */
-    if (brisk_netdev_stopped(c->rt.dev) || tcp_transmit(c, r->seq, len, flags, now) < 0) {
-        tcp_block(c); /* resumed by the TX completion that frees the device or the pool */
-        return -1;
+    /* A record sent before the path MTU shrank (tcp_simple_retransmit) is larger than the MSS now: it goes
+     * again in segments of the MSS, all at once (the first marks the record retransmitted). */
+    uint32_t seq = r->seq, end = r->end, mss = c->snd.mss ? c->snd.mss : 1;
+    while (seq != end) {
+        uint32_t len = end - seq < mss ? end - seq : mss;
+        uint8_t flags = BRISK_TCP_ACK | tcp_psh(c, seq, len); /* PSH as the rule gives it (output.c) */
+        if (seq + len == tcp_data_end(c) && c->snd.fin_sent && c->snd.max == seq + len + 1)
+            flags |= BRISK_TCP_FIN; /* the last data byte: the FIN too if it went */
+        if (brisk_netdev_stopped(c->rt.dev) || tcp_transmit(c, seq, len, flags, now) < 0) {
+            tcp_block(c); /* resumed by the TX completion that frees the device or the pool */
+            return -1;
+        }
+        seq += len;
     }
     return 0;
 }
@@ -242,4 +248,21 @@ void tcp_reno_ack(brisk_sock *c, uint32_t acked, int dupack, uint32_t prior_cwnd
         c->reno.retrans = 1;
         tcp_rearm_rto(c, now);
     }
+}
+
+void tcp_simple_retransmit(brisk_sock *c, uint64_t now)
+{
+    if (c->snd.una == c->snd.nxt)
+        return; /* nothing in flight was dropped */
+    /* Karn: what goes again gives no RTT sample. */
+    c->txt.len = 0;
+    c->txt.rtx_high = c->snd.max;
+    c->txt.rtx_valid = 1;
+    if (tcp_sb_active(c) && c->sb.len > 0) {
+        tcp_sb_mark_all_lost(c);
+    } else {
+        c->snd.nxt = c->snd.una;
+        c->snd.fin_sent = 0;
+    }
+    tcp_write_xmit(c, TCP_XMIT_INPUT, now);
 }

@@ -102,6 +102,12 @@ void tcp_reno_ack(brisk_sock *c, uint32_t acked, int dupack, uint32_t prior_cwnd
 #if defined(BRISK_TCP_SOCK_COMPLETE) && !defined(BRISK_TCP_RECOVERY_INLINE)
 #define BRISK_TCP_RECOVERY_INLINE
 
+/* The path MTU shrank (icmp_err.c): every segment in flight was larger than the new MSS, so all of it is
+ * lost and goes again at the new size (Linux's tcp_simple_retransmit). With the scoreboard, all not SACKed
+ * is marked lost and the next ACK runs the usual recovery episode (one window reduction: Linux keeps the
+ * window, brisk does not yet); without it, the transmit function goes back to snd.una. */
+void tcp_simple_retransmit(brisk_sock *c, uint64_t now);
+
 /* The one place TCP changes its congestion state (Linux's tcp_set_ca_state). */
 static inline void tcp_set_ca_state(brisk_sock *c, enum tcp_ca_state state)
 {

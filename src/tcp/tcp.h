@@ -510,7 +510,7 @@ uint32_t tcp_ts_now(const brisk_sock *c, uint64_t now);
 /* An ICMP error of `type` / `code` quoting a TCP segment: `quoted` is the quoted IPv4 header and `th` the
  * first `len` (>= 8) bytes of its TCP header. Validated against the connection it names (ports, sequence
  * number), then it fails the connection, is kept as its soft error, or is ignored. */
-void brisk_tcp_icmp_error(void *ctx, uint8_t type, uint8_t code, const struct brisk_ipv4_repr *quoted,
+void brisk_tcp_icmp_error(void *ctx, uint8_t type, uint8_t code, uint32_t info, const struct brisk_ipv4_repr *quoted,
                           const uint8_t *th, size_t len, uint64_t now);
 /* The error a timeout reports: the soft error kept since the peer was last heard from, else
  * BRISK_ERR_TIMEDOUT (Linux tcp_write_err). */

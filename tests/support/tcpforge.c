@@ -297,6 +297,13 @@ uint8_t tf_seg_tos(const struct tf_seg *s)
 void tf_inject_icmp(struct tf *t, uint32_t from, uint8_t type, uint8_t code, const struct tf_seg *s,
                     size_t tcp_bytes, void (*edit)(uint8_t *quote, size_t len), uint64_t now)
 {
+    tf_inject_icmp_mtu(t, from, type, code, 0, s, tcp_bytes, edit, now);
+}
+
+void tf_inject_icmp_mtu(struct tf *t, uint32_t from, uint8_t type, uint8_t code, uint16_t mtu,
+                        const struct tf_seg *s, size_t tcp_bytes, void (*edit)(uint8_t *quote, size_t len),
+                        uint64_t now)
+{
     const uint8_t *ip = s->frame + BRISK_ETH_HLEN;
     size_t ihl = (size_t)(ip[0] & 0x0f) * 4;
     size_t qlen = ihl + tcp_bytes;
@@ -306,7 +313,8 @@ void tf_inject_icmp(struct tf *t, uint32_t from, uint8_t type, uint8_t code, con
     memcpy(quote, ip, qlen);
     if (edit)
         edit(quote, qlen);
-    struct brisk_icmp_repr r = {.type = type, .code = code, .payload = quote, .payload_len = qlen};
+    struct brisk_icmp_repr r = {.type = type, .code = code, .next_hop_mtu = mtu, .payload = quote,
+                                .payload_len = qlen};
     size_t n = brisk_icmp_emit(msg, &r);
     uint8_t frame[BRISK_ETH_HLEN + BRISK_IPV4_HLEN + sizeof(msg)];
     size_t flen =

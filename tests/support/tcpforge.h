@@ -108,6 +108,10 @@ uint8_t tf_seg_tos(const struct tf_seg *s);
  * may be edited through `edit` (NULL: none) before the checksum, to forge ports or sequence numbers. */
 void tf_inject_icmp(struct tf *t, uint32_t from, uint8_t type, uint8_t code, const struct tf_seg *s,
                     size_t tcp_bytes, void (*edit)(uint8_t *quote, size_t len), uint64_t now);
+/* The same with the next-hop MTU field of a "fragmentation needed" (type 3, code 4; RFC 1191). */
+void tf_inject_icmp_mtu(struct tf *t, uint32_t from, uint8_t type, uint8_t code, uint16_t mtu,
+                        const struct tf_seg *s, size_t tcp_bytes, void (*edit)(uint8_t *quote, size_t len),
+                        uint64_t now);
 
 /* The peer's side of one connection. */
 struct tf_peer {
