@@ -45,6 +45,10 @@
  * Close: the connection goes on in the background, as the kernel's does. The facade closes with an
  * internal linger time so that the handle survives until the FIN is acknowledged (brisk_close returns
  * BRISK_ERR_INPROGRESS, docs/sockets.md), then closes again; brisk_posix_free waits, bounded, for those.
+ *
+ * Fork: a child of fork() sends its calls to this process's stack thread over a channel of its own, one
+ * request message per call, and a socket lives while this process or any forked one holds it (the section
+ * "fork" below).
  */
 #define _GNU_SOURCE
 #include "posix/posix.h"
@@ -65,6 +69,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -191,6 +196,11 @@ struct brisk_posix {
     int dead;  /* the channel ended: the stack is gone */
     int told;  /* the stack-gone message was printed */
     pthread_mutex_t rlock; /* one request at a time on chan; the child's table and counts */
+    /* A page the kernel zeroes in a child made without fork()'s handlers (MADV_WIPEONFORK: _Fork, clone):
+     * 1 here and in children set up by brisk_posix_fork_child, 0 in such a child, which would otherwise
+     * queue commands nobody runs, or share its parent's channel. NULL if it could not be made. */
+    volatile uint8_t *alive;
+    int unserved_told;
 };
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -495,8 +505,22 @@ static int64_t remote_call(brisk_posix *p, struct cmd *c);
 
 /* Runs c->fn on the stack thread and waits for it; returns c->ret with errno set when negative. In a fork's
  * child the command goes to the stack over the child's channel instead (remote_call). */
+static int unserved(brisk_posix *p)
+{
+    if (!p->alive || *p->alive)
+        return 0;
+    if (!p->unserved_told++)
+        say("brisk: pid %d: a process made without fork()'s handlers (_Fork, clone) uses a brisk socket: brisk "
+            "serves only children of fork() (docs/posix.md, fork): failing with EBADF",
+            (int)getpid());
+    errno = EBADF;
+    return 1;
+}
+
 static int64_t call(brisk_posix *p, struct cmd *c)
 {
+    if (unserved(p))
+        return -1;
     if (p->remote)
         return remote_call(p, c);
     int cancel;
@@ -2115,6 +2139,8 @@ static int iov_window(const struct iovec *iov, int n, size_t skip, struct iovec 
 /* Sends one request (rlock held); 0, or -1 once the channel has ended. */
 static int remote_send(brisk_posix *p, struct msghdr *m, int fd)
 {
+    if (unserved(p))
+        return -1;
     if (p->dead) {
         remote_gone(p, fd);
         return -1;
@@ -2501,6 +2527,8 @@ void brisk_posix_fork_child(brisk_posix *p)
     p->chan = ch;
     p->dead = ch < 0;
     p->told = 0;
+    if (p->alive)
+        *p->alive = 1; /* the kernel zeroed this process's copy */
 }
 
 
@@ -2984,6 +3012,8 @@ static void teardown(brisk_posix *p)
         sys_close(p->kep);
     free(p->kbuf);
     free(p->rbuf);
+    if (p->alive)
+        munmap((void *)p->alive, 4096);
     sem_destroy(&p->fork_go);
     pthread_mutex_destroy(&p->forklock);
     pthread_mutex_destroy(&p->rlock);
@@ -3019,6 +3049,13 @@ brisk_posix *brisk_posix_new(const struct brisk_posix_config *cfg, char *why, si
     pthread_mutex_init(&p->forklock, NULL);
     pthread_mutex_init(&p->rlock, NULL);
     sem_init(&p->fork_go, 0, 0);
+    void *pg = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (pg != MAP_FAILED && madvise(pg, 4096, MADV_WIPEONFORK) == 0) {
+        p->alive = pg;
+        *p->alive = 1;
+    } else if (pg != MAP_FAILED) {
+        munmap(pg, 4096); /* a kernel before 4.14: such children go undetected */
+    }
     p->running = -1; /* the device is not open yet */
     pthread_mutex_init(&p->qlock, NULL);
     struct rlimit rl;

@@ -17,6 +17,9 @@
  * Calls return what the POSIX call they are named after returns, and set errno as Linux does on the common
  * paths (the mapping is brisk_posix_errno). `fd` arguments that are not brisk sockets give EBADF here; the
  * preload library (preload.c) sends those to the kernel before ever calling in.
+ *
+ * A child of fork() goes on using the instance (brisk_posix_fork_*, below): its calls become requests to the
+ * stack thread, which stays in the process that started it.
  */
 #ifndef BRISK_POSIX_POSIX_H
 #define BRISK_POSIX_POSIX_H
