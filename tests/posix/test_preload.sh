@@ -198,8 +198,8 @@ sed 's/^/#   /' "$tmp/fdops.out"
 check "fdops program: dup, dup2, close_range held (exit 0), over brisk" "[ $frc -eq 0 ] && grep -q '^$B\$' '$tmp/fd.peer'"
 
 # --- fork -----------------------------------------------------------------------------------------------------
-# A child of fork() uses an inherited connected socket through the parent's stack; the parent round-trips
-# after it; a second child keeps the connection after the parent has closed its copy, and its exit (without
+# A child of fork() uses an inherited connected socket through the parent's stack and closes its copy; the
+# parent round-trips after it; a second child keeps the connection after the parent has closed its copy, and its exit (without
 # a close) is what ends it: the kernel's echo server then sees the FIN and exits. Both children first close
 # every descriptor above the socket's (close(2) in a loop, then close_range(2)), as daemons do: brisk's
 # channel to the stack is not among them.
@@ -218,6 +218,7 @@ if pid == 0:
             pass
     s.sendall(b"child")
     print("child:", s.recv(5).decode(), flush=True)
+    s.close()  # its copy only: the parent's stays open
     os._exit(0)
 os.waitpid(pid, 0)
 s.sendall(b"ping")
@@ -237,7 +238,7 @@ onb python3 "$tmp/fork.py" "$K" >"$tmp/fork.out" 2>"$tmp/fork.err"
 frc=$?
 sed 's/^/#   /' "$tmp/fork.out" "$tmp/fork.err"
 check "fork: the child sends and receives on the inherited socket" "grep -q '^child: child\$' '$tmp/fork.out'"
-check "fork: the parent's socket still works after the child's exit" "grep -q '^parent: ping\$' '$tmp/fork.out'"
+check "fork: the parent's socket still works after the child's close and exit" "grep -q '^parent: ping\$' '$tmp/fork.out'"
 check "fork: a child keeps the connection the parent closed" "grep -q '^child2: late\$' '$tmp/fork.out' && [ $frc -eq 0 ]"
 fin=1
 for _ in $(seq 1 50); do kill -0 $fep 2>/dev/null || { fin=0; break; }; sleep 0.1; done
