@@ -83,6 +83,10 @@ int brisk_loop_watch_fd(brisk_loop *l, int fd, unsigned events, brisk_loop_fd_fn
 int brisk_loop_modify_fd(brisk_loop *l, int fd, unsigned events);
 /* Stops watching fd (call before closing it). BRISK_ERR_NOENT if fd is not watched. */
 int brisk_loop_unwatch_fd(brisk_loop *l, int fd);
+/* The loop's own descriptors (epoll, timerfd, eventfd, signalfd) and every watched one, up to `max`, into
+ * `out`; returns how many. For a fork's child, which inherits them with no thread to serve them, to close
+ * (libbrisk_posix, docs/posix.md). */
+int brisk_loop_fds(const brisk_loop *l, int *out, int max);
 
 /* A hook runs once per iteration in step 4 and returns the next time it wants to run even if no descriptor
  * becomes ready: BRISK_TIME_NONE for "only when something happens", `now` (or earlier) for "at once again"

@@ -136,6 +136,21 @@ void brisk_loop_free(brisk_loop *l)
     free(l);
 }
 
+int brisk_loop_fds(const brisk_loop *l, int *out, int max)
+{
+    int n = 0;
+    if (!l || !out)
+        return 0;
+    const int own[] = {l->epfd, l->tfd, l->efd, l->sfd};
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+        if (own[i] >= 0 && n < max)
+            out[n++] = own[i];
+    for (int i = 0; i < MAX_FDS; i++)
+        if (l->fds[i].fd >= 0 && n < max)
+            out[n++] = l->fds[i].fd;
+    return n;
+}
+
 brisk_stack *brisk_loop_stack(const brisk_loop *l)
 {
     return l ? l->st : NULL;

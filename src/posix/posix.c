@@ -45,6 +45,10 @@
  * Close: the connection goes on in the background, as the kernel's does. The facade closes with an
  * internal linger time so that the handle survives until the FIN is acknowledged (brisk_close returns
  * BRISK_ERR_INPROGRESS, docs/sockets.md), then closes again; brisk_posix_free waits, bounded, for those.
+ *
+ * Fork: a child of fork() sends its calls to this process's stack thread over a channel of its own, one
+ * request message per call, and a socket lives while this process or any forked one holds it (the section
+ * "fork" below).
  */
 #define _GNU_SOURCE
 #include "posix/posix.h"
@@ -62,8 +66,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -121,6 +127,12 @@ struct psock {
     int tokens, hidden_out, m_rdhup, m_hup, m_err;
     int widx; /* index in p->watch, -1 */
     int refs; /* descriptor numbers naming the socket (dup): the last close releases it */
+    int xrefs; /* processes forked from this one that hold it (struct kin): it is released when both are 0 */
+    uint64_t handle; /* how a fork's child names it to this stack: the parent's psock address (never
+                      * dereferenced before it is found in the child's set) */
+    int stub;        /* in a fork's child: made for it (accept, socket), not inherited; freed at its last
+                      * close */
+    struct psock *anext, *aprev; /* every live socket (p->all), for fork */
     /* closed by the application, finishing: on p->closing's list; a close() waiting for SO_LINGER */
     struct psock *cnext, *cprev;
     struct cmd *lwait;
@@ -142,6 +154,9 @@ struct cmd {
     int sigpipe;
     int nonblock; /* the socket's state, for the caller's blocking decisions */
     uint64_t timeo;
+    struct psock *ps;   /* a fork's request: the socket, already found in its holder's set */
+    struct kin *kin;    /* a fork's request: the process asking (a socket made for it is its, not ours) */
+    struct psock *made; /* a fork's socket() / accept(): the socket made, to pass */
     sem_t done;
     sem_t linger; /* posted when a lingering close's FIN is acknowledged (or the connection ends) */
     struct cmd *next;
@@ -165,6 +180,27 @@ struct brisk_posix {
     struct psock *closing; /* list of sockets finishing their close */
     uint32_t eph; /* next port tried by an implicit bind at listen */
     struct brisk_posix_stats stats;
+    struct psock *all; /* every socket not yet released */
+    int hi;            /* 1 + the highest number ever put in the table */
+    pid_t pid;         /* the process whose thread runs the stack */
+    /* fork (the section "fork" below): the processes forked from this one, on the stack thread */
+    struct kin *kins;
+    int kep;              /* an epoll set of the kins' channels, one descriptor of the loop (-1: none yet) */
+    uint8_t *kbuf, *rbuf; /* a request read, a reply built */
+    pthread_mutex_t forklock; /* held from fork's prepare to its parent / child handler */
+    sem_t fork_go;            /* posted by the parent's handler: the stack thread, waiting, goes on */
+    int fork_sv[2];           /* the channel being made for the child */
+    /* in a fork's child: its requests go to the stack over `chan` */
+    int remote;
+    int chan;
+    int dead;  /* the channel ended: the stack is gone */
+    int told;  /* the stack-gone message was printed */
+    pthread_mutex_t rlock; /* one request at a time on chan; the child's table and counts */
+    /* A page the kernel zeroes in a child made without fork()'s handlers (MADV_WIPEONFORK: _Fork, clone):
+     * 1 here and in children set up by brisk_posix_fork_child, 0 in such a child, which would otherwise
+     * queue commands nobody runs, or share its parent's channel. NULL if it could not be made. */
+    volatile uint8_t *alive;
+    int unserved_told;
 };
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -233,6 +269,15 @@ void brisk_posix_vsay(const char *fmt, va_list ap)
     line[n++] = '\n';
     if (syscall(SYS_write, 2, line, (size_t)n) < 0)
         return;
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    brisk_posix_vsay(fmt, ap);
+    va_end(ap);
 }
 
 static void plog(brisk_posix *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -314,7 +359,7 @@ static void out_show(brisk_posix *p, struct psock *ps)
 /* Makes A's poll state the socket's (the table in the file's opening comment). */
 static void sync_mirror(brisk_posix *p, struct psock *ps)
 {
-    if (!ps->s || ps->fd < 0 || ps->m_err)
+    if (!ps->s || ps->fd2 < 0 || ps->m_err)
         return;
     int want_in, want_out;
     if (ps->role == R_FRESH) {
@@ -415,6 +460,8 @@ static uint64_t on_hook(void *ctx, brisk_loop *l, uint64_t now)
 
 /* ---- the hand-off ------------------------------------------------------------------------------------ */
 
+static void do_fork_hold(brisk_posix *p, struct cmd *c);
+
 static void on_cmds(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t now)
 {
     (void)l;
@@ -433,7 +480,11 @@ static void on_cmds(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t n
         struct cmd *next = c->next;
         p->stats.commands++;
         c->fn(p, c);
+        int forking = c->fn == do_fork_hold && c->ret == 0;
         sem_post(&c->done); /* c belongs to the caller again */
+        if (forking) /* until the parent's fork handler: the child's copy is of a thread standing still */
+            while (sem_wait(&p->fork_go) < 0)
+                ;
         c = next;
     }
 }
@@ -451,9 +502,28 @@ static void *stack_main(void *arg)
     return NULL;
 }
 
-/* Runs c->fn on the stack thread and waits for it; returns c->ret with errno set when negative. */
+static int64_t remote_call(brisk_posix *p, struct cmd *c);
+
+/* Runs c->fn on the stack thread and waits for it; returns c->ret with errno set when negative. In a fork's
+ * child the command goes to the stack over the child's channel instead (remote_call). */
+static int unserved(brisk_posix *p)
+{
+    if (!p->alive || *p->alive)
+        return 0;
+    if (!p->unserved_told++)
+        say("brisk: pid %d: a process made without fork()'s handlers (_Fork, clone) uses a brisk socket: brisk "
+            "serves only children of fork() (docs/posix.md, fork): failing with EBADF",
+            (int)getpid());
+    errno = EBADF;
+    return 1;
+}
+
 static int64_t call(brisk_posix *p, struct cmd *c)
 {
+    if (unserved(p))
+        return -1;
+    if (p->remote)
+        return remote_call(p, c);
     int cancel;
     /* Not cancellable while the stack thread may use c, which lives on this thread's stack. */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
@@ -487,9 +557,11 @@ static int64_t call(brisk_posix *p, struct cmd *c)
 
 static struct psock *lookup(brisk_posix *p, struct cmd *c)
 {
-    if (c->fd < 0 || c->fd >= p->tabsz)
+    struct psock *ps = c->ps; /* a fork's request names its socket itself */
+    if (!ps && (c->fd < 0 || c->fd >= p->tabsz))
         return NULL;
-    struct psock *ps = atomic_load_explicit(&p->tab[c->fd], memory_order_relaxed);
+    if (!ps)
+        ps = atomic_load_explicit(&p->tab[c->fd], memory_order_relaxed);
     if (ps)
         c->nonblock = ps->nonblock; /* for the caller's decision to wait */
     return ps;
@@ -497,15 +569,18 @@ static struct psock *lookup(brisk_posix *p, struct cmd *c)
 
 /* ---- creation and release ---------------------------------------------------------------------------- */
 
-/* A psock for brisk socket s (NULL: make one), with a fresh socketpair; registered in the table. */
-static struct psock *psock_new(brisk_posix *p, brisk_sock *s, int flags, int *err)
+static void kin_hold(brisk_posix *p, struct kin *k, struct psock *ps);
+
+/* A psock for brisk socket s (NULL: make one), with a fresh socketpair; registered in the table, or for a
+ * fork's request (kin) held by that process, A to be passed to it (the caller closes this process's copy). */
+static struct psock *psock_new(brisk_posix *p, brisk_sock *s, int flags, struct kin *kin, int *err)
 {
     int sv[2];
     if (syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
         *err = errno;
         return NULL;
     }
-    if (sv[0] >= p->tabsz) {
+    if (!kin && sv[0] >= p->tabsz) {
         sys_close(sv[0]);
         sys_close(sv[1]);
         *err = EMFILE;
@@ -527,7 +602,8 @@ static struct psock *psock_new(brisk_posix *p, brisk_sock *s, int flags, int *er
     /* A stays close-on-exec whatever the application asked: no stack would serve it after exec, and an
      * inherited socketpair end would swallow what the new program writes. fcntl(F_GETFD) reports the
      * application's choice. */
-    atomic_store_explicit(&p->cloexec[sv[0]], (flags & SOCK_CLOEXEC) != 0, memory_order_relaxed);
+    if (!kin)
+        atomic_store_explicit(&p->cloexec[sv[0]], (flags & SOCK_CLOEXEC) != 0, memory_order_relaxed);
     if (flags & SOCK_NONBLOCK)
         sys_fcntl(sv[0], F_SETFL, O_RDWR | O_NONBLOCK);
     int berr = 0;
@@ -548,21 +624,33 @@ static struct psock *psock_new(brisk_posix *p, brisk_sock *s, int flags, int *er
     ps->peer = sv[1];
     ps->nonblock = (flags & SOCK_NONBLOCK) != 0;
     ps->widx = -1;
-    ps->refs = 1;
-    atomic_store_explicit(&p->tab[ps->fd], ps, memory_order_release);
+    ps->handle = (uint64_t)(uintptr_t)ps;
+    ps->anext = p->all;
+    if (p->all)
+        p->all->aprev = ps;
+    p->all = ps;
     p->stats.sockets_open++;
+    if (kin) {
+        kin_hold(p, kin, ps);
+        return ps;
+    }
+    ps->refs = 1;
+    if (ps->fd >= p->hi)
+        p->hi = ps->fd + 1;
+    atomic_store_explicit(&p->tab[ps->fd], ps, memory_order_release);
     return ps;
 }
 
 static void do_socket(brisk_posix *p, struct cmd *c)
 {
     int err = 0;
-    struct psock *ps = psock_new(p, NULL, c->flags, &err);
+    struct psock *ps = psock_new(p, NULL, c->flags, c->kin, &err);
     if (!ps) {
         c->ret = -err;
         return;
     }
     brisk_sock_set_callback(ps->s, on_event, ps);
+    c->made = ps;
     c->ret = ps->fd;
 }
 
@@ -572,6 +660,13 @@ static void do_socket(brisk_posix *p, struct cmd *c)
 static void release(brisk_posix *p, struct psock *ps, struct cmd *c, uint64_t now)
 {
     p->stats.sockets_open--;
+    if (ps->aprev)
+        ps->aprev->anext = ps->anext;
+    else
+        p->all = ps->anext;
+    if (ps->anext)
+        ps->anext->aprev = ps->aprev;
+    ps->anext = ps->aprev = NULL;
     watch_set(p, ps, 0);
     sys_close(ps->fd2);
     if (ps->peer >= 0)
@@ -608,6 +703,21 @@ static void release(brisk_posix *p, struct psock *ps, struct cmd *c, uint64_t no
     free(ps);
 }
 
+/* One of this process's numbers for ps has left the table: the socket is released with the last one,
+ * unless a fork's child still holds it — then it lives on for the child ("orphaned": no number here), as a
+ * kernel socket lives while any process holds its file. */
+static void unref(brisk_posix *p, struct psock *ps, struct cmd *c, uint64_t now)
+{
+    if (--ps->refs > 0)
+        return;
+    if (ps->xrefs) {
+        plog(p, "brisk: fd %d closed here, still held by %d forked process(es)", ps->fd, ps->xrefs);
+        ps->fd = -1;
+        return;
+    }
+    release(p, ps, c, now);
+}
+
 /* A lingering close() whose time passed stops waiting: its command is about to go away. */
 static void do_unlinger(brisk_posix *p, struct cmd *c)
 {
@@ -626,8 +736,7 @@ static void do_close(brisk_posix *p, struct cmd *c)
     }
     plog(p, "brisk: close fd %d", c->fd);
     atomic_store_explicit(&p->tab[c->fd], NULL, memory_order_release);
-    if (--ps->refs == 0)
-        release(p, ps, c, brisk_loop_now(p->l));
+    unref(p, ps, c, brisk_loop_now(p->l));
     c->ret = 0;
 }
 
@@ -658,8 +767,7 @@ static void do_dup(brisk_posix *p, struct cmd *c)
         r = syscall(SYS_dup3, c->fd, c->a, O_CLOEXEC); /* closes whatever c->a was, atomically */
         if (r >= 0 && old) {
             atomic_store_explicit(&p->tab[c->a], NULL, memory_order_release);
-            if (--old->refs == 0)
-                release(p, old, NULL, brisk_loop_now(p->l));
+            unref(p, old, NULL, brisk_loop_now(p->l));
         }
     }
     if (r < 0) {
@@ -672,6 +780,8 @@ static void do_dup(brisk_posix *p, struct cmd *c)
         return;
     }
     ps->refs++;
+    if (r >= p->hi)
+        p->hi = (int)r + 1;
     atomic_store_explicit(&p->cloexec[r], c->a < 0 ? c->inlen != 0 : (c->flags & O_CLOEXEC) != 0,
                           memory_order_relaxed);
     atomic_store_explicit(&p->tab[r], ps, memory_order_release);
@@ -688,8 +798,7 @@ static void do_forget(brisk_posix *p, struct cmd *c)
         return;
     }
     atomic_store_explicit(&p->tab[c->fd], NULL, memory_order_release);
-    if (--ps->refs == 0)
-        release(p, ps, NULL, brisk_loop_now(p->l));
+    unref(p, ps, NULL, brisk_loop_now(p->l));
     c->ret = 0;
 }
 
@@ -820,7 +929,7 @@ static void do_accept(brisk_posix *p, struct cmd *c)
         return;
     }
     int err = 0;
-    struct psock *ps = psock_new(p, s, c->flags, &err);
+    struct psock *ps = psock_new(p, s, c->flags, c->kin, &err);
     if (!ps) {
         brisk_abort(s, brisk_loop_now(p->l));
         c->ret = -err;
@@ -843,7 +952,9 @@ static void do_accept(brisk_posix *p, struct cmd *c)
     brisk_conn_info(s, &ci);
     sin_put(c->out, c->outlen, ci.raddr, ci.rport);
     char a[16];
-    plog(p, "brisk: fd %d accepted from %s:%u", ps->fd, brisk_ip_format(ci.raddr, a), ci.rport);
+    plog(p, "brisk: fd %d accepted from %s:%u%s", ps->fd, brisk_ip_format(ci.raddr, a), ci.rport,
+         c->kin ? " for a forked process" : "");
+    c->made = ps;
     c->ret = ps->fd;
 }
 
@@ -863,8 +974,8 @@ static int sock_renew(brisk_posix *p, struct psock *ps)
         BRISK_SO_KEEPALIVE, BRISK_SO_KEEPIDLE, BRISK_SO_KEEPINTVL, BRISK_SO_KEEPCNT,     BRISK_SO_MAXSEG,
         BRISK_SO_USER_TIMEOUT, BRISK_SO_TOS,
     };
-    if (ps->refs != 1)
-        return -ECONNABORTED;
+    if (ps->refs != 1 || ps->xrefs)
+        return -ECONNABORTED; /* other numbers, or other processes, hold the old file */
     uint64_t now = brisk_loop_now(p->l);
     int berr = 0, sv[2];
     brisk_sock *ns = brisk_socket(p->st, &berr);
@@ -1560,6 +1671,9 @@ static void do_ioctl(brisk_posix *p, struct cmd *c)
 
 static void do_stats(brisk_posix *p, struct cmd *c)
 {
+    p->stats.held_by_children = 0;
+    for (struct psock *ps = p->all; ps; ps = ps->anext)
+        p->stats.held_by_children += ps->xrefs > 0;
     memcpy(c->out, &p->stats, sizeof(p->stats));
     c->ret = 0;
 }
@@ -1571,8 +1685,7 @@ static void do_close_all(brisk_posix *p, struct cmd *c)
         struct psock *ps = atomic_load_explicit(&p->tab[fd], memory_order_relaxed);
         if (ps) {
             atomic_store_explicit(&p->tab[fd], NULL, memory_order_release);
-            if (--ps->refs == 0)
-                release(p, ps, NULL, now);
+            unref(p, ps, NULL, now);
             sys_close(fd);
         }
     }
@@ -1581,12 +1694,840 @@ static void do_close_all(brisk_posix *p, struct cmd *c)
 
 /* ---- the application side ---------------------------------------------------------------------------- */
 
+
 static void cmd_init(struct cmd *c, void (*fn)(brisk_posix *, struct cmd *), int fd)
 {
     memset(c, 0, sizeof(*c));
     c->fn = fn;
     c->fd = fd;
 }
+
+/* ---- fork ---------------------------------------------------------------------------------------------
+ *
+ * A child of fork() has no stack thread: its calls on the sockets it inherited, and on sockets it makes,
+ * are requests to the stack thread of the process that runs the stack, which goes on running there. Each
+ * forked process has a channel of its own, an AF_UNIX SOCK_SEQPACKET socketpair made in fork's prepare
+ * handler: the stack thread reads one end (all channels in one epoll set, `kep`, which is one descriptor of
+ * the loop), the child keeps the other. A request is one message — struct req, its input (a sockaddr, an
+ * option) and for a send up to CHUNK bytes of data — and so is the answer: struct rep, the output (as long
+ * as the child asked) and for a receive the data, scattered straight into the caller's buffers. A socket
+ * made for the child (socket, accept) passes its A with SCM_RIGHTS; the stack keeps A2 and B as for its
+ * own. Readiness needs nothing new: the child's number names the same open file as the stack's A2, whose
+ * state the stack thread keeps, so poll, select and epoll in the child see it, and a blocking call waits on
+ * it, exactly as in the parent.
+ *
+ * Holding: a kin is the stack's record of one such process and the set of sockets it holds (inherited at
+ * its fork or made for it since, less those it closed). A socket is released when this process's numbers
+ * for it (refs) and the processes holding it (xrefs) are both none, as a kernel socket lives while any
+ * process holds its file. The child says when it closes its last number of a socket (DROP). Its exit — or
+ * its exec, the channel being close-on-exec like A — ends the channel, and all it held is let go. A forked
+ * process's own fork sends the grandchild's channel, with what the grandchild inherits, over its channel
+ * (FORK). The stack thread waits while the parent forks (do_fork_hold until brisk_posix_fork_parent), so
+ * that the child's copy of the table, the lists and the descriptors is one the thread was not changing.
+ *
+ * Handles: the child names a socket by its psock's address in the stack's process, which its copy of the
+ * table holds (or a socket made for it came with). The stack looks the value up in the requester's set
+ * before using it, comparing values only: a handle it does not hold is EBADF, never a stray pointer.
+ */
+
+#define CHUNK     65536 /* the most data one request or answer carries */
+#define SMALL_MAX 512   /* the most input (sockaddr, option value) or output one carries */
+#define PIECES    64    /* the most of a caller's buffers one request or answer covers */
+
+enum {
+    OP_SOCKET, OP_BIND, OP_LISTEN, OP_ACCEPT, OP_CONNECT, OP_RECV, OP_SEND, OP_SHUTDOWN, OP_GETNAME,
+    OP_SETSOCKOPT, OP_GETSOCKOPT, OP_NONBLOCK, OP_IOCTL,
+    OP_NFN, /* the commands above run as the parent's; the two below are the channel's own */
+    OP_DROP = OP_NFN, OP_FORK,
+};
+
+static void (*const remote_fn[OP_NFN])(brisk_posix *, struct cmd *) = {
+    [OP_SOCKET] = do_socket,         [OP_BIND] = do_bind,         [OP_LISTEN] = do_listen,
+    [OP_ACCEPT] = do_accept,         [OP_CONNECT] = do_connect,   [OP_RECV] = do_recv,
+    [OP_SEND] = do_send,             [OP_SHUTDOWN] = do_shutdown, [OP_GETNAME] = do_getname,
+    [OP_SETSOCKOPT] = do_setsockopt, [OP_GETSOCKOPT] = do_getsockopt, [OP_NONBLOCK] = do_nonblock,
+    [OP_IOCTL] = do_ioctl,
+};
+
+#define HAS_IN     1u /* c->in was given (inlen bytes follow the header) */
+#define HAS_OUT    2u /* c->out was given (outcap bytes) */
+#define HAS_OUTLEN 4u /* c->outlen was given (its value: outlen) */
+
+struct req {
+    uint32_t op, has;
+    uint64_t handle; /* the socket (not for OP_SOCKET) */
+    int64_t a, flags;
+    uint32_t inlen, outcap, outlen;
+    uint32_t datalen; /* OP_SEND, OP_FORK: bytes after the input; OP_RECV: bytes wanted */
+};
+
+struct rep {
+    int64_t ret; /* as c->ret; 0 with a descriptor passed for a socket made */
+    uint64_t timeo, handle;
+    int32_t sigpipe, nonblock;
+    uint32_t outlen, datalen;
+};
+
+#define KBUF_SIZE (sizeof(struct req) + SMALL_MAX + CHUNK)
+#define RBUF_SIZE (sizeof(struct rep) + SMALL_MAX + CHUNK)
+
+struct kin {
+    brisk_posix *p;
+    int fd; /* the stack's end of the process's channel */
+    /* the sockets it holds: open addressing, NULL free, TOMB deleted */
+    struct psock **set;
+    size_t cap, n, used; /* used: n and the tombstones */
+    struct kin *next, *prev;
+};
+#define TOMB ((struct psock *)1)
+
+static size_t kin_hash(uint64_t h, size_t cap)
+{
+    h ^= h >> 29;
+    h *= 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 32) & (cap - 1);
+}
+
+/* The slot of handle h in k's set, or -1. */
+static long kin_find(const struct kin *k, uint64_t h)
+{
+    if (!k->cap)
+        return -1;
+    for (size_t i = kin_hash(h, k->cap), n = 0; n < k->cap; i = (i + 1) & (k->cap - 1), n++) {
+        struct psock *e = k->set[i];
+        if (!e)
+            return -1;
+        if (e != TOMB && (uint64_t)(uintptr_t)e == h)
+            return (long)i;
+    }
+    return -1;
+}
+
+/* Room for `more` insertions without growing (so that kin_hold cannot fail). 0, or -1 out of memory. */
+static int kin_reserve(struct kin *k, size_t more)
+{
+    if ((k->used + more) * 4 <= k->cap * 3)
+        return 0;
+    size_t cap = 16;
+    while ((k->n + more) * 2 > cap)
+        cap *= 2;
+    struct psock **set = calloc(cap, sizeof(*set));
+    if (!set)
+        return -1;
+    for (size_t i = 0; i < k->cap; i++) {
+        struct psock *e = k->set[i];
+        if (e && e != TOMB) {
+            size_t j = kin_hash((uint64_t)(uintptr_t)e, cap);
+            while (set[j])
+                j = (j + 1) & (cap - 1);
+            set[j] = e;
+        }
+    }
+    free(k->set);
+    k->set = set;
+    k->cap = cap;
+    k->used = k->n;
+    return 0;
+}
+
+/* k holds ps from now on (room reserved beforehand). */
+static void kin_hold(brisk_posix *p, struct kin *k, struct psock *ps)
+{
+    (void)p;
+    uint64_t h = (uint64_t)(uintptr_t)ps;
+    if (kin_find(k, h) >= 0 || kin_reserve(k, 1) < 0)
+        return;
+    size_t i = kin_hash(h, k->cap);
+    while (k->set[i] && k->set[i] != TOMB)
+        i = (i + 1) & (k->cap - 1);
+    if (!k->set[i])
+        k->used++;
+    k->set[i] = ps;
+    k->n++;
+    ps->xrefs++;
+}
+
+/* k lets go of the socket in slot i: released if nothing else holds it. */
+static void kin_let(brisk_posix *p, struct kin *k, long i)
+{
+    struct psock *ps = k->set[i];
+    k->set[i] = TOMB;
+    k->n--;
+    if (--ps->xrefs == 0 && ps->refs == 0)
+        release(p, ps, NULL, brisk_loop_now(p->l));
+}
+
+static void on_kins(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t now);
+
+static struct kin *kin_new(brisk_posix *p, int fd)
+{
+    if (!p->kbuf) {
+        p->kbuf = malloc(KBUF_SIZE);
+        p->rbuf = malloc(RBUF_SIZE);
+        if (!p->kbuf || !p->rbuf) {
+            free(p->kbuf);
+            free(p->rbuf);
+            p->kbuf = p->rbuf = NULL;
+            return NULL;
+        }
+    }
+    if (p->kep < 0) {
+        int e = epoll_create1(EPOLL_CLOEXEC);
+        if (e < 0)
+            return NULL;
+        if (brisk_loop_watch_fd(p->l, e, BRISK_LOOP_IN, on_kins, p) < 0) {
+            sys_close(e);
+            return NULL;
+        }
+        p->kep = e;
+    }
+    struct kin *k = calloc(1, sizeof(*k));
+    if (!k)
+        return NULL;
+    k->p = p;
+    k->fd = fd;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = k};
+    if (epoll_ctl(p->kep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        free(k);
+        return NULL;
+    }
+    k->next = p->kins;
+    if (p->kins)
+        p->kins->prev = k;
+    p->kins = k;
+    p->stats.children++;
+    return k;
+}
+
+/* The process's channel ended (exit, exec, a broken request): everything it held is let go. */
+static void kin_gone(brisk_posix *p, struct kin *k)
+{
+    epoll_ctl(p->kep, EPOLL_CTL_DEL, k->fd, NULL);
+    sys_close(k->fd);
+    plog(p, "brisk: a forked process's channel ended: %zu socket(s) it held let go", k->n);
+    for (size_t i = 0; i < k->cap; i++)
+        if (k->set[i] && k->set[i] != TOMB)
+            kin_let(p, k, (long)i);
+    if (k->prev)
+        k->prev->next = k->next;
+    else
+        p->kins = k->next;
+    if (k->next)
+        k->next->prev = k->prev;
+    p->stats.children--;
+    free(k->set);
+    free(k);
+}
+
+/* The parent's fork (prepare handler): a kin for the child, holding every socket this process holds; the
+ * stack thread then waits (on_cmds) until brisk_posix_fork_parent. c->a: the stack's end of the channel. */
+static void do_fork_hold(brisk_posix *p, struct cmd *c)
+{
+    struct kin *k = kin_new(p, c->a);
+    size_t n = 0;
+    for (struct psock *ps = p->all; ps; ps = ps->anext)
+        n += ps->refs > 0;
+    if (!k || kin_reserve(k, n) < 0) {
+        if (k)
+            kin_gone(p, k);
+        else
+            sys_close(c->a); /* the child finds its channel ended, and says so */
+        c->ret = -ENOMEM;
+        return;
+    }
+    for (struct psock *ps = p->all; ps; ps = ps->anext)
+        if (ps->refs > 0)
+            kin_hold(p, k, ps);
+    c->ret = 0;
+}
+
+/* A forked process forks (OP_FORK): the grandchild's channel `fd`, holding the `n` handles listed that the
+ * requester holds. */
+static void kin_fork(brisk_posix *p, struct kin *k, int fd, const uint8_t *list, size_t n)
+{
+    struct kin *nk = kin_new(p, fd);
+    if (!nk) {
+        sys_close(fd);
+        return;
+    }
+    if (kin_reserve(nk, n) < 0) {
+        kin_gone(p, nk);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h;
+        memcpy(&h, list + 8 * i, 8);
+        long at = kin_find(k, h);
+        if (at >= 0)
+            kin_hold(p, nk, k->set[at]);
+    }
+}
+
+/* Reads and serves one request of k's. */
+static void kin_serve(brisk_posix *p, struct kin *k)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * 4)];
+        struct cmsghdr align;
+    } cm;
+    struct iovec iv = {p->kbuf, KBUF_SIZE};
+    struct msghdr m;
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = &iv;
+    m.msg_iovlen = 1;
+    m.msg_control = cm.buf;
+    m.msg_controllen = sizeof(cm.buf);
+    ssize_t r = syscall(SYS_recvmsg, k->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (r < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    int passed = -1;
+    for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); r > 0 && h; h = CMSG_NXTHDR(&m, h)) {
+        if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t nfd = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < nfd; i++) {
+            int f;
+            memcpy(&f, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
+            if (passed < 0)
+                passed = f;
+            else
+                sys_close(f);
+        }
+    }
+    struct req q;
+    int bad = r < (ssize_t)sizeof(q) || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+    if (!bad) {
+        memcpy(&q, p->kbuf, sizeof(q));
+        size_t body = (size_t)r - sizeof(q);
+        int with_data = q.op == OP_SEND || q.op == OP_FORK;
+        bad = q.op > OP_FORK || q.inlen > SMALL_MAX || q.outcap > SMALL_MAX || q.outlen > SMALL_MAX ||
+              q.datalen > CHUNK || body != q.inlen + (with_data ? q.datalen : 0) ||
+              (q.op == OP_FORK) != (passed >= 0) || (q.op == OP_FORK && q.datalen % 8);
+    }
+    if (r <= 0 || bad) {
+        /* the process ended, or sent what no copy of this library sends: either way it is done with */
+        if (passed >= 0)
+            sys_close(passed);
+        if (r > 0)
+            say("brisk: a forked process sent a malformed request: its channel is closed");
+        kin_gone(p, k);
+        return;
+    }
+    const uint8_t *in = p->kbuf + sizeof(q);
+    if (q.op == OP_FORK) {
+        kin_fork(p, k, passed, in + q.inlen, q.datalen / 8);
+        return;
+    }
+    struct rep a;
+    memset(&a, 0, sizeof(a));
+    uint8_t *out = p->rbuf + sizeof(a);
+    long at = q.op == OP_SOCKET ? -1 : kin_find(k, q.handle);
+    struct cmd c;
+    memset(&c, 0, sizeof(c));
+    if (q.op == OP_DROP) {
+        if (at >= 0)
+            kin_let(p, k, at);
+        return; /* no answer: close() does not wait */
+    }
+    if (q.op != OP_SOCKET && at < 0) {
+        c.ret = -EBADF;
+    } else if ((q.op == OP_SOCKET || q.op == OP_ACCEPT) && kin_reserve(k, 1) < 0) {
+        c.ret = -ENOMEM;
+    } else {
+        socklen_t olen = q.outlen;
+        struct iovec d = {NULL, 0};
+        memset(out, 0, q.outcap);
+        c.fn = remote_fn[q.op];
+        c.fd = -1;
+        c.ps = at >= 0 ? k->set[at] : NULL;
+        c.kin = k;
+        c.a = (int)q.a;
+        c.flags = (int)q.flags;
+        c.in = (q.has & HAS_IN) ? in : NULL;
+        c.inlen = q.inlen;
+        c.out = (q.has & HAS_OUT) ? out : NULL;
+        c.outlen = (q.has & HAS_OUTLEN) ? &olen : NULL;
+        if (q.op == OP_SEND)
+            d = (struct iovec){(void *)(in + q.inlen), q.datalen};
+        else if (q.op == OP_RECV)
+            d = (struct iovec){out + q.outcap, q.datalen};
+        c.iov = &d;
+        c.iovcnt = 1;
+        p->stats.commands++;
+        c.fn(p, &c);
+        a.outlen = c.outlen ? olen : q.outcap;
+        if (q.op == OP_RECV && c.ret > 0 && !(c.flags & (MSG_TRUNC)))
+            a.datalen = (uint32_t)c.ret;
+    }
+    a.ret = c.ret;
+    a.timeo = c.timeo;
+    a.sigpipe = c.sigpipe;
+    a.nonblock = c.nonblock;
+    int give = -1;
+    if (c.made && c.ret >= 0) {
+        give = c.made->fd;
+        a.handle = c.made->handle;
+        a.ret = 0;
+    }
+    struct iovec ov[3] = {{&a, sizeof(a)}, {out, q.outcap}, {out + q.outcap, a.datalen}};
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = ov;
+    m.msg_iovlen = 3;
+    if (give >= 0) {
+        memset(&cm, 0, sizeof(cm));
+        m.msg_control = cm.buf;
+        m.msg_controllen = CMSG_SPACE(sizeof(int));
+        struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+        h->cmsg_level = SOL_SOCKET;
+        h->cmsg_type = SCM_RIGHTS;
+        h->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(h), &give, sizeof(int));
+    }
+    ssize_t w = syscall(SYS_sendmsg, k->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (give >= 0) {
+        sys_close(give); /* the child has its own now; the stack keeps A2 */
+        c.made->fd = -1;
+    }
+    if (w < 0)
+        kin_gone(p, k); /* it exited while asking */
+}
+
+static void on_kins(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t now)
+{
+    (void)l;
+    (void)ready;
+    (void)now;
+    brisk_posix *p = ctx;
+    struct epoll_event ev[16];
+    int n = epoll_wait(fd, ev, 16, 0);
+    for (int i = 0; i < n; i++)
+        kin_serve(p, ev[i].data.ptr); /* a kin is in one batch once; serving one frees no other */
+}
+
+/* ---- fork: the child's side ------------------------------------------------------------------------- */
+
+static void remote_gone(brisk_posix *p, int fd)
+{
+    p->dead = 1;
+    char what[40] = "";
+    if (fd >= 0)
+        snprintf(what, sizeof(what), " descriptor %d:", fd);
+    if (!p->told++)
+        say("brisk: pid %d:%s the brisk stack serving this process (in pid %d, which it was forked from) has "
+            "ended or could not be reached: brisk sockets fail here with EBADF (docs/posix.md, fork)",
+            (int)getpid(), what, (int)p->pid);
+}
+
+/* Up to PIECES of iov's buffers from byte `skip`, at most CHUNK bytes, into out; returns the count. */
+static int iov_window(const struct iovec *iov, int n, size_t skip, struct iovec *out, uint32_t *len)
+{
+    size_t off;
+    int i = iov_seek(iov, n, skip, &off), k = 0;
+    size_t left = CHUNK;
+    for (; i < n && k < PIECES && left; i++, off = 0) {
+        size_t take = iov[i].iov_len - off;
+        if (!take)
+            continue;
+        if (take > left)
+            take = left;
+        out[k++] = (struct iovec){(uint8_t *)iov[i].iov_base + off, take};
+        left -= take;
+    }
+    *len = (uint32_t)(CHUNK - left);
+    return k;
+}
+
+/* Sends one request (rlock held); 0, or -1 once the channel has ended. */
+static int remote_send(brisk_posix *p, struct msghdr *m, int fd)
+{
+    if (unserved(p))
+        return -1;
+    if (p->dead) {
+        remote_gone(p, fd);
+        return -1;
+    }
+    ssize_t w;
+    while ((w = syscall(SYS_sendmsg, p->chan, m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+        ;
+    if (w < 0) {
+        remote_gone(p, fd);
+        return -1;
+    }
+    return 0;
+}
+
+static void remote_drop(brisk_posix *p, uint64_t handle)
+{
+    struct req q;
+    memset(&q, 0, sizeof(q));
+    q.op = OP_DROP;
+    q.handle = handle;
+    struct iovec iv = {&q, sizeof(q)};
+    struct msghdr m;
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = &iv;
+    m.msg_iovlen = 1;
+    if (!p->dead)
+        remote_send(p, &m, -1);
+}
+
+/* One of the child's numbers for ps left its table (rlock held): the last one tells the stack. */
+static void remote_unref(brisk_posix *p, struct psock *ps)
+{
+    if (--ps->refs > 0)
+        return;
+    remote_drop(p, ps->handle);
+    if (ps->stub)
+        free(ps);
+}
+
+/* A socket made for the child (socket, accept): number fd, the stack's handle. */
+static int remote_adopt(brisk_posix *p, int fd, uint64_t handle, int cloexec)
+{
+    struct psock *ps = fd < p->tabsz ? calloc(1, sizeof(*ps)) : NULL;
+    if (!ps) {
+        int e = fd < p->tabsz ? ENOMEM : EMFILE;
+        sys_close(fd);
+        remote_drop(p, handle);
+        return -e;
+    }
+    ps->handle = handle;
+    ps->stub = 1;
+    ps->refs = 1;
+    ps->fd = ps->fd2 = ps->peer = -1;
+    ps->widx = -1;
+    if (fd >= p->hi)
+        p->hi = fd + 1;
+    atomic_store_explicit(&p->cloexec[fd], cloexec != 0, memory_order_relaxed);
+    atomic_store_explicit(&p->tab[fd], ps, memory_order_release);
+    return fd;
+}
+
+/* The child's entry for fd (its copy of the table, and the numbers it has made since), or NULL. */
+static struct psock *remote_slot(brisk_posix *p, int fd)
+{
+    return fd >= 0 && fd < p->tabsz ? atomic_load_explicit(&p->tab[fd], memory_order_acquire) : NULL;
+}
+
+static int remote_op(void (*fn)(brisk_posix *, struct cmd *))
+{
+    for (int i = 0; i < OP_NFN; i++)
+        if (remote_fn[i] == fn)
+            return i;
+    return -1;
+}
+
+/* call() in a fork's child: the command as a request over the channel, its answer into c. */
+static int64_t remote_call(brisk_posix *p, struct cmd *c)
+{
+    if (c->fn == do_stats) {
+        memset(c->out, 0, sizeof(struct brisk_posix_stats)); /* the stack's counters are the parent's */
+        return 0;
+    }
+    if (c->fn == do_close_all || c->fn == do_unlinger)
+        return 0;
+    int op = remote_op(c->fn);
+    if (op < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    struct req q;
+    memset(&q, 0, sizeof(q));
+    q.op = (uint32_t)op;
+    q.a = c->a;
+    q.flags = c->flags;
+    if (c->in) {
+        q.has |= HAS_IN; /* every input taken is far shorter: a sockaddr, an option's value or name */
+        q.inlen = c->inlen < SMALL_MAX ? c->inlen : SMALL_MAX;
+    }
+    if (c->outlen) {
+        q.has |= HAS_OUTLEN;
+        q.outlen = *c->outlen < SMALL_MAX ? *c->outlen : SMALL_MAX;
+    }
+    if (c->out) {
+        q.has |= HAS_OUT;
+        q.outcap = op == OP_IOCTL ? sizeof(int) : q.outlen;
+    }
+    uint8_t outbuf[SMALL_MAX];
+    struct rep a;
+    struct iovec sv[2 + PIECES], rv[2 + PIECES];
+    int ns = 0, nr = 0;
+    sv[ns++] = (struct iovec){&q, sizeof(q)};
+    if (q.inlen)
+        sv[ns++] = (struct iovec){(void *)c->in, q.inlen};
+    rv[nr++] = (struct iovec){&a, sizeof(a)};
+    if (q.outcap)
+        rv[nr++] = (struct iovec){outbuf, q.outcap};
+    if (op == OP_SEND)
+        ns += iov_window(c->iov, c->iovcnt, c->skip, sv + ns, &q.datalen);
+    else if (op == OP_RECV)
+        nr += iov_window(c->iov, c->iovcnt, c->skip, rv + nr, &q.datalen);
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } cm;
+    struct msghdr m;
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = sv;
+    m.msg_iovlen = (size_t)ns;
+    pthread_mutex_lock(&p->rlock);
+    struct psock *ps = NULL;
+    if (op != OP_SOCKET) {
+        ps = remote_slot(p, c->fd);
+        if (!ps) {
+            pthread_mutex_unlock(&p->rlock);
+            errno = EBADF;
+            return -1;
+        }
+        q.handle = ps->handle;
+    }
+    if (remote_send(p, &m, c->fd) < 0) {
+        pthread_mutex_unlock(&p->rlock);
+        errno = EBADF;
+        return -1;
+    }
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = rv;
+    m.msg_iovlen = (size_t)nr;
+    m.msg_control = cm.buf;
+    m.msg_controllen = sizeof(cm.buf);
+    ssize_t r;
+    while ((r = syscall(SYS_recvmsg, p->chan, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+        ; /* the request is in the stack's hands: its answer must be read */
+    int got = -1;
+    struct cmsghdr *h = r > 0 ? CMSG_FIRSTHDR(&m) : NULL;
+    if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
+        h->cmsg_len >= CMSG_LEN(sizeof(int)))
+        memcpy(&got, CMSG_DATA(h), sizeof(int));
+    if (r < (ssize_t)sizeof(a)) {
+        if (got >= 0)
+            sys_close(got);
+        remote_gone(p, c->fd);
+        pthread_mutex_unlock(&p->rlock);
+        errno = EBADF;
+        return -1;
+    }
+    c->ret = a.ret;
+    c->timeo = a.timeo;
+    c->sigpipe = a.sigpipe;
+    c->nonblock = a.nonblock;
+    if (c->out)
+        memcpy(c->out, outbuf, a.outlen < q.outcap ? a.outlen : q.outcap);
+    if (c->outlen)
+        *c->outlen = a.outlen;
+    if (op == OP_SOCKET || op == OP_ACCEPT) {
+        if (c->ret == 0 && got >= 0)
+            c->ret = remote_adopt(p, got, a.handle, c->flags & SOCK_CLOEXEC);
+        else if (got >= 0)
+            sys_close(got);
+    } else if (got >= 0) {
+        sys_close(got);
+    }
+    pthread_mutex_unlock(&p->rlock);
+    if (c->ret < 0) {
+        errno = (int)-c->ret;
+        return -1;
+    }
+    return c->ret;
+}
+
+/* close / forget / dup in the child: the kernel's part here, the stack told at a socket's last number. */
+static int remote_forget(brisk_posix *p, int fd)
+{
+    pthread_mutex_lock(&p->rlock);
+    struct psock *ps = remote_slot(p, fd);
+    if (!ps) {
+        pthread_mutex_unlock(&p->rlock);
+        errno = EBADF;
+        return -1;
+    }
+    atomic_store_explicit(&p->tab[fd], NULL, memory_order_release);
+    remote_unref(p, ps);
+    pthread_mutex_unlock(&p->rlock);
+    return 0;
+}
+
+/* target < 0: the lowest free number >= minfd (F_DUPFD); else dup3 onto target. */
+static int remote_dup(brisk_posix *p, int fd, int target, int minfd, int cloexec)
+{
+    pthread_mutex_lock(&p->rlock);
+    struct psock *ps = remote_slot(p, fd);
+    long r = -1;
+    errno = EBADF;
+    if (ps && target < 0) {
+        r = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, (long)minfd);
+    } else if (ps && target < p->tabsz) {
+        struct psock *old = atomic_load_explicit(&p->tab[target], memory_order_relaxed);
+        if (old == ps) {
+            atomic_store_explicit(&p->cloexec[target], cloexec != 0, memory_order_relaxed);
+            pthread_mutex_unlock(&p->rlock);
+            return target;
+        }
+        r = syscall(SYS_dup3, fd, target, O_CLOEXEC);
+        if (r >= 0 && old) {
+            atomic_store_explicit(&p->tab[target], NULL, memory_order_release);
+            remote_unref(p, old);
+        }
+    }
+    if (r >= p->tabsz) {
+        sys_close((int)r);
+        r = -1;
+        errno = EMFILE;
+    }
+    if (r >= 0) {
+        ps->refs++;
+        if (r >= p->hi)
+            p->hi = (int)r + 1;
+        atomic_store_explicit(&p->cloexec[r], cloexec != 0, memory_order_relaxed);
+        atomic_store_explicit(&p->tab[r], ps, memory_order_release);
+    }
+    pthread_mutex_unlock(&p->rlock);
+    return (int)r;
+}
+
+int brisk_posix_is_remote(const brisk_posix *p)
+{
+    return p && p->remote;
+}
+
+int brisk_posix_channel(const brisk_posix *p)
+{
+    return p && p->remote ? p->chan : -1;
+}
+
+int brisk_posix_move_channel(brisk_posix *p)
+{
+    if (!p || !p->remote || p->chan < 0)
+        return 0;
+    pthread_mutex_lock(&p->rlock);
+    int n = sys_fcntl(p->chan, F_DUPFD_CLOEXEC, p->chan + 1);
+    if (n >= 0) {
+        sys_close(p->chan);
+        p->chan = n;
+    }
+    pthread_mutex_unlock(&p->rlock);
+    return n < 0 ? -1 : 0;
+}
+
+void brisk_posix_fork_prepare(brisk_posix *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->forklock);
+    p->fork_sv[0] = p->fork_sv[1] = -1;
+    int sv[2];
+    if (syscall(SYS_socketpair, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        sv[0] = sv[1] = -1; /* the child finds no channel and says so at its first call */
+    } else {
+        /* Room for a whole request or answer whatever net.core.wmem_default says (a message must fit the
+         * sender's buffer); the kernel caps it at wmem_max, which is above it by default. */
+        int sz = (int)(KBUF_SIZE + RBUF_SIZE);
+        syscall(SYS_setsockopt, sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+        syscall(SYS_setsockopt, sv[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+    }
+    if (!p->remote) {
+        if (sv[0] >= 0) {
+            struct cmd c;
+            cmd_init(&c, do_fork_hold, -1);
+            c.a = sv[0]; /* the stack's from now on */
+            if (call(p, &c) == 0)
+                p->fork_sv[0] = 1; /* the stack thread waits for brisk_posix_fork_parent */
+        }
+    } else {
+        /* Held until the fork is over, so that the grandchild's copy of the table is whole. */
+        pthread_mutex_lock(&p->rlock);
+        if (sv[0] >= 0) {
+            uint8_t *list = malloc(CHUNK);
+            struct req q;
+            memset(&q, 0, sizeof(q));
+            q.op = OP_FORK;
+            for (int fd = 0; list && fd < p->hi && q.datalen + 8 <= CHUNK; fd++) {
+                struct psock *ps = atomic_load_explicit(&p->tab[fd], memory_order_relaxed);
+                if (ps) {
+                    memcpy(list + q.datalen, &ps->handle, 8);
+                    q.datalen += 8;
+                }
+            }
+            struct iovec iv[2] = {{&q, sizeof(q)}, {list, q.datalen}};
+            union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+            } cm;
+            memset(&cm, 0, sizeof(cm));
+            struct msghdr m;
+            memset(&m, 0, sizeof(m));
+            m.msg_iov = iv;
+            m.msg_iovlen = 2;
+            m.msg_control = cm.buf;
+            m.msg_controllen = CMSG_SPACE(sizeof(int));
+            struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+            h->cmsg_level = SOL_SOCKET;
+            h->cmsg_type = SCM_RIGHTS;
+            h->cmsg_len = CMSG_LEN(sizeof(int));
+            memcpy(CMSG_DATA(h), &sv[0], sizeof(int));
+            if (!list || p->dead || remote_send(p, &m, -1) < 0) {
+                sys_close(sv[1]);
+                sv[1] = -1;
+            }
+            free(list);
+            sys_close(sv[0]); /* in flight, or not wanted */
+        }
+        p->fork_sv[0] = 2;
+    }
+    p->fork_sv[1] = sv[1];
+}
+
+void brisk_posix_fork_parent(brisk_posix *p)
+{
+    if (!p)
+        return;
+    if (p->fork_sv[1] >= 0)
+        sys_close(p->fork_sv[1]);
+    if (p->fork_sv[0] == 1)
+        sem_post(&p->fork_go);
+    else if (p->fork_sv[0] == 2)
+        pthread_mutex_unlock(&p->rlock);
+    p->fork_sv[0] = p->fork_sv[1] = -1;
+    pthread_mutex_unlock(&p->forklock);
+}
+
+void brisk_posix_fork_child(brisk_posix *p)
+{
+    if (!p)
+        return;
+    int ch = p->fork_sv[1];
+    p->fork_sv[0] = p->fork_sv[1] = -1;
+    /* Locked by the thread that forked, which is this one: fresh ones. */
+    pthread_mutex_init(&p->forklock, NULL);
+    pthread_mutex_init(&p->rlock, NULL);
+    if (p->remote) {
+        if (p->chan >= 0)
+            sys_close(p->chan); /* the parent's channel */
+    } else {
+        /* The stack's descriptors, which this process would otherwise hold open with no thread behind them:
+         * a B held here would keep the ERR mark (B's close) from reaching A, another child's channel would
+         * never end, the TAP would stay attached after the stack's process exits. */
+        int fds[96];
+        int n = brisk_loop_fds(p->l, fds, 96);
+        for (int i = 0; i < n; i++)
+            sys_close(fds[i]);
+        for (struct kin *k = p->kins; k; k = k->next)
+            sys_close(k->fd);
+        for (struct psock *ps = p->all; ps; ps = ps->anext) {
+            if (ps->fd2 >= 0)
+                sys_close(ps->fd2);
+            if (ps->peer >= 0)
+                sys_close(ps->peer);
+        }
+        p->remote = 1;
+    }
+    p->chan = ch;
+    p->dead = ch < 0;
+    p->told = 0;
+    if (p->alive)
+        *p->alive = 1; /* the kernel zeroed this process's copy */
+}
+
 
 static uint64_t clock_ns(void)
 {
@@ -1861,6 +2802,8 @@ int brisk_posix_shutdown(brisk_posix *p, int fd, int how)
 
 int brisk_posix_close(brisk_posix *p, int fd)
 {
+    if (p->remote)
+        return remote_forget(p, fd) < 0 ? -1 : sys_close(fd);
     struct cmd c;
     cmd_init(&c, do_close, fd);
     sem_init(&c.linger, 0, 0);
@@ -1937,6 +2880,8 @@ int brisk_posix_dupfd(brisk_posix *p, int fd, int minfd, int cloexec)
         errno = EINVAL;
         return -1;
     }
+    if (p->remote)
+        return remote_dup(p, fd, -1, minfd, cloexec);
     cmd_init(&c, do_dup, fd);
     c.a = -1;
     c.flags = minfd;
@@ -1951,6 +2896,8 @@ int brisk_posix_dup3(brisk_posix *p, int fd, int newfd, int flags)
         errno = newfd < 0 ? EBADF : EINVAL;
         return -1;
     }
+    if (p->remote)
+        return remote_dup(p, fd, newfd, 0, flags & O_CLOEXEC);
     cmd_init(&c, do_dup, fd);
     c.a = newfd;
     c.flags = flags;
@@ -1959,6 +2906,8 @@ int brisk_posix_dup3(brisk_posix *p, int fd, int newfd, int flags)
 
 int brisk_posix_forget(brisk_posix *p, int fd)
 {
+    if (p->remote)
+        return remote_forget(p, fd);
     struct cmd c;
     cmd_init(&c, do_forget, fd);
     return (int)call(p, &c);
@@ -2041,6 +2990,30 @@ static void teardown(brisk_posix *p)
         p->closing = ps->cnext;
         free(ps); /* its connection goes with the stack */
     }
+    while (p->kins) {
+        struct kin *k = p->kins;
+        p->kins = k->next;
+        sys_close(k->fd); /* the child's next call finds the channel ended, and says so */
+        free(k->set);
+        free(k);
+    }
+    while (p->all) { /* held by forked processes only */
+        struct psock *ps = p->all;
+        p->all = ps->anext;
+        sys_close(ps->fd2);
+        if (ps->peer >= 0)
+            sys_close(ps->peer);
+        free(ps);
+    }
+    if (p->kep >= 0)
+        sys_close(p->kep);
+    free(p->kbuf);
+    free(p->rbuf);
+    if (p->alive)
+        munmap((void *)p->alive, 4096);
+    sem_destroy(&p->fork_go);
+    pthread_mutex_destroy(&p->forklock);
+    pthread_mutex_destroy(&p->rlock);
     if (p->st)
         brisk_stack_free(p->st);
     if (p->cfg.close_dev && p->running >= 0)
@@ -2067,6 +3040,19 @@ brisk_posix *brisk_posix_new(const struct brisk_posix_config *cfg, char *why, si
     }
     p->cfg = *cfg;
     p->efd = -1;
+    p->kep = p->chan = -1;
+    p->fork_sv[0] = p->fork_sv[1] = -1;
+    p->pid = getpid();
+    pthread_mutex_init(&p->forklock, NULL);
+    pthread_mutex_init(&p->rlock, NULL);
+    sem_init(&p->fork_go, 0, 0);
+    void *pg = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (pg != MAP_FAILED && madvise(pg, 4096, MADV_WIPEONFORK) == 0) {
+        p->alive = pg;
+        *p->alive = 1;
+    } else if (pg != MAP_FAILED) {
+        munmap(pg, 4096); /* a kernel before 4.14: such children go undetected */
+    }
     p->running = -1; /* the device is not open yet */
     pthread_mutex_init(&p->qlock, NULL);
     struct rlimit rl;
@@ -2123,6 +3109,13 @@ void brisk_posix_free(brisk_posix *p)
     struct cmd c;
     cmd_init(&c, do_close_all, -1);
     call(p, &c);
+    struct brisk_posix_stats k;
+    brisk_posix_get_stats(p, &k);
+    if (k.children)
+        say("brisk: pid %d: exiting while %llu process(es) forked from it still hold %llu brisk socket(s): the "
+            "stack ends with this process, so those connections end without FIN or RST, and the processes' "
+            "calls on them fail with EBADF from now on (docs/posix.md, fork)",
+            (int)getpid(), (unsigned long long)k.children, (unsigned long long)k.held_by_children);
     uint64_t until = clock_ns() + p->cfg.exit_wait_ns;
     for (;;) {
         struct brisk_posix_stats s;

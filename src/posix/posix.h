@@ -17,6 +17,9 @@
  * Calls return what the POSIX call they are named after returns, and set errno as Linux does on the common
  * paths (the mapping is brisk_posix_errno). `fd` arguments that are not brisk sockets give EBADF here; the
  * preload library (preload.c) sends those to the kernel before ever calling in.
+ *
+ * A child of fork() goes on using the instance (brisk_posix_fork_*, below): its calls become requests to the
+ * stack thread, which stays in the process that started it.
  */
 #ifndef BRISK_POSIX_POSIX_H
 #define BRISK_POSIX_POSIX_H
@@ -106,6 +109,26 @@ int brisk_posix_forget(brisk_posix *p, int fd);
 /* ioctl FIONREAD (SIOCINQ), SIOCOUTQ, FIONBIO; others fail with ENOTTY. */
 int brisk_posix_ioctl(brisk_posix *p, int fd, unsigned long req, void *arg);
 
+/* fork(): called around it (the preload library's pthread_atfork handlers) so that the child's calls on
+ * the sockets it inherits, and on sockets it makes, are served by this process's stack thread, which goes
+ * on running here (docs/posix.md, "fork and exec"). prepare makes the child's channel and has the stack
+ * record what the child holds, then holds the stack thread still until parent (called in this process
+ * after the fork, whether it succeeded or not); child (in the child) closes the stack's descriptors there
+ * and turns p into the child's view: every call from then on is a request over the channel. A process made
+ * so forks the same way (its requests then register the grandchild). A socket is released when no process
+ * holds it any more. */
+void brisk_posix_fork_prepare(brisk_posix *p);
+void brisk_posix_fork_parent(brisk_posix *p);
+void brisk_posix_fork_child(brisk_posix *p);
+/* Nonzero in a fork's child: p's stack runs in another process. */
+int brisk_posix_is_remote(const brisk_posix *p);
+/* In a fork's child, the descriptor of its channel to the stack (-1 otherwise), which the preload library
+ * keeps from the program's close / close_range / closefrom (a daemon closing every descriptor it did not
+ * open): were it closed, the number could be reused and requests written into another file. */
+int brisk_posix_channel(const brisk_posix *p);
+/* Moves the channel to another number (the program dup2s onto its number). 0, or -1 with errno. */
+int brisk_posix_move_channel(brisk_posix *p);
+
 /* Counters of the hand-off, for docs and tests. */
 struct brisk_posix_stats {
     uint64_t commands;      /* commands run on the stack thread */
@@ -113,6 +136,8 @@ struct brisk_posix_stats {
     uint64_t mirror_ops;    /* system calls made to keep descriptors' readiness equal to the sockets' */
     uint64_t sockets_open;  /* sockets the application holds */
     uint64_t closing;       /* closed by the application, still finishing (FIN not yet acknowledged) */
+    uint64_t children;      /* processes forked from this one (and from those) holding a channel to it */
+    uint64_t held_by_children; /* sockets such processes hold */
 };
 void brisk_posix_get_stats(brisk_posix *p, struct brisk_posix_stats *out);
 /* One line (a newline added) on stderr with a single write(2) straight to the kernel, so that the facade's

@@ -30,10 +30,11 @@
  * A bad value is reported on stderr, naming it, and the socket call fails with EINVAL; a TAP that does not
  * open fails it with the reason (ENODEV).
  *
- * fork(): the child has no stack thread, so an inherited brisk socket cannot work there. A child that
- * calls anything but close() on one gets a message on stderr naming the descriptor and EBADF — never a
- * silent mix-up; close() just drops the child's copy. A child of a process that had not started brisk
- * starts its own stack as usual; one of a process that had cannot (the TAP is taken) and is told so.
+ * fork(): pthread_atfork handlers (brisk_posix_fork_prepare / _parent / _child) give the child a channel
+ * to the stack thread, which stays in the process that started it: the child's calls on the sockets it
+ * inherited, and on sockets it makes (socket, accept), are served there, and a socket lives while any
+ * process holds it (posix.c, "fork"). A child of a process that had not started brisk starts its own stack
+ * as usual. If the stack's process exits first, the children's calls fail with EBADF and a message.
  * exec: a brisk socket never outlives exec — the new program has no stack to serve it — so its descriptor
  * is close-on-exec in the kernel whatever the program asked (F_GETFD and FIOCLEX / FIONCLEX keep the
  * program's own view): the new program finds the number closed (EBADF) rather than an AF_UNIX socket that
@@ -77,8 +78,7 @@ static struct ctl_server *g_ctl;
 static const char *g_ctl_path; /* BRISK_CTL, NULL when unset */
 static pthread_mutex_t g_init = PTHREAD_MUTEX_INITIALIZER;
 static int g_failed;    /* errno of a start that failed (later sockets fail the same way) */
-static int g_forked;    /* this is a fork of the process that started the stack */
-static int g_fork_told; /* the fork message was printed */
+static brisk_posix *g_fork_p; /* the instance a fork in progress prepared (g_p then) */
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -139,51 +139,49 @@ static void resolve(void)
 #undef R
 }
 
+static void on_fork_prepare(void)
+{
+    g_fork_p = __atomic_load_n(&g_p, __ATOMIC_ACQUIRE);
+    brisk_posix_fork_prepare(g_fork_p);
+}
+
+static void on_fork_parent(void)
+{
+    brisk_posix_fork_parent(g_fork_p);
+}
+
 static void on_fork_child(void)
 {
-    if (g_p)
-        g_forked = 1;
+    brisk_posix_fork_child(g_fork_p);
 }
 
 __attribute__((constructor)) static void preload_init(void)
 {
     resolve();
-    pthread_atfork(NULL, NULL, on_fork_child);
+    /* Registered first, so that its prepare runs last and its child handler first: the program's own
+     * handlers (which may close or use sockets) see a child already served. */
+    pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
 }
 
 __attribute__((destructor)) static void preload_fini(void)
 {
-    if (g_p && !g_forked) {
+    if (g_p && !brisk_posix_is_remote(g_p)) { /* a fork's child has no stack to stop */
         brisk_posix *p = g_p;
         g_p = NULL; /* from here every descriptor is the kernel's again */
         brisk_posix_free(p);
     }
 }
 
-/* Is fd a brisk socket this process may use? In a fork's child: say why not and fail EBADF. */
+/* Is fd a brisk socket? (In a fork's child too: its calls go to the stack over its channel.) */
 static int ours(int fd)
 {
     brisk_posix *p = g_p;
-    if (!p || !brisk_posix_owns(p, fd))
-        return 0;
-    if (g_forked) {
-        if (!g_fork_told++)
-            say("brisk: pid %d: descriptor %d is a brisk socket inherited across fork(); brisk sockets work only "
-                "in the process that made them (docs/posix.md): failing the call with EBADF",
-                (int)getpid(), fd);
-        return -1;
-    }
-    return 1;
+    return p && brisk_posix_owns(p, fd);
 }
 #define ROUTE(fd, brisk_call, real_call)                                                                     \
     do {                                                                                                     \
-        int o_ = ours(fd);                                                                                   \
-        if (o_ > 0)                                                                                          \
+        if (ours(fd))                                                                                        \
             return brisk_call;                                                                               \
-        if (o_ < 0) {                                                                                        \
-            errno = EBADF;                                                                                   \
-            return -1;                                                                                       \
-        }                                                                                                    \
         return real_call;                                                                                    \
     } while (0)
 
@@ -324,12 +322,7 @@ static int start(void)
         return 0;
     pthread_mutex_lock(&g_init);
     int rc = 0;
-    if (g_forked) {
-        say("brisk: pid %d: a fork of a process whose brisk stack holds the TAP cannot start its own: socket() "
-            "fails",
-            (int)getpid());
-        rc = EBADF;
-    } else if (g_failed) {
+    if (g_failed) {
         rc = g_failed;
     } else if (!g_p) {
         struct brisk_posix_config c;
@@ -506,12 +499,30 @@ EXPORT int shutdown(int fd, int how)
     ROUTE(fd, brisk_posix_shutdown(g_p, fd, how), REAL(shutdown)(fd, how));
 }
 
+/* A fork's channel to the stack (posix.h: brisk_posix_channel) is not the program's to close: to it the
+ * number is not open. */
+static int is_channel(int fd)
+{
+    brisk_posix *p = g_p;
+    return p && fd >= 0 && fd == brisk_posix_channel(p);
+}
+
+/* The program dup2s onto the channel's number: the channel moves out of the way first. */
+static int clear_channel(int fd)
+{
+    return is_channel(fd) ? brisk_posix_move_channel(g_p) : 0;
+}
+
 EXPORT int close(int fd)
 {
     int o = ours(fd);
     if (o > 0)
         return brisk_posix_close(g_p, fd);
-    return REAL(close)(fd); /* a fork's child drops its copy of an inherited socket quietly */
+    if (is_channel(fd)) {
+        errno = EBADF;
+        return -1;
+    }
+    return REAL(close)(fd);
 }
 
 EXPORT int getsockname(int fd, struct sockaddr *sa, socklen_t *len)
@@ -566,10 +577,6 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
     void *arg = va_arg(ap, void *);
     va_end(ap);
     int o = ours(fd);
-    if (o < 0) {
-        errno = EBADF;
-        return -1;
-    }
     if (o > 0 && (req == FIONREAD || req == FIONBIO || req == TIOCOUTQ))
         return brisk_posix_ioctl(g_p, fd, req, arg);
     if (o > 0 && (req == FIOCLEX || req == FIONCLEX)) /* what Python's set_inheritable uses */
@@ -587,33 +594,29 @@ EXPORT int dup(int fd)
 EXPORT int dup3(int fd, int fd2, int flags)
 {
     int o = ours(fd);
-    if (o < 0) {
-        errno = EBADF;
-        return -1;
-    }
     if (o > 0) {
         if (fd == fd2) {
             errno = EINVAL;
             return -1;
         }
-        return brisk_posix_dup3(g_p, fd, fd2, flags);
+        return clear_channel(fd2) < 0 ? -1 : brisk_posix_dup3(g_p, fd, fd2, flags);
     }
     if (fd != fd2 && ours(fd2) > 0 && fcntl(fd, F_GETFD) >= 0)
         brisk_posix_forget(g_p, fd2);
+    if (fd != fd2 && clear_channel(fd2) < 0)
+        return -1;
     return REAL(dup3)(fd, fd2, flags);
 }
 
 EXPORT int dup2(int fd, int fd2)
 {
     int o = ours(fd);
-    if (o < 0) {
-        errno = EBADF;
-        return -1;
-    }
     if (o > 0)
-        return fd == fd2 ? fd : brisk_posix_dup3(g_p, fd, fd2, 0);
+        return fd == fd2 ? fd : clear_channel(fd2) < 0 ? -1 : brisk_posix_dup3(g_p, fd, fd2, 0);
     if (fd != fd2 && ours(fd2) > 0 && fcntl(fd, F_GETFD) >= 0)
         brisk_posix_forget(g_p, fd2);
+    if (fd != fd2 && clear_channel(fd2) < 0)
+        return -1;
     return REAL(dup2)(fd, fd2);
 }
 
@@ -623,7 +626,7 @@ EXPORT int dup2(int fd, int fd2)
  * table (a child about to exec), and CLOSE_RANGE_CLOEXEC only marks: brisk's state is left alone. */
 static void forget_range(unsigned first, unsigned last)
 {
-    if (!g_p || g_forked)
+    if (!g_p)
         return;
     unsigned end = (unsigned)brisk_posix_table_size(g_p); /* every brisk number is below it */
     if (last < end)
@@ -641,11 +644,24 @@ EXPORT int close_range(unsigned first, unsigned last, int flags)
         errno = ENOSYS;
         return -1;
     }
-    return REAL(close_range)(first, last, flags);
+    int ch = g_p ? brisk_posix_channel(g_p) : -1;
+    if (ch < 0 || (unsigned)ch < first || (unsigned)ch > last || (flags & CLOSE_RANGE_CLOEXEC))
+        return REAL(close_range)(first, last, flags);
+    /* around a fork's channel (close-on-exec already: marking it is harmless) */
+    if ((unsigned)ch > first && REAL(close_range)(first, (unsigned)ch - 1, flags) < 0)
+        return -1;
+    if ((unsigned)ch < last && REAL(close_range)((unsigned)ch + 1, last, flags) < 0)
+        return -1;
+    return 0;
 }
 
 EXPORT void closefrom(int lowfd)
 {
+    int ch = g_p ? brisk_posix_channel(g_p) : -1;
+    if (lowfd >= 0 && ch >= lowfd && REAL(close_range)) {
+        close_range((unsigned)lowfd, ~0u, 0); /* around the channel */
+        return;
+    }
     if (lowfd >= 0)
         forget_range((unsigned)lowfd, ~0u);
     if (REAL(closefrom))

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -152,6 +153,20 @@ static void test_fd_watch(void **state)
     assert_int_equal(brisk_loop_modify_fd(e->l, p.fds[1], BRISK_LOOP_IN), BRISK_ERR_NOENT);
     assert_int_equal(brisk_loop_run(e->l, brisk_loop_clock() + 10 * MS), BRISK_ERR_TIMEDOUT);
     assert_int_equal(p.writes_ready, 1);
+
+    /* brisk_loop_fds: the loop's own three (epoll, timerfd, eventfd; no signalfd asked for) and the one
+     * still watched, all open; cut at max. */
+    int fds[8];
+    assert_int_equal(brisk_loop_fds(e->l, fds, 8), 4);
+    int seen_watched = 0;
+    for (int i = 0; i < 4; i++) {
+        assert_true(fcntl(fds[i], F_GETFD) >= 0);
+        assert_int_not_equal(fds[i], p.fds[1]); /* unwatched */
+        seen_watched += fds[i] == p.fds[0];
+    }
+    assert_int_equal(seen_watched, 1);
+    assert_int_equal(brisk_loop_fds(e->l, fds, 2), 2);
+    assert_int_equal(brisk_loop_fds(NULL, fds, 8), 0);
     close(p.fds[0]);
     close(p.fds[1]);
     env_free(e);

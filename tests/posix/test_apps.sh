@@ -7,6 +7,8 @@
 #   nginx   nginx-light (daemon off, master_process off, one worker; sendfile, epoll edge-triggered) serves
 #           a 100 MB file to curl (sha256 matches) and a small page to wrk for a bounded few seconds
 #           (requests/s printed; non-zero, no socket errors, no non-2xx answers)
+#           and again with master_process on and two workers (forked: they accept on the listener they
+#           inherit, through the master's stack): a 4 MB file to curl four times (sha256 each) and wrk for 2 s
 #   redis   redis-server (no persistence) with redis-cli round trips (SET / GET of a value, checked) and
 #           redis-benchmark -t set,get -n 100000 -P 16 (completes; requests/s printed and non-zero)
 #   tgtd    tgt's userspace iSCSI target (tgtd -f) serving a file-backed LUN, configured by tgtadm over its
@@ -102,6 +104,68 @@ fi
 kill "$ngp" 2>/dev/null
 wait "$ngp" 2>/dev/null
 grep -E '\[(emerg|alert|crit|error)\]' "$ng/error.log" | sed 's/^/#   nginx: /'
+
+# nginx as it usually runs: a master process and two workers it forks, which accept on the listener they
+# inherit and serve through the master's stack (docs/posix.md, fork). A 4 MB file to curl four times, and a
+# short wrk run; the access log names the worker ($pid) that served each request.
+nm=$tmp/nginx-mp
+mkdir -p "$nm/www"
+head -c 4194304 /dev/urandom >"$nm/www/blob"
+printf '<html><body>brisk</body></html>\n' >"$nm/www/index.html"
+cat >"$nm/nginx.conf" <<CONF
+daemon off;
+master_process on;
+worker_processes 2;
+user root;
+error_log $nm/error.log info;
+pid $nm/nginx.pid;
+events { worker_connections 256; }
+http {
+    log_format w '\$pid \$status \$body_bytes_sent';
+    access_log $nm/access.log w;
+    client_body_temp_path $nm/body;
+    proxy_temp_path $nm/proxy;
+    fastcgi_temp_path $nm/fastcgi;
+    uwsgi_temp_path $nm/uwsgi;
+    scgi_temp_path $nm/scgi;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 100000;
+    server {
+        listen $B:8081;
+        root $nm/www;
+    }
+}
+CONF
+BRISK_EXIT_WAIT=1s bg onb nginx -e "$nm/error.log" -p "$nm" -c "$nm/nginx.conf" 2>"$nm/stderr"
+nmp=$!
+if wait_brisk 8081; then
+    want=$(sha256sum <"$nm/www/blob" | cut -d' ' -f1)
+    nok=0
+    for i in 1 2 3 4; do
+        got=$(nsx timeout 10 curl -sS "http://$B:8081/blob" 2>>"$nm/curl.err" | sha256sum | cut -d' ' -f1)
+        [ "$got" = "$want" ] && nok=$((nok + 1))
+    done
+    check "nginx, master and 2 workers: curl fetched 4 MB four times, every sha256 matching" "[ $nok -eq 4 ]"
+    nsx timeout 10 wrk -t 2 -c 8 -d 2s "http://$B:8081/" >"$nm/wrk.out" 2>&1
+    wrc=$?
+    sed 's/^/#   wrk: /' "$nm/wrk.out"
+    rps=$(awk '/^Requests\/sec:/ {print $2}' "$nm/wrk.out")
+    check "nginx, master and 2 workers: wrk ran, $rps requests/s, no socket errors and no non-2xx answers" \
+        "[ $wrc -eq 0 ] && [ -n '$rps' ] && awk 'BEGIN{exit !($rps > 0)}' && ! grep -q -e 'Socket errors' -e 'Non-2xx' '$nm/wrk.out'"
+    workers=$(awk '{print $1}' "$nm/access.log" | sort -u | wc -l)
+    mpid=$(cat "$nm/nginx.pid" 2>/dev/null)
+    check "nginx, master and 2 workers: the workers served ($workers of them in the access log), not the master" \
+        "[ $workers -ge 1 ] && ! awk '{print \$1}' '$nm/access.log' | grep -qx '${mpid:-none}'"
+    awk '{print $1}' "$nm/access.log" | sort | uniq -c | sed 's/^/#   requests served by worker pid: /'
+else
+    bad "nginx (master_process on) did not accept on $B:8081 under brisk"
+fi
+kill "$nmp" 2>/dev/null
+wait "$nmp" 2>/dev/null
+check "nginx, master and 2 workers: the master outlived its workers (no brisk message at its exit)" "! grep -q 'brisk:' '$nm/stderr'"
+grep -E '\[(emerg|alert|crit|error)\]' "$nm/error.log" | sed 's/^/#   nginx: /'
+[ -s "$nm/stderr" ] && sed 's/^/#   nginx stderr: /' "$nm/stderr"
 
 # --- redis ------------------------------------------------------------------------------------------------
 rd=$tmp/redis

@@ -19,6 +19,8 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <stdio.h>
 #include <linux/sockios.h>
@@ -716,6 +718,142 @@ static void test_dup(void **state)
     assert_int_equal(st.sockets_open, 0);
 }
 
+/* ---- fork ------------------------------------------------------------------------------------------- */
+
+#define FORK_ECHO 300000
+
+/* The child of test_fork, with B's handlers run around its fork: it uses the accepted socket s the parent
+ * has closed since, and accepts on the listener l they both hold. Returns the number of the first check
+ * that failed (its exit status), 0 when all held. */
+static int fork_child_main(int s, int l)
+{
+    char b[16];
+    if (!brisk_posix_is_remote(pb))
+        return 1;
+    if (brisk_posix_send(pb, s, "child-hello", 11, 0) != 11)
+        return 2;
+    if (brisk_posix_recv(pb, s, b, 4, MSG_WAITALL) != 4 || memcmp(b, "ping", 4) != 0)
+        return 3; /* a blocking read: the child waits on its own copy of the descriptor */
+    if (brisk_posix_send(pb, s, "pong", 4, 0) != 4)
+        return 4;
+    struct sockaddr_in from;
+    socklen_t len = sizeof(from);
+    int a = brisk_posix_accept4(pb, l, (struct sockaddr *)&from, &len, SOCK_CLOEXEC);
+    if (a < 0 || !brisk_posix_owns(pb, a) || len != sizeof(from) || ntohl(from.sin_addr.s_addr) != IP_A)
+        return 5;
+    if (brisk_posix_fcntl(pb, a, F_GETFD, 0) != FD_CLOEXEC)
+        return 6;
+    int one = 1, v = 0;
+    socklen_t vl = sizeof(v);
+    if (brisk_posix_setsockopt(pb, a, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0 ||
+        brisk_posix_getsockopt(pb, a, IPPROTO_TCP, TCP_NODELAY, &v, &vl) != 0 || v != 1 || vl != sizeof(v))
+        return 7;
+    int d = brisk_posix_dupfd(pb, a, 0, 0); /* a second number in the child: the socket stays at one close */
+    if (d < 0 || brisk_posix_close(pb, a) != 0)
+        return 8;
+    static uint8_t buf[100000];
+    size_t moved = 0;
+    while (moved < FORK_ECHO) {
+        ssize_t r = brisk_posix_recv(pb, d, buf, sizeof(buf), 0); /* more than one request carries */
+        if (r <= 0)
+            return 9;
+        if (brisk_posix_send(pb, d, buf, (size_t)r, 0) != r)
+            return 10;
+        moved += (size_t)r;
+    }
+    if (brisk_posix_close(pb, d) != 0 || brisk_posix_close(pb, s) != 0)
+        return 11; /* s: the last holder closes it, so the peer sees the FIN */
+    if (brisk_posix_send(pb, s, "x", 1, 0) != -1 || errno != EBADF)
+        return 12;
+    return 0; /* l is left open: the child's exit lets go of it */
+}
+
+/* A child of fork() uses inherited sockets through the parent's stack thread: a connection the parent has
+ * closed since (it lives while the child holds it, and closes at the child's close), and a listener both
+ * hold (the child accepts on it; it stays the parent's after the child exits). */
+static void test_fork(void **state)
+{
+    (void)state;
+    int c, s;
+    pair(&c, &s);
+    int port;
+    int l = listener(&port);
+    /* A child made without fork()'s handlers (a raw fork system call, as _Fork or clone make one) is not
+     * served: its call fails with EBADF at once rather than queueing a command nobody runs. */
+    pid_t raw = (pid_t)syscall(SYS_fork);
+    if (raw == 0) {
+        alarm(5); /* a hang is the failure this guards against */
+        _exit(brisk_posix_send(pb, s, "x", 1, 0) == -1 && errno == EBADF ? 0 : 1);
+    }
+    int status = -1;
+    assert_true(raw > 0);
+    assert_int_equal(waitpid(raw, &status, 0), raw);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    brisk_posix_fork_prepare(pb);
+    pid_t pid = fork();
+    if (pid == 0) {
+        brisk_posix_fork_child(pb);
+        _exit(fork_child_main(s, l));
+    }
+    brisk_posix_fork_parent(pb);
+    assert_true(pid > 0);
+    struct brisk_posix_stats st;
+    brisk_posix_get_stats(pb, &st);
+    assert_int_equal(st.children, 1);
+    assert_int_equal(st.held_by_children, 2);
+    assert_int_equal(brisk_posix_close(pb, s), 0); /* as a forking server does: the child has it */
+    char b[16];
+    assert_int_equal(brisk_posix_recv(pa, c, b, 11, MSG_WAITALL), 11);
+    assert_memory_equal(b, "child-hello", 11);
+    assert_int_equal(brisk_posix_send(pa, c, "ping", 4, 0), 4);
+    assert_int_equal(brisk_posix_recv(pa, c, b, 4, MSG_WAITALL), 4);
+    assert_memory_equal(b, "pong", 4);
+    /* the child accepts, and echoes 300 KB */
+    int c2 = brisk_posix_socket(pa, 0);
+    struct sockaddr_in to = sin_of(IP_B, port);
+    assert_int_equal(brisk_posix_connect(pa, c2, (struct sockaddr *)&to, sizeof(to)), 0);
+    struct bulk w = {c2, FORK_ECHO, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, bulk_writer, &w);
+    uint8_t *got = malloc(FORK_ECHO);
+    assert_int_equal(brisk_posix_recv(pa, c2, got, FORK_ECHO, MSG_WAITALL), FORK_ECHO);
+    pthread_join(t, NULL);
+    assert_int_equal(w.ret, FORK_ECHO);
+    for (size_t i = 0; i < FORK_ECHO; i++)
+        if (got[i] != (uint8_t)(i * 7 + (i >> 12)))
+            fail_msg("echo differs at byte %zu", i);
+    free(got);
+    /* the child's close of s was the last: FIN; the accepted one too */
+    assert_int_equal(brisk_posix_recv(pa, c, b, sizeof(b), 0), 0);
+    assert_int_equal(brisk_posix_recv(pa, c2, b, sizeof(b), 0), 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    /* the child's exit ended its channel: it holds nothing; l is the parent's alone and still listens */
+    for (int i = 0; i < 200; i++) {
+        brisk_posix_get_stats(pb, &st);
+        if (!st.children)
+            break;
+        usleep(5000);
+    }
+    assert_int_equal(st.children, 0);
+    assert_int_equal(st.held_by_children, 0);
+    int c3 = brisk_posix_socket(pa, 0);
+    assert_int_equal(brisk_posix_connect(pa, c3, (struct sockaddr *)&to, sizeof(to)), 0);
+    int s3 = brisk_posix_accept4(pb, l, NULL, NULL, 0);
+    assert_true(s3 >= 0);
+    assert_int_equal(brisk_posix_send(pb, s3, "p", 1, 0), 1);
+    assert_int_equal(brisk_posix_recv(pa, c3, b, 1, 0), 1);
+    brisk_posix_close(pb, s3);
+    brisk_posix_close(pb, l);
+    brisk_posix_close(pa, c3);
+    brisk_posix_close(pa, c2);
+    brisk_posix_close(pa, c);
+    brisk_posix_get_stats(pb, &st);
+    assert_int_equal(st.sockets_open, 0);
+}
+
 static void on_usr1(int sig)
 {
     (void)sig;
@@ -780,7 +918,8 @@ int main(void)
         cmocka_unit_test(test_write_full),          cmocka_unit_test(test_epoll_mixed),
         cmocka_unit_test(test_reset_epipe),         cmocka_unit_test(test_errors_and_timeouts),
         cmocka_unit_test(test_options),             cmocka_unit_test(test_bind0_linger_oob),
-        cmocka_unit_test(test_dup),                 cmocka_unit_test(test_signal_restart),
+        cmocka_unit_test(test_dup),                 cmocka_unit_test(test_fork),
+        cmocka_unit_test(test_signal_restart),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
