@@ -220,6 +220,12 @@ brisk_sim_port *brisk_sim_router_port_add(brisk_sim_router *r, uint32_t ip, uint
  * is the way out). BRISK_OK, BRISK_ERR_INVAL (no port reaches the gateway, bad length) or BRISK_ERR_TOOMANY
  * (256 routes). */
 int brisk_sim_router_route_add(brisk_sim_router *r, uint32_t prefix, uint8_t prefix_len, uint32_t gateway);
+/* The largest datagram a router port sends (68..65535; the default is 65535: no limit), and whether a larger
+ * one with DF is answered with ICMP fragmentation needed and the MTU (RFC 1191, RFC 1812 §5.2.7.1; rate-
+ * limited with the router's other ICMP errors) or dropped silently (a "black hole", as behind a firewall
+ * that filters ICMP). Datagrams without DF are dropped too: the router does not fragment (every stack in the
+ * simulator sets DF). BRISK_OK or BRISK_ERR_INVAL (not a router port, MTU out of range). */
+int brisk_sim_router_port_set_mtu(brisk_sim_port *p, uint32_t mtu, int send_icmp);
 
 struct brisk_sim_router_stats {
     uint64_t forwarded;   /* datagrams queued on an output port (whatever the queue then did with them) */
@@ -231,6 +237,8 @@ struct brisk_sim_router_stats {
     uint64_t local;       /* IPv4 addressed to the router (it runs no stack: dropped) */
     uint64_t bad;         /* not Ethernet/IPv4/ARP, a bad IPv4 header, or not addressed to the port's MAC */
     uint64_t arp_requests, arp_replies; /* sent */
+    uint64_t too_big;      /* larger than the output port's MTU: dropped (the router does not fragment) */
+    uint64_t frag_needed;  /* ... of them DF, answered with ICMP fragmentation needed (RFC 1191) */
 };
 void brisk_sim_router_stats(const brisk_sim_router *r, struct brisk_sim_router_stats *out);
 

@@ -251,6 +251,8 @@ struct sim_rport {
     uint8_t mac[6];
     uint32_t ip;
     uint8_t prefix_len;
+    uint8_t mtu_icmp; /* a DF datagram over mtu draws fragmentation needed (else: a black hole) */
+    uint32_t mtu;     /* largest datagram sent (65535: no limit) */
     struct sim_qdisc q;
 };
 /* A frame arrives at a router port: the router takes ownership. */

@@ -138,6 +138,7 @@ brisk_sim_port *brisk_sim_router_port_add(brisk_sim_router *r, uint32_t ip, uint
     memcpy(rp->mac, mac, 6);
     rp->ip = ip;
     rp->prefix_len = prefix_len;
+    rp->mtu = 65535;
     p->w = w;
     p->kind = SIM_PORT_ROUTER;
     snprintf(p->name, sizeof(p->name), "%.24s.p%u", r->name, r->nports);
@@ -372,19 +373,20 @@ static void arp_input(struct sim_rport *rp, const uint8_t *p, size_t len)
         arp_send(rp, BRISK_ARP_OP_REPLY, a.sha, a.spa);
 }
 
-/* ICMP time exceeded (RFC 792; RFC 1812 §4.3.2, §5.3.1) for the datagram at ip (header h), back to its
- * source: never about an ICMP error or a later fragment (§4.3.2.7), at most one a millisecond (§4.3.2.8),
- * from the address of the port it leaves by (§4.3.2.4), quoting as much of the datagram as fits in 576
- * bytes. */
-static void icmp_time_exceeded(brisk_sim_router *r, const uint8_t *ip, const struct brisk_ipv4_repr *h)
+/* An ICMP error (RFC 792; RFC 1812 §4.3.2) for the datagram at ip (header h), back to its source: time
+ * exceeded (§5.3.1), or fragmentation needed with the next hop's MTU (§5.2.7.1, RFC 1191 §4). Never about
+ * an ICMP error or a later fragment (§4.3.2.7), at most one a millisecond (§4.3.2.8), from the address of
+ * the port it leaves by (§4.3.2.4), quoting as much of the datagram as fits in 576 bytes. */
+static void icmp_error(brisk_sim_router *r, const uint8_t *ip, const struct brisk_ipv4_repr *h, uint8_t type,
+                       uint8_t code, uint16_t mtu)
 {
     if (h->frag_off)
         return;
     if (h->proto == BRISK_IP_PROTO_ICMP) {
         if (h->total_len <= h->hdr_len)
             return;
-        uint8_t type = ip[h->hdr_len];
-        if (type != BRISK_ICMP_ECHO && type != BRISK_ICMP_ECHO_REPLY)
+        uint8_t quoted_type = ip[h->hdr_len];
+        if (quoted_type != BRISK_ICMP_ECHO && quoted_type != BRISK_ICMP_ECHO_REPLY)
             return;
     }
     const struct route *rt = route_lookup(r, h->src);
@@ -411,7 +413,8 @@ static void icmp_time_exceeded(brisk_sim_router *r, const uint8_t *ip, const str
                                  .src = out->ip,
                                  .dst = h->src};
     brisk_ipv4_emit(nip, &eh);
-    struct brisk_icmp_repr ic = {.type = BRISK_ICMP_TIME_EXCEEDED, .code = 0, .payload = ip, .payload_len = quote};
+    struct brisk_icmp_repr ic = {
+        .type = type, .code = code, .next_hop_mtu = mtu, .payload = ip, .payload_len = quote};
     brisk_icmp_emit(nip + BRISK_IPV4_HLEN, &ic);
     r->st.icmp_sent++;
     neigh_output(r, out, rt->gateway ? rt->gateway : h->src, f, 0);
@@ -434,13 +437,23 @@ static void ip_forward(struct sim_rport *rp, struct sim_frame *f)
     }
     if (h.ttl <= 1) {
         r->st.ttl_expired++;
-        icmp_time_exceeded(r, ip, &h);
+        icmp_error(r, ip, &h, BRISK_ICMP_TIME_EXCEEDED, 0, 0);
         brisk_sim_frame_put(r->w, f);
         return;
     }
     const struct route *rt = route_lookup(r, h.dst);
     if (!rt) {
         r->st.no_route++;
+        brisk_sim_frame_put(r->w, f);
+        return;
+    }
+    struct sim_rport *out = r->ports[rt->port];
+    if (h.total_len > out->mtu) {
+        r->st.too_big++;
+        if (h.df && out->mtu_icmp) {
+            r->st.frag_needed++;
+            icmp_error(r, ip, &h, BRISK_ICMP_DEST_UNREACH, 4, (uint16_t)out->mtu);
+        }
         brisk_sim_frame_put(r->w, f);
         return;
     }
@@ -452,7 +465,16 @@ static void ip_forward(struct sim_rport *rp, struct sim_frame *f)
     ip[8]--;
     ip[10] = (uint8_t)(sum >> 8);
     ip[11] = (uint8_t)sum;
-    neigh_output(r, r->ports[rt->port], rt->gateway ? rt->gateway : h.dst, f, 1);
+    neigh_output(r, out, rt->gateway ? rt->gateway : h.dst, f, 1);
+}
+
+int brisk_sim_router_port_set_mtu(brisk_sim_port *p, uint32_t mtu, int send_icmp)
+{
+    if (!p || !p->rport || mtu < 68 || mtu > 65535)
+        return BRISK_ERR_INVAL;
+    p->rport->mtu = mtu;
+    p->rport->mtu_icmp = send_icmp != 0;
+    return BRISK_OK;
 }
 
 void brisk_sim_router_rx(struct sim_rport *rp, struct sim_frame *f)
