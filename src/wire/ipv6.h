@@ -45,8 +45,9 @@ struct brisk_ipv6_repr {
  *   len >= 40 (BRISK_WIRE_TRUNCATED), version 6 (BAD_VERSION), 40 + payload_len <= len (TRUNCATED), the
  *   source is not multicast nor the loopback address (BAD_ADDR, RFC 4291 §2.7 and §2.5.3).
  * A payload length of 0 is an empty payload: brisk does not take jumbograms (RFC 2675), whose hop-by-hop
- * option the walker answers as an unknown one. Returns BRISK_IPV6_HLEN; the payload is b[40, 40 +
- * payload_len). Extension headers are the walker's (brisk_ipv6_ext_walk). */
+ * header then lies outside the payload (the walker calls the chain malformed; a jumbo option inside a
+ * payload it does see is an unknown option of type bits 11). Returns BRISK_IPV6_HLEN; the payload is
+ * b[40, 40 + payload_len). Extension headers are the walker's (brisk_ipv6_ext_walk). */
 int brisk_ipv6_parse(const uint8_t *b, size_t len, struct brisk_ipv6_repr *r);
 
 /* Parses the packet an ICMPv6 error quotes (RFC 4443 §2.4 (c): as much of it as fits in 1280 bytes): the
@@ -102,7 +103,8 @@ static inline enum brisk_ipv6_optact brisk_ipv6_opt_action(uint8_t type)
 #define BRISK_IPV6_PP_CHAIN   3 /* first fragment has an incomplete header chain */
 
 /* What the walk found. Offsets count from the first byte of the fixed IPv6 header, which is what an ICMPv6
- * parameter problem's pointer counts from (RFC 4443 §3.4). */
+ * parameter problem's pointer counts from (RFC 4443 §3.4). They fit 16 bits: the walk ends within
+ * BRISK_IPV6_EXT_MAX headers of at most 2048 bytes each. */
 struct brisk_ipv6_ext {
     uint8_t proto;      /* the upper-layer protocol, BRISK_IP_PROTO_NONE, ESP or AH (not walked) */
     uint16_t proto_off; /* where its header starts */
