@@ -16,6 +16,9 @@
  * brisk_csum_update16/32 implement RFC 1624 eqn. 3, HC' = ~(~HC + ~m + m'), which — unlike RFC 1141's
  * eqn. 2 — gives the same answer as recomputing even when the new sum is 0xffff (checksum 0x0000).
  *
+ * brisk_csum_pseudo and brisk_csum_pseudo6 sum the IPv4 (RFC 9293 §3.1, RFC 768) and IPv6 (RFC 8200 §8.1)
+ * pseudo-headers that TCP, UDP and ICMPv6 checksums cover.
+ *
  * brisk_csum_complete_partial is what a NIC with checksum offload does with a CHECKSUM_PARTIAL packet; the
  * simulator's NIC model and software GSO use it.
  */
@@ -96,6 +99,15 @@ uint16_t brisk_csum_fold(uint32_t sum)
 uint32_t brisk_csum_pseudo(uint32_t src, uint32_t dst, uint8_t proto, uint16_t l4_len)
 {
     return (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto + l4_len;
+}
+
+uint32_t brisk_csum_pseudo6(const uint8_t src[16], const uint8_t dst[16], uint8_t proto, uint32_t l4_len)
+{
+    /* Sixteen 16-bit words of address and four small terms: at most 20 * 0xffff, no overflow. */
+    uint32_t sum = (l4_len >> 16) + (l4_len & 0xffff) + proto;
+    for (size_t i = 0; i < 16; i += 2)
+        sum += brisk_get16(src + i) + brisk_get16(dst + i);
+    return sum;
 }
 
 uint16_t brisk_csum_update16(uint16_t csum, uint16_t old16, uint16_t new16)

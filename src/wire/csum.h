@@ -23,6 +23,11 @@ uint16_t brisk_csum_fold(uint32_t sum);
 /* The unfolded sum of the IPv4 pseudo-header (RFC 9293 §3.1, RFC 768): addresses, protocol, L4 length. */
 uint32_t brisk_csum_pseudo(uint32_t src, uint32_t dst, uint8_t proto, uint16_t l4_len);
 
+/* The unfolded sum of the IPv6 pseudo-header (RFC 8200 §8.1): source and destination address (16 bytes
+ * each, as on the wire), the 32-bit upper-layer packet length and the 8-bit next header value (the upper
+ * protocol, not an extension header's). With a routing header the destination is the final one. */
+uint32_t brisk_csum_pseudo6(const uint8_t src[16], const uint8_t dst[16], uint8_t proto, uint32_t l4_len);
+
 /* RFC 1624 eqn. 3: the checksum `csum` of a header in which one 16-bit (32-bit, at an even offset) field
  * changed from `old` to `new`, without touching the rest of the header. */
 uint16_t brisk_csum_update16(uint16_t csum, uint16_t old16, uint16_t new16);

@@ -22,13 +22,15 @@
 /* Why a parser rejected its input. The stack maps each reason to a counter. */
 enum brisk_wire_err {
     BRISK_WIRE_TRUNCATED = -1,   /* buffer shorter than the header or the declared length */
-    BRISK_WIRE_BAD_VERSION = -2, /* IPv4 version != 4 */
+    BRISK_WIRE_BAD_VERSION = -2, /* IPv4 version != 4, IPv6 version != 6 */
     BRISK_WIRE_BAD_HDRLEN = -3,  /* IPv4 IHL < 5, TCP data offset < 5 */
     BRISK_WIRE_BAD_TOTLEN = -4,  /* IPv4 total length < header length */
     BRISK_WIRE_BAD_CSUM = -5,    /* checksum mismatch */
     BRISK_WIRE_BAD_OPTION = -6,  /* malformed TCP option (GSO only: a received one is ignored, opts.bad) */
     BRISK_WIRE_UNSUPPORTED = -7, /* VLAN-tagged Ethernet; ARP that is not Ethernet/IPv4 or has a bad op */
-    BRISK_WIRE_BAD_ADDR = -8,    /* IPv4 source that no host may use (see ipv4.c) */
+    BRISK_WIRE_BAD_ADDR = -8,    /* IPv4 / IPv6 source that no host may use (see ipv4.c, ipv6.c) */
+    BRISK_WIRE_BAD_EXTHDR = -9,  /* malformed IPv6 extension header chain (ipv6.h: brisk_ipv6_ext.bad) */
+    BRISK_WIRE_BAD_ND = -10,     /* Neighbour Discovery message failing RFC 4861's validity checks */
 };
 
 /* The short name of a parse result: "ok" for any value >= 0, "truncated", "bad_version", ... for the
@@ -54,6 +56,10 @@ static inline const char *brisk_wire_err_name(int err)
         return "unsupported";
     case BRISK_WIRE_BAD_ADDR:
         return "bad_addr";
+    case BRISK_WIRE_BAD_EXTHDR:
+        return "bad_exthdr";
+    case BRISK_WIRE_BAD_ND:
+        return "bad_nd";
     default:
         return "unknown";
     }

@@ -149,7 +149,9 @@ static void test_err_names(void **state)
     assert_string_equal(brisk_wire_err_name(BRISK_WIRE_BAD_OPTION), "bad_option");
     assert_string_equal(brisk_wire_err_name(BRISK_WIRE_UNSUPPORTED), "unsupported");
     assert_string_equal(brisk_wire_err_name(BRISK_WIRE_BAD_ADDR), "bad_addr");
-    assert_string_equal(brisk_wire_err_name(-9), "unknown");
+    assert_string_equal(brisk_wire_err_name(BRISK_WIRE_BAD_EXTHDR), "bad_exthdr");
+    assert_string_equal(brisk_wire_err_name(BRISK_WIRE_BAD_ND), "bad_nd");
+    assert_string_equal(brisk_wire_err_name(-11), "unknown");
     /* Big-endian helpers at an odd address. */
     uint8_t b[7] = {0};
     brisk_put32(b + 1, 0x01020304);
