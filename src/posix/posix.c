@@ -59,6 +59,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -74,6 +75,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/futex.h>
 #include <linux/sockios.h>
 
 #define MAX_TOKENS     8
@@ -157,7 +159,7 @@ struct cmd {
     struct psock *ps;   /* a fork's request: the socket, already found in its holder's set */
     struct kin *kin;    /* a fork's request: the process asking (a socket made for it is its, not ours) */
     struct psock *made; /* a fork's socket() / accept(): the socket made, to pass */
-    sem_t done;
+    _Atomic uint32_t state; /* CMD_PENDING, CMD_SLEEPING (the caller waits on the futex) or CMD_DONE */
     sem_t linger; /* posted when a lingering close's FIN is acknowledged (or the connection ends) */
     struct cmd *next;
 };
@@ -246,6 +248,11 @@ void brisk_posix_config_default(struct brisk_posix_config *c)
     memset(c, 0, sizeof(*c));
     brisk_settings_default(&c->settings);
     c->exit_wait_ns = 10 * BRISK_NSEC_PER_SEC;
+    /* Spinning pays only when the two threads can run at once: on one CPU it takes the CPU from the thread
+     * that would answer. */
+    cpu_set_t cpus;
+    if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) >= 2)
+        c->spin_ns = 50 * BRISK_NSEC_PER_USEC;
 }
 
 int brisk_posix_owns(const brisk_posix *p, int fd)
@@ -460,6 +467,63 @@ static uint64_t on_hook(void *ctx, brisk_loop *l, uint64_t now)
 
 /* ---- the hand-off ------------------------------------------------------------------------------------ */
 
+/* A command's completion, as a word the caller may spin on and then sleep on (a futex), in place of a
+ * semaphore: spinning needs a flag the stack thread sets, and with a semaphore beside it the stack thread
+ * would touch the command after the caller may have seen the flag and returned (the command lives on the
+ * caller's stack). One atomic exchange ends the command: after it the stack thread touches only the word's
+ * address, to wake a sleeper (harmless if the caller has gone: a futex wake on a live stack page). */
+enum { CMD_PENDING, CMD_SLEEPING, CMD_DONE };
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void cmd_done(struct cmd *c)
+{
+    if (atomic_exchange_explicit(&c->state, CMD_DONE, memory_order_acq_rel) == CMD_SLEEPING)
+        syscall(SYS_futex, &c->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * BRISK_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* Waits for the stack thread to end c: spinning up to spin_ns (the thread answers within microseconds when
+ * it runs on another CPU, and a sleep costs a wake-up that, on a virtual machine, is tens of microseconds),
+ * then on the futex. */
+static void cmd_wait(struct cmd *c, uint64_t spin_ns)
+{
+    if (spin_ns) {
+        uint64_t until = 0;
+        for (unsigned i = 0;; i++) {
+            if (atomic_load_explicit(&c->state, memory_order_acquire) == CMD_DONE)
+                return;
+            if ((i & 63) == 0) {
+                uint64_t t = mono_ns();
+                if (!until)
+                    until = t + spin_ns;
+                else if (t >= until)
+                    break;
+            }
+            cpu_relax();
+        }
+    }
+    uint32_t expect = CMD_PENDING;
+    if (!atomic_compare_exchange_strong_explicit(&c->state, &expect, CMD_SLEEPING, memory_order_acq_rel,
+                                                 memory_order_acquire))
+        return; /* done meanwhile */
+    while (atomic_load_explicit(&c->state, memory_order_acquire) != CMD_DONE)
+        syscall(SYS_futex, &c->state, FUTEX_WAIT_PRIVATE, CMD_SLEEPING, NULL, NULL, 0); /* EINTR, EAGAIN: again */
+}
+
 static void do_fork_hold(brisk_posix *p, struct cmd *c);
 
 static void on_cmds(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t now)
@@ -481,7 +545,7 @@ static void on_cmds(void *ctx, brisk_loop *l, int fd, unsigned ready, uint64_t n
         p->stats.commands++;
         c->fn(p, c);
         int forking = c->fn == do_fork_hold && c->ret == 0;
-        sem_post(&c->done); /* c belongs to the caller again */
+        cmd_done(c); /* c belongs to the caller again */
         if (forking) /* until the parent's fork handler: the child's copy is of a thread standing still */
             while (sem_wait(&p->fork_go) < 0)
                 ;
@@ -527,7 +591,7 @@ static int64_t call(brisk_posix *p, struct cmd *c)
     int cancel;
     /* Not cancellable while the stack thread may use c, which lives on this thread's stack. */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-    sem_init(&c->done, 0, 0);
+    atomic_init(&c->state, CMD_PENDING);
     c->next = NULL;
     pthread_mutex_lock(&p->qlock);
     int was_empty = p->qhead == NULL;
@@ -544,9 +608,7 @@ static int64_t call(brisk_posix *p, struct cmd *c)
         if (syscall(SYS_write, p->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
             abort(); /* the eventfd is ours: failing to write it is a bug, and a silent hang otherwise */
     }
-    while (sem_wait(&c->done) < 0)
-        ; /* EINTR: the stack thread may still be using c */
-    sem_destroy(&c->done);
+    cmd_wait(c, p->cfg.spin_ns); /* EINTR does not end it: the stack thread may still be using c */
     pthread_setcancelstate(cancel, NULL);
     if (c->ret < 0) {
         errno = (int)-c->ret;
@@ -3079,6 +3141,7 @@ brisk_posix *brisk_posix_new(const struct brisk_posix_config *cfg, char *why, si
     }
     p->running = 0;
     p->eph = (uint32_t)(cfg->settings.seed * 2654435761u);
+    brisk_loop_set_busy_poll(p->l, cfg->spin_ns);
     p->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (p->efd < 0 || brisk_loop_watch_fd(p->l, p->efd, BRISK_LOOP_IN, on_cmds, p) < 0 ||
         (p->hook = brisk_loop_add_hook(p->l, on_hook, p)) < 0) {

@@ -53,6 +53,10 @@ struct brisk_posix_config {
      * kernel keeps sending after a process exits; a brisk stack cannot). Default 10 s. */
     uint64_t exit_wait_ns;
     int log; /* 1: one line on stderr per socket event of note (BRISK_LOG) */
+    /* Busy polling of the hand-off (BRISK_BUSY_POLL): the stack thread keeps polling (the loop's busy poll)
+     * and a caller waits for its command spinning, this long before either sleeps; 0: they sleep at once.
+     * The default is 50 us when the process may run on two CPUs or more, else 0 (docs/posix.md). */
+    uint64_t spin_ns;
 };
 
 void brisk_posix_config_default(struct brisk_posix_config *c);

@@ -272,6 +272,11 @@ static int configure(struct brisk_posix_config *c)
         say("brisk: BRISK_EXIT_WAIT=%s: not a time (\"10s\", \"500ms\", \"0\")", ew);
         return -1;
     }
+    const char *bp = getenv("BRISK_BUSY_POLL");
+    if (bp && *bp && brisk_parse_time(bp, &c->spin_ns) < 0) {
+        say("brisk: BRISK_BUSY_POLL=%s: not a time (\"50us\", \"0\" to sleep at once)", bp);
+        return -1;
+    }
     const char *txc = getenv("BRISK_TXC_DELAY");
     if (txc && *txc && brisk_parse_time(txc, &g_tapcfg.txc_delay_ns) < 0) {
         say("brisk: BRISK_TXC_DELAY=%s: not a time (\"100us\", \"0\")", txc);

@@ -131,9 +131,13 @@ static int setup(void **state)
     c.dev_ctx = &wa;
     c.settings.seed = 1;
     c.exit_wait_ns = 2 * BRISK_NSEC_PER_SEC;
+    /* Both ways a caller waits for its command run in every test: a's callers spin first (busy polling, the
+     * default on two CPUs), b's sleep at once. */
+    c.spin_ns = 50 * BRISK_NSEC_PER_USEC;
     pa = brisk_posix_new(&c, why, sizeof(why));
     c.dev_ctx = &wb;
     c.settings.seed = 2;
+    c.spin_ns = 0;
     pb = brisk_posix_new(&c, why, sizeof(why));
     return pa && pb ? 0 : -1;
 }
