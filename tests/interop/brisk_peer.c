@@ -542,6 +542,10 @@ int main(int argc, char **argv)
     brisk_netdev_get_stats(brisk_tap_netdev(p->tap), &ns);
     struct brisk_loop_stats ls;
     brisk_loop_get_stats(p->loop, &ls);
+    struct brisk_counters sc;
+    brisk_stack_get_counters(p->st, &sc);
+    printf(" pmtu_lowered=%llu timeouts=%llu", (unsigned long long)sc.PmtuLowered,
+           (unsigned long long)sc.TCPTimeouts);
     printf(" loop_iter=%llu loop_timer=%llu loop_fd=%llu loop_arms=%llu", (unsigned long long)ls.iterations,
            (unsigned long long)ls.wakeups_timer, (unsigned long long)ls.wakeups_fd,
            (unsigned long long)ls.timer_arms);

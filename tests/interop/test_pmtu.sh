@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Path MTU discovery against the kernel as a router (issue 22, RFC 1191): brisk (brisk-peer) on a TAP in
+# namespace NS, whose kernel forwards (ip_forward) over a veth pair into NS-peer, where a kernel socket
+# (ksock) listens; both hosts have MTU 1500 (so the peer announces MSS 1460), but the router's route to the
+# peer has `mtu lock 1280`. brisk's 1500-byte segments (and 64 KB GSO frames) are too large for that hop: the
+# kernel drops them and answers with ICMP fragmentation needed (next-hop MTU 1280); brisk lowers its path MTU
+# and the transfer completes, byte-exact, with GSO on and off, and without a retransmission timeout.
+# Counted on both sides: brisk's PmtuLowered and its final MSS (1280 - 40 - 12 with timestamps), the router
+# namespace's IcmpOutDestUnreachs. Usage: test_pmtu.sh BRISK_PEER KSOCK. Exits 77 (ctest: skipped) with the
+# reason printed when not root, without /dev/net/tun or nstat, or when namespaces cannot be created.
+set -u
+peer=$1
+ks=$2
+here=$(cd "$(dirname "$0")" && pwd)
+netns=$here/../../scripts/netns.sh
+bytes=${BRISK_PMTU_BYTES:-20M}
+
+skip() {
+    echo "SKIP: $1"
+    exit 77
+}
+[ "$(id -u)" -eq 0 ] || skip "needs root (TAP device and network namespaces)"
+[ -c /dev/net/tun ] || skip "no /dev/net/tun"
+command -v ip >/dev/null 2>&1 || skip "no ip (iproute2)"
+command -v nstat >/dev/null 2>&1 || skip "no nstat (iproute2)"
+
+NS=brisk-pm-$$
+tmp=$(mktemp -d)
+cleanup() {
+    for p in $(cat "$tmp/pids" 2>/dev/null); do kill "$p" 2>/dev/null; done
+    bash "$netns" down "$NS"
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+bash "$netns" up "$NS" || skip "cannot create a network namespace"
+bash "$netns" veth "$NS" 10.76.2.1/24 10.76.2.2/24
+ip -n "$NS" route replace 10.76.2.0/24 dev k1 mtu lock 1280
+ip netns exec "$NS" sysctl -qw net.ipv4.ip_forward=1
+ip -n "$NS-peer" route add default via 10.76.2.1
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+kv() { awk -v k="$2" '/^side=/ { for (i = 1; i <= NF; i++) { split($i, a, "="); if (a[1] == k) v = a[2] } } END { print v }' "$1"; }
+
+n=0
+for gso in 1 0; do
+    n=$((n + 1))
+    name="brisk -> kernel through a 1280-byte hop, gso $gso"
+    ifc=bp$n
+    b=$tmp/$n.brisk k=$tmp/$n.kernel
+    ip netns exec "$NS-peer" "$ks" --listen 5001 --mode sink --timeout 120 >"$k" 2>"$k.err" &
+    kp=$!
+    echo $kp >>"$tmp/pids"
+    for _ in $(seq 1 100); do grep -q listening "$k" && break; sleep 0.02; done
+    ip netns exec "$NS" nstat -n
+    ip netns exec "$NS" "$peer" --tap "$ifc" --ip 10.76.1.2/24 --gw 10.76.1.1 --connect 10.76.2.2:5001 \
+        --mode source --bytes "$bytes" --gso "$gso" --timeout 120s >"$b" 2>"$b.err" &
+    bp=$!
+    echo $bp >>"$tmp/pids"
+    bash "$netns" tap "$NS" "$ifc" 10.76.1.1/24 || { bad "$name: TAP $ifc did not come up"; cat "$b.err"; }
+    wait $bp
+    brc=$?
+    wait $kp
+    krc=$?
+    icmp=$(ip netns exec "$NS" nstat -az IcmpOutDestUnreachs | awk '/IcmpOutDestUnreachs/ { print $2 }')
+    echo "# $name"
+    sed 's/^/#   /' "$b" "$k"
+    echo "#   router IcmpOutDestUnreachs=$icmp"
+    check "$name: both ends exited 0" "[ $brc -eq 0 ] && [ $krc -eq 0 ]"
+    check "$name: the kernel received what brisk sent" \
+        "[ '$(kv "$b" tx_bytes)' = '$(kv "$k" rx_bytes)' ] && [ '$(kv "$b" tx_hash)' = '$(kv "$k" rx_hash)' ] && [ '$(kv "$k" rx_bad)' = 0 ]"
+    check "$name: the router sent fragmentation needed" "[ '${icmp:-0}' -ge 1 ]"
+    check "$name: brisk lowered its path MTU once" "[ '$(kv "$b" pmtu_lowered)' = 1 ]"
+    check "$name: brisk's MSS fits the hop (1228)" "[ '$(kv "$b" mss)' = 1228 ]"
+    check "$name: no retransmission timeout" "[ '$(kv "$b" timeouts)' = 0 ]"
+done
+echo "# $pass passed, $fail failed"
+[ $fail -eq 0 ]
