@@ -278,14 +278,14 @@ void brisk_posix_vsay(const char *fmt, va_list ap)
         return;
 }
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
+void brisk_posix_say(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     brisk_posix_vsay(fmt, ap);
     va_end(ap);
 }
+#define say brisk_posix_say
 
 static void plog(brisk_posix *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void plog(brisk_posix *p, const char *fmt, ...)

@@ -147,6 +147,7 @@ void brisk_posix_get_stats(brisk_posix *p, struct brisk_posix_stats *out);
 /* One line (a newline added) on stderr with a single write(2) straight to the kernel, so that the facade's
  * messages neither go through stdio nor interleave with a program's own. */
 void brisk_posix_vsay(const char *fmt, va_list ap);
+void brisk_posix_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #ifdef __cplusplus
 }

@@ -80,14 +80,7 @@ static pthread_mutex_t g_init = PTHREAD_MUTEX_INITIALIZER;
 static int g_failed;    /* errno of a start that failed (later sockets fail the same way) */
 static brisk_posix *g_fork_p; /* the instance a fork in progress prepared (g_p then) */
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    brisk_posix_vsay(fmt, ap);
-    va_end(ap);
-}
+#define say brisk_posix_say
 
 /* ---- libc's functions ---------------------------------------------------------------------------------- */
 

@@ -7,10 +7,7 @@ peer=$1
 ks=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 # refused NAME PATTERN CMD...: exit 2 and PATTERN in stderr
 refused() {
     local name=$1 pat=$2

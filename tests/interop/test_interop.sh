@@ -45,11 +45,7 @@ trap cleanup EXIT
 bash "$netns" up "$NS" || skip "cannot create a network namespace"
 nsx() { ip netns exec "$NS" "$@"; }
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 # kv FILE KEY: KEY's value on the result line of FILE
 kv() { awk -v k="$2" '/^side=/ { for (i = 1; i <= NF; i++) { split($i, a, "="); if (a[1] == k) v = a[2] } } END { print v }' "$1"; }
 

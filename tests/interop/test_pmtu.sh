@@ -15,13 +15,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 netns=$here/../../scripts/netns.sh
 bytes=${BRISK_PMTU_BYTES:-20M}
 
-skip() {
-    echo "SKIP: $1"
-    exit 77
-}
-[ "$(id -u)" -eq 0 ] || skip "needs root (TAP device and network namespaces)"
-[ -c /dev/net/tun ] || skip "no /dev/net/tun"
-command -v ip >/dev/null 2>&1 || skip "no ip (iproute2)"
+. "$here/../lib.sh"
+need_root_tun
 command -v nstat >/dev/null 2>&1 || skip "no nstat (iproute2)"
 
 NS=brisk-pm-$$
@@ -38,11 +33,6 @@ ip -n "$NS" route replace 10.76.2.0/24 dev k1 mtu lock 1280
 ip netns exec "$NS" sysctl -qw net.ipv4.ip_forward=1
 ip -n "$NS-peer" route add default via 10.76.2.1
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 kv() { awk -v k="$2" '/^side=/ { for (i = 1; i <= NF; i++) { split($i, a, "="); if (a[1] == k) v = a[2] } } END { print v }' "$1"; }
 
 n=0

@@ -40,11 +40,7 @@ bg() {
     echo $! >>"$tmp/pids"
 }
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 # wait_port PORT: until the kernel listens on PORT in the namespace (3 s)
 wait_port() { for _ in $(seq 1 150); do nsx ss -ltn "sport = :$1" | grep -q LISTEN && return 0; sleep 0.02; done; return 1; }
 # wait_tap: until brisk holds the TAP (carrier up), 3 s

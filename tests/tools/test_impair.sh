@@ -33,11 +33,7 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT; [ -n "${IMPAIR_TEST_KEEP:-}" ] && trap "echo kept $tmp" EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 kv() { # kv FILE KEY: KEY's value on brisk-impair's stats line
     awk -v k="$2" '/^brisk-impair:/ { for (i = 1; i <= NF; i++) { split($i, a, "="); if (a[1] == k) v = a[2] } }
         END { print v }' "$1"

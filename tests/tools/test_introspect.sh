@@ -24,11 +24,7 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 export BRISK_NSTAT_HISTORY=$tmp/nstat.hist
 unset BRISK_CTL
 

@@ -18,11 +18,7 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 # ---- command line ----
 usage_err() { # name, args...: exit 2 and a brisk-perf: message

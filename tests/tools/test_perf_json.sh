@@ -33,10 +33,7 @@ cleanup() {
 }
 trap cleanup EXIT
 ip -n "$ns" link set lo up
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 secs=1
 ival=0.5
 

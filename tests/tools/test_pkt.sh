@@ -6,11 +6,7 @@ set -u
 pkt="$(dirname "$1")/brisk-pkt"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 # A passive open and one write, as Linux 6.x does them.
 cat >"$tmp/pass.pkt" <<'PKT'

@@ -12,11 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 scripts="$here/../kernel"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 # run SECONDS OUT SCRIPT [ARGS...]: brisk-pkt --kernel, bounded from outside too; sets rc and took (seconds)
 run() {
     local limit=$1 out=$2
