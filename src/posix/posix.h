@@ -55,7 +55,7 @@ struct brisk_posix_config {
     int log; /* 1: one line on stderr per socket event of note (BRISK_LOG) */
     /* Busy polling of the hand-off (BRISK_BUSY_POLL): the stack thread keeps polling (the loop's busy poll)
      * and a caller waits for its command spinning, this long before either sleeps; 0: they sleep at once.
-     * The default is 50 us when the process may run on two CPUs or more, else 0 (docs/posix.md). */
+     * The default is 0: spinning wins on idle CPUs and loses badly on a busy machine (docs/posix.md). */
     uint64_t spin_ns;
 };
 
