@@ -41,6 +41,23 @@ brisk_pkt *brisk_icmp6_alloc(struct brisk_net *net, size_t len)
     return pkt;
 }
 
+/* The route of an answer to `dst` about a packet that came in on dev: a link-local or multicast dst is
+ * reached on dev itself, whichever device brisk_ip6_route would pick (struct brisk_addr has no zone). */
+static int answer_route(struct brisk_net *net, brisk_netdev *dev, const uint8_t dst[16], struct brisk_route6 *rt)
+{
+    if ((brisk_ipv6_is_link_local(dst) || brisk_ipv6_is_multicast(dst)) && dev->nip6) {
+        rt->dev = dev;
+        memcpy(rt->nexthop, dst, 16);
+        brisk_ip6_select_src(dev, dst, rt->src);
+        return BRISK_OK;
+    }
+    if (brisk_ip6_route(net, dst, rt) != BRISK_OK) {
+        net->c.Ip6OutNoRoutes++;
+        return BRISK_ERR_NOROUTE;
+    }
+    return BRISK_OK;
+}
+
 /* Emits r into a new packet and sends it to dst along rt. */
 static int send_icmp6(struct brisk_net *net, const struct brisk_route6 *rt, const uint8_t dst[16],
                       const struct brisk_icmp6_repr *r, uint64_t now)
@@ -56,14 +73,12 @@ static int send_icmp6(struct brisk_net *net, const struct brisk_route6 *rt, cons
     return brisk_ip6_output(net, rt, dst, BRISK_IP_PROTO_ICMPV6, 0, pkt, now);
 }
 
-static void echo_reply(struct brisk_net *net, const struct brisk_ipv6_repr *ip,
+static void echo_reply(struct brisk_net *net, brisk_netdev *dev, const struct brisk_ipv6_repr *ip,
                        const struct brisk_icmp6_repr *req, uint64_t now)
 {
     struct brisk_route6 rt;
-    if (brisk_ip6_route(net, ip->src, &rt) != BRISK_OK) {
-        net->c.Ip6OutNoRoutes++;
+    if (answer_route(net, dev, ip->src, &rt) != BRISK_OK)
         return;
-    }
     memcpy(rt.src, ip->dst, 16); /* from the address the request went to */
     struct brisk_icmp6_repr r = {
         .type = BRISK_ICMP6_ECHO_REPLY,
@@ -96,7 +111,7 @@ void brisk_icmp6_input(struct brisk_net *net, brisk_netdev *dev, const struct br
     case BRISK_ICMP6_ECHO_REQUEST:
         net->c.Icmp6InEchos++;
         if (!brisk_ipv6_is_multicast(ip->dst))
-            echo_reply(net, ip, &r, now);
+            echo_reply(net, dev, ip, &r, now);
         break;
     case BRISK_ICMP6_ECHO_REPLY: {
         net->c.Icmp6InEchoReplies++;
@@ -179,7 +194,6 @@ static int about_icmp6_error(const uint8_t *b, size_t len, uint8_t nh)
 void brisk_icmp6_send_error(struct brisk_net *net, brisk_netdev *dev, uint8_t type, uint8_t code, uint32_t info,
                             const uint8_t *orig, size_t orig_len, int l2_mcast, int mcast_ok, uint64_t now)
 {
-    (void)dev;
     struct brisk_ipv6_repr ip;
     if (brisk_ipv6_parse_quoted(orig, orig_len, &ip) < 0)
         return;
@@ -197,10 +211,8 @@ void brisk_icmp6_send_error(struct brisk_net *net, brisk_netdev *dev, uint8_t ty
         return;
     }
     struct brisk_route6 rt;
-    if (brisk_ip6_route(net, ip.src, &rt) != BRISK_OK) {
-        net->c.Ip6OutNoRoutes++;
+    if (answer_route(net, dev, ip.src, &rt) != BRISK_OK)
         return;
-    }
     if (!brisk_ipv6_is_multicast(ip.dst) && brisk_netdev_ip6_is_mine(rt.dev, ip.dst))
         memcpy(rt.src, ip.dst, 16); /* from the address the offending packet went to */
     struct brisk_icmp6_repr r = {.type = type, .code = code, .payload = orig,

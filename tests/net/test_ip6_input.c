@@ -275,6 +275,39 @@ static void test_error_rate_limit(void **state)
     env_free(e);
 }
 
+/* A link-local peer on the second device is answered on that device, not on the first IPv6 one. */
+static void test_link_local_answer_on_its_device(void **state)
+{
+    (void)state;
+    struct env *e = env_new(NULL);
+    struct fakedev f2;
+    fakedev_init(&f2, e->st, 3, IP4(10, 0, 1, 1), 24);
+    uint8_t ll2[16], msg[64], frame[200];
+    brisk_ipv6_link_local_from_mac(ll2, f2.cfg.mac);
+    struct brisk_icmp6_repr q = {.type = BRISK_ICMP6_ECHO_REQUEST, .id = 5, .seq = 5};
+    size_t n = brisk_icmp6_emit(msg, &q, peer_ll, ll2);
+    n = fakedev_ipv6_frame(frame, f2.cfg.mac, peer_mac, peer_ll, ll2, BRISK_IP_PROTO_ICMPV6, 64, msg, n);
+    brisk_stack_input(e->st, f2.dev, frame, n, e->now);
+    assert_int_equal(e->f.ntx, 0);
+    assert_int_equal(f2.ntx, 1); /* the solicitation for the peer, on f2's link */
+    struct brisk_eth_repr eth;
+    assert_int_equal(brisk_eth_parse(f2.tx[0].data, f2.tx[0].len, &eth), BRISK_ETH_HLEN);
+    assert_int_equal(eth.dst[0], 0x33);
+    /* The first device's link-local address is not good on the second link. */
+    n = brisk_icmp6_emit(msg, &q, peer_ll, us_ll);
+    n = fakedev_ipv6_frame(frame, f2.cfg.mac, peer_mac, peer_ll, us_ll, BRISK_IP_PROTO_ICMPV6, 64, msg, n);
+    brisk_stack_input(e->st, f2.dev, frame, n, e->now);
+    assert_int_equal(counters(e).Ip6InAddrErrors, 1);
+    for (int i = 0; i < 3; i++) { /* the peer never answers: resolution gives up, dropping the reply */
+        e->now += 1000 * MS;
+        brisk_stack_poll(e->st, e->now);
+    }
+    assert_int_equal(f2.ntx, 3);
+    assert_int_equal(e->f.ntx, 0);
+    fakedev_destroy(&f2, e->now);
+    env_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -283,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_malformed_chain),
         cmocka_unit_test(test_fragments_truncation_addresses),
         cmocka_unit_test(test_error_rate_limit),
+        cmocka_unit_test(test_link_local_answer_on_its_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
