@@ -89,6 +89,7 @@ struct brisk_settings {
     uint32_t gc_thresh3;           /* neighbour entries per stack (Linux gc_thresh3); see docs/design.md */
     uint64_t icmp_ratelimit_ns;    /* minimum spacing of ICMP errors, as a token bucket (0 = unlimited) */
     uint32_t icmp_ratelimit_burst; /* token bucket depth for ICMP errors */
+    uint32_t ipv6;                 /* IPv6 on every device: link-local address, ND, ICMPv6 (docs/ipv6.md) */
     uint64_t ipfrag_high_thresh;   /* bytes held by IPv4 reassembly (net.ipv4.ipfrag_high_thresh; 0: none) */
     uint64_t ipfrag_time_ns;       /* reassembly timeout from a datagram's first fragment (ipfrag_time) */
     uint32_t ipfrag_evict;         /* full: evict the oldest datagrams (brisk) or drop the fragment (Linux) */
@@ -315,6 +316,47 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(IcmpOutDestUnreachs, "ICMP destination unreachable sent")                                              \
     X(IcmpOutTimeExcds, "ICMP time exceeded sent (fragment reassembly timeouts)")                            \
     X(IcmpOutRateLimited, "ICMP errors suppressed by icmp_ratelimit")                                        \
+    X(Ip6InReceives, "IPv6 packets received")                                                                \
+    X(Ip6InHdrErrors, "IPv6 packets dropped: bad header or extension header chain, an option asking it")    \
+    X(Ip6InTruncatedPkts, "IPv6 packets dropped: frame shorter than 40 + payload length")                   \
+    X(Ip6InAddrErrors, "IPv6 packets dropped: destination not ours, or a source no node may use")           \
+    X(Ip6InUnknownProtos, "IPv6 packets dropped: no IPv6 handler for the upper-layer protocol")             \
+    X(Ip6InDiscards, "IPv6 packets dropped: No Next Header, or the ipv6 setting off")                       \
+    X(Ip6InDelivers, "IPv6 packets delivered to ICMPv6 or transport")                                        \
+    X(Ip6InMcastPkts, "IPv6 multicast packets received (to a group we joined)")                             \
+    X(Ip6ReasmReqds, "IPv6 fragments received (dropped: no IPv6 reassembly yet)")                           \
+    X(Ip6ReasmFails, "IPv6 fragments dropped (no IPv6 reassembly yet)")                                      \
+    X(Ip6OutRequests, "IPv6 packets sent")                                                                   \
+    X(Ip6OutNoRoutes, "IPv6 packets dropped: no route")                                                      \
+    X(Ip6OutDiscards, "IPv6 packets dropped on output: no buffer, larger than the MTU")                      \
+    X(Icmp6InMsgs, "ICMPv6 messages received")                                                               \
+    X(Icmp6InErrors, "ICMPv6 messages dropped: malformed, bad checksum, invalid ND message")                 \
+    X(Icmp6InCsumErrors, "ICMPv6 messages dropped: bad checksum")                                            \
+    X(Icmp6InEchos, "ICMPv6 echo requests received")                                                         \
+    X(Icmp6InEchoReplies, "ICMPv6 echo replies received")                                                    \
+    X(Icmp6InDestUnreachs, "ICMPv6 destination unreachable received")                                        \
+    X(Icmp6InPktTooBigs, "ICMPv6 packet too big received")                                                   \
+    X(Icmp6InTimeExcds, "ICMPv6 time exceeded received")                                                     \
+    X(Icmp6InParmProblems, "ICMPv6 parameter problem received")                                              \
+    X(Icmp6InRouterSolicits, "ICMPv6 router solicitations received (ignored: a host)")                      \
+    X(Icmp6InRouterAdvertisements, "ICMPv6 router advertisements received")                                  \
+    X(Icmp6InNeighborSolicits, "ICMPv6 neighbour solicitations received")                                    \
+    X(Icmp6InNeighborAdvertisements, "ICMPv6 neighbour advertisements received")                            \
+    X(Icmp6InRedirects, "ICMPv6 redirects received (ignored)")                                               \
+    X(Icmp6OutMsgs, "ICMPv6 messages sent")                                                                  \
+    X(Icmp6OutEchos, "ICMPv6 echo requests sent")                                                            \
+    X(Icmp6OutEchoReplies, "ICMPv6 echo replies sent")                                                       \
+    X(Icmp6OutParmProblems, "ICMPv6 parameter problem sent")                                                 \
+    X(Icmp6OutNeighborSolicits, "ICMPv6 neighbour solicitations sent")                                       \
+    X(Icmp6OutNeighborAdvertisements, "ICMPv6 neighbour advertisements sent")                               \
+    X(Icmp6OutRateLimited, "ICMPv6 errors suppressed by icmp_ratelimit (ICMPv6's own bucket)")              \
+    X(Nd6InBadHopLimit, "ND messages dropped: IP hop limit not 255 (RFC 4861: sent from off-link)")         \
+    X(Nd6InInvalid, "ND messages dropped: a validity rule of RFC 4861 (target not ours, no link address)") \
+    X(Nd6ResolveFailed, "IPv6 neighbour resolutions that gave up after arp_retries solicitations")          \
+    X(Nd6UnresolvedDiscards, "IPv6 packets dropped: unresolved neighbour's queue full or resolution failed")\
+    X(Nd6CacheEvictions, "IPv6 neighbour entries evicted for room (idle resolved, or resolving)")          \
+    X(Nd6TableOverflow, "IPv6 neighbour entries not made: every slot held a live or resolving entry")       \
+    X(Nd6UnresolvedLimit, "IPv6 neighbour entries not made: arp_unres_max already resolving")               \
     X(TSQThrottles, "times TCP Small Queues held a connection (bytes below TCP over budget)")                \
     X(TSQResumes, "throttled connections resumed after a TX completion")                                     \
     X(PacingHolds, "times a connection waited for its next departure time")                                  \
@@ -506,6 +548,39 @@ int brisk_addr_parse(const char *s, struct brisk_addr *out);
  * (lower case, leading zeros dropped, the longest run of two or more zero groups as "::", the first of equal
  * runs; ::ffff:a.b.c.d for a mapped IPv4 address), "-" for BRISK_AF_UNSPEC. Returns buf. */
 char *brisk_addr_format(const struct brisk_addr *a, char *buf);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * IPv6 in the network layer (docs/ipv6.md): with the ipv6 setting on, each device has a link-local address
+ * from its MAC, answers Neighbour Discovery and ICMPv6 echo; static addresses come from
+ * brisk_netdev_add_addr (netdev.h). TCP over IPv6 is not there yet (brisk_connect_addr still refuses it).
+ * ------------------------------------------------------------------------------------------------------- */
+
+/* Sets (gw a unicast IPv6 address) or clears (gw NULL or ::) the default router, reached through dev (NULL:
+ * the device whose on-link prefix holds gw; a link-local router needs its device). BRISK_OK,
+ * BRISK_ERR_AFNOSUPPORT (IPv6 off, or gw not IPv6), BRISK_ERR_INVAL (a multicast or loopback gw, a device of
+ * another stack), BRISK_ERR_NOROUTE (no device given or found for it). A static router outlives router
+ * advertisements; without one, an RA's router becomes the default for its lifetime. */
+int brisk_stack_set_gateway6(brisk_stack *st, brisk_netdev *dev, const struct brisk_addr *gw);
+
+/* An echo reply of either family (brisk_icmp_set_echo_addr_handler). */
+struct brisk_echo_reply_addr {
+    struct brisk_addr from; /* source of the reply */
+    uint16_t id, seq;       /* as sent */
+    uint16_t len;           /* payload bytes */
+    uint8_t hops;           /* TTL or hop limit of the reply */
+    uint64_t sent_at;       /* the `now` the request was sent with (0 if payload < 8) */
+};
+typedef void (*brisk_echo_addr_fn)(void *ctx, const struct brisk_echo_reply_addr *r, uint64_t now);
+
+/* Registers the callback for echo replies of both families (one per stack; NULL to remove); IPv4 replies
+ * also go to brisk_icmp_set_echo_handler's callback. */
+void brisk_icmp_set_echo_addr_handler(brisk_stack *st, brisk_echo_addr_fn fn, void *ctx);
+
+/* brisk_icmp_echo_send to an address of either family: ICMPv6 echo (RFC 4443 §4.1) for IPv6, from the
+ * source address that suits dst (link-local for a link-local dst, which leaves through the first IPv6
+ * device: struct brisk_addr has no zone). The same returns, BRISK_ERR_AFNOSUPPORT for IPv6 with ipv6 off. */
+int brisk_icmp_echo_send_addr(brisk_stack *st, const struct brisk_addr *dst, uint16_t id, uint16_t seq,
+                              uint16_t payload_len, uint64_t now);
 
 /* ---------------------------------------------------------------------------------------------------------
  * TCP sockets. Non-blocking and event-driven: a callback reports what changed, and the calls never wait.

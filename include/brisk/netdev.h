@@ -125,6 +125,16 @@ void brisk_netdev_tx_done(brisk_netdev *dev, brisk_pkt *pkt, uint64_t now);
 
 const struct brisk_netdev_config *brisk_netdev_config_of(const brisk_netdev *dev);
 
+/* Adds a static IPv6 address with its on-link prefix (0 ... 128) to the device (up to 3 besides the
+ * link-local one it has from its MAC). BRISK_OK, BRISK_ERR_INVAL (NULL, a prefix above 128, a multicast,
+ * unspecified or loopback address), BRISK_ERR_AFNOSUPPORT (not IPv6, the ipv6 setting off, or a device MTU
+ * below IPv6's 1280), BRISK_ERR_EXIST (the stack has it already), BRISK_ERR_TOOMANY. No duplicate address
+ * detection is done (docs/ipv6.md). */
+int brisk_netdev_add_addr(brisk_netdev *dev, const struct brisk_addr *addr, uint8_t prefix_len);
+/* The device's n-th IPv6 address (0: the link-local one) and its prefix length: BRISK_OK, or
+ * BRISK_ERR_NOENT past the last. */
+int brisk_netdev_get_addr6(const brisk_netdev *dev, unsigned n, struct brisk_addr *addr, uint8_t *prefix_len);
+
 /* The link speed in bit/s (ethtool's "speed"; 0 = unknown). With it the stack can tell how much of a
  * completion's latency was the packet waiting for the wire behind others (tx_done_overhead_ns). */
 void brisk_netdev_set_speed(brisk_netdev *dev, uint64_t bps);

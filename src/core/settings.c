@@ -82,6 +82,8 @@ _Static_assert(sizeof(tsq_rule_names) / sizeof(tsq_rule_names[0]) == BRISK_TSQ_R
       "token interval of the ICMP error rate limit (0 = unlimited)")                                         \
     X(icmp_ratelimit_burst, UINT, icmp_ratelimit_burst, uint32_t, 50, 1, 1u << 20,                           \
       "ICMP errors that may be sent back to back")                                                           \
+    X(ipv6, BOOL, ipv6, uint32_t, 1, 0, 1,                                                                   \
+      "IPv6 on every device: link-local address, neighbour discovery, ICMPv6 (0: 0x86DD frames dropped)")   \
     X(ipfrag_high_thresh, SIZE, ipfrag_high_thresh, uint64_t, 4ull << 20, 0, 1ull << 32,                     \
       "bytes IPv4 reassembly may hold (0: no reassembly, every fragment dropped)")                          \
     X(ipfrag_time, TIME, ipfrag_time_ns, uint64_t, 30 * SEC, 1 * MS, 3600 * SEC,                             \

@@ -113,6 +113,13 @@ void brisk_icmp_input(struct brisk_net *net, brisk_netdev *dev, const struct bri
         break;
     case BRISK_ICMP_ECHO_REPLY: {
         net->c.IcmpInEchoReps++;
+        if (net->ip6.echo_fn) { /* the callback of either family (brisk_icmp_set_echo_addr_handler) */
+            struct brisk_echo_reply_addr ea = {.from = brisk_addr_v4(ip->src), .id = r.id, .seq = r.seq,
+                                               .len = (uint16_t)r.payload_len, .hops = ip->ttl};
+            if (r.payload_len >= 8)
+                ea.sent_at = ((uint64_t)brisk_get32(r.payload) << 32) | brisk_get32(r.payload + 4);
+            net->ip6.echo_fn(net->ip6.echo_ctx, &ea, now);
+        }
         if (!net->icmp.echo_fn)
             break;
         struct brisk_echo_reply er = {

@@ -28,10 +28,12 @@
 #include "core/pktbuf.h"
 #include "core/rand.h"
 #include "core/timer.h"
+#include "net/ndisc.h"
 #include "net/neigh.h"
 #include "net/netdev.h"
 #include "net/pmtu.h"
 #include "wire/ipv4.h"
+#include "wire/ipv6.h"
 #include "wire/tcp.h"
 
 #define BRISK_MAX_NETDEVS 8
@@ -54,6 +56,11 @@ struct brisk_ip_proto_ops {
                      const struct brisk_gro_piece *pieces, uint32_t n, uint64_t now);
     /* Datagrams to a broadcast address are address errors, not input (TCP: RFC 1122 §4.2.3.10). */
     uint8_t unicast_only;
+    /* An IPv6 packet for us (net/ip6_input.c): p its upper-layer header, len its bytes (extension headers
+     * walked). NULL: the protocol does not run over IPv6 yet — parameter problem code 1, as for a
+     * protocol nobody registered. */
+    void (*input6)(void *ctx, const struct brisk_ipv6_repr *ip, const uint8_t *p, size_t len,
+                   unsigned rx_flags, uint64_t now);
 };
 
 struct brisk_ip_proto {
@@ -90,6 +97,19 @@ struct brisk_net {
         uint64_t tokens_ns; /* error rate limit bucket, in ns of credit */
         uint64_t tokens_at; /* time the bucket was last refilled */
     } icmp;
+
+    /* IPv6 (net/ip6_*.c, icmp6.c, ndisc.c), while the ipv6 setting is on. */
+    struct brisk_nd_table nd; /* the neighbour cache */
+    struct {
+        brisk_netdev *gw_dev;       /* default router's device, NULL = none */
+        uint8_t gw[16];             /* default router (usually link-local) */
+        uint8_t gw_static;          /* set by brisk_stack_set_gateway6: an RA does not replace it */
+        uint64_t gw_expires;        /* an RA's router lifetime; UINT64_MAX for a static router */
+        brisk_echo_addr_fn echo_fn; /* echo-reply callback of either family (tools) */
+        void *echo_ctx;
+        uint64_t tokens_ns; /* ICMPv6 error rate limit bucket (icmp_ratelimit, its own bucket) */
+        uint64_t tokens_at;
+    } ip6;
 
     struct brisk_ip_proto ip_proto[256]; /* transport protocols by IP protocol number */
 };

@@ -21,6 +21,7 @@
 
 #include "net/net.h"
 #include "wire/ipv4.h"
+#include "wire/ipv6.h"
 #include "wire/tcp.h"
 
 brisk_netdev *brisk_netdev_register(struct brisk_net *net, const struct brisk_netdev_config *cfg,
@@ -62,6 +63,13 @@ brisk_netdev *brisk_netdev_register(struct brisk_net *net, const struct brisk_ne
         brisk_bql_init(&dev->bql, net->s.bql_limit_min, net->s.bql_limit_max, net->s.bql_hold_time_ns,
                        net->now);
         dev->stats.bql_limit = dev->bql.limit;
+    }
+    /* IPv6 needs 1280-byte links (RFC 8200 §5); on one, the device has its link-local address at once:
+     * the simulator skips duplicate address detection (RFC 4862 §5.4 allows DupAddrDetectTransmits 0). */
+    if (net->s.ipv6 && cfg->mtu >= BRISK_IPV6_MIN_MTU) {
+        brisk_ipv6_link_local_from_mac(dev->ip6[0].addr, cfg->mac);
+        dev->ip6[0].prefix_len = 64;
+        dev->nip6 = 1;
     }
     *err = BRISK_OK;
     return dev;
@@ -225,5 +233,105 @@ int brisk_netdev_is_local(const struct brisk_net *net, uint32_t addr)
     for (uint32_t i = 0; i < net->ndevs; i++)
         if (net->devs[i].cfg.ip && net->devs[i].cfg.ip == addr)
             return 1;
+    return 0;
+}
+
+/* IPv6 addresses (RFC 4291). The link-local address sits in slot 0; brisk_netdev_add_addr appends. */
+
+static int prefix_match(const uint8_t a[16], const uint8_t b[16], unsigned plen)
+{
+    unsigned bytes = plen / 8, bits = plen % 8;
+    if (memcmp(a, b, bytes) != 0)
+        return 0;
+    if (!bits)
+        return 1;
+    uint8_t m = (uint8_t)(0xff << (8 - bits));
+    return (a[bytes] & m) == (b[bytes] & m);
+}
+
+int brisk_netdev_add_addr(brisk_netdev *dev, const struct brisk_addr *addr, uint8_t prefix_len)
+{
+    if (!dev || !addr || prefix_len > 128)
+        return BRISK_ERR_INVAL;
+    if (addr->family != BRISK_AF_INET6)
+        return addr->family == BRISK_AF_INET ? BRISK_ERR_AFNOSUPPORT : BRISK_ERR_INVAL;
+    const uint8_t *a = addr->u.v6;
+    if (brisk_ipv6_is_multicast(a) || brisk_ipv6_is_unspecified(a) || brisk_ipv6_is_loopback(a))
+        return BRISK_ERR_INVAL;
+    struct brisk_net *net = dev->net;
+    if (!net->s.ipv6 || dev->nip6 == 0)
+        return BRISK_ERR_AFNOSUPPORT;
+    for (uint32_t i = 0; i < net->ndevs; i++)
+        if (brisk_netdev_ip6_is_mine(&net->devs[i], a))
+            return BRISK_ERR_EXIST;
+    if (dev->nip6 == BRISK_NETDEV_IP6_MAX)
+        return BRISK_ERR_TOOMANY;
+    memcpy(dev->ip6[dev->nip6].addr, a, 16);
+    dev->ip6[dev->nip6].prefix_len = prefix_len;
+    dev->nip6++;
+    return BRISK_OK;
+}
+
+int brisk_netdev_get_addr6(const brisk_netdev *dev, unsigned n, struct brisk_addr *addr, uint8_t *prefix_len)
+{
+    if (!dev || !addr)
+        return BRISK_ERR_INVAL;
+    if (n >= dev->nip6)
+        return BRISK_ERR_NOENT;
+    memset(addr, 0, sizeof(*addr));
+    addr->family = BRISK_AF_INET6;
+    memcpy(addr->u.v6, dev->ip6[n].addr, 16);
+    if (prefix_len)
+        *prefix_len = dev->ip6[n].prefix_len;
+    return BRISK_OK;
+}
+
+int brisk_netdev_ip6_is_mine(const brisk_netdev *dev, const uint8_t a[16])
+{
+    for (uint32_t i = 0; i < dev->nip6; i++)
+        if (memcmp(dev->ip6[i].addr, a, 16) == 0)
+            return 1;
+    return 0;
+}
+
+int brisk_netdev_ip6_joined(const brisk_netdev *dev, const uint8_t a[16])
+{
+    static const uint8_t all_nodes[16] = {0xff, 0x02, [15] = 1};
+    if (!dev->nip6)
+        return 0;
+    if (memcmp(a, all_nodes, 16) == 0)
+        return 1;
+    if (!brisk_ipv6_is_solicited_node(a))
+        return 0;
+    for (uint32_t i = 0; i < dev->nip6; i++)
+        if (memcmp(dev->ip6[i].addr + 13, a + 13, 3) == 0)
+            return 1;
+    return 0;
+}
+
+int brisk_netdev_ip6_mac_joined(const brisk_netdev *dev, const uint8_t mac[6])
+{
+    if (!dev->nip6 || mac[0] != 0x33 || mac[1] != 0x33)
+        return 0;
+    if (mac[2] == 0 && mac[3] == 0 && mac[4] == 0 && mac[5] == 1) /* all-nodes */
+        return 1;
+    if (mac[2] != 0xff)
+        return 0;
+    for (uint32_t i = 0; i < dev->nip6; i++)
+        if (memcmp(dev->ip6[i].addr + 13, mac + 3, 3) == 0)
+            return 1;
+    return 0;
+}
+
+int brisk_netdev_ip6_onlink(const brisk_netdev *dev, const uint8_t a[16], uint64_t now)
+{
+    for (uint32_t i = 0; i < dev->nip6; i++)
+        if (prefix_match(a, dev->ip6[i].addr, dev->ip6[i].prefix_len))
+            return 1;
+    for (uint32_t i = 0; i < BRISK_NETDEV_PREFIX6_MAX; i++) {
+        const struct brisk_netdev_prefix6 *p = &dev->prefix6[i];
+        if (p->prefix_len && now < p->expires && prefix_match(a, p->prefix, p->prefix_len))
+            return 1;
+    }
     return 0;
 }

@@ -23,6 +23,7 @@
 
 #include "net/gro.h"
 #include "net/ip.h"
+#include "net/ip6.h"
 #include "net/neigh.h"
 #include "net/netdev.h"
 #include "tcp/tcp.h"
@@ -208,6 +209,53 @@ int brisk_icmp_echo_send(brisk_stack *st, uint32_t dst, uint16_t id, uint16_t se
     if (!st)
         return BRISK_ERR_INVAL;
     return brisk_icmp_echo_request(&st->net, dst, id, seq, payload_len, now);
+}
+
+int brisk_stack_set_gateway6(brisk_stack *st, brisk_netdev *dev, const struct brisk_addr *gw)
+{
+    if (!st || (dev && dev->net != &st->net))
+        return BRISK_ERR_INVAL;
+    struct brisk_net *net = &st->net;
+    if (!net->s.ipv6 || (gw && gw->family != BRISK_AF_INET6))
+        return BRISK_ERR_AFNOSUPPORT;
+    if (!gw || brisk_ipv6_is_unspecified(gw->u.v6)) {
+        net->ip6.gw_dev = NULL;
+        net->ip6.gw_static = 0;
+        return BRISK_OK;
+    }
+    if (brisk_ipv6_is_multicast(gw->u.v6) || brisk_ipv6_is_loopback(gw->u.v6))
+        return BRISK_ERR_INVAL;
+    for (uint32_t i = 0; i < net->ndevs && !dev; i++)
+        if (!brisk_ipv6_is_link_local(gw->u.v6) && net->devs[i].nip6 &&
+            brisk_netdev_ip6_onlink(&net->devs[i], gw->u.v6, net->now))
+            dev = &net->devs[i];
+    if (!dev || !dev->nip6)
+        return BRISK_ERR_NOROUTE;
+    net->ip6.gw_dev = dev;
+    memcpy(net->ip6.gw, gw->u.v6, 16);
+    net->ip6.gw_static = 1;
+    net->ip6.gw_expires = UINT64_MAX;
+    return BRISK_OK;
+}
+
+void brisk_icmp_set_echo_addr_handler(brisk_stack *st, brisk_echo_addr_fn fn, void *ctx)
+{
+    if (!st)
+        return;
+    st->net.ip6.echo_fn = fn;
+    st->net.ip6.echo_ctx = ctx;
+}
+
+int brisk_icmp_echo_send_addr(brisk_stack *st, const struct brisk_addr *dst, uint16_t id, uint16_t seq,
+                              uint16_t payload_len, uint64_t now)
+{
+    if (!st || !dst)
+        return BRISK_ERR_INVAL;
+    if (dst->family == BRISK_AF_INET)
+        return brisk_icmp_echo_request(&st->net, dst->u.v4, id, seq, payload_len, now);
+    if (dst->family != BRISK_AF_INET6)
+        return BRISK_ERR_INVAL;
+    return brisk_icmp6_echo_request(&st->net, dst->u.v6, id, seq, payload_len, now);
 }
 
 brisk_sock *brisk_socket(brisk_stack *st, int *err)

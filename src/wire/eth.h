@@ -13,6 +13,7 @@
 
 #define BRISK_ETH_P_IPV4 0x0800
 #define BRISK_ETH_P_ARP  0x0806
+#define BRISK_ETH_P_IPV6 0x86dd
 #define BRISK_ETH_P_VLAN 0x8100 /* 802.1Q tag: rejected */
 #define BRISK_ETH_P_QINQ 0x88a8 /* 802.1ad service tag: rejected */
 

@@ -18,6 +18,8 @@
 #include "wire/csum.h"
 #include "wire/eth.h"
 #include "wire/icmp.h"
+#include "wire/icmp6.h"
+#include "wire/ipv6.h"
 #include "wire/ipv4.h"
 #include "wire/wire.h"
 
@@ -549,6 +551,100 @@ static void gen_ipfrag(void)
     }
 }
 
+/* fuzz_stack_ip6 seeds: [mode] then records [delay u16][kind][sel][hops][nh][len u16][bytes] (see
+ * fuzz_stack_ip6.c). ICMPv6 checksums are left 0: mode bit 0 repairs them. */
+static void s6_rec(struct fseed *s, uint16_t delay_ms, uint8_t kind, uint8_t sel, uint8_t hops, uint8_t nh,
+                   const uint8_t *b, size_t len)
+{
+    uint8_t *r = s->b + s->n;
+    brisk_put16(r, delay_ms);
+    r[2] = kind;
+    r[3] = sel;
+    r[4] = hops;
+    r[5] = nh;
+    brisk_put16(r + 6, (uint16_t)len);
+    if (b)
+        memcpy(r + 8, b, len);
+    else
+        memset(r + 8, 0, len); /* an echo's payload length: the bytes are skipped */
+    s->n += 8 + len;
+}
+
+/* An ND message (NS / NA for `target`, RA with a prefix) with a link-layer option for the peer's MAC. */
+static size_t nd_msg(uint8_t *b, uint8_t type, const uint8_t target[16], int solicited)
+{
+    uint8_t opts[48];
+    size_t n = 0;
+    if (type == BRISK_ICMP6_ND_RA) {
+        struct brisk_nd_prefix p = {.prefix_len = 64, .onlink = 1, .valid_lifetime = 600,
+                                    .preferred_lifetime = 300, .prefix = {0x20, 0x01, 0x0d, 0xb8, 0, 9}};
+        n += brisk_nd_opt_prefix_emit(opts, &p);
+    }
+    n += brisk_nd_opt_lla_emit(opts + n, type == BRISK_ICMP6_ND_NA ? BRISK_ND_OPT_TLLA : BRISK_ND_OPT_SLLA,
+                               mac_peer);
+    struct brisk_icmp6_repr r = {.type = type, .na_solicited = (uint8_t)solicited, .na_override = 1,
+                                 .ra_lifetime = 1800, .payload = opts, .payload_len = n};
+    if (target)
+        memcpy(r.target, target, 16);
+    static const uint8_t zero[16];
+    size_t len = brisk_icmp6_emit(b, &r, zero, zero);
+    b[2] = b[3] = 0;
+    return len;
+}
+
+static void gen_stack_ip6(void)
+{
+    uint8_t us_ll[16], peer_ll[16], m[256];
+    brisk_ipv6_link_local_from_mac(us_ll, mac_us);
+    brisk_ipv6_link_local_from_mac(peer_ll, mac_peer);
+    struct fseed s;
+    struct brisk_icmp6_repr echo6 = {.type = BRISK_ICMP6_ECHO_REQUEST, .id = 1, .seq = 1};
+    static const uint8_t zero[16];
+
+    /* Resolution both ways: the peer solicits us, we ping it, it advertises, time passes (NUD). */
+    s.b[0] = 1;
+    s.n = 1;
+    s6_rec(&s, 0, 0, 3, 255, BRISK_IP_PROTO_ICMPV6, m, nd_msg(m, BRISK_ICMP6_ND_NS, us_ll, 0));
+    s6_rec(&s, 1, 2, 0, 0, 0, NULL, 56);
+    s6_rec(&s, 1, 0, 0, 255, BRISK_IP_PROTO_ICMPV6, m, nd_msg(m, BRISK_ICMP6_ND_NA, peer_ll, 1));
+    size_t n = brisk_icmp6_emit(m, &echo6, zero, zero);
+    s6_rec(&s, 1, 0, 0, 64, BRISK_IP_PROTO_ICMPV6, m, n);
+    s6_rec(&s, 40000, 2, 0, 0, 0, NULL, 8);
+    s6_rec(&s, 6000, 0, 2, 255, BRISK_IP_PROTO_ICMPV6, m, nd_msg(m, BRISK_ICMP6_ND_RA, NULL, 0));
+    s6_rec(&s, 1, 2, 7, 0, 0, NULL, 8);
+    put("stack_ip6", "nd-echo", s.b, s.n);
+
+    /* Extension headers: unknown next header behind options, an option asking for an error even to
+     * multicast, hop-by-hop out of place, a fragment, an atomic fragment carrying an echo request. */
+    s.b[0] = 1;
+    s.n = 1;
+    uint8_t seg[20] = {0};
+    s6_rec(&s, 0, 0, 0, 64, BRISK_IP_PROTO_TCP, seg, sizeof seg);
+    uint8_t d1[8 + 20] = {BRISK_IP_PROTO_UDP, 0, 1, 4, 0, 0, 0, 0};
+    s6_rec(&s, 1, 0, 1, 64, BRISK_IP_PROTO_DSTOPTS, d1, sizeof d1);
+    uint8_t d2[8] = {BRISK_IP_PROTO_NONE, 0, 0x81, 4, 0, 0, 0, 0};
+    s6_rec(&s, 1, 0, 2, 64, BRISK_IP_PROTO_DSTOPTS, d2, sizeof d2);
+    uint8_t d3[16] = {BRISK_IP_PROTO_HOPOPTS, 0, 1, 4, 0, 0, 0, 0, BRISK_IP_PROTO_NONE, 0, 1, 4};
+    s6_rec(&s, 1, 0, 0, 64, BRISK_IP_PROTO_DSTOPTS, d3, sizeof d3);
+    uint8_t f[8 + 16] = {BRISK_IP_PROTO_ICMPV6, 0, 0, 8, 0, 0, 0, 1};
+    s6_rec(&s, 1, 0, 0, 64, BRISK_IP_PROTO_FRAGMENT, f, sizeof f);
+    uint8_t af[8 + 8] = {BRISK_IP_PROTO_ICMPV6, 0, 0, 0, 0, 0, 0, 2};
+    brisk_icmp6_emit(af + 8, &echo6, zero, zero);
+    s6_rec(&s, 1, 0, 0, 64, BRISK_IP_PROTO_FRAGMENT, af, sizeof af);
+    uint8_t rh[8 + 16] = {BRISK_IP_PROTO_NONE, 2, 0, 1};
+    s6_rec(&s, 1, 0, 1, 64, BRISK_IP_PROTO_ROUTING, rh, sizeof rh);
+    put("stack_ip6", "exthdrs", s.b, s.n);
+
+    /* The cache's bounds: echoes to 12 silent global neighbours, 3 each, then time for them to fail. */
+    s.b[0] = 3;
+    s.n = 1;
+    for (uint8_t i = 0; i < 12; i++)
+        for (int k = 0; k < 3; k++)
+            s6_rec(&s, 10, 2, (uint8_t)(1 | i << 3), 0, 0, NULL, 16);
+    s6_rec(&s, 5000, 2, 1, 0, 0, NULL, 16);
+    put("stack_ip6", "nd-bounds", s.b, s.n);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -561,5 +657,6 @@ int main(int argc, char **argv)
     gen_stack();
     gen_seq();
     gen_ipfrag();
+    gen_stack_ip6();
     return 0;
 }

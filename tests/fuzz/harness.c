@@ -25,6 +25,8 @@
 #include "wire/csum.h"
 #include "wire/eth.h"
 #include "wire/icmp.h"
+#include "wire/icmp6.h"
+#include "wire/ipv6.h"
 #include "wire/ipv4.h"
 #include "wire/wire.h"
 
@@ -56,6 +58,23 @@ static void collect(struct fh *h, struct seen *last)
         struct brisk_eth_repr eth;
         if (brisk_eth_parse(d, n, &eth) < 0)
             fh_fail("the stack sent a frame without an Ethernet header (%zu bytes)", n);
+        if (eth.type == BRISK_ETH_P_IPV6) { /* IPv6: the header, its chain, and an ICMPv6 message's checksum */
+            struct brisk_ipv6_repr ip6;
+            struct brisk_ipv6_ext x;
+            struct brisk_icmp6_repr m;
+            const uint8_t *p6 = d + BRISK_ETH_HLEN;
+            int rc = brisk_ipv6_parse(p6, n - BRISK_ETH_HLEN, &ip6);
+            if (rc < 0)
+                fh_fail("the stack sent an IPv6 packet that does not parse: %s", brisk_wire_err_name(rc));
+            size_t end = BRISK_IPV6_HLEN + (size_t)ip6.payload_len;
+            rc = brisk_ipv6_ext_walk(p6, end, &ip6, &x);
+            if (rc < 0 || x.discard)
+                fh_fail("the stack sent an IPv6 packet with a bad chain");
+            if (x.proto == BRISK_IP_PROTO_ICMPV6 &&
+                (rc = brisk_icmp6_parse(p6 + x.proto_off, end - x.proto_off, ip6.src, ip6.dst, &m)) < 0)
+                fh_fail("the stack sent an ICMPv6 message that does not parse: %s", brisk_wire_err_name(rc));
+            continue;
+        }
         if (eth.type != BRISK_ETH_P_IPV4)
             continue;
         struct brisk_ipv4_repr ip;

@@ -5,6 +5,7 @@
 
 #include "wire/eth.h"
 #include "wire/ipv4.h"
+#include "wire/ipv6.h"
 
 static int fake_xmit(void *driver, brisk_pkt *pkt, uint64_t now)
 {
@@ -77,4 +78,20 @@ size_t fakedev_ipv4_frame(uint8_t *buf, const uint8_t dst_mac[6], const uint8_t 
     brisk_ipv4_emit(buf + BRISK_ETH_HLEN, &ip);
     memcpy(buf + BRISK_ETH_HLEN + 20, l4, l4_len);
     return BRISK_ETH_HLEN + 20 + l4_len;
+}
+
+size_t fakedev_ipv6_frame(uint8_t *buf, const uint8_t dst_mac[6], const uint8_t src_mac[6], const uint8_t src[16],
+                          const uint8_t dst[16], uint8_t next_header, uint8_t hop_limit, const uint8_t *payload,
+                          size_t len)
+{
+    struct brisk_eth_repr e = {.type = BRISK_ETH_P_IPV6};
+    memcpy(e.dst, dst_mac, 6);
+    memcpy(e.src, src_mac, 6);
+    brisk_eth_emit(buf, &e);
+    struct brisk_ipv6_repr ip = {.payload_len = (uint16_t)len, .next_header = next_header, .hop_limit = hop_limit};
+    memcpy(ip.src, src, 16);
+    memcpy(ip.dst, dst, 16);
+    brisk_ipv6_emit(buf + BRISK_ETH_HLEN, &ip);
+    memcpy(buf + BRISK_ETH_HLEN + BRISK_IPV6_HLEN, payload, len);
+    return BRISK_ETH_HLEN + BRISK_IPV6_HLEN + len;
 }

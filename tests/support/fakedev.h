@@ -39,6 +39,12 @@ void fakedev_destroy(struct fakedev *f, uint64_t now);
 size_t fakedev_ipv4_frame(uint8_t *buf, const uint8_t dst_mac[6], const uint8_t src_mac[6], uint32_t src,
                           uint32_t dst, uint8_t proto, const uint8_t *l4, size_t l4_len);
 
+/* Builds an Ethernet+IPv6 header pair around `payload` (extension headers and upper layer, as given) into
+ * buf and returns the frame length. */
+size_t fakedev_ipv6_frame(uint8_t *buf, const uint8_t dst_mac[6], const uint8_t src_mac[6], const uint8_t src[16],
+                          const uint8_t dst[16], uint8_t next_header, uint8_t hop_limit, const uint8_t *payload,
+                          size_t len);
+
 #define IP4(a, b, c, d) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (uint32_t)(d))
 
 #endif
