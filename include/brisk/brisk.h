@@ -182,6 +182,7 @@ struct brisk_settings {
     uint32_t rmem_max;            /* linux: the largest SO_RCVBUF, also sizing the scale (core.rmem_max) */
     uint32_t tcp_app_win;         /* linux: window_clamp keeps 1/2^n of the buffer for the application */
     uint32_t tcp_moderate_rcvbuf; /* linux: receive buffer autotuning (DRS) */
+    uint32_t udp_rcvbuf;          /* default receive buffer per UDP socket, bytes (Linux rmem_default) */
 };
 
 /* Values of tcp_rtt_estimator and tcp_loss_timers: brisk's RFC arithmetic, or Linux 6.x's where the two
@@ -419,6 +420,12 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(TCPRcvCollapsed, "receive buffers copied into compact ones to free memory (tcp_rcv_window linux)")    \
     X(PktAllocFails, "packet-buffer allocations refused (pool bound reached)")                               \
     X(TxCompletions, "TX completions reported by devices")                                                   \
+    X(UdpInDatagrams, "UDP datagrams delivered to a socket's queue")                                         \
+    X(UdpNoPorts, "UDP datagrams to a port with no socket (answered with ICMP port unreachable)")            \
+    X(UdpInErrors, "UDP datagrams dropped: malformed, bad checksum or receive buffer full")                  \
+    X(UdpOutDatagrams, "UDP datagrams sent")                                                                 \
+    X(UdpRcvbufErrors, "UDP datagrams dropped: the socket's receive buffer was full (or no packet buffer)")  \
+    X(UdpInCsumErrors, "UDP datagrams dropped: bad checksum")                                                \
     X(TimerArms, "timer wheel arm operations")                                                               \
     X(TimerCancels, "timer wheel cancel operations")                                                         \
     X(TimerFires, "timer expirations")
@@ -848,6 +855,73 @@ unsigned brisk_sock_poll(const brisk_sock *s);
  * are. A non-zero return from fn stops the walk. Returns that value, BRISK_OK when every socket was visited,
  * or BRISK_ERR_INVAL for a NULL stack or fn. */
 int brisk_stack_foreach_socket(brisk_stack *st, int (*fn)(void *ctx, brisk_sock *s), void *ctx);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * UDP sockets (RFC 768; the API follows RFC 8085 §3's guidance and Linux's behaviour; docs/udp.md).
+ * Non-blocking and event-driven like the TCP calls: a callback reports what changed. A socket is an endpoint:
+ * bound to a local address and port (brisk_udp_bind, or an ephemeral port chosen at the first connect or
+ * send), optionally connected to one peer, which names where brisk_udp_send goes and filters what is
+ * received. Datagrams are sent whole or not at all: brisk does not fragment outgoing datagrams, so one larger
+ * than the path MTU is refused with BRISK_ERR_MSGSIZE. Received ones wait in a queue bounded by the socket's
+ * receive buffer (BRISK_SO_RCVBUF, default the udp_rcvbuf setting); beyond it they are dropped and counted
+ * (UdpRcvbufErrors). IPv4 only so far: an IPv6 address is refused with BRISK_ERR_AFNOSUPPORT.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef struct brisk_udp brisk_udp;
+/* Events on a UDP socket: BRISK_EV_READABLE (a datagram is queued), BRISK_EV_WRITABLE (a send refused for
+ * want of a packet buffer or device room may be retried), BRISK_EV_ERROR (an ICMP error for a connected
+ * socket's peer: brisk_udp_error says which). */
+typedef void (*brisk_udp_fn)(void *ctx, brisk_udp *u, unsigned events, uint64_t now);
+/* recvfrom's out flag: the datagram was longer than the buffer; the rest of it is discarded (MSG_TRUNC). */
+#define BRISK_MSG_TRUNC 0x20
+
+/* Creates a UDP socket. NULL (and *err) on BRISK_ERR_NOMEM / BRISK_ERR_INVAL. */
+brisk_udp *brisk_udp_socket(brisk_stack *st, int *err);
+/* Calls fn(ctx, u, events, now) when events happen on u (NULL to stop); events raised without a callback are
+ * kept and delivered when one is set. BRISK_ERR_INVAL for NULL. */
+int brisk_udp_set_callback(brisk_udp *u, brisk_udp_fn fn, void *ctx);
+/* Binds a local address (BRISK_AF_UNSPEC, 0.0.0.0 or ::: any of the stack's) and port (0: an ephemeral one
+ * now). BRISK_ERR_ADDRINUSE (another socket has the port on an overlapping address), BRISK_ERR_ADDRNOTAVAIL
+ * (not an address of ours, or no free ephemeral port), BRISK_ERR_INVAL (already bound, NULL, an unknown
+ * family), BRISK_ERR_AFNOSUPPORT (IPv6). */
+int brisk_udp_bind(brisk_udp *u, const struct brisk_addr *addr, uint16_t port);
+/* Connects to addr:port: sends go there, only its datagrams are received, and ICMP errors about it are
+ * reported (BRISK_EV_ERROR). An unbound socket gets an ephemeral port. Connecting again replaces the peer;
+ * BRISK_AF_UNSPEC disconnects (as connect(2) with AF_UNSPEC). BRISK_ERR_NOROUTE, BRISK_ERR_ADDRNOTAVAIL,
+ * BRISK_ERR_AFNOSUPPORT, BRISK_ERR_INVAL (NULL, port 0, address 0.0.0.0). */
+int brisk_udp_connect(brisk_udp *u, const struct brisk_addr *addr, uint16_t port);
+/* Sends one datagram of len bytes (0 allowed) to dst:port, or to the connected peer when dst is NULL.
+ * Returns len, or: BRISK_ERR_MSGSIZE (over the path MTU less the headers: never fragmented),
+ * BRISK_ERR_NOTCONN (dst NULL, not connected), BRISK_ERR_NOROUTE, BRISK_ERR_AGAIN (no packet buffer or the device is full:
+ * BRISK_EV_WRITABLE follows when a transmission completes), BRISK_ERR_ADDRNOTAVAIL (no ephemeral port), the
+ * pending error of a connected socket (read once, as Linux's), BRISK_ERR_AFNOSUPPORT, BRISK_ERR_INVAL. */
+int64_t brisk_udp_sendto(brisk_udp *u, const void *buf, size_t len, const struct brisk_addr *dst,
+                         uint16_t port, uint64_t now);
+/* brisk_udp_sendto to the connected peer. */
+int64_t brisk_udp_send(brisk_udp *u, const void *buf, size_t len, uint64_t now);
+/* Takes the oldest queued datagram: copies up to len bytes of it to buf and returns the number copied; the
+ * sender's address and port into *from / *port (each may be NULL); *flags (may be NULL) gets BRISK_MSG_TRUNC
+ * when the datagram was longer than len (the rest is discarded), else 0. BRISK_ERR_AGAIN (nothing queued),
+ * the pending error (read once), BRISK_ERR_INVAL. */
+int64_t brisk_udp_recvfrom(brisk_udp *u, void *buf, size_t len, struct brisk_addr *from, uint16_t *port,
+                           unsigned *flags);
+/* The pending error, cleared (SO_ERROR): BRISK_ERR_CONNREFUSED after an ICMP port unreachable, ...; BRISK_OK
+ * if none or for NULL. */
+int brisk_udp_error(brisk_udp *u);
+/* Options: BRISK_SO_RCVBUF (bytes of queued datagrams' buffers, 2048 .. 1 GB), BRISK_SO_TOS (0..255);
+ * read only: BRISK_SO_INQ (the next datagram's length, 0 if none, as Linux's SIOCINQ). BRISK_OK,
+ * BRISK_ERR_RANGE, BRISK_ERR_INVAL (NULL, an option UDP does not have). */
+int brisk_udp_setsockopt(brisk_udp *u, enum brisk_sockopt opt, uint64_t value);
+int brisk_udp_getsockopt(const brisk_udp *u, enum brisk_sockopt opt, uint64_t *value);
+/* The local end (once bound) and the peer (once connected); BRISK_AF_UNSPEC and port 0 for neither. */
+int brisk_udp_tuple(const brisk_udp *u, struct brisk_tuple *out);
+/* Readiness (brisk_sock_poll's bits): BRISK_POLL_IN (a datagram or an error to read), BRISK_POLL_OUT (a send
+ * would not be refused for room, as far as is known), BRISK_POLL_ERR (an error pending). 0 for NULL. */
+unsigned brisk_udp_poll(const brisk_udp *u);
+/* Releases the socket and its queued datagrams; the handle must not be used afterwards. BRISK_ERR_INVAL for
+ * NULL. */
+int brisk_udp_close(brisk_udp *u);
+/* UDP sockets alive in the stack (a leak check for tests and tools). */
+uint64_t brisk_stack_udp_sockets(const brisk_stack *st);
 
 #ifdef __cplusplus
 }

@@ -62,7 +62,7 @@ typedef struct brisk_pkt {
 /*
  * Receive flags: what the device already checked about a frame it hands to brisk_stack_input_flags().
  *
- * BRISK_RX_CSUM_VALID — the TCP checksum need not be verified: the device verified it (Linux's
+ * BRISK_RX_CSUM_VALID — the TCP or UDP checksum need not be verified: the device verified it (Linux's
  * CHECKSUM_UNNECESSARY, virtio's VIRTIO_NET_HDR_F_DATA_VALID), or the frame never had one computed because it
  * was built on this host with checksum offload and handed over without leaving memory (virtio's NEEDS_CSUM on
  * receive, what a veth or loopback device passes along). The IPv4 header checksum is always verified. Pass

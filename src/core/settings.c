@@ -276,7 +276,9 @@ _Static_assert(sizeof(tsq_rule_names) / sizeof(tsq_rule_names[0]) == BRISK_TSQ_R
     X(tcp_app_win, UINT, tcp_app_win, uint32_t, 31, 0, 31,                                                   \
       "linux window: 1/2^n of the buffer is kept from the window for the application (0: none)")            \
     X(tcp_moderate_rcvbuf, BOOL, tcp_moderate_rcvbuf, uint32_t, 1, 0, 1,                                     \
-      "linux window: grow the receive buffer to twice what the application reads per round trip (DRS)")
+      "linux window: grow the receive buffer to twice what the application reads per round trip (DRS)")   \
+    X(udp_rcvbuf, SIZE, udp_rcvbuf, uint32_t, 212992, 2048, 1u << 30,                                       \
+      "default receive buffer per UDP socket: truesize of queued datagrams (Linux net.core.rmem_default)")
 
 struct setting {
     struct brisk_setting_desc desc;

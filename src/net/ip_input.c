@@ -51,7 +51,7 @@ __attribute__((always_inline)) static inline void deliver(struct brisk_net *net,
         return;
     }
     net->c.IpInDelivers++;
-    tp->ops->input(tp->ctx, ip, l4, l4_len, rx_flags, now);
+    tp->ops->input(tp->ctx, ip, l4, l4_len, rx_flags | (bcast ? BRISK_IP_RX_BCAST : 0u), now);
 }
 
 void brisk_ip_input(struct brisk_net *net, brisk_netdev *dev, const uint8_t *p, size_t len, int l2_bcast,

@@ -63,6 +63,10 @@ struct brisk_ip_proto_ops {
                    unsigned rx_flags, uint64_t now);
 };
 
+/* An input flag the IP layer adds to the device's: the datagram came to a broadcast address or MAC (never
+ * answer it with an ICMP error, RFC 1122 §3.2.2). */
+#define BRISK_IP_RX_BCAST 0x80000000u
+
 struct brisk_ip_proto {
     const struct brisk_ip_proto_ops *ops; /* NULL: no such protocol here (ICMP protocol unreachable) */
     void *ctx;

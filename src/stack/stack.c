@@ -10,7 +10,7 @@
  * Socket events raised while processing are queued (core/evq.h) and delivered on the way out of input, poll
  * and every socket call, when every structure is consistent again, so application callbacks may call back
  * into the stack. The queue's dispatch hands each socket to its protocol's delivery (TCP's
- * brisk_tcp_deliver).
+ * brisk_tcp_deliver, UDP's brisk_udp_deliver).
  *
  * poll() advances the stack's one timer wheel; next_deadline() is the wheel's next expiry. All time comes
  * from the caller (`now`); the stack keeps the latest value it has seen so timers armed from input processing
@@ -27,6 +27,7 @@
 #include "net/neigh.h"
 #include "net/netdev.h"
 #include "tcp/tcp.h"
+#include "udp/udp.h"
 
 static void dispatch(void *ctx, struct brisk_evq_node *n, uint64_t now)
 {
@@ -35,7 +36,10 @@ static void dispatch(void *ctx, struct brisk_evq_node *n, uint64_t now)
     case BRISK_IP_PROTO_TCP:
         brisk_tcp_deliver(n, now);
         break;
-    default: /* no other protocol raises events yet */
+    case BRISK_IP_PROTO_UDP:
+        brisk_udp_deliver(n, now);
+        break;
+    default: /* no other protocol raises events */
         n->pending = 0;
         break;
     }
@@ -59,7 +63,9 @@ brisk_stack *brisk_stack_new(const struct brisk_settings *s)
     st->evq.dispatch = dispatch;
     st->evq.ctx = st;
     if (brisk_net_init(&st->net, s) != BRISK_OK || !(st->tcp = brisk_tcp_init(&st->net, &st->evq)) ||
-        brisk_net_proto_add(&st->net, BRISK_IP_PROTO_TCP, &brisk_tcp_proto, st->tcp) != BRISK_OK) {
+        brisk_net_proto_add(&st->net, BRISK_IP_PROTO_TCP, &brisk_tcp_proto, st->tcp) != BRISK_OK ||
+        !(st->udp = brisk_udp_init(&st->net, &st->evq)) ||
+        brisk_net_proto_add(&st->net, BRISK_IP_PROTO_UDP, &brisk_udp_proto, st->udp) != BRISK_OK) {
         brisk_stack_free(st);
         return NULL;
     }
@@ -72,6 +78,8 @@ void brisk_stack_free(brisk_stack *st)
         return;
     brisk_tcp_destroy(st->tcp);
     memset(&st->net.ip_proto[BRISK_IP_PROTO_TCP], 0, sizeof(st->net.ip_proto[0]));
+    brisk_udp_destroy(st->udp);
+    memset(&st->net.ip_proto[BRISK_IP_PROTO_UDP], 0, sizeof(st->net.ip_proto[0]));
     brisk_net_destroy(&st->net);
     free(st);
 }
@@ -143,6 +151,7 @@ int brisk_stack_poll(brisk_stack *st, uint64_t now)
     if (st->net.tx_wake) {
         st->net.tx_wake = 0;
         brisk_tcp_run_blocked(&st->net, now);
+        brisk_udp_run_blocked(&st->net);
     }
     brisk_timer_advance(&st->net.wheel, now);
     deliver_events(st, now);
@@ -285,4 +294,21 @@ int brisk_stack_foreach_socket(brisk_stack *st, int (*fn)(void *ctx, brisk_sock 
 uint64_t brisk_stack_tcp_chunks_in_use(const brisk_stack *st)
 {
     return st ? st->tcp->chunks.in_use : 0;
+}
+
+brisk_udp *brisk_udp_socket(brisk_stack *st, int *err)
+{
+    int dummy;
+    if (!err)
+        err = &dummy;
+    if (!st) {
+        *err = BRISK_ERR_INVAL;
+        return NULL;
+    }
+    return udp_socket(st->udp, err);
+}
+
+uint64_t brisk_stack_udp_sockets(const brisk_stack *st)
+{
+    return st ? st->udp->nsocks : 0;
 }

@@ -12,11 +12,13 @@
 #include "net/net.h"
 
 struct brisk_tcp;
+struct brisk_udp_table;
 
 struct brisk_stack {
-    struct brisk_net net;  /* first: its hot head (settings, counters, pool) at the struct's start */
-    struct brisk_tcp *tcp; /* TCP (src/tcp/), registered as IP protocol 6 */
-    struct brisk_evq evq;  /* sockets with events to deliver */
+    struct brisk_net net;        /* first: its hot head (settings, counters, pool) at the struct's start */
+    struct brisk_tcp *tcp;       /* TCP (src/tcp/), registered as IP protocol 6 */
+    struct brisk_udp_table *udp; /* UDP (src/udp/), registered as IP protocol 17 */
+    struct brisk_evq evq;        /* sockets with events to deliver */
 };
 
 #endif

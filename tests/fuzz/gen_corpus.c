@@ -21,6 +21,7 @@
 #include "wire/icmp6.h"
 #include "wire/ipv6.h"
 #include "wire/ipv4.h"
+#include "wire/udp.h"
 #include "wire/wire.h"
 
 static const char *out_dir;
@@ -194,6 +195,15 @@ static void gen_stack(void)
     uint8_t l4[128];
     size_t m = echo(l4, BRISK_ICMP_ECHO, 32);
     single("stack_listen", "echo", 3, f, ip_frame(f, BRISK_IP_PROTO_ICMP, l4, m));
+    /* UDP: to the harness's socket on port 80, and to a closed port (ICMP port unreachable). */
+    for (int closed = 0; closed < 2; closed++) {
+        struct brisk_udp_repr u = {.sport = 5353, .dport = closed ? 81 : FH_PORT, .payload_len = 40};
+        size_t ul = brisk_udp_emit(l4, &u);
+        memset(l4 + ul, 0x5a, 40);
+        brisk_udp_csum_fill(l4, ul + 40, FH_PEER_IP, FH_LOCAL_IP);
+        single("stack_listen", closed ? "udp-closed" : "udp-bound", 3, f,
+               ip_frame(f, BRISK_IP_PROTO_UDP, l4, ul + 40));
+    }
     fh_finish(&h);
 
     for (int active = 0; active < 2; active++) {

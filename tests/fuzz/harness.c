@@ -10,7 +10,9 @@
  * The invariants (fh_check) are the ones the TCP code relies on and that no input may break: sequence
  * variables ordered (snd.una <= snd.nxt <= snd.max), the send buffer covering what is in flight, buffers
  * within their bounds, listener queues within their limits, packet and socket counts within the pool and the
- * table. They read the internal structs: this is white-box testing of the stack's own promises.
+ * table; and for the UDP socket every scenario has on port 80 (8 KB receive buffer, so floods overflow it),
+ * its queue's counts and bound. UDP datagrams the stack sends (echoes from the recv call) must parse with
+ * their checksum. They read the internal structs: this is white-box testing of the stack's own promises.
  */
 #include "fuzz/harness.h"
 
@@ -21,6 +23,7 @@
 
 #include "stack/stack.h"
 #include "tcp/tcp.h"
+#include "udp/udp.h"
 #include "wire/arp.h"
 #include "wire/csum.h"
 #include "wire/eth.h"
@@ -28,6 +31,7 @@
 #include "wire/icmp6.h"
 #include "wire/ipv6.h"
 #include "wire/ipv4.h"
+#include "wire/udp.h"
 #include "wire/wire.h"
 
 static const uint8_t peer_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
@@ -81,6 +85,14 @@ static void collect(struct fh *h, struct seen *last)
         int rc = brisk_ipv4_parse(d + BRISK_ETH_HLEN, n - BRISK_ETH_HLEN, &ip);
         if (rc < 0)
             fh_fail("the stack sent an IPv4 datagram that does not parse: %s", brisk_wire_err_name(rc));
+        if (ip.proto == BRISK_IP_PROTO_UDP) {
+            struct brisk_udp_repr u;
+            rc = brisk_udp_parse(d + BRISK_ETH_HLEN + ip.hdr_len, (size_t)ip.total_len - ip.hdr_len, ip.src,
+                                 ip.dst, 1, &u);
+            if (rc < 0 || u.csum == 0)
+                fh_fail("the stack sent a UDP datagram that does not parse: %s", brisk_wire_err_name(rc));
+            continue;
+        }
         if (ip.proto != BRISK_IP_PROTO_TCP)
             continue;
         struct brisk_tcp_repr t;
@@ -150,6 +162,10 @@ static void repair(uint8_t *b, size_t len, unsigned flags)
     uint32_t src = brisk_get32(ip + 12), dst = brisk_get32(ip + 16);
     if (ip[9] == BRISK_IP_PROTO_TCP) {
         brisk_tcp_csum_fill(l4, l4len, src, dst);
+    } else if (ip[9] == BRISK_IP_PROTO_UDP && l4len >= BRISK_UDP_HLEN) {
+        size_t ulen = brisk_get16(l4 + 4); /* the checksum covers the length field's datagram */
+        if (ulen >= BRISK_UDP_HLEN && ulen <= l4len)
+            brisk_udp_csum_fill(l4, ulen, src, dst);
     } else if (ip[9] == BRISK_IP_PROTO_ICMP && l4len >= BRISK_ICMP_HLEN) {
         brisk_put16(l4 + 2, 0);
         brisk_put16(l4 + 2, brisk_csum_buf(l4, l4len));
@@ -347,6 +363,12 @@ void fh_init_with(struct fh *h, enum fh_scenario sc, const char *extra)
     brisk_arp_emit(frame + BRISK_ETH_HLEN, &a);
     brisk_stack_input(h->st, h->f.dev, frame, sizeof(frame), h->now);
     collect(h, NULL);
+    int uerr;
+    struct brisk_addr any = {.family = BRISK_AF_UNSPEC};
+    h->udp = brisk_udp_socket(h->st, &uerr);
+    if (!h->udp || brisk_udp_bind(h->udp, &any, FH_PORT) != BRISK_OK ||
+        brisk_udp_setsockopt(h->udp, BRISK_SO_RCVBUF, 8192) != BRISK_OK)
+        fh_fail("setup: UDP bind failed");
     if (sc == FH_LISTEN || sc == FH_PASSIVE) {
         int err;
         h->listener = brisk_socket(h->st, &err);
@@ -369,6 +391,13 @@ void fh_app_call(struct fh *h, unsigned op, unsigned arg)
     case 0:
         if (c)
             brisk_recv(c, buf, 64u * (arg + 1), h->now);
+        if (h->udp) { /* a datagram, perhaps truncated, echoed to whoever it says sent it */
+            struct brisk_addr from;
+            uint16_t port;
+            int64_t n = brisk_udp_recvfrom(h->udp, buf, 16u * arg, &from, &port, NULL);
+            if (n >= 0)
+                brisk_udp_sendto(h->udp, buf, (size_t)n, &from, port ? port : 7, h->now);
+        }
         break;
     case 1:
         if (c) {
@@ -493,8 +522,26 @@ void fh_check(struct fh *h)
         check_conn(h, h->conn);
     if (st->net.pool.bytes > st->net.pool.bytes_limit + (1u << 20))
         fh_fail("packet pool %llu bytes over its bound", (unsigned long long)st->net.pool.bytes);
+    if (h->udp) {
+        const brisk_udp *u = h->udp;
+        uint64_t bytes = 0, last = 0;
+        uint32_t n = 0;
+        for (const brisk_pkt *p = u->rq_head; p; p = p->next) {
+            if (++n > u->rq_len || p->len < sizeof(struct brisk_udp_meta))
+                fh_fail("UDP receive queue longer than its count, or a datagram without its sender");
+            bytes += (last = brisk_pkt_truesize(p));
+        }
+        if (n != u->rq_len || bytes != u->rq_bytes)
+            fh_fail("UDP receive queue holds %u (%llu bytes), counts say %u (%llu)", n,
+                    (unsigned long long)bytes, u->rq_len, (unsigned long long)u->rq_bytes);
+        if (bytes - last > u->rcvbuf)
+            fh_fail("UDP receive queue %llu bytes over rcvbuf %u by more than a datagram",
+                    (unsigned long long)bytes, u->rcvbuf);
+    }
     struct brisk_counters c;
     brisk_stack_get_counters(st, &c);
+    if (c.UdpInDatagrams + c.UdpNoPorts + c.UdpInErrors > c.IpInDelivers)
+        fh_fail("more UDP datagrams counted than IP delivered");
     if (c.IpInDelivers > c.IpInReceives || c.IpInReceives > c.EthInFrames || c.TcpInSegs > c.IpInDelivers)
         fh_fail("input counters out of order");
     if (c.TcpPassiveOpens > c.TcpInSegs)
@@ -510,11 +557,17 @@ void fh_finish(struct fh *h)
     if (h->listener)
         brisk_close(h->listener, h->now);
     h->listener = NULL;
+    if (h->udp)
+        brisk_udp_close(h->udp);
+    h->udp = NULL;
     collect(h, NULL);
     /* Orphans finish on their own: TIME-WAIT, FIN-WAIT-2, retransmissions up to tcp_retries2 backoffs. */
     fh_run(h, h->now + 3ull * 86400 * BRISK_NSEC_PER_SEC);
     if (brisk_stack_sockets(h->st) != 0)
         fh_fail("%llu sockets alive after everything closed", (unsigned long long)brisk_stack_sockets(h->st));
+    if (brisk_stack_udp_sockets(h->st) != 0)
+        fh_fail("%llu UDP sockets alive after everything closed",
+                (unsigned long long)brisk_stack_udp_sockets(h->st));
     if (brisk_stack_pkts_in_use(h->st) != 0)
         fh_fail("%llu packet buffers in use after everything closed",
                 (unsigned long long)brisk_stack_pkts_in_use(h->st));

@@ -48,6 +48,7 @@ struct fh {
     struct fakedev f;
     brisk_sock *listener; /* NULL unless LISTEN / PASSIVE */
     brisk_sock *conn;     /* the application's connection (NULL once it is closed or aborted) */
+    brisk_udp *udp;       /* a UDP socket on FH_PORT in every scenario (a small receive buffer) */
     uint64_t now;
     /* The peer's view of the connection after the handshake (for seed generation). */
     uint16_t peer_port, local_port;

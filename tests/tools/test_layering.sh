@@ -42,5 +42,11 @@ plant stack/stack.c '#include "wire/eth.h"'
 expect 0 "every include points down" "stack including wire (down)" "$t/root"
 plant net/gro.c '#include "net/ip.h"'
 expect 0 "every include points down" "net including net (across)" "$t/root"
+plant udp/input.c '#include "tcp/tcp.h"'
+expect 1 'src/udp/input.c:[0-9]*: includes "tcp/tcp.h": udp/ and tcp/ are siblings' "udp including tcp (siblings)" "$t/root"
+plant tcp/input.c '#include "udp/udp.h"'
+expect 1 'src/tcp/input.c:[0-9]*: includes "udp/udp.h": tcp/ and udp/ are siblings' "tcp including udp (siblings)" "$t/root"
+plant udp/output.c '#include "net/gro.h"'
+expect 0 "every include points down" "udp including net (down)" "$t/root"
 expect 2 "has no src/ directory" "a root without src/" "$t/root/src/net"
 exit $fail

@@ -144,8 +144,9 @@ static void test_unknown_protocol_gets_icmp(void **state)
 {
     (void)state;
     struct env *e = env_new(NULL);
+    /* 253: an experimental protocol number (RFC 3692) no stack registers; the bytes are a UDP header's. */
     uint8_t udp[8] = {0x12, 0x34, 0x00, 0x35, 0x00, 0x08, 0x00, 0x00};
-    feed_ip(e, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), 17, udp, 8, NULL);
+    feed_ip(e, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), 253, udp, 8, NULL);
     assert_int_equal(counters(e).IpInUnknownProtos, 1);
     assert_int_equal(e->f.ntx, 1);
     const uint8_t *f = e->f.tx[0].data;
@@ -160,11 +161,11 @@ static void test_unknown_protocol_gets_icmp(void **state)
     assert_int_equal(icmp.type, BRISK_ICMP_DEST_UNREACH);
     assert_int_equal(icmp.code, 2);
     assert_int_equal(icmp.payload_len, 28); /* the whole offending datagram: 20 + 8 */
-    assert_int_equal(icmp.payload[9], 17);
+    assert_int_equal(icmp.payload[9], 253);
     assert_memory_equal(icmp.payload + 20, udp, 8);
     /* Not in reply to a broadcast, at either layer. */
-    feed_ip(e, IP4(10, 0, 0, 2), IP4(10, 0, 0, 255), 17, udp, 8, NULL);
-    feed_ip(e, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), 17, udp, 8, bcast);
+    feed_ip(e, IP4(10, 0, 0, 2), IP4(10, 0, 0, 255), 253, udp, 8, NULL);
+    feed_ip(e, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), 253, udp, 8, bcast);
     assert_int_equal(e->f.ntx, 1);
     assert_int_equal(counters(e).IpInUnknownProtos, 3);
     env_free(e, 0);
@@ -176,12 +177,12 @@ static void test_icmp_error_rate_limit(void **state)
     struct env *e = env_new((const char *const[]){"icmp_ratelimit=1s", "icmp_ratelimit_burst=2", NULL});
     uint8_t udp[8] = {0};
     for (int i = 0; i < 5; i++)
-        feed_ip(e, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), 17, udp, 8, NULL);
+        feed_ip(e, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), 253, udp, 8, NULL);
     assert_int_equal(e->f.ntx, 2);
     assert_int_equal(counters(e).IcmpOutRateLimited, 3);
     brisk_stack_poll(e->st, 1 * SEC);
-    feed_ip(e, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), 17, udp, 8, NULL);
-    feed_ip(e, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), 17, udp, 8, NULL);
+    feed_ip(e, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), 253, udp, 8, NULL);
+    feed_ip(e, IP4(10, 0, 0, 2), IP4(10, 0, 0, 1), 253, udp, 8, NULL);
     assert_int_equal(e->f.ntx, 3); /* one token refilled */
     assert_int_equal(counters(e).IcmpOutRateLimited, 4);
     env_free(e, 0);
