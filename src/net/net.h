@@ -8,13 +8,14 @@
  *
  *   core   utilities with no stack in them: pool, slab, timer wheel, PRNG, settings, units, event queue
  *   wire   parsers and emitters of packet formats
- *   net    this struct; devices, ARP, IPv4 in and out, ICMP, GRO / GSO, reassembly
- *   tcp    the transport, given a struct brisk_net to run on
+ *   net    this struct; devices, ARP and ND, IPv4 and IPv6 in and out, ICMP and ICMPv6, GRO / GSO,
+ *          reassembly, path MTUs
+ *   tcp    the transports, given a struct brisk_net to run on; udp beside it (neither includes the other)
  *   stack  struct brisk_stack (src/stack/): creation, the entry points, event delivery
  *
  * A layer calls down directly and up only through what the layer above registered: the transport protocols
- * sit in `ip_proto`, a table indexed by IP protocol number that the stack fills at creation (TCP's entry, for
- * now), which ip_input.c, icmp.c and gro.c call through. A protocol's per-stack state is the table entry's
+ * sit in `ip_proto`, a table indexed by IP protocol number that the stack fills at creation (TCP's and UDP's
+ * entries), which ip_input.c, ip6_input.c, icmp.c and gro.c call through. A protocol's per-stack state is the table entry's
  * `ctx` (as Linux's net_generic slots): TCP finds its own with tcp_of() (tcp.h).
  */
 #ifndef BRISK_NET_NET_H
