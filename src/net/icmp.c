@@ -21,6 +21,7 @@
  */
 #include <string.h>
 
+#include "core/tbucket.h"
 #include "net/ip.h"
 #include "net/netdev.h"
 #include "wire/icmp.h"
@@ -151,20 +152,11 @@ void brisk_icmp_input(struct brisk_net *net, brisk_netdev *dev, const struct bri
     }
 }
 
-/* Token bucket in nanoseconds of credit: refill by elapsed time, spend one interval per message. */
+/* The error rate limit (core/tbucket.h) on this protocol's own bucket, with ICMP's settings. */
 static int ratelimit_allows(struct brisk_net *net, uint64_t now)
 {
-    uint64_t interval = net->s.icmp_ratelimit_ns;
-    if (interval == 0)
-        return 1;
-    uint64_t cap = (uint64_t)net->s.icmp_ratelimit_burst * interval;
-    uint64_t elapsed = now - net->icmp.tokens_at;
-    net->icmp.tokens_at = now;
-    net->icmp.tokens_ns = elapsed >= cap - net->icmp.tokens_ns ? cap : net->icmp.tokens_ns + elapsed;
-    if (net->icmp.tokens_ns < interval)
-        return 0;
-    net->icmp.tokens_ns -= interval;
-    return 1;
+    return brisk_tbucket_take(&net->icmp.tokens_ns, &net->icmp.tokens_at, net->s.icmp_ratelimit_ns,
+                              net->s.icmp_ratelimit_burst, now);
 }
 
 static int is_icmp_error(uint8_t type)

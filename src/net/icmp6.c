@@ -25,6 +25,7 @@
  */
 #include <string.h>
 
+#include "core/tbucket.h"
 #include "net/ip6.h"
 #include "net/ndisc.h"
 #include "net/netdev.h"
@@ -147,20 +148,11 @@ void brisk_icmp6_input(struct brisk_net *net, brisk_netdev *dev, const struct br
     }
 }
 
-/* icmp.c's token bucket, on ICMPv6's own state. */
+/* The error rate limit (core/tbucket.h) on this protocol's own bucket, with ICMP's settings. */
 static int ratelimit_allows(struct brisk_net *net, uint64_t now)
 {
-    uint64_t interval = net->s.icmp_ratelimit_ns;
-    if (interval == 0)
-        return 1;
-    uint64_t cap = (uint64_t)net->s.icmp_ratelimit_burst * interval;
-    uint64_t elapsed = now - net->ip6.tokens_at;
-    net->ip6.tokens_at = now;
-    net->ip6.tokens_ns = elapsed >= cap - net->ip6.tokens_ns ? cap : net->ip6.tokens_ns + elapsed;
-    if (net->ip6.tokens_ns < interval)
-        return 0;
-    net->ip6.tokens_ns -= interval;
-    return 1;
+    return brisk_tbucket_take(&net->ip6.tokens_ns, &net->ip6.tokens_at, net->s.icmp_ratelimit_ns,
+                              net->s.icmp_ratelimit_burst, now);
 }
 
 /* Is the packet b[0, len) an ICMPv6 error message? Its headers are skipped by their lengths alone, without
