@@ -92,6 +92,7 @@ size_t fakedev_ipv6_frame(uint8_t *buf, const uint8_t dst_mac[6], const uint8_t 
     memcpy(ip.src, src, 16);
     memcpy(ip.dst, dst, 16);
     brisk_ipv6_emit(buf + BRISK_ETH_HLEN, &ip);
-    memcpy(buf + BRISK_ETH_HLEN + BRISK_IPV6_HLEN, payload, len);
+    if (len) /* payload may be NULL for an empty one */
+        memcpy(buf + BRISK_ETH_HLEN + BRISK_IPV6_HLEN, payload, len);
     return BRISK_ETH_HLEN + BRISK_IPV6_HLEN + len;
 }
