@@ -39,7 +39,7 @@ static brisk_pkt *icmp_alloc(struct brisk_net *net, uint32_t dst, uint32_t src, 
         return NULL;
     }
     if (src && brisk_netdev_is_local(net, src))
-        rt->src = src;
+        rt->src.u.v4 = src;
     if (len + BRISK_IPV4_HLEN > rt->dev->cfg.mtu) {
         *err = BRISK_ERR_MSGSIZE;
         return NULL;

@@ -25,6 +25,7 @@
  */
 #include <string.h>
 
+#include "core/addr.h"
 #include "core/tbucket.h"
 #include "net/ip6.h"
 #include "net/ndisc.h"
@@ -44,12 +45,13 @@ brisk_pkt *brisk_icmp6_alloc(struct brisk_net *net, size_t len)
 
 /* The route of an answer to `dst` about a packet that came in on dev: a link-local or multicast dst is
  * reached on dev itself, whichever device brisk_ip6_route would pick (struct brisk_addr has no zone). */
-static int answer_route(struct brisk_net *net, brisk_netdev *dev, const uint8_t dst[16], struct brisk_route6 *rt)
+static int answer_route(struct brisk_net *net, brisk_netdev *dev, const uint8_t dst[16], struct brisk_route *rt)
 {
     if ((brisk_ipv6_is_link_local(dst) || brisk_ipv6_is_multicast(dst)) && dev->nip6) {
         rt->dev = dev;
-        memcpy(rt->nexthop, dst, 16);
-        brisk_ip6_select_src(dev, dst, rt->src);
+        rt->nexthop = brisk_addr6(dst);
+        rt->src.family = BRISK_AF_INET6;
+        brisk_ip6_select_src(dev, dst, rt->src.u.v6);
         return BRISK_OK;
     }
     if (brisk_ip6_route(net, dst, rt) != BRISK_OK) {
@@ -60,7 +62,7 @@ static int answer_route(struct brisk_net *net, brisk_netdev *dev, const uint8_t 
 }
 
 /* Emits r into a new packet and sends it to dst along rt. */
-static int send_icmp6(struct brisk_net *net, const struct brisk_route6 *rt, const uint8_t dst[16],
+static int send_icmp6(struct brisk_net *net, const struct brisk_route *rt, const uint8_t dst[16],
                       const struct brisk_icmp6_repr *r, uint64_t now)
 {
     size_t len = brisk_icmp6_fixed_len(r->type) + r->payload_len;
@@ -69,18 +71,18 @@ static int send_icmp6(struct brisk_net *net, const struct brisk_route6 *rt, cons
     brisk_pkt *pkt = brisk_icmp6_alloc(net, len);
     if (!pkt)
         return BRISK_ERR_NOBUFS;
-    brisk_icmp6_emit(pkt->data, r, rt->src, dst);
+    brisk_icmp6_emit(pkt->data, r, rt->src.u.v6, dst);
     net->c.Icmp6OutMsgs++;
-    return brisk_ip6_output(net, rt, dst, BRISK_IP_PROTO_ICMPV6, 0, pkt, now);
+    return brisk_ip6_output(net, rt, dst, BRISK_IP_PROTO_ICMPV6, 0, 0, pkt, now);
 }
 
 static void echo_reply(struct brisk_net *net, brisk_netdev *dev, const struct brisk_ipv6_repr *ip,
                        const struct brisk_icmp6_repr *req, uint64_t now)
 {
-    struct brisk_route6 rt;
+    struct brisk_route rt;
     if (answer_route(net, dev, ip->src, &rt) != BRISK_OK)
         return;
-    memcpy(rt.src, ip->dst, 16); /* from the address the request went to */
+    memcpy(rt.src.u.v6, ip->dst, 16); /* from the address the request went to */
     struct brisk_icmp6_repr r = {
         .type = BRISK_ICMP6_ECHO_REPLY,
         .id = req->id,
@@ -202,11 +204,11 @@ void brisk_icmp6_send_error(struct brisk_net *net, brisk_netdev *dev, uint8_t ty
         net->c.Icmp6OutRateLimited++;
         return;
     }
-    struct brisk_route6 rt;
+    struct brisk_route rt;
     if (answer_route(net, dev, ip.src, &rt) != BRISK_OK)
         return;
     if (!brisk_ipv6_is_multicast(ip.dst) && brisk_netdev_ip6_is_mine(rt.dev, ip.dst))
-        memcpy(rt.src, ip.dst, 16); /* from the address the offending packet went to */
+        memcpy(rt.src.u.v6, ip.dst, 16); /* from the address the offending packet went to */
     struct brisk_icmp6_repr r = {.type = type, .code = code, .payload = orig,
                                  .payload_len = brisk_icmp6_quote_len(end)};
     if (type == BRISK_ICMP6_PARAM_PROB)
@@ -225,7 +227,7 @@ int brisk_icmp6_echo_request(struct brisk_net *net, const uint8_t dst[16], uint1
     if (brisk_ipv6_is_unspecified(dst) || brisk_ipv6_is_loopback(dst))
         return BRISK_ERR_INVAL;
     now = brisk_net_clock(net, now);
-    struct brisk_route6 rt;
+    struct brisk_route rt;
     if (brisk_ip6_route(net, dst, &rt) != BRISK_OK) {
         net->c.Ip6OutNoRoutes++;
         return BRISK_ERR_NOROUTE;
@@ -245,8 +247,8 @@ int brisk_icmp6_echo_request(struct brisk_net *net, const uint8_t dst[16], uint1
     }
     struct brisk_icmp6_repr r = {
         .type = BRISK_ICMP6_ECHO_REQUEST, .id = id, .seq = seq, .payload = data, .payload_len = payload_len};
-    brisk_icmp6_emit(pkt->data, &r, rt.src, dst);
+    brisk_icmp6_emit(pkt->data, &r, rt.src.u.v6, dst);
     net->c.Icmp6OutMsgs++;
     net->c.Icmp6OutEchos++;
-    return brisk_ip6_output(net, &rt, dst, BRISK_IP_PROTO_ICMPV6, 0, pkt, now);
+    return brisk_ip6_output(net, &rt, dst, BRISK_IP_PROTO_ICMPV6, 0, 0, pkt, now);
 }

@@ -5,14 +5,9 @@
 #define BRISK_NET_IP_H
 
 #include "net/net.h"
+#include "net/iproute.h"
 #include "wire/ipv4.h"
 
-/* Where a datagram to `dst` leaves: the device, the next hop on its link and our source address there. */
-struct brisk_route {
-    brisk_netdev *dev;
-    uint32_t nexthop;
-    uint32_t src;
-};
 
 /* Looks up the route to dst: a directly connected prefix (longest first), else the default gateway.
  * Returns BRISK_OK or BRISK_ERR_NOROUTE. */

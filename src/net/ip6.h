@@ -5,31 +5,25 @@
 #define BRISK_NET_IP6_H
 
 #include "net/net.h"
+#include "net/iproute.h"
 #include "wire/icmp6.h"
 #include "wire/ipv6.h"
-
-/* Where a packet to `dst` leaves: the device, the next hop on its link and our source address there. */
-struct brisk_route6 {
-    brisk_netdev *dev;
-    uint8_t nexthop[16];
-    uint8_t src[16];
-};
 
 /* The route to dst: link-local (and link-scope multicast) destinations through the first IPv6 device, an
  * on-link prefix's device, else the default router. The source is the device's address that suits dst
  * (ip6_output.c). BRISK_OK or BRISK_ERR_NOROUTE. */
-int brisk_ip6_route(struct brisk_net *net, const uint8_t dst[16], struct brisk_route6 *rt);
+int brisk_ip6_route(struct brisk_net *net, const uint8_t dst[16], struct brisk_route *rt);
 
 /* The source address dev uses toward dst (link-local for a link-local dst; else a global address whose
  * prefix holds dst, else the first global one, else link-local) into src. */
 void brisk_ip6_select_src(const brisk_netdev *dev, const uint8_t dst[16], uint8_t src[16]);
 
 /* Sends pkt (pkt->data at the upper-layer header, len = its bytes) to dst: prepends the IPv6 header
- * (`hop_limit`, 0 = ip_default_ttl), resolves the next hop and hands it to the device. Takes ownership of
+ * (`hop_limit`, 0 = ip_default_ttl; traffic class `tclass`), resolves the next hop and hands it to the device. Takes ownership of
  * pkt. BRISK_OK (sent or queued behind ND), BRISK_ERR_MSGSIZE (above the device MTU: brisk does not
  * fragment), or the neighbour cache's or device's error. */
-int brisk_ip6_output(struct brisk_net *net, const struct brisk_route6 *rt, const uint8_t dst[16], uint8_t proto,
-                     uint8_t hop_limit, brisk_pkt *pkt, uint64_t now);
+int brisk_ip6_output(struct brisk_net *net, const struct brisk_route *rt, const uint8_t dst[16], uint8_t proto,
+                     uint8_t hop_limit, uint8_t tclass, brisk_pkt *pkt, uint64_t now);
 
 /* Processes a received IPv6 packet (the Ethernet payload); `l2_mcast`: it came to a multicast MAC. */
 void brisk_ip6_input(struct brisk_net *net, brisk_netdev *dev, const uint8_t *p, size_t len, int l2_mcast,

@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "net/ip6.h"
+
+#include "core/addr.h"
 #include "net/ndisc.h"
 #include "net/netdev.h"
 
@@ -65,7 +67,7 @@ static brisk_netdev *first_ip6_dev(struct brisk_net *net)
     return NULL;
 }
 
-int brisk_ip6_route(struct brisk_net *net, const uint8_t dst[16], struct brisk_route6 *rt)
+int brisk_ip6_route(struct brisk_net *net, const uint8_t dst[16], struct brisk_route *rt)
 {
     brisk_netdev *dev = NULL;
     const uint8_t *nexthop = dst;
@@ -83,29 +85,32 @@ int brisk_ip6_route(struct brisk_net *net, const uint8_t dst[16], struct brisk_r
     if (!dev)
         return BRISK_ERR_NOROUTE;
     rt->dev = dev;
-    memcpy(rt->nexthop, nexthop, 16);
-    brisk_ip6_select_src(dev, dst, rt->src);
+    rt->nexthop = brisk_addr6(nexthop);
+    rt->src.family = BRISK_AF_INET6;
+    brisk_ip6_select_src(dev, dst, rt->src.u.v6);
     return BRISK_OK;
 }
 
-int brisk_ip6_output(struct brisk_net *net, const struct brisk_route6 *rt, const uint8_t dst[16], uint8_t proto,
-                     uint8_t hop_limit, brisk_pkt *pkt, uint64_t now)
+int brisk_ip6_output(struct brisk_net *net, const struct brisk_route *rt, const uint8_t dst[16], uint8_t proto,
+                     uint8_t hop_limit, uint8_t tclass, brisk_pkt *pkt, uint64_t now)
 {
     brisk_netdev *dev = rt->dev;
     uint32_t total = pkt->len + BRISK_IPV6_HLEN;
-    if (pkt->len > 65535 || total > dev->cfg.mtu) {
+    int gso = pkt->gso_size && (dev->cfg.caps & BRISK_NETDEV_CAP_GSO); /* the device cuts it (as IPv4's) */
+    if (pkt->len > 65535 || (total > dev->cfg.mtu && !(gso && total <= dev->cfg.gso_max_size))) {
         net->c.Ip6OutDiscards++;
         brisk_pkt_free(&net->pool, pkt);
         return BRISK_ERR_MSGSIZE;
     }
     struct brisk_ipv6_repr ip = {
         .payload_len = (uint16_t)pkt->len,
+        .traffic_class = tclass,
         .next_header = proto,
         .hop_limit = hop_limit ? hop_limit : (uint8_t)net->s.ip_default_ttl,
     };
-    memcpy(ip.src, rt->src, 16);
+    memcpy(ip.src, rt->src.u.v6, 16);
     memcpy(ip.dst, dst, 16);
     brisk_ipv6_emit(brisk_pkt_push(pkt, BRISK_IPV6_HLEN), &ip);
     net->c.Ip6OutRequests++;
-    return brisk_nd_output(net, dev, rt->nexthop, pkt, now);
+    return brisk_nd_output(net, dev, rt->nexthop.u.v6, pkt, now);
 }

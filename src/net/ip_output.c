@@ -12,6 +12,7 @@
  */
 #include "net/ip.h"
 
+#include "core/addr.h"
 #include "net/neigh.h"
 #include "net/netdev.h"
 
@@ -28,8 +29,8 @@ int brisk_ip_route(struct brisk_net *net, uint32_t dst, struct brisk_route *rt)
     if (!dev)
         return BRISK_ERR_NOROUTE;
     rt->dev = dev;
-    rt->nexthop = nexthop;
-    rt->src = dev->cfg.ip;
+    rt->nexthop = brisk_addr4(nexthop);
+    rt->src = brisk_addr4(dev->cfg.ip);
     return BRISK_OK;
 }
 
@@ -61,10 +62,10 @@ int brisk_ip_output(struct brisk_net *net, const struct brisk_route *rt, uint32_
         .df = 1,
         .ttl = (uint8_t)net->s.ip_default_ttl,
         .proto = proto,
-        .src = rt->src,
+        .src = rt->src.u.v4,
         .dst = dst,
     };
     brisk_ipv4_emit(brisk_pkt_push(pkt, BRISK_IPV4_HLEN), &ip);
     net->c.IpOutRequests++;
-    return brisk_neigh_output(net, dev, rt->nexthop, pkt, now);
+    return brisk_neigh_output(net, dev, rt->nexthop.u.v4, pkt, now);
 }

@@ -395,9 +395,9 @@ int brisk_neigh_resolve(struct brisk_net *net, uint32_t dst, uint64_t now)
     struct brisk_route rt;
     if (brisk_ip_route(net, dst, &rt) != BRISK_OK)
         return BRISK_ERR_NOROUTE;
-    if (brisk_netdev_is_broadcast(rt.dev, rt.nexthop))
+    if (brisk_netdev_is_broadcast(rt.dev, rt.nexthop.u.v4))
         return BRISK_OK;
-    struct brisk_neigh *n = lookup_or_resolve(net, rt.dev, rt.nexthop, now);
+    struct brisk_neigh *n = lookup_or_resolve(net, rt.dev, rt.nexthop.u.v4, now);
     if (!n)
         return BRISK_ERR_TOOMANY;
     return n->state == BRISK_NEIGH_INCOMPLETE ? BRISK_ERR_AGAIN : BRISK_OK;

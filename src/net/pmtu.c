@@ -11,7 +11,10 @@
  * send 68-byte datagrams; if the path really is smaller, the connection keeps a soft EMSGSIZE error —, an MTU
  * is never raised by a report (only lowered), and an entry expires after `route_mtu_expires` (10 minutes,
  * RFC 1191 §6.3's suggestion), when the device MTU applies again. A report of 0 (a router older than RFC
- * 1191) counts as below the floor, as in Linux (which dropped RFC 1191's plateau table).
+ * 1191) counts as below the floor, as in Linux (which dropped RFC 1191's plateau table). IPv6's Packet Too
+ * Big (RFC 8201, icmp6.c) feeds the same memory: its floor is the IPv6 minimum link MTU, 1280 (RFC 8200 §5),
+ * and there is no soft error below it (a smaller report is simply taken as 1280, as Linux does since RFC
+ * 8021 retired atomic fragments).
  *
  * A small array per stack, searched linearly: it is read when a connection computes its MSS (its handshake,
  * an ICMP message) and not per packet; with nothing learnt, `used` 0 answers at once. When full, an expired
@@ -19,17 +22,20 @@
  */
 #include "net/pmtu.h"
 
+#include "core/addr.h"
 #include "net/net.h"
 
-static struct brisk_pmtu_entry *find(struct brisk_pmtu *p, uint32_t dst)
+#define IPV6_MIN_MTU 1280u
+
+static struct brisk_pmtu_entry *find(struct brisk_pmtu *p, const struct brisk_addr *dst)
 {
     for (uint32_t i = 0; i < p->used; i++)
-        if (p->e[i].dst == dst)
+        if (brisk_addr_same(&p->e[i].dst, dst))
             return &p->e[i];
     return NULL;
 }
 
-uint32_t brisk_pmtu_get(struct brisk_net *net, uint32_t dst, uint32_t dev_mtu, uint64_t now)
+uint32_t brisk_pmtu_get(struct brisk_net *net, const struct brisk_addr *dst, uint32_t dev_mtu, uint64_t now)
 {
     if (!net->pmtu.used)
         return dev_mtu;
@@ -39,13 +45,16 @@ uint32_t brisk_pmtu_get(struct brisk_net *net, uint32_t dst, uint32_t dev_mtu, u
     return e->mtu;
 }
 
-uint32_t brisk_pmtu_update(struct brisk_net *net, uint32_t dst, uint32_t mtu, uint32_t dev_mtu, int *below_min,
-                           uint64_t now)
+uint32_t brisk_pmtu_update(struct brisk_net *net, const struct brisk_addr *dst, uint32_t mtu, uint32_t dev_mtu,
+                           int *below_min, uint64_t now)
 {
     struct brisk_pmtu *p = &net->pmtu;
     uint32_t old = brisk_pmtu_get(net, dst, dev_mtu, now);
     *below_min = 0;
-    if (mtu < net->s.route_min_pmtu) {
+    if (dst->family == BRISK_AF_INET6) {
+        if (mtu < IPV6_MIN_MTU)
+            mtu = IPV6_MIN_MTU;
+    } else if (mtu < net->s.route_min_pmtu) {
         *below_min = 1;
         mtu = old < net->s.route_min_pmtu ? old : net->s.route_min_pmtu;
     }
@@ -60,7 +69,7 @@ uint32_t brisk_pmtu_update(struct brisk_net *net, uint32_t dst, uint32_t mtu, ui
             if (p->e[i].expires < e->expires)
                 e = &p->e[i];
     }
-    e->dst = dst;
+    e->dst = *dst;
     e->mtu = (uint16_t)mtu;
     e->locked = (uint16_t)*below_min;
     e->expires = now + net->s.route_mtu_expires_ns;

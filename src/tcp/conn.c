@@ -107,15 +107,15 @@ void brisk_tcp_destroy(struct brisk_tcp *t)
     free(t);
 }
 
-uint64_t tcp_tuple_hash(const struct brisk_tcp *t, uint32_t laddr, uint16_t lport, uint32_t raddr,
-                        uint16_t rport)
+uint64_t tcp_tuple_hash(const struct brisk_tcp *t, const struct brisk_tuple *id)
 {
-    uint8_t b[12];
-    memcpy(b, &laddr, 4);
-    memcpy(b + 4, &raddr, 4);
-    memcpy(b + 8, &lport, 2);
-    memcpy(b + 10, &rport, 2);
-    return brisk_siphash24(t->key, b, sizeof(b));
+    uint8_t b[36];
+    size_t alen = id->laddr.family == BRISK_AF_INET6 ? 16 : 4;
+    memcpy(b, &id->laddr.u, alen);
+    memcpy(b + alen, &id->raddr.u, alen);
+    memcpy(b + 2 * alen, &id->lport, 2);
+    memcpy(b + 2 * alen + 2, &id->rport, 2);
+    return brisk_siphash24(t->key, b, 2 * alen + 4);
 }
 
 static uint32_t hashport(const struct brisk_tcp *t, uint16_t port)
@@ -222,21 +222,19 @@ void brisk_tcp_run_blocked(struct brisk_net *net, uint64_t now)
         tcp_tw_run_refused(net, now);
 }
 
-brisk_sock *tcp_child_new(brisk_sock *l, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg)
+brisk_sock *tcp_child_new(brisk_sock *l, const struct brisk_tuple *id, const struct brisk_tcp_repr *seg)
 {
+    (void)seg;
     struct brisk_net *net = l->net;
     brisk_sock *c = tcp_conn_alloc(net);
     if (!c)
         return NULL;
-    if (brisk_ip_route(net, ip->src, &c->rt) != BRISK_OK) {
+    if (brisk_route_lookup(net, &id->raddr, &c->rt) != BRISK_OK) {
         tcp_conn_free(c);
         return NULL;
     }
-    c->rt.src = ip->dst;
-    c->id.laddr = ip->dst;
-    c->id.lport = seg->dport;
-    c->id.raddr = ip->src;
-    c->id.rport = seg->sport;
+    c->rt.src = id->laddr; /* from the address the SYN came to */
+    c->id = *id;
     c->bound = 1;
     /* The listener's socket options, congestion control included (brisk_set_congestion on a listener applies
      * to what it accepts). */
@@ -288,7 +286,7 @@ static brisk_sock **chain_of(const brisk_sock *c)
     struct brisk_tcp *t = tcp_of(c->net);
     if (c->state == BRISK_TCP_LISTEN)
         return &t->listen[hashport(t, c->id.lport) & (t->nlisten_buckets - 1)];
-    uint64_t h = tcp_tuple_hash(t, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport);
+    uint64_t h = tcp_tuple_hash(t, &c->id);
     return &t->conns[h & (t->nconns_buckets - 1)];
 }
 
@@ -319,56 +317,80 @@ void tcp_conn_hash_del(brisk_sock *c)
         tcp_of(c->net)->last = NULL;
 }
 
-static int has_tuple(const brisk_sock *c, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+static int has_tuple(const brisk_sock *c, const struct brisk_tuple *id)
 {
-    return c->id.lport == lport && c->id.rport == rport && c->id.laddr == laddr && c->id.raddr == raddr;
+    return c->id.lport == id->lport && c->id.rport == id->rport && brisk_addr_same(&c->id.raddr, &id->raddr) &&
+           brisk_addr_same(&c->id.laddr, &id->laddr);
 }
 
 /* A bulk transfer brings segment after segment of one connection: the last connection found is checked
  * before the keyed hash is computed (a one-entry cache, like Linux's early demux of a socket's dst). */
-brisk_sock *tcp_conn_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr,
-                            uint16_t rport)
+brisk_sock *tcp_conn_lookup(struct brisk_net *net, const struct brisk_tuple *id)
 {
     struct brisk_tcp *t = tcp_of(net);
-    if (t->last && has_tuple(t->last, laddr, lport, raddr, rport))
+    if (t->last && has_tuple(t->last, id))
         return t->last;
-    brisk_sock *c = t->conns[tcp_tuple_hash(t, laddr, lport, raddr, rport) & (t->nconns_buckets - 1)];
+    brisk_sock *c = t->conns[tcp_tuple_hash(t, id) & (t->nconns_buckets - 1)];
     for (; c; c = c->hnext)
-        if (has_tuple(c, laddr, lport, raddr, rport)) {
+        if (has_tuple(c, id)) {
             t->last = c;
             return c;
         }
     return NULL;
 }
 
-brisk_sock *tcp_listener_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport)
+/* How well a listener bound to `bound` matches a segment to `to`: 3 the address itself, 2 its family's any
+ * address, 1 :: for an IPv4 segment, 0 not at all. */
+static int listener_score(const struct brisk_addr *bound, const struct brisk_addr *to)
+{
+    if (bound->family == to->family)
+        return brisk_addr_same(bound, to) ? 3 : brisk_addr_unset(bound) ? 2 : 0;
+    return bound->family == BRISK_AF_INET6 && brisk_addr_unset(bound) ? 1 : 0;
+}
+
+brisk_sock *tcp_listener_lookup(struct brisk_net *net, const struct brisk_addr *laddr, uint16_t lport)
 {
     struct brisk_tcp *t = tcp_of(net);
-    brisk_sock *any = NULL;
+    brisk_sock *best = NULL;
+    int best_score = 0;
     for (brisk_sock *c = t->listen[hashport(t, lport) & (t->nlisten_buckets - 1)]; c; c = c->hnext) {
         if (c->id.lport != lport)
             continue;
-        if (c->id.laddr == laddr)
+        int score = listener_score(&c->id.laddr, laddr);
+        if (score == 3)
             return c;
-        if (c->id.laddr == 0)
-            any = c;
+        if (score > best_score) {
+            best = c;
+            best_score = score;
+        }
     }
-    return any;
+    return best;
 }
 
-/* A local port is in use when a listener or a bound socket holds it. Connections made by connect() share
- * ports only with distinct remote ends, which the 4-tuple hash already distinguishes. */
-int tcp_port_in_use(struct brisk_net *net, uint32_t laddr, uint16_t lport)
+int tcp_laddr_overlap(const struct brisk_addr *a, const struct brisk_addr *b)
 {
-    brisk_sock *l = tcp_listener_lookup(net, laddr, lport);
-    if (l && (l->id.laddr == 0 || laddr == 0 || l->id.laddr == laddr))
+    if (a->family == BRISK_AF_UNSPEC || b->family == BRISK_AF_UNSPEC)
         return 1;
+    if (a->family != b->family) /* :: covers IPv4 too */
+        return (a->family == BRISK_AF_INET6 && brisk_addr_unset(a)) ||
+               (b->family == BRISK_AF_INET6 && brisk_addr_unset(b));
+    return brisk_addr_unset(a) || brisk_addr_unset(b) || brisk_addr_same(a, b);
+}
+
+/* A local port is in use when a listener or a bound socket holds it on an overlapping address. Connections
+ * made by connect() share ports only with distinct remote ends, which the 4-tuple hash already
+ * distinguishes. */
+int tcp_port_in_use(struct brisk_net *net, const struct brisk_addr *laddr, uint16_t lport)
+{
     struct brisk_tcp *t = tcp_of(net);
+    for (brisk_sock *l = t->listen[hashport(t, lport) & (t->nlisten_buckets - 1)]; l; l = l->hnext)
+        if (l->id.lport == lport && tcp_laddr_overlap(&l->id.laddr, laddr))
+            return 1;
     if (t->port_refs[lport % TCP_PORT_BUCKETS] == 0)
         return 0; /* no connection in the table has a port in this bucket */
     for (uint32_t i = 0; i < t->nconns_buckets; i++)
         for (brisk_sock *c = t->conns[i]; c; c = c->hnext)
-            if (c->id.lport == lport && (laddr == 0 || c->id.laddr == laddr))
+            if (c->id.lport == lport && tcp_laddr_overlap(&c->id.laddr, laddr))
                 return 1;
     return tcp_tw_port_in_use(net, laddr, lport);
 }
@@ -499,7 +521,7 @@ void tcp_open(brisk_sock *c, int state, uint64_t now)
 {
     struct brisk_net *net = c->net;
     c->opt.ts_offset = brisk_rand_u32(&net->rand);
-    c->snd.iss = tcp_isn(net, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport, now);
+    c->snd.iss = tcp_isn(net, &c->id, now);
     c->snd.una = c->snd.nxt = c->snd.max = c->snd.iss;
     tcp_set_state(c, state, now);
     tcp_conn_hash_add(c);

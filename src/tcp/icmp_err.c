@@ -109,7 +109,7 @@ static void mtu_reduced(brisk_sock *c, uint32_t mtu, uint64_t now)
     if (c->state == BRISK_TCP_LISTEN || c->state == BRISK_TCP_CLOSED || !c->rt.dev)
         return;
     int below_min;
-    brisk_pmtu_update(c->net, c->id.raddr, mtu, c->rt.dev->cfg.mtu, &below_min, now);
+    brisk_pmtu_update(c->net, &c->id.raddr, mtu, c->rt.dev->cfg.mtu, &below_min, now);
     if (below_min)
         keep_soft(c, BRISK_ERR_MSGSIZE);
     if (!c->mss_full)
@@ -131,9 +131,11 @@ void brisk_tcp_icmp_error(void *ctx, uint8_t type, uint8_t code, uint32_t info, 
     uint16_t sport = brisk_get16(th), dport = brisk_get16(th + 2);
     uint32_t seq = brisk_get32(th + 4);
     /* The quote is a datagram we sent: its source is our end of the connection. */
-    brisk_sock *c = tcp_conn_lookup(net, quoted->src, sport, quoted->dst, dport);
+    struct brisk_tuple id = {
+        .laddr = brisk_addr4(quoted->src), .raddr = brisk_addr4(quoted->dst), .lport = sport, .rport = dport};
+    brisk_sock *c = tcp_conn_lookup(net, &id);
     if (!c) {
-        if (tcp_tw_lookup(net, quoted->src, sport, quoted->dst, dport))
+        if (tcp_tw_lookup(net, &id))
             return;           /* TIME-WAIT, as a record: ignored as below */
         net->c.IcmpInErrors++; /* as Linux counts ICMP_MIB_INERRORS for an error matching no socket */
         return;

@@ -86,27 +86,27 @@ static void establish(brisk_sock *c, const struct brisk_tcp_repr *seg, uint64_t 
     tcp_rwin_established(c, now); /* the receive window's state once open (rwin.c) */
 }
 
-static void listen_input(brisk_sock *l, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
+static void listen_input(brisk_sock *l, const struct brisk_tuple *id, const struct brisk_tcp_repr *seg,
                          uint64_t now)
 {
     struct brisk_net *net = l->net;
     if (seg->flags & BRISK_TCP_RST)
         return;
     if (seg->flags & BRISK_TCP_ACK) {
-        tcp_send_rst_for(net, ip, seg, now);
+        tcp_send_rst_for(net, id, seg, now);
         return;
     }
     if (!(seg->flags & BRISK_TCP_SYN) || (seg->flags & BRISK_TCP_FIN))
         return;
     if (brisk_syncookie_use(l)) { /* SYN queue full (or cookies always): answer statelessly, RFC 4987 */
-        brisk_syncookie_send(l, ip, seg, now);
+        brisk_syncookie_send(l, id, seg, now);
         return;
     }
     if (l->lq.syn_count >= net->s.tcp_max_syn_backlog || l->lq.len >= l->lq.backlog) {
         net->c.ListenOverflows++;
         return;
     }
-    brisk_sock *c = tcp_child_new(l, ip, seg);
+    brisk_sock *c = tcp_child_new(l, id, seg);
     if (!c)
         return;
 
@@ -141,8 +141,7 @@ static void syn_sent_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint
     if (seg->flags & BRISK_TCP_ACK) {
         if (brisk_seq_leq(seg->ack, c->snd.iss) || brisk_seq_gt(seg->ack, c->snd.max)) {
             if (!(seg->flags & BRISK_TCP_RST)) {
-                struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
-                tcp_send_rst_for(c->net, &ip, seg, now);
+                tcp_send_rst_for(c->net, &c->id, seg, now);
             }
             tcp_syn_rtx_soon(c, now); /* the peer may have held a stale connection: try again soon */
             return;
@@ -150,8 +149,7 @@ static void syn_sent_input(brisk_sock *c, const struct brisk_tcp_repr *seg, uint
         if (synack_ts_bogus(c, seg, now)) {
             c->net->c.PAWSActive++;
             if (!(seg->flags & BRISK_TCP_RST)) {
-                struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
-                tcp_send_rst_for(c->net, &ip, seg, now);
+                tcp_send_rst_for(c->net, &c->id, seg, now);
             }
             return;
         }
@@ -964,9 +962,8 @@ static int data_after_close(brisk_sock *c, const struct brisk_tcp_repr *seg, uin
         !(c->orphan || c->sox.lingering) || !seg->payload_len ||
         !brisk_seq_gt(seg->seq + (uint32_t)seg->payload_len, c->rcv.nxt))
         return 0;
-    struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
     c->net->c.TCPAbortOnData++;
-    tcp_send_rst_for(c->net, &ip, seg, now);
+    tcp_send_rst_for(c->net, &c->id, seg, now);
     tcp_conn_fail(c, BRISK_ERR_RESET, now);
     return 1;
 }
@@ -1027,8 +1024,7 @@ static int half_open_reset(brisk_sock *c, const struct brisk_tcp_repr *seg, uint
 {
     if (c->state != BRISK_TCP_SYN_RECEIVED || !c->listener || !c->net->s.tcp_synrecv_reset)
         return 0;
-    struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
-    tcp_send_rst_for(c->net, &ip, seg, now);
+    tcp_send_rst_for(c->net, &c->id, seg, now);
     tcp_conn_fail(c, BRISK_ERR_RESET, now);
     return 1;
 }
@@ -1126,8 +1122,7 @@ __attribute__((cold, noinline)) static int syn_received_ack(brisk_sock *c, const
                                                             uint64_t now)
 {
     if (brisk_seq_leq(seg->ack, c->snd.una) || brisk_seq_gt(seg->ack, c->snd.max)) {
-        struct brisk_ipv4_repr ip = {.src = c->id.raddr, .dst = c->id.laddr};
-        tcp_send_rst_for(c->net, &ip, seg, now);
+        tcp_send_rst_for(c->net, &c->id, seg, now);
         return 0;
     }
     ts_recent_update(c, seg, now);
@@ -1267,6 +1262,58 @@ __attribute__((cold, noinline)) static void tw_enter_settle(struct brisk_net *ne
     tcp_tw_settle(c, now);
 }
 
+/* A parsed segment that arrived on the 4-tuple id (laddr ours), either family. */
+static void segment_input(struct brisk_net *net, const struct brisk_tuple *id, const struct brisk_tcp_repr *seg,
+                          uint64_t now)
+{
+    net->c.TcpInBadOptions += seg->opts.bad; /* ignored as Linux ignores them (wire/tcp.c); no branch */
+    if (seg->sport == 0 || seg->dport == 0) {
+        net->c.TcpInErrs++;
+        return;
+    }
+    brisk_sock *c = tcp_conn_lookup(net, id);
+    if (!c) {
+        struct tcp_tw *tw = tcp_tw_lookup(net, id);
+        if (tw) {
+            tcp_tw_input(tw, seg, now); /* a connection in TIME-WAIT, as a record (timewait.c) */
+            return;
+        }
+        brisk_sock *l = tcp_listener_lookup(net, &id->laddr, seg->dport);
+        if (l) {
+            /* An ACK that carries a SYN cookie: the child it rebuilds takes the ACK as its third segment. */
+            brisk_sock *cc = brisk_syncookie_check(l, id, seg, now);
+            if (cc) {
+                conn_input(cc, seg, NULL, 0, now);
+                brisk_syncookie_settle(net, cc, id, now);
+                tcp_of(net)->tw_enter = NULL; /* a child in SYN-RECEIVED cannot reach TIME-WAIT */
+                TCP_CHECK_TUPLE(net, id);
+                return;
+            }
+            listen_input(l, id, seg, now);
+            TCP_CHECK_TUPLE(net, id);
+            return;
+        }
+        net->c.TcpNoPort++;
+        tcp_send_rst_for(net, id, seg, now);
+        return;
+    }
+    if (c->state == BRISK_TCP_SYN_SENT)
+        syn_sent_input(c, seg, now);
+    else
+        conn_input(c, seg, NULL, 0, now);
+    if (tcp_of(net)->tw_enter)
+        tw_enter_settle(net, now);
+    TCP_CHECK_TUPLE(net, id); /* c may be gone: look it up again */
+}
+
+static void count_parse_error(struct brisk_net *net, int rc)
+{
+    if (rc == BRISK_WIRE_BAD_CSUM)
+        net->c.TcpInCsumErrors++;
+    else
+        net->c.TcpInErrs++;
+}
+
 void brisk_tcp_input(void *ctx, const struct brisk_ipv4_repr *ip, const uint8_t *p, size_t len,
                      unsigned rx_flags, uint64_t now)
 {
@@ -1275,57 +1322,37 @@ void brisk_tcp_input(void *ctx, const struct brisk_ipv4_repr *ip, const uint8_t 
     struct brisk_tcp_repr seg;
     int rc = brisk_tcp_parse(p, len, ip->src, ip->dst, !(rx_flags & BRISK_RX_CSUM_VALID), &seg);
     if (rc < 0) {
-        if (rc == BRISK_WIRE_BAD_CSUM)
-            net->c.TcpInCsumErrors++;
-        else
-            net->c.TcpInErrs++;
+        count_parse_error(net, rc);
         return;
     }
-    net->c.TcpInBadOptions += seg.opts.bad; /* ignored as Linux ignores them (wire/tcp.c); no branch */
-    if (seg.sport == 0 || seg.dport == 0) {
-        net->c.TcpInErrs++;
+    struct brisk_tuple id = {
+        .laddr = brisk_addr4(ip->dst), .raddr = brisk_addr4(ip->src), .lport = seg.dport, .rport = seg.sport};
+    segment_input(net, &id, &seg, now);
+}
+
+void brisk_tcp_input6(void *ctx, const struct brisk_ipv6_repr *ip, const uint8_t *p, size_t len,
+                      unsigned rx_flags, uint64_t now)
+{
+    struct brisk_net *net = ((struct brisk_tcp *)ctx)->net;
+    net->c.TcpInSegs++;
+    struct brisk_tcp_repr seg;
+    int rc = brisk_tcp_parse6(p, len, ip->src, ip->dst, !(rx_flags & BRISK_RX_CSUM_VALID), &seg);
+    if (rc < 0) {
+        count_parse_error(net, rc);
         return;
     }
-    brisk_sock *c = tcp_conn_lookup(net, ip->dst, seg.dport, ip->src, seg.sport);
-    if (!c) {
-        struct tcp_tw *tw = tcp_tw_lookup(net, ip->dst, seg.dport, ip->src, seg.sport);
-        if (tw) {
-            tcp_tw_input(tw, &seg, now); /* a connection in TIME-WAIT, as a record (timewait.c) */
-            return;
-        }
-        brisk_sock *l = tcp_listener_lookup(net, ip->dst, seg.dport);
-        if (l) {
-            /* An ACK that carries a SYN cookie: the child it rebuilds takes the ACK as its third segment. */
-            brisk_sock *cc = brisk_syncookie_check(l, ip, &seg, now);
-            if (cc) {
-                conn_input(cc, &seg, NULL, 0, now);
-                brisk_syncookie_settle(net, cc, ip->dst, seg.dport, ip->src, seg.sport, now);
-                tcp_of(net)->tw_enter = NULL; /* a child in SYN-RECEIVED cannot reach TIME-WAIT */
-                TCP_CHECK_TUPLE(net, ip->dst, seg.dport, ip->src, seg.sport);
-                return;
-            }
-            listen_input(l, ip, &seg, now);
-            TCP_CHECK_TUPLE(net, ip->dst, seg.dport, ip->src, seg.sport);
-            return;
-        }
-        net->c.TcpNoPort++;
-        tcp_send_rst_for(net, ip, &seg, now);
-        return;
-    }
-    if (c->state == BRISK_TCP_SYN_SENT)
-        syn_sent_input(c, &seg, now);
-    else
-        conn_input(c, &seg, NULL, 0, now);
-    if (tcp_of(net)->tw_enter)
-        tw_enter_settle(net, now);
-    TCP_CHECK_TUPLE(net, ip->dst, seg.dport, ip->src, seg.sport); /* c may be gone: look it up again */
+    struct brisk_tuple id = {
+        .laddr = brisk_addr6(ip->dst), .raddr = brisk_addr6(ip->src), .lport = seg.dport, .rport = seg.sport};
+    segment_input(net, &id, &seg, now);
 }
 
 int brisk_tcp_input_gro(void *ctx, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
                         const struct brisk_gro_piece *pieces, uint32_t n, uint64_t now)
 {
     struct brisk_net *net = ((struct brisk_tcp *)ctx)->net;
-    brisk_sock *c = tcp_conn_lookup(net, ip->dst, seg->dport, ip->src, seg->sport);
+    struct brisk_tuple id = {
+        .laddr = brisk_addr4(ip->dst), .raddr = brisk_addr4(ip->src), .lport = seg->dport, .rport = seg->sport};
+    brisk_sock *c = tcp_conn_lookup(net, &id);
     if (!c || c->state == BRISK_TCP_SYN_SENT)
         return 0; /* a listener, a RST or an open to answer: frame by frame, as they came */
     net->c.TcpInSegs += n;
@@ -1333,7 +1360,7 @@ int brisk_tcp_input_gro(void *ctx, const struct brisk_ipv4_repr *ip, const struc
     conn_input(c, seg, pieces, n, now);
     if (tcp_of(net)->tw_enter)
         tw_enter_settle(net, now);
-    TCP_CHECK_TUPLE(net, ip->dst, seg->dport, ip->src, seg->sport);
+    TCP_CHECK_TUPLE(net, &id);
     return 1;
 }
 
@@ -1342,4 +1369,5 @@ const struct brisk_ip_proto_ops brisk_tcp_proto = {
     .icmp_error = brisk_tcp_icmp_error,
     .gro_input = brisk_tcp_input_gro,
     .unicast_only = 1, /* RFC 1122 §4.2.3.10 */
+    .input6 = brisk_tcp_input6,
 };

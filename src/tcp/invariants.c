@@ -269,15 +269,15 @@ void tcp_check_invariants(const brisk_sock *c)
     const char *m = tcp_invariants_violation(c, buf, sizeof(buf));
     if (!m)
         return;
+    char la[BRISK_ADDR_STRLEN], ra[BRISK_ADDR_STRLEN];
     fprintf(stderr,
             "brisk: TCP invariant violated: %s\n"
-            "  connection %u.%u.%u.%u:%u -> %u.%u.%u.%u:%u state %s\n"
+            "  connection %s:%u -> %s:%u state %s\n"
             "  snd una %u nxt %u max %u iss %u wnd %u mss %u buf %llu fin q/s %u/%u\n"
             "  rcv nxt %u irs %u buf %llu ooo %u segs %u bytes fin %u pending %u@%u\n"
             "  sb %u recs sacked %u lost %u retrans %u; tsq %u pkts %llu bytes; rtx kind %u misc kind %u\n",
-            m, c->id.laddr >> 24, (c->id.laddr >> 16) & 255, (c->id.laddr >> 8) & 255, c->id.laddr & 255,
-            c->id.lport, c->id.raddr >> 24, (c->id.raddr >> 16) & 255, (c->id.raddr >> 8) & 255,
-            c->id.raddr & 255, c->id.rport, brisk_tcp_state_name(c->state), c->snd.una, c->snd.nxt,
+            m, brisk_addr_format(&c->id.laddr, la), c->id.lport, brisk_addr_format(&c->id.raddr, ra), c->id.rport,
+            brisk_tcp_state_name(c->state), c->snd.una, c->snd.nxt,
             c->snd.max, c->snd.iss, c->snd.wnd, c->snd.mss, (unsigned long long)c->snd.buf.len,
             c->snd.fin_queued, c->snd.fin_sent, c->rcv.nxt, c->rcv.irs, (unsigned long long)c->rcv.buf.len,
             c->rcv.ooo.nsegs, c->rcv.ooo.bytes, c->rcv.fin, c->rcv.fin_pending, c->rcv.fin_seq, c->sb.len,
@@ -286,12 +286,12 @@ void tcp_check_invariants(const brisk_sock *c)
     abort();
 }
 
-void tcp_check_tuple(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+void tcp_check_tuple(struct brisk_net *net, const struct brisk_tuple *id)
 {
-    const brisk_sock *c = tcp_conn_lookup(net, laddr, lport, raddr, rport);
+    const brisk_sock *c = tcp_conn_lookup(net, id);
     if (c)
         tcp_check_invariants(c);
-    const brisk_sock *l = tcp_listener_lookup(net, laddr, lport);
+    const brisk_sock *l = tcp_listener_lookup(net, &id->laddr, id->lport);
     if (l)
         tcp_check_invariants(l);
 }

@@ -7,10 +7,9 @@
  */
 #include "tcp/tcp.h"
 
-uint32_t tcp_isn(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
-                 uint64_t now)
+uint32_t tcp_isn(struct brisk_net *net, const struct brisk_tuple *id, uint64_t now)
 {
     /* Domain-separated from the connection table's use of the same keyed hash. */
-    uint64_t f = tcp_tuple_hash(tcp_of(net), laddr, lport, raddr, rport) ^ 0x69736e00ull;
+    uint64_t f = tcp_tuple_hash(tcp_of(net), id) ^ 0x69736e00ull;
     return (uint32_t)(now / 4000u) + (uint32_t)brisk_mix64(f);
 }

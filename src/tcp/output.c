@@ -46,7 +46,7 @@ uint32_t tcp_ts_now(const brisk_sock *c, uint64_t now)
 
 uint32_t tcp_local_mss(const brisk_sock *c)
 {
-    uint32_t mss = c->rt.dev ? c->rt.dev->cfg.mtu - 40u : TCP_DEFAULT_MSS;
+    uint32_t mss = c->rt.dev ? c->rt.dev->cfg.mtu - tcp_hdrs_len(c) : TCP_DEFAULT_MSS;
     if (c->opt.mss_clamp && c->opt.mss_clamp < mss)
         mss = c->opt.mss_clamp;
     return mss;
@@ -58,9 +58,9 @@ uint32_t tcp_snd_mss(const brisk_sock *c)
     if (c->opt.peer_mss < mss)
         mss = c->opt.peer_mss;
     if (c->net->pmtu.used && c->rt.dev) { /* a path MTU below the device's, learnt from ICMP (net/pmtu.c) */
-        uint32_t dev = c->rt.dev->cfg.mtu, path = brisk_pmtu_get(c->net, c->id.raddr, dev, c->net->now);
-        if (path < dev && path - 40u < mss)
-            mss = path - 40u;
+        uint32_t dev = c->rt.dev->cfg.mtu, path = brisk_pmtu_get(c->net, &c->id.raddr, dev, c->net->now);
+        if (path < dev && path - tcp_hdrs_len(c) < mss)
+            mss = path - tcp_hdrs_len(c);
     }
     /* A peer announcing a tiny MSS would make every segment carry a few bytes for a 40-byte header, and
      * queues of thousands of them (the 2019 SACK-panic family): RFC 9293 MUST-16 is overridden by a floor,
@@ -221,17 +221,18 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
      * segments of seg_payload bytes, each repeating the options. A single segment never exceeds the MTU:
      * SACK blocks yield to payload (a caller that sized len for them never gets here). */
     uint32_t mtu = c->rt.dev->cfg.mtu;
+    uint32_t l3 = (uint32_t)brisk_route_l3_hlen(&c->rt);
     int gso = (c->rt.dev->cfg.caps & BRISK_NETDEV_CAP_GSO) && len > c->snd.mss;
-    while (!gso && h.opts.nsack > 0 && hlen + len + BRISK_IPV4_HLEN > mtu) {
+    while (!gso && h.opts.nsack > 0 && hlen + len + l3 > mtu) {
         h.opts.nsack--;
         hlen = BRISK_TCP_HLEN + brisk_tcp_opts_len(&h.opts);
     }
-    uint32_t seg_payload = mtu - BRISK_IPV4_HLEN - (uint32_t)hlen;
+    uint32_t seg_payload = mtu - l3 - (uint32_t)hlen;
     /* ... and never more than the MSS allows with these options (the peer's may be below the MTU's). */
     uint32_t opt_extra = (uint32_t)hlen - BRISK_TCP_HLEN - (c->opt.ts ? 12u : 0u);
     if (gso && c->snd.mss > opt_extra && c->snd.mss - opt_extra < seg_payload)
         seg_payload = c->snd.mss - opt_extra;
-    brisk_pkt *pkt = brisk_pkt_alloc(&net->pool, (uint32_t)(hlen + len + BRISK_IPV4_HLEN + BRISK_ETH_HLEN));
+    brisk_pkt *pkt = brisk_pkt_alloc(&net->pool, (uint32_t)(hlen + len + l3 + BRISK_ETH_HLEN));
     if (!pkt) {
         net->c.IpOutDiscards++;
         net->tx_wake_wanted = 1;
@@ -249,18 +250,18 @@ int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint6
         (void)got;
     }
     if (c->rt.dev->cfg.caps & BRISK_NETDEV_CAP_CSUM) {
-        brisk_tcp_csum_fill_partial(b, hlen + len, c->rt.src, c->id.raddr);
+        tcp_csum_fill(b, hlen + len, &c->rt.src, &c->id.raddr, 1);
         pkt->flags |= BRISK_PKT_CSUM_PARTIAL;
         pkt->csum_start = 0;
         pkt->csum_offset = BRISK_TCP_CSUM_OFF;
     } else {
-        brisk_tcp_csum_fill(b, hlen + len, c->rt.src, c->id.raddr);
+        tcp_csum_fill(b, hlen + len, &c->rt.src, &c->id.raddr, 0);
     }
 
     uint32_t pkt_segs = pkt->gso_segs ? pkt->gso_segs : 1;
     if (len || (flags & (BRISK_TCP_SYN | BRISK_TCP_FIN)))
         tcp_charge(c, pkt); /* below-TCP bytes, released when the buffer is freed (tsq.c) */
-    int rc = brisk_ip_output(net, &c->rt, c->id.raddr, BRISK_IP_PROTO_TCP, c->tos, pkt, now); /* IP_TOS */
+    int rc = brisk_route_output(net, &c->rt, &c->id.raddr, BRISK_IP_PROTO_TCP, c->tos, pkt, now); /* IP_TOS */
     if (rc == BRISK_ERR_BUSY || rc == BRISK_ERR_NOBUFS)
         return rc;                   /* not sent: the caller keeps the bytes unsent */
     assert(rc != BRISK_ERR_MSGSIZE); /* segments are sized to the MTU above */
@@ -334,15 +335,31 @@ void tcp_send_rst(brisk_sock *c, uint64_t now)
     tcp_transmit(c, c->snd.max, 0, BRISK_TCP_RST | BRISK_TCP_ACK, now);
 }
 
-void tcp_send_rst_for(struct brisk_net *net, const struct brisk_ipv4_repr *ip,
+void tcp_send_bare(struct brisk_net *net, const struct brisk_route *rt, const struct brisk_addr *dst,
+                   const struct brisk_tcp_repr *h, uint8_t tos, uint64_t now)
+{
+    size_t hlen = BRISK_TCP_HLEN + brisk_tcp_opts_len(&h->opts);
+    brisk_pkt *pkt = brisk_pkt_alloc(&net->pool, (uint32_t)(hlen + brisk_route_l3_hlen(rt) + BRISK_ETH_HLEN));
+    if (!pkt) {
+        net->c.IpOutDiscards++;
+        return;
+    }
+    uint8_t *b = brisk_pkt_put(pkt, (uint32_t)hlen);
+    brisk_tcp_emit(b, h);
+    tcp_csum_fill(b, hlen, &rt->src, dst, 0);
+    net->c.TcpOutSegs++;
+    brisk_route_output(net, rt, dst, BRISK_IP_PROTO_TCP, tos, pkt, now);
+}
+
+void tcp_send_rst_for(struct brisk_net *net, const struct brisk_tuple *id,
                       const struct brisk_tcp_repr *seg, uint64_t now)
 {
     if (seg->flags & BRISK_TCP_RST)
         return;
     struct brisk_route rt;
-    if (brisk_ip_route(net, ip->src, &rt) != BRISK_OK)
+    if (brisk_route_lookup(net, &id->raddr, &rt) != BRISK_OK)
         return;
-    rt.src = ip->dst;
+    rt.src = id->laddr;
     struct brisk_tcp_repr h = {.sport = seg->dport, .dport = seg->sport, .flags = BRISK_TCP_RST};
     if (seg->flags & BRISK_TCP_ACK) {
         h.seq = seg->ack;
@@ -351,15 +368,8 @@ void tcp_send_rst_for(struct brisk_net *net, const struct brisk_ipv4_repr *ip,
         h.ack = seg->seq + (uint32_t)seg->payload_len + ((seg->flags & BRISK_TCP_SYN) ? 1u : 0u) +
                 ((seg->flags & BRISK_TCP_FIN) ? 1u : 0u);
     }
-    brisk_pkt *pkt = brisk_pkt_alloc(&net->pool, BRISK_TCP_HLEN + BRISK_IPV4_HLEN + BRISK_ETH_HLEN);
-    if (!pkt)
-        return;
-    uint8_t *b = brisk_pkt_put(pkt, BRISK_TCP_HLEN);
-    brisk_tcp_emit(b, &h);
-    brisk_tcp_csum_fill(b, BRISK_TCP_HLEN, rt.src, ip->src);
     net->c.TcpOutRsts++;
-    net->c.TcpOutSegs++;
-    brisk_ip_output(net, &rt, ip->src, BRISK_IP_PROTO_TCP, 0, pkt, now);
+    tcp_send_bare(net, &rt, &id->raddr, &h, 0, now);
 }
 
 /* Linux bounds, per connection, the ACKs it sends in answer to segments it will not accept — outside the

@@ -52,49 +52,50 @@ void brisk_sock_set_callback(brisk_sock *s, brisk_sock_fn fn, void *ctx)
     }
 }
 
-int brisk_bind(brisk_sock *s, uint32_t addr, uint16_t port)
+/* Whether addr (a unicast address, not any) is one of the stack's own. */
+static int addr_is_local(struct brisk_net *net, const struct brisk_addr *a)
 {
-    if (!s || s->bound || s->state != BRISK_TCP_CLOSED)
+    if (a->family == BRISK_AF_INET)
+        return brisk_netdev_is_local(net, a->u.v4);
+    for (uint32_t i = 0; i < net->ndevs; i++)
+        if (brisk_netdev_ip6_is_mine(&net->devs[i], a->u.v6))
+            return 1;
+    return 0;
+}
+
+int brisk_bind_addr(brisk_sock *s, const struct brisk_addr *addr, uint16_t port)
+{
+    if (!s || !addr || s->bound || s->state != BRISK_TCP_CLOSED)
         return BRISK_ERR_INVAL;
-    if (addr && !brisk_netdev_is_local(s->net, addr))
+    struct brisk_addr a;
+    switch (addr->family) {
+    case BRISK_AF_UNSPEC: /* any of the stack's: IPv4's, as the uint32_t call's 0 */
+        a = brisk_addr4(0);
+        break;
+    case BRISK_AF_INET:
+        a = brisk_addr4(addr->u.v4);
+        break;
+    case BRISK_AF_INET6:
+        if (!s->net->s.ipv6)
+            return BRISK_ERR_AFNOSUPPORT;
+        a = brisk_addr6(addr->u.v6);
+        break;
+    default:
+        return BRISK_ERR_INVAL;
+    }
+    if (!brisk_addr_unset(&a) && !addr_is_local(s->net, &a))
         return BRISK_ERR_ADDRNOTAVAIL;
-    if (port && tcp_port_in_use(s->net, addr, port))
+    if (port && tcp_port_in_use(s->net, &a, port))
         return BRISK_ERR_ADDRINUSE;
-    s->id.laddr = addr;
+    s->id.laddr = a;
     s->id.lport = port;
     s->bound = port != 0;
     return BRISK_OK;
 }
 
-/* An address the IPv4 socket calls can take: *v4 set, or the error the _addr calls return. `any_ok`: no
- * address (BRISK_AF_UNSPEC, ::) means any, as bind takes it. */
-static int addr_to_v4(const struct brisk_addr *a, int any_ok, uint32_t *v4)
+int brisk_bind(brisk_sock *s, uint32_t addr, uint16_t port)
 {
-    if (!a)
-        return BRISK_ERR_INVAL;
-    switch (a->family) {
-    case BRISK_AF_INET:
-        *v4 = a->u.v4;
-        return BRISK_OK;
-    case BRISK_AF_UNSPEC:
-        *v4 = 0;
-        return any_ok ? BRISK_OK : BRISK_ERR_INVAL;
-    case BRISK_AF_INET6:
-        if (any_ok && brisk_addr_is_any(a)) {
-            *v4 = 0;
-            return BRISK_OK;
-        }
-        return BRISK_ERR_AFNOSUPPORT; /* the stack runs IPv4 only so far */
-    default:
-        return BRISK_ERR_INVAL;
-    }
-}
-
-int brisk_bind_addr(brisk_sock *s, const struct brisk_addr *addr, uint16_t port)
-{
-    uint32_t v4;
-    int rc = addr_to_v4(addr, 1, &v4);
-    return rc != BRISK_OK ? rc : brisk_bind(s, v4, port);
+    return brisk_bind_addr(s, TCP_ADDR4(addr), port);
 }
 
 int brisk_sock_tuple(const brisk_sock *s, struct brisk_tuple *out)
@@ -102,10 +103,10 @@ int brisk_sock_tuple(const brisk_sock *s, struct brisk_tuple *out)
     if (!s || !out)
         return BRISK_ERR_INVAL;
     memset(out, 0, sizeof(*out));
-    if (s->id.laddr || s->id.lport)
-        out->laddr = brisk_addr_v4(s->id.laddr); /* 0.0.0.0: bound to any of the stack's */
+    if (!brisk_addr_unset(&s->id.laddr) || s->id.lport)
+        out->laddr = s->id.laddr; /* 0.0.0.0 or ::: bound to any of the stack's */
     if (s->id.rport)
-        out->raddr = brisk_addr_v4(s->id.raddr);
+        out->raddr = s->id.raddr;
     out->lport = s->id.lport;
     out->rport = s->id.rport;
     return BRISK_OK;
@@ -149,52 +150,50 @@ brisk_sock *brisk_accept(brisk_sock *ls, int *err)
     return c;
 }
 
-/* An ephemeral port for a connection to raddr:rport that no other connection of ours uses. */
-static int pick_port(struct brisk_net *net, uint32_t laddr, uint32_t raddr, uint16_t rport, uint16_t *out)
+/* An ephemeral port for the connection id (its ports but lport set) that no other connection of ours uses. */
+static int pick_port(struct brisk_net *net, struct brisk_tuple *id)
 {
     struct brisk_tcp *t = tcp_of(net);
     for (int i = 0; i < 16384; i++) {
         uint16_t p = t->next_port;
         t->next_port = (uint16_t)(p >= 65535 ? 49152 : p + 1);
-        if (!tcp_conn_lookup(net, laddr, p, raddr, rport) && !tcp_tw_lookup(net, laddr, p, raddr, rport) &&
-            !tcp_listener_lookup(net, laddr, p)) {
-            *out = p;
+        id->lport = p;
+        if (!tcp_conn_lookup(net, id) && !tcp_tw_lookup(net, id) && !tcp_listener_lookup(net, &id->laddr, p))
             return BRISK_OK;
-        }
     }
+    id->lport = 0;
     return BRISK_ERR_ADDRNOTAVAIL;
 }
 
 int brisk_connect_addr(brisk_sock *s, const struct brisk_addr *addr, uint16_t port, uint64_t now)
 {
-    uint32_t v4;
-    int rc = addr_to_v4(addr, 0, &v4);
-    return rc != BRISK_OK ? rc : brisk_connect(s, v4, port, now);
-}
-
-int brisk_connect(brisk_sock *s, uint32_t addr, uint16_t port, uint64_t now)
-{
-    if (!s || addr == 0 || port == 0)
+    if (!s || !addr || port == 0 || brisk_addr_unset(addr) ||
+        (addr->family != BRISK_AF_INET && addr->family != BRISK_AF_INET6))
         return BRISK_ERR_INVAL;
     if (s->state != BRISK_TCP_CLOSED || s->error)
         return s->state == BRISK_TCP_LISTEN ? BRISK_ERR_INVAL : BRISK_ERR_ISCONN;
     struct brisk_net *net = s->net;
+    struct brisk_addr dst = addr->family == BRISK_AF_INET ? brisk_addr4(addr->u.v4) : brisk_addr6(addr->u.v6);
+    /* A socket bound to an address of one family reaches only that family; bound to :: (or not at all), either. */
+    const struct brisk_addr *la = &s->id.laddr;
+    if (la->family != BRISK_AF_UNSPEC && la->family != dst.family &&
+        !(la->family == BRISK_AF_INET6 && brisk_addr_unset(la)))
+        return BRISK_ERR_INVAL;
     now = brisk_net_clock(net, now);
-    if (brisk_ip_route(net, addr, &s->rt) != BRISK_OK)
-        return BRISK_ERR_NOROUTE;
-    if (s->id.laddr)
-        s->rt.src = s->id.laddr;
-    s->id.laddr = s->rt.src;
-    s->id.raddr = addr;
-    s->id.rport = port;
-    if (!s->id.lport) {
-        int rc = pick_port(net, s->id.laddr, addr, port, &s->id.lport);
+    int rc = brisk_route_lookup(net, &dst, &s->rt);
+    if (rc != BRISK_OK)
+        return rc == BRISK_ERR_AFNOSUPPORT ? rc : BRISK_ERR_NOROUTE;
+    if (la->family == dst.family && !brisk_addr_unset(la))
+        s->rt.src = *la;
+    struct brisk_tuple id = {.laddr = s->rt.src, .raddr = dst, .lport = s->id.lport, .rport = port};
+    if (!id.lport) {
+        rc = pick_port(net, &id);
         if (rc != BRISK_OK)
             return rc;
-    } else if (tcp_conn_lookup(net, s->id.laddr, s->id.lport, addr, port) ||
-               tcp_tw_lookup(net, s->id.laddr, s->id.lport, addr, port)) {
+    } else if (tcp_conn_lookup(net, &id) || tcp_tw_lookup(net, &id)) {
         return BRISK_ERR_ADDRINUSE;
     }
+    s->id = id;
     s->bound = 1;
     tcp_rwin_open(s, 0, 0); /* the SYN's window and scale (rwin.c) */
     s->snd.mss = tcp_local_mss(s);
@@ -202,6 +201,13 @@ int brisk_connect(brisk_sock *s, uint32_t addr, uint16_t port, uint64_t now)
     tcp_open(s, BRISK_TCP_SYN_SENT, now);
     finish_call(net, now);
     return BRISK_ERR_INPROGRESS;
+}
+
+int brisk_connect(brisk_sock *s, uint32_t addr, uint16_t port, uint64_t now)
+{
+    if (addr == 0)
+        return BRISK_ERR_INVAL;
+    return brisk_connect_addr(s, TCP_ADDR4(addr), port, now);
 }
 
 /* Whether a write must now mark a forced push (Linux's forced_push): more than half the largest window
@@ -775,8 +781,8 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *o)
         return BRISK_ERR_INVAL;
     memset(o, 0, sizeof(*o));
     o->state = s->state;
-    o->laddr = s->id.laddr;
-    o->raddr = s->id.raddr;
+    o->laddr = s->id.laddr.family == BRISK_AF_INET ? s->id.laddr.u.v4 : 0; /* IPv4's; brisk_sock_tuple: both */
+    o->raddr = s->id.raddr.family == BRISK_AF_INET ? s->id.raddr.u.v4 : 0;
     o->lport = s->id.lport;
     o->rport = s->id.rport;
     o->srtt_ns = brisk_rtt_srtt(&s->rtt);

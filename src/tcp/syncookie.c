@@ -51,32 +51,44 @@ static uint32_t counter(uint64_t now)
     return (uint32_t)(now / BRISK_SYNCOOKIE_PERIOD_NS);
 }
 
-static uint32_t mac(const struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr,
-                    uint16_t rport, uint32_t peer_isn, uint32_t t, unsigned mss_idx)
+/* The 4-tuple as the MACs take it: addresses (4 or 16 bytes each, network order), then the ports. Returns
+ * the bytes written (12 or 36). */
+static size_t put_tuple(uint8_t *b, const struct brisk_tuple *id)
 {
-    uint8_t b[22];
+    size_t n;
+    if (id->laddr.family == BRISK_AF_INET6) {
+        memcpy(b, id->laddr.u.v6, 16);
+        memcpy(b + 16, id->raddr.u.v6, 16);
+        n = 32;
+    } else {
+        brisk_put32(b, id->laddr.u.v4);
+        brisk_put32(b + 4, id->raddr.u.v4);
+        n = 8;
+    }
+    brisk_put16(b + n, id->lport);
+    brisk_put16(b + n + 2, id->rport);
+    return n + 4;
+}
+
+static uint32_t mac(const struct brisk_net *net, const struct brisk_tuple *id, uint32_t peer_isn, uint32_t t,
+                    unsigned mss_idx)
+{
+    uint8_t b[46];
     b[0] = 'c'; /* domain separation from the other uses of the same key (tuple hash, ISNs, TS offsets) */
-    brisk_put32(b + 1, laddr);
-    brisk_put32(b + 5, raddr);
-    brisk_put16(b + 9, lport);
-    brisk_put16(b + 11, rport);
-    brisk_put32(b + 13, peer_isn);
-    brisk_put32(b + 17, t);
-    b[21] = (uint8_t)mss_idx;
-    return (uint32_t)brisk_siphash24(tcp_of(net)->key, b, sizeof(b)) & MAC_MASK;
+    size_t n = 1 + put_tuple(b + 1, id);
+    brisk_put32(b + n, peer_isn);
+    brisk_put32(b + n + 4, t);
+    b[n + 8] = (uint8_t)mss_idx;
+    return (uint32_t)brisk_siphash24(tcp_of(net)->key, b, n + 9) & MAC_MASK;
 }
 
 /* The TSval offset of a cookie connection: keyed per 4-tuple, so the SYN-ACK and the child agree. */
-static uint32_t ts_offset(const struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr,
-                          uint16_t rport)
+static uint32_t ts_offset(const struct brisk_net *net, const struct brisk_tuple *id)
 {
-    uint8_t b[13];
+    uint8_t b[37];
     b[0] = 't';
-    brisk_put32(b + 1, laddr);
-    brisk_put32(b + 5, raddr);
-    brisk_put16(b + 9, lport);
-    brisk_put16(b + 11, rport);
-    return (uint32_t)brisk_siphash24(tcp_of(net)->key, b, sizeof(b));
+    size_t n = 1 + put_tuple(b + 1, id);
+    return (uint32_t)brisk_siphash24(tcp_of(net)->key, b, n);
 }
 
 int brisk_syncookie_use(const brisk_sock *l)
@@ -89,25 +101,25 @@ int brisk_syncookie_use(const brisk_sock *l)
 
 static uint32_t local_mss(const brisk_sock *l, const struct brisk_route *rt)
 {
-    uint32_t mss = rt->dev->cfg.mtu - 40u;
+    uint32_t mss = rt->dev->cfg.mtu - (uint32_t)brisk_route_l3_hlen(rt) - BRISK_TCP_HLEN;
     if (l->opt.mss_clamp && l->opt.mss_clamp < mss)
         mss = l->opt.mss_clamp;
     return mss;
 }
 
-void brisk_syncookie_send(brisk_sock *l, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
+void brisk_syncookie_send(brisk_sock *l, const struct brisk_tuple *id, const struct brisk_tcp_repr *seg,
                           uint64_t now)
 {
     struct brisk_net *net = l->net;
     const struct brisk_settings *s = &net->s;
     struct brisk_route rt;
-    if (brisk_ip_route(net, ip->src, &rt) != BRISK_OK)
+    if (brisk_route_lookup(net, &id->raddr, &rt) != BRISK_OK)
         return;
     /* A cookie for a source the neighbour layer could not even begin to resolve (a flood from spoofed local
      * addresses has taken every resolving slot) would be built only to be dropped: skip the work. */
-    if (!brisk_neigh_admit(net, rt.dev, rt.nexthop, now))
+    if (!brisk_route_admit(net, &rt, now))
         return;
-    rt.src = ip->dst;
+    rt.src = id->laddr;
     const struct brisk_tcp_opts *o = &seg->opts;
     uint32_t peer_mss = o->mss_ok && o->mss ? o->mss : TCP_DEFAULT_MSS;
     unsigned idx = 0;
@@ -115,7 +127,7 @@ void brisk_syncookie_send(brisk_sock *l, const struct brisk_ipv4_repr *ip, const
         idx++;
     uint32_t t = counter(now);
     uint32_t isn = (t & 3u) << 30 | idx << MAC_BITS |
-                   mac(net, ip->dst, seg->dport, ip->src, seg->sport, seg->seq, t, idx);
+                   mac(net, id, seg->seq, t, idx);
 
     struct brisk_tcp_repr h = {.sport = seg->dport,
                                .dport = seg->sport,
@@ -141,7 +153,7 @@ void brisk_syncookie_send(brisk_sock *l, const struct brisk_ipv4_repr *ip, const
             h.opts.sack_perm = 1;
         }
         uint32_t clock =
-            (uint32_t)(now / BRISK_NSEC_PER_MSEC) + ts_offset(net, ip->dst, seg->dport, ip->src, seg->sport);
+            (uint32_t)(now / BRISK_NSEC_PER_MSEC) + ts_offset(net, id);
         uint32_t tsval = (clock & ~TS_BITS) | bits;
         if ((int32_t)(tsval - clock) > 0)
             tsval -= TS_BITS + 1; /* never ahead of the clock the connection will use */
@@ -149,21 +161,11 @@ void brisk_syncookie_send(brisk_sock *l, const struct brisk_ipv4_repr *ip, const
         h.opts.ts_val = tsval;
         h.opts.ts_ecr = o->ts_val;
     }
-    size_t hlen = BRISK_TCP_HLEN + brisk_tcp_opts_len(&h.opts);
-    brisk_pkt *pkt = brisk_pkt_alloc(&net->pool, (uint32_t)(hlen + BRISK_IPV4_HLEN + BRISK_ETH_HLEN));
-    if (!pkt) {
-        net->c.IpOutDiscards++;
-        return;
-    }
-    uint8_t *b = brisk_pkt_put(pkt, (uint32_t)hlen);
-    brisk_tcp_emit(b, &h);
-    brisk_tcp_csum_fill(b, hlen, rt.src, ip->src);
     net->c.SyncookiesSent++;
-    net->c.TcpOutSegs++;
-    brisk_ip_output(net, &rt, ip->src, BRISK_IP_PROTO_TCP, l->tos, pkt, now); /* the listener's IP_TOS */
+    tcp_send_bare(net, &rt, &id->raddr, &h, l->tos, now); /* the listener's IP_TOS */
 }
 
-brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *ip,
+brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_tuple *id,
                                   const struct brisk_tcp_repr *seg, uint64_t now)
 {
     struct brisk_net *net = l->net;
@@ -178,7 +180,7 @@ brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *i
     for (uint32_t age = 0; age < BRISK_SYNCOOKIE_MAX_AGE && !valid; age++) {
         uint32_t t = t_now - age;
         if ((t & 3u) == isn >> 30 && age <= t_now &&
-            mac(net, ip->dst, seg->dport, ip->src, seg->sport, peer_isn, t, idx) == (isn & MAC_MASK))
+            mac(net, id, peer_isn, t, idx) == (isn & MAC_MASK))
             valid = 1;
     }
     if (!valid) {
@@ -189,7 +191,7 @@ brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *i
         net->c.ListenOverflows++;
         return NULL;
     }
-    brisk_sock *c = tcp_child_new(l, ip, seg);
+    brisk_sock *c = tcp_child_new(l, id, seg);
     if (!c)
         return NULL;
     net->c.SyncookiesRecv++;
@@ -211,7 +213,7 @@ brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *i
     c->snd.mss = c->mss_full;
 
     /* Sequence state as if we had sent the SYN-ACK from a SYN-queue entry. */
-    c->opt.ts_offset = ts_offset(net, c->id.laddr, c->id.lport, c->id.raddr, c->id.rport);
+    c->opt.ts_offset = ts_offset(net, &c->id);
     c->snd.iss = isn;
     c->snd.una = isn;
     c->snd.nxt = c->snd.max = isn + 1;
@@ -231,11 +233,10 @@ brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *i
     return c;
 }
 
-void brisk_syncookie_settle(struct brisk_net *net, brisk_sock *c, uint32_t laddr, uint16_t lport,
-                            uint32_t raddr, uint16_t rport, uint64_t now)
+void brisk_syncookie_settle(struct brisk_net *net, brisk_sock *c, const struct brisk_tuple *id, uint64_t now)
 {
     /* Processing the ACK may have freed the child (never for a segment without RST, but look it up rather
      * than trust the pointer). */
-    if (tcp_conn_lookup(net, laddr, lport, raddr, rport) == c && c->state == BRISK_TCP_SYN_RECEIVED)
+    if (tcp_conn_lookup(net, id) == c && c->state == BRISK_TCP_SYN_RECEIVED)
         tcp_conn_done(c, now);
 }

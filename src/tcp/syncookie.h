@@ -15,8 +15,8 @@
  * (tcp_max_syn_backlog) full; never when the accept queue is full (the connection could not be queued). */
 int brisk_syncookie_use(const brisk_sock *l);
 
-/* Sends the cookie SYN-ACK for the SYN `seg` (from ip->src to ip->dst) and counts SyncookiesSent. */
-void brisk_syncookie_send(brisk_sock *l, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
+/* Sends the cookie SYN-ACK for the SYN `seg` (on the 4-tuple id, laddr ours) and counts SyncookiesSent. */
+void brisk_syncookie_send(brisk_sock *l, const struct brisk_tuple *id, const struct brisk_tcp_repr *seg,
                           uint64_t now);
 
 /* An ACK (no SYN, no RST) to listener l without a connection: if tcp_syncookies is on and SEG.ACK - 1 is a
@@ -24,13 +24,12 @@ void brisk_syncookie_send(brisk_sock *l, const struct brisk_ipv4_repr *ip, const
  * in SYN-RECEIVED with the options the cookie carried (hashed, counted against the SYN queue) and returns it:
  * the caller then processes `seg` on it as for any SYN-RECEIVED connection, which establishes it onto the
  * accept queue. Returns NULL otherwise (SyncookiesFailed counted when cookies are on). */
-brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_ipv4_repr *ip,
+brisk_sock *brisk_syncookie_check(brisk_sock *l, const struct brisk_tuple *id,
                                   const struct brisk_tcp_repr *seg, uint64_t now);
 
 /* After the caller processed the ACK on a child from brisk_syncookie_check: a child the ACK did not
  * establish (it cannot retransmit a SYN-ACK it never stored) is dropped. */
-void brisk_syncookie_settle(struct brisk_net *net, brisk_sock *c, uint32_t laddr, uint16_t lport,
-                            uint32_t raddr, uint16_t rport, uint64_t now);
+void brisk_syncookie_settle(struct brisk_net *net, brisk_sock *c, const struct brisk_tuple *id, uint64_t now);
 
 /* The cookie's pieces, for tests: the MSS table (ascending) and the ISN an encoder gives. */
 #define BRISK_SYNCOOKIE_NMSS 8

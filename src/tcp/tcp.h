@@ -29,6 +29,7 @@
 
 #include <stddef.h>
 
+#include "core/addr.h"
 #include "core/evq.h"
 #include "core/timer.h"
 #include "net/gro.h"
@@ -78,32 +79,32 @@
  * only a handshake, a loss episode, a timer expiry, a listener or brisk_conn_info reads fills the lines
  * between and after them:
  *
- *   lines  0-5    hot   identity and route, snd (its stream first), ack, tsq, rcv's hot head (128 bytes)
- *   lines  6-8    cold  rcv's tail (reassembly list, handshake numbers), the listener side, cc's undo copy
- *   lines  9-17   hot   cc (cwnd, CUBIC's per-ACK state), pace, events, rtt, sb, opt, rack, timer's head
- *   lines 18-22   cold  cork / pace / misc timers, rtt_probe, prr, hold's history
- *   line  23      hot   hold.reason, dupacks, the per-segment stat counters (wheel_ops: eager timers)
- *   lines 24-29   cold  the other counters; txt's ring (two of its lines per ACK), then its head (hot)
- *   line  30      cold  the socket options and error state only socket calls, timers and ICMP errors read
- *   lines 31-33   cold  write marks (PSH / end of record, mark.c): read only when snd.marks says there are
- *   lines 33-36   cold  Linux's receive-window state (rwin.c): read only under tcp_rcv_window=linux
- *   lines 36-37   cold  the send queue's pieces (piece.c): per write, and per packet only under tcp_sw_gso
- *   line  37      cold  loss recovery's episode state (RACK.fack, the D-SACK round, the first retransmission)
+ *   lines  0-6    hot   identity and route (either family: two lines), snd (its stream first), ack, tsq,
+ *                       rcv's hot head (128 bytes)
+ *   lines  7-9    cold  rcv's tail (reassembly list, handshake numbers), the listener side, cc's undo copy
+ *   lines 10-18   hot   cc (cwnd, CUBIC's per-ACK state), pace, events, rtt, sb, opt, rack, timer's head
+ *   lines 19-23   cold  cork / pace / misc timers, rtt_probe, prr, hold's history
+ *   line  24      hot   hold.reason, dupacks, the per-segment stat counters (wheel_ops: eager timers)
+ *   lines 25-30   cold  the other counters; txt's ring (two of its lines per ACK), then its head (hot)
+ *   line  31      cold  the socket options and error state only socket calls, timers and ICMP errors read
+ *   lines 32-34   cold  write marks (PSH / end of record, mark.c): read only when snd.marks says there are
+ *   lines 34-37   cold  Linux's receive-window state (rwin.c): read only under tcp_rcv_window=linux
+ *   lines 37-38   cold  the send queue's pieces (piece.c): per write, and per packet only under tcp_sw_gso
+ *   line  38      cold  loss recovery's episode state (RACK.fack, the D-SACK round, the first retransmission)
  *
  * Within a group, fields are ordered so that its hot ones are at the end that borders a hot line (sub-struct
- * comments say which). 2,432 bytes (2,432 allocated), 38 lines. When adding a field, add it to a cold line
+ * comments say which). 2,496 bytes (2,496 allocated), 39 lines. When adding a field, add it to a cold line
  * unless the per-segment path needs it, and check the result: `gdb -batch -ex 'ptype /o struct brisk_sock'
  * build/brisk-bench` shows the offsets, and `valgrind --tool=cachegrind --cache-sim=yes build/brisk-bench rr
  * --flows 256 --tx 400` the D1 misses per transaction (docs/performance.md has the figures). */
 struct brisk_sock {
-    /* --- lines 0-5: hot --- */
+    /* --- lines 0-6: hot --- */
     struct brisk_sock *hnext; /* hash chain */
     struct brisk_net *net;
-    struct brisk_route rt; /* cached route to raddr (device, next hop, source) */
-    struct {
-        uint32_t laddr, raddr; /* host order; laddr 0 = any (listeners) */
-        uint16_t lport, rport;
-    } id;
+    struct brisk_route rt; /* cached route to raddr (device, next hop, source): line 0 ends here */
+    /* Line 1: the 4-tuple (either family; a listener's laddr may be 0.0.0.0 or ::, unbound: BRISK_AF_UNSPEC),
+     * then the state bytes. */
+    struct brisk_tuple id;
     uint8_t state;    /* enum brisk_tcp_state */
     uint8_t orphan;   /* the application closed it: the stack frees it when done */
     uint8_t in_table; /* in the connection (or listener) hash */
@@ -156,7 +157,7 @@ struct brisk_sock {
 
     struct tcp_tsq tsq; /* below-TCP accounting, TSQ's throttle (tsq.h) */
 
-    /* Hot head (128 bytes: the scalars, the stream, ooo's counts), then the cold tail: lines 6-8 begin. */
+    /* Hot head (128 bytes: the scalars, the stream, ooo's counts), then the cold tail: lines 7-9 begin. */
     struct {
         uint32_t nxt;           /* next sequence number expected */
         uint32_t adv;           /* right edge of the window we last advertised (rcv.nxt + rcv.wnd) */
@@ -175,7 +176,7 @@ struct brisk_sock {
         uint32_t dsack_start, dsack_end;
     } rcv;
 
-    /* --- lines 6-8: cold --- */
+    /* --- lines 7-9: cold --- */
     struct {
         struct brisk_sock *head, *tail; /* established children awaiting accept */
         uint32_t len, backlog;
@@ -184,10 +185,10 @@ struct brisk_sock {
     struct brisk_sock *listener;     /* for a child: its listener until accepted */
     struct brisk_sock *aq_next;      /* accept queue / SYN queue link */
     struct brisk_sock *blocked_next; /* the stack's list of blocked connections */
-    /* Starts 48 bytes before line 9: its first 48 bytes are CUBIC's undo copy (cold), the rest is hot. */
+    /* Starts 48 bytes before line 10: its first 48 bytes are CUBIC's undo copy (cold), the rest is hot. */
     struct brisk_cc_state cc;
 
-    /* --- lines 9-17: hot --- */
+    /* --- lines 10-18: hot --- */
     struct tcp_pace pace; /* the next departure time (pacing.h) */
     const struct brisk_cc_ops *cc_ops;
     void *ctx; /* the callback's argument */
@@ -219,25 +220,25 @@ struct brisk_sock {
 
     struct tcp_timers timer; /* the deadlines and timers (tcp/timer.h) */
 
-    /* --- lines 18-22: cold (the timer's tail above, then) --- */
+    /* --- lines 19-23: cold (the timer's tail above, then) --- */
     struct {
         uint64_t at; /* when the SYN (or SYN-ACK) was first sent: the handshake's RTT sample; BRISK_TIME_NONE
                         when there is none to take (not sent yet, retransmitted, taken, or a SYN cookie) */
     } rtt_probe;
     struct tcp_prr prr;   /* PRR (recovery.h) */
     struct tcp_reno reno; /* recovery without SACK (recovery.h) */
-    /* Why the transmit function stopped (hold.h): the reason is checked per segment (line 23), the history
+    /* Why the transmit function stopped (hold.h): the reason is checked per segment (line 24), the history
      * is not. */
     struct tcp_hold hold;
 
-    /* --- line 23: hot (hold.reason above, then) --- */
+    /* --- line 24: hot (hold.reason above, then) --- */
     uint32_t dupacks;     /* consecutive duplicate ACKs (RFC 5681 §2) */
     uint32_t reno_sacked; /* tcp_nosack_prr: duplicate ACKs counted as segments gone (Linux sacked_out) */
     struct {
         uint64_t bytes_sent, bytes_acked, bytes_received;
         uint64_t segs_out, segs_in;
         uint64_t wheel_ops; /* timer arm / cancel operations of this connection (per segment: eager) */
-        /* --- lines 24-29: cold --- */
+        /* --- lines 25-30: cold --- */
         uint64_t retransmits, rto_count, fast_retransmits;
         uint64_t tlp_probes, tlp_recoveries;
         uint64_t undos; /* reductions undone (F-RTO, D-SACK) */
@@ -248,7 +249,7 @@ struct brisk_sock {
 
     struct tcp_txt txt; /* send times for RTT samples (txt.h) */
 
-    /* --- line 30: cold --- */
+    /* --- line 31: cold --- */
     /* Socket options no segment reads (the rest of `so`; a child copies both from its listener). */
     struct {
         uint64_t user_timeout; /* TCP_USER_TIMEOUT (RFC 5482), ns; 0 = off */
@@ -271,16 +272,16 @@ struct brisk_sock {
     } soft;
     uint64_t oow_ack_at; /* the last ACK to an invalid segment (tcp_invalid_ratelimit); NONE: never */
 
-    /* --- lines 31-33: cold --- */
+    /* --- lines 32-34: cold --- */
     struct tcp_marks mark; /* write boundaries: PSH and end-of-record marks (mark.c) */
 
-    /* --- lines 33-36: cold --- */
+    /* --- lines 34-37: cold --- */
     struct tcp_rwin rw; /* Linux's receive-window state (rwin.c; tcp_rcv_window=linux only) */
 
-    /* --- lines 36-37: cold --- */
+    /* --- lines 37-38: cold --- */
     struct tcp_pieces pieces; /* the unsent bytes as Linux's skbs (piece.c) */
     uint32_t mss_full;        /* the MSS the options allow; snd.mss may be less (tcp_half_window_mss) */
-    /* --- line 37: cold --- */
+    /* --- line 38: cold --- */
     struct tcp_recov recov; /* loss recovery's episode state (recovery.h) */
     uint32_t ackcomp_nxt;   /* RCV.NXT the compression's duplicate ACKs were counted for (ackcomp.c) */
 };
@@ -289,21 +290,23 @@ struct brisk_sock {
  * the wrong place fails the build rather than a benchmark. Moving a hot field, or growing the struct, means
  * updating the layout comment and these together (and measuring: docs/performance.md). */
 #define TCP_SOCK_LINE(field) (offsetof(struct brisk_sock, field) / 64)
-_Static_assert(sizeof(struct brisk_sock) == 38 * 64, "struct brisk_sock is 38 cache lines");
-_Static_assert(TCP_SOCK_LINE(snd.una) <= 5 && TCP_SOCK_LINE(ack.pending) <= 5 &&
-                   TCP_SOCK_LINE(tsq.throttled) <= 5 && offsetof(struct brisk_sock, rcv) + 128 <= 6 * 64,
-               "lines 0-5: identity, snd, ack, tsq and rcv's 128-byte hot head");
-_Static_assert(offsetof(struct brisk_sock, cc) + 48 == 9 * 64,
-               "cc begins with its 48 cold bytes before line 9");
-_Static_assert(TCP_SOCK_LINE(pace) >= 9 && TCP_SOCK_LINE(ev) >= 9 && TCP_SOCK_LINE(rtt) >= 9 &&
-                   TCP_SOCK_LINE(sb) <= 17 && TCP_SOCK_LINE(opt) <= 17 && TCP_SOCK_LINE(rack) <= 17 &&
-                   TCP_SOCK_LINE(timer.rtx_deadline) <= 17 && TCP_SOCK_LINE(timer.rtx) <= 17 &&
-                   TCP_SOCK_LINE(timer.delack.expires) <= 17,
-               "lines 9-17: cc, pace, events, rtt, sb, opt, rack and the timer an ACK checks");
-_Static_assert(TCP_SOCK_LINE(hold.reason) == 23 && TCP_SOCK_LINE(dupacks) == 23 &&
-                   TCP_SOCK_LINE(stat.segs_out) == 23 && TCP_SOCK_LINE(stat.wheel_ops) == 23,
-               "line 23: hold.reason, dupacks, the per-segment counters");
-_Static_assert(TCP_SOCK_LINE(txt.rtx_high) == 29 && TCP_SOCK_LINE(txt.head) == 29, "line 29: txt's head");
+_Static_assert(sizeof(struct brisk_sock) == 39 * 64, "struct brisk_sock is 39 cache lines");
+_Static_assert(offsetof(struct brisk_sock, id) == 64 && TCP_SOCK_LINE(fn) == 1,
+               "line 0: the route, line 1: the 4-tuple and the state bytes");
+_Static_assert(TCP_SOCK_LINE(snd.una) <= 6 && TCP_SOCK_LINE(ack.pending) <= 6 &&
+                   TCP_SOCK_LINE(tsq.throttled) <= 6 && offsetof(struct brisk_sock, rcv) + 128 <= 7 * 64,
+               "lines 0-6: identity, snd, ack, tsq and rcv's 128-byte hot head");
+_Static_assert(offsetof(struct brisk_sock, cc) + 48 == 10 * 64,
+               "cc begins with its 48 cold bytes before line 10");
+_Static_assert(TCP_SOCK_LINE(pace) >= 10 && TCP_SOCK_LINE(ev) >= 10 && TCP_SOCK_LINE(rtt) >= 10 &&
+                   TCP_SOCK_LINE(sb) <= 18 && TCP_SOCK_LINE(opt) <= 18 && TCP_SOCK_LINE(rack) <= 18 &&
+                   TCP_SOCK_LINE(timer.rtx_deadline) <= 18 && TCP_SOCK_LINE(timer.rtx) <= 18 &&
+                   TCP_SOCK_LINE(timer.delack.expires) <= 18,
+               "lines 10-18: cc, pace, events, rtt, sb, opt, rack and the timer an ACK checks");
+_Static_assert(TCP_SOCK_LINE(hold.reason) == 24 && TCP_SOCK_LINE(dupacks) == 24 &&
+                   TCP_SOCK_LINE(stat.segs_out) == 24 && TCP_SOCK_LINE(stat.wheel_ops) == 24,
+               "line 24: hold.reason, dupacks, the per-segment counters");
+_Static_assert(TCP_SOCK_LINE(txt.rtx_high) == 30 && TCP_SOCK_LINE(txt.head) == 30, "line 30: txt's head");
 
 /* snd.push_mode: a push from inside a write, as Linux's tcp_sendmsg_locked pushes (tcp_sw_gso). */
 #define TCP_PUSH_CALL 0x1u /* Nagle and TCP_CORK yield for this call (TCP_NAGLE_PUSH) */
@@ -359,16 +362,27 @@ brisk_sock *tcp_conn_alloc(struct brisk_net *net);
 void tcp_conn_free(brisk_sock *c);
 /* A connection for a SYN (or a SYN cookie's ACK) to listener l: routed, addressed, with l's options. NULL if
  * out of memory or unroutable. */
-brisk_sock *tcp_child_new(brisk_sock *l, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg);
-/* SipHash of a 4-tuple under the stack's secret (connection table, and RFC 6528 ISNs in isn.c). */
-uint64_t tcp_tuple_hash(const struct brisk_tcp *t, uint32_t laddr, uint16_t lport, uint32_t raddr,
-                        uint16_t rport);
+brisk_sock *tcp_child_new(brisk_sock *l, const struct brisk_tuple *id, const struct brisk_tcp_repr *seg);
+/* SipHash of a 4-tuple under the stack's secret (connection table, and RFC 6528 ISNs in isn.c). An IPv4
+ * tuple hashes the same 12 bytes it always did, so IPv4 ISNs and table order are as before IPv6 came. */
+uint64_t tcp_tuple_hash(const struct brisk_tcp *t, const struct brisk_tuple *id);
 int tcp_conn_hash_add(brisk_sock *c);
 void tcp_conn_hash_del(brisk_sock *c);
-brisk_sock *tcp_conn_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr,
-                            uint16_t rport);
-brisk_sock *tcp_listener_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport);
-int tcp_port_in_use(struct brisk_net *net, uint32_t laddr, uint16_t lport);
+/* The connection with this 4-tuple (laddr: ours), or NULL. */
+brisk_sock *tcp_conn_lookup(struct brisk_net *net, const struct brisk_tuple *id);
+/* The listener for a segment to laddr:lport: one bound to laddr itself, else to its family's any address,
+ * else to :: (which takes IPv4 too, as Linux's IPv6 sockets without IPV6_V6ONLY). */
+brisk_sock *tcp_listener_lookup(struct brisk_net *net, const struct brisk_addr *laddr, uint16_t lport);
+/* Whether two local addresses overlap for port sharing: equal, or one an any address that covers the other. */
+int tcp_laddr_overlap(const struct brisk_addr *a, const struct brisk_addr *b);
+int tcp_port_in_use(struct brisk_net *net, const struct brisk_addr *laddr, uint16_t lport);
+/* Literals for the IPv4 tuples and addresses tests and tools name (host order). */
+#define TCP_TUPLE4(la, lp, ra, rp)                                                                             \
+    (&(const struct brisk_tuple){.laddr = {.family = BRISK_AF_INET, .u.v4 = (la)},                          \
+                                 .raddr = {.family = BRISK_AF_INET, .u.v4 = (ra)},                          \
+                                 .lport = (lp),                                                             \
+                                 .rport = (rp)})
+#define TCP_ADDR4(a) (&(const struct brisk_addr){.family = BRISK_AF_INET, .u.v4 = (a)})
 void tcp_set_state(brisk_sock *c, int state, uint64_t now);
 /* Records events for delivery at the end of the current stack call. */
 void tcp_raise(brisk_sock *c, unsigned events);
@@ -423,6 +437,9 @@ static inline uint64_t tcp_muldiv(uint64_t a, uint64_t b, uint64_t c)
  * the device vouched for the checksum, so it is not verified again. */
 void brisk_tcp_input(void *ctx, const struct brisk_ipv4_repr *ip, const uint8_t *seg, size_t len,
                      unsigned rx_flags, uint64_t now);
+/* The same for a segment carried by IPv6 (the protocol table's input6). */
+void brisk_tcp_input6(void *ctx, const struct brisk_ipv6_repr *ip, const uint8_t *seg, size_t len,
+                      unsigned rx_flags, uint64_t now);
 
 /* Takes a coalesced segment: `seg` is the first segment's header (parsed, checksum verified) with
  * payload_len the total of the `n` pieces, in sequence order, whose headers the caller found identical but
@@ -471,8 +488,30 @@ int tcp_send_fin_alone(brisk_sock *c, uint64_t now, int *sent);
 int tcp_transmit(brisk_sock *c, uint32_t seq, uint32_t len, uint8_t flags, uint64_t now);
 void tcp_send_ack(brisk_sock *c, uint64_t now);
 void tcp_send_syn(brisk_sock *c, uint64_t now);
-void tcp_send_rst_for(struct brisk_net *net, const struct brisk_ipv4_repr *ip,
+/* A RST answering `seg`, which arrived on the 4-tuple id (laddr ours) and found no connection. */
+void tcp_send_rst_for(struct brisk_net *net, const struct brisk_tuple *id,
                       const struct brisk_tcp_repr *seg, uint64_t now);
+/* Sends the header h (no payload) from rt's source to dst outside any connection (a RST, a cookie SYN-ACK),
+ * with a full checksum; counts TcpOutSegs. */
+void tcp_send_bare(struct brisk_net *net, const struct brisk_route *rt, const struct brisk_addr *dst,
+                   const struct brisk_tcp_repr *h, uint8_t tos, uint64_t now);
+
+/* The segment b[0, len)'s checksum from src to dst (either family): complete, or with `partial` the
+ * CHECKSUM_PARTIAL seed a device completes. */
+static inline void tcp_csum_fill(uint8_t *b, size_t len, const struct brisk_addr *src, const struct brisk_addr *dst,
+                                 int partial)
+{
+    if (src->family == BRISK_AF_INET6) {
+        if (partial)
+            brisk_tcp_csum_fill_partial6(b, len, src->u.v6, dst->u.v6);
+        else
+            brisk_tcp_csum_fill6(b, len, src->u.v6, dst->u.v6);
+    } else if (partial) {
+        brisk_tcp_csum_fill_partial(b, len, src->u.v4, dst->u.v4);
+    } else {
+        brisk_tcp_csum_fill(b, len, src->u.v4, dst->u.v4);
+    }
+}
 void tcp_send_rst(brisk_sock *c, uint64_t now);
 /* Challenge ACK (RFC 5961 §3.2, §4.2), rate limited per connection (tcp_invalid_ratelimit) and per stack. */
 void tcp_send_challenge_ack(brisk_sock *c, uint64_t now);
@@ -488,7 +527,13 @@ int tcp_fin_held(const brisk_sock *c);
  * space and Linux queues and SACKs it like data (tcp_data_queue_ofo): "sack 101:102" for a bare FIN, 101:202
  * for 100 bytes and a FIN. Returns how many. */
 int tcp_sack_blocks(const brisk_sock *c, uint32_t (*blocks)[2], int max);
-/* Our MSS to announce on a SYN: device MTU - 40, clamped by MAXSEG. */
+/* The IP and TCP headers without options on c's route: 40 bytes over IPv4, 60 over IPv6 (what an MSS is
+ * taken from an MTU by, RFC 9293 §3.7.1, RFC 8200 §8.3). */
+static inline uint32_t tcp_hdrs_len(const brisk_sock *c)
+{
+    return (uint32_t)brisk_route_l3_hlen(&c->rt) + BRISK_TCP_HLEN;
+}
+/* Our MSS to announce on a SYN: device MTU - tcp_hdrs_len, clamped by MAXSEG. */
 uint32_t tcp_local_mss(const brisk_sock *c);
 /* The effective send MSS once the options are agreed: the smaller of ours and the peer's, at least
  * tcp_min_snd_mss, less the timestamp option when it is in use. */
@@ -517,8 +562,7 @@ void brisk_tcp_icmp_error(void *ctx, uint8_t type, uint8_t code, uint32_t info, 
 int tcp_timeout_error(const brisk_sock *c);
 
 /* isn.c */
-uint32_t tcp_isn(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
-                 uint64_t now);
+uint32_t tcp_isn(struct brisk_net *net, const struct brisk_tuple *id, uint64_t now);
 
 /* invariants.c — internal consistency of a connection (sequence space, buffers, scoreboard, TSQ, timers) */
 /* NULL when every invariant holds, else a description of the first broken one, written into buf[n]. */
@@ -526,12 +570,12 @@ const char *tcp_invariants_violation(const brisk_sock *c, char *buf, size_t n);
 /* Prints the connection and the broken invariant to stderr and aborts; returns if all hold. */
 void tcp_check_invariants(const brisk_sock *c);
 /* Checks the connection and the listener a 4-tuple names now, if they exist (the caller's may be freed). */
-void tcp_check_tuple(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
+void tcp_check_tuple(struct brisk_net *net, const struct brisk_tuple *id);
 /* Hooks after each segment and timer callback: compiled in only with BRISK_INVARIANTS (debug, sanitizer). */
 #ifdef BRISK_INVARIANTS
-#define TCP_CHECK_TUPLE(net, la, lp, ra, rp) tcp_check_tuple(net, la, lp, ra, rp)
+#define TCP_CHECK_TUPLE(net, id) tcp_check_tuple(net, id)
 #else
-#define TCP_CHECK_TUPLE(net, la, lp, ra, rp) ((void)0)
+#define TCP_CHECK_TUPLE(net, id) ((void)0)
 #endif
 
 /* RFC 9293 §3.10.7.4 "first": whether a segment [seq, seq + seglen) is (partly) inside the receive window

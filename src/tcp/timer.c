@@ -62,8 +62,7 @@ static void checked_fired(struct brisk_timer *t, void *arg, uint64_t now)
 {
     brisk_sock *c = arg;
     struct brisk_net *net = c->net;
-    uint32_t laddr = c->id.laddr, raddr = c->id.raddr;
-    uint16_t lport = c->id.lport, rport = c->id.rport;
+    struct brisk_tuple id = c->id;
     if (t == &c->timer.rtx)
         rtx_fired(t, arg, now);
     else if (t == &c->timer.delack)
@@ -74,7 +73,7 @@ static void checked_fired(struct brisk_timer *t, void *arg, uint64_t now)
         tcp_cork_fired(t, arg, now);
     else
         tcp_pace_fired(t, arg, now);
-    tcp_check_tuple(net, laddr, lport, raddr, rport);
+    tcp_check_tuple(net, &id);
 }
 #endif
 

@@ -24,8 +24,8 @@ enum tcp_misc_kind {
     TCP_MISC_FINWAIT2,  /* orphaned FIN-WAIT-2 timeout */
 };
 
-/* The deadlines and the two timers an ACK checks (their expiry and armed words, in line 17) first; the
- * other three timers begin the cold lines 18-22. */
+/* The deadlines and the two timers an ACK checks (their expiry and armed words, in line 18) first; the
+ * other three timers begin the cold lines 19-23. */
 struct tcp_timers {
     uint64_t rtx_deadline;     /* when the retransmit timer should fire; the wheel entry may be earlier
                                   (lazy: it is only moved when the deadline moves earlier) */

@@ -95,33 +95,32 @@ static struct tcp_tw *tw_alloc(struct tcp_tw_table *tt)
     return tw;
 }
 
-static struct tcp_tw **bucket_of(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr,
-                                 uint16_t rport)
+static struct tcp_tw **bucket_of(struct brisk_net *net, const struct brisk_tuple *id)
 {
     struct brisk_tcp *t = tcp_of(net);
-    uint64_t h = tcp_tuple_hash(t, laddr, lport, raddr, rport);
+    uint64_t h = tcp_tuple_hash(t, id);
     return &t->tw.buckets[h & (t->tw.nbuckets - 1)];
 }
 
-struct tcp_tw *tcp_tw_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr,
-                             uint16_t rport)
+struct tcp_tw *tcp_tw_lookup(struct brisk_net *net, const struct brisk_tuple *id)
 {
     if (tcp_of(net)->tw.count == 0)
         return NULL; /* most stacks, most of the time: no hash to compute */
-    for (struct tcp_tw *tw = *bucket_of(net, laddr, lport, raddr, rport); tw; tw = tw->hnext)
-        if (tw->lport == lport && tw->rport == rport && tw->laddr == laddr && tw->raddr == raddr)
+    for (struct tcp_tw *tw = *bucket_of(net, id); tw; tw = tw->hnext)
+        if (tw->id.lport == id->lport && tw->id.rport == id->rport && brisk_addr_same(&tw->id.laddr, &id->laddr) &&
+            brisk_addr_same(&tw->id.raddr, &id->raddr))
             return tw;
     return NULL;
 }
 
-int tcp_tw_port_in_use(struct brisk_net *net, uint32_t laddr, uint16_t lport)
+int tcp_tw_port_in_use(struct brisk_net *net, const struct brisk_addr *laddr, uint16_t lport)
 {
     struct tcp_tw_table *tt = &tcp_of(net)->tw;
     if (tt->count == 0)
         return 0;
     for (uint32_t i = 0; i < tt->nbuckets; i++)
         for (const struct tcp_tw *tw = tt->buckets[i]; tw; tw = tw->hnext)
-            if (tw->lport == lport && (laddr == 0 || tw->laddr == laddr))
+            if (tw->id.lport == lport && tcp_laddr_overlap(&tw->id.laddr, laddr))
                 return 1;
     return 0;
 }
@@ -144,12 +143,12 @@ static void tw_free(struct tcp_tw *tw)
 {
     struct brisk_net *net = tw->net;
     struct brisk_tcp *t = tcp_of(net);
-    struct tcp_tw **pp = bucket_of(net, tw->laddr, tw->lport, tw->raddr, tw->rport);
+    struct tcp_tw **pp = bucket_of(net, &tw->id);
     while (*pp && *pp != tw)
         pp = &(*pp)->hnext;
     if (*pp)
         *pp = tw->hnext;
-    t->port_refs[tw->lport % TCP_PORT_BUCKETS]--;
+    t->port_refs[tw->id.lport % TCP_PORT_BUCKETS]--;
     refused_unlink(net, tw);
     t->tw.count--;
     t->tw_count--;
@@ -178,8 +177,8 @@ static void tw_send_ack(struct tcp_tw *tw, uint64_t now)
 {
     struct brisk_net *net = tw->net;
     struct brisk_tcp_repr h = {
-        .sport = tw->lport,
-        .dport = tw->rport,
+        .sport = tw->id.lport,
+        .dport = tw->id.rport,
         .seq = tw->snd_max,
         .ack = tw->rcv_nxt,
         .flags = BRISK_TCP_ACK,
@@ -192,22 +191,23 @@ static void tw_send_ack(struct tcp_tw *tw, uint64_t now)
     }
     size_t hlen = BRISK_TCP_HLEN + brisk_tcp_opts_len(&h.opts);
     int rc = BRISK_ERR_NOBUFS;
-    brisk_pkt *pkt = brisk_pkt_alloc(&net->pool, (uint32_t)(hlen + BRISK_IPV4_HLEN + BRISK_ETH_HLEN));
+    struct brisk_route rt = {.dev = tw->dev, .nexthop = tw->nexthop, .src = tw->id.laddr};
+    brisk_pkt *pkt = brisk_pkt_alloc(&net->pool, (uint32_t)(hlen + brisk_route_l3_hlen(&rt) + BRISK_ETH_HLEN));
     if (!pkt) {
         net->c.IpOutDiscards++;
         net->tx_wake_wanted = 1;
     } else {
         uint8_t *b = brisk_pkt_put(pkt, (uint32_t)hlen);
         brisk_tcp_emit(b, &h);
-        if (tw->rt.dev->cfg.caps & BRISK_NETDEV_CAP_CSUM) {
-            brisk_tcp_csum_fill_partial(b, hlen, tw->rt.src, tw->raddr);
+        if (rt.dev->cfg.caps & BRISK_NETDEV_CAP_CSUM) {
+            tcp_csum_fill(b, hlen, &rt.src, &tw->id.raddr, 1);
             pkt->flags |= BRISK_PKT_CSUM_PARTIAL;
             pkt->csum_start = 0;
             pkt->csum_offset = BRISK_TCP_CSUM_OFF;
         } else {
-            brisk_tcp_csum_fill(b, hlen, tw->rt.src, tw->raddr);
+            tcp_csum_fill(b, hlen, &rt.src, &tw->id.raddr, 0);
         }
-        rc = brisk_ip_output(net, &tw->rt, tw->raddr, BRISK_IP_PROTO_TCP, tw->tos, pkt, now);
+        rc = brisk_route_output(net, &rt, &tw->id.raddr, BRISK_IP_PROTO_TCP, tw->tos, pkt, now);
     }
     if (rc == BRISK_ERR_BUSY || rc == BRISK_ERR_NOBUFS) {
         /* Not sent: owed, and resent on the device's next wake, as the socket's was (tcp_block). */
@@ -231,7 +231,7 @@ void tcp_tw_run_refused(struct brisk_net *net, uint64_t now)
         list = tw->bnext;
         tw->bnext = NULL;
         tw->refused = 0;
-        if (tw->rt.dev && brisk_netdev_stopped(tw->rt.dev)) {
+        if (tw->dev && brisk_netdev_stopped(tw->dev)) {
             tw->refused = 1;
             tw->bnext = tcp_of(net)->tw.refused;
             tcp_of(net)->tw.refused = tw;
@@ -392,11 +392,9 @@ int tcp_tw_settle(brisk_sock *c, uint64_t now)
         return 0;
     }
     tw->net = net;
-    tw->rt = c->rt;
-    tw->laddr = c->id.laddr;
-    tw->lport = c->id.lport;
-    tw->raddr = c->id.raddr;
-    tw->rport = c->id.rport;
+    tw->dev = c->rt.dev;
+    tw->nexthop = c->rt.nexthop;
+    tw->id = c->id;
     tw->snd_max = c->snd.max;
     tw->rcv_nxt = c->rcv.nxt;
     tw->rcv_adv = c->rcv.adv;
@@ -415,11 +413,11 @@ int tcp_tw_settle(brisk_sock *c, uint64_t now)
     c->timer.misc_kind = TCP_MISC_NONE;
 
     /* The record takes the socket's place: table, port, TIME-WAIT bucket, socket count. */
-    struct tcp_tw **b = bucket_of(net, tw->laddr, tw->lport, tw->raddr, tw->rport);
+    struct tcp_tw **b = bucket_of(net, &tw->id);
     tw->hnext = *b;
     *b = tw;
     t->tw.count++;
-    t->port_refs[tw->lport % TCP_PORT_BUCKETS]++;
+    t->port_refs[tw->id.lport % TCP_PORT_BUCKETS]++;
     t->nsocks++;
     tcp_set_state(c, BRISK_TCP_CLOSED, now); /* tw_count moves to the record */
     t->tw_count++;

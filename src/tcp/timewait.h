@@ -23,11 +23,11 @@ struct tcp_tw {
     struct tcp_tw *bnext;     /* the list of records whose ACK the device refused */
     struct brisk_net *net;    /* the timer callback's way back */
     struct brisk_timer timer; /* the 2 MSL expiry, moved here from the socket's misc timer */
-    struct brisk_route rt;    /* the socket's route: its ACKs leave as the socket's did */
+    brisk_netdev *dev;        /* the socket's route (its source is id.laddr): its ACKs leave as the socket's did */
+    struct brisk_addr nexthop;
     uint64_t ts_recent_age;   /* when TS.Recent was set (PAWS' 24-day validity, RFC 7323 §5.5) */
     uint64_t oow_ack_at;      /* last rate-limited answer to an invalid segment (tcp_invalid_ratelimit) */
-    uint32_t laddr, raddr;
-    uint16_t lport, rport;
+    struct brisk_tuple id;    /* the socket's 4-tuple */
     uint32_t snd_max;      /* the sequence number of our ACKs */
     uint32_t rcv_nxt;      /* past the peer's FIN */
     uint32_t rcv_adv;      /* the right edge we advertised (RFC 9293's window test) */
@@ -68,13 +68,12 @@ void tcp_tw_destroy(struct brisk_tcp *t);
  * still matter (see timewait.c); returns 1 if it did (c is gone), 0 if c stays whole. */
 int tcp_tw_settle(struct brisk_sock *c, uint64_t now);
 /* The record for a tuple, or NULL. */
-struct tcp_tw *tcp_tw_lookup(struct brisk_net *net, uint32_t laddr, uint16_t lport, uint32_t raddr,
-                             uint16_t rport);
+struct tcp_tw *tcp_tw_lookup(struct brisk_net *net, const struct brisk_tuple *id);
 /* A segment for a record's tuple: answered as the TIME-WAIT socket would have. */
 void tcp_tw_input(struct tcp_tw *tw, const struct brisk_tcp_repr *seg, uint64_t now);
 /* Resends the ACKs the device refused (from brisk_tcp_run_blocked). */
 void tcp_tw_run_refused(struct brisk_net *net, uint64_t now);
-/* Whether a record holds local port lport (on laddr, or any address for 0). */
-int tcp_tw_port_in_use(struct brisk_net *net, uint32_t laddr, uint16_t lport);
+/* Whether a record holds local port lport on an address overlapping laddr (tcp_laddr_overlap). */
+int tcp_tw_port_in_use(struct brisk_net *net, const struct brisk_addr *laddr, uint16_t lport);
 
 #endif

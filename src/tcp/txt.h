@@ -16,7 +16,7 @@
  * kept as a 48-bit offset from `base` (tcp_txt_push / tcp_txt_at), as three adjacent 16-bit words (split
  * low / high arrays put one time in two cache lines): exact, since records that would span more than
  * 2^48 ns (78 hours, beyond any RTT sample rtt.h accepts) are not kept. An ACK reads one end[] and one
- * at[] record; the scalars after the arrays are hot (line 29). */
+ * at[] record; the scalars after the arrays are hot (line 30). */
 struct tcp_txt {
     uint32_t end[TCP_TX_TIMES];   /* sequence number after the segment */
     uint16_t at[TCP_TX_TIMES][3]; /* when it was sent: the offset from base, low 16-bit word first */

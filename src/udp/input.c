@@ -153,7 +153,7 @@ static void udp_icmp_error(void *ctx, uint8_t type, uint8_t code, uint32_t info,
         struct brisk_route rt;
         if (brisk_ip_route(net, quoted->dst, &rt) == BRISK_OK) {
             int below_min;
-            brisk_pmtu_update(net, quoted->dst, info, rt.dev->cfg.mtu, &below_min, now);
+            brisk_pmtu_update(net, &(struct brisk_addr){.family = BRISK_AF_INET, .u.v4 = quoted->dst}, info, rt.dev->cfg.mtu, &below_min, now);
         }
         return;
     }

@@ -67,8 +67,8 @@ int64_t brisk_udp_sendto(brisk_udp *u, const void *buf, size_t len, const struct
         return BRISK_ERR_NOROUTE;
     }
     if (u->laddr)
-        rt.src = u->laddr;
-    uint32_t mtu = brisk_pmtu_get(net, daddr, rt.dev->cfg.mtu, now);
+        rt.src.u.v4 = u->laddr;
+    uint32_t mtu = brisk_pmtu_get(net, &(struct brisk_addr){.family = BRISK_AF_INET, .u.v4 = daddr}, rt.dev->cfg.mtu, now);
     if (BRISK_IPV4_HLEN + BRISK_UDP_HLEN + len > mtu)
         return BRISK_ERR_MSGSIZE;
     if (!u->bound) {
@@ -87,7 +87,7 @@ int64_t brisk_udp_sendto(brisk_udp *u, const void *buf, size_t len, const struct
     brisk_udp_emit(d, &r);
     if (len)
         memcpy(d + BRISK_UDP_HLEN, buf, len);
-    brisk_udp_csum_fill(d, n, rt.src, daddr);
+    brisk_udp_csum_fill(d, n, rt.src.u.v4, daddr);
     int rc = brisk_ip_output(net, &rt, daddr, BRISK_IP_PROTO_UDP, u->tos, pkt, now);
     if (rc == BRISK_ERR_BUSY)
         return refused(u);

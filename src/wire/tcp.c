@@ -119,14 +119,21 @@ stop:
     o->bad++;
 }
 
-/* The TCP pseudo-header sum; len fits 16 bits (checked or guaranteed by the caller). */
+/* The TCP pseudo-header sums (RFC 9293 §3.1, RFC 8200 §8.1); len fits 16 bits (checked or guaranteed by the
+ * caller). */
 static uint32_t pseudo(uint32_t src, uint32_t dst, size_t len)
 {
     return brisk_csum_pseudo(src, dst, BRISK_IP_PROTO_TCP, (uint16_t)len);
 }
 
-int brisk_tcp_parse(const uint8_t *b, size_t len, uint32_t src, uint32_t dst, int verify_csum,
-                    struct brisk_tcp_repr *r)
+static uint32_t pseudo6(const uint8_t src[16], const uint8_t dst[16], size_t len)
+{
+    return brisk_csum_pseudo6(src, dst, BRISK_IP_PROTO_TCP, (uint32_t)len);
+}
+
+/* Either family's parse, given the pseudo-header sum's inputs (`src6` / `dst6` NULL: IPv4). */
+static int parse(const uint8_t *b, size_t len, uint32_t src, uint32_t dst, const uint8_t *src6,
+                 const uint8_t *dst6, int verify_csum, struct brisk_tcp_repr *r)
 {
     if (len < BRISK_TCP_HLEN)
         return BRISK_WIRE_TRUNCATED;
@@ -135,7 +142,8 @@ int brisk_tcp_parse(const uint8_t *b, size_t len, uint32_t src, uint32_t dst, in
         return BRISK_WIRE_BAD_HDRLEN;
     if (hlen > len)
         return BRISK_WIRE_TRUNCATED;
-    if (verify_csum && brisk_csum_fold(brisk_csum_add(pseudo(src, dst, len), b, len)) != 0)
+    if (verify_csum &&
+        brisk_csum_fold(brisk_csum_add(src6 ? pseudo6(src6, dst6, len) : pseudo(src, dst, len), b, len)) != 0)
         return BRISK_WIRE_BAD_CSUM;
 
     struct brisk_tcp_opts opts;
@@ -153,6 +161,18 @@ int brisk_tcp_parse(const uint8_t *b, size_t len, uint32_t src, uint32_t dst, in
     r->payload = b + hlen;
     r->payload_len = len - hlen;
     return (int)hlen;
+}
+
+int brisk_tcp_parse(const uint8_t *b, size_t len, uint32_t src, uint32_t dst, int verify_csum,
+                    struct brisk_tcp_repr *r)
+{
+    return parse(b, len, src, dst, NULL, NULL, verify_csum, r);
+}
+
+int brisk_tcp_parse6(const uint8_t *b, size_t len, const uint8_t src[16], const uint8_t dst[16],
+                     int verify_csum, struct brisk_tcp_repr *r)
+{
+    return parse(b, len, 0, 0, src, dst, verify_csum, r);
 }
 
 unsigned brisk_tcp_sack_fit(const struct brisk_tcp_opts *o)
@@ -264,18 +284,32 @@ size_t brisk_tcp_emit(uint8_t *restrict b, const struct brisk_tcp_repr *restrict
     return hlen;
 }
 
+static void fill(uint8_t *seg, size_t seg_len, uint32_t ph)
+{
+    brisk_put16(seg + BRISK_TCP_CSUM_OFF, 0);
+    brisk_put16(seg + BRISK_TCP_CSUM_OFF, brisk_csum_fold(brisk_csum_add(ph, seg, seg_len)));
+}
+
 void brisk_tcp_csum_fill(uint8_t *seg, size_t seg_len, uint32_t src, uint32_t dst)
 {
-    if (seg_len < BRISK_TCP_HLEN || seg_len > UINT16_MAX)
-        return;
-    brisk_put16(seg + BRISK_TCP_CSUM_OFF, 0);
-    uint32_t sum = brisk_csum_add(pseudo(src, dst, seg_len), seg, seg_len);
-    brisk_put16(seg + BRISK_TCP_CSUM_OFF, brisk_csum_fold(sum));
+    if (seg_len >= BRISK_TCP_HLEN && seg_len <= UINT16_MAX)
+        fill(seg, seg_len, pseudo(src, dst, seg_len));
+}
+
+void brisk_tcp_csum_fill6(uint8_t *seg, size_t seg_len, const uint8_t src[16], const uint8_t dst[16])
+{
+    if (seg_len >= BRISK_TCP_HLEN && seg_len <= UINT16_MAX)
+        fill(seg, seg_len, pseudo6(src, dst, seg_len));
 }
 
 void brisk_tcp_csum_fill_partial(uint8_t *seg, size_t seg_len, uint32_t src, uint32_t dst)
 {
-    if (seg_len < BRISK_TCP_HLEN || seg_len > UINT16_MAX)
-        return;
-    brisk_put16(seg + BRISK_TCP_CSUM_OFF, (uint16_t)~brisk_csum_fold(pseudo(src, dst, seg_len)));
+    if (seg_len >= BRISK_TCP_HLEN && seg_len <= UINT16_MAX)
+        brisk_put16(seg + BRISK_TCP_CSUM_OFF, (uint16_t)~brisk_csum_fold(pseudo(src, dst, seg_len)));
+}
+
+void brisk_tcp_csum_fill_partial6(uint8_t *seg, size_t seg_len, const uint8_t src[16], const uint8_t dst[16])
+{
+    if (seg_len >= BRISK_TCP_HLEN && seg_len <= UINT16_MAX)
+        brisk_put16(seg + BRISK_TCP_CSUM_OFF, (uint16_t)~brisk_csum_fold(pseudo6(src, dst, seg_len)));
 }

@@ -82,6 +82,9 @@ struct brisk_tcp_repr {
  * unknown kinds are skipped by their length. */
 int brisk_tcp_parse(const uint8_t *b, size_t len, uint32_t src, uint32_t dst, int verify_csum,
                     struct brisk_tcp_repr *r);
+/* The same for a segment carried by IPv6: the checksum covers RFC 8200 §8.1's pseudo-header. */
+int brisk_tcp_parse6(const uint8_t *b, size_t len, const uint8_t src[16], const uint8_t dst[16],
+                     int verify_csum, struct brisk_tcp_repr *r);
 
 /* The bytes brisk_tcp_emit writes for these options (a multiple of 4, at most 40). */
 size_t brisk_tcp_opts_len(const struct brisk_tcp_opts *o);
@@ -98,6 +101,7 @@ size_t brisk_tcp_emit(uint8_t *restrict b, const struct brisk_tcp_repr *restrict
 
 /* Stores the full checksum of the segment seg[0, seg_len) (header + payload) sent from src to dst. */
 void brisk_tcp_csum_fill(uint8_t *seg, size_t seg_len, uint32_t src, uint32_t dst);
+void brisk_tcp_csum_fill6(uint8_t *seg, size_t seg_len, const uint8_t src[16], const uint8_t dst[16]);
 
 /* Stores the CHECKSUM_PARTIAL seed (Linux convention): the pseudo-header sum of (src, dst, TCP, seg_len),
  * folded to 16 bits but NOT complemented, i.e. ~brisk_csum_fold(brisk_csum_pseudo(...)). A device then sums
@@ -105,6 +109,7 @@ void brisk_tcp_csum_fill(uint8_t *seg, size_t seg_len, uint32_t src, uint32_t ds
  * brisk_csum_complete_partial(frame, len, tcp_offset, BRISK_TCP_CSUM_OFF) gives exactly the bytes
  * brisk_tcp_csum_fill would have written. */
 void brisk_tcp_csum_fill_partial(uint8_t *seg, size_t seg_len, uint32_t src, uint32_t dst);
+void brisk_tcp_csum_fill_partial6(uint8_t *seg, size_t seg_len, const uint8_t src[16], const uint8_t dst[16]);
 
 /* Sequence-number comparisons modulo 2^32 (RFC 9293 §3.4): a is "less than" b when the signed 32-bit
  * difference a - b is negative, i.e. b is less than 2^31 ahead of a. */

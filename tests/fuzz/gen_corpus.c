@@ -316,7 +316,7 @@ static void g_seg_at(struct gseq *g, uint16_t delay_ms, uint8_t flags, size_t pl
     if (flags & BRISK_TCP_RST)
         t.opts.ts_ok = 0;
     if (g->buf[0] & FH_REL_SEQ) {
-        brisk_sock *c = tcp_conn_lookup(&g->h.st->net, FH_LOCAL_IP, g->lport, FH_PEER_IP, g->pport);
+        brisk_sock *c = tcp_conn_lookup(&g->h.st->net, TCP_TUPLE4(FH_LOCAL_IP, g->lport, FH_PEER_IP, g->pport));
         if (c) {
             t.seq -= c->rcv.nxt;
             t.ack -= c->snd.una;

@@ -183,7 +183,7 @@ static void relative(const struct fh *h, uint8_t *b, size_t len)
     if (ip[9] != BRISK_IP_PROTO_TCP || ihl < BRISK_IPV4_HLEN || BRISK_ETH_HLEN + ihl + BRISK_TCP_HLEN > len)
         return;
     uint8_t *t = ip + ihl;
-    brisk_sock *c = tcp_conn_lookup(&h->st->net, FH_LOCAL_IP, brisk_get16(t + 2), FH_PEER_IP, brisk_get16(t));
+    brisk_sock *c = tcp_conn_lookup(&h->st->net, TCP_TUPLE4(FH_LOCAL_IP, brisk_get16(t + 2), FH_PEER_IP, brisk_get16(t)));
     if (!c)
         return;
     brisk_put32(t + 4, brisk_get32(t + 4) + c->rcv.nxt);
@@ -542,7 +542,7 @@ void fh_check(struct fh *h)
     brisk_stack_get_counters(st, &c);
     if (c.UdpInDatagrams + c.UdpNoPorts + c.UdpInErrors > c.IpInDelivers)
         fh_fail("more UDP datagrams counted than IP delivered");
-    if (c.IpInDelivers > c.IpInReceives || c.IpInReceives > c.EthInFrames || c.TcpInSegs > c.IpInDelivers)
+    if (c.IpInDelivers > c.IpInReceives || c.IpInReceives > c.EthInFrames || c.TcpInSegs > c.IpInDelivers + c.Ip6InDelivers)
         fh_fail("input counters out of order");
     if (c.TcpPassiveOpens > c.TcpInSegs)
         fh_fail("more passive opens than segments");

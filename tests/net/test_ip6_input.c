@@ -152,8 +152,8 @@ static void test_unknown_next_header(void **state)
 {
     (void)state;
     struct env *e = env_new(NULL);
-    uint8_t seg[20] = {0x04, 0x00, 0x00, 0x50}; /* a TCP header's start: TCP has no IPv6 handler yet */
-    send6(e, us_ll, BRISK_IP_PROTO_TCP, seg, sizeof seg);
+    uint8_t seg[20] = {0x04, 0x00, 0x00, 0x50}; /* an SCTP header's start: nobody registered SCTP */
+    send6(e, us_ll, 132, seg, sizeof seg);
     assert_int_equal(e->f.ntx, 1);
     struct brisk_ipv6_repr ip;
     struct brisk_icmp6_repr r;
@@ -171,7 +171,7 @@ static void test_unknown_next_header(void **state)
     assert_int_equal(r.code, BRISK_IPV6_PP_NEXTHDR);
     assert_int_equal(r.pointer, 40);
     /* To a multicast group: counted, never answered. */
-    send6(e, all_nodes, BRISK_IP_PROTO_TCP, seg, sizeof seg);
+    send6(e, all_nodes, 132, seg, sizeof seg);
     assert_int_equal(e->f.ntx, 2);
     struct brisk_counters c = counters(e);
     assert_int_equal(c.Ip6InUnknownProtos, 3);

@@ -68,7 +68,7 @@ static brisk_sock *victim(brisk_stack *st)
     struct brisk_tcp *t = st->tcp;
     for (uint32_t i = 0; i < t->nconns_buckets; i++)
         for (brisk_sock *c = t->conns[i]; c; c = c->hnext)
-            if (c->id.lport == 5001 && c->id.raddr == A_IP && c->state >= BRISK_TCP_ESTABLISHED &&
+            if (c->id.lport == 5001 && c->id.raddr.u.v4 == A_IP && c->state >= BRISK_TCP_ESTABLISHED &&
                 !c->rcv.fin)
                 return c;
     return NULL;

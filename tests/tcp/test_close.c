@@ -55,13 +55,13 @@ static void finish(struct fix *f)
 /* The connection (orphaned or not) by its 4-tuple, NULL once freed. */
 static brisk_sock *lookup(struct fix *f)
 {
-    return tcp_conn_lookup(&f->t.st->net, TF_LOCAL_IP, 80, TF_PEER_IP, 40000);
+    return tcp_conn_lookup(&f->t.st->net, TCP_TUPLE4(TF_LOCAL_IP, 80, TF_PEER_IP, 40000));
 }
 
 static int state_of(struct fix *f)
 {
     brisk_sock *s = lookup(f);
-    if (!s && tcp_tw_lookup(&f->t.st->net, TF_LOCAL_IP, 80, TF_PEER_IP, 40000))
+    if (!s && tcp_tw_lookup(&f->t.st->net, TCP_TUPLE4(TF_LOCAL_IP, 80, TF_PEER_IP, 40000)))
         return BRISK_TCP_TIME_WAIT; /* an orphan's TIME-WAIT goes on as a record (timewait.c) */
     return s ? s->state : -1;
 }

@@ -357,7 +357,7 @@ static void test_time_wait_ignores(void **state)
  * hard error drops it, the soft one leaves the SYN-ACK's retransmission going. */
 static int child_alive(struct tf *t)
 {
-    return tcp_conn_lookup(&t->st->net, TF_LOCAL_IP, 80, TF_PEER_IP, 40000) != NULL;
+    return tcp_conn_lookup(&t->st->net, TCP_TUPLE4(TF_LOCAL_IP, 80, TF_PEER_IP, 40000)) != NULL;
 }
 
 static void child_case(const char *profile, uint8_t code, int dropped)

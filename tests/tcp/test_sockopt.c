@@ -68,7 +68,7 @@ static void finish(struct fix *f)
 
 static brisk_sock *lookup(struct fix *f)
 {
-    return tcp_conn_lookup(&f->t.st->net, TF_LOCAL_IP, 80, TF_PEER_IP, 40000);
+    return tcp_conn_lookup(&f->t.st->net, TCP_TUPLE4(TF_LOCAL_IP, 80, TF_PEER_IP, 40000));
 }
 
 /* Runs to `at` and expects the retransmission of the first 100 data bytes then, not before. */

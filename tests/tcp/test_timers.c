@@ -554,7 +554,7 @@ static void test_keepalive_outstanding_and_fin_wait_2(void **state)
     tf_run(&f.t, 3 * TF_SEC + 200 * TF_MS + 60 * TF_SEC);
     while (tf_pending(&f.t))
         assert_int_equal(tf_take(&f.t)->h.seq, f.d + 100); /* at most the probes before the close's timeout */
-    assert_null(tcp_conn_lookup(&f.t.st->net, TF_LOCAL_IP, 80, TF_PEER_IP, 40000));
+    assert_null(tcp_conn_lookup(&f.t.st->net, TCP_TUPLE4(TF_LOCAL_IP, 80, TF_PEER_IP, 40000)));
     finish(&f);
 }
 

@@ -76,7 +76,7 @@ static void end_open(struct end *e, const char *const *sets, int held)
 
 static struct tcp_tw *record(struct end *e)
 {
-    return tcp_tw_lookup(&e->t.st->net, TF_LOCAL_IP, 80, TF_PEER_IP, 40000);
+    return tcp_tw_lookup(&e->t.st->net, TCP_TUPLE4(TF_LOCAL_IP, 80, TF_PEER_IP, 40000));
 }
 
 /* TIME-WAIT in either form. */
@@ -84,7 +84,7 @@ static int in_time_wait(struct end *e)
 {
     if (e->held)
         return tf_info(e->c).state == BRISK_TCP_TIME_WAIT;
-    assert_null(tcp_conn_lookup(&e->t.st->net, TF_LOCAL_IP, 80, TF_PEER_IP, 40000));
+    assert_null(tcp_conn_lookup(&e->t.st->net, TCP_TUPLE4(TF_LOCAL_IP, 80, TF_PEER_IP, 40000)));
     return record(e) != NULL;
 }
 
@@ -392,13 +392,13 @@ static void test_replaces_socket_and_expires(void **state)
     end_open(&e, brisk_sets, 0);
     struct brisk_tcp *t = e.t.st->tcp;
     assert_non_null(record(&e));
-    assert_null(tcp_conn_lookup(&e.t.st->net, TF_LOCAL_IP, 80, TF_PEER_IP, 40000));
+    assert_null(tcp_conn_lookup(&e.t.st->net, TCP_TUPLE4(TF_LOCAL_IP, 80, TF_PEER_IP, 40000)));
     assert_int_equal(t->nsocks, 2); /* the listener and the record */
     assert_int_equal(t->tw_count, 1);
     assert_int_equal(t->tw.count, 1);
-    assert_true(tcp_port_in_use(&e.t.st->net, TF_LOCAL_IP, 80) ||
-                tcp_tw_port_in_use(&e.t.st->net, TF_LOCAL_IP, 80));
-    assert_true(tcp_tw_port_in_use(&e.t.st->net, TF_LOCAL_IP, 80));
+    assert_true(tcp_port_in_use(&e.t.st->net, TCP_ADDR4(TF_LOCAL_IP), 80) ||
+                tcp_tw_port_in_use(&e.t.st->net, TCP_ADDR4(TF_LOCAL_IP), 80));
+    assert_true(tcp_tw_port_in_use(&e.t.st->net, TCP_ADDR4(TF_LOCAL_IP), 80));
     assert_true(TCP_TW_SIZE <= 256);
     assert_true(t->tw.bytes >= TCP_TW_SIZE);
     /* The 2 MSL timer moved where it stood: expiry 10 s after the FIN, to the nanosecond. */
@@ -408,7 +408,7 @@ static void test_replaces_socket_and_expires(void **state)
     assert_null(record(&e));
     assert_int_equal(t->nsocks, 1);
     assert_int_equal(t->tw_count, 0);
-    assert_false(tcp_tw_port_in_use(&e.t.st->net, TF_LOCAL_IP, 80));
+    assert_false(tcp_tw_port_in_use(&e.t.st->net, TCP_ADDR4(TF_LOCAL_IP), 80));
     TF_EXPECT_NONE(&e.t);
     /* The tuple is free again: a SYN opens a new connection, from a reused record slot afterwards. */
     tf_peer_init(&e.p, &e.t, 40000, 80, 500000);

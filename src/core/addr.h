@@ -1,0 +1,50 @@
+/*
+ * addr.h (internal) — struct brisk_addr's fast helpers for the per-packet paths: building one from a
+ * received header's address and comparing two, inline (the public brisk_addr_v4 / brisk_addr_equal in
+ * ipaddr.c are calls, and accept any reserved bytes). Every address the stack stores is built here, so its
+ * reserved bytes and, for IPv4, the unused twelve bytes of the union are zero.
+ */
+#ifndef BRISK_CORE_ADDR_H
+#define BRISK_CORE_ADDR_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "brisk/brisk.h"
+
+static inline struct brisk_addr brisk_addr4(uint32_t v4)
+{
+    struct brisk_addr a = {.family = BRISK_AF_INET};
+    a.u.v4 = v4;
+    return a;
+}
+
+static inline struct brisk_addr brisk_addr6(const uint8_t v6[16])
+{
+    struct brisk_addr a = {.family = BRISK_AF_INET6};
+    memcpy(a.u.v6, v6, 16);
+    return a;
+}
+
+/* Same family and address. */
+static inline int brisk_addr_same(const struct brisk_addr *a, const struct brisk_addr *b)
+{
+    if (a->family != b->family)
+        return 0;
+    if (a->family == BRISK_AF_INET6)
+        return memcmp(a->u.v6, b->u.v6, 16) == 0;
+    return a->family == BRISK_AF_UNSPEC || a->u.v4 == b->u.v4;
+}
+
+/* No address: unset (BRISK_AF_UNSPEC), 0.0.0.0 or ::. */
+static inline int brisk_addr_unset(const struct brisk_addr *a)
+{
+    static const uint8_t zero[16];
+    if (a->family == BRISK_AF_INET)
+        return a->u.v4 == 0;
+    if (a->family == BRISK_AF_INET6)
+        return memcmp(a->u.v6, zero, 16) == 0;
+    return 1;
+}
+
+#endif
