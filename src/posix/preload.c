@@ -79,6 +79,10 @@ static const char *g_ctl_path; /* BRISK_CTL, NULL when unset */
 static pthread_mutex_t g_init = PTHREAD_MUTEX_INITIALIZER;
 static int g_failed;    /* errno of a start that failed (later sockets fail the same way) */
 static brisk_posix *g_fork_p; /* the instance a fork in progress prepared (g_p then) */
+/* Set while this thread starts or stops the stack: the library's own sockets then are the kernel's (the
+ * TAP driver configures the interface through an AF_INET datagram socket, which would otherwise come back
+ * here, to a stack not yet made, under g_init). */
+static __thread int t_inside;
 
 #define say brisk_posix_say
 
@@ -161,7 +165,9 @@ __attribute__((destructor)) static void preload_fini(void)
     if (g_p && !brisk_posix_is_remote(g_p)) { /* a fork's child has no stack to stop */
         brisk_posix *p = g_p;
         g_p = NULL; /* from here every descriptor is the kernel's again */
+        t_inside = 1;
         brisk_posix_free(p);
+        t_inside = 0;
     }
 }
 
@@ -328,7 +334,9 @@ static int start(void)
             rc = g_failed = EINVAL;
         } else {
             char why[200];
+            t_inside = 1;
             brisk_posix *p = brisk_posix_new(&c, why, sizeof(why));
+            t_inside = 0;
             if (!p) {
                 say("brisk: cannot start on TAP %s: %s", g_tapcfg.ifname, why);
                 rc = g_failed = ENODEV;
@@ -353,7 +361,7 @@ EXPORT int socket(int domain, int type, int protocol)
     int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
     int tcp = base == SOCK_STREAM && (protocol == 0 || protocol == IPPROTO_TCP);
     int udp = base == SOCK_DGRAM && (protocol == 0 || protocol == IPPROTO_UDP);
-    if (domain != AF_INET || (!tcp && !udp))
+    if (domain != AF_INET || (!tcp && !udp) || t_inside)
         return REAL(socket)(domain, type, protocol);
     int e = start();
     if (e) {
