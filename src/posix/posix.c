@@ -1,6 +1,6 @@
 /*
- * posix.c — libbrisk_posix (posix.h): blocking and non-blocking BSD socket calls for AF_INET TCP over a
- * brisk stack run by a thread of its own; docs/posix.md describes the model.
+ * posix.c — libbrisk_posix (posix.h): blocking and non-blocking BSD socket calls for AF_INET TCP (and UDP:
+ * the section "UDP" below) over a brisk stack run by a thread of its own; docs/posix.md describes the model.
  *
  * Threads: hand-off by command queue. The stack thread runs brisk_loop_run (loop.h) over the device and
  * one eventfd. An application thread packs a call into a `struct cmd` on its own stack, appends it to a
@@ -3119,7 +3119,8 @@ static uint64_t deadline_of(uint64_t timeo)
     return timeo ? clock_ns() + timeo : 0;
 }
 
-int brisk_posix_socket(brisk_posix *p, int flags)
+/* socket(): type SOCK_STREAM or SOCK_DGRAM (do_socket's c->a). */
+static int make_socket(brisk_posix *p, int type, int flags)
 {
     struct cmd c;
     if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) {
@@ -3128,20 +3129,18 @@ int brisk_posix_socket(brisk_posix *p, int flags)
     }
     cmd_init(&c, do_socket, -1);
     c.flags = flags;
+    c.a = type;
     return (int)call(p, &c);
+}
+
+int brisk_posix_socket(brisk_posix *p, int flags)
+{
+    return make_socket(p, SOCK_STREAM, flags);
 }
 
 int brisk_posix_socket_udp(brisk_posix *p, int flags)
 {
-    struct cmd c;
-    if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) {
-        errno = EINVAL;
-        return -1;
-    }
-    cmd_init(&c, do_socket, -1);
-    c.flags = flags;
-    c.a = SOCK_DGRAM;
-    return (int)call(p, &c);
+    return make_socket(p, SOCK_DGRAM, flags);
 }
 
 int brisk_posix_bind(brisk_posix *p, int fd, const struct sockaddr *sa, socklen_t len)

@@ -210,6 +210,18 @@ static uint64_t ms_now(void)
 
 /* ---- tests -------------------------------------------------------------------------------------------- */
 
+/* SO_RCVTIMEO of ms on fd, idle: a blocking read fails with EAGAIN, not before the time. */
+static void rcvtimeo_expires(brisk_posix *p, int fd, int ms)
+{
+    char b[16];
+    struct timeval tv = {0, ms * 1000};
+    assert_int_equal(brisk_posix_setsockopt(p, fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+    uint64_t t0 = ms_now();
+    assert_int_equal(brisk_posix_recv(p, fd, b, sizeof(b), 0), -1);
+    assert_int_equal(errno, EAGAIN);
+    assert_true(ms_now() - t0 >= (uint64_t)ms);
+}
+
 struct bulk {
     int fd;
     size_t len;
@@ -591,12 +603,7 @@ static void test_errors_and_timeouts(void **state)
 
     int c, s;
     pair(&c, &s);
-    struct timeval tv = {0, 100000};
-    assert_int_equal(brisk_posix_setsockopt(pa, c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
-    uint64_t t0 = ms_now();
-    assert_int_equal(brisk_posix_recv(pa, c, b, sizeof(b), 0), -1);
-    assert_int_equal(errno, EAGAIN);
-    assert_true(ms_now() - t0 >= 100);
+    rcvtimeo_expires(pa, c, 100);
     /* half-close: the side that shut down keeps receiving */
     assert_int_equal(brisk_posix_shutdown(pa, c, SHUT_WR), 0);
     assert_int_equal(brisk_posix_recv(pb, s, b, sizeof(b), 0), 0);
@@ -1053,13 +1060,7 @@ static void test_udp_datagrams(void **state)
     assert_int_equal(brisk_posix_connect(pa, a, &un, sizeof(un)), 0);
     assert_int_equal(brisk_posix_getpeername(pa, a, (struct sockaddr *)&from, &fl), -1);
     assert_int_equal(errno, ENOTCONN);
-    /* SO_RCVTIMEO on the blocking socket: EAGAIN, not before the time */
-    struct timeval tv = {0, 150000};
-    assert_int_equal(brisk_posix_setsockopt(pa, a, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
-    uint64_t t0 = ms_now();
-    assert_int_equal(brisk_posix_recv(pa, a, buf, sizeof(buf), 0), -1);
-    assert_int_equal(errno, EAGAIN);
-    assert_true(ms_now() - t0 >= 140);
+    rcvtimeo_expires(pa, a, 150); /* on the blocking socket */
     /* shutdown of the unconnected socket: ENOTCONN, but reads end (0) and it is readable for good */
     assert_int_equal(brisk_posix_shutdown(pa, a, SHUT_RD), -1);
     assert_int_equal(errno, ENOTCONN);
@@ -1100,18 +1101,19 @@ static void test_udp_refused_options(void **state)
     assert_int_equal(v, IPPROTO_UDP);
     assert_int_equal(brisk_posix_getsockopt(pa, u, SOL_SOCKET, SO_RCVBUF, &v, &vl), 0);
     assert_int_equal(v, 212992);
-    v = 65536;
-    assert_int_equal(brisk_posix_setsockopt(pa, u, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)), 0);
-    assert_int_equal(brisk_posix_getsockopt(pa, u, SOL_SOCKET, SO_RCVBUF, &v, &vl), 0);
-    assert_int_equal(v, 131072); /* doubled, as Linux reads it back */
-    v = 10000;
-    assert_int_equal(brisk_posix_setsockopt(pa, u, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)), 0);
-    assert_int_equal(brisk_posix_getsockopt(pa, u, SOL_SOCKET, SO_SNDBUF, &v, &vl), 0);
-    assert_int_equal(v, 20000);
-    v = 0x10;
-    assert_int_equal(brisk_posix_setsockopt(pa, u, IPPROTO_IP, IP_TOS, &v, sizeof(v)), 0);
-    assert_int_equal(brisk_posix_getsockopt(pa, u, IPPROTO_IP, IP_TOS, &v, &vl), 0);
-    assert_int_equal(v, 0x10);
+    /* set, then read back: (level, name, value set, value read) */
+    static const int rt[][4] = {
+        {SOL_SOCKET, SO_RCVBUF, 65536, 131072}, /* doubled, as Linux reads it back */
+        {SOL_SOCKET, SO_SNDBUF, 10000, 20000},  /* recorded, doubled */
+        {SOL_SOCKET, SO_BROADCAST, 1, 1},
+        {IPPROTO_IP, IP_TOS, 0x10, 0x10},
+    };
+    for (size_t i = 0; i < sizeof(rt) / sizeof(rt[0]); i++) {
+        v = rt[i][2];
+        assert_int_equal(brisk_posix_setsockopt(pa, u, rt[i][0], rt[i][1], &v, sizeof(v)), 0);
+        assert_int_equal(brisk_posix_getsockopt(pa, u, rt[i][0], rt[i][1], &v, &vl), 0);
+        assert_int_equal(v, rt[i][3]);
+    }
     assert_int_equal(brisk_posix_setsockopt(pa, u, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v)), -1);
     assert_int_equal(errno, ENOPROTOOPT);
     assert_int_equal(brisk_posix_getsockopt(pa, u, IPPROTO_TCP, TCP_INFO, buf, &vl), -1);
