@@ -294,6 +294,7 @@ struct brisk_sim_bulk_config {
     uint16_t port;
     uint64_t seed;     /* data stream seed */
     uint64_t start_at; /* virtual time of the connect */
+    struct brisk_addr server_addr; /* the server's address of either family; BRISK_AF_UNSPEC: server_ip */
 };
 struct brisk_sim_bulk_side {
     uint64_t sent, received;     /* payload bytes written / read by this side */
@@ -335,6 +336,7 @@ struct brisk_sim_rr_config {
     uint16_t port;          /* server port (default 5001) */
     int nodelay;            /* TCP_NODELAY on both sides */
     uint64_t start_at;      /* virtual time of the connects */
+    struct brisk_addr server_addr; /* the server's address of either family; BRISK_AF_UNSPEC: server_ip */
 };
 struct brisk_sim_rr_result {
     uint64_t transactions;                       /* completed, all flows */

@@ -2,7 +2,7 @@
  * tap.c — the TAP driver (tap.h): a brisk netdev whose wire is a Linux TAP device, so its peer is the kernel.
  *
  * Opening. /dev/net/tun, TUNSETIFF with IFF_TAP | IFF_NO_PI | IFF_VNET_HDR (every frame is prefixed with a
- * virtio_net_hdr, vnet.c), TUNSETVNETHDRSZ 10, and TUNSETOFFLOAD with TUN_F_CSUM | TUN_F_TSO4 when gso is on
+ * virtio_net_hdr, vnet.c), TUNSETVNETHDRSZ 10, and TUNSETOFFLOAD with TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 when gso is on
  * — the kernel then accepts brisk's TSO super-frames and sends brisk its own (CAP_GSO | CAP_CSUM on the
  * netdev). The interface's MTU is set and the interface brought up in the caller's namespace.
  *
@@ -74,7 +74,7 @@ struct brisk_tap {
     brisk_netdev *dev;
     int fd;
     int hook;
-    int offload;       /* TUN_F_CSUM | TUN_F_TSO4 negotiated */
+    int offload;       /* TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 negotiated */
     unsigned watching; /* BRISK_LOOP_* events watched on fd */
     char ifname[IFNAMSIZ];
     struct brisk_tap_config cfg;
@@ -226,7 +226,7 @@ static int open_tun(brisk_tap *t, char *why, size_t why_len)
         say(why, why_len, "TUNSETVNETHDRSZ: %s", strerror(errno));
         return -1;
     }
-    unsigned long off = t->cfg.gso ? (TUN_F_CSUM | TUN_F_TSO4) : 0;
+    unsigned long off = t->cfg.gso ? (TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6) : 0;
     if (ioctl(t->fd, TUNSETOFFLOAD, off) < 0) {
         say(why, why_len, "TUNSETOFFLOAD: %s", strerror(errno));
         return -1;

@@ -5,7 +5,7 @@
  * Transmit (brisk -> kernel). With TUN_F_CSUM | TUN_F_TSO4 negotiated, brisk hands the kernel what it hands
  * an offloading NIC: a CHECKSUM_PARTIAL packet becomes flags = NEEDS_CSUM with csum_start (from the start of
  * the Ethernet frame) and csum_offset (of the field inside the TCP header), and a TSO super-frame also gets
- * gso_type = TCPV4, gso_size = payload bytes per wire segment and hdr_len = bytes of headers repeated in each
+ * gso_type = TCPV4 (TCPV6 for an IPv6 frame), gso_size = payload bytes per wire segment and hdr_len = bytes of headers repeated in each
  * segment. The kernel then segments (or, delivering locally, does not need to) and completes the checksum.
  * Without offloads the kernel expects finished frames, so a partial checksum is completed here.
  *
@@ -58,7 +58,9 @@ int brisk_vnet_tx_hdr(brisk_pkt *pkt, int offload, uint8_t *hdr)
         size_t hdr_len = (size_t)pkt->csum_start + (size_t)(pkt->data[pkt->csum_start + 12] >> 4) * 4;
         if (hdr_len > len)
             return BRISK_VNET_BAD_GSO;
-        h.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
+        /* The frame's EtherType says which: IPv6 super-frames are TSO6's (TUN_F_TSO6). */
+        int v6 = len >= BRISK_ETH_HLEN && pkt->data[12] == 0x86 && pkt->data[13] == 0xdd;
+        h.gso_type = v6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4;
         h.gso_size = pkt->gso_size;
         h.hdr_len = (uint16_t)hdr_len;
     }

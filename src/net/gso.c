@@ -8,6 +8,8 @@
  * front of each gso_size slice of the payload and fixes what differs per frame:
  *   IPv4: total length, identification (original + i, as NICs do, so every wire frame has its own id),
  *         header checksum;
+ *   IPv6: payload length (no identification, no header checksum; the TCP checksum's pseudo-header is RFC
+ *         8200 §8.1's);
  *   TCP:  sequence number (+ offset of the slice); FIN and PSH belong to the end of the data, so they stay
  *         only on the last frame; CWR acknowledges one ECE once (RFC 3168 §6.1.2), so it stays only on the
  *         first; the urgent pointer is an offset from the sequence number, so it is rebased, and URG cleared
@@ -24,6 +26,7 @@
 #include "wire/csum.h"
 #include "wire/eth.h"
 #include "wire/ipv4.h"
+#include "wire/ipv6.h"
 #include "wire/tcp.h"
 #include "wire/wire.h"
 
@@ -37,39 +40,69 @@ static uint8_t slice_flags(uint8_t flags, size_t i, size_t n)
     return flags;
 }
 
+/* A super-frame's network header: IPv4 (options included) or IPv6 (the fixed header, TCP right behind it:
+ * what brisk's TCP sends, and what a TSO6 device accepts). */
+struct l3 {
+    int v6;
+    size_t hlen;
+    struct brisk_ipv4_repr ip4;
+    struct brisk_ipv6_repr ip6;
+};
+
+/* The pseudo-header sum of one frame's TCP bytes (tcp_len fits 16 bits). */
+static uint32_t l3_pseudo(const struct l3 *l, size_t tcp_len)
+{
+    if (l->v6)
+        return brisk_csum_pseudo6(l->ip6.src, l->ip6.dst, BRISK_IP_PROTO_TCP, (uint32_t)tcp_len);
+    return brisk_csum_pseudo(l->ip4.src, l->ip4.dst, BRISK_IP_PROTO_TCP, (uint16_t)tcp_len);
+}
+
 /* Parses and checks a super-frame (everything but the caller's buffer sizes); *hdrs: its header bytes. */
-static int parse_super(const uint8_t *frame, size_t len, uint16_t gso_size, struct brisk_ipv4_repr *iph,
+static int parse_super(const uint8_t *frame, size_t len, uint16_t gso_size, struct l3 *l,
                        struct brisk_tcp_repr *th, size_t *hdrs)
 {
     struct brisk_eth_repr eth;
     int rc = brisk_eth_parse(frame, len, &eth);
     if (rc < 0)
         return rc;
-    if (eth.type != BRISK_ETH_P_IPV4)
-        return BRISK_ERR_INVAL;
     const uint8_t *ip = frame + BRISK_ETH_HLEN;
-    rc = brisk_ipv4_parse(ip, len - BRISK_ETH_HLEN, iph);
-    if (rc < 0)
-        return rc;
-    if (iph->proto != BRISK_IP_PROTO_TCP || brisk_ipv4_is_fragment(iph))
-        return BRISK_ERR_INVAL;
-    rc = brisk_tcp_parse(ip + iph->hdr_len, iph->total_len - iph->hdr_len, iph->src, iph->dst, 0, th);
+    l->v6 = eth.type == BRISK_ETH_P_IPV6;
+    if (l->v6) {
+        rc = brisk_ipv6_parse(ip, len - BRISK_ETH_HLEN, &l->ip6);
+        if (rc < 0)
+            return rc;
+        if (l->ip6.next_header != BRISK_IP_PROTO_TCP)
+            return BRISK_ERR_INVAL;
+        l->hlen = BRISK_IPV6_HLEN;
+        rc = brisk_tcp_parse6(ip + BRISK_IPV6_HLEN, l->ip6.payload_len, l->ip6.src, l->ip6.dst, 0, th);
+    } else {
+        if (eth.type != BRISK_ETH_P_IPV4)
+            return BRISK_ERR_INVAL;
+        rc = brisk_ipv4_parse(ip, len - BRISK_ETH_HLEN, &l->ip4);
+        if (rc < 0)
+            return rc;
+        if (l->ip4.proto != BRISK_IP_PROTO_TCP || brisk_ipv4_is_fragment(&l->ip4))
+            return BRISK_ERR_INVAL;
+        l->hlen = l->ip4.hdr_len;
+        rc = brisk_tcp_parse(ip + l->ip4.hdr_len, l->ip4.total_len - l->ip4.hdr_len, l->ip4.src, l->ip4.dst, 0,
+                             th);
+    }
     if (rc < 0)
         return rc;
     if (th->opts.bad) /* ours, so a bug upstream: every frame would repeat it */
         return BRISK_WIRE_BAD_OPTION;
     if ((th->flags & (BRISK_TCP_SYN | BRISK_TCP_RST)) && th->payload_len > gso_size)
         return BRISK_ERR_INVAL;
-    *hdrs = BRISK_ETH_HLEN + (size_t)iph->hdr_len + th->hdr_len;
+    *hdrs = BRISK_ETH_HLEN + l->hlen + th->hdr_len;
     return 0;
 }
 
 /* Cuts a parsed, checked super-frame: each frame's headers are built in hdrbuf (room for hdrs bytes). */
-static int cut(const uint8_t *frame, uint16_t gso_size, unsigned flags, const struct brisk_ipv4_repr *iph,
+static int cut(const uint8_t *frame, uint16_t gso_size, unsigned flags, const struct l3 *l,
                const struct brisk_tcp_repr *th, size_t hdrs, uint8_t *hdrbuf, brisk_gso_piece_fn emit,
                void *ctx)
 {
-    size_t ip_hlen = iph->hdr_len;
+    size_t ip_hlen = l->hlen;
     size_t payload = th->payload_len;
 
     size_t nseg = payload == 0 ? 1 : (payload + gso_size - 1) / gso_size;
@@ -77,11 +110,15 @@ static int cut(const uint8_t *frame, uint16_t gso_size, unsigned flags, const st
     uint8_t *stcp = sip + ip_hlen;
     memcpy(hdrbuf, frame, hdrs);
     /* The IPv4 header checksum changes with the total length and the ID only: sum the rest once and add those
-     * per frame (RFC 1624 arithmetic) instead of re-reading the header just written. */
-    brisk_put16(sip + 2, 0);
-    brisk_put16(sip + 4, 0);
-    brisk_put16(sip + 10, 0);
-    uint32_t ip_base = ~(uint32_t)brisk_csum_hdr(sip, ip_hlen) & 0xffffu;
+     * per frame (RFC 1624 arithmetic) instead of re-reading the header just written. IPv6 has no header
+     * checksum and no ID: only its payload length changes. */
+    uint32_t ip_base = 0;
+    if (!l->v6) {
+        brisk_put16(sip + 2, 0);
+        brisk_put16(sip + 4, 0);
+        brisk_put16(sip + 10, 0);
+        ip_base = ~(uint32_t)brisk_csum_hdr(sip, ip_hlen) & 0xffffu;
+    }
     struct brisk_gso_piece pc = {.hdrs = hdrbuf,
                                  .hdr_len = hdrs,
                                  .csum_start = (uint16_t)(BRISK_ETH_HLEN + ip_hlen),
@@ -90,10 +127,14 @@ static int cut(const uint8_t *frame, uint16_t gso_size, unsigned flags, const st
         size_t off = i * gso_size;
         size_t n = payload - off < gso_size ? payload - off : gso_size;
 
-        uint16_t tot = (uint16_t)(ip_hlen + th->hdr_len + n), id = (uint16_t)(iph->id + i);
-        brisk_put16(sip + 2, tot);
-        brisk_put16(sip + 4, id);
-        brisk_put16(sip + 10, brisk_csum_fold(ip_base + tot + id));
+        if (l->v6) {
+            brisk_put16(sip + 4, (uint16_t)(th->hdr_len + n));
+        } else {
+            uint16_t tot = (uint16_t)(ip_hlen + th->hdr_len + n), id = (uint16_t)(l->ip4.id + i);
+            brisk_put16(sip + 2, tot);
+            brisk_put16(sip + 4, id);
+            brisk_put16(sip + 10, brisk_csum_fold(ip_base + tot + id));
+        }
 
         uint8_t fl = slice_flags(th->flags, i, nseg);
         uint16_t urg = th->urg;
@@ -110,7 +151,7 @@ static int cut(const uint8_t *frame, uint16_t gso_size, unsigned flags, const st
         brisk_put16(stcp + 18, urg);
         /* The pseudo-header sum over this frame's TCP length; the full sum adds the header and payload words
          * (the TCP header is a whole number of 32-bit words, so the two pieces sum independently). */
-        uint32_t sum = brisk_csum_pseudo(iph->src, iph->dst, BRISK_IP_PROTO_TCP, (uint16_t)(th->hdr_len + n));
+        uint32_t sum = l3_pseudo(l, th->hdr_len + n);
         brisk_put16(stcp + BRISK_TCP_CSUM_OFF, 0);
         if (flags & BRISK_GSO_CSUM_PARTIAL) {
             brisk_put16(stcp + BRISK_TCP_CSUM_OFF, (uint16_t)~brisk_csum_fold(sum));
@@ -131,15 +172,15 @@ int brisk_gso_cut(const uint8_t *frame, size_t len, uint16_t gso_size, unsigned 
 {
     if (!frame || !hdrbuf || !emit || gso_size == 0)
         return BRISK_ERR_INVAL;
-    struct brisk_ipv4_repr iph;
+    struct l3 l;
     struct brisk_tcp_repr th;
     size_t hdrs;
-    int rc = parse_super(frame, len, gso_size, &iph, &th, &hdrs);
+    int rc = parse_super(frame, len, gso_size, &l, &th, &hdrs);
     if (rc < 0)
         return rc;
     if (hdrbuf_len < hdrs)
         return BRISK_ERR_INVAL;
-    return cut(frame, gso_size, flags, &iph, &th, hdrs, hdrbuf, emit, ctx);
+    return cut(frame, gso_size, flags, &l, &th, hdrs, hdrbuf, emit, ctx);
 }
 
 /* brisk_gso_segment's adapter: the headers are built at the front of the scratch buffer, each payload slice
@@ -164,15 +205,15 @@ int brisk_gso_segment(const uint8_t *frame, size_t len, uint16_t gso_size, int c
     if (!frame || !scratch || !emit || gso_size == 0)
         return BRISK_ERR_INVAL;
     /* The scratch buffer must take the headers plus one full slice: check before anything is emitted. */
-    struct brisk_ipv4_repr iph;
+    struct l3 l;
     struct brisk_tcp_repr th;
     size_t hdrs;
-    int rc = parse_super(frame, len, gso_size, &iph, &th, &hdrs);
+    int rc = parse_super(frame, len, gso_size, &l, &th, &hdrs);
     if (rc < 0)
         return rc;
     size_t slice = th.payload_len < gso_size ? th.payload_len : gso_size;
     if (scratch_len < hdrs + slice)
         return BRISK_ERR_INVAL;
     struct assemble a = {.scratch = scratch, .emit = emit, .ctx = ctx};
-    return cut(frame, gso_size, 0, &iph, &th, hdrs, scratch, assemble_piece, &a);
+    return cut(frame, gso_size, 0, &l, &th, hdrs, scratch, assemble_piece, &a);
 }

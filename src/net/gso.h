@@ -10,10 +10,11 @@
 /* Receives one wire frame; `frame` is only valid during the call (the next frame reuses the buffer). */
 typedef void (*brisk_gso_emit_fn)(void *ctx, const uint8_t *frame, size_t len);
 
-/* Cuts `frame` — one Ethernet + IPv4 + TCP super-frame whose TCP payload may exceed gso_size — into frames of
- * at most gso_size payload bytes each, builds them one at a time in `scratch` and hands each to `emit`, in
- * order. Each frame carries a copy of the Ethernet, IPv4 (options included) and TCP (options included)
- * headers with: IPv4 total length, id = original id + i and header checksum set; TCP sequence number
+/* Cuts `frame` — one Ethernet + IPv4 (or IPv6) + TCP super-frame whose TCP payload may exceed gso_size — into
+ * frames of at most gso_size payload bytes each, builds them one at a time in `scratch` and hands each to
+ * `emit`, in order. Each frame carries a copy of the Ethernet, IP (IPv4 options included; IPv6's fixed header,
+ * TCP directly behind it) and TCP (options included) headers with: IPv4 total length, id = original id + i
+ * and header checksum set, or IPv6's payload length; TCP sequence number
  * advanced; FIN and PSH only on the last frame, CWR only on the first; the urgent pointer rebased (URG
  * cleared once the urgent data lies behind); and a full TCP checksum. The input's TCP checksum is not read,
  * so it may be complete or a CHECKSUM_PARTIAL seed (`csum_partial` says which; either way the output is the
@@ -22,7 +23,8 @@ typedef void (*brisk_gso_emit_fn)(void *ctx, const uint8_t *frame, size_t len);
  * The input must be well formed: its IPv4 header is parsed with brisk_ipv4_parse (checksum included), its
  * TCP header with brisk_tcp_parse. scratch must not overlap frame. Nothing is emitted unless all checks pass.
  * Returns the number of frames, or a negative BRISK_WIRE_* reason from those parsers, or BRISK_ERR_INVAL
- * (brisk.h): NULL argument, gso_size 0, not IPv4 or not TCP, an IPv4 fragment, a SYN or RST that would need
+ * (brisk.h): NULL argument, gso_size 0, neither IPv4 nor IPv6, not TCP (an IPv6 extension header), an IPv4
+ * fragment, a SYN or RST that would need
  * cutting, or scratch_len shorter than the headers plus min(payload, gso_size). Note BRISK_ERR_INVAL ==
  * BRISK_WIRE_TRUNCATED (-1). */
 int brisk_gso_segment(const uint8_t *frame, size_t len, uint16_t gso_size, int csum_partial, uint8_t *scratch,

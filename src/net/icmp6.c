@@ -11,9 +11,11 @@
  * first 8 data bytes, so a reply gives an RTT without per-request state (as icmp.c); replies go to the
  * callback of brisk_icmp_set_echo_addr_handler.
  *
- * Errors received are counted by type. None is acted on yet: the protocol table's icmp_error takes an IPv4
- * quote, and the only IPv6 transport to hand one to (TCP over IPv6) is the next step — packet too big
- * included (RFC 8201), which TCP's path MTU code will take.
+ * Errors received (§3) are counted by type and handed, with the packet they quote, to the protocol that
+ * sent it (the protocol table's icmp6_error): its transport header is found by walking the quote's
+ * extension headers, and at least 8 of its bytes must be there (ports and TCP's sequence number). Packet too
+ * big (RFC 8201) goes the same way: TCP validates it against the connection before the path MTU is lowered
+ * (RFC 5927 §4.1), as IPv4's fragmentation needed.
  *
  * Errors sent (§2.4): a parameter problem (the only error ip6_input.c raises: bad chains, unrecognised
  * options and next headers). Never about an ICMPv6 error message or a packet whose source does not name a
@@ -94,6 +96,23 @@ static void echo_reply(struct brisk_net *net, brisk_netdev *dev, const struct br
         net->c.Icmp6OutEchoReplies++;
 }
 
+/* An error message: the packet it quotes, to the protocol that sent it (its icmp6_error handler, net.h). */
+static void error_up(struct brisk_net *net, const struct brisk_icmp6_repr *r, uint32_t info, uint64_t now)
+{
+    struct brisk_ipv6_repr q;
+    struct brisk_ipv6_ext x;
+    if (brisk_ipv6_parse_quoted(r->payload, r->payload_len, &q) < 0 ||
+        brisk_ipv6_ext_walk(r->payload, r->payload_len, &q, &x) < 0 || x.discard || x.proto_off > r->payload_len ||
+        r->payload_len - x.proto_off < 8) {
+        net->c.Icmp6InErrors++;
+        return;
+    }
+    const struct brisk_ip_proto *tp = &net->ip_proto[x.proto];
+    if (tp->ops && tp->ops->icmp6_error)
+        tp->ops->icmp6_error(tp->ctx, r->type, r->code, info, &q, r->payload + x.proto_off,
+                             r->payload_len - x.proto_off, now);
+}
+
 void brisk_icmp6_input(struct brisk_net *net, brisk_netdev *dev, const struct brisk_ipv6_repr *ip,
                        const uint8_t *p, size_t len, uint64_t now)
 {
@@ -135,15 +154,19 @@ void brisk_icmp6_input(struct brisk_net *net, brisk_netdev *dev, const struct br
     }
     case BRISK_ICMP6_DEST_UNREACH:
         net->c.Icmp6InDestUnreachs++;
+        error_up(net, &r, 0, now);
         break;
     case BRISK_ICMP6_PKT_TOO_BIG:
         net->c.Icmp6InPktTooBigs++;
+        error_up(net, &r, r.mtu, now);
         break;
     case BRISK_ICMP6_TIME_EXCEEDED:
         net->c.Icmp6InTimeExcds++;
+        error_up(net, &r, 0, now);
         break;
     case BRISK_ICMP6_PARAM_PROB:
         net->c.Icmp6InParmProblems++;
+        error_up(net, &r, r.pointer, now);
         break;
     default: /* §2.4 (b): an unknown informational message is discarded; an unknown error goes up (none) */
         break;

@@ -62,6 +62,11 @@ struct brisk_ip_proto_ops {
      * protocol nobody registered. */
     void (*input6)(void *ctx, const struct brisk_ipv6_repr *ip, const uint8_t *p, size_t len,
                    unsigned rx_flags, uint64_t now);
+    /* An ICMPv6 error (RFC 4443) quoting an IPv6 packet of this protocol: `quoted` its fixed header, `l4` the
+     * first `len` (>= 8) bytes of its upper-layer header (extension headers walked); `info` the MTU of a
+     * packet too big, the pointer of a parameter problem, else 0. NULL: errors are counted and dropped. */
+    void (*icmp6_error)(void *ctx, uint8_t type, uint8_t code, uint32_t info, const struct brisk_ipv6_repr *quoted,
+                        const uint8_t *l4, size_t len, uint64_t now);
 };
 
 /* An input flag the IP layer adds to the device's: the datagram came to a broadcast address or MAC (never

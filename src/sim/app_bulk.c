@@ -46,7 +46,7 @@ struct endpoint {
 struct brisk_sim_bulk {
     brisk_sim_world *w;
     struct brisk_sim_bulk_config c;
-    uint32_t server_ip;
+    struct brisk_addr server;
     brisk_sock *listener;
     struct endpoint cli, srv;
     uint64_t connected_at, first_byte_at, last_byte_at;
@@ -244,7 +244,7 @@ static void start(void *ctx, uint64_t now)
         return;
     }
     brisk_sock_set_callback(b->cli.s, on_event, &b->cli);
-    int rc = brisk_connect(b->cli.s, b->server_ip, b->c.port, now);
+    int rc = brisk_connect_addr(b->cli.s, &b->server, b->c.port, now);
     if (rc != BRISK_ERR_INPROGRESS) {
         b->cli.r.error = rc;
         b->cli.closed = 1;
@@ -268,11 +268,11 @@ brisk_sim_bulk *brisk_sim_bulk_start(brisk_sim_world *w, brisk_sim_host *client,
         b->c.write_size = 65536;
     if (!b->c.read_size)
         b->c.read_size = 65536;
-    b->server_ip = server_ip;
+    b->server = c->server_addr.family != BRISK_AF_UNSPEC ? c->server_addr : brisk_addr_v4(server_ip);
     b->first_byte_at = b->last_byte_at = BRISK_TIME_NONE;
     int err;
     b->listener = brisk_socket(brisk_sim_host_stack(server), &err);
-    if (!b->listener || brisk_bind(b->listener, server_ip, c->port) != BRISK_OK ||
+    if (!b->listener || brisk_bind_addr(b->listener, &b->server, c->port) != BRISK_OK ||
         brisk_listen(b->listener, 16) != BRISK_OK) {
         brisk_sim_bulk_free(b);
         return NULL;

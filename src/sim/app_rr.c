@@ -29,7 +29,7 @@ struct brisk_sim_rr {
     brisk_sim_world *w;
     brisk_sim_host *client, *server;
     struct brisk_sim_rr_config c;
-    uint32_t server_ip;
+    struct brisk_addr server_addr;
     brisk_sock *listener;
     struct rr_flow *flows;
     uint32_t connected, finished;
@@ -168,7 +168,7 @@ static void start(void *ctx, uint64_t now)
         if (r->c.nodelay)
             brisk_setsockopt(f->cs, BRISK_SO_NODELAY, 1, now);
         brisk_sock_set_callback(f->cs, on_client, f);
-        if (brisk_connect(f->cs, r->server_ip, r->c.port, now) != BRISK_ERR_INPROGRESS)
+        if (brisk_connect_addr(f->cs, &r->server_addr, r->c.port, now) != BRISK_ERR_INPROGRESS)
             flow_fail(f);
     }
     brisk_sim_host_kick(r->client);
@@ -186,7 +186,7 @@ brisk_sim_rr *brisk_sim_rr_start(brisk_sim_world *w, brisk_sim_host *client, bri
     r->w = w;
     r->client = client;
     r->server = server;
-    r->server_ip = server_ip;
+    r->server_addr = c->server_addr.family != BRISK_AF_UNSPEC ? c->server_addr : brisk_addr_v4(server_ip);
     r->c = *c;
     if (!r->c.request_size)
         r->c.request_size = 1;
@@ -201,7 +201,7 @@ brisk_sim_rr *brisk_sim_rr_start(brisk_sim_world *w, brisk_sim_host *client, bri
     r->buf = calloc(1, RR_MAX_MSG);
     int err;
     r->listener = brisk_socket(brisk_sim_host_stack(server), &err);
-    if (!r->flows || !r->lat || !r->buf || !r->listener || brisk_bind(r->listener, server_ip, r->c.port) ||
+    if (!r->flows || !r->lat || !r->buf || !r->listener || brisk_bind_addr(r->listener, &r->server_addr, r->c.port) ||
         brisk_listen(r->listener, (int)(r->c.flows < 4096 ? r->c.flows : 4096))) {
         brisk_sim_rr_free(r);
         return NULL;

@@ -696,9 +696,9 @@ static void dsack_note(brisk_sock *c, uint32_t start, uint32_t end, int *set)
 }
 
 /* The Ethernet frame a segment of `len` payload bytes came in, as Linux's receive memory charges it. */
-static uint32_t rwin_frame(const struct brisk_tcp_repr *seg, uint32_t len)
+static uint32_t rwin_frame(const brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t len)
 {
-    return BRISK_ETH_HLEN + BRISK_IPV4_HLEN + seg->hdr_len + len;
+    return BRISK_ETH_HLEN + (uint32_t)brisk_route_l3_hlen(&c->rt) + seg->hdr_len + len;
 }
 
 /* In-order text [seq, seq + len) joined the receive stream: Linux's model charges each frame it came in and
@@ -713,7 +713,7 @@ __attribute__((noinline)) static void rwin_charge(brisk_sock *c, const struct br
         uint32_t k = t.v->len - t.skip;
         if (k > len)
             k = len;
-        tcp_rwin_data(c, seg, seq, k, rwin_frame(seg, t.v->len), first, gap, now);
+        tcp_rwin_data(c, seg, seq, k, rwin_frame(c, seg, t.v->len), first, gap, now);
         first = 0;
         gap = 0;
         seq += k;
@@ -833,7 +833,7 @@ __attribute__((always_inline)) static inline int data_input(brisk_sock *c, const
     }
     net->c.TCPOFOQueue++;
     if (linux_rwin)
-        tcp_rwin_ofo(c, seq, len, rwin_frame(seg, len));
+        tcp_rwin_ofo(c, seq, len, rwin_frame(c, seg, len));
     return tcp_ackcomp_ooo(c, now);
 }
 
@@ -1238,7 +1238,7 @@ static inline int text_input(brisk_sock *c, const struct brisk_tcp_repr *seg,
             c->rcv.fin_pending = 1;
             c->rcv.fin_seq = fin_seq;
             if (!seg->payload_len && tcp_rwin_linux(c))
-                tcp_rwin_data(c, seg, fin_seq, 0, rwin_frame(seg, 0), 0, 0, now); /* a buffer for it */
+                tcp_rwin_data(c, seg, fin_seq, 0, rwin_frame(c, seg, 0), 0, 0, now); /* a buffer for it */
         }
     }
     if (c->rcv.fin_pending && !c->rcv.fin && c->rcv.fin_seq == c->rcv.nxt) {
@@ -1370,4 +1370,5 @@ const struct brisk_ip_proto_ops brisk_tcp_proto = {
     .gro_input = brisk_tcp_input_gro,
     .unicast_only = 1, /* RFC 1122 §4.2.3.10 */
     .input6 = brisk_tcp_input6,
+    .icmp6_error = brisk_tcp_icmp6_error,
 };

@@ -606,7 +606,8 @@ int tcp_rwin_admit(brisk_sock *c, const struct brisk_tcp_repr *seg, uint32_t seq
     if (!linux_rules(c))
         return 1;
     struct tcp_rwin *rw = &c->rw;
-    uint32_t truesize = frame_truesize(BRISK_ETH_HLEN + BRISK_IPV4_HLEN + seg->hdr_len + (uint32_t)seg->payload_len);
+    uint32_t truesize = frame_truesize(BRISK_ETH_HLEN + (uint32_t)brisk_route_l3_hlen(&c->rt) + seg->hdr_len +
+                                        (uint32_t)seg->payload_len);
     int in_order = seq == c->rcv.nxt;
     /* Header prediction (tcp_rcv_established's fast path): in-order data with only ACK (and PSH), the usual
      * header and the window the last segment had, is queued without the memory checks while the memory

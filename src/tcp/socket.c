@@ -174,16 +174,16 @@ int brisk_connect_addr(brisk_sock *s, const struct brisk_addr *addr, uint16_t po
         return s->state == BRISK_TCP_LISTEN ? BRISK_ERR_INVAL : BRISK_ERR_ISCONN;
     struct brisk_net *net = s->net;
     struct brisk_addr dst = addr->family == BRISK_AF_INET ? brisk_addr4(addr->u.v4) : brisk_addr6(addr->u.v6);
-    /* A socket bound to an address of one family reaches only that family; bound to :: (or not at all), either. */
+    /* A socket bound to an address reaches only that address's family; bound to an any address (0.0.0.0
+     * or ::, a port kept) or not at all, either family — a brisk socket has no family of its own. */
     const struct brisk_addr *la = &s->id.laddr;
-    if (la->family != BRISK_AF_UNSPEC && la->family != dst.family &&
-        !(la->family == BRISK_AF_INET6 && brisk_addr_unset(la)))
+    if (!brisk_addr_unset(la) && la->family != dst.family)
         return BRISK_ERR_INVAL;
     now = brisk_net_clock(net, now);
     int rc = brisk_route_lookup(net, &dst, &s->rt);
     if (rc != BRISK_OK)
         return rc == BRISK_ERR_AFNOSUPPORT ? rc : BRISK_ERR_NOROUTE;
-    if (la->family == dst.family && !brisk_addr_unset(la))
+    if (!brisk_addr_unset(la))
         s->rt.src = *la;
     struct brisk_tuple id = {.laddr = s->rt.src, .raddr = dst, .lport = s->id.lport, .rport = port};
     if (!id.lport) {

@@ -557,6 +557,9 @@ uint32_t tcp_ts_now(const brisk_sock *c, uint64_t now);
  * number), then it fails the connection, is kept as its soft error, or is ignored. */
 void brisk_tcp_icmp_error(void *ctx, uint8_t type, uint8_t code, uint32_t info, const struct brisk_ipv4_repr *quoted,
                           const uint8_t *th, size_t len, uint64_t now);
+/* The same for an ICMPv6 error quoting a segment sent over IPv6 (the protocol table's icmp6_error). */
+void brisk_tcp_icmp6_error(void *ctx, uint8_t type, uint8_t code, uint32_t info,
+                           const struct brisk_ipv6_repr *quoted, const uint8_t *th, size_t len, uint64_t now);
 /* The error a timeout reports: the soft error kept since the peer was last heard from, else
  * BRISK_ERR_TIMEDOUT (Linux tcp_write_err). */
 int tcp_timeout_error(const brisk_sock *c);

@@ -68,7 +68,7 @@ const struct tcp_tsq_rule tcp_tsq_rules[BRISK_TSQ_RULES] = {
 void tcp_charge(brisk_sock *c, brisk_pkt *pkt)
 {
     pkt->owner = c;
-    pkt->truesize = pkt->len + BRISK_IPV4_HLEN + BRISK_ETH_HLEN + c->net->s.tcp_buf_overhead;
+    pkt->truesize = pkt->len + (uint32_t)brisk_route_l3_hlen(&c->rt) + BRISK_ETH_HLEN + c->net->s.tcp_buf_overhead;
     c->tsq.wmem += pkt->truesize;
     c->tsq.pkts++;
 }

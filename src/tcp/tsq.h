@@ -53,7 +53,8 @@ int tcp_tsq_over(brisk_sock *c);
 static inline uint64_t tcp_tsq_two_bufs(const brisk_sock *c)
 {
     return 2ull *
-           (c->snd.mss + BRISK_ETH_HLEN + BRISK_IPV4_HLEN + BRISK_TCP_HLEN + c->net->s.tcp_buf_overhead);
+           (c->snd.mss + BRISK_ETH_HLEN + (uint32_t)brisk_route_l3_hlen(&c->rt) + BRISK_TCP_HLEN +
+            c->net->s.tcp_buf_overhead);
 }
 
 /* The transmit function asks before every segment: inline, so that the usual answer costs no call. At or
