@@ -16,8 +16,9 @@
  * Fragments go to reassembly (net/ipfrag.c, the one IPv4 uses, with IPv6's key, ip6frag_high_thresh and
  * ip6frag_time): the packet it completes comes back whole and goes through the walk again — its
  * fragmentable part's extension headers are seen for the first time — then to delivery, with no checksum
- * verdict from the device. A fragment header in a reassembled packet is a second one (a source fragments
- * once, as the walker rules within one packet): Ip6InHdrErrors. An atomic fragment (offset 0, M 0) is a
+ * verdict from the device. A fragment header in a reassembled packet would be a second one (a source
+ * fragments once, as the walker rules within one packet): Ip6InHdrErrors — the walk of the first fragment,
+ * which holds the whole chain, already refused it. An atomic fragment (offset 0, M 0) is a
  * whole packet, delivered at once with no queue (RFC 6946 §4), and counted as Linux counts it (one
  * Ip6ReasmReqds, one Ip6ReasmOKs). The walker's per-fragment verdicts (a length not a multiple of 8, past
  * 65,535 bytes, a first fragment without the whole chain: RFC 8200 §4.5, RFC 7112) are parameter
@@ -76,8 +77,8 @@ static void process(struct brisk_net *net, brisk_netdev *dev, const struct brisk
                                    x.opt_action == BRISK_IPV6_OPT_DISCARD_ICMP, now);
         return;
     }
-    if (x.frag && reassembled) {
-        net->c.Ip6InHdrErrors++; /* fragmented twice */
+    if (x.frag && reassembled) { /* fragmented twice: the first fragment's walk (RFC 7112) meets it first */
+        net->c.Ip6InHdrErrors++;
         return;
     }
     if (x.frag_atomic) {

@@ -53,16 +53,7 @@ static struct env *env_new(const char *const *sets)
     brisk_ipv6_link_local_from_mac(us_ll, e->f.cfg.mac);
     brisk_ipv6_link_local_from_mac(peer_ll, peer_mac);
     e->now = 1 * MS;
-    /* Teach the peer's MAC (a solicitation from it), so answers go straight out. */
-    uint8_t opts[8], msg[64], frame[200], sn[16], mac[6];
-    brisk_nd_opt_lla_emit(opts, BRISK_ND_OPT_SLLA, peer_mac);
-    struct brisk_icmp6_repr r = {.type = BRISK_ICMP6_ND_NS, .payload = opts, .payload_len = 8};
-    memcpy(r.target, us_ll, 16);
-    brisk_ipv6_solicited_node(sn, us_ll);
-    brisk_ipv6_multicast_mac(mac, sn);
-    size_t n = brisk_icmp6_emit(msg, &r, peer_ll, sn);
-    n = fakedev_ipv6_frame(frame, mac, peer_mac, peer_ll, sn, BRISK_IP_PROTO_ICMPV6, 255, msg, n);
-    brisk_stack_input(e->st, e->f.dev, frame, n, e->now);
+    fakedev_ipv6_solicit_from(&e->f, peer_mac, e->now); /* answers then go straight out */
     assert_int_equal(e->f.ntx, 1);
     fakedev_clear(&e->f);
     return e;

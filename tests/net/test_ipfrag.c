@@ -543,16 +543,9 @@ static struct env *env6_new(const char *const *sets)
     struct env *e = env_new(sets);
     brisk_ipv6_link_local_from_mac(us_ll, e->f.cfg.mac);
     brisk_ipv6_link_local_from_mac(peer_ll, peer_mac);
-    uint8_t opts[8], msg[64], frame[200], sn[16], mac[6];
-    brisk_nd_opt_lla_emit(opts, BRISK_ND_OPT_SLLA, peer_mac);
-    struct brisk_icmp6_repr ns = {.type = BRISK_ICMP6_ND_NS, .payload = opts, .payload_len = 8};
-    memcpy(ns.target, us_ll, 16);
-    brisk_ipv6_solicited_node(sn, us_ll);
-    brisk_ipv6_multicast_mac(mac, sn);
-    size_t n = brisk_icmp6_emit(msg, &ns, peer_ll, sn);
-    n = fakedev_ipv6_frame(frame, mac, peer_mac, peer_ll, sn, BRISK_IP_PROTO_ICMPV6, 255, msg, n);
-    brisk_stack_input(e->st, e->f.dev, frame, n, e->now);
-    fakedev_clear(&e->f);
+    fakedev_ipv6_solicit_from(&e->f, peer_mac, e->now);
+    assert_int_equal(e->f.ntx, 1);
+    fakedev_destroy(&e->f, e->now);
     uint8_t data[1000];
     memcpy(data, e->echo + 8, sizeof data);
     struct brisk_icmp6_repr q = {.type = BRISK_ICMP6_ECHO_REQUEST, .id = 0x4242, .seq = 1, .payload = data,
