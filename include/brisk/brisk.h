@@ -93,6 +93,8 @@ struct brisk_settings {
     uint64_t ipfrag_high_thresh;   /* bytes held by IPv4 reassembly (net.ipv4.ipfrag_high_thresh; 0: none) */
     uint64_t ipfrag_time_ns;       /* reassembly timeout from a datagram's first fragment (ipfrag_time) */
     uint32_t ipfrag_evict;         /* full: evict the oldest datagrams (brisk) or drop the fragment (Linux) */
+    uint64_t ip6frag_high_thresh;  /* bytes held by IPv6 reassembly (net.ipv6.ip6frag_high_thresh; 0: none) */
+    uint64_t ip6frag_time_ns;      /* IPv6 reassembly timeout (ip6frag_time); ipfrag_evict serves both */
     uint32_t route_min_pmtu;       /* path MTU discovery: the smallest MTU an ICMP report may set (552) */
     uint64_t route_mtu_expires_ns; /* ... and how long a lowered path MTU is kept (10 min) */
     uint32_t bql;                  /* byte queue limits on devices that support them (BRISK_NETDEV_CAP_BQL) */
@@ -325,8 +327,11 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(Ip6InDiscards, "IPv6 packets dropped: No Next Header, or the ipv6 setting off")                       \
     X(Ip6InDelivers, "IPv6 packets delivered to ICMPv6 or transport")                                        \
     X(Ip6InMcastPkts, "IPv6 multicast packets received (to a group we joined)")                             \
-    X(Ip6ReasmReqds, "IPv6 fragments received (dropped: no IPv6 reassembly yet)")                           \
-    X(Ip6ReasmFails, "IPv6 fragments dropped (no IPv6 reassembly yet)")                                      \
+    X(Ip6ReasmReqds, "IPv6 fragments received for reassembly (atomic fragments included)")                  \
+    X(Ip6ReasmOKs, "IPv6 packets reassembled (atomic fragments included)")                                   \
+    X(Ip6ReasmFails, "IPv6 reassembly failures: packets dropped, fragments refused for memory")             \
+    X(Ip6ReasmTimeout, "IPv6 packets dropped: not reassembled within ip6frag_time")                          \
+    X(Ip6ReasmOverlaps, "IPv6 packets dropped: overlapping fragments (RFC 5722)")                            \
     X(Ip6OutRequests, "IPv6 packets sent")                                                                   \
     X(Ip6OutNoRoutes, "IPv6 packets dropped: no route")                                                      \
     X(Ip6OutDiscards, "IPv6 packets dropped on output: no buffer, larger than the MTU")                      \

@@ -90,6 +90,10 @@ _Static_assert(sizeof(tsq_rule_names) / sizeof(tsq_rule_names[0]) == BRISK_TSQ_R
       "time a datagram may take to reassemble, from its first fragment")                                     \
     X(ipfrag_evict, BOOL, ipfrag_evict, uint32_t, 1, 0, 1,                                                    \
       "reassembly memory full: drop the oldest datagrams to make room (0: drop the fragment, Linux 4.17+)")  \
+    X(ip6frag_high_thresh, SIZE, ip6frag_high_thresh, uint64_t, 4ull << 20, 0, 1ull << 32,                   \
+      "bytes IPv6 reassembly may hold (0: no reassembly, every fragment dropped)")                          \
+    X(ip6frag_time, TIME, ip6frag_time_ns, uint64_t, 60 * SEC, 1 * MS, 3600 * SEC,                           \
+      "time an IPv6 packet may take to reassemble, from its first fragment")                                \
     X(route_min_pmtu, UINT, route_min_pmtu, uint32_t, 552, 68, 65535,                                        \
       "path MTU discovery: an ICMP report of a smaller MTU sets this one (Linux's route/min_pmtu)")           \
     X(route_mtu_expires, TIME, route_mtu_expires_ns, uint64_t, 600 * SEC, 1 * MS, 86400 * SEC,               \

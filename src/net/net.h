@@ -93,6 +93,7 @@ struct brisk_net {
     struct brisk_neigh_table neigh; /* ARP cache */
     struct brisk_gro *gro;          /* receive coalescing's open runs (net/gro.c) */
     struct brisk_ipfrag *ipfrag;    /* IPv4 reassembly (net/ipfrag.c) */
+    struct brisk_ipfrag *ip6frag;   /* IPv6 reassembly (net/ipfrag.c too: its own bound and timeout) */
     struct brisk_pmtu pmtu;         /* path MTUs ICMP taught (net/pmtu.c) */
     uint8_t tx_wake_wanted;         /* a sender was refused (device busy, no buffer): wake it on completion */
     uint8_t tx_wake;                /* a completion came since: the stack's poll runs the refused senders */

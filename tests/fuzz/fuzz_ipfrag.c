@@ -92,10 +92,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fh_input(&h, frame, flen, 0);
 
         fh_check(&h);
-        int rc = brisk_ipfrag_check(&h.st->net);
+        int rc = brisk_ipfrag_check(h.st->net.ipfrag);
         if (rc)
             fh_fail("ipfrag: brisk_ipfrag_check %d after record %u", rc, n);
-        uint64_t mem = brisk_ipfrag_mem(&h.st->net);
+        uint64_t mem = brisk_ipfrag_mem(h.st->net.ipfrag);
         if (mem > high + ((mode & 1) ? 2048 : 0))
             fh_fail("ipfrag: %llu bytes held, bound %llu", (unsigned long long)mem, (unsigned long long)high);
     }

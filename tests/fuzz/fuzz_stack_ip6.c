@@ -7,18 +7,23 @@
  * (big-endian):
  *   mode   bit 0: repair the ICMPv6 checksum of every packet whose chain reaches ICMPv6 (so mutations reach
  *          echo, errors and ND instead of dying at the checksum); bit 1: arp_unres_max 4 and unres_qlen 2,
- *          so the neighbour cache's resolving bounds are hit.
+ *          so the neighbour cache's resolving bounds are hit; bit 2: ip6frag_high_thresh 16 KB and
+ *          ip6frag_time 2 s, so reassembly's bound and timeouts are hit.
  *   delay  milliseconds of virtual time to run first.
  *   kind   0: a packet from the peer whose fixed header is built here (payload the record's bytes, Next Header
  *          nh, hop limit hops); 1: the record's bytes are the whole Ethernet payload (any IPv6 header at
- *          all); 2: the stack sends an echo request to the address sel picks (len bytes of payload).
+ *          all); 2: the stack sends an echo request to the address sel picks (len bytes of payload); 3: a
+ *          fragment from the peer to kind 0's destination — a fragment header with Next Header nh, the
+ *          identification 1 + (hops & 3) (few, so fragments meet), M = hops bit 7, the offset the record's
+ *          first two bytes give (& 0xfff8), then the rest of the record as its data (net/ipfrag.c).
  *   sel    low 3 bits, the destination of kind 0 (ours link-local, ours global, all-nodes, our solicited-node
  *          group, another solicited-node group, a foreign unicast, ff02::2, ::) or of kind 2 (the peer's
  *          link-local, a global on-link neighbour sel>>3 of 32, an off-link address, ...); bits 3-7 vary the
  *          source of kind 0 (the peer, another on-link host, the unspecified address, a multicast one).
  * After every record the harness's invariants hold, every frame the stack sent parses (the harness checks
- * IPv6 and its ICMPv6 checksum too), and the neighbour cache keeps its bounds: entries within gc_thresh3,
- * resolving ones within arp_unres_max, each queue within unres_qlen. At the end everything is freed
+ * IPv6 and its ICMPv6 checksum too), the neighbour cache keeps its bounds — entries within gc_thresh3,
+ * resolving ones within arp_unres_max, each queue within unres_qlen — and so does reassembly: its table's
+ * invariants (brisk_ipfrag_check) and the bytes held within ip6frag_high_thresh. At the end everything is freed
  * (ASan: no leak).
  */
 #include <stdio.h>
@@ -26,6 +31,7 @@
 #include <string.h>
 
 #include "fuzz/harness.h"
+#include "net/ipfrag.h"
 #include "net/ndisc.h"
 #include "stack/stack.h"
 #include "wire/csum.h"
@@ -70,6 +76,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fh_init_with(&h, FH_LISTEN, (mode & 2) ? "arp_unres_max=4" : NULL);
     if ((mode & 2) && brisk_settings_set(&h.st->net.s, "unres_qlen=2") != BRISK_OK)
         fh_fail("settings");
+    if ((mode & 4) && (brisk_settings_set(&h.st->net.s, "ip6frag_high_thresh=16K") != BRISK_OK ||
+                       brisk_settings_set(&h.st->net.s, "ip6frag_time=2s") != BRISK_OK))
+        fh_fail("settings");
     brisk_netdev *dev = h.f.dev;
     const struct brisk_addr global = {.family = BRISK_AF_INET6, .u.v6 = {0x20, 0x01, 0x0d, 0xb8, [15] = 1}};
     if (brisk_netdev_add_addr(dev, &global, 64) != BRISK_OK)
@@ -82,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (unsigned n = 0; n < MAX_RECORDS && off + 8 <= size; n++) {
         const uint8_t *r = data + off;
         uint16_t delay = brisk_get16(r);
-        uint8_t kind = r[2] % 3, sel = r[3], hops = r[4], nh = r[5];
+        uint8_t kind = r[2] % 4, sel = r[3], hops = r[4], nh = r[5];
         size_t len = brisk_get16(r + 6);
         off += 8;
         if (len > size - off)
@@ -152,7 +161,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             else
                 memcpy(mac, h.f.cfg.mac, 6);
             size_t flen;
-            if (kind == 0) {
+            if (kind == 3) {
+                uint8_t fp[BRISK_IPV6_FRAG_HLEN + PAYLOAD_MAX];
+                uint16_t foff = len >= 2 ? (uint16_t)(brisk_get16(body) & 0xfff8) : 0;
+                size_t dlen = len >= 2 ? len - 2 : 0;
+                brisk_ipv6_frag_emit(fp, nh, foff, hops >> 7, 1u + (hops & 3u));
+                memcpy(fp + BRISK_IPV6_FRAG_HLEN, body + (len - dlen), dlen);
+                flen = fakedev_ipv6_frame(frame, mac, peer_mac, src, dst, BRISK_IP_PROTO_FRAGMENT, 64, fp,
+                                          BRISK_IPV6_FRAG_HLEN + dlen);
+            } else if (kind == 0) {
                 flen = fakedev_ipv6_frame(frame, mac, peer_mac, src, dst, nh, hops, body, len);
                 struct brisk_ipv6_repr ip;
                 struct brisk_ipv6_ext x;
@@ -178,19 +195,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         fh_check(&h);
         nd_check(&h.st->net);
+        const struct brisk_ipfrag *fr = h.st->net.ip6frag;
+        int rc = brisk_ipfrag_check(fr);
+        if (rc)
+            fh_fail("ip6frag: brisk_ipfrag_check %d after record %u", rc, n);
+        if (h.st->net.s.ipfrag_evict && brisk_ipfrag_mem(fr) > h.st->net.s.ip6frag_high_thresh)
+            fh_fail("ip6frag: %llu bytes held, bound %llu", (unsigned long long)brisk_ipfrag_mem(fr),
+                    (unsigned long long)h.st->net.s.ip6frag_high_thresh);
     }
     if (getenv("BRISK_FUZZ_TRACE")) {
         struct brisk_counters c;
         brisk_stack_get_counters(h.st, &c);
         fprintf(stderr, "ip6: in %llu hdr %llu addr %llu unknown %llu delivers %llu; icmp6 in %llu err %llu "
-                        "echo replies %llu parm out %llu; ns %llu/%llu na %llu/%llu resolve failed %llu\n",
+                        "echo replies %llu parm out %llu; ns %llu/%llu na %llu/%llu resolve failed %llu; "
+                        "reasm reqds %llu oks %llu fails %llu timeout %llu overlaps %llu\n",
                 (unsigned long long)c.Ip6InReceives, (unsigned long long)c.Ip6InHdrErrors,
                 (unsigned long long)c.Ip6InAddrErrors, (unsigned long long)c.Ip6InUnknownProtos,
                 (unsigned long long)c.Ip6InDelivers, (unsigned long long)c.Icmp6InMsgs,
                 (unsigned long long)c.Icmp6InErrors, (unsigned long long)c.Icmp6OutEchoReplies,
                 (unsigned long long)c.Icmp6OutParmProblems, (unsigned long long)c.Icmp6InNeighborSolicits,
                 (unsigned long long)c.Icmp6OutNeighborSolicits, (unsigned long long)c.Icmp6InNeighborAdvertisements,
-                (unsigned long long)c.Icmp6OutNeighborAdvertisements, (unsigned long long)c.Nd6ResolveFailed);
+                (unsigned long long)c.Icmp6OutNeighborAdvertisements, (unsigned long long)c.Nd6ResolveFailed,
+                (unsigned long long)c.Ip6ReasmReqds, (unsigned long long)c.Ip6ReasmOKs,
+                (unsigned long long)c.Ip6ReasmFails, (unsigned long long)c.Ip6ReasmTimeout,
+                (unsigned long long)c.Ip6ReasmOverlaps);
     }
     fh_finish(&h);
     return 0;

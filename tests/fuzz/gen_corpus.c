@@ -653,6 +653,32 @@ static void gen_stack_ip6(void)
             s6_rec(&s, 10, 2, (uint8_t)(1 | i << 3), 0, 0, NULL, 16);
     s6_rec(&s, 5000, 2, 1, 0, 0, NULL, 16);
     put("stack_ip6", "nd-bounds", s.b, s.n);
+
+    /* Reassembly (kind 3): an echo request of 1,008 bytes in four fragments, the last first, answered once
+     * whole; a datagram with an overlap; a first fragment left to time out (Time Exceeded). Mode 5: the
+     * peer's checksums repaired, reassembly's 16 KB bound and 2 s timeout. */
+    s.b[0] = 5;
+    s.n = 1;
+    s6_rec(&s, 0, 0, 3, 255, BRISK_IP_PROTO_ICMPV6, m, nd_msg(m, BRISK_ICMP6_ND_NS, us_ll, 0));
+    static uint8_t big[1008], rec[2 + 256];
+    struct brisk_icmp6_repr e1k = {.type = BRISK_ICMP6_ECHO_REQUEST, .id = 2, .seq = 2, .payload = big + 8,
+                                   .payload_len = 1000};
+    brisk_icmp6_emit(big, &e1k, peer_ll, us_ll);
+    for (int i = 3; i >= 0; i--) {
+        uint16_t off = (uint16_t)(256 * i), len = i == 3 ? 240 : 256;
+        brisk_put16(rec, off);
+        memcpy(rec + 2, big + off, len);
+        s6_rec(&s, 1, 3, 0, (uint8_t)(i == 3 ? 0 : 0x80), i ? BRISK_IP_PROTO_UDP : BRISK_IP_PROTO_ICMPV6, rec,
+               2u + len);
+    }
+    brisk_put16(rec, 0);
+    s6_rec(&s, 1, 3, 0, 0x81, BRISK_IP_PROTO_ICMPV6, rec, 2 + 64);
+    brisk_put16(rec, 32);
+    s6_rec(&s, 1, 3, 0, 0x81, BRISK_IP_PROTO_ICMPV6, rec, 2 + 64);
+    brisk_put16(rec, 0);
+    s6_rec(&s, 1, 3, 0, 0x82, BRISK_IP_PROTO_ICMPV6, rec, 2 + 64);
+    s6_rec(&s, 2500, 2, 0, 0, 0, NULL, 8);
+    put("stack_ip6", "reassembly", s.b, s.n);
 }
 
 int main(int argc, char **argv)

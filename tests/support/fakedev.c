@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "wire/eth.h"
+#include "wire/icmp6.h"
 #include "wire/ipv4.h"
 #include "wire/ipv6.h"
 
@@ -95,4 +96,19 @@ size_t fakedev_ipv6_frame(uint8_t *buf, const uint8_t dst_mac[6], const uint8_t 
     if (len) /* payload may be NULL for an empty one */
         memcpy(buf + BRISK_ETH_HLEN + BRISK_IPV6_HLEN, payload, len);
     return BRISK_ETH_HLEN + BRISK_IPV6_HLEN + len;
+}
+
+void fakedev_ipv6_solicit_from(struct fakedev *f, const uint8_t peer_mac[6], uint64_t now)
+{
+    uint8_t us[16], peer[16], sn[16], mac[6], opts[8], msg[64], frame[200];
+    brisk_ipv6_link_local_from_mac(us, f->cfg.mac);
+    brisk_ipv6_link_local_from_mac(peer, peer_mac);
+    brisk_nd_opt_lla_emit(opts, BRISK_ND_OPT_SLLA, peer_mac);
+    struct brisk_icmp6_repr r = {.type = BRISK_ICMP6_ND_NS, .payload = opts, .payload_len = 8};
+    memcpy(r.target, us, 16);
+    brisk_ipv6_solicited_node(sn, us);
+    brisk_ipv6_multicast_mac(mac, sn);
+    size_t n = brisk_icmp6_emit(msg, &r, peer, sn);
+    n = fakedev_ipv6_frame(frame, mac, peer_mac, peer, sn, BRISK_IP_PROTO_ICMPV6, 255, msg, n);
+    brisk_stack_input(f->st, f->dev, frame, n, now);
 }

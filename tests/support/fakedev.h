@@ -45,6 +45,11 @@ size_t fakedev_ipv6_frame(uint8_t *buf, const uint8_t dst_mac[6], const uint8_t 
                           const uint8_t dst[16], uint8_t next_header, uint8_t hop_limit, const uint8_t *payload,
                           size_t len);
 
+/* Teaches the stack the MAC of a peer on f's link: a neighbour solicitation from the peer's link-local
+ * address (from peer_mac) for f's link-local address, with the peer's link-layer address, input at `now`.
+ * The stack answers with an advertisement, left in f->tx. */
+void fakedev_ipv6_solicit_from(struct fakedev *f, const uint8_t peer_mac[6], uint64_t now);
+
 #define IP4(a, b, c, d) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (uint32_t)(d))
 
 #endif
