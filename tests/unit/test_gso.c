@@ -476,8 +476,8 @@ static void test_malformed(void **state)
     memcpy(f, good, len);
     brisk_put16(f + 12, BRISK_ETH_P_ARP);
     expect_reject(s, f, len, 1448, BRISK_ERR_INVAL, "ARP ethertype");
-    brisk_put16(f + 12, 0x86dd);
-    expect_reject(s, f, len, 1448, BRISK_ERR_INVAL, "IPv6 ethertype");
+    brisk_put16(f + 12, 0x86dd); /* an IPv4 header under IPv6's EtherType: IPv6's parser says version 4 */
+    expect_reject(s, f, len, 1448, BRISK_WIRE_BAD_VERSION, "IPv6 ethertype over an IPv4 header");
     brisk_put16(f + 12, BRISK_ETH_P_VLAN);
     expect_reject(s, f, len, 1448, BRISK_WIRE_UNSUPPORTED, "VLAN");
     memcpy(f, good, len);
