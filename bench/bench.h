@@ -45,7 +45,13 @@ void bench_json_sets(struct json *j, const char *const *sets);
 int bench_memcpy(int json, int quick);
 /* mode: NULL for every run, or the key of one ("no_offload", "csum", "gro", "gso", "gso_gro"). sets: --set.
  */
-int bench_bulk(int json, int quick, const char *mode, uint32_t ring, const char *const *sets);
+int bench_bulk(int json, int quick, const char *mode, uint32_t ring, const char *const *sets, int v6);
+/* -6: gives the two hosts' ports IPv6 addresses (2001:db8::1 and ::2, beside their IPv4 ones) and the
+ * server's into *server, so the run is over IPv6; without it *server is BRISK_AF_UNSPEC (the IPv4 address).
+ * 0, or nonzero if an address could not be added. */
+struct brisk_sim_port;
+struct brisk_addr;
+int bench_family(int v6, struct brisk_sim_port *pa, struct brisk_sim_port *pb, struct brisk_addr *server);
 int bench_timers(int json, int quick);
 int bench_conns(int json, int quick, const char *const *sets);
 

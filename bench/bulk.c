@@ -29,6 +29,7 @@ struct bulk_run {
     uint32_t rx_batch; /* NIC receive poll budget: 0 = frame by frame, else batches through GRO */
     double wall, cpu;
     uint64_t wire_frames; /* frames on the wire, both directions */
+    int v6;               /* -6: over IPv6 */
 };
 
 static int bulk_done(void *ctx)
@@ -67,9 +68,14 @@ static int bulk_once(struct bulk_run *run, uint64_t bytes, uint32_t ring, const 
         return 1;
     }
     struct brisk_sim_bulk_config bc = {.bytes = bytes, .dir = BRISK_SIM_BULK_UP, .port = 5001, .seed = 1};
+    if (bench_family(run->v6, pa, pb, &bc.server_addr) != 0) {
+        fprintf(stderr, "brisk-bench: cannot add the IPv6 addresses\n");
+        brisk_sim_world_free(w);
+        return 1;
+    }
     brisk_sim_bulk *bulk = brisk_sim_bulk_start(w, a, b, BENCH_B_IP, &bc);
-    fprintf(stderr, "brisk-bench bulk: %.1f GB through two stacks (MTU 1500, %s)...\n", (double)bytes / 1e9,
-            run->name);
+    fprintf(stderr, "brisk-bench bulk: %.1f GB through two stacks (MTU 1500, %s%s)...\n", (double)bytes / 1e9,
+            run->name, run->v6 ? ", IPv6" : "");
     struct brisk_sim_stats s0, s1;
     brisk_sim_world_stats(w, &s0);
     double w0 = bench_wall_seconds(), c0 = bench_cpu_seconds();
@@ -91,7 +97,7 @@ static int bulk_once(struct bulk_run *run, uint64_t bytes, uint32_t ring, const 
     return 0;
 }
 
-int bench_bulk(int json, int quick, const char *mode, uint32_t ring, const char *const *sets)
+int bench_bulk(int json, int quick, const char *mode, uint32_t ring, const char *const *sets, int v6)
 {
     uint64_t bytes = quick ? 200000000ull : 2000000000ull;
     struct bulk_run runs[] = {
@@ -117,9 +123,11 @@ int bench_bulk(int json, int quick, const char *mode, uint32_t ring, const char 
         runs[0] = runs[k];
         nruns = 1;
     }
-    for (size_t i = 0; i < nruns; i++)
+    for (size_t i = 0; i < nruns; i++) {
+        runs[i].v6 = v6;
         if (bulk_once(&runs[i], bytes, ring, sets) != 0)
             return 1;
+    }
     double memcpy_gbps = bench_memcpy_gbps(quick ? 0.05 : 0.3);
     struct json j;
     if (json) {

@@ -13,6 +13,7 @@
  *   brisk-bench timers [--json] [--quick] timer wheel arm / cancel / expire at 10^6 armed timers (timers.c)
  *   brisk-bench conns [--json] [--quick]  handshake + close rate, memory per idle connection (conns.c)
  *   ... [--set name=value]...             bulk, rr, conns, sim: brisk settings of both hosts (settings.c)
+ *   ... -6                                bulk, rr: over IPv6 (2001:db8::1 -> ::2) instead of IPv4
  *
  * `sim` floods a 10 Gbit/s simulated link with full-size ICMP echo requests from host a to host b (which
  * answers each) for a fixed virtual duration, and divides the simulator's event count by the wall-clock and
@@ -134,7 +135,7 @@ static int rr_done(void *ctx)
 
 /* One rr measurement: `flows` flows of 1-byte request / response over a zero-delay, infinite-rate link,
  * `eager` selecting the 2019 timer discipline. Fills the figures; returns nonzero on failure. */
-static int rr_once(uint32_t flows, uint32_t tx, int eager, const char *const *sets, double *tps_cpu,
+static int rr_once(uint32_t flows, uint32_t tx, int eager, const char *const *sets, int v6, double *tps_cpu,
                    double *ops_per_tx, double *cpu_s)
 {
     struct brisk_settings s;
@@ -152,6 +153,8 @@ static int rr_once(uint32_t flows, uint32_t tx, int eager, const char *const *se
     if (!w || !pa || !pb || !brisk_sim_link_connect(w, pa, pb, &lc))
         return 1;
     struct brisk_sim_rr_config rc = {.flows = flows, .transactions = tx, .nodelay = 1};
+    if (bench_family(v6, pa, pb, &rc.server_addr) != 0)
+        return 1;
     brisk_sim_rr *rr = brisk_sim_rr_start(w, a, b, B_IP, &rc);
     double c0 = cpu_seconds();
     int ok = rr && brisk_sim_run_while(w, rr_done, rr, 3600ull * BRISK_NSEC_PER_SEC);
@@ -171,7 +174,8 @@ static int rr_once(uint32_t flows, uint32_t tx, int eager, const char *const *se
 /* One rr run as the command line asked (`--flows`, `--tx`, `--eager`): the same work every time, for
  * cachegrind / callgrind / perf. Transactions per flow default to the table's (200,000 in all, 20,000 with
  * --quick). */
-static int bench_rr_one(int json, int quick, uint32_t flows, uint32_t tx, int eager, const char *const *sets)
+static int bench_rr_one(int json, int quick, uint32_t flows, uint32_t tx, int eager, const char *const *sets,
+                        int v6)
 {
     if (flows == 0)
         flows = 1;
@@ -179,10 +183,10 @@ static int bench_rr_one(int json, int quick, uint32_t flows, uint32_t tx, int ea
         uint32_t total = quick ? 20000u : 200000u;
         tx = total > flows ? total / flows : 1;
     }
-    fprintf(stderr, "brisk-bench rr: %u flows x %u transactions, %s timers, one run...\n", flows, tx,
-            eager ? "eager" : "lazy");
+    fprintf(stderr, "brisk-bench rr: %u flows x %u transactions, %s timers, %s, one run...\n", flows, tx,
+            eager ? "eager" : "lazy", v6 ? "IPv6" : "IPv4");
     double tps, ops, cpu;
-    if (rr_once(flows, tx, eager, sets, &tps, &ops, &cpu) != 0) {
+    if (rr_once(flows, tx, eager, sets, v6, &tps, &ops, &cpu) != 0) {
         fprintf(stderr, "brisk-bench rr: the run did not complete\n");
         return 1;
     }
@@ -215,7 +219,7 @@ static int bench_rr_one(int json, int quick, uint32_t flows, uint32_t tx, int ea
 /* Request / response through two stacks (both on this core, with the simulator): transactions per CPU-second
  * and timer-wheel operations per transaction (both hosts together), for 1 and 256 flows, brisk's lazy
  * deadlines beside the eager discipline of seed 004. The CPU time includes handshakes and the simulator. */
-static int bench_rr(int json, int quick, const char *const *sets)
+static int bench_rr(int json, int quick, const char *const *sets, int v6)
 {
     static const uint32_t nflows[] = {1, 256};
     struct json j;
@@ -237,7 +241,7 @@ static int bench_rr(int json, int quick, const char *const *sets)
         for (int rep = 0; rep < 3; rep++) {
             for (int eager = 0; eager < 2; eager++) {
                 double t1, o1, c1;
-                if (rr_once(nflows[i], tx, eager, sets, &t1, &o1, &c1) != 0) {
+                if (rr_once(nflows[i], tx, eager, sets, v6, &t1, &o1, &c1) != 0) {
                     fprintf(stderr, "brisk-bench rr: the run did not complete\n");
                     return 1;
                 }
@@ -283,7 +287,8 @@ static int usage(FILE *f, int rc)
         "ring size)\n"
         "       brisk-bench rr ... [--flows N] [--tx N] [--eager]   (one run: N flows x N transactions "
         "each)\n"
-        "       brisk-bench bulk|rr|conns|sim ... [--set name=value]...   (brisk settings of both hosts)\n");
+        "       brisk-bench bulk|rr|conns|sim ... [--set name=value]...   (brisk settings of both hosts)\n"
+        "       brisk-bench bulk|rr ... -6   (over IPv6)\n");
     return rc;
 }
 
@@ -294,7 +299,7 @@ static int run(int argc, char **argv, const char **sets, size_t *nsets)
     int json = 0, quick = 0;
     const char *mode = NULL;
     uint32_t ring = 0, flows = 0, tx = 0;
-    int eager = 0, rr_one = 0;
+    int eager = 0, rr_one = 0, v6 = 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
             return usage(stdout, 0);
@@ -302,6 +307,8 @@ static int run(int argc, char **argv, const char **sets, size_t *nsets)
             json = 1;
         else if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
+        else if (strcmp(argv[i], "-6") == 0)
+            v6 = 1;
         else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc)
             mode = argv[++i];
         else if (strcmp(argv[i], "--ring") == 0 && i + 1 < argc) {
@@ -346,14 +353,16 @@ static int run(int argc, char **argv, const char **sets, size_t *nsets)
     if (strcmp(argv[1], "sim") == 0)
         return bench_sim(json, quick, set);
     if (strcmp(argv[1], "bulk") == 0)
-        return bench_bulk(json, quick, mode, ring, set);
+        return bench_bulk(json, quick, mode, ring, set, v6);
     if (mode || ring)
         return fprintf(stderr, "brisk-bench: --mode and --ring apply to bulk only\n"), usage(stderr, 2);
+    if (v6 && strcmp(argv[1], "rr") != 0)
+        return fprintf(stderr, "brisk-bench: -6 applies to bulk and rr\n"), usage(stderr, 2);
     if (rr_one && (uint64_t)(flows ? flows : 1) * (tx ? tx : 1) > 20000000u)
         return fprintf(stderr, "brisk-bench: --flows x --tx wants at most 20000000 transactions\n"),
                usage(stderr, 2);
     if (strcmp(argv[1], "rr") == 0)
-        return rr_one ? bench_rr_one(json, quick, flows, tx, eager, set) : bench_rr(json, quick, set);
+        return rr_one ? bench_rr_one(json, quick, flows, tx, eager, set, v6) : bench_rr(json, quick, set, v6);
     if (set && (strcmp(argv[1], "memcpy") == 0 || strcmp(argv[1], "timers") == 0))
         return fprintf(stderr, "brisk-bench: --set applies to bulk, rr, conns and sim (they run stacks)\n"),
                usage(stderr, 2);
