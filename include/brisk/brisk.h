@@ -65,7 +65,7 @@ enum brisk_err {
     BRISK_ERR_NOPROTOOPT = -25, /* ICMP protocol unreachable: the peer does not run TCP (ENOPROTOOPT) */
     BRISK_ERR_PROTO = -26,      /* ICMP parameter problem (EPROTO) */
     BRISK_ERR_OPNOTSUPP = -27,  /* ICMP source route failed (EOPNOTSUPP) */
-    BRISK_ERR_AFNOSUPPORT = -28, /* an address of a family the stack does not run (IPv6, until it lands) */
+    BRISK_ERR_AFNOSUPPORT = -28, /* an address of a family the stack does not run (IPv6 with ipv6 off; UDP) */
 };
 
 /* A short English description of a BRISK_ERR_* code ("invalid argument"); never NULL. */
@@ -521,7 +521,7 @@ int brisk_ip_parse(const char *s, uint32_t *out);
  * Addresses of either family. Every call that names an IPv4 address with a uint32_t (host order) has a form
  * taking a struct brisk_addr (brisk_bind_addr, brisk_connect_addr, brisk_sock_tuple); the uint32_t calls
  * stay as IPv4 shorthands (README, "Addresses"). An IPv6 address is accepted by the parser and formatter
- * today; the socket calls refuse one with BRISK_ERR_AFNOSUPPORT until the stack runs IPv6.
+ * and TCP runs over either family (with the ipv6 setting on); UDP refuses IPv6 with BRISK_ERR_AFNOSUPPORT.
  */
 enum brisk_af {
     BRISK_AF_UNSPEC = 0, /* no address: "any" for bind, unset in a tuple */
@@ -564,7 +564,8 @@ char *brisk_addr_format(const struct brisk_addr *a, char *buf);
 /* ---------------------------------------------------------------------------------------------------------
  * IPv6 in the network layer (docs/ipv6.md): with the ipv6 setting on, each device has a link-local address
  * from its MAC, answers Neighbour Discovery and ICMPv6 echo; static addresses come from
- * brisk_netdev_add_addr (netdev.h). TCP over IPv6 is not there yet (brisk_connect_addr still refuses it).
+ * brisk_netdev_add_addr (netdev.h). TCP runs over IPv6 with every mechanism it has over IPv4
+ * (brisk_connect_addr / brisk_bind_addr with an IPv6 address; docs/ipv6.md).
  * ------------------------------------------------------------------------------------------------------- */
 
 /* Sets (gw a unicast IPv6 address) or clears (gw NULL or ::) the default router, reached through dev (NULL:
@@ -662,8 +663,12 @@ void brisk_sock_set_callback(brisk_sock *s, brisk_sock_fn fn, void *ctx);
 /* Binds a local address (0 = any of the stack's) and port (0 = ephemeral at connect). BRISK_ERR_ADDRINUSE,
  * BRISK_ERR_ADDRNOTAVAIL, BRISK_ERR_INVAL (already bound or not a fresh socket). */
 int brisk_bind(brisk_sock *s, uint32_t addr, uint16_t port);
-/* brisk_bind with an address of either family (BRISK_AF_UNSPEC, 0.0.0.0 and :: mean any);
- * BRISK_ERR_AFNOSUPPORT for an IPv6 address, BRISK_ERR_INVAL for an unknown family or NULL. */
+/* brisk_bind with an address of either family. BRISK_AF_UNSPEC and 0.0.0.0 mean any IPv4 address, :: any
+ * address of either family (as a Linux IPv6 socket without IPV6_V6ONLY): a listener bound to 0.0.0.0 takes
+ * IPv4 connections only, one bound to :: both; a connecting socket bound to either any address (or not
+ * bound) may connect to either family, one bound to an address only to that family. BRISK_ERR_ADDRNOTAVAIL
+ * (not an address of the stack's), BRISK_ERR_AFNOSUPPORT (IPv6 with the ipv6 setting off),
+ * BRISK_ERR_INVAL for an unknown family or NULL. */
 int brisk_bind_addr(brisk_sock *s, const struct brisk_addr *addr, uint16_t port);
 /* Listens (the socket must be bound to a port). backlog bounds established connections awaiting accept
  * (below 1: 1); listening again only changes it. Returns BRISK_OK, or BRISK_ERR_INVAL (NULL socket, no
@@ -675,11 +680,12 @@ brisk_sock *brisk_accept(brisk_sock *ls, int *err);
 /* Starts an active open; returns BRISK_ERR_INPROGRESS on success (BRISK_EV_CONNECTED or BRISK_EV_ERROR
  * follows), or BRISK_ERR_ISCONN, BRISK_ERR_NOROUTE, BRISK_ERR_ADDRNOTAVAIL, BRISK_ERR_INVAL. */
 int brisk_connect(brisk_sock *s, uint32_t addr, uint16_t port, uint64_t now);
-/* brisk_connect with an address of either family: BRISK_ERR_AFNOSUPPORT for IPv6, BRISK_ERR_INVAL for
- * BRISK_AF_UNSPEC, an unknown family or NULL. */
+/* brisk_connect with an address of either family: BRISK_ERR_AFNOSUPPORT for IPv6 with the ipv6 setting
+ * off, BRISK_ERR_INVAL for BRISK_AF_UNSPEC, an any address, an unknown family, NULL, or a family other than
+ * that of the address the socket is bound to. */
 int brisk_connect_addr(brisk_sock *s, const struct brisk_addr *addr, uint16_t port, uint64_t now);
 /* The socket's local and remote address and port (getsockname and getpeername in one): the local end once
- * bound or connected (0.0.0.0 when bound to any address), the remote end once connecting; BRISK_AF_UNSPEC
+ * bound or connected (0.0.0.0 or :: when bound to any address), the remote end once connecting; BRISK_AF_UNSPEC
  * and port 0 for an end that is neither. BRISK_ERR_INVAL for NULL. */
 int brisk_sock_tuple(const brisk_sock *s, struct brisk_tuple *out);
 /* Queues up to len bytes; returns the number queued (> 0), or BRISK_ERR_AGAIN (send buffer full, or as many
