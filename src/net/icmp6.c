@@ -52,8 +52,9 @@ static int answer_route(struct brisk_net *net, brisk_netdev *dev, const uint8_t 
     if ((brisk_ipv6_is_link_local(dst) || brisk_ipv6_is_multicast(dst)) && dev->nip6) {
         rt->dev = dev;
         rt->nexthop = brisk_addr6(dst);
-        rt->src.family = BRISK_AF_INET6;
-        brisk_ip6_select_src(dev, dst, rt->src.u.v6);
+        uint8_t src[16];
+        brisk_ip6_select_src(dev, dst, src);
+        rt->src = brisk_addr6(src);
         return BRISK_OK;
     }
     if (brisk_ip6_route(net, dst, rt) != BRISK_OK) {

@@ -86,8 +86,9 @@ int brisk_ip6_route(struct brisk_net *net, const uint8_t dst[16], struct brisk_r
         return BRISK_ERR_NOROUTE;
     rt->dev = dev;
     rt->nexthop = brisk_addr6(nexthop);
-    rt->src.family = BRISK_AF_INET6;
-    brisk_ip6_select_src(dev, dst, rt->src.u.v6);
+    uint8_t src[16];
+    brisk_ip6_select_src(dev, dst, src);
+    rt->src = brisk_addr6(src); /* whole: its reserved bytes zero (core/addr.h) */
     return BRISK_OK;
 }
 

@@ -109,13 +109,20 @@ void brisk_tcp_destroy(struct brisk_tcp *t)
 
 uint64_t tcp_tuple_hash(const struct brisk_tcp *t, const struct brisk_tuple *id)
 {
+    if (id->laddr.family != BRISK_AF_INET6) { /* a constant length: the compiler specialises the hash */
+        uint8_t b[12];
+        memcpy(b, &id->laddr.u.v4, 4);
+        memcpy(b + 4, &id->raddr.u.v4, 4);
+        memcpy(b + 8, &id->lport, 2);
+        memcpy(b + 10, &id->rport, 2);
+        return brisk_siphash24(t->key, b, sizeof(b));
+    }
     uint8_t b[36];
-    size_t alen = id->laddr.family == BRISK_AF_INET6 ? 16 : 4;
-    memcpy(b, &id->laddr.u, alen);
-    memcpy(b + alen, &id->raddr.u, alen);
-    memcpy(b + 2 * alen, &id->lport, 2);
-    memcpy(b + 2 * alen + 2, &id->rport, 2);
-    return brisk_siphash24(t->key, b, 2 * alen + 4);
+    memcpy(b, id->laddr.u.v6, 16);
+    memcpy(b + 16, id->raddr.u.v6, 16);
+    memcpy(b + 32, &id->lport, 2);
+    memcpy(b + 34, &id->rport, 2);
+    return brisk_siphash24(t->key, b, sizeof(b));
 }
 
 static uint32_t hashport(const struct brisk_tcp *t, uint16_t port)
@@ -319,8 +326,8 @@ void tcp_conn_hash_del(brisk_sock *c)
 
 static int has_tuple(const brisk_sock *c, const struct brisk_tuple *id)
 {
-    return c->id.lport == id->lport && c->id.rport == id->rport && brisk_addr_same(&c->id.raddr, &id->raddr) &&
-           brisk_addr_same(&c->id.laddr, &id->laddr);
+    return c->id.lport == id->lport && c->id.rport == id->rport && brisk_addr_same_fast(&c->id.raddr, &id->raddr) &&
+           brisk_addr_same_fast(&c->id.laddr, &id->laddr);
 }
 
 /* A bulk transfer brings segment after segment of one connection: the last connection found is checked

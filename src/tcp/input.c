@@ -1262,8 +1262,9 @@ __attribute__((cold, noinline)) static void tw_enter_settle(struct brisk_net *ne
     tcp_tw_settle(c, now);
 }
 
-/* A parsed segment that arrived on the 4-tuple id (laddr ours), either family. */
-static void segment_input(struct brisk_net *net, const struct brisk_tuple *id, const struct brisk_tcp_repr *seg,
+/* A parsed segment that arrived on the 4-tuple id (laddr ours), either family. Inline in both callers, so
+ * that the tuple is built in place (callgrind rr 256 flows x 400: 4.1 M instructions more out of line). */
+__attribute__((always_inline)) static inline void segment_input(struct brisk_net *net, const struct brisk_tuple *id, const struct brisk_tcp_repr *seg,
                           uint64_t now)
 {
     net->c.TcpInBadOptions += seg->opts.bad; /* ignored as Linux ignores them (wire/tcp.c); no branch */

@@ -107,8 +107,8 @@ struct tcp_tw *tcp_tw_lookup(struct brisk_net *net, const struct brisk_tuple *id
     if (tcp_of(net)->tw.count == 0)
         return NULL; /* most stacks, most of the time: no hash to compute */
     for (struct tcp_tw *tw = *bucket_of(net, id); tw; tw = tw->hnext)
-        if (tw->id.lport == id->lport && tw->id.rport == id->rport && brisk_addr_same(&tw->id.laddr, &id->laddr) &&
-            brisk_addr_same(&tw->id.raddr, &id->raddr))
+        if (tw->id.lport == id->lport && tw->id.rport == id->rport && brisk_addr_same_fast(&tw->id.laddr, &id->laddr) &&
+            brisk_addr_same_fast(&tw->id.raddr, &id->raddr))
             return tw;
     return NULL;
 }
