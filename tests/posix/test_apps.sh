@@ -275,10 +275,12 @@ done
 # write() and clears it after the data's (strace: setsockopt TCP_CORK 1, write 48, write 512, TCP_CORK 0), so
 # header and data leave as one 560-byte segment — Eric Dumazet's advice in the report, taken by tgt — and
 # there is nothing left for auto-corking to hold, even when the TAP completes writes 100 us late. What is
-# asserted is what holds: no profile pays a delayed ACK per I/O (that would be < 30 I/O per second).
+# asserted is what holds: no profile pays a delayed ACK per I/O (that would be < 30 I/O per second). The
+# bound is ten times that, not the ~10,000 of an idle machine: with other tests running beside it (make test
+# -j2) tgtd under brisk measured 791 to 963.
 for run in linux-3.14-rc2/0 linux-3.14/0 brisk/0 linux-3.14-rc2/100us; do
     v=${iops[$run]:-0}
-    check "tgtd under $run: ${v} I/O per second, no delayed ACK per I/O (> 1000)" "[ '$v' -gt 1000 ]"
+    check "tgtd under $run: ${v} I/O per second, no delayed ACK per I/O (> 300)" "[ '$v' -gt 300 ]"
 done
 
 # --- brisk-peer --ctl ------------------------------------------------------------------------------------------
