@@ -38,8 +38,10 @@ struct peer {
     enum mode mode;
     uint64_t bytes, seed, size, count, timeout_ns, connect_delay_ns, busy_poll_ns;
     int listen_port, nodelay, expect_reset;
-    uint32_t dst_ip;
+    struct brisk_addr dst; /* --connect's address, either family */
     uint16_t dst_port;
+    struct brisk_addr ip6; /* --ip6: a static IPv6 address on the TAP (BRISK_AF_UNSPEC: none) */
+    uint8_t ip6_prefix;
     /* runtime */
     brisk_stack *st;
     brisk_loop *loop;
@@ -258,7 +260,8 @@ static uint64_t on_hook(void *ctx, brisk_loop *l, uint64_t now)
     }
     if (now < p->next_resolve)
         return p->next_resolve;
-    int rc = brisk_stack_resolve(p->st, p->dst_ip, now);
+    /* IPv4: ARP first, so the SYN is not the frame that waits for resolution; IPv6's ND queues the SYN. */
+    int rc = p->dst.family == BRISK_AF_INET ? brisk_stack_resolve(p->st, p->dst.u.v4, now) : BRISK_OK;
     if (rc == BRISK_ERR_AGAIN || rc == BRISK_ERR_UNREACH) {
         p->next_resolve = now + 20 * BRISK_NSEC_PER_MSEC;
         return p->next_resolve;
@@ -281,7 +284,7 @@ static uint64_t on_hook(void *ctx, brisk_loop *l, uint64_t now)
     brisk_sock_set_callback(p->s, on_sock, p);
     if (p->nodelay)
         brisk_setsockopt(p->s, BRISK_SO_NODELAY, 1, now);
-    rc = brisk_connect(p->s, p->dst_ip, p->dst_port, now);
+    rc = brisk_connect_addr(p->s, &p->dst, p->dst_port, now);
     if (rc != BRISK_ERR_INPROGRESS) {
         p->error = rc;
         finish(p, now);
@@ -299,7 +302,8 @@ static void usage(void)
 {
     fprintf(
         stderr,
-        "usage: brisk-peer --tap NAME --ip ADDR/PREFIX [--gw ADDR] (--listen PORT | --connect ADDR:PORT)\n"
+        "usage: brisk-peer --tap NAME --ip ADDR/PREFIX [--ip6 ADDR/PREFIX] [--gw ADDR]\n"
+        "         (--listen PORT | --connect ADDR:PORT | --connect [IPV6]:PORT)\n"
         "         [--mode source|sink|echo|rr|rst] [--bytes N] [--size N] [--count N] [--seed N]\n"
         "         [--nodelay] [--gso 0|1] [--mtu N] [--loss P] [--rx-loss P] [--txc-delay T]\n"
         "         [--tx-ring N] [--busy-poll T] [--connect-delay T] [--timeout T] [--expect eof|reset]\n"
@@ -359,17 +363,34 @@ int main(int argc, char **argv)
             p->listen_port = (int)u;
             have_role++;
         } else if (!strcmp(a, "--connect")) {
-            char host[32];
-            const char *c = strchr(v, ':');
-            if (!c || (size_t)(c - v) >= sizeof(host))
+            /* ADDR:PORT, or [IPV6]:PORT */
+            char host[BRISK_ADDR_STRLEN];
+            const char *h = v, *c = strrchr(v, ':');
+            size_t hl = c ? (size_t)(c - v) : 0;
+            if (v[0] == '[' && c && c > v && c[-1] == ']') {
+                h = v + 1;
+                hl -= 2;
+            }
+            if (!c || hl == 0 || hl >= sizeof(host))
                 return bad(a, v);
-            memcpy(host, v, (size_t)(c - v));
-            host[c - v] = '\0';
-            if (brisk_ip_parse(host, &p->dst_ip) != BRISK_OK || brisk_parse_uint(c + 1, &u) != BRISK_OK ||
-                u == 0 || u > 65535)
+            memcpy(host, h, hl);
+            host[hl] = '\0';
+            if (brisk_addr_parse(host, &p->dst) != BRISK_OK || brisk_parse_uint(c + 1, &u) != BRISK_OK ||
+                u == 0 || u > 65535 || (p->dst.family == BRISK_AF_INET6) != (v[0] == '['))
                 return bad(a, v);
             p->dst_port = (uint16_t)u;
             have_role++;
+        } else if (!strcmp(a, "--ip6")) {
+            char host[BRISK_ADDR_STRLEN];
+            const char *sl = v ? strchr(v, '/') : NULL;
+            if (!sl || (size_t)(sl - v) >= sizeof(host))
+                return bad(a, v);
+            memcpy(host, v, (size_t)(sl - v));
+            host[sl - v] = '\0';
+            if (brisk_addr_parse(host, &p->ip6) != BRISK_OK || p->ip6.family != BRISK_AF_INET6 ||
+                brisk_parse_uint(sl + 1, &u) != BRISK_OK || u > 128)
+                return bad(a, v);
+            p->ip6_prefix = (uint8_t)u;
         } else if (!strcmp(a, "--mode")) {
             static const char *names[] = {"source", "sink", "echo", "rr", "rst"};
             int m = -1;
@@ -480,10 +501,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "brisk-peer: --ctl: %s\n", why);
         return 1;
     }
+    if (p->ip6.family && (err = brisk_netdev_add_addr(brisk_tap_netdev(p->tap), &p->ip6, p->ip6_prefix)) != BRISK_OK) {
+        fprintf(stderr, "brisk-peer: --ip6: %s\n", brisk_strerror(err));
+        return 1;
+    }
     uint64_t now = brisk_loop_clock();
     if (p->listen_port) {
+        /* With an IPv6 address, on :: (either family, as a Linux IPv6 socket); else on 0.0.0.0. */
+        struct brisk_addr any = brisk_addr_v4(0);
+        if (p->ip6.family)
+            brisk_addr_parse("::", &any);
         p->ls = brisk_socket(p->st, &err);
-        if (!p->ls || (err = brisk_bind(p->ls, 0, (uint16_t)p->listen_port)) != BRISK_OK ||
+        if (!p->ls || (err = brisk_bind_addr(p->ls, &any, (uint16_t)p->listen_port)) != BRISK_OK ||
             (err = brisk_listen(p->ls, 4)) != BRISK_OK) {
             fprintf(stderr, "brisk-peer: listen: %s\n", brisk_strerror(err));
             return 1;

@@ -50,7 +50,8 @@ static int cmp_u64(const void *a, const void *b)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: ksock (--listen PORT | --connect ADDR:PORT) [--mode source|sink|echo|rr|rst]\n"
+            "usage: ksock (--listen PORT [--ipv6] | --connect ADDR:PORT | --connect [IPV6]:PORT)\n"
+            "             [--mode source|sink|echo|rr|rst]\n"
             "             [--bytes N] [--size N] [--count N] [--seed N] [--nodelay] [--timeout SECS]\n"
             "             [--expect eof|reset]\n");
 }
@@ -66,14 +67,19 @@ int main(int argc, char **argv)
 {
     enum mode mode = M_SINK;
     uint64_t bytes = 0, size = 1, count = 1000, seed = 1, timeout = 120, listen_port = 0;
-    int nodelay = 0, expect_reset = 0;
-    struct sockaddr_in dst;
+    int nodelay = 0, expect_reset = 0, ipv6 = 0;
+    struct sockaddr_storage dst;
+    socklen_t dst_len = 0;
     memset(&dst, 0, sizeof(dst));
     int roles = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--nodelay")) {
             nodelay = 1;
+            continue;
+        }
+        if (!strcmp(a, "--ipv6")) { /* listen on :: (IPv6, and IPv4 as mapped addresses) */
+            ipv6 = 1;
             continue;
         }
         if (!v)
@@ -84,18 +90,37 @@ int main(int argc, char **argv)
                 return bad(a, v);
             roles++;
         } else if (!strcmp(a, "--connect")) {
+            /* ADDR:PORT or [IPV6]:PORT */
             char host[64];
-            const char *c = strchr(v, ':');
+            const char *h = v, *c = strrchr(v, ':');
+            size_t hl = c ? (size_t)(c - v) : 0;
+            int v6 = v[0] == '[';
+            if (v6 && c && c > v && c[-1] == ']') {
+                h = v + 1;
+                hl -= 2;
+            }
             uint64_t port;
-            if (!c || (size_t)(c - v) >= sizeof(host))
+            if (!c || hl == 0 || hl >= sizeof(host))
                 return bad(a, v);
-            memcpy(host, v, (size_t)(c - v));
-            host[c - v] = '\0';
-            dst.sin_family = AF_INET;
-            if (inet_pton(AF_INET, host, &dst.sin_addr) != 1 || pattern_parse_count(c + 1, &port) ||
-                port == 0 || port > 65535)
+            memcpy(host, h, hl);
+            host[hl] = '\0';
+            if (pattern_parse_count(c + 1, &port) || port == 0 || port > 65535)
                 return bad(a, v);
-            dst.sin_port = htons((uint16_t)port);
+            if (v6) {
+                struct sockaddr_in6 *d6 = (struct sockaddr_in6 *)&dst;
+                d6->sin6_family = AF_INET6;
+                d6->sin6_port = htons((uint16_t)port);
+                if (inet_pton(AF_INET6, host, &d6->sin6_addr) != 1)
+                    return bad(a, v);
+                dst_len = sizeof(*d6);
+            } else {
+                struct sockaddr_in *d4 = (struct sockaddr_in *)&dst;
+                d4->sin_family = AF_INET;
+                d4->sin_port = htons((uint16_t)port);
+                if (inet_pton(AF_INET, host, &d4->sin_addr) != 1)
+                    return bad(a, v);
+                dst_len = sizeof(*d4);
+            }
             roles++;
         } else if (!strcmp(a, "--mode")) {
             static const char *names[] = {"source", "sink", "echo", "rr", "rst"};
@@ -139,11 +164,14 @@ int main(int argc, char **argv)
     const char *result = "error";
     int err = 0;
     if (listen_port) {
-        int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int ls = socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         int one = 1;
         setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
         struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)listen_port)};
-        if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(ls, 4) < 0) {
+        struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)listen_port)};
+        struct sockaddr *sap = ipv6 ? (struct sockaddr *)&sa6 : (struct sockaddr *)&sa;
+        socklen_t sal = ipv6 ? sizeof(sa6) : sizeof(sa);
+        if (ls < 0 || bind(ls, sap, sal) < 0 || listen(ls, 4) < 0) {
             fprintf(stderr, "ksock: listen on %llu: %s\n", (unsigned long long)listen_port, strerror(errno));
             return 1;
         }
@@ -160,12 +188,12 @@ int main(int argc, char **argv)
     } else {
         /* The brisk side may not listen yet: retry refused / unreachable attempts until the deadline. */
         for (;;) {
-            fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            fd = socket(dst.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
             if (nodelay) {
                 int one = 1;
                 setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
             }
-            if (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) == 0)
+            if (connect(fd, (struct sockaddr *)&dst, dst_len) == 0)
                 break;
             err = errno;
             close(fd);

@@ -10,6 +10,7 @@
 #   loss        the same with 1 % of wire segments dropped by the fault wrapper (LOSS_BYTES), each way
 #   close       FIN brisk first, FIN kernel first, half-close each way (the half-closed side keeps
 #               receiving), RST from brisk, RST from the kernel — each as seen by the other side
+#   IPv6        the handshake as captured, bulk each way with and without TSO6, ping6 from the kernel
 #   rr          NODELAY request/response latency, brisk -> kernel over the TAP beside kernel -> kernel over
 #               a veth pair (printed, not asserted: wall-clock speed is never a test criterion)
 #
@@ -50,6 +51,7 @@ nsx() { ip netns exec "$NS" "$@"; }
 kv() { awk -v k="$2" '/^side=/ { for (i = 1; i <= NF; i++) { split($i, a, "="); if (a[1] == k) v = a[2] } } END { print v }' "$1"; }
 
 n=0
+fam=4 # 6: the connection runs over IPv6 (fd77:N::2 brisk, fd77:N::1 the kernel), beside the IPv4 addresses
 # run NAME ROLE "BRISK ARGS" "KSOCK ARGS" [capture]: one connection; ROLE is brisk's (listen | connect).
 # Sets $b and $k (result files), $brc and $krc (exit codes), $cap (pcap when asked).
 run() {
@@ -57,20 +59,27 @@ run() {
     n=$((n + 1))
     local ifc=bt$n net=10.77.$n
     b=$tmp/$n.brisk k=$tmp/$n.kernel cap=$tmp/$n.pcap
-    local bp kp tp=
+    local bp kp tp= bdst="$net.1:5001" kdst="$net.2:5001" v6up=:
+    if [ "$fam" = 6 ]; then
+        bargs="$bargs --ip6 fd77:$n::2/64"
+        kargs="$kargs --ipv6"
+        bdst="[fd77:$n::1]:5001" kdst="[fd77:$n::2]:5001"
+        v6up="ip -n $NS -6 addr add fd77:$n::1/64 dev $ifc nodad"
+    fi
     if [ "$role" = listen ]; then
         ip netns exec "$NS" "$peer" --tap "$ifc" --ip "$net.2/24" --listen 5001 --timeout 300s $bargs >"$b" \
             2>"$b.err" &
         bp=$!
         echo $bp >>"$tmp/pids"
         bash "$netns" tap "$NS" "$ifc" "$net.1/24" || { bad "$name: TAP $ifc did not come up"; cat "$b.err"; }
+        $v6up
         if [ -n "$capture" ]; then
             ip netns exec "$NS" tcpdump -Z root --immediate-mode -i "$ifc" -nn -U -s 128 -w "$cap" tcp 2>"$cap.err" &
             tp=$!
             echo $tp >>"$tmp/pids"
             for _ in $(seq 1 100); do grep -q listening "$cap.err" && break; sleep 0.05; done
         fi
-        nsx "$ks" --connect "$net.2:5001" --timeout 300 $kargs >"$k" 2>"$k.err"
+        nsx "$ks" --connect "$kdst" --timeout 300 ${kargs/--ipv6/} >"$k" 2>"$k.err"
         krc=$?
         wait $bp
         brc=$?
@@ -79,11 +88,12 @@ run() {
         kp=$!
         echo $kp >>"$tmp/pids"
         for _ in $(seq 1 100); do grep -q listening "$k" && break; sleep 0.02; done
-        ip netns exec "$NS" "$peer" --tap "$ifc" --ip "$net.2/24" --connect "$net.1:5001" --timeout 300s \
+        ip netns exec "$NS" "$peer" --tap "$ifc" --ip "$net.2/24" --connect "$bdst" --timeout 300s \
             $bargs >"$b" 2>"$b.err" &
         bp=$!
         echo $bp >>"$tmp/pids"
         bash "$netns" tap "$NS" "$ifc" "$net.1/24" || { bad "$name: TAP $ifc did not come up"; cat "$b.err"; }
+        $v6up
         if [ -n "$capture" ]; then
             ip netns exec "$NS" tcpdump -Z root --immediate-mode -i "$ifc" -nn -U -s 128 -w "$cap" tcp 2>"$cap.err" &
             tp=$!
@@ -228,6 +238,41 @@ echo "# NODELAY 64-byte request/response, 2000 transactions:"
 echo "#   brisk client -> kernel echo (TAP):   $brisk_rr"
 echo "#   kernel client -> brisk echo (TAP):   $kb_rr"
 echo "#   kernel client -> kernel echo (veth): $kk_rr"
+
+# --- IPv6 --------------------------------------------------------------------------------------------------
+# The same stacks over IPv6 on the same TAP (fd77:N::/64, the kernel's address without DAD): the handshake as
+# captured (MSS 1440 = 1500 - 60), bulk each way with and without TSO6, and the kernel pinging brisk.
+fam=6
+run "IPv6 handshake, kernel connects" listen "--mode sink" "--mode source --bytes 1M" capture
+transfer_ok "IPv6 handshake, kernel connects"
+opts=$(tcpdump -nn -r "$cap" "ip6 and src host fd77:$n::2 and ip6[53] & 2 != 0" 2>/dev/null | head -n 1 |
+    sed -n 's/.*options \[\([^]]*\)\].*/\1/p')
+echo "# brisk SYN-ACK options over IPv6: $opts"
+check "IPv6 SYN-ACK: MSS 1440" "echo '$opts' | grep -q 'mss 1440'"
+check "IPv6 SYN-ACK: SACK-permitted, timestamps, window scale" \
+    "echo '$opts' | grep -q sackOK && echo '$opts' | grep -q 'TS val' && echo '$opts' | grep -q 'wscale [0-9]'"
+check "IPv6: MSS 1428 on both ends (TCP_INFO)" "[ '$(kv "$k" mss)' = 1428 ] && [ '$(kv "$b" mss)' = 1428 ]"
+for gso in 1 0; do
+    run "IPv6 bulk $bytes kernel -> brisk, gso $gso" listen "--mode sink --gso $gso" "--mode source --bytes $bytes"
+    transfer_ok "IPv6 bulk $bytes kernel -> brisk, gso $gso"
+    [ $gso = 1 ] && check "IPv6: the kernel handed brisk super-frames" "[ '$(kv "$b" tap_rx_gso)' -gt 0 ]"
+    echo "# IPv6 goodput kernel -> brisk (gso $gso): $(kv "$b" mbps) Mbit/s"
+    run "IPv6 bulk $bytes brisk -> kernel, gso $gso" connect \
+        "--mode source --bytes $bytes --gso $gso --connect-delay 1s" "--mode sink"
+    transfer_ok "IPv6 bulk $bytes brisk -> kernel, gso $gso"
+    [ $gso = 1 ] && check "IPv6: brisk handed the kernel TSO6 super-frames" "[ '$(kv "$b" tap_tx_gso)' -gt 0 ]"
+    [ $gso = 0 ] && check "IPv6: no super-frames without gso" "[ '$(kv "$b" tap_tx_gso)' = 0 ]"
+    echo "# IPv6 goodput brisk -> kernel (gso $gso): $(kv "$k" mbps) Mbit/s"
+done
+# ping6: brisk answers the kernel's echo requests (its ND answers the kernel's solicitation first).
+n=$((n + 1))
+ip netns exec "$NS" "$peer" --tap bt$n --ip "10.77.$n.2/24" --ip6 "fd77:$n::2/64" --listen 5001 --timeout 10s \
+    >/dev/null 2>&1 &
+echo $! >>"$tmp/pids"
+bash "$netns" tap "$NS" "bt$n" "10.77.$n.1/24" && ip -n "$NS" -6 addr add "fd77:$n::1/64" dev "bt$n" nodad
+check "ping6 kernel -> brisk: 3 of 3 answered" \
+    "nsx ping -6 -c 3 -i 0.2 -W 2 fd77:$n::2 2>&1 | grep -q '3 received'"
+fam=4
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
