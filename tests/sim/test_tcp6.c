@@ -1,7 +1,8 @@
 /*
  * test_tcp6.c — TCP over IPv6 between two simulated hosts: the handshake, bulk data both ways, request /
  * response, loss recovery, software and NIC segmentation (GSO), SYN cookies, a RST for a closed port, and the
- * IPv4 connections of the same hosts beside them.
+ * IPv4 connections of the same hosts beside them; and a path whose MTU is 1280 (a tunnel) that says so with
+ * one ICMPv6 Packet Too Big.
  *
  * Each host has IPv4 10.0.0.x/24 and IPv6 2001:db8::x/64 on one NIC; the IPv6 neighbours are found by ND.
  * Figures checked are what IPv6 changes: the MSS (MTU - 60 - 12 of timestamps: 1428 on a 1500-byte link,
@@ -22,6 +23,8 @@
 #include "brisk/brisk.h"
 #include "brisk/netdev.h"
 #include "brisk/sim.h"
+#include "wire/csum.h"
+#include "wire/wire.h"
 
 #define US   1000ull
 #define MS   BRISK_NSEC_PER_MSEC
@@ -226,6 +229,89 @@ static void test_refused(void **state)
     brisk_sim_world_free(r.w);
 }
 
+/* A path of MTU 1280 from a to b (a tunnel): every larger frame is dropped, and the first one draws one
+ * ICMPv6 Packet Too Big (RFC 8201, from b's address as a router's would be from its own) quoting it. */
+struct tunnel {
+    brisk_sim_world *w;
+    brisk_sim_host *a;
+    brisk_sim_port *pa;
+    uint8_t ptb[14 + 40 + 8 + 1232];
+    size_t ptb_len;
+    int dropped, sent;
+};
+
+static void inject_ptb(void *ctx, uint64_t now)
+{
+    struct tunnel *t = ctx;
+    assert_int_equal(brisk_stack_input(brisk_sim_host_stack(t->a), brisk_sim_port_netdev(t->pa), t->ptb,
+                                       t->ptb_len, now),
+                     BRISK_OK);
+    brisk_sim_host_kick(t->a);
+}
+
+static int tunnel_drop(void *ctx, const uint8_t *f, size_t len)
+{
+    struct tunnel *t = ctx;
+    if (len <= 14 + 1280 || brisk_get16(f + 12) != 0x86dd)
+        return 0;
+    t->dropped++;
+    if (t->sent++)
+        return 1;
+    size_t q = len - 14 > 1232 ? 1232 : len - 14; /* as much as fits in 1280 bytes (RFC 4443 §3.2) */
+    uint8_t *p = t->ptb;
+    memcpy(p, f + 6, 6); /* to a's MAC, from b's */
+    memcpy(p + 6, f, 6);
+    brisk_put16(p + 12, 0x86dd);
+    uint8_t *ip = p + 14, *ic = ip + 40;
+    memset(ip, 0, 40);
+    ip[0] = 0x60;
+    brisk_put16(ip + 4, (uint16_t)(8 + q));
+    ip[6] = 58; /* ICMPv6 */
+    ip[7] = 64;
+    memcpy(ip + 8, f + 14 + 24, 16); /* from the packet's destination (b), to its source (a) */
+    memcpy(ip + 24, f + 14 + 8, 16);
+    memset(ic, 0, 8);
+    ic[0] = 2; /* packet too big */
+    brisk_put32(ic + 4, 1280);
+    memcpy(ic + 8, f + 14, q);
+    uint32_t sum = brisk_csum_add(brisk_csum_pseudo6(ip + 8, ip + 24, 58, (uint32_t)(8 + q)), ic, 8 + q);
+    brisk_put16(ic + 2, brisk_csum_fold(sum));
+    t->ptb_len = 14 + 40 + 8 + q;
+    assert_int_equal(brisk_sim_at(t->w, brisk_sim_now(t->w) + 20 * US, inject_ptb, t), BRISK_OK);
+    return 1;
+}
+
+static void test_packet_too_big(void **state)
+{
+    (void)state;
+    struct tunnel t;
+    memset(&t, 0, sizeof(t));
+    struct rig r;
+    memset(&r, 0, sizeof(r));
+    r.w = t.w = brisk_sim_world_new(8);
+    r.a = t.a = brisk_sim_host_add(r.w, "a", NULL);
+    r.b = brisk_sim_host_add(r.w, "b", NULL);
+    r.pa = t.pa = brisk_sim_nic_add_ip(r.a, 0x0a000001, 24, 0);
+    r.pb = brisk_sim_nic_add_ip(r.b, 0x0a000002, 24, 0);
+    struct brisk_sim_link_config lc;
+    brisk_sim_link_config_symmetric(&lc, 1 * GBIT, 50 * US);
+    lc.ab.impair.drop_fn = tunnel_drop;
+    lc.ab.impair.drop_ctx = &t;
+    assert_non_null(brisk_sim_link_connect(r.w, r.pa, r.pb, &lc));
+    assert_int_equal(brisk_netdev_add_addr(brisk_sim_port_netdev(r.pa), &a6, 64), BRISK_OK);
+    assert_int_equal(brisk_netdev_add_addr(brisk_sim_port_netdev(r.pb), &b6, 64), BRISK_OK);
+    struct brisk_sim_bulk_result res = bulk(&r, &b6, 4u << 20, BRISK_SIM_BULK_UP);
+    assert_true(res.hash_ok);
+    assert_int_equal(t.sent > 0, 1);
+    assert_int_equal(counters(r.a).PmtuLowered, 1);
+    assert_int_equal(counters(r.a).Icmp6InPktTooBigs, 1);
+    assert_int_equal(res.client.info.mss, 1280 - 60 - 12); /* the path's, timestamps off it */
+    assert_int_equal(res.client.info.rto_count, 0);      /* resent at once, not after a timeout */
+    /* Only the flight in the air when the PTB came was too large. */
+    assert_true(t.dropped < 64);
+    brisk_sim_world_free(r.w);
+}
+
 /* The same seed gives the same IPv6 capture, byte for byte. */
 static void test_same_seed_same_pcap(void **state)
 {
@@ -267,7 +353,7 @@ int main(void)
         cmocka_unit_test(test_bulk_both_ways), cmocka_unit_test(test_bulk_gso),
         cmocka_unit_test(test_bulk_loss),      cmocka_unit_test(test_rr),
         cmocka_unit_test(test_syncookies),     cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_same_seed_same_pcap),
+        cmocka_unit_test(test_packet_too_big),  cmocka_unit_test(test_same_seed_same_pcap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
