@@ -774,7 +774,7 @@ const char *brisk_hold_name(int reason); /* "cwnd", "rwnd", ... */
 
 struct brisk_conn_info {
     int state;             /* enum brisk_tcp_state */
-    uint32_t laddr, raddr; /* host order */
+    uint32_t laddr, raddr; /* host order; 0 for IPv6 (tuple has both families) */
     uint16_t lport, rport;
     uint64_t srtt_ns, rttvar_ns, rto_ns, min_rtt_ns;
     uint32_t mss;              /* send MSS */
@@ -825,6 +825,7 @@ struct brisk_conn_info {
     uint32_t rcv_space;    /* bytes read in the last measured round trip (autotuning; rfc9293: 0) */
     uint32_t rcv_mss;      /* the peer's segment size as seen (rfc9293: the send MSS) */
     uint32_t rcv_rtt_us;   /* the receiver's RTT estimate, us (autotuning; rfc9293: 0) */
+    struct brisk_tuple tuple; /* both ends, either family (as brisk_sock_tuple) */
 };
 /* Congestion states as Linux's tcpi_ca_state numbers them (there is no CWR: brisk has no ECN). */
 enum brisk_ca_state {

@@ -781,7 +781,8 @@ int brisk_conn_info(const brisk_sock *s, struct brisk_conn_info *o)
         return BRISK_ERR_INVAL;
     memset(o, 0, sizeof(*o));
     o->state = s->state;
-    o->laddr = s->id.laddr.family == BRISK_AF_INET ? s->id.laddr.u.v4 : 0; /* IPv4's; brisk_sock_tuple: both */
+    brisk_sock_tuple(s, &o->tuple);
+    o->laddr = s->id.laddr.family == BRISK_AF_INET ? s->id.laddr.u.v4 : 0; /* IPv4's; tuple: both */
     o->raddr = s->id.raddr.family == BRISK_AF_INET ? s->id.raddr.u.v4 : 0;
     o->lport = s->id.lport;
     o->rport = s->id.rport;

@@ -38,6 +38,10 @@ struct drive {
 };
 
 /* A CPU clock whose use is an exact share of virtual time: user 1/user_div, system 1/sys_div. */
+/* The server's address as the engines take it (IPv4 here), and "any" for servers that listen on it. */
+static const struct brisk_addr b_addr = {.family = BRISK_AF_INET, .u.v4 = SIMNET_B_IP};
+static const struct brisk_addr any_addr = {.family = BRISK_AF_INET};
+
 static void sim_cpu(void *ctx, struct perf_cpu_sample *out)
 {
     struct drive *d = ctx;
@@ -135,12 +139,12 @@ static void run_pair_iv(struct pair *x, const struct perf_params *p, uint64_t ra
     ec.cpu_ctx = &x->dc;
     es.cpu_ctx = &x->ds;
     int err;
-    x->s = perf_iperf_server_new(&es, SIMNET_B_IP, p->port, 1, &err);
+    x->s = perf_iperf_server_new(&es, &b_addr, p->port, 1, &err);
     assert_non_null(x->s);
     x->ds.e = x->s;
     x->ds.deadline = srv_deadline;
     x->ds.tick = srv_tick;
-    x->c = perf_iperf_client_new(&ec, p, SIMNET_B_IP, brisk_sim_now(x->n.w), &err);
+    x->c = perf_iperf_client_new(&ec, p, &b_addr, brisk_sim_now(x->n.w), &err);
     assert_non_null(x->c);
     x->dc.e = x->c;
     x->dc.deadline = cli_deadline;
@@ -387,17 +391,17 @@ static void test_busy_server_denies(void **state)
     struct perf_env es = env_for(&ds, n.b, n.w, 11), e1 = env_for(&d1, n.a, n.w, 12),
                     e2 = env_for(&d2, n.a, n.w, 13);
     int err;
-    struct perf_iperf_server *s = perf_iperf_server_new(&es, 0, 5201, 0, &err);
+    struct perf_iperf_server *s = perf_iperf_server_new(&es, &any_addr, 5201, 0, &err);
     assert_non_null(s);
     ds = (struct drive){n.w, n.b, s, srv_deadline, srv_tick, 0, 0};
     struct perf_params p;
     perf_params_default(&p);
     p.duration_ns = 300 * MS;
-    struct perf_iperf_client *c1 = perf_iperf_client_new(&e1, &p, SIMNET_B_IP, 0, &err);
+    struct perf_iperf_client *c1 = perf_iperf_client_new(&e1, &p, &b_addr, 0, &err);
     d1 = (struct drive){n.w, n.a, c1, cli_deadline, cli_tick, 0, 0};
     brisk_sim_host_kick(n.a);
     brisk_sim_run_until(n.w, 100 * MS);
-    struct perf_iperf_client *c2 = perf_iperf_client_new(&e2, &p, SIMNET_B_IP, brisk_sim_now(n.w), &err);
+    struct perf_iperf_client *c2 = perf_iperf_client_new(&e2, &p, &b_addr, brisk_sim_now(n.w), &err);
     assert_non_null(c2);
     d2 = (struct drive){n.w, n.a, c2, cli_deadline, cli_tick, 0, 0};
     brisk_sim_host_kick(n.a);
@@ -450,7 +454,7 @@ static void test_hostile_length(void **state)
     struct drive ds = {0}, dc = {0};
     struct perf_env es = env_for(&ds, n.b, n.w, 21), ec = env_for(&dc, n.a, n.w, 22);
     int err;
-    struct perf_iperf_server *s = perf_iperf_server_new(&es, 0, 5201, 0, &err);
+    struct perf_iperf_server *s = perf_iperf_server_new(&es, &any_addr, 5201, 0, &err);
     assert_non_null(s);
     ds = (struct drive){n.w, n.b, s, srv_deadline, srv_tick, 0, 0};
     struct raw r = {0};
@@ -483,7 +487,7 @@ static void test_hostile_length(void **state)
     struct perf_params p;
     perf_params_default(&p);
     p.duration_ns = 100 * MS;
-    struct perf_iperf_client *c = perf_iperf_client_new(&ec, &p, SIMNET_B_IP, brisk_sim_now(n.w), &err);
+    struct perf_iperf_client *c = perf_iperf_client_new(&ec, &p, &b_addr, brisk_sim_now(n.w), &err);
     dc = (struct drive){n.w, n.a, c, cli_deadline, cli_tick, 0, 0};
     brisk_sim_host_kick(n.a);
     assert_true(brisk_sim_run_while(n.w, client_done, c, brisk_sim_now(n.w) + 5 * SEC)); /* limit: absolute */
@@ -539,13 +543,13 @@ static void test_silent_server(void **state)
     struct perf_env ec = env_for(&dc, n.a, n.w, 41), er = env_for(&dr, n.a, n.w, 42);
     struct perf_params p;
     perf_params_default(&p);
-    struct perf_iperf_client *c = perf_iperf_client_new(&ec, &p, SIMNET_B_IP, 0, &err);
+    struct perf_iperf_client *c = perf_iperf_client_new(&ec, &p, &b_addr, 0, &err);
     dc = (struct drive){n.w, n.a, c, cli_deadline, cli_tick, 0, 0};
     struct perf_rr_params q;
     perf_rr_params_default(&q);
     q.port = 5201;
     q.duration_ns = 1 * SEC;
-    struct perf_rr_client *r = perf_rr_client_new(&er, &q, SIMNET_B_IP, 0, &err);
+    struct perf_rr_client *r = perf_rr_client_new(&er, &q, &b_addr, 0, &err);
     dr = (struct drive){n.w, n.a, r, rr_deadline, rr_tick, 0, 0};
     brisk_sim_host_kick(n.a);
     assert_true(brisk_sim_run_while(n.w, rr_done, r, 60 * SEC));
@@ -581,7 +585,7 @@ static void test_rr_echo(void **state)
     struct drive ds = {0}, dc = {0};
     struct perf_env es = env_for(&ds, n.b, n.w, 31), ec = env_for(&dc, n.a, n.w, 32);
     int err;
-    struct perf_echo_server *srv = perf_echo_server_new(&es, 0, 7000, 1, &err);
+    struct perf_echo_server *srv = perf_echo_server_new(&es, &any_addr, 7000, 1, &err);
     assert_non_null(srv);
     struct perf_rr_params p;
     perf_rr_params_default(&p);
@@ -589,7 +593,7 @@ static void test_rr_echo(void **state)
     p.count = 200;
     p.duration_ns = 0;
     p.parallel = 2;
-    struct perf_rr_client *c = perf_rr_client_new(&ec, &p, SIMNET_B_IP, 0, &err);
+    struct perf_rr_client *c = perf_rr_client_new(&ec, &p, &b_addr, 0, &err);
     assert_non_null(c);
     dc = (struct drive){n.w, n.a, c, rr_deadline, rr_tick, 0, 0};
     brisk_sim_host_kick(n.a);
@@ -648,8 +652,8 @@ static void test_intervals_and_cpu(void **state)
     assert_string_equal(x.rc.remote_congestion, x.rs.congestion);
     assert_string_equal(x.rs.remote_congestion, x.rc.congestion);
     assert_string_equal(x.rc.cookie, x.rs.cookie);
-    assert_int_equal(x.rc.streams[0].raddr, SIMNET_B_IP);
-    assert_int_equal(x.rs.streams[0].laddr, SIMNET_B_IP);
+    assert_int_equal(x.rc.streams[0].raddr.u.v4, SIMNET_B_IP);
+    assert_int_equal(x.rs.streams[0].laddr.u.v4, SIMNET_B_IP);
     assert_int_equal(x.rc.streams[0].lport, x.rs.streams[0].rport);
     free_pair(&x);
 }

@@ -4,6 +4,7 @@
 # TAP device whose kernel side lives in a network namespace of this test's own —
 #   iperf3 -c -> brisk-perf server, both directions (-R), and -P 2;
 #   brisk-perf client -> iperf3 -s, both directions;
+#   the same over IPv6 (iperf3 -6 -c -> brisk-perf server --ip6, brisk-perf client [fd99::2] -> iperf3 -s);
 #   brisk-perf rr -> brisk-perf echo's kernel counterpart (a python echo server in the namespace), if python3;
 # each checked from both sides' JSON: the test completed and both tools report the same received byte count.
 # Usage: test_perf.sh BRISK_LAB BRISK_BENCH   (brisk-perf is found next to brisk-lab)
@@ -79,8 +80,11 @@ wait_listen() {
 # Starts brisk-perf (args...) in the background on a new TAP created inside the namespace, waits until
 # brisk-perf has brought it up (it sets the MTU and IFF_UP by name after creating it, so touching the device
 # earlier races with that), then gives the kernel side its address: brisk is 10.99.0.1, the kernel 10.99.0.2.
+v6=0 # 1: brisk also has fd99::1/64 and the kernel fd99::2/64 (no DAD)
 start_brisk() {
-    ip netns exec "$ns" "$perf" "$@" --tap "$tap" --ip 10.99.0.1/24 >"$tmp/brisk.json" 2>"$tmp/brisk.err" &
+    local six=
+    [ "$v6" = 1 ] && six="--ip6 fd99::1/64"
+    ip netns exec "$ns" "$perf" "$@" --tap "$tap" --ip 10.99.0.1/24 $six >"$tmp/brisk.json" 2>"$tmp/brisk.err" &
     bg=$!
     local up=""
     for _ in $(seq 400); do
@@ -94,6 +98,8 @@ start_brisk() {
         return 1
     fi
     ip -n "$ns" addr add 10.99.0.2/24 dev "$tap"
+    [ "$v6" = 1 ] && ip -n "$ns" -6 addr add fd99::2/64 dev "$tap" nodad
+    return 0
 }
 wait_brisk() { # bounded: a brisk-perf that never saw its peer is killed (and fails) after 90 s
     local rc
@@ -175,6 +181,40 @@ for mode in "" "-R"; do
     fi
     echo "# brisk client $mode -> iperf3 -s: $(sum_field "$tmp/brisk.json" sum_received bits_per_second) bit/s"
 done
+
+# IPv6: iperf3 -6 -c -> brisk-perf server, brisk-perf client -> iperf3 -s
+v6=1
+for mode in "" "-R"; do
+    start_brisk server -1 --json
+    timeout 60 ip netns exec "$ns" iperf3 -6 -c fd99::1 -t "$secs" $mode --json >"$tmp/k.json" 2>&1
+    krc=$?
+    wait_brisk
+    brc=$?
+    kb=$(recv_bytes "$tmp/k.json")
+    bb=$(recv_bytes "$tmp/brisk.json")
+    check "iperf3 -6 -c $mode -> brisk-perf server: both exit 0 (iperf3 $krc, brisk $brc)" "[ $krc -eq 0 ] && [ $brc -eq 0 ]"
+    check "iperf3 -6 -c $mode -> brisk-perf server: same received bytes ($kb / $bb)" \
+        "[ -n '$kb' ] && [ '$kb' = '$bb' ] && [ '$kb' -gt 1000000 ]"
+    check "iperf3 -6 -c $mode: brisk reports the IPv6 peer" "grep -q 'fd99::2' '$tmp/brisk.json'"
+    echo "# iperf3 -6 -c $mode -> brisk server: $(sum_field "$tmp/k.json" sum_received bits_per_second) bit/s"
+done
+ip netns exec "$ns" iperf3 -s -1 --json >"$tmp/k.json" 2>&1 &
+ks=$!
+wait_listen 5201
+start_brisk client "[fd99::2]" -t "$secs" --json
+wait_brisk
+brc=$?
+timeout 10 tail --pid=$ks -f /dev/null
+kill $ks 2>/dev/null
+wait $ks
+krc=$?
+kb=$(recv_bytes "$tmp/k.json")
+bb=$(recv_bytes "$tmp/brisk.json")
+check "brisk-perf client [fd99::2] -> iperf3 -s: both exit 0 (brisk $brc, iperf3 $krc)" "[ $krc -eq 0 ] && [ $brc -eq 0 ]"
+check "brisk-perf client [fd99::2] -> iperf3 -s: same received bytes ($bb / $kb)" \
+    "[ -n '$kb' ] && [ '$kb' = '$bb' ] && [ '$kb' -gt 1000000 ]"
+echo "# brisk client -> iperf3 -s over IPv6: $(sum_field "$tmp/brisk.json" sum_received bits_per_second) bit/s"
+v6=0
 
 # brisk-perf rr against a kernel echo server
 if command -v python3 >/dev/null; then

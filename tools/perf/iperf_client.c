@@ -40,7 +40,7 @@ enum cstate {
 struct perf_iperf_client {
     struct perf_env env;
     struct perf_params p;
-    uint32_t server_ip;
+    struct brisk_addr server;
     enum cstate state;
     struct iperf_ctrl ctrl;
     char cookie[IPERF_COOKIE_SIZE];
@@ -131,7 +131,7 @@ static int open_stream(struct perf_iperf_client *c, uint32_t i, uint64_t now)
         brisk_setsockopt(st->s, BRISK_SO_SNDBUF, c->p.window, now);
         brisk_setsockopt(st->s, BRISK_SO_RCVBUF, c->p.window, now);
     }
-    int rc = brisk_connect(st->s, c->server_ip, c->p.port, now);
+    int rc = brisk_connect_addr(st->s, &c->server, c->p.port, now);
     if (rc != BRISK_ERR_INPROGRESS)
         return rc;
     c->nstreams = i + 1;
@@ -468,7 +468,7 @@ static void step(struct perf_iperf_client *c, uint64_t now)
 }
 
 struct perf_iperf_client *perf_iperf_client_new(const struct perf_env *env, const struct perf_params *p,
-                                                uint32_t server_ip, uint64_t now, int *err)
+                                                const struct brisk_addr *server, uint64_t now, int *err)
 {
     int dummy;
     if (!err)
@@ -485,7 +485,7 @@ struct perf_iperf_client *perf_iperf_client_new(const struct perf_env *env, cons
     }
     c->env = *env;
     c->p = *p;
-    c->server_ip = server_ip;
+    c->server = *server;
     c->end_at = BRISK_TIME_NONE;
     iperf_cookie_make(c->cookie, env->seed ^ 0x6272697366ull);
     c->block = malloc(p->blksize);
@@ -505,7 +505,7 @@ struct perf_iperf_client *perf_iperf_client_new(const struct perf_env *env, cons
     }
     iperf_ctrl_init(&c->ctrl, s);
     brisk_sock_set_callback(s, on_event, c);
-    int rc = brisk_connect(s, server_ip, p->port, now);
+    int rc = brisk_connect_addr(s, server, p->port, now);
     if (rc != BRISK_ERR_INPROGRESS) {
         *err = rc;
         perf_iperf_client_free(c, now);
@@ -558,9 +558,9 @@ void perf_iperf_client_report(const struct perf_iperf_client *c, struct perf_rep
     r->sent = c->sent;
     r->received = c->received;
     snprintf(r->cookie, sizeof(r->cookie), "%.*s", IPERF_COOKIE_SIZE - 1, c->cookie);
-    r->ctrl_laddr = c->ctrl_info.laddr;
+    r->ctrl_laddr = c->ctrl_info.tuple.laddr;
     r->ctrl_lport = c->ctrl_info.lport;
-    r->ctrl_raddr = c->server_ip;
+    r->ctrl_raddr = c->server;
     r->ctrl_rport = c->p.port;
     r->ctrl_mss = c->ctrl_info.mss;
     r->sndbuf = c->sndbuf;

@@ -115,9 +115,9 @@ static void build_report(const struct perf_iperf_server *s, struct perf_report *
     r->sent = s->sent;
     r->received = s->received;
     snprintf(r->cookie, sizeof(r->cookie), "%.*s", IPERF_COOKIE_SIZE - 1, (const char *)s->cookie);
-    r->ctrl_laddr = s->ctrl_info.laddr;
+    r->ctrl_laddr = s->ctrl_info.tuple.laddr;
     r->ctrl_lport = s->ctrl_info.lport;
-    r->ctrl_raddr = s->ctrl_info.raddr;
+    r->ctrl_raddr = s->ctrl_info.tuple.raddr;
     r->ctrl_rport = s->ctrl_info.rport;
     r->sndbuf = s->sndbuf;
     r->rcvbuf = s->rcvbuf;
@@ -519,7 +519,7 @@ static void step(struct perf_iperf_server *s, uint64_t now)
     }
 }
 
-struct perf_iperf_server *perf_iperf_server_new(const struct perf_env *env, uint32_t ip, uint16_t port,
+struct perf_iperf_server *perf_iperf_server_new(const struct perf_env *env, const struct brisk_addr *ip, uint16_t port,
                                                 int once, int *err)
 {
     int dummy;
@@ -544,7 +544,7 @@ struct perf_iperf_server *perf_iperf_server_new(const struct perf_env *env, uint
         perf_iperf_server_free(s, 0);
         return NULL;
     }
-    int rc = brisk_bind(s->listener, ip, port);
+    int rc = brisk_bind_addr(s->listener, ip, port);
     if (rc == BRISK_OK)
         rc = brisk_listen(s->listener, 64);
     if (rc < 0) {

@@ -9,7 +9,7 @@
  *   brisk-perf rr      ADDR [-p N] [-t TIME] [-n COUNT] [-P N] [-l REQ] [--resp N] [--no-nodelay] [--json]
  *                                                                                  TAP [STACK]
  *   brisk-perf echo    [--port N] [--no-nodelay]                                   TAP [STACK]
- *   TAP:   --tap NAME --ip ADDR/PREFIX [--gw ADDR] [--mtu N] [--no-gso] [--txc-delay TIME] [--loss P]
+ *   TAP:   --tap NAME --ip ADDR/PREFIX [--ip6 ADDR/PREFIX] [--gw ADDR] [--mtu N] [--no-gso] [--txc-delay TIME] [--loss P]
  *          [--wait TIME] [--busy-poll TIME] [-i INTERVAL] [--stats] [--ctl PATH]
  *   STACK: [--profile NAME] [--set name=value ...] [--seed N]
  *
@@ -38,7 +38,9 @@ enum mode { M_SERVER, M_CLIENT, M_RR, M_ECHO };
 
 struct opts {
     enum mode mode;
-    uint32_t server_ip;
+    struct brisk_addr server; /* client, rr: IPv4 or IPv6 */
+    struct brisk_addr ip6;    /* --ip6: a static IPv6 address on the TAP (BRISK_AF_UNSPEC: none) */
+    uint8_t ip6_prefix;
     struct perf_params p;
     struct perf_rr_params rr;
     int once, json, stats;
@@ -77,7 +79,8 @@ static void usage(FILE *f)
         "       brisk-perf rr ADDR [-p N] [-t TIME] [-n COUNT] [-P N] [-l REQ] [--resp N] [--no-nodelay]\n"
         "                          [--json] TAP [STACK]\n"
         "       brisk-perf echo [--port N] [--no-nodelay] TAP [STACK]\n"
-        "  TAP:   --tap NAME --ip ADDR/PREFIX [--gw ADDR] [--mtu N] [--no-gso] [--txc-delay TIME]\n"
+        "  TAP:   --tap NAME --ip ADDR/PREFIX [--ip6 ADDR/PREFIX] [--gw ADDR] [--mtu N] [--no-gso]\n"
+        "         [--txc-delay TIME]\n"
         "         [--loss P] [--wait TIME] [--busy-poll TIME] [-i INTERVAL] [--stats] [--ctl PATH]\n"
         "  STACK: [--profile NAME] [--set name=value ...] [--seed N]\n"
         "  server and client speak iperf3's protocol (interoperate with iperf3 -c / iperf3 -s, port 5201)\n");
@@ -146,8 +149,20 @@ static int parse(int argc, char **argv, struct opts *o)
     if (o->mode == M_CLIENT || o->mode == M_RR) {
         if (i >= argc || argv[i][0] == '-')
             return bad("%s needs the server's address (brisk-perf %s ADDR ...)", m, m);
-        if (brisk_ip_parse(argv[i], &o->server_ip) != BRISK_OK)
-            return bad("'%s' is not an IPv4 address%s", argv[i], "");
+        /* IPv4, or IPv6 with or without brackets (iperf3 -c takes both) */
+        char host[BRISK_ADDR_STRLEN];
+        const char *h = argv[i];
+        size_t hl = strlen(h);
+        if (hl > 2 && h[0] == '[' && h[hl - 1] == ']') {
+            h++;
+            hl -= 2;
+        }
+        if (hl >= sizeof(host))
+            return bad("'%s' is not an IPv4 or IPv6 address%s", argv[i], "");
+        memcpy(host, h, hl);
+        host[hl] = '\0';
+        if (brisk_addr_parse(host, &o->server) != BRISK_OK)
+            return bad("'%s' is not an IPv4 or IPv6 address%s", argv[i], "");
         i++;
     }
     int n_given = 0, t_given = 0, l_given = 0;
@@ -236,6 +251,17 @@ static int parse(int argc, char **argv, struct opts *o)
             if (brisk_tap_parse_cidr(v, &o->tap.ip, &o->tap.prefix_len))
                 return bad("bad address '%s'%s (like 10.9.0.1/24)", v, "");
             o->have_ip = 1;
+        } else if (!strcmp(a, "--ip6")) {
+            char host[BRISK_ADDR_STRLEN];
+            const char *sl = strchr(v, '/');
+            if (!sl || (size_t)(sl - v) >= sizeof(host))
+                return bad("bad IPv6 address '%s'%s (like fd00::1/64)", v, "");
+            memcpy(host, v, (size_t)(sl - v));
+            host[sl - v] = '\0';
+            if (brisk_addr_parse(host, &o->ip6) != BRISK_OK || o->ip6.family != BRISK_AF_INET6 ||
+                parse_u32(sl + 1, 1, 128, &u32, 0))
+                return bad("bad IPv6 address '%s'%s (like fd00::1/64)", v, "");
+            o->ip6_prefix = (uint8_t)u32;
         } else if (!strcmp(a, "--gw")) {
             if (brisk_ip_parse(v, &o->tap.gateway))
                 return bad("bad gateway '%s'%s", v, "");
@@ -361,9 +387,9 @@ static int start_client(struct run *run, uint64_t now)
     env.cpu = cpu_sample;
     int err;
     if (run->o->mode == M_CLIENT)
-        run->client = perf_iperf_client_new(&env, &run->o->p, run->o->server_ip, now, &err);
+        run->client = perf_iperf_client_new(&env, &run->o->p, &run->o->server, now, &err);
     else
-        run->rr = perf_rr_client_new(&env, &run->o->rr, run->o->server_ip, now, &err);
+        run->rr = perf_rr_client_new(&env, &run->o->rr, &run->o->server, now, &err);
     if (!run->client && !run->rr) {
         fprintf(stderr, "brisk-perf: cannot start: %s\n", brisk_strerror(err));
         return err;
@@ -492,7 +518,9 @@ static uint64_t hook(void *ctx, brisk_loop *l, uint64_t now)
 {
     struct run *run = ctx;
     if ((run->o->mode == M_CLIENT || run->o->mode == M_RR) && !run->started) {
-        int rc = brisk_stack_resolve(run->st, run->o->server_ip, now);
+        /* IPv4: ARP first (the SYN should not be the frame that waits); IPv6's ND queues the SYN. */
+        int rc = run->o->server.family == BRISK_AF_INET ? brisk_stack_resolve(run->st, run->o->server.u.v4, now)
+                                                         : BRISK_OK;
         if (rc == BRISK_OK) {
             if (start_client(run, now) < 0) {
                 run->exit_code = 1;
@@ -573,6 +601,13 @@ int main(int argc, char **argv)
         brisk_stack_free(st);
         return 1;
     }
+    if (o.ip6.family && (err = brisk_netdev_add_addr(brisk_tap_netdev(tap), &o.ip6, o.ip6_prefix)) != BRISK_OK) {
+        fprintf(stderr, "brisk-perf: --ip6: %s\n", brisk_strerror(err));
+        brisk_tap_close(tap);
+        brisk_loop_free(loop);
+        brisk_stack_free(st);
+        return 1;
+    }
     /* The control socket (tools/introspect/): brisk-ss and brisk-nstat ask it, answered on this thread by
      * the loop between events. Freed (the file removed) before the stack, which its answers read. */
     struct ctl_server *ctl = NULL;
@@ -591,12 +626,16 @@ int main(int argc, char **argv)
     env.interval_ns = o.interval_ns;
     env.cpu = cpu_sample;
     run.hook = brisk_loop_add_hook(loop, hook, &run);
+    /* Servers listen on the TAP's IPv4 address, or with --ip6 on :: (both families, as iperf3 -s). */
+    struct brisk_addr bind_addr = brisk_addr_v4(o.tap.ip);
+    if (o.ip6.family)
+        brisk_addr_parse("::", &bind_addr);
     if (o.mode == M_SERVER) {
-        run.server = perf_iperf_server_new(&env, o.tap.ip, o.p.port, o.once, &err);
+        run.server = perf_iperf_server_new(&env, &bind_addr, o.p.port, o.once, &err);
         if (run.server)
             perf_iperf_server_on_report(run.server, on_server_report, &run);
     } else if (o.mode == M_ECHO) {
-        run.echo = perf_echo_server_new(&env, o.tap.ip, o.rr.port, o.rr.nodelay, &err);
+        run.echo = perf_echo_server_new(&env, &bind_addr, o.rr.port, o.rr.nodelay, &err);
     } else {
         err = BRISK_OK;
         run.wait_until = now + o.wait_ns;
@@ -605,11 +644,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "brisk-perf: cannot listen: %s\n", brisk_strerror(err));
         run.exit_code = 1;
     } else {
+        char ba[BRISK_ADDR_STRLEN];
         if (o.mode == M_SERVER || o.mode == M_ECHO)
-            fprintf(stderr, "brisk-perf: %s listening on %u.%u.%u.%u:%u (%s)\n",
-                    o.mode == M_SERVER ? "iperf3 server" : "echo server", o.tap.ip >> 24,
-                    (o.tap.ip >> 16) & 255, (o.tap.ip >> 8) & 255, o.tap.ip & 255, o.p.port,
-                    brisk_tap_ifname(tap));
+            fprintf(stderr, "brisk-perf: %s listening on %s port %u (%s)\n",
+                    o.mode == M_SERVER ? "iperf3 server" : "echo server", brisk_addr_format(&bind_addr, ba),
+                    o.p.port, brisk_tap_ifname(tap));
         if (brisk_loop_run(loop, BRISK_TIME_NONE) < 0) {
             fprintf(stderr, "brisk-perf: the event loop failed: %s\n", strerror(errno));
             run.exit_code = 1;

@@ -7,7 +7,7 @@
  * deadline (`perf_*_deadline()`) comes, and they produce a `struct perf_report`. Whoever drives the stack —
  * the real-time loop over a TAP device (main.c) or the simulator (tests/perf/) — also drives the engine:
  *
- *   e = perf_iperf_client_new(&env, &params, server_ip, &err);
+ *   e = perf_iperf_client_new(&env, &params, &server, &err);
  *   loop: on every stack event the engine's socket callbacks run by themselves;
  *         when now >= perf_iperf_client_deadline(e): perf_iperf_client_tick(e, now);
  *   until perf_iperf_client_done(e); then perf_iperf_client_report(e, &r).
@@ -117,7 +117,7 @@ struct perf_stream_report {
     double remote_seconds;  /* the peer's end_time - start_time */
     uint32_t mss;           /* negotiated send MSS */
     uint64_t srtt_ns;
-    uint32_t laddr, raddr; /* the data connection's addresses (start.connected[]), host order */
+    struct brisk_addr laddr, raddr; /* the data connection's addresses (start.connected[]) */
     uint16_t lport, rport;
     int have_info;               /* info holds the stream's brisk_conn_info (taken at close or now) */
     struct brisk_conn_info info; /* for the JSON's "brisk" object: recovery events and hold times */
@@ -136,7 +136,7 @@ struct perf_report {
     struct perf_params params;             /* as negotiated */
     /* For iperf3's start and end objects: */
     char cookie[40];
-    uint32_t ctrl_laddr, ctrl_raddr; /* the control connection (connecting_to / accepted_connection) */
+    struct brisk_addr ctrl_laddr, ctrl_raddr; /* the control connection (connecting_to / accepted_connection) */
     uint16_t ctrl_lport, ctrl_rport;
     uint32_t ctrl_mss;        /* client: the control connection's send MSS (tcp_mss_default) */
     uint64_t sndbuf, rcvbuf;  /* the first data stream's buffer sizes (sndbuf_actual, ...) */
@@ -152,9 +152,9 @@ struct perf_report {
 
 /* ---- iperf3 client (speaks to iperf3 -s or brisk-perf server) ---- */
 struct perf_iperf_client;
-/* Starts the control connection to server_ip (host order). NULL with *err (BRISK_ERR_*) on failure. */
+/* Starts the control connection to server (either family). NULL with *err (BRISK_ERR_*) on failure. */
 struct perf_iperf_client *perf_iperf_client_new(const struct perf_env *env, const struct perf_params *p,
-                                                uint32_t server_ip, uint64_t now, int *err);
+                                                const struct brisk_addr *server, uint64_t now, int *err);
 uint64_t perf_iperf_client_deadline(const struct perf_iperf_client *c);
 void perf_iperf_client_tick(struct perf_iperf_client *c, uint64_t now);
 int perf_iperf_client_done(const struct perf_iperf_client *c); /* finished or failed */
@@ -169,7 +169,7 @@ void perf_iperf_client_free(struct perf_iperf_client *c, uint64_t now); /* close
 /* ---- iperf3 server (serves iperf3 -c or brisk-perf client), one test at a time like iperf3 ---- */
 struct perf_iperf_server;
 /* Listens on ip:port (ip 0 = any of the stack's addresses). once: stop after the first test. */
-struct perf_iperf_server *perf_iperf_server_new(const struct perf_env *env, uint32_t ip, uint16_t port,
+struct perf_iperf_server *perf_iperf_server_new(const struct perf_env *env, const struct brisk_addr *ip, uint16_t port,
                                                 int once, int *err);
 uint64_t perf_iperf_server_deadline(const struct perf_iperf_server *s);
 void perf_iperf_server_tick(struct perf_iperf_server *s, uint64_t now);
@@ -209,7 +209,7 @@ struct perf_rr_report {
 };
 struct perf_rr_client;
 struct perf_rr_client *perf_rr_client_new(const struct perf_env *env, const struct perf_rr_params *p,
-                                          uint32_t server_ip, uint64_t now, int *err);
+                                          const struct brisk_addr *server, uint64_t now, int *err);
 uint64_t perf_rr_client_deadline(const struct perf_rr_client *c);
 void perf_rr_client_tick(struct perf_rr_client *c, uint64_t now);
 int perf_rr_client_done(const struct perf_rr_client *c);
@@ -218,7 +218,7 @@ void perf_rr_client_free(struct perf_rr_client *c, uint64_t now);
 
 /* Echo server: every byte read is written back; many connections at once. */
 struct perf_echo_server;
-struct perf_echo_server *perf_echo_server_new(const struct perf_env *env, uint32_t ip, uint16_t port,
+struct perf_echo_server *perf_echo_server_new(const struct perf_env *env, const struct brisk_addr *ip, uint16_t port,
                                               int nodelay, int *err);
 uint64_t perf_echo_server_bytes(const struct perf_echo_server *s);       /* echoed so far */
 uint32_t perf_echo_server_connections(const struct perf_echo_server *s); /* accepted so far */

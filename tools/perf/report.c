@@ -138,15 +138,15 @@ void perf_interval_print(FILE *f, const struct perf_intervals_view *v, uint32_t 
     }
 }
 
-static const char *ip_str(char *b, size_t n, uint32_t ip)
+static const char *ip_str(char *b, size_t n, struct brisk_addr ip)
 {
-    snprintf(b, n, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
-    return b;
+    (void)n; /* every caller's buffer holds BRISK_ADDR_STRLEN */
+    return brisk_addr_format(&ip, b);
 }
 
 void perf_report_print_connected(FILE *f, const struct perf_report *r)
 {
-    char a[16], b[16];
+    char a[BRISK_ADDR_STRLEN], b[BRISK_ADDR_STRLEN];
     if (r->role == 'c') {
         fprintf(f, "Connecting to host %s, port %u\n", ip_str(a, sizeof(a), r->ctrl_raddr), r->ctrl_rport);
         if (r->reverse)
@@ -229,11 +229,10 @@ static json_t *sender_json(const struct brisk_conn_info *in)
     return o;
 }
 
-static json_t *ip_json(uint32_t ip)
+static json_t *ip_json(struct brisk_addr ip)
 {
-    char b[16];
-    snprintf(b, sizeof(b), "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
-    return json_string(b);
+    char b[BRISK_ADDR_STRLEN];
+    return json_string(brisk_addr_format(&ip, b));
 }
 
 static void set_int(json_t *o, const char *k, uint64_t v)

@@ -202,7 +202,7 @@ void perf_rr_params_default(struct perf_rr_params *p)
 }
 
 struct perf_rr_client *perf_rr_client_new(const struct perf_env *env, const struct perf_rr_params *p,
-                                          uint32_t server_ip, uint64_t now, int *err)
+                                          const struct brisk_addr *server, uint64_t now, int *err)
 {
     int dummy;
     if (!err)
@@ -242,7 +242,7 @@ struct perf_rr_client *perf_rr_client_new(const struct perf_env *env, const stru
         brisk_sock_set_callback(k->s, rr_event, k);
         if (p->nodelay)
             brisk_setsockopt(k->s, BRISK_SO_NODELAY, 1, now);
-        int rc = brisk_connect(k->s, server_ip, p->port, now);
+        int rc = brisk_connect_addr(k->s, server, p->port, now);
         if (rc != BRISK_ERR_INPROGRESS) {
             *err = rc;
             perf_rr_client_free(c, now);
@@ -452,7 +452,7 @@ static void echo_accept(void *ctx, brisk_sock *ls, unsigned ev, uint64_t now)
     }
 }
 
-struct perf_echo_server *perf_echo_server_new(const struct perf_env *env, uint32_t ip, uint16_t port,
+struct perf_echo_server *perf_echo_server_new(const struct perf_env *env, const struct brisk_addr *ip, uint16_t port,
                                               int nodelay, int *err)
 {
     int dummy;
@@ -474,7 +474,7 @@ struct perf_echo_server *perf_echo_server_new(const struct perf_env *env, uint32
         free(srv);
         return NULL;
     }
-    int rc = brisk_bind(srv->listener, ip, port);
+    int rc = brisk_bind_addr(srv->listener, ip, port);
     if (rc == BRISK_OK)
         rc = brisk_listen(srv->listener, 64);
     if (rc < 0) {

@@ -86,9 +86,9 @@ void perf_stream_report_fill(const struct perf_stream *st, const struct iperf_st
     else if (st->s && brisk_conn_info(st->s, &live) == BRISK_OK) /* a test still running */
         ip = &live;
     if (ip) {
-        o->laddr = ip->laddr;
+        o->laddr = ip->tuple.laddr;
         o->lport = ip->lport;
-        o->raddr = ip->raddr;
+        o->raddr = ip->tuple.raddr;
         o->rport = ip->rport;
         o->retransmits = ip->retransmits;
         o->mss = ip->mss;
