@@ -5,8 +5,8 @@
  *
  * Input: [mode u8] then records [delay u16][kind u8][sel u8][hops u8][nh u8][len u16][len bytes]
  * (big-endian):
- *   mode   bit 0: repair the ICMPv6 checksum of every packet whose chain reaches ICMPv6 (so mutations reach
- *          echo, errors and ND instead of dying at the checksum); bit 1: arp_unres_max 4 and unres_qlen 2,
+ *   mode   bit 0: repair the ICMPv6 or TCP checksum of every packet whose chain reaches ICMPv6 or TCP (so
+ *          mutations reach echo, errors, ND and TCP's state machine instead of dying at the checksum); bit 1: arp_unres_max 4 and unres_qlen 2,
  *          so the neighbour cache's resolving bounds are hit; bit 2: ip6frag_high_thresh 16 KB and
  *          ip6frag_time 2 s, so reassembly's bound and timeouts are hit.
  *   delay  milliseconds of virtual time to run first.
@@ -20,6 +20,8 @@
  *          group, another solicited-node group, a foreign unicast, ff02::2, ::) or of kind 2 (the peer's
  *          link-local, a global on-link neighbour sel>>3 of 32, an off-link address, ...); bits 3-7 vary the
  *          source of kind 0 (the peer, another on-link host, the unspecified address, a multicast one).
+ * Besides the harness's IPv4 listener on 0.0.0.0:80, one on [::]:81 takes TCP over IPv6 (its children stay
+ * on the accept queue: SYN-RECEIVED, cookies, RSTs, ICMPv6 errors about them, all over IPv6).
  * After every record the harness's invariants hold, every frame the stack sent parses (the harness checks
  * IPv6 and its ICMPv6 checksum too), the neighbour cache keeps its bounds — entries within gc_thresh3,
  * resolving ones within arp_unres_max, each queue within unres_qlen — and so does reassembly: its table's
@@ -83,6 +85,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const struct brisk_addr global = {.family = BRISK_AF_INET6, .u.v6 = {0x20, 0x01, 0x0d, 0xb8, [15] = 1}};
     if (brisk_netdev_add_addr(dev, &global, 64) != BRISK_OK)
         fh_fail("add_addr");
+    int err;
+    brisk_sock *l6 = brisk_socket(h.st, &err);
+    const struct brisk_addr any6 = {.family = BRISK_AF_INET6};
+    if (!l6 || brisk_bind_addr(l6, &any6, FH_PORT + 1) != BRISK_OK || brisk_listen(l6, 8) != BRISK_OK)
+        fh_fail("listen on [::]:%u", FH_PORT + 1);
     uint8_t us_ll[16], peer_ll[16];
     brisk_ipv6_link_local_from_mac(us_ll, h.f.cfg.mac);
     brisk_ipv6_link_local_from_mac(peer_ll, peer_mac);
@@ -176,12 +183,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 uint8_t *p6 = frame + BRISK_ETH_HLEN;
                 if ((mode & 1) && brisk_ipv6_parse(p6, flen - BRISK_ETH_HLEN, &ip) >= 0 &&
                     brisk_ipv6_ext_walk(p6, flen - BRISK_ETH_HLEN, &ip, &x) >= 0 && !x.discard &&
-                    x.proto == BRISK_IP_PROTO_ICMPV6 && (size_t)x.proto_off + 4 <= flen - BRISK_ETH_HLEN) {
-                    uint8_t *m = p6 + x.proto_off;
-                    size_t mlen = flen - BRISK_ETH_HLEN - x.proto_off;
-                    brisk_put16(m + 2, 0);
-                    uint32_t sum = brisk_csum_pseudo6(ip.src, ip.dst, BRISK_IP_PROTO_ICMPV6, (uint32_t)mlen);
-                    brisk_put16(m + 2, brisk_csum_fold(brisk_csum_add(sum, m, mlen)));
+                    (x.proto == BRISK_IP_PROTO_ICMPV6 || x.proto == BRISK_IP_PROTO_TCP)) {
+                    size_t co = x.proto == BRISK_IP_PROTO_TCP ? 16 : 2; /* the checksum field's offset */
+                    if ((size_t)x.proto_off + co + 2 <= flen - BRISK_ETH_HLEN) {
+                        uint8_t *m = p6 + x.proto_off;
+                        size_t mlen = flen - BRISK_ETH_HLEN - x.proto_off;
+                        brisk_put16(m + co, 0);
+                        uint32_t sum = brisk_csum_pseudo6(ip.src, ip.dst, x.proto, (uint32_t)mlen);
+                        brisk_put16(m + co, brisk_csum_fold(brisk_csum_add(sum, m, mlen)));
+                    }
                 }
             } else {
                 struct brisk_eth_repr e = {.type = BRISK_ETH_P_IPV6};
@@ -220,6 +230,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 (unsigned long long)c.Ip6ReasmFails, (unsigned long long)c.Ip6ReasmTimeout,
                 (unsigned long long)c.Ip6ReasmOverlaps);
     }
+    brisk_close(l6, h.now); /* its children with it; fh_finish checks every socket is gone */
     fh_finish(&h);
     return 0;
 }
