@@ -111,19 +111,22 @@ wait_brisk() { # bounded: a brisk-perf that never saw its peer is killed (and fa
     return $rc
 }
 
-# iperf3 -c -> brisk-perf server
-for mode in "" "-R" "-P 2"; do
+# iperf3 -c -> brisk-perf server. to_brisk NAME "IPERF3 ARGS": one test, checked from both JSONs.
+to_brisk() {
     start_brisk server -1 --json
-    timeout 60 ip netns exec "$ns" iperf3 -c 10.99.0.1 -t "$secs" $mode --json >"$tmp/k.json" 2>&1
+    timeout 60 ip netns exec "$ns" iperf3 $2 -t "$secs" --json >"$tmp/k.json" 2>&1
     krc=$?
     wait_brisk
     brc=$?
     kb=$(recv_bytes "$tmp/k.json")
     bb=$(recv_bytes "$tmp/brisk.json")
-    check "iperf3 -c $mode -> brisk-perf server: both exit 0 (iperf3 $krc, brisk $brc)" "[ $krc -eq 0 ] && [ $brc -eq 0 ]"
-    check "iperf3 -c $mode -> brisk-perf server: same received bytes ($kb / $bb)" \
+    check "$1 -> brisk-perf server: both exit 0 (iperf3 $krc, brisk $brc)" "[ $krc -eq 0 ] && [ $brc -eq 0 ]"
+    check "$1 -> brisk-perf server: same received bytes ($kb / $bb)" \
         "[ -n '$kb' ] && [ '$kb' = '$bb' ] && [ '$kb' -gt 1000000 ]"
-    echo "# iperf3 -c $mode -> brisk server: $(sum_field "$tmp/k.json" sum_received bits_per_second) bit/s"
+    echo "# $1 -> brisk server: $(sum_field "$tmp/k.json" sum_received bits_per_second) bit/s"
+}
+for mode in "" "-R" "-P 2"; do
+    to_brisk "iperf3 -c $mode" "-c 10.99.0.1 $mode"
 done
 
 # A test brisk-perf does not run (UDP) is refused with SERVER_ERROR; iperf3 says why and both fail.
@@ -185,18 +188,8 @@ done
 # IPv6: iperf3 -6 -c -> brisk-perf server, brisk-perf client -> iperf3 -s
 v6=1
 for mode in "" "-R"; do
-    start_brisk server -1 --json
-    timeout 60 ip netns exec "$ns" iperf3 -6 -c fd99::1 -t "$secs" $mode --json >"$tmp/k.json" 2>&1
-    krc=$?
-    wait_brisk
-    brc=$?
-    kb=$(recv_bytes "$tmp/k.json")
-    bb=$(recv_bytes "$tmp/brisk.json")
-    check "iperf3 -6 -c $mode -> brisk-perf server: both exit 0 (iperf3 $krc, brisk $brc)" "[ $krc -eq 0 ] && [ $brc -eq 0 ]"
-    check "iperf3 -6 -c $mode -> brisk-perf server: same received bytes ($kb / $bb)" \
-        "[ -n '$kb' ] && [ '$kb' = '$bb' ] && [ '$kb' -gt 1000000 ]"
+    to_brisk "iperf3 -6 -c $mode" "-6 -c fd99::1 $mode"
     check "iperf3 -6 -c $mode: brisk reports the IPv6 peer" "grep -q 'fd99::2' '$tmp/brisk.json'"
-    echo "# iperf3 -6 -c $mode -> brisk server: $(sum_field "$tmp/k.json" sum_received bits_per_second) bit/s"
 done
 ip netns exec "$ns" iperf3 -s -1 --json >"$tmp/k.json" 2>&1 &
 ks=$!
