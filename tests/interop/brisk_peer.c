@@ -42,6 +42,7 @@ struct peer {
     uint16_t dst_port;
     struct brisk_addr ip6; /* --ip6: a static IPv6 address on the TAP (BRISK_AF_UNSPEC: none) */
     uint8_t ip6_prefix;
+    struct brisk_addr gw6; /* --gw6: the default IPv6 router, through the TAP */
     /* runtime */
     brisk_stack *st;
     brisk_loop *loop;
@@ -302,7 +303,7 @@ static void usage(void)
 {
     fprintf(
         stderr,
-        "usage: brisk-peer --tap NAME --ip ADDR/PREFIX [--ip6 ADDR/PREFIX] [--gw ADDR]\n"
+        "usage: brisk-peer --tap NAME --ip ADDR/PREFIX [--ip6 ADDR/PREFIX] [--gw ADDR] [--gw6 ADDR]\n"
         "         (--listen PORT | --connect ADDR:PORT | --connect [IPV6]:PORT)\n"
         "         [--mode source|sink|echo|rr|rst] [--bytes N] [--size N] [--count N] [--seed N]\n"
         "         [--nodelay] [--gso 0|1] [--mtu N] [--loss P] [--rx-loss P] [--txc-delay T]\n"
@@ -354,6 +355,9 @@ int main(int argc, char **argv)
             if (brisk_tap_parse_cidr(v, &tc.ip, &tc.prefix_len) != BRISK_OK)
                 return bad(a, v);
             have_ip = 1;
+        } else if (!strcmp(a, "--gw6")) {
+            if (!v || brisk_addr_parse(v, &p->gw6) != BRISK_OK || p->gw6.family != BRISK_AF_INET6)
+                return bad(a, v);
         } else if (!strcmp(a, "--gw")) {
             if (brisk_ip_parse(v, &tc.gateway) != BRISK_OK)
                 return bad(a, v);
@@ -503,6 +507,10 @@ int main(int argc, char **argv)
     }
     if (p->ip6.family && (err = brisk_netdev_add_addr(brisk_tap_netdev(p->tap), &p->ip6, p->ip6_prefix)) != BRISK_OK) {
         fprintf(stderr, "brisk-peer: --ip6: %s\n", brisk_strerror(err));
+        return 1;
+    }
+    if (p->gw6.family && (err = brisk_stack_set_gateway6(p->st, brisk_tap_netdev(p->tap), &p->gw6)) != BRISK_OK) {
+        fprintf(stderr, "brisk-peer: --gw6: %s\n", brisk_strerror(err));
         return 1;
     }
     uint64_t now = brisk_loop_clock();
