@@ -14,8 +14,8 @@
 #   rr          NODELAY request/response latency, brisk -> kernel over the TAP beside kernel -> kernel over
 #               a veth pair (printed, not asserted: wall-clock speed is never a test criterion)
 #
-# Sizes: BRISK_INTEROP_BYTES (default 100M; the documented long run uses 1G) and BRISK_INTEROP_LOSS_BYTES
-# (default 20M). Usage: test_interop.sh BRISK_PEER KSOCK. Exits 77 (ctest: skipped) with the reason printed
+# Sizes: BRISK_INTEROP_BYTES (default 100M; the documented long run uses 1G), BRISK_INTEROP_LOSS_BYTES
+# (default 20M) and BRISK_INTEROP_V6_BYTES (the IPv6 bulk cells, default 20M). Usage: test_interop.sh BRISK_PEER KSOCK. Exits 77 (ctest: skipped) with the reason printed
 # when not root, without /dev/net/tun, or when namespaces cannot be created.
 set -u
 peer=$1
@@ -24,6 +24,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 netns=$here/../../scripts/netns.sh
 bytes=${BRISK_INTEROP_BYTES:-100M}
 loss_bytes=${BRISK_INTEROP_LOSS_BYTES:-20M}
+v6_bytes=${BRISK_INTEROP_V6_BYTES:-20M} # the IPv6 bulk cells (the documented run: 100M, as IPv4's)
 
 skip() {
     echo "SKIP: $1"
@@ -253,13 +254,14 @@ check "IPv6 SYN-ACK: SACK-permitted, timestamps, window scale" \
     "echo '$opts' | grep -q sackOK && echo '$opts' | grep -q 'TS val' && echo '$opts' | grep -q 'wscale [0-9]'"
 check "IPv6: MSS 1428 on both ends (TCP_INFO)" "[ '$(kv "$k" mss)' = 1428 ] && [ '$(kv "$b" mss)' = 1428 ]"
 for gso in 1 0; do
-    run "IPv6 bulk $bytes kernel -> brisk, gso $gso" listen "--mode sink --gso $gso" "--mode source --bytes $bytes"
-    transfer_ok "IPv6 bulk $bytes kernel -> brisk, gso $gso"
+    run "IPv6 bulk $v6_bytes kernel -> brisk, gso $gso" listen "--mode sink --gso $gso" \
+        "--mode source --bytes $v6_bytes"
+    transfer_ok "IPv6 bulk $v6_bytes kernel -> brisk, gso $gso"
     [ $gso = 1 ] && check "IPv6: the kernel handed brisk super-frames" "[ '$(kv "$b" tap_rx_gso)' -gt 0 ]"
     echo "# IPv6 goodput kernel -> brisk (gso $gso): $(kv "$b" mbps) Mbit/s"
-    run "IPv6 bulk $bytes brisk -> kernel, gso $gso" connect \
-        "--mode source --bytes $bytes --gso $gso --connect-delay 1s" "--mode sink"
-    transfer_ok "IPv6 bulk $bytes brisk -> kernel, gso $gso"
+    run "IPv6 bulk $v6_bytes brisk -> kernel, gso $gso" connect \
+        "--mode source --bytes $v6_bytes --gso $gso --connect-delay 1s" "--mode sink"
+    transfer_ok "IPv6 bulk $v6_bytes brisk -> kernel, gso $gso"
     [ $gso = 1 ] && check "IPv6: brisk handed the kernel TSO6 super-frames" "[ '$(kv "$b" tap_tx_gso)' -gt 0 ]"
     [ $gso = 0 ] && check "IPv6: no super-frames without gso" "[ '$(kv "$b" tap_tx_gso)' = 0 ]"
     echo "# IPv6 goodput brisk -> kernel (gso $gso): $(kv "$k" mbps) Mbit/s"
