@@ -42,11 +42,29 @@ if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
     check "not root: exit 77 and the reason" "[ $rc -eq 77 ] && grep -q 'needs root' '$tmp/nobody.out'"
 fi
 
-# Every script of tests/kernel/ passes (one table; each script has its own namespace).
+# Every script of tests/kernel/ passes (one table; each script has its own namespace). The kernel runs in
+# real time, so on a loaded machine (make test -j2, the sanitizer pass) a script can miss the 4 ms tolerance
+# or see a blocking call return late — seen in CI: 1 to 5 ms over on two scripts, a write 20 ms late. A
+# script that failed goes again, alone, twice at most: it passes if one run does; a wrong packet or return
+# value fails every run.
 run 120 "$tmp/all.out" "$scripts"
-check "tests/kernel: every script passes against the kernel" \
-    "[ $rc -eq 0 ] && grep -q ' 0 failed' '$tmp/all.out'"
 [ "$rc" -eq 0 ] || cat "$tmp/all.out"
+still="" again=""
+for s in $(awk '$2 == "FAIL" { print $1 }' "$tmp/all.out"); do
+    for _ in 1 2; do
+        run 60 "$tmp/again.out" "$s"
+        [ "$rc" -eq 0 ] && break
+    done
+    if [ "$rc" -eq 0 ]; then
+        again="$again $(basename "$s")"
+    else
+        still="$still $(basename "$s")"
+        cat "$tmp/again.out"
+    fi
+done
+[ -n "$again" ] && echo "# passed when run again alone:$again"
+check "tests/kernel: every script passes against the kernel${still:+ (failing:$still)}" \
+    "grep -q '^kernel [0-9].* passed.* 0 malformed' '$tmp/all.out' && [ -z '$still' ]"
 check "the table's summary names the kernel" "grep -q '^kernel [0-9]' '$tmp/all.out'"
 
 # A wrong expectation: packetdrill's message, the actual packet as the kernel sent it.
