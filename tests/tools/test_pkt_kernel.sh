@@ -13,12 +13,17 @@ scripts="$here/../kernel"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-# run SECONDS OUT SCRIPT [ARGS...]: brisk-pkt --kernel, bounded from outside too; sets rc and took (seconds)
+# run SECONDS OUT SCRIPT [ARGS...]: brisk-pkt --kernel, bounded from outside too; sets rc and took (seconds).
+# The backend's own checks below run with a 20 ms timing tolerance ($tol): they test what the backend does
+# (sysctls, blocking calls, tcp_info), and the kernel's real-time runs on a loaded machine (make test -j2,
+# the sanitizer pass) were seen 5 to 7 ms late; the timing errors they do test are 200 ms off. The
+# tests/kernel/ scripts keep packetdrill's 4 ms (tol empty) and are run again when they fail (below).
+tol=--tolerance_usecs=20000
 run() {
     local limit=$1 out=$2
     shift 2
     local t0=$(date +%s.%N)
-    timeout -k 2 "$limit" "$pkt" --kernel "$@" >"$out" 2>&1
+    timeout -k 2 "$limit" "$pkt" --kernel $tol "$@" >"$out" 2>&1
     rc=$?
     took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
 }
@@ -47,6 +52,7 @@ fi
 # or see a blocking call return late — seen in CI: 1 to 5 ms over on two scripts, a write 20 ms late. A
 # script that failed goes again, alone, twice at most: it passes if one run does; a wrong packet or return
 # value fails every run.
+tol=
 run 120 "$tmp/all.out" "$scripts"
 [ "$rc" -eq 0 ] || cat "$tmp/all.out"
 still="" again=""
@@ -63,6 +69,7 @@ for s in $(awk '$2 == "FAIL" { print $1 }' "$tmp/all.out"); do
     fi
 done
 [ -n "$again" ] && echo "# passed when run again alone:$again"
+tol=--tolerance_usecs=20000
 check "tests/kernel: every script passes against the kernel${still:+ (failing:$still)}" \
     "grep -q '^kernel [0-9].* passed.* 0 malformed' '$tmp/all.out' && [ -z '$still' ]"
 check "the table's summary names the kernel" "grep -q '^kernel [0-9]' '$tmp/all.out'"
@@ -92,7 +99,7 @@ cat >"$tmp/blocks.pkt" <<'PKT'
 PKT
 run 20 "$tmp/blocks.out" "$tmp/blocks.pkt"
 check "a blocking accept written without ... fails (exit 1)" \
-    "[ $rc -eq 1 ] && grep -q 'blocks.pkt:4: accept call blocked (still running at 0.00' '$tmp/blocks.out'"
+    "[ $rc -eq 1 ] && grep -q 'blocks.pkt:4: accept call blocked (still running at 0.0[0-3]' '$tmp/blocks.out'"
 check "... within a second (took $took s)" "awk 'BEGIN { exit !($took < 1.5) }'"
 
 # A start...end call that never returns: the script ends, packetdrill's second passes, the run fails.
