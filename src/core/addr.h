@@ -30,17 +30,7 @@ static inline struct brisk_addr brisk_addr6(const uint8_t v6[16])
     return a;
 }
 
-/* Same family and address. */
-static inline int brisk_addr_same(const struct brisk_addr *a, const struct brisk_addr *b)
-{
-    if (a->family != b->family)
-        return 0;
-    if (a->family == BRISK_AF_INET6)
-        return memcmp(a->u.v6, b->u.v6, 16) == 0;
-    return a->family == BRISK_AF_UNSPEC || a->u.v4 == b->u.v4;
-}
-
-/* brisk_addr_same for two addresses built here (their reserved bytes and an IPv4 address's unused twelve
+/* brisk_addr_equal (ipaddr.c) for two addresses built here (their reserved bytes and an IPv4 address's unused twelve
  * zero, as every address the stack stores or looks up): family, reserved bytes and IPv4 address are one
  * 64-bit word, and only IPv6 needs the other twelve bytes. The per-segment lookups use it. */
 static inline int brisk_addr_same_fast(const struct brisk_addr *a, const struct brisk_addr *b)
@@ -51,17 +41,6 @@ static inline int brisk_addr_same_fast(const struct brisk_addr *a, const struct 
     if (x != y)
         return 0;
     return a->family != BRISK_AF_INET6 || memcmp(a->u.v6 + 4, b->u.v6 + 4, 12) == 0;
-}
-
-/* No address: unset (BRISK_AF_UNSPEC), 0.0.0.0 or ::. */
-static inline int brisk_addr_unset(const struct brisk_addr *a)
-{
-    static const uint8_t zero[16];
-    if (a->family == BRISK_AF_INET)
-        return a->u.v4 == 0;
-    if (a->family == BRISK_AF_INET6)
-        return memcmp(a->u.v6, zero, 16) == 0;
-    return 1;
 }
 
 #endif

@@ -30,7 +30,7 @@
 static struct brisk_pmtu_entry *find(struct brisk_pmtu *p, const struct brisk_addr *dst)
 {
     for (uint32_t i = 0; i < p->used; i++)
-        if (brisk_addr_same(&p->e[i].dst, dst))
+        if (brisk_addr_equal(&p->e[i].dst, dst))
             return &p->e[i];
     return NULL;
 }

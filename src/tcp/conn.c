@@ -351,8 +351,8 @@ brisk_sock *tcp_conn_lookup(struct brisk_net *net, const struct brisk_tuple *id)
 static int listener_score(const struct brisk_addr *bound, const struct brisk_addr *to)
 {
     if (bound->family == to->family)
-        return brisk_addr_same(bound, to) ? 3 : brisk_addr_unset(bound) ? 2 : 0;
-    return bound->family == BRISK_AF_INET6 && brisk_addr_unset(bound) ? 1 : 0;
+        return brisk_addr_equal(bound, to) ? 3 : brisk_addr_is_any(bound) ? 2 : 0;
+    return bound->family == BRISK_AF_INET6 && brisk_addr_is_any(bound) ? 1 : 0;
 }
 
 brisk_sock *tcp_listener_lookup(struct brisk_net *net, const struct brisk_addr *laddr, uint16_t lport)
@@ -379,9 +379,9 @@ int tcp_laddr_overlap(const struct brisk_addr *a, const struct brisk_addr *b)
     if (a->family == BRISK_AF_UNSPEC || b->family == BRISK_AF_UNSPEC)
         return 1;
     if (a->family != b->family) /* :: covers IPv4 too */
-        return (a->family == BRISK_AF_INET6 && brisk_addr_unset(a)) ||
-               (b->family == BRISK_AF_INET6 && brisk_addr_unset(b));
-    return brisk_addr_unset(a) || brisk_addr_unset(b) || brisk_addr_same(a, b);
+        return (a->family == BRISK_AF_INET6 && brisk_addr_is_any(a)) ||
+               (b->family == BRISK_AF_INET6 && brisk_addr_is_any(b));
+    return brisk_addr_is_any(a) || brisk_addr_is_any(b) || brisk_addr_equal(a, b);
 }
 
 /* A local port is in use when a listener or a bound socket holds it on an overlapping address. Connections

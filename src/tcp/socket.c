@@ -83,7 +83,7 @@ int brisk_bind_addr(brisk_sock *s, const struct brisk_addr *addr, uint16_t port)
     default:
         return BRISK_ERR_INVAL;
     }
-    if (!brisk_addr_unset(&a) && !addr_is_local(s->net, &a))
+    if (!brisk_addr_is_any(&a) && !addr_is_local(s->net, &a))
         return BRISK_ERR_ADDRNOTAVAIL;
     if (port && tcp_port_in_use(s->net, &a, port))
         return BRISK_ERR_ADDRINUSE;
@@ -103,7 +103,7 @@ int brisk_sock_tuple(const brisk_sock *s, struct brisk_tuple *out)
     if (!s || !out)
         return BRISK_ERR_INVAL;
     memset(out, 0, sizeof(*out));
-    if (!brisk_addr_unset(&s->id.laddr) || s->id.lport)
+    if (!brisk_addr_is_any(&s->id.laddr) || s->id.lport)
         out->laddr = s->id.laddr; /* 0.0.0.0 or ::: bound to any of the stack's */
     if (s->id.rport)
         out->raddr = s->id.raddr;
@@ -167,7 +167,7 @@ static int pick_port(struct brisk_net *net, struct brisk_tuple *id)
 
 int brisk_connect_addr(brisk_sock *s, const struct brisk_addr *addr, uint16_t port, uint64_t now)
 {
-    if (!s || !addr || port == 0 || brisk_addr_unset(addr) ||
+    if (!s || !addr || port == 0 || brisk_addr_is_any(addr) ||
         (addr->family != BRISK_AF_INET && addr->family != BRISK_AF_INET6))
         return BRISK_ERR_INVAL;
     if (s->state != BRISK_TCP_CLOSED || s->error)
@@ -177,13 +177,13 @@ int brisk_connect_addr(brisk_sock *s, const struct brisk_addr *addr, uint16_t po
     /* A socket bound to an address reaches only that address's family; bound to an any address (0.0.0.0
      * or ::, a port kept) or not at all, either family — a brisk socket has no family of its own. */
     const struct brisk_addr *la = &s->id.laddr;
-    if (!brisk_addr_unset(la) && la->family != dst.family)
+    if (!brisk_addr_is_any(la) && la->family != dst.family)
         return BRISK_ERR_INVAL;
     now = brisk_net_clock(net, now);
     int rc = brisk_route_lookup(net, &dst, &s->rt);
     if (rc != BRISK_OK)
         return rc == BRISK_ERR_AFNOSUPPORT ? rc : BRISK_ERR_NOROUTE;
-    if (!brisk_addr_unset(la))
+    if (!brisk_addr_is_any(la))
         s->rt.src = *la;
     struct brisk_tuple id = {.laddr = s->rt.src, .raddr = dst, .lport = s->id.lport, .rport = port};
     if (!id.lport) {
