@@ -1,6 +1,6 @@
 /*
- * posix.c — libbrisk_posix (posix.h): blocking and non-blocking BSD socket calls for AF_INET TCP over a
- * brisk stack run by a thread of its own; docs/posix.md describes the model.
+ * posix.c — libbrisk_posix (posix.h): blocking and non-blocking BSD socket calls for AF_INET TCP (and UDP:
+ * the section "UDP" below) over a brisk stack run by a thread of its own; docs/posix.md describes the model.
  *
  * Threads: hand-off by command queue. The stack thread runs brisk_loop_run (loop.h) over the device and
  * one eventfd. An application thread packs a call into a `struct cmd` on its own stack, appends it to a
@@ -81,6 +81,8 @@
 #define FILL_BYTES     4096
 #define CLOSE_LINGER   (3600ull * BRISK_NSEC_PER_SEC) /* internal: keeps the handle until the FIN is acked */
 #define TABLE_MAX      (1 << 20)
+#define UDP_SNDBUF_DEFAULT 212992u /* what SO_SNDBUF reads on a new UDP socket (Linux's wmem_default) */
+#define UDP_MAX        65507u      /* the largest UDP payload over IPv4 (65535 less the headers) */
 
 /* The facade's own system calls on its socketpairs go straight to the kernel: in the preload library the
  * libc names are the interposed ones, and A is a brisk descriptor. */
@@ -109,7 +111,9 @@ enum role { R_FRESH, R_CONNECTING, R_CONNECTED, R_LISTEN };
 
 struct psock {
     brisk_posix *p;
-    brisk_sock *s;   /* NULL once released */
+    brisk_sock *s;   /* NULL once released (and for a UDP socket) */
+    brisk_udp *u;    /* a UDP socket's (the section "UDP"); NULL once released, and for TCP */
+    int dgram;       /* a UDP socket: also known in a fork's child, whose copy has no stack behind it */
     int fd;          /* A: the application's descriptor (-1 once closed) */
     int fd2;         /* the stack thread's duplicate of A */
     int peer;        /* B (-1 once closed for ERR) */
@@ -137,6 +141,14 @@ struct psock {
     /* closed by the application, finishing: on p->closing's list; a close() waiting for SO_LINGER */
     struct psock *cnext, *cprev;
     struct cmd *lwait;
+    /* UDP (the section "UDP"): shut directions, options the API has no place for, and the datagram a
+     * MSG_PEEK took from brisk's queue, held here until a read consumes it (held: 64 KB, made at need) */
+    int wr_shut, broadcast;
+    uint32_t sndbuf;
+    uint8_t *held;
+    uint32_t held_len, held_from;
+    uint16_t held_port;
+    int held_has;
 };
 
 struct cmd {
@@ -158,6 +170,10 @@ struct cmd {
     struct psock *ps;   /* a fork's request: the socket, already found in its holder's set */
     struct kin *kin;    /* a fork's request: the process asking (a socket made for it is its, not ours) */
     struct psock *made; /* a fork's socket() / accept(): the socket made, to pass */
+    int dgram;          /* out: the socket is UDP (a receive is one datagram, whatever MSG_WAITALL says) */
+    size_t moved;       /* out of a receive: the bytes put in the caller's buffers (with MSG_TRUNC, a TCP
+                         * receive moves none and a UDP one returns the datagram's length) */
+    int mflags;         /* out of a receive: msg_flags (MSG_TRUNC: a datagram longer than the buffers) */
     _Atomic uint32_t state; /* CMD_PENDING, CMD_SLEEPING (the caller waits on the futex) or CMD_DONE */
     sem_t linger; /* posted when a lingering close's FIN is acknowledged (or the connection ends) */
     struct cmd *next;
@@ -181,6 +197,7 @@ struct brisk_posix {
     struct psock *closing; /* list of sockets finishing their close */
     uint32_t eph; /* next port tried by an implicit bind at listen */
     struct brisk_posix_stats stats;
+    uint8_t *ubuf; /* a UDP send gathered from several buffers (64 KB, made at need; stack thread) */
     struct psock *all; /* every socket not yet released */
     int hi;            /* 1 + the highest number ever put in the table */
     pid_t pid;         /* the process whose thread runs the stack */
@@ -203,6 +220,18 @@ struct brisk_posix {
     volatile uint8_t *alive;
     int unserved_told;
 };
+
+/* The UDP commands (the section "UDP" below): the do_* commands hand a UDP socket to these. */
+static void on_udp_event(void *ctx, brisk_udp *u, unsigned ev, uint64_t now);
+static void udp_bind(brisk_posix *p, struct cmd *c, struct psock *ps);
+static void udp_connect(brisk_posix *p, struct cmd *c, struct psock *ps);
+static void udp_recv(brisk_posix *p, struct cmd *c, struct psock *ps);
+static void udp_send(brisk_posix *p, struct cmd *c, struct psock *ps);
+static void udp_shutdown(brisk_posix *p, struct cmd *c, struct psock *ps);
+static void udp_getname(brisk_posix *p, struct cmd *c, struct psock *ps);
+static void udp_setsockopt(brisk_posix *p, struct cmd *c, struct psock *ps);
+static int udp_getsockopt(brisk_posix *p, struct cmd *c, struct psock *ps);
+static void udp_ioctl(brisk_posix *p, struct cmd *c, struct psock *ps);
 
 /* ---------------------------------------------------------------------------------------------------- */
 
@@ -361,13 +390,57 @@ static void out_show(brisk_posix *p, struct psock *ps)
     ps->hidden_out = 0;
 }
 
+/* HUP: both directions over (B shut both ways, OUT shown, as tcp_poll and datagram_poll report it). Final. */
+static void show_hup(brisk_posix *p, struct psock *ps)
+{
+    if (ps->m_hup)
+        return;
+    if (ps->hidden_out)
+        out_show(p, ps);
+    p->stats.mirror_ops++;
+    sys_shutdown(ps->peer, SHUT_RDWR);
+    ps->m_hup = ps->m_rdhup = 1;
+}
+
+/* RDHUP: nothing more will be received (B's write side shut: A is readable for good). Final. */
+static void show_rdhup(brisk_posix *p, struct psock *ps)
+{
+    if (ps->m_rdhup)
+        return;
+    p->stats.mirror_ops++;
+    sys_shutdown(ps->peer, SHUT_WR);
+    ps->m_rdhup = 1;
+}
+
+/* A UDP socket's poll state for the mirror (Linux's udp_poll / datagram_poll): IN while a datagram (or the
+ * one a MSG_PEEK holds here) or an error waits, OUT unless a send was refused for room; a shut receive side
+ * is RDHUP and IN for good, both sides shut HUP. An ICMP error shows as IN only — its ERR would have to be
+ * taken back when it is read (SO_ERROR, recv), and the mirror's ERR (B closed) cannot be; the reader that
+ * wakes gets the error. Returns 0 when the state is final (HUP) and nothing is left to do. */
+static int udp_mirror(brisk_posix *p, struct psock *ps, int *in, int *out)
+{
+    if (ps->rd_shut && ps->wr_shut) {
+        show_hup(p, ps);
+        return 0;
+    }
+    if (ps->rd_shut)
+        show_rdhup(p, ps);
+    unsigned m = brisk_udp_poll(ps->u);
+    *in = (m & BRISK_POLL_IN) || ps->held_has;
+    *out = (m & BRISK_POLL_OUT) != 0;
+    return 1;
+}
+
 /* Makes A's poll state the socket's (the table in the file's opening comment). */
 static void sync_mirror(brisk_posix *p, struct psock *ps)
 {
-    if (!ps->s || ps->fd2 < 0 || ps->m_err)
+    if ((!ps->s && !ps->u) || ps->fd2 < 0 || ps->m_err)
         return;
     int want_in, want_out;
-    if (ps->role == R_FRESH) {
+    if (ps->u) {
+        if (!udp_mirror(p, ps, &want_in, &want_out))
+            return;
+    } else if (ps->role == R_FRESH) {
         want_in = 0; /* tcp_poll on a new socket: OUT | HUP; HUP is not shown (it could not be undone) */
         want_out = 1;
     } else if (ps->role == R_LISTEN) {
@@ -387,21 +460,12 @@ static void sync_mirror(brisk_posix *p, struct psock *ps)
             return;
         }
         if (m & BRISK_POLL_HUP) {
-            if (!ps->m_hup) {
-                if (ps->hidden_out)
-                    out_show(p, ps);
-                p->stats.mirror_ops++;
-                sys_shutdown(ps->peer, SHUT_RDWR);
-                ps->m_hup = ps->m_rdhup = 1;
-            }
+            show_hup(p, ps);
             watch_set(p, ps, 0);
             return;
         }
-        if (((m & BRISK_POLL_RDHUP) || ps->rd_shut) && !ps->m_rdhup) {
-            p->stats.mirror_ops++;
-            sys_shutdown(ps->peer, SHUT_WR);
-            ps->m_rdhup = 1;
-        }
+        if ((m & BRISK_POLL_RDHUP) || ps->rd_shut)
+            show_rdhup(p, ps);
         want_in = (m & BRISK_POLL_IN) != 0;
         want_out = (m & BRISK_POLL_OUT) != 0;
     }
@@ -622,8 +686,10 @@ static struct psock *lookup(brisk_posix *p, struct cmd *c)
         return NULL;
     if (!ps)
         ps = atomic_load_explicit(&p->tab[c->fd], memory_order_relaxed);
-    if (ps)
+    if (ps) {
         c->nonblock = ps->nonblock; /* for the caller's decision to wait */
+        c->dgram = ps->dgram;
+    }
     return ps;
 }
 
@@ -631,9 +697,10 @@ static struct psock *lookup(brisk_posix *p, struct cmd *c)
 
 static void kin_hold(brisk_posix *p, struct kin *k, struct psock *ps);
 
-/* A psock for brisk socket s (NULL: make one), with a fresh socketpair; registered in the table, or for a
- * fork's request (kin) held by that process, A to be passed to it (the caller closes this process's copy). */
-static struct psock *psock_new(brisk_posix *p, brisk_sock *s, int flags, struct kin *kin, int *err)
+/* A psock for brisk socket s (NULL: make one; a UDP socket when dgram), with a fresh socketpair; registered
+ * in the table, or for a fork's request (kin) held by that process, A to be passed to it (the caller closes
+ * this process's copy). */
+static struct psock *psock_new(brisk_posix *p, brisk_sock *s, int dgram, int flags, struct kin *kin, int *err)
 {
     int sv[2];
     if (syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -667,9 +734,12 @@ static struct psock *psock_new(brisk_posix *p, brisk_sock *s, int flags, struct 
     if (flags & SOCK_NONBLOCK)
         sys_fcntl(sv[0], F_SETFL, O_RDWR | O_NONBLOCK);
     int berr = 0;
-    if (!s)
+    brisk_udp *u = NULL;
+    if (dgram)
+        u = brisk_udp_socket(p->st, &berr);
+    else if (!s)
         s = brisk_socket(p->st, &berr);
-    if (!s) {
+    if (!s && !u) {
         *err = brisk_posix_errno(berr);
         free(ps);
         sys_close(fd2);
@@ -679,6 +749,9 @@ static struct psock *psock_new(brisk_posix *p, brisk_sock *s, int flags, struct 
     }
     ps->p = p;
     ps->s = s;
+    ps->u = u;
+    ps->dgram = dgram;
+    ps->sndbuf = UDP_SNDBUF_DEFAULT;
     ps->fd = sv[0];
     ps->fd2 = fd2;
     ps->peer = sv[1];
@@ -704,12 +777,15 @@ static struct psock *psock_new(brisk_posix *p, brisk_sock *s, int flags, struct 
 static void do_socket(brisk_posix *p, struct cmd *c)
 {
     int err = 0;
-    struct psock *ps = psock_new(p, NULL, c->flags, c->kin, &err);
+    struct psock *ps = psock_new(p, NULL, c->a == SOCK_DGRAM, c->flags, c->kin, &err);
     if (!ps) {
         c->ret = -err;
         return;
     }
-    brisk_sock_set_callback(ps->s, on_event, ps);
+    if (ps->u)
+        brisk_udp_set_callback(ps->u, on_udp_event, ps);
+    else
+        brisk_sock_set_callback(ps->s, on_event, ps);
     c->made = ps;
     c->ret = ps->fd;
 }
@@ -732,6 +808,12 @@ static void release(brisk_posix *p, struct psock *ps, struct cmd *c, uint64_t no
     if (ps->peer >= 0)
         sys_close(ps->peer);
     ps->fd = ps->fd2 = ps->peer = -1;
+    if (ps->u) { /* nothing to finish: queued datagrams go with it, as Linux's udp_destroy_sock */
+        brisk_udp_close(ps->u);
+        free(ps->held);
+        free(ps);
+        return;
+    }
     brisk_sock *s = ps->s;
     ps->s = NULL;
     if (ps->role != R_CONNECTED || (ps->linger_on && ps->linger_s == 0)) {
@@ -920,6 +1002,10 @@ static void do_bind(brisk_posix *p, struct cmd *c)
         c->ret = -EBADF;
         return;
     }
+    if (ps->u) {
+        udp_bind(p, c, ps);
+        return;
+    }
     int rc = sin_parse(c->in, c->inlen, &addr, &port, 0);
     if (rc < 0) {
         c->ret = rc;
@@ -946,6 +1032,10 @@ static void do_listen(brisk_posix *p, struct cmd *c)
     struct psock *ps = lookup(p, c);
     if (!ps) {
         c->ret = -EBADF;
+        return;
+    }
+    if (ps->u) {
+        c->ret = -EOPNOTSUPP; /* Linux: a datagram socket does not listen */
         return;
     }
     if (ps->role != R_FRESH && ps->role != R_LISTEN) {
@@ -976,6 +1066,10 @@ static void do_accept(brisk_posix *p, struct cmd *c)
         c->ret = -EBADF;
         return;
     }
+    if (ls->u) {
+        c->ret = -EOPNOTSUPP;
+        return;
+    }
     c->timeo = ls->rcvtimeo;
     if (ls->role != R_LISTEN) {
         c->ret = -EINVAL;
@@ -989,7 +1083,7 @@ static void do_accept(brisk_posix *p, struct cmd *c)
         return;
     }
     int err = 0;
-    struct psock *ps = psock_new(p, s, c->flags, c->kin, &err);
+    struct psock *ps = psock_new(p, s, 0, c->flags, c->kin, &err);
     if (!ps) {
         brisk_abort(s, brisk_loop_now(p->l));
         c->ret = -err;
@@ -1095,6 +1189,10 @@ static void do_connect(brisk_posix *p, struct cmd *c)
         c->ret = -EBADF;
         return;
     }
+    if (ps->u) {
+        udp_connect(p, c, ps);
+        return;
+    }
     c->timeo = ps->sndtimeo;
     if (ps->err && !ps->err_given && ps->role == R_CONNECTING) {
         c->ret = -brisk_posix_errno(ps->err);
@@ -1176,6 +1274,10 @@ static void do_recv(brisk_posix *p, struct cmd *c)
         c->ret = -EBADF;
         return;
     }
+    if (ps->u) {
+        udp_recv(p, c, ps);
+        return;
+    }
     c->timeo = ps->rcvtimeo;
     if (ps->role == R_FRESH || ps->role == R_LISTEN) {
         c->ret = -ENOTCONN;
@@ -1233,6 +1335,7 @@ static void do_recv(brisk_posix *p, struct cmd *c)
         }
     }
 done:
+    c->moved = (c->flags & (MSG_PEEK | MSG_TRUNC)) == MSG_TRUNC ? 0 : (size_t)(total > 0 ? total : 0);
     if (total > 0) {
         c->ret = total;
     } else if (r == 0 || ps->rd_shut) {
@@ -1254,6 +1357,10 @@ static void do_send(brisk_posix *p, struct cmd *c)
     struct psock *ps = lookup(p, c);
     if (!ps) {
         c->ret = -EBADF;
+        return;
+    }
+    if (ps->u) {
+        udp_send(p, c, ps);
         return;
     }
     c->timeo = ps->sndtimeo;
@@ -1331,6 +1438,10 @@ static void do_shutdown(brisk_posix *p, struct cmd *c)
         c->ret = -EBADF;
         return;
     }
+    if (ps->u) {
+        udp_shutdown(p, c, ps);
+        return;
+    }
     if (c->a != SHUT_RD && c->a != SHUT_WR && c->a != SHUT_RDWR) {
         c->ret = -EINVAL;
         return;
@@ -1357,6 +1468,10 @@ static void do_getname(brisk_posix *p, struct cmd *c)
     struct psock *ps = lookup(p, c);
     if (!ps) {
         c->ret = -EBADF;
+        return;
+    }
+    if (ps->u) {
+        udp_getname(p, c, ps);
         return;
     }
     struct brisk_conn_info ci;
@@ -1466,6 +1581,10 @@ static void do_setsockopt(brisk_posix *p, struct cmd *c)
         memcpy(&lg, c->in, sizeof(lg));
         ps->linger_on = lg.l_onoff != 0;
         ps->linger_s = lg.l_linger < 0 ? 0 : lg.l_linger;
+        return;
+    }
+    if (ps->u) {
+        udp_setsockopt(p, c, ps);
         return;
     }
     if (level == IPPROTO_TCP && name == TCP_CONGESTION) {
@@ -1604,6 +1723,8 @@ static void do_getsockopt(brisk_posix *p, struct cmd *c)
         c->ret = -EBADF;
         return;
     }
+    if (ps->u && udp_getsockopt(p, c, ps))
+        return;
     int level = c->a, name = c->flags;
     enum brisk_sockopt o;
     uint64_t scale, v = 0;
@@ -1650,6 +1771,10 @@ static void do_getsockopt(brisk_posix *p, struct cmd *c)
         }
         default: break;
         }
+    }
+    if (ps->u) {
+        c->ret = -ENOPROTOOPT; /* udp_getsockopt answered every option a UDP socket has */
+        return;
     }
     if (level == IPPROTO_TCP && name == TCP_INFO) {
         struct tcp_info_linux t;
@@ -1708,6 +1833,10 @@ static void do_ioctl(brisk_posix *p, struct cmd *c)
         c->ret = -EBADF;
         return;
     }
+    if (ps->u) {
+        udp_ioctl(p, c, ps);
+        return;
+    }
     uint64_t v = 0;
     if (c->a == 0) { /* FIONREAD */
         if (ps->role == R_LISTEN) {
@@ -1749,6 +1878,343 @@ static void do_close_all(brisk_posix *p, struct cmd *c)
             sys_close(fd);
         }
     }
+    c->ret = 0;
+}
+
+/* ---- UDP ----------------------------------------------------------------------------------------------
+ *
+ * socket(AF_INET, SOCK_DGRAM) is a brisk UDP socket (brisk.h's UDP section, docs/udp.md) behind the same
+ * descriptor, mirror, hand-off and fork channel as a TCP one; only the commands differ. Each maps one to one
+ * onto a brisk_udp_* call, with Linux's udp.c for what the POSIX side adds:
+ *   - send: one datagram per call, gathered from the caller's buffers (into p->ubuf when there are several:
+ *     brisk_udp_sendto takes one buffer); no destination and not connected is EDESTADDRREQ; a datagram
+ *     over the path MTU is EMSGSIZE (brisk never fragments: Linux's IP_PMTUDISC_DO); no buffer or device
+ *     room is EAGAIN, and a blocking caller waits for POLLOUT. MSG_MORE would build one datagram from
+ *     several calls (UDP_CORK), which brisk cannot: EOPNOTSUPP rather than datagrams split apart.
+ *   - receive: one datagram per call, its sender in msg_name; a longer one is truncated with MSG_TRUNC in
+ *     msg_flags, and MSG_TRUNC in the flags returns its whole length. MSG_PEEK, which brisk's queue does not
+ *     offer, takes the datagram out of it into a buffer of the socket's own (`held`, made at the first
+ *     peek), which the next reads see first and a non-peeking one consumes; readiness and FIONREAD count it.
+ *     An ICMP error for the connected peer is returned once by the next read, send or SO_ERROR (brisk keeps
+ *     it: brisk_udp_error).
+ *   - shutdown: as Linux's inet_shutdown, ENOTCONN on an unconnected socket but the directions shut anyway,
+ *     so that a thread blocked in recvfrom wakes (reads return 0 once the queue is empty; sends EPIPE).
+ * The socket is its own: none of TCP's states (role stays R_FRESH), renewal or lingering close.
+ */
+
+static void on_udp_event(void *ctx, brisk_udp *u, unsigned ev, uint64_t now)
+{
+    (void)u;
+    (void)now;
+    struct psock *ps = ctx;
+    if (ev & BRISK_EV_ERROR)
+        plog(ps->p, "brisk: fd %d: an ICMP error for the UDP peer", ps->fd);
+    if ((ev & BRISK_EV_READABLE) && ps->tokens)
+        token_add(ps->p, ps); /* an edge per arrival, as for TCP */
+    sync_mirror(ps->p, ps);
+}
+
+static void udp_bind(brisk_posix *p, struct cmd *c, struct psock *ps)
+{
+    (void)p;
+    uint32_t addr;
+    uint16_t port;
+    int rc = sin_parse(c->in, c->inlen, &addr, &port, 0);
+    if (rc < 0) {
+        c->ret = rc;
+        return;
+    }
+    struct brisk_addr a = brisk_addr_v4(addr);
+    rc = brisk_udp_bind(ps->u, &a, port); /* port 0: an ephemeral one now; bound already: INVAL */
+    c->ret = rc < 0 ? -brisk_posix_errno(rc) : 0;
+}
+
+static void udp_connect(brisk_posix *p, struct cmd *c, struct psock *ps)
+{
+    sa_family_t fam = AF_INET;
+    if (c->in && c->inlen >= (socklen_t)sizeof(fam))
+        memcpy(&fam, c->in, sizeof(fam));
+    struct brisk_addr a = {.family = BRISK_AF_UNSPEC};
+    uint32_t addr = 0;
+    uint16_t port = 0;
+    if (fam != AF_UNSPEC) { /* AF_UNSPEC dissolves the association (Linux's udp_disconnect) */
+        int rc = sin_parse(c->in, c->inlen, &addr, &port, 1);
+        if (rc < 0) {
+            c->ret = rc;
+            return;
+        }
+        a = brisk_addr_v4(addr);
+    }
+    int rc = brisk_udp_connect(ps->u, &a, port);
+    c->ret = rc < 0 ? -brisk_posix_errno(rc) : 0;
+    if (rc == BRISK_OK && fam != AF_UNSPEC) {
+        char s[16];
+        plog(p, "brisk: fd %d: UDP connected to %s:%u", ps->fd, brisk_ip_format(addr, s), port);
+    }
+    sync_mirror(p, ps); /* a new peer drops an old one's error */
+}
+
+/* Copies n bytes from src into the caller's buffers (from byte `skip`); returns the bytes copied. */
+static size_t iov_put(const struct iovec *iov, int cnt, size_t skip, const uint8_t *src, size_t n)
+{
+    size_t off, done = 0;
+    for (int i = iov_seek(iov, cnt, skip, &off); i < cnt && done < n; i++, off = 0) {
+        size_t k = iov[i].iov_len - off < n - done ? iov[i].iov_len - off : n - done;
+        memcpy((uint8_t *)iov[i].iov_base + off, src + done, k);
+        done += k;
+    }
+    return done;
+}
+
+/* The next datagram into ps->held (MSG_PEEK, or buffers brisk cannot fill in one call): 0, or -errno. */
+static int udp_hold(struct psock *ps)
+{
+    if (!ps->held && !(ps->held = malloc(UDP_MAX)))
+        return -ENOMEM;
+    struct brisk_addr from;
+    uint16_t port = 0;
+    unsigned fl = 0;
+    int64_t r = brisk_udp_recvfrom(ps->u, ps->held, UDP_MAX, &from, &port, &fl);
+    if (r < 0)
+        return -brisk_posix_errno((int)r);
+    ps->held_len = (uint32_t)r;
+    ps->held_from = from.family == BRISK_AF_INET ? from.u.v4 : 0;
+    ps->held_port = port;
+    ps->held_has = 1;
+    return 0;
+}
+
+static void udp_recv(brisk_posix *p, struct cmd *c, struct psock *ps)
+{
+    c->timeo = ps->rcvtimeo;
+    if (c->flags & MSG_ERRQUEUE) {
+        c->ret = -EAGAIN; /* no IP_RECVERR: the error queue is always empty (Linux's ip_recv_error) */
+        return;
+    }
+    if (c->flags & MSG_OOB) {
+        c->ret = -EOPNOTSUPP;
+        return;
+    }
+    size_t off, len = 0;
+    int first = iov_seek(c->iov, c->iovcnt, c->skip, &off), pieces = 0;
+    for (int k = first; k < c->iovcnt; k++) {
+        size_t n = c->iov[k].iov_len - (k == first ? off : 0);
+        len += n;
+        pieces += n > 0;
+    }
+    uint32_t from = 0, dlen = 0;
+    uint16_t port = 0;
+    int e = 0;
+    if (!ps->held_has && pieces == 1 && !(c->flags & MSG_PEEK)) {
+        /* straight into the caller's one buffer: the common case, no copy of our own */
+        uint64_t inq = 0;
+        struct brisk_addr a;
+        unsigned fl = 0;
+        brisk_udp_getsockopt(ps->u, BRISK_SO_INQ, &inq); /* the length MSG_TRUNC returns */
+        int64_t r = brisk_udp_recvfrom(ps->u, (uint8_t *)c->iov[first].iov_base + off, len, &a, &port, &fl);
+        if (r >= 0) {
+            from = a.family == BRISK_AF_INET ? a.u.v4 : 0;
+            dlen = (fl & BRISK_MSG_TRUNC) ? (uint32_t)inq : (uint32_t)r;
+            c->moved = (size_t)r;
+        } else {
+            e = -brisk_posix_errno((int)r);
+        }
+    } else {
+        /* peeking, several buffers or none: through the socket's own buffer */
+        e = ps->held_has ? 0 : udp_hold(ps);
+        if (!e) {
+            from = ps->held_from;
+            port = ps->held_port;
+            dlen = ps->held_len;
+            c->moved = iov_put(c->iov, c->iovcnt, c->skip, ps->held, dlen < len ? dlen : len);
+            ps->held_has = (c->flags & MSG_PEEK) != 0;
+        }
+    }
+    if (e) {
+        c->ret = e == -EAGAIN && ps->rd_shut ? 0 : e; /* shut: 0 once the queue is empty, as Linux's */
+    } else {
+        c->mflags = dlen > c->moved ? MSG_TRUNC : 0;
+        c->ret = (c->flags & MSG_TRUNC) ? (int64_t)dlen : (int64_t)c->moved;
+        if (c->outlen)
+            sin_put(c->out, c->outlen, from, port);
+    }
+    sync_mirror(p, ps);
+}
+
+static void udp_send(brisk_posix *p, struct cmd *c, struct psock *ps)
+{
+    c->timeo = ps->sndtimeo;
+    if (c->flags & (MSG_OOB | MSG_MORE)) {
+        c->ret = -EOPNOTSUPP; /* MSG_MORE: one datagram from several calls (UDP_CORK), which brisk lacks */
+        return;
+    }
+    if (ps->wr_shut) {
+        c->ret = -EPIPE;
+        c->sigpipe = 1;
+        return;
+    }
+    struct brisk_addr dst;
+    uint16_t port = 0;
+    if (c->in) { /* sendto's address, connected or not (Linux takes it either way) */
+        struct sockaddr_in sin;
+        if (c->inlen < (socklen_t)sizeof(sin)) {
+            c->ret = -EINVAL;
+            return;
+        }
+        memcpy(&sin, c->in, sizeof(sin));
+        if (sin.sin_family != AF_INET && sin.sin_family != AF_UNSPEC) {
+            c->ret = -EAFNOSUPPORT; /* AF_UNSPEC is taken as AF_INET, as udp_sendmsg does */
+            return;
+        }
+        dst = brisk_addr_v4(ntohl(sin.sin_addr.s_addr));
+        port = ntohs(sin.sin_port);
+    }
+    size_t off, len = 0;
+    int first = iov_seek(c->iov, c->iovcnt, c->skip, &off), pieces = 0, one = first;
+    for (int k = first; k < c->iovcnt; k++) {
+        size_t n = c->iov[k].iov_len - (k == first ? off : 0);
+        len += n;
+        if (n && !pieces++)
+            one = k;
+    }
+    const uint8_t *buf = NULL;
+    if (len > UDP_MAX) {
+        c->ret = -EMSGSIZE;
+        return;
+    }
+    if (pieces == 1) {
+        buf = (const uint8_t *)c->iov[one].iov_base + (one == first ? off : 0);
+    } else if (pieces > 1) {
+        if (!p->ubuf && !(p->ubuf = malloc(UDP_MAX))) {
+            c->ret = -ENOMEM;
+            return;
+        }
+        size_t at = 0;
+        for (int k = iov_seek(c->iov, c->iovcnt, c->skip, &off); k < c->iovcnt; k++, off = 0) {
+            memcpy(p->ubuf + at, (const uint8_t *)c->iov[k].iov_base + off, c->iov[k].iov_len - off);
+            at += c->iov[k].iov_len - off;
+        }
+        buf = p->ubuf;
+    }
+    int64_t r = brisk_udp_sendto(ps->u, buf ? buf : (const uint8_t *)"", len, c->in ? &dst : NULL, port,
+                                 brisk_loop_now(p->l));
+    if (r == BRISK_ERR_NOTCONN)
+        c->ret = -EDESTADDRREQ; /* no destination and no peer (udp_sendmsg) */
+    else
+        c->ret = r < 0 ? -brisk_posix_errno((int)r) : r;
+    sync_mirror(p, ps);
+}
+
+static void udp_shutdown(brisk_posix *p, struct cmd *c, struct psock *ps)
+{
+    if (c->a != SHUT_RD && c->a != SHUT_WR && c->a != SHUT_RDWR) {
+        c->ret = -EINVAL;
+        return;
+    }
+    if (c->a != SHUT_WR)
+        ps->rd_shut = 1;
+    if (c->a != SHUT_RD)
+        ps->wr_shut = 1;
+    struct brisk_tuple t;
+    brisk_udp_tuple(ps->u, &t);
+    sync_mirror(p, ps); /* a reader waiting on A wakes */
+    c->ret = t.rport ? 0 : -ENOTCONN;
+}
+
+static void udp_getname(brisk_posix *p, struct cmd *c, struct psock *ps)
+{
+    (void)p;
+    struct brisk_tuple t;
+    brisk_udp_tuple(ps->u, &t);
+    if (c->a && !t.rport) {
+        c->ret = -ENOTCONN;
+        return;
+    }
+    const struct brisk_addr *a = c->a ? &t.raddr : &t.laddr;
+    sin_put(c->out, c->outlen, a->family == BRISK_AF_INET ? a->u.v4 : 0, c->a ? t.rport : t.lport);
+    c->ret = 0;
+}
+
+/* setsockopt past the facade's own (timeouts, SO_LINGER, which do_setsockopt took): what a UDP socket has.
+ * SO_RCVBUF is doubled as Linux does (it charges a datagram's whole buffer, as brisk does) and clamped to
+ * what brisk takes; SO_SNDBUF, SO_BROADCAST, SO_REUSEADDR and SO_REUSEPORT are recorded and read back:
+ * brisk's UDP has no send buffer, no broadcast gate and no shared ports. Anything else: ENOPROTOOPT. */
+static void udp_setsockopt(brisk_posix *p, struct cmd *c, struct psock *ps)
+{
+    (void)p;
+    int level = c->a, name = c->flags, v;
+    int rc = opt_int(c, &v);
+    if (rc < 0) {
+        c->ret = rc;
+        return;
+    }
+    c->ret = 0;
+    uint64_t dv = v < 0 ? 0 : 2 * (uint64_t)v;
+    if (level == SOL_SOCKET && name == SO_RCVBUF) {
+        dv = dv < 2048 ? 2048 : dv > (1u << 30) ? (1u << 30) : dv;
+        brisk_udp_setsockopt(ps->u, BRISK_SO_RCVBUF, dv);
+    } else if (level == SOL_SOCKET && name == SO_SNDBUF) {
+        ps->sndbuf = (uint32_t)(dv < 4608 ? 4608 : dv > (1u << 30) ? (1u << 30) : dv); /* SOCK_MIN_SNDBUF */
+    } else if (level == SOL_SOCKET && name == SO_BROADCAST) {
+        ps->broadcast = v != 0;
+    } else if (level == SOL_SOCKET && name == SO_REUSEADDR) {
+        ps->reuseaddr = v != 0;
+    } else if (level == SOL_SOCKET && name == SO_REUSEPORT) {
+        ps->reuseport = v != 0;
+    } else if (level == IPPROTO_IP && name == IP_TOS) {
+        if (brisk_udp_setsockopt(ps->u, BRISK_SO_TOS, (uint64_t)(v & 0xff)) < 0)
+            c->ret = -EINVAL;
+    } else {
+        c->ret = -ENOPROTOOPT;
+    }
+}
+
+/* getsockopt of what differs on a UDP socket: 1 when answered; 0 leaves the option to do_getsockopt's own
+ * (timeouts, SO_LINGER, SO_DOMAIN), which answers ENOPROTOOPT past them. */
+static int udp_getsockopt(brisk_posix *p, struct cmd *c, struct psock *ps)
+{
+    int level = c->a, name = c->flags;
+    uint64_t v = 0;
+    if (level == IPPROTO_IP && name == IP_TOS) {
+        brisk_udp_getsockopt(ps->u, BRISK_SO_TOS, &v);
+        put_int(c, (int)v);
+        return 1;
+    }
+    if (level != SOL_SOCKET)
+        return 0;
+    switch (name) {
+    case SO_ERROR:
+        put_int(c, brisk_posix_errno(brisk_udp_error(ps->u)));
+        sync_mirror(p, ps); /* read: no longer readable for it */
+        return 1;
+    case SO_TYPE: put_int(c, SOCK_DGRAM); return 1;
+    case SO_PROTOCOL: put_int(c, IPPROTO_UDP); return 1;
+    case SO_ACCEPTCONN: put_int(c, 0); return 1;
+    case SO_REUSEADDR: put_int(c, ps->reuseaddr); return 1;
+    case SO_REUSEPORT: put_int(c, ps->reuseport); return 1;
+    case SO_BROADCAST: put_int(c, ps->broadcast); return 1;
+    case SO_SNDBUF: put_int(c, (int)ps->sndbuf); return 1;
+    case SO_RCVBUF:
+        brisk_udp_getsockopt(ps->u, BRISK_SO_RCVBUF, &v);
+        put_int(c, v > 0x7fffffff ? 0x7fffffff : (int)v);
+        return 1;
+    default: return 0;
+    }
+}
+
+/* FIONREAD: the next datagram's length (0 if none), as Linux's udp_ioctl; SIOCOUTQ: 0, nothing is kept. */
+static void udp_ioctl(brisk_posix *p, struct cmd *c, struct psock *ps)
+{
+    (void)p;
+    uint64_t v = 0;
+    if (c->a == 0) {
+        if (ps->held_has)
+            v = ps->held_len;
+        else
+            brisk_udp_getsockopt(ps->u, BRISK_SO_INQ, &v);
+    }
+    int iv = (int)v;
+    memcpy(c->out, &iv, sizeof(iv));
     c->ret = 0;
 }
 
@@ -1824,8 +2290,8 @@ struct req {
 struct rep {
     int64_t ret; /* as c->ret; 0 with a descriptor passed for a socket made */
     uint64_t timeo, handle;
-    int32_t sigpipe, nonblock;
-    uint32_t outlen, datalen;
+    int32_t sigpipe, nonblock, dgram, mflags;
+    uint32_t outlen, datalen; /* datalen: c->moved of a receive */
 };
 
 #define KBUF_SIZE (sizeof(struct req) + SMALL_MAX + CHUNK)
@@ -2116,13 +2582,15 @@ static void kin_serve(brisk_posix *p, struct kin *k)
         p->stats.commands++;
         c.fn(p, &c);
         a.outlen = c.outlen ? olen : q.outcap;
-        if (q.op == OP_RECV && c.ret > 0 && !(c.flags & (MSG_TRUNC)))
-            a.datalen = (uint32_t)c.ret;
+        if (q.op == OP_RECV && c.ret >= 0)
+            a.datalen = (uint32_t)c.moved;
     }
     a.ret = c.ret;
     a.timeo = c.timeo;
     a.sigpipe = c.sigpipe;
     a.nonblock = c.nonblock;
+    a.dgram = c.dgram;
+    a.mflags = c.mflags;
     int give = -1;
     if (c.made && c.ret >= 0) {
         give = c.made->fd;
@@ -2242,7 +2710,7 @@ static void remote_unref(brisk_posix *p, struct psock *ps)
 }
 
 /* A socket made for the child (socket, accept): number fd, the stack's handle. */
-static int remote_adopt(brisk_posix *p, int fd, uint64_t handle, int cloexec)
+static int remote_adopt(brisk_posix *p, int fd, uint64_t handle, int cloexec, int dgram)
 {
     struct psock *ps = fd < p->tabsz ? calloc(1, sizeof(*ps)) : NULL;
     if (!ps) {
@@ -2253,6 +2721,7 @@ static int remote_adopt(brisk_posix *p, int fd, uint64_t handle, int cloexec)
     }
     ps->handle = handle;
     ps->stub = 1;
+    ps->dgram = dgram;
     ps->refs = 1;
     ps->fd = ps->fd2 = ps->peer = -1;
     ps->widx = -1;
@@ -2318,8 +2787,13 @@ static int64_t remote_call(brisk_posix *p, struct cmd *c)
     rv[nr++] = (struct iovec){&a, sizeof(a)};
     if (q.outcap)
         rv[nr++] = (struct iovec){outbuf, q.outcap};
-    if (op == OP_SEND)
+    size_t left = 0; /* a send's bytes beyond this request's window */
+    if (op == OP_SEND) {
         ns += iov_window(c->iov, c->iovcnt, c->skip, sv + ns, &q.datalen);
+        for (int i = 0; i < c->iovcnt; i++)
+            left += c->iov[i].iov_len;
+        left -= c->skip + q.datalen;
+    }
     else if (op == OP_RECV)
         nr += iov_window(c->iov, c->iovcnt, c->skip, rv + nr, &q.datalen);
     union {
@@ -2334,9 +2808,9 @@ static int64_t remote_call(brisk_posix *p, struct cmd *c)
     struct psock *ps = NULL;
     if (op != OP_SOCKET) {
         ps = remote_slot(p, c->fd);
-        if (!ps) {
+        if (!ps || (ps->dgram && left)) {
             pthread_mutex_unlock(&p->rlock);
-            errno = EBADF;
+            errno = ps ? EMSGSIZE : EBADF; /* a datagram is one request: at most CHUNK bytes, PIECES buffers */
             return -1;
         }
         q.handle = ps->handle;
@@ -2371,13 +2845,16 @@ static int64_t remote_call(brisk_posix *p, struct cmd *c)
     c->timeo = a.timeo;
     c->sigpipe = a.sigpipe;
     c->nonblock = a.nonblock;
+    c->dgram = a.dgram;
+    c->mflags = a.mflags;
+    c->moved = a.datalen;
     if (c->out)
         memcpy(c->out, outbuf, a.outlen < q.outcap ? a.outlen : q.outcap);
     if (c->outlen)
         *c->outlen = a.outlen;
     if (op == OP_SOCKET || op == OP_ACCEPT) {
         if (c->ret == 0 && got >= 0)
-            c->ret = remote_adopt(p, got, a.handle, c->flags & SOCK_CLOEXEC);
+            c->ret = remote_adopt(p, got, a.handle, c->flags & SOCK_CLOEXEC, op == OP_SOCKET && c->a == SOCK_DGRAM);
         else if (got >= 0)
             sys_close(got);
     } else if (got >= 0) {
@@ -2642,7 +3119,8 @@ static uint64_t deadline_of(uint64_t timeo)
     return timeo ? clock_ns() + timeo : 0;
 }
 
-int brisk_posix_socket(brisk_posix *p, int flags)
+/* socket(): type SOCK_STREAM or SOCK_DGRAM (do_socket's c->a). */
+static int make_socket(brisk_posix *p, int type, int flags)
 {
     struct cmd c;
     if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) {
@@ -2651,7 +3129,18 @@ int brisk_posix_socket(brisk_posix *p, int flags)
     }
     cmd_init(&c, do_socket, -1);
     c.flags = flags;
+    c.a = type;
     return (int)call(p, &c);
+}
+
+int brisk_posix_socket(brisk_posix *p, int flags)
+{
+    return make_socket(p, SOCK_STREAM, flags);
+}
+
+int brisk_posix_socket_udp(brisk_posix *p, int flags)
+{
+    return make_socket(p, SOCK_DGRAM, flags);
 }
 
 int brisk_posix_bind(brisk_posix *p, int fd, const struct sockaddr *sa, socklen_t len)
@@ -2768,6 +3257,9 @@ ssize_t brisk_posix_recvmsg(brisk_posix *p, int fd, struct msghdr *m, int flags)
         return -1;
     size_t got = 0;
     uint64_t deadline = 0;
+    /* UDP: the sender's address; TCP leaves none (Linux sets msg_namelen 0) */
+    socklen_t namelen = m->msg_name ? m->msg_namelen : 0;
+    int named = 0, mflags = 0;
     for (int first = 1;; first = 0) {
         struct cmd c;
         cmd_init(&c, do_recv, fd);
@@ -2775,7 +3267,15 @@ ssize_t brisk_posix_recvmsg(brisk_posix *p, int fd, struct msghdr *m, int flags)
         c.iovcnt = (int)m->msg_iovlen;
         c.skip = got;
         c.flags = flags;
+        c.out = m->msg_name;
+        c.outlen = m->msg_name ? &namelen : NULL;
         ssize_t r = (ssize_t)call(p, &c);
+        if (r >= 0 && c.dgram) { /* one datagram per call, whatever MSG_WAITALL asks (as Linux's) */
+            got = (size_t)r;
+            named = m->msg_name != NULL;
+            mflags = c.mflags;
+            break;
+        }
         if (r > 0) {
             got += (size_t)r;
             if (!(flags & MSG_WAITALL) || got >= len || (flags & (MSG_PEEK | MSG_TRUNC)))
@@ -2793,9 +3293,9 @@ ssize_t brisk_posix_recvmsg(brisk_posix *p, int fd, struct msghdr *m, int flags)
         if (more == 0)
             break;
     }
-    m->msg_namelen = 0; /* TCP: no source address, as Linux leaves it */
+    m->msg_namelen = named ? namelen : 0;
     m->msg_controllen = 0;
-    m->msg_flags = 0;
+    m->msg_flags = mflags;
     return (ssize_t)got;
 }
 
@@ -2813,6 +3313,8 @@ ssize_t brisk_posix_sendmsg(brisk_posix *p, int fd, const struct msghdr *m, int 
         c.iovcnt = (int)m->msg_iovlen;
         c.skip = done;
         c.flags = flags;
+        c.in = m->msg_name; /* UDP's destination; TCP ignores it, as tcp_sendmsg does */
+        c.inlen = m->msg_namelen;
         ssize_t r = (ssize_t)call(p, &c);
         if (r >= 0) {
             done += (size_t)r;
@@ -2849,6 +3351,37 @@ ssize_t brisk_posix_send(brisk_posix *p, int fd, const void *buf, size_t len, in
     memset(&m, 0, sizeof(m));
     m.msg_iov = &iov;
     m.msg_iovlen = 1;
+    return brisk_posix_sendmsg(p, fd, &m, flags);
+}
+
+ssize_t brisk_posix_recvfrom(brisk_posix *p, int fd, void *buf, size_t len, int flags, struct sockaddr *sa,
+                            socklen_t *salen)
+{
+    struct iovec iov = {buf, len};
+    struct msghdr m;
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    if (sa && salen) {
+        m.msg_name = sa;
+        m.msg_namelen = *salen;
+    }
+    ssize_t r = brisk_posix_recvmsg(p, fd, &m, flags);
+    if (r >= 0 && sa && salen)
+        *salen = m.msg_namelen;
+    return r;
+}
+
+ssize_t brisk_posix_sendto(brisk_posix *p, int fd, const void *buf, size_t len, int flags,
+                          const struct sockaddr *sa, socklen_t salen)
+{
+    struct iovec iov = {(void *)buf, len};
+    struct msghdr m;
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_name = (void *)sa;
+    m.msg_namelen = sa ? salen : 0;
     return brisk_posix_sendmsg(p, fd, &m, flags);
 }
 
@@ -3063,8 +3596,10 @@ static void teardown(brisk_posix *p)
         sys_close(ps->fd2);
         if (ps->peer >= 0)
             sys_close(ps->peer);
+        free(ps->held);
         free(ps);
     }
+    free(p->ubuf);
     if (p->kep >= 0)
         sys_close(p->kep);
     free(p->kbuf);

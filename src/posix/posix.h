@@ -1,6 +1,6 @@
 /*
- * posix.h — libbrisk_posix: POSIX-shaped TCP sockets (AF_INET, SOCK_STREAM) over a brisk stack that a
- * thread of its own runs, for programs written against the BSD socket calls (docs/posix.md).
+ * posix.h — libbrisk_posix: POSIX-shaped TCP and UDP sockets (AF_INET, SOCK_STREAM and SOCK_DGRAM) over a
+ * brisk stack that a thread of its own runs, for programs written against the BSD socket calls (docs/posix.md).
  *
  * An instance (brisk_posix_new) owns one stack, its real-time loop (loop.h) and the device the caller's
  * `open_dev` puts on it, and starts the stack thread, which alone ever touches them. Every call below runs
@@ -79,6 +79,9 @@ int brisk_posix_errno(int brisk_err);
 
 /* socket(AF_INET, SOCK_STREAM | flags, 0): flags SOCK_NONBLOCK | SOCK_CLOEXEC. */
 int brisk_posix_socket(brisk_posix *p, int flags);
+/* socket(AF_INET, SOCK_DGRAM | flags, 0 or IPPROTO_UDP): a brisk UDP socket (docs/posix.md, "UDP"). Every
+ * call below takes it as well; listen and accept fail with EOPNOTSUPP. */
+int brisk_posix_socket_udp(brisk_posix *p, int flags);
 int brisk_posix_bind(brisk_posix *p, int fd, const struct sockaddr *sa, socklen_t len);
 int brisk_posix_listen(brisk_posix *p, int fd, int backlog);
 int brisk_posix_accept4(brisk_posix *p, int fd, struct sockaddr *sa, socklen_t *len, int flags);
@@ -86,9 +89,18 @@ int brisk_posix_connect(brisk_posix *p, int fd, const struct sockaddr *sa, sockl
 /* recvmsg / sendmsg on TCP: msg_name is ignored on send (a connected socket: Linux ignores it too, or fails
  * EISCONN for a different address; here it is ignored) and left empty on receive; no control messages.
  * Flags: MSG_DONTWAIT, MSG_PEEK, MSG_WAITALL, MSG_TRUNC (discard) on receive; MSG_DONTWAIT, MSG_NOSIGNAL,
- * MSG_MORE, MSG_EOR on send. EPIPE raises SIGPIPE in the calling thread unless MSG_NOSIGNAL. */
+ * MSG_MORE, MSG_EOR on send. EPIPE raises SIGPIPE in the calling thread unless MSG_NOSIGNAL.
+ * On UDP: one datagram per call; msg_name is the destination on send (else the connected peer, else
+ * EDESTADDRREQ) and the sender on receive; msg_flags gets MSG_TRUNC for a datagram longer than the buffers,
+ * and MSG_TRUNC among the flags returns its whole length. Receive flags MSG_DONTWAIT, MSG_PEEK, MSG_TRUNC
+ * (MSG_WAITALL is ignored, as by Linux); send flags MSG_DONTWAIT, MSG_NOSIGNAL (MSG_MORE: EOPNOTSUPP). */
 ssize_t brisk_posix_recvmsg(brisk_posix *p, int fd, struct msghdr *m, int flags);
 ssize_t brisk_posix_sendmsg(brisk_posix *p, int fd, const struct msghdr *m, int flags);
+/* recvfrom / sendto: recvmsg / sendmsg with msg_name (sa may be NULL; TCP ignores it, and gives *salen 0). */
+ssize_t brisk_posix_recvfrom(brisk_posix *p, int fd, void *buf, size_t len, int flags, struct sockaddr *sa,
+                            socklen_t *salen);
+ssize_t brisk_posix_sendto(brisk_posix *p, int fd, const void *buf, size_t len, int flags,
+                          const struct sockaddr *sa, socklen_t salen);
 ssize_t brisk_posix_recv(brisk_posix *p, int fd, void *buf, size_t len, int flags);
 ssize_t brisk_posix_send(brisk_posix *p, int fd, const void *buf, size_t len, int flags);
 int brisk_posix_shutdown(brisk_posix *p, int fd, int how);

@@ -5,11 +5,11 @@
  * calls (and its libraries') to these before libc's. Each one asks whether its descriptor is a brisk socket
  * — one array load (brisk_posix_owns) — and either hands it to libbrisk_posix (posix.c) or calls libc's
  * own function, found with dlsym(RTLD_NEXT). socket(AF_INET, SOCK_STREAM[|SOCK_NONBLOCK|SOCK_CLOEXEC],
- * 0 or IPPROTO_TCP) makes a brisk socket; every other family and type (AF_INET6, UDP, AF_UNIX, netlink...)
- * goes to the kernel. poll, select and epoll are not interposed: a brisk socket is a real descriptor whose
+ * 0 or IPPROTO_TCP) makes a brisk TCP socket, socket(AF_INET, SOCK_DGRAM[|...], 0 or IPPROTO_UDP) a brisk
+ * UDP one; every other family and type (AF_INET6, raw, AF_UNIX, netlink...) goes to the kernel. poll, select and epoll are not interposed: a brisk socket is a real descriptor whose
  * readiness the stack thread keeps (posix.c).
  *
- * Configuration, read when the first AF_INET stream socket is made (the stack starts then, not before: a
+ * Configuration, read when the first AF_INET stream or datagram socket is made (the stack starts then, not before: a
  * program that never opens one never starts a thread):
  *   BRISK_TAP      the TAP interface to open (required; created persistent beforehand by brisk-run, or
  *                  created by brisk_tap_open in the process's namespace)
@@ -79,6 +79,10 @@ static const char *g_ctl_path; /* BRISK_CTL, NULL when unset */
 static pthread_mutex_t g_init = PTHREAD_MUTEX_INITIALIZER;
 static int g_failed;    /* errno of a start that failed (later sockets fail the same way) */
 static brisk_posix *g_fork_p; /* the instance a fork in progress prepared (g_p then) */
+/* Set while this thread starts or stops the stack: the library's own sockets then are the kernel's (the
+ * TAP driver configures the interface through an AF_INET datagram socket, which would otherwise come back
+ * here, to a stack not yet made, under g_init). */
+static __thread int t_inside;
 
 #define say brisk_posix_say
 
@@ -161,7 +165,9 @@ __attribute__((destructor)) static void preload_fini(void)
     if (g_p && !brisk_posix_is_remote(g_p)) { /* a fork's child has no stack to stop */
         brisk_posix *p = g_p;
         g_p = NULL; /* from here every descriptor is the kernel's again */
+        t_inside = 1;
         brisk_posix_free(p);
+        t_inside = 0;
     }
 }
 
@@ -230,7 +236,7 @@ static int configure(struct brisk_posix_config *c)
     brisk_tap_config_default(&g_tapcfg);
     const char *tap = getenv("BRISK_TAP"), *ip = getenv("BRISK_IP");
     if (!tap || !*tap || !ip || !*ip) {
-        say("brisk: BRISK_TAP and BRISK_IP must be set (brisk-run sets them): AF_INET TCP sockets fail");
+        say("brisk: BRISK_TAP and BRISK_IP must be set (brisk-run sets them): AF_INET TCP and UDP sockets fail");
         return -1;
     }
     if (strlen(tap) >= sizeof(g_tapcfg.ifname)) {
@@ -313,7 +319,7 @@ static int configure(struct brisk_posix_config *c)
     return 0;
 }
 
-/* Starts the stack on the first AF_INET stream socket; errno-style result. */
+/* Starts the stack on the first AF_INET stream or datagram socket; errno-style result. */
 static int start(void)
 {
     if (g_p)
@@ -328,7 +334,9 @@ static int start(void)
             rc = g_failed = EINVAL;
         } else {
             char why[200];
+            t_inside = 1;
             brisk_posix *p = brisk_posix_new(&c, why, sizeof(why));
+            t_inside = 0;
             if (!p) {
                 say("brisk: cannot start on TAP %s: %s", g_tapcfg.ifname, why);
                 rc = g_failed = ENODEV;
@@ -351,14 +359,17 @@ static int start(void)
 EXPORT int socket(int domain, int type, int protocol)
 {
     int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (domain != AF_INET || base != SOCK_STREAM || (protocol != 0 && protocol != IPPROTO_TCP))
+    int tcp = base == SOCK_STREAM && (protocol == 0 || protocol == IPPROTO_TCP);
+    int udp = base == SOCK_DGRAM && (protocol == 0 || protocol == IPPROTO_UDP);
+    if (domain != AF_INET || (!tcp && !udp) || t_inside)
         return REAL(socket)(domain, type, protocol);
     int e = start();
     if (e) {
         errno = e;
         return -1;
     }
-    return brisk_posix_socket(g_p, type & (SOCK_NONBLOCK | SOCK_CLOEXEC));
+    int fl = type & (SOCK_NONBLOCK | SOCK_CLOEXEC);
+    return tcp ? brisk_posix_socket(g_p, fl) : brisk_posix_socket_udp(g_p, fl);
 }
 
 EXPORT int bind(int fd, const struct sockaddr *sa, socklen_t len)
@@ -450,17 +461,9 @@ EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
     ROUTE(fd, brisk_posix_recv(g_p, fd, buf, n, flags), REAL(__recv_chk)(fd, buf, n, buflen, flags));
 }
 
-static ssize_t brisk_recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *sa, socklen_t *len)
-{
-    ssize_t r = brisk_posix_recv(g_p, fd, buf, n, flags);
-    if (r >= 0 && sa && len)
-        *len = 0; /* TCP: Linux leaves no source address */
-    return r;
-}
-
 EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *sa, socklen_t *len)
 {
-    ROUTE(fd, brisk_recvfrom(fd, buf, n, flags, sa, len), REAL(recvfrom)(fd, buf, n, flags, sa, len));
+    ROUTE(fd, brisk_posix_recvfrom(g_p, fd, buf, n, flags, sa, len), REAL(recvfrom)(fd, buf, n, flags, sa, len));
 }
 
 EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, struct sockaddr *sa,
@@ -468,7 +471,8 @@ EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int fl
 {
     if (n > buflen)
         return REAL(__recvfrom_chk)(fd, buf, n, buflen, flags, sa, len);
-    ROUTE(fd, brisk_recvfrom(fd, buf, n, flags, sa, len), REAL(__recvfrom_chk)(fd, buf, n, buflen, flags, sa, len));
+    ROUTE(fd, brisk_posix_recvfrom(g_p, fd, buf, n, flags, sa, len),
+          REAL(__recvfrom_chk)(fd, buf, n, buflen, flags, sa, len));
 }
 
 EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
@@ -478,8 +482,8 @@ EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 
 EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *sa, socklen_t len)
 {
-    /* A TCP socket ignores the address (Linux: tcp_sendmsg never looks at msg_name). */
-    ROUTE(fd, brisk_posix_send(g_p, fd, buf, n, flags), REAL(sendto)(fd, buf, n, flags, sa, len));
+    /* A TCP socket ignores the address (Linux: tcp_sendmsg never looks at msg_name); UDP's destination. */
+    ROUTE(fd, brisk_posix_sendto(g_p, fd, buf, n, flags, sa, len), REAL(sendto)(fd, buf, n, flags, sa, len));
 }
 
 EXPORT ssize_t recvmsg(int fd, struct msghdr *m, int flags)

@@ -210,6 +210,18 @@ static uint64_t ms_now(void)
 
 /* ---- tests -------------------------------------------------------------------------------------------- */
 
+/* SO_RCVTIMEO of ms on fd, idle: a blocking read fails with EAGAIN, not before the time. */
+static void rcvtimeo_expires(brisk_posix *p, int fd, int ms)
+{
+    char b[16];
+    struct timeval tv = {0, ms * 1000};
+    assert_int_equal(brisk_posix_setsockopt(p, fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+    uint64_t t0 = ms_now();
+    assert_int_equal(brisk_posix_recv(p, fd, b, sizeof(b), 0), -1);
+    assert_int_equal(errno, EAGAIN);
+    assert_true(ms_now() - t0 >= (uint64_t)ms);
+}
+
 struct bulk {
     int fd;
     size_t len;
@@ -601,12 +613,7 @@ static void test_errors_and_timeouts(void **state)
 
     int c, s;
     pair(&c, &s);
-    struct timeval tv = {0, 100000};
-    assert_int_equal(brisk_posix_setsockopt(pa, c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
-    uint64_t t0 = ms_now();
-    assert_int_equal(brisk_posix_recv(pa, c, b, sizeof(b), 0), -1);
-    assert_int_equal(errno, EAGAIN);
-    assert_true(ms_now() - t0 >= 100);
+    rcvtimeo_expires(pa, c, 100);
     /* half-close: the side that shut down keeps receiving */
     assert_int_equal(brisk_posix_shutdown(pa, c, SHUT_WR), 0);
     assert_int_equal(brisk_posix_recv(pb, s, b, sizeof(b), 0), 0);
@@ -923,6 +930,258 @@ static void test_signal_restart(void **state)
     brisk_posix_close(pb, s);
 }
 
+/* ---- UDP ------------------------------------------------------------------------------------------------ */
+
+/* A UDP socket on p, bound to port (0: an ephemeral one) on any address; its port in *got. */
+static int udp_bound(brisk_posix *p, int flags, int port, int *got)
+{
+    int u = brisk_posix_socket_udp(p, flags);
+    assert_true(u >= 0);
+    struct sockaddr_in s = sin_of(0, port);
+    assert_int_equal(brisk_posix_bind(p, u, (struct sockaddr *)&s, sizeof(s)), 0);
+    socklen_t len = sizeof(s);
+    assert_int_equal(brisk_posix_getsockname(p, u, (struct sockaddr *)&s, &len), 0);
+    assert_int_equal(len, sizeof(s));
+    *got = ntohs(s.sin_port);
+    return u;
+}
+
+/* Datagrams between the two stacks: names, truncation, peek, readiness, FIONREAD, the blocking and
+ * non-blocking paths, a 200-datagram echo compared byte for byte. */
+static void test_udp_datagrams(void **state)
+{
+    (void)state;
+    int bport, aport, v;
+    int b = udp_bound(pb, SOCK_NONBLOCK, next_port++, &bport);
+    int a = udp_bound(pa, 0, 0, &aport);
+    assert_true(aport >= 32768 && aport <= 60999); /* bind to port 0: an ephemeral port at once */
+    char buf[2048];
+    assert_int_equal(brisk_posix_recv(pb, b, buf, sizeof(buf), 0), -1);
+    assert_int_equal(errno, EAGAIN);
+    assert_int_equal(revents(b, POLLIN | POLLOUT, 0), POLLOUT);
+    /* a datagram gathered from three buffers, to msg_name */
+    uint8_t d[300];
+    for (int i = 0; i < 300; i++)
+        d[i] = (uint8_t)(i * 13);
+    struct sockaddr_in to = sin_of(IP_B, bport), from;
+    struct iovec iv[3] = {{d, 100}, {d + 100, 0}, {d + 100, 200}};
+    struct msghdr m;
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = iv;
+    m.msg_iovlen = 3;
+    m.msg_name = &to;
+    m.msg_namelen = sizeof(to);
+    assert_int_equal(brisk_posix_sendmsg(pa, a, &m, 0), 300);
+    assert_int_equal(revents(b, POLLIN, 2000), POLLIN);
+    assert_int_equal(brisk_posix_ioctl(pb, b, FIONREAD, &v), 0);
+    assert_int_equal(v, 300); /* the next datagram's size, as Linux's */
+    /* MSG_PEEK into a short buffer: truncated, still queued */
+    struct iovec pv = {buf, 10};
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = &pv;
+    m.msg_iovlen = 1;
+    m.msg_name = &from;
+    m.msg_namelen = sizeof(from);
+    assert_int_equal(brisk_posix_recvmsg(pb, b, &m, MSG_PEEK), 10);
+    assert_int_equal(m.msg_flags & MSG_TRUNC, MSG_TRUNC);
+    assert_int_equal(m.msg_namelen, sizeof(from));
+    assert_int_equal(ntohl(from.sin_addr.s_addr), IP_A);
+    assert_int_equal(ntohs(from.sin_port), aport);
+    assert_memory_equal(buf, d, 10);
+    assert_int_equal(revents(b, POLLIN, 0), POLLIN);
+    assert_int_equal(brisk_posix_ioctl(pb, b, FIONREAD, &v), 0);
+    assert_int_equal(v, 300);
+    /* recvfrom with MSG_TRUNC: the datagram's whole length, 100 bytes of it copied */
+    socklen_t fl = sizeof(from);
+    memset(&from, 0, sizeof(from));
+    assert_int_equal(brisk_posix_recvfrom(pb, b, buf, 100, MSG_TRUNC, (struct sockaddr *)&from, &fl), 300);
+    assert_int_equal(fl, sizeof(from));
+    assert_int_equal(ntohs(from.sin_port), aport);
+    assert_memory_equal(buf, d, 100);
+    assert_int_equal(revents(b, POLLIN, 0), 0);
+    assert_int_equal(brisk_posix_ioctl(pb, b, FIONREAD, &v), 0);
+    assert_int_equal(v, 0);
+    /* a truncated read without the flag: the copied bytes, MSG_TRUNC in msg_flags, the rest gone */
+    assert_int_equal(brisk_posix_sendto(pa, a, d, 300, 0, (struct sockaddr *)&to, sizeof(to)), 300);
+    assert_int_equal(revents(b, POLLIN, 2000), POLLIN);
+    pv.iov_len = 50;
+    m.msg_namelen = sizeof(from);
+    assert_int_equal(brisk_posix_recvmsg(pb, b, &m, 0), 50);
+    assert_int_equal(m.msg_flags, MSG_TRUNC);
+    assert_int_equal(brisk_posix_recv(pb, b, buf, sizeof(buf), MSG_DONTWAIT), -1);
+    assert_int_equal(errno, EAGAIN);
+    /* the echo: b answers each datagram to its sender; a reads blocking */
+    for (int i = 0; i < 200; i++) {
+        size_t n = (size_t)(i * 1472 / 199);
+        uint8_t out[1472], back[1472];
+        for (size_t k = 0; k < n; k++)
+            out[k] = (uint8_t)(k * 7 + (size_t)i);
+        assert_int_equal(brisk_posix_sendto(pa, a, out, n, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)n);
+        assert_int_equal(revents(b, POLLIN, 2000), POLLIN);
+        fl = sizeof(from);
+        ssize_t r = brisk_posix_recvfrom(pb, b, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
+        assert_int_equal(r, (ssize_t)n);
+        assert_int_equal(brisk_posix_sendto(pb, b, buf, n, 0, (struct sockaddr *)&from, fl), (ssize_t)n);
+        assert_int_equal(brisk_posix_recv(pa, a, back, sizeof(back), 0), (ssize_t)n); /* a blocking read */
+        if (n)
+            assert_memory_equal(back, out, n);
+    }
+    /* edge-triggered epoll: an edge per datagram while already readable; level-triggered: the level */
+    int ep = epoll_create1(0), lp = epoll_create1(0);
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.fd = b}, got[2];
+    assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, b, &ev), 0);
+    ev.events = EPOLLIN;
+    assert_int_equal(epoll_ctl(lp, EPOLL_CTL_ADD, b, &ev), 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(brisk_posix_sendto(pa, a, "e", 1, 0, (struct sockaddr *)&to, sizeof(to)), 1);
+        assert_int_equal(epoll_wait(ep, got, 2, 2000), 1);
+        assert_int_equal(epoll_wait(ep, got, 2, 0), 0); /* no new edge without a new datagram */
+        assert_int_equal(epoll_wait(lp, got, 2, 0), 1);
+    }
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(brisk_posix_recv(pb, b, buf, sizeof(buf), 0), 1);
+    assert_int_equal(epoll_wait(lp, got, 2, 0), 0);
+    close(ep);
+    close(lp);
+    /* what is refused */
+    static uint8_t big[70000];
+    assert_int_equal(brisk_posix_sendto(pa, a, big, 1473, 0, (struct sockaddr *)&to, sizeof(to)), -1);
+    assert_int_equal(errno, EMSGSIZE); /* over the MTU less 28: brisk does not fragment */
+    assert_int_equal(brisk_posix_sendto(pa, a, big, sizeof(big), 0, (struct sockaddr *)&to, sizeof(to)), -1);
+    assert_int_equal(errno, EMSGSIZE);
+    assert_int_equal(brisk_posix_send(pa, a, "x", 1, 0), -1);
+    assert_int_equal(errno, EDESTADDRREQ);
+    assert_int_equal(brisk_posix_getpeername(pa, a, (struct sockaddr *)&from, &fl), -1);
+    assert_int_equal(errno, ENOTCONN);
+    assert_int_equal(brisk_posix_listen(pa, a, 1), -1);
+    assert_int_equal(errno, EOPNOTSUPP);
+    assert_int_equal(brisk_posix_bind(pa, a, (struct sockaddr *)&to, sizeof(to)), -1);
+    assert_int_equal(errno, EINVAL); /* bound already */
+    /* connect: send without an address, getpeername; AF_UNSPEC dissolves it */
+    assert_int_equal(brisk_posix_connect(pa, a, (struct sockaddr *)&to, sizeof(to)), 0);
+    fl = sizeof(from);
+    assert_int_equal(brisk_posix_getpeername(pa, a, (struct sockaddr *)&from, &fl), 0);
+    assert_int_equal(ntohl(from.sin_addr.s_addr), IP_B);
+    assert_int_equal(ntohs(from.sin_port), bport);
+    assert_int_equal(brisk_posix_send(pa, a, "conn", 4, 0), 4);
+    assert_int_equal(revents(b, POLLIN, 2000), POLLIN);
+    assert_int_equal(brisk_posix_recv(pb, b, buf, sizeof(buf), 0), 4);
+    struct sockaddr un = {.sa_family = AF_UNSPEC};
+    assert_int_equal(brisk_posix_connect(pa, a, &un, sizeof(un)), 0);
+    assert_int_equal(brisk_posix_getpeername(pa, a, (struct sockaddr *)&from, &fl), -1);
+    assert_int_equal(errno, ENOTCONN);
+    rcvtimeo_expires(pa, a, 150); /* on the blocking socket */
+    /* shutdown of the unconnected socket: ENOTCONN, but reads end (0) and it is readable for good */
+    assert_int_equal(brisk_posix_shutdown(pa, a, SHUT_RD), -1);
+    assert_int_equal(errno, ENOTCONN);
+    assert_int_equal(brisk_posix_recv(pa, a, buf, sizeof(buf), 0), 0);
+    assert_int_equal(revents(a, POLLIN | POLLRDHUP, 0), POLLIN | POLLRDHUP);
+    assert_int_equal(brisk_posix_close(pa, a), 0);
+    assert_int_equal(brisk_posix_close(pb, b), 0);
+}
+
+/* ICMP port unreachable on a connected socket: POLLIN, SO_ERROR ECONNREFUSED once, or the next read's. */
+static void test_udp_refused_options(void **state)
+{
+    (void)state;
+    int port;
+    int u = udp_bound(pa, SOCK_NONBLOCK, 0, &port), v = 0;
+    struct sockaddr_in to = sin_of(IP_B, next_port++); /* nothing on B there */
+    socklen_t vl = sizeof(v);
+    assert_int_equal(brisk_posix_connect(pa, u, (struct sockaddr *)&to, sizeof(to)), 0);
+    assert_int_equal(brisk_posix_send(pa, u, "q", 1, 0), 1);
+    assert_int_equal(revents(u, POLLIN, 2000) & POLLIN, POLLIN);
+    assert_int_equal(brisk_posix_getsockopt(pa, u, SOL_SOCKET, SO_ERROR, &v, &vl), 0);
+    assert_int_equal(v, ECONNREFUSED);
+    assert_int_equal(brisk_posix_getsockopt(pa, u, SOL_SOCKET, SO_ERROR, &v, &vl), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(revents(u, POLLIN, 0), 0); /* read: the readiness it gave is gone */
+    char buf[16];
+    assert_int_equal(brisk_posix_send(pa, u, "q", 1, 0), 1);
+    assert_int_equal(revents(u, POLLIN, 2000) & POLLIN, POLLIN);
+    assert_int_equal(brisk_posix_recv(pa, u, buf, sizeof(buf), 0), -1);
+    assert_int_equal(errno, ECONNREFUSED);
+    assert_int_equal(brisk_posix_recv(pa, u, buf, sizeof(buf), 0), -1);
+    assert_int_equal(errno, EAGAIN);
+    /* options */
+    vl = sizeof(v);
+    assert_int_equal(brisk_posix_getsockopt(pa, u, SOL_SOCKET, SO_TYPE, &v, &vl), 0);
+    assert_int_equal(v, SOCK_DGRAM);
+    assert_int_equal(brisk_posix_getsockopt(pa, u, SOL_SOCKET, SO_PROTOCOL, &v, &vl), 0);
+    assert_int_equal(v, IPPROTO_UDP);
+    assert_int_equal(brisk_posix_getsockopt(pa, u, SOL_SOCKET, SO_RCVBUF, &v, &vl), 0);
+    assert_int_equal(v, 212992);
+    /* set, then read back: (level, name, value set, value read) */
+    static const int rt[][4] = {
+        {SOL_SOCKET, SO_RCVBUF, 65536, 131072}, /* doubled, as Linux reads it back */
+        {SOL_SOCKET, SO_SNDBUF, 10000, 20000},  /* recorded, doubled */
+        {SOL_SOCKET, SO_BROADCAST, 1, 1},
+        {IPPROTO_IP, IP_TOS, 0x10, 0x10},
+    };
+    for (size_t i = 0; i < sizeof(rt) / sizeof(rt[0]); i++) {
+        v = rt[i][2];
+        assert_int_equal(brisk_posix_setsockopt(pa, u, rt[i][0], rt[i][1], &v, sizeof(v)), 0);
+        assert_int_equal(brisk_posix_getsockopt(pa, u, rt[i][0], rt[i][1], &v, &vl), 0);
+        assert_int_equal(v, rt[i][3]);
+    }
+    assert_int_equal(brisk_posix_setsockopt(pa, u, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v)), -1);
+    assert_int_equal(errno, ENOPROTOOPT);
+    assert_int_equal(brisk_posix_getsockopt(pa, u, IPPROTO_TCP, TCP_INFO, buf, &vl), -1);
+    assert_int_equal(errno, ENOPROTOOPT);
+    assert_int_equal(brisk_posix_send(pa, u, "q", 1, MSG_MORE), -1);
+    assert_int_equal(errno, EOPNOTSUPP);
+    assert_int_equal(brisk_posix_close(pa, u), 0);
+    struct brisk_posix_stats st;
+    brisk_posix_get_stats(pa, &st);
+    assert_int_equal(st.sockets_open, 0);
+}
+
+/* A fork's child receives and answers on an inherited UDP socket, and makes one of its own. */
+static void test_udp_fork(void **state)
+{
+    (void)state;
+    int bport, aport;
+    int b = udp_bound(pb, 0, next_port++, &bport);
+    int a = udp_bound(pa, 0, 0, &aport);
+    brisk_posix_fork_prepare(pb);
+    pid_t pid = fork();
+    if (pid == 0) {
+        brisk_posix_fork_child(pb);
+        char buf[2000];
+        struct sockaddr_in from;
+        socklen_t fl = sizeof(from);
+        ssize_t r = brisk_posix_recvfrom(pb, b, buf, 10, MSG_TRUNC, (struct sockaddr *)&from, &fl);
+        if (r != 1000 || fl != sizeof(from) || ntohl(from.sin_addr.s_addr) != IP_A)
+            _exit(1);
+        if (brisk_posix_sendto(pb, b, "child", 5, 0, (struct sockaddr *)&from, fl) != 5)
+            _exit(2);
+        int u = brisk_posix_socket_udp(pb, 0);
+        if (u < 0 || brisk_posix_sendto(pb, u, "made", 4, 0, (struct sockaddr *)&from, fl) != 4)
+            _exit(3);
+        int t = -1;
+        socklen_t tl = sizeof(t);
+        if (brisk_posix_getsockopt(pb, u, SOL_SOCKET, SO_TYPE, &t, &tl) != 0 || t != SOCK_DGRAM)
+            _exit(4);
+        _exit(brisk_posix_close(pb, u) == 0 && brisk_posix_close(pb, b) == 0 ? 0 : 5);
+    }
+    brisk_posix_fork_parent(pb);
+    assert_true(pid > 0);
+    static uint8_t d[1000];
+    struct sockaddr_in to = sin_of(IP_B, bport);
+    assert_int_equal(brisk_posix_sendto(pa, a, d, sizeof(d), 0, (struct sockaddr *)&to, sizeof(to)), 1000);
+    char buf[16];
+    assert_int_equal(brisk_posix_recv(pa, a, buf, sizeof(buf), 0), 5);
+    assert_memory_equal(buf, "child", 5);
+    assert_int_equal(brisk_posix_recv(pa, a, buf, sizeof(buf), 0), 4);
+    assert_memory_equal(buf, "made", 4);
+    int status = -1;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    brisk_posix_close(pa, a);
+    brisk_posix_close(pb, b);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -933,7 +1192,8 @@ int main(void)
         cmocka_unit_test(test_reset_epipe),         cmocka_unit_test(test_errors_and_timeouts),
         cmocka_unit_test(test_options),             cmocka_unit_test(test_bind0_linger_oob),
         cmocka_unit_test(test_dup),                 cmocka_unit_test(test_fork),
-        cmocka_unit_test(test_signal_restart),
+        cmocka_unit_test(test_signal_restart),      cmocka_unit_test(test_udp_datagrams),
+        cmocka_unit_test(test_udp_refused_options), cmocka_unit_test(test_udp_fork),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -16,6 +16,9 @@
 #               round-trips after it; a child keeps a connection the parent closed, and its exit closes it;
 #               the stack's process exiting under a child says so, and the child's call fails (EBADF);
 #               socat TCP-LISTEN,fork EXEC:cat: 1 MB echoed to each of 3 clients in turn and 2 at once
+#   UDP         socat under brisk as a UDP echo server (kernel socat client) and as the client of a kernel
+#               echo, 64,000 bytes each byte-exact, datagrams counted in the namespace's /proc/net/snmp;
+#               python3 under brisk: a recvfrom / sendto echo of 200 datagrams, MSG_TRUNC, MSG_PEEK, names
 #   exec        an inheritable brisk socket is closed in the exec'd program (EBADF)
 #   config      a malformed BRISK_IP is named on stderr and socket() fails
 #
@@ -309,6 +312,102 @@ wait $xp 2>/dev/null
 sed 's/^/#   /' "$tmp/exec.out" "$tmp/exec.err"
 check "exec: an inheritable brisk socket is closed in the new program (EBADF), not a silent sink" \
     "grep -q '^inheritable True\$' '$tmp/exec.out' && grep -q '^failed\$' '$tmp/exec.out' && grep -qi 'bad file descriptor' '$tmp/exec.err'"
+
+# --- UDP ---------------------------------------------------------------------------------------------------
+# udp_count FIELD: the namespace kernel's UDP counter FIELD (/proc/net/snmp: InDatagrams, OutDatagrams, ...)
+udp_count() { nsx awk -v f="$1" '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) if ($i == f) c = i; h = 1 } else print $c }' /proc/net/snmp; }
+head -c 64000 /dev/urandom >"$tmp/u64k"
+# socat under brisk as a UDP echo server (UDP-LISTEN: a MSG_PEEK recvfrom learns the peer, then connect),
+# the kernel's socat the client: 64 datagrams of 1000 bytes from a file, echoed through socat's pipe (whose
+# reads may cut them differently: counted at least 64 back)
+out0=$(udp_count OutDatagrams)
+in0=$(udp_count InDatagrams)
+err0=$(udp_count InErrors)
+bg onb socat -T 3 -b 1000 UDP-LISTEN:6000 PIPE
+sp=$!
+wait_tap || bad "socat UDP under brisk did not open the TAP"
+sleep 0.3 # the TAP is up before socat has bound: a datagram before it would be refused (ICMP)
+nsx timeout 10 socat -b 1000 -t 2 - "UDP:$B:6000" <"$tmp/u64k" >"$tmp/u1.out"
+urc=$?
+sent=$(($(udp_count OutDatagrams) - out0))
+got=$(($(udp_count InDatagrams) - in0))
+check "UDP: socat echo server under brisk, kernel socat client: 64,000 bytes back byte-exact (from brisk's address: the client is connected to it)" \
+    "[ $urc -eq 0 ] && cmp -s '$tmp/u1.out' '$tmp/u64k'"
+check "UDP: ... the kernel sent 64 datagrams ($sent) and took $got back, no receive errors" \
+    "[ $sent -eq 64 ] && [ $got -ge 64 ] && [ $(udp_count InErrors) -eq $err0 ]"
+wait $sp
+# the reverse: the kernel's socat the echo server, socat under brisk the client
+in0=$(udp_count InDatagrams)
+bg nsx timeout 10 socat -d -d -T 3 -b 1000 "UDP-LISTEN:6001,bind=$K" PIPE 2>"$tmp/u2.log"
+kp=$!
+for _ in $(seq 1 150); do nsx ss -lun "sport = :6001" | grep -q 6001 && break; sleep 0.02; done
+onb socat -b 1000 -t 2 - "UDP:$K:6001" <"$tmp/u64k" >"$tmp/u2.out"
+urc=$?
+got=$(($(udp_count InDatagrams) - in0))
+check "UDP: socat client under brisk, kernel socat echo server: 64,000 bytes back byte-exact" \
+    "[ $urc -eq 0 ] && cmp -s '$tmp/u2.out' '$tmp/u64k'"
+check "UDP: ... the kernel server took brisk's 64 datagrams ($got) from brisk's address" \
+    "[ $got -eq 64 ] && grep -q 'connection from AF=2 $B:' '$tmp/u2.log'"
+wait $kp
+# Python under brisk: a recvfrom / sendto echo of 200 datagrams of 0-1472 bytes (each compared, with the
+# sender's address both ways), then recv_into with MSG_TRUNC (the whole length), recvmsg into a short
+# buffer (MSG_TRUNC in its flags, the sender's address), MSG_PEEK then the same datagram again.
+cat >"$tmp/udp.py" <<'PYEOF'
+import socket, sys, time
+if sys.argv[1] == "serve":
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("0.0.0.0", int(sys.argv[2])))
+    print("bound", s.getsockname()[1], flush=True)
+    n = 0
+    while True:
+        d, a = s.recvfrom(2048)
+        if d == b"end":
+            break
+        s.sendto(d, a)
+        n += 1
+    print("echoed", n, flush=True)
+    buf = bytearray(100)
+    print("trunc-len", s.recv_into(buf, 100, socket.MSG_TRUNC), flush=True)
+    d, anc, fl, a = s.recvmsg(100)
+    print("trunc-flags", int(bool(fl & socket.MSG_TRUNC)), len(d), a[0], a[1], flush=True)
+    p, pa = s.recvfrom(2048, socket.MSG_PEEK)
+    d, a = s.recvfrom(2048)
+    print("peek", p == d == b"peekme" and pa == a, flush=True)
+    s.sendto(b"done", a)
+else:
+    host, port = sys.argv[2], int(sys.argv[3])
+    c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    c.settimeout(2)
+    ok = lost = 0
+    for i in range(200):
+        d = bytes((k * 7 + i) & 255 for k in range(i * 1472 // 199))
+        c.sendto(d, (host, port))
+        try:
+            r, a = c.recvfrom(2048)
+            ok += r == d and a == (host, port)
+        except socket.timeout:
+            lost += 1
+    print("client", c.getsockname()[1], "ok", ok, "lost", lost, flush=True)
+    c.sendto(b"end", (host, port))
+    for d in (b"x" * 1000, b"y" * 1000, b"peekme"):
+        c.sendto(d, (host, port))
+    r, a = c.recvfrom(16)
+    print("final", r.decode(), a[0], flush=True)
+PYEOF
+bg onb python3 "$tmp/udp.py" serve 6002 >"$tmp/udps.out" 2>"$tmp/udps.err"
+sp=$!
+wait_tap || bad "python3 under brisk did not open the TAP"
+for _ in $(seq 1 100); do grep -q '^bound' "$tmp/udps.out" && break; sleep 0.05; done
+nsx timeout 20 python3 "$tmp/udp.py" client "$B" 6002 >"$tmp/udpc.out" 2>&1
+wait $sp
+sed 's/^/#   /' "$tmp/udps.out" "$tmp/udps.err" "$tmp/udpc.out"
+cport=$(awk '/^client/ { print $2 }' "$tmp/udpc.out")
+check "UDP: python3 recvfrom / sendto echo under brisk: 200 datagrams of 0-1472 bytes, each back exact from brisk's address" \
+    "grep -q '^client [0-9]* ok 200 lost 0\$' '$tmp/udpc.out' && grep -q '^echoed 200\$' '$tmp/udps.out' && grep -q '^final done $B\$' '$tmp/udpc.out'"
+check "UDP: recv_into with MSG_TRUNC returns the datagram's whole length (1000)" "grep -q '^trunc-len 1000\$' '$tmp/udps.out'"
+check "UDP: recvmsg into 100 bytes: MSG_TRUNC in its flags, the sender's address and port ($K:$cport)" \
+    "grep -q '^trunc-flags 1 100 $K $cport\$' '$tmp/udps.out'"
+check "UDP: MSG_PEEK, then the same datagram and sender again" "grep -q '^peek True\$' '$tmp/udps.out' && [ ! -s '$tmp/udps.err' ]"
 
 # --- configuration errors -------------------------------------------------------------------------------------
 nsx env LD_PRELOAD="$lib" BRISK_TAP="$TAP" BRISK_IP=10.81.0.300/24 curl -sS "http://$K:8080/blob" -o /dev/null \
