@@ -201,6 +201,20 @@ static short revents(int fd, short ev, int ms)
     return n > 0 ? p.revents : 0;
 }
 
+/* A failed connection's readiness, waited for with POLLOUT: OUT | ERR | HUP. The facade shows ERR by closing
+ * the mirror's other end, and the kernel wakes this end's waiters at that close before it frees the bytes
+ * that hide OUT, so for microseconds ERR | HUP can be seen without OUT (docs/posix.md "Readiness"); a poll a
+ * moment later has all three, as one poll of a Linux socket would. */
+static short failed_revents(int fd)
+{
+    short r = revents(fd, POLLOUT, 2000);
+    for (int i = 0; i < 100 && (r & (POLLERR | POLLHUP)) && !(r & POLLOUT); i++) {
+        usleep(1000); /* ERR and HUP are level: each poll returns at once, so the wait is here */
+        r = revents(fd, POLLOUT, 0);
+    }
+    return r;
+}
+
 static uint64_t ms_now(void)
 {
     struct timespec ts;
@@ -343,7 +357,7 @@ static void test_refused(void **state)
     struct sockaddr_in to = sin_of(IP_B, 6999);
     assert_int_equal(brisk_posix_connect(pa, c, (struct sockaddr *)&to, sizeof(to)), -1);
     assert_int_equal(errno, EINPROGRESS);
-    short r = revents(c, POLLOUT, 2000);
+    short r = failed_revents(c);
     assert_true(r & POLLOUT);
     assert_true(r & POLLERR);
     assert_true(r & POLLHUP);
@@ -373,7 +387,7 @@ static void test_reconnect(void **state)
     struct sockaddr_in to = sin_of(IP_B, port);
     assert_int_equal(brisk_posix_connect(pa, c, (struct sockaddr *)&to, sizeof(to)), -1);
     assert_int_equal(errno, EINPROGRESS);
-    assert_true(revents(c, POLLOUT, 2000) & POLLERR);
+    assert_true(failed_revents(c) & POLLERR);
     int e = 0;
     socklen_t len = sizeof(e);
     assert_int_equal(brisk_posix_getsockopt(pa, c, SOL_SOCKET, SO_ERROR, &e, &len), 0);
