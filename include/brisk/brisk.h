@@ -651,6 +651,12 @@ enum brisk_sockopt {
      * 0 = close aborts with RST (LINGER0); more = a lingering close (brisk_close), which a blocking POSIX
      * facade turns into close() waiting up to this long for the FIN to be acknowledged. */
     BRISK_SO_LINGER,
+    /* IPV6_V6ONLY, 0/1 (default 0, Linux's net.ipv6.bindv6only): 1 makes the socket IPv6 only — bound to ::
+     * it takes IPv6 connections only and its port can be shared with a socket bound to 0.0.0.0 (nginx's
+     * `listen [::]:80 ipv6only=on` beside `listen 80`); it binds to IPv6 addresses only and connects to IPv6
+     * peers only (else BRISK_ERR_AFNOSUPPORT). Set before bind or connect (else BRISK_ERR_INVAL); values
+     * above 1 BRISK_ERR_RANGE. */
+    BRISK_SO_V6ONLY,
 };
 
 /* Creates a TCP socket. Returns NULL (and *err) on BRISK_ERR_NOMEM / BRISK_ERR_INVAL. */

@@ -346,13 +346,14 @@ brisk_sock *tcp_conn_lookup(struct brisk_net *net, const struct brisk_tuple *id)
     return NULL;
 }
 
-/* How well a listener bound to `bound` matches a segment to `to`: 3 the address itself, 2 its family's any
- * address, 1 :: for an IPv4 segment, 0 not at all. */
-static int listener_score(const struct brisk_addr *bound, const struct brisk_addr *to)
+/* How well listener l matches a segment to `to`: 3 its address itself, 2 its family's any address, 1 ::
+ * for an IPv4 segment (not if l is IPv6-only), 0 not at all. */
+static int listener_score(const brisk_sock *l, const struct brisk_addr *to)
 {
+    const struct brisk_addr *bound = &l->id.laddr;
     if (bound->family == to->family)
         return brisk_addr_equal(bound, to) ? 3 : brisk_addr_is_any(bound) ? 2 : 0;
-    return bound->family == BRISK_AF_INET6 && brisk_addr_is_any(bound) ? 1 : 0;
+    return bound->family == BRISK_AF_INET6 && brisk_addr_is_any(bound) && !l->sox.v6only ? 1 : 0;
 }
 
 brisk_sock *tcp_listener_lookup(struct brisk_net *net, const struct brisk_addr *laddr, uint16_t lport)
@@ -363,7 +364,7 @@ brisk_sock *tcp_listener_lookup(struct brisk_net *net, const struct brisk_addr *
     for (brisk_sock *c = t->listen[hashport(t, lport) & (t->nlisten_buckets - 1)]; c; c = c->hnext) {
         if (c->id.lport != lport)
             continue;
-        int score = listener_score(&c->id.laddr, laddr);
+        int score = listener_score(c, laddr);
         if (score == 3)
             return c;
         if (score > best_score) {
@@ -374,32 +375,32 @@ brisk_sock *tcp_listener_lookup(struct brisk_net *net, const struct brisk_addr *
     return best;
 }
 
-int tcp_laddr_overlap(const struct brisk_addr *a, const struct brisk_addr *b)
+int tcp_laddr_overlap(const struct brisk_addr *a, int a_v6only, const struct brisk_addr *b, int b_v6only)
 {
     if (a->family == BRISK_AF_UNSPEC || b->family == BRISK_AF_UNSPEC)
         return 1;
-    if (a->family != b->family) /* :: covers IPv4 too */
-        return (a->family == BRISK_AF_INET6 && brisk_addr_is_any(a)) ||
-               (b->family == BRISK_AF_INET6 && brisk_addr_is_any(b));
+    if (a->family != b->family) /* :: covers IPv4 too, unless IPv6-only */
+        return (a->family == BRISK_AF_INET6 && brisk_addr_is_any(a) && !a_v6only) ||
+               (b->family == BRISK_AF_INET6 && brisk_addr_is_any(b) && !b_v6only);
     return brisk_addr_is_any(a) || brisk_addr_is_any(b) || brisk_addr_equal(a, b);
 }
 
 /* A local port is in use when a listener or a bound socket holds it on an overlapping address. Connections
  * made by connect() share ports only with distinct remote ends, which the 4-tuple hash already
  * distinguishes. */
-int tcp_port_in_use(struct brisk_net *net, const struct brisk_addr *laddr, uint16_t lport)
+int tcp_port_in_use(struct brisk_net *net, const struct brisk_addr *laddr, int v6only, uint16_t lport)
 {
     struct brisk_tcp *t = tcp_of(net);
     for (brisk_sock *l = t->listen[hashport(t, lport) & (t->nlisten_buckets - 1)]; l; l = l->hnext)
-        if (l->id.lport == lport && tcp_laddr_overlap(&l->id.laddr, laddr))
+        if (l->id.lport == lport && tcp_laddr_overlap(&l->id.laddr, l->sox.v6only, laddr, v6only))
             return 1;
     if (t->port_refs[lport % TCP_PORT_BUCKETS] == 0)
         return 0; /* no connection in the table has a port in this bucket */
     for (uint32_t i = 0; i < t->nconns_buckets; i++)
         for (brisk_sock *c = t->conns[i]; c; c = c->hnext)
-            if (c->id.lport == lport && tcp_laddr_overlap(&c->id.laddr, laddr))
+            if (c->id.lport == lport && tcp_laddr_overlap(&c->id.laddr, c->sox.v6only, laddr, v6only))
                 return 1;
-    return tcp_tw_port_in_use(net, laddr, lport);
+    return tcp_tw_port_in_use(net, laddr, v6only, lport);
 }
 
 void tcp_set_state(brisk_sock *c, int state, uint64_t now)

@@ -85,7 +85,9 @@ int brisk_bind_addr(brisk_sock *s, const struct brisk_addr *addr, uint16_t port)
     }
     if (!brisk_addr_is_any(&a) && !addr_is_local(s->net, &a))
         return BRISK_ERR_ADDRNOTAVAIL;
-    if (port && tcp_port_in_use(s->net, &a, port))
+    if (s->sox.v6only && a.family != BRISK_AF_INET6)
+        return BRISK_ERR_AFNOSUPPORT; /* an IPv6-only socket has no IPv4 address, not even 0.0.0.0 */
+    if (port && tcp_port_in_use(s->net, &a, s->sox.v6only, port))
         return BRISK_ERR_ADDRINUSE;
     s->id.laddr = a;
     s->id.lport = port;
@@ -179,6 +181,8 @@ int brisk_connect_addr(brisk_sock *s, const struct brisk_addr *addr, uint16_t po
     const struct brisk_addr *la = &s->id.laddr;
     if (!brisk_addr_is_any(la) && la->family != dst.family)
         return BRISK_ERR_INVAL;
+    if (s->sox.v6only && dst.family != BRISK_AF_INET6)
+        return BRISK_ERR_AFNOSUPPORT;
     now = brisk_net_clock(net, now);
     int rc = brisk_route_lookup(net, &dst, &s->rt);
     if (rc != BRISK_OK)
@@ -694,6 +698,13 @@ int brisk_setsockopt(brisk_sock *s, enum brisk_sockopt opt, uint64_t v, uint64_t
          * brisk negotiates no ECN, so it stays 0. Read per segment from the connection's first line. */
         s->tos = (uint8_t)(v & 0xfcu);
         break;
+    case BRISK_SO_V6ONLY:
+        if (v > 1)
+            return BRISK_ERR_RANGE;
+        if (s->bound || s->state != BRISK_TCP_CLOSED)
+            return BRISK_ERR_INVAL; /* as Linux: only before the socket has a port */
+        s->sox.v6only = (uint8_t)v;
+        break;
     case BRISK_SO_INQ: /* read only */
     default:
         return BRISK_ERR_INVAL;
@@ -760,6 +771,9 @@ int brisk_getsockopt(const brisk_sock *s, enum brisk_sockopt opt, uint64_t *v)
         return BRISK_OK;
     case BRISK_SO_TOS:
         *v = s->tos;
+        return BRISK_OK;
+    case BRISK_SO_V6ONLY:
+        *v = s->sox.v6only;
         return BRISK_OK;
     case BRISK_SO_INQ:
         if (s->state == BRISK_TCP_LISTEN)

@@ -256,6 +256,7 @@ struct brisk_sock {
         uint64_t linger;       /* SO_LINGER time, ns, when linger_on (0: close aborts) */
         uint8_t linger_on;     /* SO_LINGER set */
         uint8_t lingering;     /* brisk_close returned INPROGRESS: the next close releases the handle */
+        uint8_t v6only;        /* BRISK_SO_V6ONLY: bound to ::, it takes and reaches IPv6 only */
     } sox;
     /* Where the user timeout counts from (timer.c). */
     struct {
@@ -371,11 +372,13 @@ void tcp_conn_hash_del(brisk_sock *c);
 /* The connection with this 4-tuple (laddr: ours), or NULL. */
 brisk_sock *tcp_conn_lookup(struct brisk_net *net, const struct brisk_tuple *id);
 /* The listener for a segment to laddr:lport: one bound to laddr itself, else to its family's any address,
- * else to :: (which takes IPv4 too, as Linux's IPv6 sockets without IPV6_V6ONLY). */
+ * else to :: (which takes IPv4 too, as Linux's IPv6 sockets without IPV6_V6ONLY, unless BRISK_SO_V6ONLY). */
 brisk_sock *tcp_listener_lookup(struct brisk_net *net, const struct brisk_addr *laddr, uint16_t lport);
-/* Whether two local addresses overlap for port sharing: equal, or one an any address that covers the other. */
-int tcp_laddr_overlap(const struct brisk_addr *a, const struct brisk_addr *b);
-int tcp_port_in_use(struct brisk_net *net, const struct brisk_addr *laddr, uint16_t lport);
+/* Whether two local addresses overlap for port sharing: equal, or one an any address that covers the other
+ * (:: covers IPv4 addresses too unless its socket is IPv6-only: a_v6only / b_v6only). */
+int tcp_laddr_overlap(const struct brisk_addr *a, int a_v6only, const struct brisk_addr *b, int b_v6only);
+/* Whether local port lport is held on an address overlapping laddr (of a socket IPv6-only or not). */
+int tcp_port_in_use(struct brisk_net *net, const struct brisk_addr *laddr, int v6only, uint16_t lport);
 /* Literals for the IPv4 tuples and addresses tests and tools name (host order). */
 #define TCP_TUPLE4(la, lp, ra, rp)                                                                             \
     (&(const struct brisk_tuple){.laddr = {.family = BRISK_AF_INET, .u.v4 = (la)},                          \

@@ -113,14 +113,14 @@ struct tcp_tw *tcp_tw_lookup(struct brisk_net *net, const struct brisk_tuple *id
     return NULL;
 }
 
-int tcp_tw_port_in_use(struct brisk_net *net, const struct brisk_addr *laddr, uint16_t lport)
+int tcp_tw_port_in_use(struct brisk_net *net, const struct brisk_addr *laddr, int v6only, uint16_t lport)
 {
     struct tcp_tw_table *tt = &tcp_of(net)->tw;
     if (tt->count == 0)
         return 0;
     for (uint32_t i = 0; i < tt->nbuckets; i++)
         for (const struct tcp_tw *tw = tt->buckets[i]; tw; tw = tw->hnext)
-            if (tw->id.lport == lport && tcp_laddr_overlap(&tw->id.laddr, laddr))
+            if (tw->id.lport == lport && tcp_laddr_overlap(&tw->id.laddr, 0, laddr, v6only))
                 return 1;
     return 0;
 }

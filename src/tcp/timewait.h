@@ -73,7 +73,8 @@ struct tcp_tw *tcp_tw_lookup(struct brisk_net *net, const struct brisk_tuple *id
 void tcp_tw_input(struct tcp_tw *tw, const struct brisk_tcp_repr *seg, uint64_t now);
 /* Resends the ACKs the device refused (from brisk_tcp_run_blocked). */
 void tcp_tw_run_refused(struct brisk_net *net, uint64_t now);
-/* Whether a record holds local port lport on an address overlapping laddr (tcp_laddr_overlap). */
-int tcp_tw_port_in_use(struct brisk_net *net, const struct brisk_addr *laddr, uint16_t lport);
+/* Whether a record holds local port lport on an address overlapping laddr, of a socket IPv6-only or not
+ * (tcp_laddr_overlap; a record's own address is never an any address). */
+int tcp_tw_port_in_use(struct brisk_net *net, const struct brisk_addr *laddr, int v6only, uint16_t lport);
 
 #endif

@@ -229,6 +229,88 @@ static void test_refused(void **state)
     brisk_sim_world_free(r.w);
 }
 
+/* BRISK_SO_V6ONLY (IPV6_V6ONLY): on b, a listener on [::]:80 IPv6-only beside one on 0.0.0.0:80 (which
+ * without the option is EADDRINUSE: :: covers IPv4); each family's connection reaches its own listener.
+ * An IPv6-only socket neither binds to IPv4 nor connects to it, and the option is fixed once bound. */
+static brisk_sock *connect_to(struct rig *r, const struct brisk_addr *to, unsigned *ev)
+{
+    int err;
+    brisk_sock *c = brisk_socket(brisk_sim_host_stack(r->a), &err);
+    brisk_sock_set_callback(c, on_event, ev);
+    assert_int_equal(brisk_connect_addr(c, to, 80, brisk_sim_now(r->w)), BRISK_ERR_INPROGRESS);
+    brisk_sim_host_kick(r->a);
+    return c;
+}
+
+static void test_v6only(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_open(&r, 7, 0, 0, NULL, NULL);
+    brisk_stack *st = brisk_sim_host_stack(r.b);
+    uint64_t now = brisk_sim_now(r.w);
+    const struct brisk_addr any6 = {.family = BRISK_AF_INET6};
+    int err;
+    brisk_sock *plain = brisk_socket(st, &err);
+    assert_int_equal(brisk_bind_addr(plain, &any6, 80), BRISK_OK);
+    assert_int_equal(brisk_listen(plain, 8), BRISK_OK);
+    brisk_sock *l4 = brisk_socket(st, &err);
+    assert_int_equal(brisk_bind(l4, 0, 80), BRISK_ERR_ADDRINUSE); /* :: without the option covers it */
+    brisk_close(plain, now);
+
+    brisk_sock *l6 = brisk_socket(st, &err);
+    uint64_t v = 9;
+    assert_int_equal(brisk_setsockopt(l6, BRISK_SO_V6ONLY, 2, now), BRISK_ERR_RANGE);
+    assert_int_equal(brisk_setsockopt(l6, BRISK_SO_V6ONLY, 1, now), BRISK_OK);
+    assert_int_equal(brisk_getsockopt(l6, BRISK_SO_V6ONLY, &v), BRISK_OK);
+    assert_int_equal(v, 1);
+    assert_int_equal(brisk_bind(l6, 0x0a000002, 80), BRISK_ERR_AFNOSUPPORT);
+    assert_int_equal(brisk_bind(l6, 0, 80), BRISK_ERR_AFNOSUPPORT); /* not even 0.0.0.0 */
+    assert_int_equal(brisk_bind_addr(l6, &any6, 80), BRISK_OK);
+    assert_int_equal(brisk_setsockopt(l6, BRISK_SO_V6ONLY, 0, now), BRISK_ERR_INVAL); /* bound: fixed */
+    assert_int_equal(brisk_listen(l6, 8), BRISK_OK);
+    assert_int_equal(brisk_bind(l4, 0, 80), BRISK_OK); /* shares the port with the IPv6-only :: */
+    brisk_sock *other = brisk_socket(st, &err);
+    assert_int_equal(brisk_bind_addr(other, &any6, 80), BRISK_ERR_ADDRINUSE); /* [::]:80 listens: taken */
+    brisk_close(other, now);
+    assert_int_equal(brisk_listen(l4, 8), BRISK_OK);
+
+    unsigned e6 = 0, e4 = 0;
+    brisk_sock *c6 = connect_to(&r, &b6, &e6);
+    brisk_sock *c4 = connect_to(&r, &(struct brisk_addr){.family = BRISK_AF_INET, .u.v4 = 0x0a000002}, &e4);
+    brisk_sim_run_until(r.w, brisk_sim_now(r.w) + 100 * MS);
+    assert_true(e6 & BRISK_EV_CONNECTED);
+    assert_true(e4 & BRISK_EV_CONNECTED);
+    brisk_sock *a6c = brisk_accept(l6, &err), *a4c = brisk_accept(l4, &err);
+    assert_non_null(a6c);
+    assert_non_null(a4c);
+    assert_null(brisk_accept(l6, &err)); /* one each: the IPv4 connection did not reach [::]:80 */
+    assert_null(brisk_accept(l4, &err));
+    struct brisk_tuple t;
+    assert_int_equal(brisk_sock_tuple(a6c, &t), BRISK_OK);
+    assert_int_equal(t.raddr.family, BRISK_AF_INET6);
+    assert_int_equal(brisk_sock_tuple(a4c, &t), BRISK_OK);
+    assert_int_equal(t.raddr.family, BRISK_AF_INET);
+
+    /* an IPv6-only client reaches IPv6 only */
+    brisk_sock *c = brisk_socket(brisk_sim_host_stack(r.a), &err);
+    assert_int_equal(brisk_setsockopt(c, BRISK_SO_V6ONLY, 1, now), BRISK_OK);
+    assert_int_equal(brisk_connect(c, 0x0a000002, 80, brisk_sim_now(r.w)), BRISK_ERR_AFNOSUPPORT);
+    brisk_close(c, now);
+
+    /* with only the IPv6-only listener, an IPv4 SYN to port 80 finds no socket: RST, refused */
+    brisk_close(l4, brisk_sim_now(r.w));
+    unsigned e = 0;
+    uint64_t noport = counters(r.b).TcpNoPort;
+    brisk_sock *c2 = connect_to(&r, &(struct brisk_addr){.family = BRISK_AF_INET, .u.v4 = 0x0a000002}, &e);
+    brisk_sim_run_until(r.w, brisk_sim_now(r.w) + 100 * MS);
+    assert_int_equal(brisk_sock_error(c2), BRISK_ERR_CONNREFUSED);
+    assert_int_equal(counters(r.b).TcpNoPort, noport + 1);
+    brisk_sim_world_free(r.w);
+    (void)c6;
+    (void)c4;
+}
+
 /* A path of MTU 1280 from a to b (a tunnel): every larger frame is dropped, and the first one draws one
  * ICMPv6 Packet Too Big (RFC 8201, from b's address as a router's would be from its own) quoting it. */
 struct tunnel {
@@ -354,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_bulk_loss),      cmocka_unit_test(test_rr),
         cmocka_unit_test(test_syncookies),     cmocka_unit_test(test_refused),
         cmocka_unit_test(test_packet_too_big),  cmocka_unit_test(test_same_seed_same_pcap),
+        cmocka_unit_test(test_v6only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -396,9 +396,9 @@ static void test_replaces_socket_and_expires(void **state)
     assert_int_equal(t->nsocks, 2); /* the listener and the record */
     assert_int_equal(t->tw_count, 1);
     assert_int_equal(t->tw.count, 1);
-    assert_true(tcp_port_in_use(&e.t.st->net, TCP_ADDR4(TF_LOCAL_IP), 80) ||
-                tcp_tw_port_in_use(&e.t.st->net, TCP_ADDR4(TF_LOCAL_IP), 80));
-    assert_true(tcp_tw_port_in_use(&e.t.st->net, TCP_ADDR4(TF_LOCAL_IP), 80));
+    assert_true(tcp_port_in_use(&e.t.st->net, TCP_ADDR4(TF_LOCAL_IP), 0, 80) ||
+                tcp_tw_port_in_use(&e.t.st->net, TCP_ADDR4(TF_LOCAL_IP), 0, 80));
+    assert_true(tcp_tw_port_in_use(&e.t.st->net, TCP_ADDR4(TF_LOCAL_IP), 0, 80));
     assert_true(TCP_TW_SIZE <= 256);
     assert_true(t->tw.bytes >= TCP_TW_SIZE);
     /* The 2 MSL timer moved where it stood: expiry 10 s after the FIN, to the nanosecond. */
@@ -408,7 +408,7 @@ static void test_replaces_socket_and_expires(void **state)
     assert_null(record(&e));
     assert_int_equal(t->nsocks, 1);
     assert_int_equal(t->tw_count, 0);
-    assert_false(tcp_tw_port_in_use(&e.t.st->net, TCP_ADDR4(TF_LOCAL_IP), 80));
+    assert_false(tcp_tw_port_in_use(&e.t.st->net, TCP_ADDR4(TF_LOCAL_IP), 0, 80));
     TF_EXPECT_NONE(&e.t);
     /* The tuple is free again: a SYN opens a new connection, from a reused record slot afterwards. */
     tf_peer_init(&e.p, &e.t, 40000, 80, 500000);
