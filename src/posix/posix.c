@@ -123,7 +123,9 @@ struct psock {
     int err_given;   /* the connection's error was returned once: reads give 0, writes EPIPE after */
     int connect_told; /* a completed connect was reported (a second connect() gives EISCONN) */
     int rd_shut;
-    uint32_t baddr;
+    int v6only;      /* IPV6_V6ONLY (AF_INET6): a v4-mapped address is refused */
+    int domain;      /* AF_INET or AF_INET6: the sockaddr family its calls take and give */
+    struct brisk_addr baddr; /* the address bind() gave (TCP) */
     uint16_t bport;
     int bound;
     uint64_t rcvtimeo, sndtimeo;
@@ -777,11 +779,15 @@ static struct psock *psock_new(brisk_posix *p, brisk_sock *s, int dgram, int fla
 static void do_socket(brisk_posix *p, struct cmd *c)
 {
     int err = 0;
+    int domain = AF_INET;
+    if (c->in && c->inlen == sizeof(int))
+        memcpy(&domain, c->in, sizeof(int));
     struct psock *ps = psock_new(p, NULL, c->a == SOCK_DGRAM, c->flags, c->kin, &err);
     if (!ps) {
         c->ret = -err;
         return;
     }
+    ps->domain = domain;
     if (ps->u)
         brisk_udp_set_callback(ps->u, on_udp_event, ps);
     else
@@ -977,16 +983,94 @@ static void sin_put(void *out, socklen_t *len, uint32_t addr, uint16_t port)
         *len = sizeof(sin);
 }
 
+/* A TCP socket's sockaddr (bind, connect) as a brisk address, as Linux's inet_bind / inet6_bind and the
+ * connects read it: an AF_INET socket takes sockaddr_in (bind: AF_UNSPEC as INADDR_ANY); an AF_INET6 one
+ * sockaddr_in6 (at least the 24 bytes of RFC 2133's, without the scope id), where ::ffff:a.b.c.d names
+ * IPv4 address a.b.c.d — refused on an IPV6_V6ONLY socket (bind EINVAL, connect ENETUNREACH) — and :: any
+ * address of either family (brisk's own ::, IPv6 only with IPV6_V6ONLY). The scope id of a link-local
+ * address is not checked: the stack's IPv6 addresses are on one device. */
+static int sa_parse(const struct psock *ps, const void *sa, socklen_t len, struct brisk_addr *addr, uint16_t *port,
+                    int connect)
+{
+    if (ps->domain != AF_INET6) {
+        uint32_t a4;
+        int rc = sin_parse(sa, len, &a4, port, connect);
+        if (rc == 0)
+            *addr = brisk_addr_v4(a4);
+        return rc;
+    }
+    if (!sa)
+        return -EFAULT;
+    if (len < 24)
+        return -EINVAL;
+    struct sockaddr_in6 sin6;
+    memset(&sin6, 0, sizeof(sin6));
+    memcpy(&sin6, sa, len < (socklen_t)sizeof(sin6) ? (size_t)len : sizeof(sin6));
+    if (sin6.sin6_family != AF_INET6)
+        return -EAFNOSUPPORT;
+    *port = ntohs(sin6.sin6_port);
+    const uint8_t *b = sin6.sin6_addr.s6_addr;
+    static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (!memcmp(b, mapped, sizeof(mapped))) {
+        if (ps->v6only)
+            return connect ? -ENETUNREACH : -EINVAL;
+        *addr = brisk_addr_v4((uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15]);
+        return 0;
+    }
+    *addr = (struct brisk_addr){.family = BRISK_AF_INET6};
+    memcpy(addr->u.v6, b, 16);
+    return 0;
+}
+
+/* A TCP socket's address as its family's sockaddr: sockaddr_in, or for AF_INET6 sockaddr_in6 with an IPv4
+ * address as ::ffff:a.b.c.d (Linux's view of an IPv4 connection on a dual-stack socket) and any as ::.
+ * *len becomes the full size, as getsockname's; at most the caller's *len bytes are written. */
+static void sa_put(const struct psock *ps, void *out, socklen_t *len, const struct brisk_addr *a, uint16_t port)
+{
+    if (ps->domain != AF_INET6) {
+        sin_put(out, len, a->family == BRISK_AF_INET ? a->u.v4 : 0, port);
+        return;
+    }
+    struct sockaddr_in6 sin6;
+    memset(&sin6, 0, sizeof(sin6));
+    sin6.sin6_family = AF_INET6;
+    sin6.sin6_port = htons(port);
+    uint8_t *b = sin6.sin6_addr.s6_addr;
+    if (a->family == BRISK_AF_INET6) {
+        memcpy(b, a->u.v6, 16);
+    } else if (a->family == BRISK_AF_INET && a->u.v4) {
+        b[10] = b[11] = 0xff;
+        b[12] = (uint8_t)(a->u.v4 >> 24);
+        b[13] = (uint8_t)(a->u.v4 >> 16);
+        b[14] = (uint8_t)(a->u.v4 >> 8);
+        b[15] = (uint8_t)a->u.v4;
+    }
+    if (out && len) {
+        size_t n = *len < (socklen_t)sizeof(sin6) ? (size_t)*len : sizeof(sin6);
+        memcpy(out, &sin6, n);
+    }
+    if (len)
+        *len = sizeof(sin6);
+}
+
+/* An address and port for logs: a.b.c.d:p or [v6]:p. */
+static const char *addr_text(const struct brisk_addr *a, uint16_t port, char *buf, size_t n)
+{
+    char t[BRISK_ADDR_STRLEN];
+    snprintf(buf, n, a->family == BRISK_AF_INET6 ? "[%s]:%u" : "%s:%u", brisk_addr_format(a, t), port);
+    return buf;
+}
+
 /* Binds an ephemeral port, as Linux does at bind(port 0) and at listen() unbound (inet_autobind). */
-static int autobind(brisk_posix *p, struct psock *ps, uint32_t addr)
+static int autobind(brisk_posix *p, struct psock *ps, const struct brisk_addr *addr)
 {
     int rc = BRISK_ERR_ADDRINUSE;
     for (int i = 0; i < 28232 && rc == BRISK_ERR_ADDRINUSE; i++) {
         uint16_t port = (uint16_t)(32768 + (p->eph++ % 28232));
-        rc = brisk_bind(ps->s, addr, port);
+        rc = brisk_bind_addr(ps->s, addr, port);
         if (rc == BRISK_OK) {
             ps->bound = 1;
-            ps->baddr = addr;
+            ps->baddr = *addr;
             ps->bport = port;
         }
     }
@@ -996,7 +1080,7 @@ static int autobind(brisk_posix *p, struct psock *ps, uint32_t addr)
 static void do_bind(brisk_posix *p, struct cmd *c)
 {
     struct psock *ps = lookup(p, c);
-    uint32_t addr;
+    struct brisk_addr addr;
     uint16_t port;
     if (!ps) {
         c->ret = -EBADF;
@@ -1006,7 +1090,7 @@ static void do_bind(brisk_posix *p, struct cmd *c)
         udp_bind(p, c, ps);
         return;
     }
-    int rc = sin_parse(c->in, c->inlen, &addr, &port, 0);
+    int rc = sa_parse(ps, c->in, c->inlen, &addr, &port, 0);
     if (rc < 0) {
         c->ret = rc;
         return;
@@ -1015,7 +1099,7 @@ static void do_bind(brisk_posix *p, struct cmd *c)
         c->ret = -EINVAL;
         return;
     }
-    rc = port ? brisk_bind(ps->s, addr, port) : autobind(p, ps, addr);
+    rc = port ? brisk_bind_addr(ps->s, &addr, port) : autobind(p, ps, &addr);
     if (rc < 0) {
         c->ret = -brisk_posix_errno(rc);
         return;
@@ -1042,8 +1126,9 @@ static void do_listen(brisk_posix *p, struct cmd *c)
         c->ret = -EINVAL;
         return;
     }
-    if (!ps->bound) {
-        int rc = autobind(p, ps, 0);
+    if (!ps->bound) { /* an AF_INET6 socket listens on :: (both families unless IPV6_V6ONLY) */
+        struct brisk_addr any = {.family = ps->domain == AF_INET6 ? BRISK_AF_INET6 : BRISK_AF_INET};
+        int rc = autobind(p, ps, &any);
         if (rc < 0) {
             c->ret = -brisk_posix_errno(rc);
             return;
@@ -1092,6 +1177,7 @@ static void do_accept(brisk_posix *p, struct cmd *c)
     }
     ps->role = R_CONNECTED;
     ps->connect_told = 1;
+    ps->domain = ls->domain;
     /* What Linux's accepted socket inherits from the listener (sk_clone) among the facade's own options;
      * the TCP ones are brisk's, which the listener passes on itself. */
     ps->rcvtimeo = ls->rcvtimeo;
@@ -1102,11 +1188,11 @@ static void do_accept(brisk_posix *p, struct cmd *c)
     brisk_sock_set_callback(s, on_event, ps); /* kept events (data, FIN, an error) arrive now */
     sync_mirror(p, ps);
     sync_mirror(p, ls);
-    struct brisk_conn_info ci;
-    brisk_conn_info(s, &ci);
-    sin_put(c->out, c->outlen, ci.raddr, ci.rport);
-    char a[16];
-    plog(p, "brisk: fd %d accepted from %s:%u%s", ps->fd, brisk_ip_format(ci.raddr, a), ci.rport,
+    struct brisk_tuple t;
+    brisk_sock_tuple(s, &t);
+    sa_put(ps, c->out, c->outlen, &t.raddr, t.rport);
+    char a[64];
+    plog(p, "brisk: fd %d accepted from %s%s", ps->fd, addr_text(&t.raddr, t.rport, a, sizeof(a)),
          c->kin ? " for a forked process" : "");
     c->made = ps;
     c->ret = ps->fd;
@@ -1126,7 +1212,7 @@ static int sock_renew(brisk_posix *p, struct psock *ps)
     static const enum brisk_sockopt carry[] = {
         BRISK_SO_NODELAY,   BRISK_SO_CORK,     BRISK_SO_SNDBUF,  BRISK_SO_RCVBUF,       BRISK_SO_NOTSENT_LOWAT,
         BRISK_SO_KEEPALIVE, BRISK_SO_KEEPIDLE, BRISK_SO_KEEPINTVL, BRISK_SO_KEEPCNT,     BRISK_SO_MAXSEG,
-        BRISK_SO_USER_TIMEOUT, BRISK_SO_TOS,
+        BRISK_SO_USER_TIMEOUT, BRISK_SO_TOS, BRISK_SO_V6ONLY,
     };
     if (ps->refs != 1 || ps->xrefs)
         return -ECONNABORTED; /* other numbers, or other processes, hold the old file */
@@ -1174,7 +1260,7 @@ static int sock_renew(brisk_posix *p, struct psock *ps)
     ps->role = R_FRESH;
     ps->err = ps->err_given = ps->connect_told = ps->rd_shut = 0;
     if (ps->bound) {
-        int rc = brisk_bind(ns, ps->baddr, ps->bport);
+        int rc = brisk_bind_addr(ns, &ps->baddr, ps->bport);
         if (rc < 0)
             return -brisk_posix_errno(rc);
     }
@@ -1222,21 +1308,21 @@ static void do_connect(brisk_posix *p, struct cmd *c)
     case R_FRESH:
         break;
     }
-    uint32_t addr;
+    struct brisk_addr addr;
     uint16_t port;
-    int rc = sin_parse(c->in, c->inlen, &addr, &port, 1);
+    int rc = sa_parse(ps, c->in, c->inlen, &addr, &port, 1);
     if (rc < 0) {
         c->ret = rc;
         return;
     }
-    rc = brisk_connect(ps->s, addr, port, brisk_loop_now(p->l));
+    rc = brisk_connect_addr(ps->s, &addr, port, brisk_loop_now(p->l));
     if (rc != BRISK_ERR_INPROGRESS) {
         c->ret = -brisk_posix_errno(rc < 0 ? rc : BRISK_ERR_INVAL);
         return;
     }
     ps->role = R_CONNECTING;
-    char a[16];
-    plog(p, "brisk: fd %d connecting to %s:%u", ps->fd, brisk_ip_format(addr, a), port);
+    char a[64];
+    plog(p, "brisk: fd %d connecting to %s", ps->fd, addr_text(&addr, port, a, sizeof(a)));
     sync_mirror(p, ps);
     c->ret = -EINPROGRESS;
 }
@@ -1482,11 +1568,11 @@ static void do_getname(brisk_posix *p, struct cmd *c)
             c->ret = -ENOTCONN;
             return;
         }
-        sin_put(c->out, c->outlen, ci.raddr, ci.rport);
+        sa_put(ps, c->out, c->outlen, &ci.tuple.raddr, ci.rport);
     } else if (live) {
-        sin_put(c->out, c->outlen, ci.laddr, ci.lport);
+        sa_put(ps, c->out, c->outlen, &ci.tuple.laddr, ci.lport);
     } else {
-        sin_put(c->out, c->outlen, ps->baddr, ps->bport);
+        sa_put(ps, c->out, c->outlen, &ps->baddr, ps->bport);
     }
     c->ret = 0;
 }
@@ -1517,7 +1603,7 @@ static int opt_timeval(const struct cmd *c, uint64_t *ns)
 }
 
 /* The brisk option for a (level, name) that maps one to one, and its scale to the API's unit. */
-static int opt_map(int level, int name, enum brisk_sockopt *o, uint64_t *scale)
+static int opt_map(const struct psock *ps, int level, int name, enum brisk_sockopt *o, uint64_t *scale)
 {
     *scale = 1;
     if (level == SOL_SOCKET) {
@@ -1545,6 +1631,13 @@ static int opt_map(int level, int name, enum brisk_sockopt *o, uint64_t *scale)
     if (level == IPPROTO_IP && name == IP_TOS) {
         *o = BRISK_SO_TOS;
         return 1;
+    }
+    if (level == IPPROTO_IPV6 && ps->domain == AF_INET6) { /* an AF_INET socket has no IPv6 level */
+        switch (name) {
+        case IPV6_V6ONLY: *o = BRISK_SO_V6ONLY; return 1;
+        case IPV6_TCLASS: *o = BRISK_SO_TOS; return 1; /* brisk's TOS is IPv6's traffic class */
+        default: return 0;
+        }
     }
     return 0;
 }
@@ -1609,16 +1702,20 @@ static void do_setsockopt(brisk_posix *p, struct cmd *c)
             ps->reuseport = v != 0;
         return;
     }
-    if (!opt_map(level, name, &o, &scale)) {
+    if (!opt_map(ps, level, name, &o, &scale)) {
         c->ret = -ENOPROTOOPT;
         return;
     }
     uint64_t val = v < 0 ? 0 : (uint64_t)v * scale;
+    if (o == BRISK_SO_V6ONLY)
+        val = v != 0;
     if (o == BRISK_SO_SNDBUF)
         val *= 2; /* Linux doubles SO_SNDBUF for its overhead and reads it back doubled */
     rc = brisk_setsockopt(ps->s, o, val, now);
     if (rc == BRISK_ERR_RANGE && (o == BRISK_SO_SNDBUF || o == BRISK_SO_RCVBUF))
         rc = BRISK_OK; /* Linux clamps buffer sizes silently */
+    if (rc == BRISK_OK && o == BRISK_SO_V6ONLY)
+        ps->v6only = (int)val;
     if (rc < 0)
         c->ret = -EINVAL;
     sync_mirror(p, ps);
@@ -1740,7 +1837,7 @@ static void do_getsockopt(brisk_posix *p, struct cmd *c)
             return;
         }
         case SO_TYPE: put_int(c, SOCK_STREAM); return;
-        case SO_DOMAIN: put_int(c, AF_INET); return;
+        case SO_DOMAIN: put_int(c, ps->domain); return;
         case SO_PROTOCOL: put_int(c, IPPROTO_TCP); return;
         case SO_ACCEPTCONN: put_int(c, ps->role == R_LISTEN); return;
         case SO_REUSEADDR: put_int(c, ps->reuseaddr); return;
@@ -1803,7 +1900,7 @@ static void do_getsockopt(brisk_posix *p, struct cmd *c)
         c->ret = 0;
         return;
     }
-    if (!opt_map(level, name, &o, &scale)) {
+    if (!opt_map(ps, level, name, &o, &scale)) {
         c->ret = -ENOPROTOOPT;
         return;
     }
@@ -3136,6 +3233,33 @@ static int make_socket(brisk_posix *p, int type, int flags)
 int brisk_posix_socket(brisk_posix *p, int flags)
 {
     return make_socket(p, SOCK_STREAM, flags);
+}
+
+int brisk_posix_socket_in(brisk_posix *p, int domain, int type, int flags)
+{
+    if (domain != AF_INET && domain != AF_INET6) {
+        errno = EAFNOSUPPORT;
+        return -1;
+    }
+    if (type != SOCK_STREAM && type != SOCK_DGRAM) {
+        errno = EPROTONOSUPPORT;
+        return -1;
+    }
+    if (domain == AF_INET6 && type == SOCK_DGRAM) {
+        errno = EAFNOSUPPORT; /* UDP over IPv6 is not in the facade yet (docs/posix.md) */
+        return -1;
+    }
+    struct cmd c;
+    if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) {
+        errno = EINVAL;
+        return -1;
+    }
+    cmd_init(&c, do_socket, -1);
+    c.flags = flags;
+    c.a = type;
+    c.in = &domain;
+    c.inlen = sizeof(domain);
+    return (int)call(p, &c);
 }
 
 int brisk_posix_socket_udp(brisk_posix *p, int flags)

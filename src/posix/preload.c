@@ -5,16 +5,20 @@
  * calls (and its libraries') to these before libc's. Each one asks whether its descriptor is a brisk socket
  * — one array load (brisk_posix_owns) — and either hands it to libbrisk_posix (posix.c) or calls libc's
  * own function, found with dlsym(RTLD_NEXT). socket(AF_INET, SOCK_STREAM[|SOCK_NONBLOCK|SOCK_CLOEXEC],
- * 0 or IPPROTO_TCP) makes a brisk TCP socket, socket(AF_INET, SOCK_DGRAM[|...], 0 or IPPROTO_UDP) a brisk
- * UDP one; every other family and type (AF_INET6, raw, AF_UNIX, netlink...) goes to the kernel. poll, select and epoll are not interposed: a brisk socket is a real descriptor whose
+ * 0 or IPPROTO_TCP) makes a brisk TCP socket, and so does AF_INET6 (sockaddr_in6; IPv4 peers as
+ * ::ffff:a.b.c.d); socket(AF_INET, SOCK_DGRAM[|...], 0 or IPPROTO_UDP) a brisk UDP one; every other family
+ * and type (AF_INET6 UDP for now, raw, AF_UNIX, netlink...) goes to the kernel. poll, select and epoll are not interposed: a brisk socket is a real descriptor whose
  * readiness the stack thread keeps (posix.c).
  *
- * Configuration, read when the first AF_INET stream or datagram socket is made (the stack starts then, not before: a
+ * Configuration, read when the first brisk socket is made (the stack starts then, not before: a
  * program that never opens one never starts a thread):
  *   BRISK_TAP      the TAP interface to open (required; created persistent beforehand by brisk-run, or
  *                  created by brisk_tap_open in the process's namespace)
  *   BRISK_IP       brisk's address, a.b.c.d/len (required)
  *   BRISK_GW       default gateway (optional)
+ *   BRISK_IP6      a static IPv6 address ADDR[/len] (optional, len default 64; the link-local one is always
+ *                  there)
+ *   BRISK_GW6      the default IPv6 router (optional)
  *   BRISK_PROFILE  a settings profile (brisk_settings_apply_profile)
  *   BRISK_SET      "name=value,name=value" applied after the profile
  *   BRISK_SEED     the stack's seed (default: from the clock and the pid, so that successive runs do not
@@ -74,6 +78,8 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, st
 static brisk_posix *g_p;
 static brisk_tap *g_tap;
 static struct brisk_tap_config g_tapcfg;
+static struct brisk_addr g_ip6, g_gw6; /* BRISK_IP6 (with g_ip6_prefix), BRISK_GW6; BRISK_AF_UNSPEC: none */
+static uint8_t g_ip6_prefix;
 static struct ctl_server *g_ctl;
 static const char *g_ctl_path; /* BRISK_CTL, NULL when unset */
 static pthread_mutex_t g_init = PTHREAD_MUTEX_INITIALIZER;
@@ -193,6 +199,19 @@ static int open_tap(void *ctx, brisk_loop *l, char *why, size_t why_len)
     g_tap = brisk_tap_open(l, &g_tapcfg, &err, why, why_len);
     if (!g_tap)
         return -1;
+    brisk_netdev *dev = brisk_tap_netdev(g_tap);
+    if (g_ip6.family && (err = brisk_netdev_add_addr(dev, &g_ip6, g_ip6_prefix)) != BRISK_OK) {
+        snprintf(why, why_len, "BRISK_IP6: %s", brisk_strerror(err));
+        brisk_tap_close(g_tap);
+        g_tap = NULL;
+        return -1;
+    }
+    if (g_gw6.family && (err = brisk_stack_set_gateway6(brisk_loop_stack(l), dev, &g_gw6)) != BRISK_OK) {
+        snprintf(why, why_len, "BRISK_GW6: %s", brisk_strerror(err));
+        brisk_tap_close(g_tap);
+        g_tap = NULL;
+        return -1;
+    }
     /* Made here, before the stack thread starts: the loop is not thread-safe, and from then on the control
      * socket's descriptors are served by that thread only. Its socket calls (AF_UNIX) pass to the kernel. */
     if (g_ctl_path) {
@@ -255,6 +274,23 @@ static int configure(struct brisk_posix_config *c)
     }
     uint64_t v;
     int r;
+    const char *ip6 = getenv("BRISK_IP6"), *gw6 = getenv("BRISK_GW6");
+    if (ip6 && *ip6) {
+        char host[64];
+        const char *slash = strchr(ip6, '/');
+        size_t hl = slash ? (size_t)(slash - ip6) : strlen(ip6);
+        uint64_t plen = 64;
+        if (hl >= sizeof(host) || (memcpy(host, ip6, hl), host[hl] = 0, brisk_addr_parse(host, &g_ip6)) != BRISK_OK ||
+            g_ip6.family != BRISK_AF_INET6 || (slash && (brisk_parse_uint(slash + 1, &plen) < 0 || plen > 128))) {
+            say("brisk: BRISK_IP6=%s: not an IPv6 address ADDR[/len] (len 0 ... 128, default 64)", ip6);
+            return -1;
+        }
+        g_ip6_prefix = (uint8_t)plen;
+    }
+    if (gw6 && *gw6 && (brisk_addr_parse(gw6, &g_gw6) != BRISK_OK || g_gw6.family != BRISK_AF_INET6)) {
+        say("brisk: BRISK_GW6=%s: not an IPv6 address", gw6);
+        return -1;
+    }
     if ((r = env_uint("BRISK_MTU", 65535, &v)) < 0)
         return -1;
     if (r)
@@ -361,7 +397,8 @@ EXPORT int socket(int domain, int type, int protocol)
     int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
     int tcp = base == SOCK_STREAM && (protocol == 0 || protocol == IPPROTO_TCP);
     int udp = base == SOCK_DGRAM && (protocol == 0 || protocol == IPPROTO_UDP);
-    if (domain != AF_INET || (!tcp && !udp) || t_inside)
+    /* AF_INET6 UDP is not brisk's yet: it passes to the kernel (docs/posix.md) */
+    if ((domain != AF_INET && !(domain == AF_INET6 && tcp)) || (!tcp && !udp) || t_inside)
         return REAL(socket)(domain, type, protocol);
     int e = start();
     if (e) {
@@ -369,7 +406,7 @@ EXPORT int socket(int domain, int type, int protocol)
         return -1;
     }
     int fl = type & (SOCK_NONBLOCK | SOCK_CLOEXEC);
-    return tcp ? brisk_posix_socket(g_p, fl) : brisk_posix_socket_udp(g_p, fl);
+    return brisk_posix_socket_in(g_p, domain, tcp ? SOCK_STREAM : SOCK_DGRAM, fl);
 }
 
 EXPORT int bind(int fd, const struct sockaddr *sa, socklen_t len)

@@ -96,7 +96,10 @@ static int wire_open(void *ctx, brisk_loop *l, char *why, size_t why_len)
     int err;
     w->l = l;
     w->dev = brisk_netdev_add(brisk_loop_stack(l), &c, &wire_ops, w, &err);
-    if (!w->dev || (w->hook = brisk_loop_add_hook(l, wire_hook, w)) < 0 ||
+    /* fd00:9::1 / ::2 beside 10.9.0.1 / .2: the IPv6 tests (test_ipv6_*) */
+    struct brisk_addr a6 = {.family = BRISK_AF_INET6, .u.v6 = {0xfd, 0x00, 0, 9, [15] = (uint8_t)(w->ip & 0xff)}};
+    if (!w->dev || (err = brisk_netdev_add_addr(w->dev, &a6, 64)) != BRISK_OK ||
+        (w->hook = brisk_loop_add_hook(l, wire_hook, w)) < 0 ||
         brisk_loop_watch_fd(l, w->fd, BRISK_LOOP_IN, wire_rx, w) < 0) {
         snprintf(why, why_len, "wire device: %s", brisk_strerror(err));
         return -1;
@@ -192,6 +195,30 @@ static void pair(int *c, int *s)
     assert_int_equal(len, sizeof(from));
     assert_int_equal(ntohl(from.sin_addr.s_addr), IP_A);
     assert_int_equal(brisk_posix_close(pb, l), 0);
+}
+
+static struct sockaddr_in6 sin6_of(uint8_t last, int port)
+{
+    struct sockaddr_in6 s;
+    memset(&s, 0, sizeof(s));
+    s.sin6_family = AF_INET6;
+    s.sin6_port = htons((uint16_t)port);
+    if (last) {
+        s.sin6_addr.s6_addr[0] = 0xfd;
+        s.sin6_addr.s6_addr[3] = 9;
+        s.sin6_addr.s6_addr[15] = last;
+    }
+    return s;
+}
+
+/* ::ffff:a.b.c.d */
+static struct sockaddr_in6 sin6_mapped(uint32_t ip, int port)
+{
+    struct sockaddr_in6 s = sin6_of(0, port);
+    s.sin6_addr.s6_addr[10] = s.sin6_addr.s6_addr[11] = 0xff;
+    uint32_t n = htonl(ip);
+    memcpy(&s.sin6_addr.s6_addr[12], &n, 4);
+    return s;
 }
 
 static short revents(int fd, short ev, int ms)
@@ -1196,6 +1223,172 @@ static void test_udp_fork(void **state)
     brisk_posix_close(pb, b);
 }
 
+/* AF_INET6 TCP: a listener on [::], a connection over IPv6 (fd00:9::1 -> fd00:9::2), sockaddr_in6 from
+ * accept, getsockname and getpeername, data both ways, SO_DOMAIN; the address checks Linux makes. */
+static void test_ipv6_stream(void **state)
+{
+    (void)state;
+    int port = next_port++;
+    int l = brisk_posix_socket_in(pb, AF_INET6, SOCK_STREAM, 0);
+    assert_true(l >= 0);
+    struct sockaddr_in6 any = sin6_of(0, port);
+    assert_int_equal(brisk_posix_bind(pb, l, (struct sockaddr *)&any, 16), -1); /* shorter than RFC 2133's */
+    assert_int_equal(errno, EINVAL);
+    struct sockaddr_in v4 = sin_of(0, port);
+    assert_int_equal(brisk_posix_bind(pb, l, (struct sockaddr *)&v4, sizeof(struct sockaddr_in6)), -1);
+    assert_int_equal(errno, EAFNOSUPPORT);
+    assert_int_equal(brisk_posix_bind(pb, l, (struct sockaddr *)&any, sizeof(any)), 0);
+    assert_int_equal(brisk_posix_listen(pb, l, 8), 0);
+    int v = 0;
+    socklen_t vl = sizeof(v);
+    assert_int_equal(brisk_posix_getsockopt(pb, l, SOL_SOCKET, SO_DOMAIN, &v, &vl), 0);
+    assert_int_equal(v, AF_INET6);
+
+    int c = brisk_posix_socket_in(pa, AF_INET6, SOCK_STREAM, 0);
+    assert_true(c >= 0);
+    struct sockaddr_in6 to = sin6_of(2, port);
+    assert_int_equal(brisk_posix_connect(pa, c, (struct sockaddr *)&to, sizeof(to)), 0);
+    struct sockaddr_in6 from;
+    socklen_t len = sizeof(from);
+    int s = brisk_posix_accept4(pb, l, (struct sockaddr *)&from, &len, 0);
+    assert_true(s >= 0);
+    assert_int_equal(len, sizeof(from));
+    assert_int_equal(from.sin6_family, AF_INET6);
+    struct sockaddr_in6 want = sin6_of(1, 0);
+    assert_memory_equal(&from.sin6_addr, &want.sin6_addr, 16);
+    struct sockaddr_in6 me, peer;
+    len = sizeof(me);
+    assert_int_equal(brisk_posix_getsockname(pa, c, (struct sockaddr *)&me, &len), 0);
+    assert_int_equal(len, sizeof(me));
+    assert_memory_equal(&me.sin6_addr, &want.sin6_addr, 16);
+    assert_int_equal(ntohs(me.sin6_port), ntohs(from.sin6_port));
+    len = sizeof(peer);
+    assert_int_equal(brisk_posix_getpeername(pa, c, (struct sockaddr *)&peer, &len), 0);
+    assert_memory_equal(&peer.sin6_addr, &to.sin6_addr, 16);
+    assert_int_equal(ntohs(peer.sin6_port), port);
+    char b[64];
+    memset(b, 'x', sizeof(b));
+    assert_int_equal(brisk_posix_send(pa, c, b, sizeof(b), 0), sizeof(b));
+    assert_int_equal(brisk_posix_recv(pb, s, b, sizeof(b), MSG_WAITALL), sizeof(b));
+    assert_int_equal(brisk_posix_send(pb, s, "v6", 2, 0), 2);
+    assert_int_equal(brisk_posix_recv(pa, c, b, 2, MSG_WAITALL), 2);
+    assert_memory_equal(b, "v6", 2);
+    /* an AF_INET socket has no IPv6 level; AF_INET6 UDP is not brisk's yet */
+    int c4 = brisk_posix_socket(pa, 0);
+    v = 1;
+    assert_int_equal(brisk_posix_setsockopt(pa, c4, IPPROTO_IPV6, IPV6_V6ONLY, &v, sizeof(v)), -1);
+    assert_int_equal(errno, ENOPROTOOPT);
+    assert_int_equal(brisk_posix_socket_in(pa, AF_INET6, SOCK_DGRAM, 0), -1);
+    assert_int_equal(errno, EAFNOSUPPORT);
+    assert_int_equal(brisk_posix_socket_in(pa, AF_UNIX, SOCK_STREAM, 0), -1);
+    assert_int_equal(errno, EAFNOSUPPORT);
+    brisk_posix_close(pa, c4);
+    brisk_posix_close(pa, c);
+    brisk_posix_close(pb, s);
+    brisk_posix_close(pb, l);
+}
+
+/* Dual stack: an IPv4 client reaches the [::] listener and is seen as ::ffff:10.9.0.1; an AF_INET6 client
+ * connects to ::ffff:10.9.0.2 over IPv4. With IPV6_V6ONLY the [::] listener shares its port with one on
+ * 0.0.0.0, each taking its family; a v6-only socket refuses v4-mapped addresses (bind EINVAL, connect
+ * ENETUNREACH), and the option is fixed once bound (EINVAL). */
+static void test_ipv6_dual_stack(void **state)
+{
+    (void)state;
+    int port = next_port++;
+    int l = brisk_posix_socket_in(pb, AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 any = sin6_of(0, port);
+    assert_int_equal(brisk_posix_bind(pb, l, (struct sockaddr *)&any, sizeof(any)), 0);
+    assert_int_equal(brisk_posix_listen(pb, l, 8), 0);
+    int c = brisk_posix_socket(pa, 0);
+    struct sockaddr_in to4 = sin_of(IP_B, port);
+    assert_int_equal(brisk_posix_connect(pa, c, (struct sockaddr *)&to4, sizeof(to4)), 0);
+    struct sockaddr_in6 from;
+    socklen_t len = sizeof(from);
+    int s = brisk_posix_accept4(pb, l, (struct sockaddr *)&from, &len, 0);
+    assert_true(s >= 0);
+    struct sockaddr_in6 want = sin6_mapped(IP_A, 0);
+    assert_memory_equal(&from.sin6_addr, &want.sin6_addr, 16);
+    struct sockaddr_in6 me;
+    len = sizeof(me);
+    assert_int_equal(brisk_posix_getsockname(pb, s, (struct sockaddr *)&me, &len), 0);
+    want = sin6_mapped(IP_B, 0);
+    assert_memory_equal(&me.sin6_addr, &want.sin6_addr, 16);
+    brisk_posix_close(pa, c);
+    brisk_posix_close(pb, s);
+
+    int c6 = brisk_posix_socket_in(pa, AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 mapped = sin6_mapped(IP_B, port);
+    assert_int_equal(brisk_posix_connect(pa, c6, (struct sockaddr *)&mapped, sizeof(mapped)), 0);
+    s = brisk_posix_accept4(pb, l, NULL, NULL, 0);
+    assert_true(s >= 0);
+    len = sizeof(me);
+    assert_int_equal(brisk_posix_getsockname(pa, c6, (struct sockaddr *)&me, &len), 0);
+    want = sin6_mapped(IP_A, 0);
+    assert_memory_equal(&me.sin6_addr, &want.sin6_addr, 16);
+    struct sockaddr_in sb;
+    len = sizeof(sb);
+    assert_int_equal(brisk_posix_getpeername(pb, s, (struct sockaddr *)&sb, &len), 0);
+    assert_int_equal(len, sizeof(struct sockaddr_in6)); /* the [::] listener's children are AF_INET6 */
+    brisk_posix_close(pa, c6);
+    brisk_posix_close(pb, s);
+    /* without IPV6_V6ONLY, [::] holds the port for IPv4 too */
+    int l4 = brisk_posix_socket(pb, 0);
+    struct sockaddr_in any4 = sin_of(0, port);
+    assert_int_equal(brisk_posix_bind(pb, l4, (struct sockaddr *)&any4, sizeof(any4)), -1);
+    assert_int_equal(errno, EADDRINUSE);
+    brisk_posix_close(pb, l4);
+    brisk_posix_close(pb, l);
+
+    /* IPV6_V6ONLY: [::]:port and 0.0.0.0:port side by side */
+    port = next_port++;
+    int on = 1, v = 0;
+    socklen_t vl = sizeof(v);
+    l = brisk_posix_socket_in(pb, AF_INET6, SOCK_STREAM, 0);
+    assert_int_equal(brisk_posix_setsockopt(pb, l, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on)), 0);
+    assert_int_equal(brisk_posix_getsockopt(pb, l, IPPROTO_IPV6, IPV6_V6ONLY, &v, &vl), 0);
+    assert_int_equal(v, 1);
+    mapped = sin6_mapped(IP_B, port);
+    assert_int_equal(brisk_posix_bind(pb, l, (struct sockaddr *)&mapped, sizeof(mapped)), -1);
+    assert_int_equal(errno, EINVAL);
+    any = sin6_of(0, port);
+    assert_int_equal(brisk_posix_bind(pb, l, (struct sockaddr *)&any, sizeof(any)), 0);
+    assert_int_equal(brisk_posix_setsockopt(pb, l, IPPROTO_IPV6, IPV6_V6ONLY, &v, sizeof(v)), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(brisk_posix_listen(pb, l, 8), 0);
+    l4 = brisk_posix_socket(pb, 0);
+    any4 = sin_of(0, port);
+    assert_int_equal(brisk_posix_bind(pb, l4, (struct sockaddr *)&any4, sizeof(any4)), 0);
+    assert_int_equal(brisk_posix_listen(pb, l4, 8), 0);
+    c = brisk_posix_socket(pa, 0);
+    to4 = sin_of(IP_B, port);
+    assert_int_equal(brisk_posix_connect(pa, c, (struct sockaddr *)&to4, sizeof(to4)), 0);
+    c6 = brisk_posix_socket_in(pa, AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 to6 = sin6_of(2, port);
+    assert_int_equal(brisk_posix_connect(pa, c6, (struct sockaddr *)&to6, sizeof(to6)), 0);
+    int s4 = brisk_posix_accept4(pb, l4, NULL, NULL, 0);
+    struct sockaddr_in6 f6;
+    len = sizeof(f6);
+    int s6 = brisk_posix_accept4(pb, l, (struct sockaddr *)&f6, &len, 0);
+    assert_true(s4 >= 0 && s6 >= 0);
+    want = sin6_of(1, 0);
+    assert_memory_equal(&f6.sin6_addr, &want.sin6_addr, 16);
+    assert_int_equal(brisk_posix_fcntl(pb, l, F_SETFL, O_NONBLOCK), 0);
+    assert_int_equal(brisk_posix_accept4(pb, l, NULL, NULL, 0), -1); /* the IPv4 one went to l4 */
+    assert_int_equal(errno, EAGAIN);
+    int cv = brisk_posix_socket_in(pa, AF_INET6, SOCK_STREAM, 0);
+    assert_int_equal(brisk_posix_setsockopt(pa, cv, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on)), 0);
+    assert_int_equal(brisk_posix_connect(pa, cv, (struct sockaddr *)&mapped, sizeof(mapped)), -1);
+    assert_int_equal(errno, ENETUNREACH);
+    brisk_posix_close(pa, cv);
+    brisk_posix_close(pa, c);
+    brisk_posix_close(pa, c6);
+    brisk_posix_close(pb, s4);
+    brisk_posix_close(pb, s6);
+    brisk_posix_close(pb, l4);
+    brisk_posix_close(pb, l);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -1208,6 +1401,7 @@ int main(void)
         cmocka_unit_test(test_dup),                 cmocka_unit_test(test_fork),
         cmocka_unit_test(test_signal_restart),      cmocka_unit_test(test_udp_datagrams),
         cmocka_unit_test(test_udp_refused_options), cmocka_unit_test(test_udp_fork),
+        cmocka_unit_test(test_ipv6_stream),         cmocka_unit_test(test_ipv6_dual_stack),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

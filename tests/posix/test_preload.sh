@@ -19,6 +19,11 @@
 #   UDP         socat under brisk as a UDP echo server (kernel socat client) and as the client of a kernel
 #               echo, 64,000 bytes each byte-exact, datagrams counted in the namespace's /proc/net/snmp;
 #               python3 under brisk: a recvfrom / sendto echo of 200 datagrams, MSG_TRUNC, MSG_PEEK, names
+#   IPv6        AF_INET6 TCP over the TAP (brisk fd81::2, the kernel fd81::1): socat under brisk as a TCP6 echo
+#               server (1 MB from a kernel socat client, back byte-exact) and as a TCP6 client sending 4 MB
+#               to a kernel socat that logs brisk's IPv6 address; python3 under brisk: [::]:6010 with
+#               IPV6_V6ONLY beside 0.0.0.0:6010, each taking its family's client, and [::]:6011 without it
+#               taking an IPv4 client seen as ::ffff:10.81.0.1
 #   exec        an inheritable brisk socket is closed in the exec'd program (EBADF)
 #   config      a malformed BRISK_IP is named on stderr and socket() fails
 #
@@ -408,6 +413,65 @@ check "UDP: recv_into with MSG_TRUNC returns the datagram's whole length (1000)"
 check "UDP: recvmsg into 100 bytes: MSG_TRUNC in its flags, the sender's address and port ($K:$cport)" \
     "grep -q '^trunc-flags 1 100 $K $cport\$' '$tmp/udps.out'"
 check "UDP: MSG_PEEK, then the same datagram and sender again" "grep -q '^peek True\$' '$tmp/udps.out' && [ ! -s '$tmp/udps.err' ]"
+
+# --- IPv6: AF_INET6 TCP over the TAP ------------------------------------------------------------------------
+K6=fd81::1
+B6=fd81::2
+onb6() { nsx timeout -k 2 "${ONB_TIMEOUT:-30}" "$brun" --lib "$lib" --tap "$TAP" --ip "$B/24" --kernel-ip "$K/24" \
+    --ip6 "$B6/64" --kernel-ip6 "$K6/64" -- "$@"; }
+head -c 1000000 /dev/urandom >"$tmp/v6.in"
+onb6 true
+onb6 socat -b 4096 TCP6-LISTEN:5020,reuseaddr PIPE &
+echo $! >>"$tmp/pids"
+sp=$!
+ok_c=1
+for _ in $(seq 1 50); do
+    nsx timeout 20 socat -b 4096 -t 5 - "TCP6:[$B6]:5020" <"$tmp/v6.in" >"$tmp/v6echo.out" 2>/dev/null && ok_c=0 && break
+    sleep 0.1
+done
+kill "$sp" 2>/dev/null
+wait "$sp" 2>/dev/null
+check "IPv6: socat TCP6 echo server under brisk: 1 MB from the kernel back byte-exact" \
+    "[ $ok_c -eq 0 ] && cmp -s '$tmp/v6echo.out' '$tmp/v6.in'"
+head -c 4000000 /dev/urandom >"$tmp/v6big"
+bg nsx timeout 30 socat -d -d -u "TCP6-LISTEN:5021,reuseaddr,bind=[$K6]" "CREATE:$tmp/v6recv.out" 2>"$tmp/v6recv.log"
+kp=$!
+for _ in $(seq 1 150); do nsx ss -ltn "sport = :5021" | grep -q LISTEN && break; sleep 0.02; done
+onb6 socat -u "FILE:$tmp/v6big" "TCP6:[$K6]:5021"
+crc=$?
+wait "$kp" 2>/dev/null
+check "IPv6: socat TCP6 client under brisk: 4 MB to the kernel byte-exact" "[ $crc -eq 0 ] && cmp -s '$tmp/v6recv.out' '$tmp/v6big'"
+# socat logs addresses uncompressed: fd81::2 is fd81:0000:...:0002
+check "IPv6: the kernel's socat saw brisk's IPv6 address" \
+    "grep -q 'accepting connection from AF=10 \[fd81:0000:0000:0000:0000:0000:0000:0002\]' '$tmp/v6recv.log'"
+cat >"$tmp/dual.py" <<'PYEOF'
+import socket, sys
+l6 = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+l6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+l6.bind(("::", 6010)); l6.listen(4)
+l4 = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+l4.bind(("0.0.0.0", 6010)); l4.listen(4)
+d = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+print("v6only", l6.getsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY), d.getsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY))
+d.bind(("::", 6011)); d.listen(4)
+print("bound", flush=True)
+a, p = l6.accept(); a.sendall(b"six\n"); a.close(); print("l6", p[0], flush=True)
+a, p = l4.accept(); a.sendall(b"four\n"); a.close(); print("l4", p[0], flush=True)
+a, p = d.accept(); a.sendall(b"dual\n"); me = a.getsockname()[0]; a.close(); print("dual", p[0], me, a.family == socket.AF_INET6, flush=True)
+PYEOF
+bg onb6 python3 "$tmp/dual.py" >"$tmp/dual.out" 2>"$tmp/dual.err"
+dp=$!
+for _ in $(seq 1 100); do grep -q '^bound' "$tmp/dual.out" && break; sleep 0.05; done
+r6=$(nsx timeout 5 nc -6 -d "$B6" 6010 </dev/null 2>/dev/null)
+r4=$(nsx timeout 5 nc -4 -d "$B" 6010 </dev/null 2>/dev/null)
+rd=$(nsx timeout 5 nc -4 -d "$B" 6011 </dev/null 2>/dev/null)
+wait "$dp"
+sed 's/^/#   /' "$tmp/dual.out" "$tmp/dual.err"
+check "IPv6: IPV6_V6ONLY reads 1 on the socket that set it, 0 on a new one" "grep -q '^v6only 1 0\$' '$tmp/dual.out'"
+check "IPv6: [::]:6010 IPV6_V6ONLY took the IPv6 client ($K6)" "[ '$r6' = six ] && grep -q '^l6 $K6\$' '$tmp/dual.out'"
+check "IPv6: 0.0.0.0:6010 beside it took the IPv4 client" "[ '$r4' = four ] && grep -q '^l4 $K\$' '$tmp/dual.out'"
+check "IPv6: [::]:6011 took an IPv4 client as ::ffff:$K (its own address ::ffff:$B)" \
+    "[ '$rd' = dual ] && grep -q '^dual ::ffff:$K ::ffff:$B True\$' '$tmp/dual.out' && [ ! -s '$tmp/dual.err' ]"
 
 # --- configuration errors -------------------------------------------------------------------------------------
 nsx env LD_PRELOAD="$lib" BRISK_TAP="$TAP" BRISK_IP=10.81.0.300/24 curl -sS "http://$K:8080/blob" -o /dev/null \
