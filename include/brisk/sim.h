@@ -185,7 +185,8 @@ struct brisk_sim_nic_stats {
 void brisk_sim_nic_stats(const brisk_sim_port *p, struct brisk_sim_nic_stats *out);
 
 /* ---- routers ----
- * A forwarding element with N ports, each a port a link attaches to (router.c). It forwards IPv4 by longest
+ * A forwarding element with N ports, each a port a link attaches to (router.c; IPv6 in router6.c, on ports
+ * given an IPv6 address: brisk_sim_router_port_add_addr6). It forwards IPv4 by longest
  * prefix match over its connected prefixes and the routes added, rewrites the Ethernet addresses (source: the
  * output port; destination: the next hop's, resolved by ARP and learnt from the ARP packets it sees), answers
  * ARP for its port addresses, decrements the TTL (a datagram arriving with TTL <= 1 is dropped, counted and
@@ -220,6 +221,20 @@ brisk_sim_port *brisk_sim_router_port_add(brisk_sim_router *r, uint32_t ip, uint
  * is the way out). BRISK_OK, BRISK_ERR_INVAL (no port reaches the gateway, bad length) or BRISK_ERR_TOOMANY
  * (256 routes). */
 int brisk_sim_router_route_add(brisk_sim_router *r, uint32_t prefix, uint8_t prefix_len, uint32_t gateway);
+/* IPv6 on a router port (router6.c): its global address and on-link prefix (one per port; the port also
+ * answers for its link-local address from its MAC). With it the router forwards IPv6 between such ports as
+ * IPv4 (RFC 8200, RFC 4861 as a router needs them): Neighbour Discovery for ARP (solicitations answered with
+ * the router flag, next hops resolved by solicitation and learnt from the ND messages it sees), the hop limit
+ * for the TTL (a packet arriving with hop limit <= 1 is answered with ICMPv6 time exceeded, RFC 4443 §3.3),
+ * never fragmenting (larger than the port's MTU: Packet Too Big with the MTU, RFC 4443 §3.2, or dropped
+ * silently as set by brisk_sim_router_port_set_mtu), link-local destinations never forwarded. ICMPv6 errors
+ * share the router's rate limit with ICMP's. BRISK_OK, BRISK_ERR_INVAL (not a router port, not a unicast
+ * global address, a prefix above 128) or BRISK_ERR_EXIST (the port has one). */
+int brisk_sim_router_port_add_addr6(brisk_sim_port *p, const struct brisk_addr *addr, uint8_t prefix_len);
+/* An IPv6 route to prefix/prefix_len through `gateway`, which a port's connected IPv6 prefix must cover.
+ * BRISK_OK, BRISK_ERR_INVAL (not IPv6, no port reaches the gateway, bad length) or BRISK_ERR_TOOMANY. */
+int brisk_sim_router_route_add6(brisk_sim_router *r, const struct brisk_addr *prefix, uint8_t prefix_len,
+                                const struct brisk_addr *gateway);
 /* The largest datagram a router port sends (68..65535; the default is 65535: no limit), and whether a larger
  * one with DF is answered with ICMP fragmentation needed and the MTU (RFC 1191, RFC 1812 §5.2.7.1; rate-
  * limited with the router's other ICMP errors) or dropped silently (a "black hole", as behind a firewall
@@ -229,16 +244,19 @@ int brisk_sim_router_port_set_mtu(brisk_sim_port *p, uint32_t mtu, int send_icmp
 
 struct brisk_sim_router_stats {
     uint64_t forwarded;   /* datagrams queued on an output port (whatever the queue then did with them) */
-    uint64_t ttl_expired; /* arrived with TTL <= 1 */
-    uint64_t icmp_sent;   /* ICMP time exceeded sent back */
+    uint64_t ttl_expired; /* arrived with TTL (IPv6: hop limit) <= 1 */
+    uint64_t icmp_sent;   /* ICMP / ICMPv6 errors sent back (time exceeded, too big) */
     uint64_t icmp_limited; /* ... not sent: at most one a millisecond */
     uint64_t no_route;    /* no prefix covers the destination */
     uint64_t neigh_drops; /* next hop unresolved and its hold queue full, or the neighbour table full */
-    uint64_t local;       /* IPv4 addressed to the router (it runs no stack: dropped) */
-    uint64_t bad;         /* not Ethernet/IPv4/ARP, a bad IPv4 header, or not addressed to the port's MAC */
+    uint64_t local;       /* IPv4 / IPv6 addressed to the router but ND (it runs no stack: dropped) */
+    uint64_t bad;         /* not Ethernet/IPv4/ARP/IPv6, a bad IP header, not addressed to the port's MAC,
+                             IPv6 at a port without an IPv6 address, or a link-local destination not ours */
     uint64_t arp_requests, arp_replies; /* sent */
     uint64_t too_big;      /* larger than the output port's MTU: dropped (the router does not fragment) */
-    uint64_t frag_needed;  /* ... of them DF, answered with ICMP fragmentation needed (RFC 1191) */
+    uint64_t frag_needed;  /* ... of them DF, answered with ICMP fragmentation needed (RFC 1191) or, IPv6,
+                              with Packet Too Big (RFC 4443 §3.2) */
+    uint64_t nd_solicits, nd_adverts; /* IPv6 neighbour solicitations and advertisements sent */
 };
 void brisk_sim_router_stats(const brisk_sim_router *r, struct brisk_sim_router_stats *out);
 

@@ -243,7 +243,7 @@ struct sim_frame *brisk_sim_qdisc_dequeue(brisk_sim_world *w, struct sim_qdisc *
 /* The fq_codel queue a frame hashes to (tests). */
 uint32_t brisk_sim_qdisc_flow_of(const struct sim_qdisc *q, const uint8_t *frame, size_t len);
 
-/* ---- routers (router.c) ---- */
+/* ---- routers (router.c, router6.c) ---- */
 struct sim_rport {
     brisk_sim_router *r;
     brisk_sim_port *port;
@@ -251,7 +251,12 @@ struct sim_rport {
     uint8_t mac[6];
     uint32_t ip;
     uint8_t prefix_len;
-    uint8_t mtu_icmp; /* a DF datagram over mtu draws fragmentation needed (else: a black hole) */
+    uint8_t has_ip6;     /* an IPv6 address was added (brisk_sim_router_port_add_addr6): IPv6 is forwarded */
+    uint8_t prefix6_len;
+    uint8_t ip6[16];     /* the port's global IPv6 address */
+    uint8_t ll6[16];     /* its link-local address, from its MAC (RFC 4291 §2.5.6) */
+    uint8_t mtu_icmp; /* a DF datagram (any IPv6 one) over mtu draws fragmentation needed / packet too big
+                         (else: a black hole) */
     uint32_t mtu;     /* largest datagram sent (65535: no limit) */
     struct sim_qdisc q;
 };

@@ -1,5 +1,6 @@
 /*
- * router.c — a simulated IPv4 router: N ports on links, a routing table, ARP, and an output queue per port.
+ * router.c — a simulated IPv4 (and IPv6: router6.c) router: N ports on links, a routing table, ARP, and an
+ * output queue per port.
  *
  * What a frame arriving at a port goes through (RFC 1812's forwarding path, the parts a bottleneck needs):
  *   - Ethernet: it must be addressed to the port's MAC (or be a broadcast ARP); anything else is counted bad.
@@ -28,58 +29,24 @@
  * frames come from the world's recycled buffers). A checksum the sending NIC left pending stays pending: the
  * TTL is outside the TCP checksum.
  *
+ * IPv6 (a port given an address with brisk_sim_router_port_add_addr6) is router6.c's: the same path with
+ * Neighbour Discovery for ARP and the hop limit for the TTL; the neighbour table, the ports' output and the
+ * ICMP rate limit here serve both families (router.h).
+ *
  * Functions: brisk_sim_router_add / port_add / route_add / stats / port_stats (API), brisk_sim_router_rx
- * (input: arp_input, ip_forward, icmp_time_exceeded), route_lookup, neigh_find / neigh_output / neigh_resolved (ARP),
- * port_enqueue and port_kick (output), brisk_sim_router_tx_done, brisk_sim_router_destroy.
+ * (input: arp_input, ip_forward, icmp_error; IPv6 to brisk_sim_router_rx6), route_lookup,
+ * brisk_sim_router_neigh / neigh_output / neigh_resolved (the neighbour table of both families),
+ * brisk_sim_router_enqueue and port_kick (output), brisk_sim_router_tx_done, brisk_sim_router_destroy.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/internal.h"
+#include "sim/router.h"
 #include "wire/arp.h"
 #include "wire/eth.h"
 #include "wire/icmp.h"
 #include "wire/ipv4.h"
-
-#define PORTS_MAX  64u
-#define ROUTES_MAX 256u
-#define NEIGH_MAX  256u
-#define HOLD_MAX   16u
-#define ARP_RETRY  BRISK_NSEC_PER_SEC
-#define ICMP_GAP   BRISK_NSEC_PER_MSEC /* at most one ICMP error a millisecond (Linux: icmp_msgs_per_sec 1000) */
-#define ICMP_QUOTE 548u                /* of the datagram: an error of at most 576 bytes (RFC 1812 §4.3.2.3) */
-
-struct route {
-    uint32_t prefix, mask;
-    uint8_t len;
-    uint32_t gateway; /* 0: connected */
-    uint32_t port;
-};
-
-struct neigh {
-    uint32_t ip;
-    uint32_t port;
-    int resolved;
-    uint8_t mac[6];
-    struct sim_frame *hold_head, *hold_tail;
-    uint32_t held;
-    uint64_t asked_at;
-};
-
-struct brisk_sim_router {
-    brisk_sim_world *w;
-    char name[32];
-    uint32_t index;
-    struct sim_rport *ports[PORTS_MAX];
-    uint32_t nports;
-    struct route routes[ROUTES_MAX + PORTS_MAX]; /* connected routes count apart from the added ones */
-    uint32_t nroutes, nadded;
-    struct neigh neigh[NEIGH_MAX];
-    uint32_t nneigh;
-    uint64_t icmp_next; /* the earliest time of the next ICMP error */
-    struct brisk_sim_router_stats st;
-    brisk_sim_router *next;
-};
 
 static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
@@ -229,7 +196,7 @@ static void port_kick(struct sim_rport *rp)
     }
 }
 
-static void port_enqueue(struct sim_rport *rp, struct sim_frame *f)
+void brisk_sim_router_enqueue(struct sim_rport *rp, struct sim_frame *f)
 {
     f->desc = NULL;
     f->dir = NULL;
@@ -269,21 +236,34 @@ static void arp_send(struct sim_rport *rp, uint16_t op, const uint8_t *tha, uint
         r->st.arp_requests++;
     else
         r->st.arp_replies++;
-    port_enqueue(rp, f);
+    brisk_sim_router_enqueue(rp, f);
 }
 
-/* ---- neighbours ---- */
+/* ---- neighbours (both families) ---- */
 
-static struct neigh *neigh_find(brisk_sim_router *r, uint32_t port, uint32_t ip)
+struct neigh *brisk_sim_router_neigh(brisk_sim_router *r, uint32_t port, int v6, uint32_t ip, const uint8_t *ip6,
+                                     int create)
 {
-    for (uint32_t i = 0; i < r->nneigh; i++)
-        if (r->neigh[i].ip == ip && r->neigh[i].port == port)
-            return &r->neigh[i];
-    return NULL;
+    for (uint32_t i = 0; i < r->nneigh; i++) {
+        struct neigh *n = &r->neigh[i];
+        if (n->port == port && n->v6 == (v6 != 0) && (v6 ? !memcmp(n->ip6, ip6, 16) : n->ip == ip))
+            return n;
+    }
+    if (!create || r->nneigh == NEIGH_MAX)
+        return NULL;
+    struct neigh *n = &r->neigh[r->nneigh++];
+    memset(n, 0, sizeof(*n));
+    n->v6 = v6 != 0;
+    if (v6)
+        memcpy(n->ip6, ip6, 16);
+    else
+        n->ip = ip;
+    n->port = port;
+    n->asked_at = BRISK_TIME_NONE;
+    return n;
 }
 
-/* The next hop's MAC became known: record it and send what waited for it. */
-static void neigh_resolved(brisk_sim_router *r, struct neigh *n, const uint8_t *mac)
+void brisk_sim_router_neigh_resolved(brisk_sim_router *r, struct neigh *n, const uint8_t *mac)
 {
     memcpy(n->mac, mac, 6);
     n->resolved = 1;
@@ -292,34 +272,25 @@ static void neigh_resolved(brisk_sim_router *r, struct neigh *n, const uint8_t *
         struct sim_frame *f = n->hold_head;
         n->hold_head = f->next;
         eth_rewrite(f, rp, n->mac);
-        port_enqueue(rp, f);
+        brisk_sim_router_enqueue(rp, f);
     }
     n->hold_tail = NULL;
     n->held = 0;
 }
 
-/* Sends f (an IPv4 frame, the Ethernet header to be written) to nexthop out of rp; `fwd`: count it as
- * forwarded (a datagram of someone else's, not the router's own ICMP). */
-static void neigh_output(brisk_sim_router *r, struct sim_rport *rp, uint32_t nexthop, struct sim_frame *f, int fwd)
+void brisk_sim_router_neigh_output(brisk_sim_router *r, struct neigh *n, struct sim_frame *f, int fwd)
 {
-    struct neigh *n = neigh_find(r, rp->index, nexthop);
-    if (n && n->resolved) {
-        eth_rewrite(f, rp, n->mac);
-        r->st.forwarded += (uint64_t)fwd;
-        port_enqueue(rp, f);
+    if (!n) {
+        r->st.neigh_drops++;
+        brisk_sim_frame_put(r->w, f);
         return;
     }
-    if (!n) {
-        if (r->nneigh == NEIGH_MAX) {
-            r->st.neigh_drops++;
-            brisk_sim_frame_put(r->w, f);
-            return;
-        }
-        n = &r->neigh[r->nneigh++];
-        memset(n, 0, sizeof(*n));
-        n->ip = nexthop;
-        n->port = rp->index;
-        n->asked_at = BRISK_TIME_NONE;
+    struct sim_rport *rp = r->ports[n->port];
+    if (n->resolved) {
+        eth_rewrite(f, rp, n->mac);
+        r->st.forwarded += (uint64_t)fwd;
+        brisk_sim_router_enqueue(rp, f);
+        return;
     }
     if (n->held == HOLD_MAX) {
         r->st.neigh_drops++;
@@ -336,8 +307,17 @@ static void neigh_output(brisk_sim_router *r, struct sim_rport *rp, uint32_t nex
     }
     if (n->asked_at == BRISK_TIME_NONE || r->w->now >= sim_time_add(n->asked_at, ARP_RETRY)) {
         n->asked_at = r->w->now;
-        arp_send(rp, BRISK_ARP_OP_REQUEST, NULL, nexthop);
+        if (n->v6)
+            brisk_sim_router_ns_send(r, n);
+        else
+            arp_send(rp, BRISK_ARP_OP_REQUEST, NULL, n->ip);
     }
+}
+
+/* Sends the IPv4 frame f to nexthop out of rp. */
+static void neigh_output(brisk_sim_router *r, struct sim_rport *rp, uint32_t nexthop, struct sim_frame *f, int fwd)
+{
+    brisk_sim_router_neigh_output(r, brisk_sim_router_neigh(r, rp->index, 0, nexthop, NULL, 1), f, fwd);
 }
 
 /* ---- input ---- */
@@ -359,16 +339,9 @@ static void arp_input(struct sim_rport *rp, const uint8_t *p, size_t len)
         return;
     }
     /* RFC 826: merge when the sender is known, add when we are the target. */
-    struct neigh *n = a.spa ? neigh_find(r, rp->index, a.spa) : NULL;
-    if (!n && a.spa && a.tpa == rp->ip && r->nneigh < NEIGH_MAX) {
-        n = &r->neigh[r->nneigh++];
-        memset(n, 0, sizeof(*n));
-        n->ip = a.spa;
-        n->port = rp->index;
-        n->asked_at = BRISK_TIME_NONE;
-    }
+    struct neigh *n = a.spa ? brisk_sim_router_neigh(r, rp->index, 0, a.spa, NULL, a.tpa == rp->ip) : NULL;
     if (n)
-        neigh_resolved(r, n, a.sha);
+        brisk_sim_router_neigh_resolved(r, n, a.sha);
     if (a.op == BRISK_ARP_OP_REQUEST && a.tpa == rp->ip)
         arp_send(rp, BRISK_ARP_OP_REPLY, a.sha, a.spa);
 }
@@ -482,7 +455,8 @@ void brisk_sim_router_rx(struct sim_rport *rp, struct sim_frame *f)
     brisk_sim_router *r = rp->r;
     struct brisk_eth_repr eth;
     if (brisk_eth_parse(f->data, f->len, &eth) < 0 ||
-        (memcmp(eth.dst, rp->mac, 6) && !(brisk_eth_is_broadcast(eth.dst) && eth.type == BRISK_ETH_P_ARP))) {
+        (memcmp(eth.dst, rp->mac, 6) && !(brisk_eth_is_broadcast(eth.dst) && eth.type == BRISK_ETH_P_ARP) &&
+         !(eth.type == BRISK_ETH_P_IPV6 && brisk_sim_router_mac_wanted6(rp, eth.dst)))) {
         r->st.bad++;
         brisk_sim_frame_put(r->w, f);
         return;
@@ -492,6 +466,8 @@ void brisk_sim_router_rx(struct sim_rport *rp, struct sim_frame *f)
         brisk_sim_frame_put(r->w, f);
     } else if (eth.type == BRISK_ETH_P_IPV4) {
         ip_forward(rp, f);
+    } else if (eth.type == BRISK_ETH_P_IPV6) {
+        brisk_sim_router_rx6(rp, f);
     } else {
         r->st.bad++;
         brisk_sim_frame_put(r->w, f);

@@ -10,7 +10,8 @@
  *
  * fq_codel (RFC 8290):
  *   - §4.1.1 classification: the 5-tuple (addresses, protocol, ports; the addresses and protocol alone for a
- *     datagram without ports, the EtherType for a frame that is not IPv4) hashed with a key of this instance
+ *     datagram without ports; IPv6's addresses, next header and ports alike; the EtherType for a frame that
+ *     is neither) hashed with a key of this instance
  *     (the perturbation, derived from the world seed: reproducible, but not the same in every world) into one
  *     of `flows` queues;
  *   - §4.1.2 when the total backlog exceeds the limit, the packet at the head of the queue with the largest
@@ -138,6 +139,19 @@ static uint64_t flow_hash(uint64_t key, const uint8_t *f, size_t len)
     if (len < 14)
         return brisk_mix64(key ^ 1);
     uint32_t type = rd16(f + 12);
+    if (type == 0x86dd && len >= 14 + 40) {
+        /* IPv6: both addresses and the next header, and the ports when it is TCP or UDP (an extension
+         * header chain is not walked: its packets hash on addresses and the first header, as one flow). */
+        const uint8_t *ip = f + 14;
+        uint64_t h = key;
+        for (int i = 0; i < 32; i += 8)
+            h = brisk_mix64(h ^ ((uint64_t)rd32(ip + 8 + i) << 32 | rd32(ip + 12 + i)));
+        uint32_t nh = ip[6];
+        uint64_t rest = (uint64_t)nh << 32;
+        if ((nh == 6 || nh == 17) && len >= 14 + 40 + 4)
+            rest |= rd32(ip + 40);
+        return brisk_mix64(h ^ brisk_mix64(rest + 4));
+    }
     if (type != 0x0800 || len < 14 + 20)
         return brisk_mix64(key ^ brisk_mix64(type + 2));
     const uint8_t *ip = f + 14;

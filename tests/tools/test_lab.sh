@@ -863,6 +863,79 @@ check "tcp_timer_eager=1 raises the brisk bar too ($ops2)" "is '${ops2:-0} >= 3'
 tail=$(awk '/^# brisk: 1 flow with loss/ { f = 1; next } f && NF == 2 { x = $1 } f && NF == 0 { print x; exit }' "$tmp/rrp/latency_cdf.dat")
 check "latency_cdf: the lossy row's tail reaches the probe's 200 ms ($tail us)" "is '${tail:-0} >= 200000'"
 
+# --set family=6 (docs/lab.md, "IPv6"): every scenario over IPv6, the hosts dual-stack.
+"$lab" run ping --set family=5 >"$tmp/fam5" 2>&1
+rc=$?
+check "--set family=5: exit 2 naming the family" \
+    "[ $rc -eq 2 ] && grep -q \"family: '5' is not an address family: expected 4 (IPv4) or 6 (IPv6)\" '$tmp/fam5'"
+# ping6: 118-byte frames (14 + 40 + 8 + 56): 94.4 ns -> 95 ns, + 50 us, twice = 100190 ns.
+"$lab" run ping --json --set family=6 --set count=20 >"$tmp/ping6.json"
+rc=$?
+got=$(pyq "$tmp/ping6.json" "'%s %s' % (d['family'], d['target'])")
+check "ping6 exits 0: JSON family 6, target 2001:db8::2 ($got)" "[ $rc -eq 0 ] && [ '$got' = '6 2001:db8::2' ]"
+got=$(pyq "$tmp/ping6.json" "'%s %s %s' % (d['received'], d['rtt_ns']['min'], d['rtt_ns']['max'])")
+check "ping6: 20 of 20, every RTT = the path's 100190 ns ($got)" "[ '$got' = '20 100190 100190' ]"
+check "ping6 spoke ICMPv6: 1 solicitation, 21 echoes (one resolving b), 21 replies" \
+    "[ '$(pyq "$tmp/ping6.json" "tuple(d['host_a'][k] for k in ('Icmp6OutNeighborSolicits', 'Icmp6OutEchos', 'Icmp6InEchoReplies'))")' = '(1, 21, 21)' ]"
+# bulk: MSS 1428 (1448 over IPv4), goodput within the header overhead of IPv4's (1428 / 1448 = 0.986),
+# every data frame IPv6 (EtherType 0x86dd), and the same seed gives the same capture.
+"$lab" run bulk --json --set bytes=5M >"$tmp/b4.json" 2>/dev/null
+"$lab" run bulk --json --set bytes=5M --set family=6 --pcap "$tmp/b6a.pcap" >"$tmp/b6.json" 2>/dev/null
+rc=$?
+"$lab" run bulk --json --set bytes=5M --set family=6 --pcap "$tmp/b6b.pcap" >/dev/null 2>&1
+got=$(pyq "$tmp/b6.json" "'%s %s %s %s' % (d['family'], d['ss'][0]['end']['client']['laddr'], d['ss'][0]['end']['client']['raddr'], d['a']['mss'])")
+check "bulk family=6: exit 0, family 6, ss between 2001:db8::1 and ::2, MSS 1428 ($got)" \
+    "[ $rc -eq 0 ] && [ '$got' = '6 2001:db8::1 2001:db8::2 1428' ]"
+ratio=$(pyq "$tmp/b6.json" "d['goodput_bps'] / json.load(open('$tmp/b4.json'))['goodput_bps']")
+check "bulk family=6 goodput within 0.975..1.0 of IPv4's ($ratio)" "is '${ratio:-0} >= 0.975 && ${ratio:-0} <= 1.0'"
+# pcap_types FILE: "IPV6 OTHER" frame counts (EtherType at offset 12 of each record after the 24-byte header).
+pcap_types() {
+    python3 -c "
+import struct, sys
+b = open(sys.argv[1], 'rb').read(); o = 24; v6 = other = 0
+while o + 16 <= len(b):
+    n = struct.unpack('<I', b[o + 8:o + 12])[0]
+    if b[o + 16 + 12:o + 16 + 14] == b'\x86\xdd': v6 += 1
+    else: other += 1
+    o += 16 + n
+print(v6, other)" "$1"
+}
+types=$(pcap_types "$tmp/b6a.pcap")
+check "bulk family=6 capture: IPv6 frames only ($types: IPv6, other)" "is '${types%% *} > 3000 && ${types##* } == 0'"
+check "bulk family=6: same seed, same capture" "cmp -s '$tmp/b6a.pcap' '$tmp/b6b.pcap'"
+# A topology: the routers forward IPv6 (ND, hop limit) and fq_codel tells the IPv6 flows apart.
+"$lab" run parking-lot --json --set family=6 >"$tmp/pl6.json" 2>/dev/null
+rc=$?
+"$lab" run parking-lot --json >"$tmp/pl4.json" 2>/dev/null
+got=$(pyq "$tmp/pl6.json" "'%s %s %s' % (d['family'], d['shape']['pass'], 's0 2001:db8:0:1::1' in d['addresses'])")
+check "parking-lot family=6: its shape holds, the hosts on 2001:db8:0:X::Y ($got)" "[ $rc -eq 0 ] && [ '$got' = '6 True True' ]"
+f4=$(json_row "$tmp/pl4.json" fq_codel fairness)
+f6=$(json_row "$tmp/pl6.json" fq_codel fairness)
+check "parking-lot fq_codel fairness IPv6 $f6 within 0.02 of IPv4 $f4" "is '${f6:-0} - ${f4:-9} <= 0.02 && ${f4:-9} - ${f6:-0} <= 0.02'"
+g4=$(json_row "$tmp/pl4.json" fq_codel goodput_bps)
+g6=$(json_row "$tmp/pl6.json" fq_codel goodput_bps)
+check "parking-lot fq_codel goodput IPv6 within 0.96..1.0 of IPv4 ($g6 / $g4)" \
+    "is '${g6:-0} >= 0.96 * ${g4:-1} && ${g6:-0} <= 1.0 * ${g4:-0}'"
+# pdu (iscsi), onoff and rr flows over IPv6: the shapes hold and the headline figures match IPv4's.
+"$lab" run iscsi --json --set family=6 >"$tmp/is6.json" 2>/dev/null
+rc=$?
+"$lab" run iscsi --json >"$tmp/is4.json" 2>/dev/null
+p4=$(json_row "$tmp/is4.json" rc2_autocork_off io_p50_ns)
+p6=$(json_row "$tmp/is6.json" rc2_autocork_off io_p50_ns)
+check "iscsi family=6: shape holds, I/O p50 $p6 ns within 0.2% of IPv4's $p4 ns" \
+    "[ $rc -eq 0 ] && [ '$(pyq "$tmp/is6.json" "'%s %s' % (d['family'], d['shape']['pass'])")' = '6 True' ] && is '${p6:-0} >= ${p4:-1} && ${p6:-0} <= 1.002 * ${p4:-0}'"
+"$lab" run onoff --json --set family=6 >"$tmp/oo6.json" 2>/dev/null
+rc=$?
+"$lab" run onoff --json >"$tmp/oo4.json" 2>/dev/null
+o4=$(json_row "$tmp/oo4.json" rfc5681 burst_p50_ns)
+o6=$(json_row "$tmp/oo6.json" rfc5681 burst_p50_ns)
+check "onoff family=6: shape holds, burst p50 $o6 within 2% of IPv4's $o4" \
+    "[ $rc -eq 0 ] && [ '$(pyq "$tmp/oo6.json" "'%s %s' % (d['family'], d['shape']['pass'])")' = '6 True' ] && is '${o6:-0} >= 0.98 * ${o4:-1} && ${o6:-0} <= 1.02 * ${o4:-0}'"
+"$lab" run rr-timers --json --set flows=8 --set transactions=20 --set loss_transactions=400 --set family=6 >"$tmp/rr6.json" 2>/dev/null
+rc=$?
+check "rr-timers family=6: shape holds, eager client ops/transaction as IPv4's" \
+    "[ $rc -eq 0 ] && [ '$(pyq "$tmp/rr6.json" "'%s %s' % (d['family'], d['shape']['pass'])")' = '6 True' ] && is '$(json_row "$tmp/rr6.json" eager ops_client) == $(json_row "$tmp/rrp/results.json" eager ops_client)'"
+
 # brisk-bench is checked by tests/tools/test_bench.sh.
 
 echo "$pass passed, $fail failed"

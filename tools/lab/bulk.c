@@ -88,6 +88,7 @@ static int run(struct lab_run *r)
                          .rtt_ns = rtt,
                          .bytes = bytes,
                          .seed = lab_u(r, "seed"),
+                         .family = r->family,
                          .dir = (enum brisk_sim_bulk_dir)dir,
                          .write_size = (uint32_t)lab_u(r, "write"),
                          .tx_ring = (uint32_t)lab_u(r, "tx_ring"),
@@ -127,6 +128,12 @@ static int run(struct lab_run *r)
     char text[160];
 
     lab_report_begin(r);
+    if (r->family == 6) { /* which addresses the flow ran between (an IPv4 report reads as it always did) */
+        char ta[BRISK_ADDR_STRLEN + 2], tb[BRISK_ADDR_STRLEN + 2];
+        struct brisk_addr a = lab_addr(6, 0x0a000001u), b = lab_addr(6, 0x0a000002u);
+        snprintf(text, sizeof(text), "a %s -> b %s:5001", lab_addr_text(&a, ta), lab_addr_text(&b, tb));
+        lab_report_str(r, "addresses", "addresses", text);
+    }
     /* Complete (every byte, both FINs, no error) and correct (no byte differs) are separate verdicts: a
      * transfer cut short by the limit or a reset is incomplete, yet what it delivered may be correct. */
     if (r->json_out)

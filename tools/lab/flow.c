@@ -15,6 +15,39 @@
 #define A_IP 0x0a000001u
 #define B_IP 0x0a000002u
 
+struct brisk_addr lab_addr(int family, uint32_t v4)
+{
+    if (family != 6)
+        return brisk_addr_v4(v4);
+    struct brisk_addr a = {.family = BRISK_AF_INET6, .u.v6 = {0x20, 0x01, 0x0d, 0xb8}};
+    a.u.v6[7] = (uint8_t)(v4 >> 8); /* X: the subnet (10.0.X.0/24 -> 2001:db8:0:X::/64) */
+    a.u.v6[15] = (uint8_t)v4;       /* Y: the interface */
+    return a;
+}
+
+int lab_nic_family(brisk_sim_port *p, int family, uint32_t v4)
+{
+    if (family != 6)
+        return 0;
+    struct brisk_addr a = lab_addr(6, v4);
+    int rc = p ? brisk_netdev_add_addr(brisk_sim_port_netdev(p), &a, 64) : BRISK_ERR_INVAL;
+    if (rc != BRISK_OK) {
+        char text[BRISK_ADDR_STRLEN];
+        fprintf(stderr, "brisk-lab: family=6: cannot give a host %s/64 (%s%s)\n", brisk_addr_format(&a, text),
+                brisk_strerror(rc), rc == BRISK_ERR_AFNOSUPPORT ? ": the ipv6 setting is off or the MTU is below 1280" : "");
+        return 1;
+    }
+    return 0;
+}
+
+char *lab_addr_text(const struct brisk_addr *a, char *buf)
+{
+    char text[BRISK_ADDR_STRLEN];
+    brisk_addr_format(a, text);
+    snprintf(buf, BRISK_ADDR_STRLEN + 2, a->family == BRISK_AF_INET6 ? "[%s]" : "%s", text);
+    return buf;
+}
+
 static int done(void *ctx)
 {
     return brisk_sim_bulk_done(ctx);
@@ -115,8 +148,13 @@ int lab_flow_run(const struct lab_flow *f, const struct brisk_settings *a_set,
                                        .dir = f->dir ? f->dir : BRISK_SIM_BULK_UP,
                                        .write_size = f->write_size,
                                        .port = 5001,
-                                       .seed = f->seed};
+                                       .seed = f->seed,
+                                       .server_addr = lab_addr(f->family, B_IP)};
     brisk_sim_bulk *bulk = NULL;
+    if (pa && pb && (lab_nic_family(pa, f->family, A_IP) != 0 || lab_nic_family(pb, f->family, B_IP) != 0)) {
+        brisk_sim_world_free(w);
+        return 1;
+    }
     if (!pa || !pb || !brisk_sim_link_connect(w, pa, pb, &lc) ||
         !(bulk = brisk_sim_bulk_start(w, a, b, B_IP, &bc))) {
         fprintf(stderr, "brisk-lab: cannot build the flow's world (check the settings)\n");
@@ -138,7 +176,7 @@ int lab_flow_run(const struct lab_flow *f, const struct brisk_settings *a_set,
     lab_watch_init(&wt, w, f->what ? f->what : "flow", done, bulk, describe);
     if (f->observe && (out->obs = lab_obs_new(f->observe, w, "")) != NULL) {
         struct lab_obs_flow of = {.client = a, .server = b, .client_port = pa, .server_port = pb,
-                                  .server_ip = B_IP, .port = bc.port, .dir = bc.dir, .bulk = bulk};
+                                  .server_addr = bc.server_addr, .port = bc.port, .dir = bc.dir, .bulk = bulk};
         if (lab_obs_add(out->obs, 1, &of) != 0) {
             lab_obs_free(out->obs);
             out->obs = NULL;

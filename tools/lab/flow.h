@@ -1,5 +1,6 @@
 /*
- * flow.h — one simulated bulk transfer between host a (client, 10.0.0.1) and host b (server, 10.0.0.2): build
+ * flow.h — one simulated bulk transfer between host a (client, 10.0.0.1 / 2001:db8::1) and host b (server,
+ * 10.0.0.2 / 2001:db8::2): build
  * the world, run the transfer, return the figures. Shared by the scenarios that run flows (bulk, and the seed
  * comparisons that run the same path once per profile).
  */
@@ -10,6 +11,20 @@
 
 struct lab_run;
 struct lab_obs;
+
+/*
+ * The lab's address plan. Every host has IPv4 10.0.X.Y (one link: 10.0.0.1 and 10.0.0.2; a topology's link i:
+ * 10.0.(i + 1).1 and .2); with family 6 it also has 2001:db8:0:X::Y/64 (the documentation prefix, RFC 3849)
+ * on the same NIC, as a dual-stack host, and the scenario's flows and echoes address its IPv6 one.
+ */
+/* The address of the node at v4 in the family (4: v4 itself; 6: 2001:db8:0:X::Y). */
+struct brisk_addr lab_addr(int family, uint32_t v4);
+/* With family 6, gives the host NIC at port p its IPv6 address (lab_addr of v4, /64); nothing with 4.
+ * Returns 0, or nonzero after a message (IPv6 off: --set ipv6=0, or an MTU below 1280). */
+int lab_nic_family(brisk_sim_port *p, int family, uint32_t v4);
+/* An address as it stands before ":port": IPv4 dotted, IPv6 in brackets (RFC 3986 §3.2.2). buf holds at
+ * least BRISK_ADDR_STRLEN + 2 bytes; returns it. */
+char *lab_addr_text(const struct brisk_addr *a, char *buf);
 
 /*
  * Throughput over time: every `every_ns` of virtual time the sampler reads how many bytes the application
@@ -35,6 +50,7 @@ void lab_timeline_free(struct lab_timeline *tl);
 
 struct lab_flow {
     uint64_t rate_bps, rtt_ns, bytes, seed;
+    int family;                     /* 4 (0 too) or 6: which of b's addresses a connects to */
     enum brisk_sim_bulk_dir dir;    /* 0 = BRISK_SIM_BULK_UP */
     uint32_t write_size;            /* bytes per send(); 0 = the application's default */
     struct brisk_sim_txc txc;       /* host a's NIC completion model */

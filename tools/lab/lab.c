@@ -147,6 +147,7 @@ void lab_run_init(struct lab_run *r, const struct lab_scenario *sc)
         (void)rc;
     }
     brisk_settings_default(&r->settings);
+    r->family = 4;
 }
 
 void lab_run_table(struct lab_run *r, FILE *f)
@@ -169,6 +170,17 @@ int lab_set(struct lab_run *r, const char *assignment)
     }
     size_t n = (size_t)(eq - assignment);
     const char *value = eq + 1;
+    if (n == 6 && strncmp(assignment, "family", 6) == 0) {
+        /* Not a stack setting (the stack runs both families at once) nor one scenario's parameter: which
+         * family the lab's hosts address each other by, in every scenario. */
+        if (strcmp(value, "4") != 0 && strcmp(value, "6") != 0) {
+            fprintf(stderr, "brisk-lab %s: family: '%s' is not an address family: expected 4 (IPv4) or 6 (IPv6)\n",
+                    r->sc->name, value);
+            return BRISK_ERR_RANGE;
+        }
+        r->family = value[0] - '0';
+        return BRISK_OK;
+    }
     for (int i = 0; i < r->sc->nparams; i++) {
         const struct lab_param *p = &r->sc->params[i];
         if (strlen(p->name) != n || strncmp(p->name, assignment, n) != 0)
@@ -317,6 +329,7 @@ static void begin_json(struct lab_run *r)
     if (r->file && !r->sc->nparams) /* a file with parameters reports them, as a built-in scenario does */
         json_str(&r->j, "file", ((const struct lab_spec *)r->file)->path);
     json_str(&r->j, "profile", r->profile ? r->profile : "brisk");
+    json_u64(&r->j, "family", (uint64_t)r->family);
     json_object_begin(&r->j, "parameters");
     for (int i = 0; i < r->sc->nparams; i++) {
         const struct lab_param *p = &r->sc->params[i];
@@ -345,6 +358,8 @@ static void begin_table(const struct lab_run *r, FILE *f)
     else
         fprintf(f, "== %s ==\n", r->sc->name);
     fprintf(f, "profile:    %s\n", r->profile ? r->profile : "brisk (defaults)");
+    if (r->family == 6) /* IPv4 runs read as they did before the family existed */
+        fprintf(f, "family:     IPv6 (hosts dual-stack: 2001:db8:0:X::Y beside 10.0.X.Y)\n");
     if (r->file && !r->sc->nparams) {
         fprintf(f, "file:       %s", ((const struct lab_spec *)r->file)->path);
     } else {
@@ -523,6 +538,7 @@ static int usage(FILE *f, int rc)
                "       brisk-lab COMMAND --help, brisk-lab run SCENARIO --help\n"
                "Values: sizes 1500, 64K, 4M; rates 1G, 100M (bit/s); times 100us, 10ms, 1s; "
                "probabilities 0.01 or 1%%.\n"
+               "--set family=6 runs any scenario over IPv6 (hosts dual-stack; ping sends ICMPv6 echoes).\n"
                "Exit status: 0 done, 1 the run failed (a transfer did not complete, an expected shape did not "
                "hold), 2 bad input.\n");
     return rc;
@@ -546,6 +562,8 @@ static void scenario_help(const struct lab_scenario *sc)
             snprintf(range, sizeof(range), " [%s..%s]", p->min ? p->min : "", p->max ? p->max : "");
         printf("  %-18s %-8s %s%s\n", p->name, p->dflt, p->help, range);
     }
+    printf("  %-18s %-8s %s\n", "family", "4",
+           "every scenario: 6 gives the hosts IPv6 addresses (beside IPv4) and runs the flows over IPv6 [4, 6]");
     printf("Any stack setting can be --set too (brisk-lab settings), after --profile P (brisk-lab profiles).\n"
            "Options: --json (the report as JSON), --pcap FILE [--pcap-frames N] (capture the first world's "
            "first port), --out DIR (results.txt/json/csv, capture.pcap and plots under DIR), --tseq "
@@ -927,6 +945,8 @@ static int names_known(const struct lab_scenario *sc, const char *assignment)
 {
     const char *eq = strchr(assignment, '=');
     size_t n = eq ? (size_t)(eq - assignment) : strlen(assignment);
+    if (n == 6 && strncmp(assignment, "family", 6) == 0)
+        return 1; /* every scenario's */
     for (int k = 0; k < sc->nparams; k++)
         if (strlen(sc->params[k].name) == n && strncmp(sc->params[k].name, assignment, n) == 0)
             return 1;

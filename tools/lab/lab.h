@@ -68,6 +68,10 @@ struct lab_run {
     uint64_t pcap_frames;           /* capture only the first N frames, headers only (0 = everything) */
     const char *plot_dir;           /* where to draw plots (PNG + data), or NULL for none */
     const char *profile;            /* compatibility profile applied before --set, or NULL */
+    /* The address family the scenario's flows and echoes run over (--set family=4|6): with 6 every host
+     * has an IPv6 address beside its IPv4 one (2001:db8:0:X::Y for 10.0.X.Y, as a dual-stack host) and
+     * connects to its peers' IPv6 addresses (lab_addr, flow.h). */
+    int family;
     const char *sets[LAB_MAX_SETS]; /* the stack-setting assignments given with --set, in order */
     int nsets;
     int captured;         /* the capture is taken once, of the first world that asks (lab_capture) */
@@ -88,8 +92,8 @@ struct lab_run {
     int depth;     /* table indentation level */
 };
 
-/* Parses one --set assignment into the run (scenario parameter first, then stack setting). Returns BRISK_OK,
- * or an error after writing a message to stderr. */
+/* Parses one --set assignment into the run (the lab's own `family` first, then a scenario parameter, then a
+ * stack setting). Returns BRISK_OK, or an error after writing a message to stderr. */
 int lab_set(struct lab_run *r, const char *assignment);
 /* Applies a compatibility profile to the run's settings (before any --set). Returns BRISK_OK, or an error
  * after a message on stderr. */

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "lab/flow.h"
 #include "lab/ssjson.h"
 
 #define OBS_MAX_FLOWS   16
@@ -185,7 +186,7 @@ static int find_one(void *ctx, brisk_sock *s)
         return 0;
     const struct lab_obs_flow *f = &fd->fl->f;
     int match = fd->server ? i.lport == f->port && (!fd->fl->cport || i.rport == fd->fl->cport)
-                           : i.rport == f->port && i.raddr == f->server_ip;
+                           : i.rport == f->port && brisk_addr_equal(&i.tuple.raddr, &f->server_addr);
     if (!match)
         return 0;
     fd->info = i;
@@ -598,13 +599,12 @@ static void draw(const struct lab_obs *o, const struct oflow *fl)
     double split = (double)bands_h / (600.0 + bands_h);
     /* The graph: segments as bars from first to last byte, retransmissions red, the ACK and window lines. */
     fprintf(g, "set tmargin at screen 0.94\nset bmargin at screen %.4f\n", split + 0.06);
-    uint32_t cip = fl->have_end ? fl->end[0].laddr : 0, sip = fl->f.server_ip;
-    fprintf(
-        g,
-        "set title \"flow %d%s%s: %u.%u.%u.%u:%u %s %u.%u.%u.%u:%u, time-sequence of %.3f to %.3f ms%s\"\n",
-        fl->n, o->row[0] ? ", row " : "", o->row, cip >> 24, (cip >> 16) & 255, (cip >> 8) & 255, cip & 255,
-        fl->cport, fl->sender_client ? "->" : "<-", sip >> 24, (sip >> 16) & 255, (sip >> 8) & 255, sip & 255,
-        fl->f.port, x0, x1, fl->truncated ? " (cut at the graph's bound)" : "");
+    struct brisk_addr cip = fl->have_end ? fl->end[0].tuple.laddr : brisk_addr_v4(0);
+    char ctext[BRISK_ADDR_STRLEN + 2], stext[BRISK_ADDR_STRLEN + 2];
+    fprintf(g, "set title \"flow %d%s%s: %s:%u %s %s:%u, time-sequence of %.3f to %.3f ms%s\"\n", fl->n,
+            o->row[0] ? ", row " : "", o->row, lab_addr_text(&cip, ctext), fl->cport,
+            fl->sender_client ? "->" : "<-", lab_addr_text(&fl->f.server_addr, stext), fl->f.port, x0, x1,
+            fl->truncated ? " (cut at the graph's bound)" : "");
     fprintf(g,
             "set ylabel 'sequence number (%s, from the first byte)'\nset format x ''\nset key top left box "
             "opaque\n",

@@ -35,7 +35,7 @@ struct lab_obs;
 struct lab_obs_flow {
     brisk_sim_host *client, *server;
     brisk_sim_port *client_port, *server_port; /* their NICs (the sender's is observed) */
-    uint32_t server_ip;
+    struct brisk_addr server_addr; /* the address the client connects to (either family) */
     uint16_t port;               /* the server's */
     enum brisk_sim_bulk_dir dir; /* the sender: the client (up, both: a -> b is drawn) or the server (down) */
     const brisk_sim_bulk *bulk;  /* sampling stops once every flow is done */

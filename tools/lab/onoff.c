@@ -30,7 +30,7 @@ struct lab_onoff {
     struct lab_onoff_config c;
     brisk_sim_world *w;
     brisk_sim_host *client, *server;
-    uint32_t server_ip;
+    struct brisk_addr server_addr;
     uint16_t port;
     brisk_sock *cli, *srv, *listener;
     enum phase phase;
@@ -177,12 +177,13 @@ static void on_listen(void *ctx, brisk_sock *l, unsigned ev, uint64_t now)
 static void do_connect(void *ctx, uint64_t now)
 {
     lab_onoff *x = ctx;
-    if (brisk_connect(x->cli, x->server_ip, x->port, now) != BRISK_ERR_INPROGRESS)
+    if (brisk_connect_addr(x->cli, &x->server_addr, x->port, now) != BRISK_ERR_INPROGRESS)
         x->failed = 1;
     brisk_sim_host_kick(x->client);
 }
 
-lab_onoff *lab_onoff_start(brisk_sim_world *w, brisk_sim_host *client, brisk_sim_host *server, uint32_t server_ip,
+lab_onoff *lab_onoff_start(brisk_sim_world *w, brisk_sim_host *client, brisk_sim_host *server,
+                           const struct brisk_addr *server_addr,
                            const struct lab_onoff_config *c)
 {
     if (!w || !client || !server || c->cycles < 1 || c->cycles > 1000000 || (!c->burst && !c->on_ns))
@@ -194,7 +195,7 @@ lab_onoff *lab_onoff_start(brisk_sim_world *w, brisk_sim_host *client, brisk_sim
     x->w = w;
     x->client = client;
     x->server = server;
-    x->server_ip = server_ip;
+    x->server_addr = *server_addr;
     x->port = c->port ? c->port : 7001;
     x->lat = calloc(c->cycles, sizeof(*x->lat));
     x->cwnd = calloc(c->cycles, sizeof(*x->cwnd));
@@ -203,7 +204,7 @@ lab_onoff *lab_onoff_start(brisk_sim_world *w, brisk_sim_host *client, brisk_sim
         x->listener = brisk_socket(brisk_sim_host_stack(server), &err);
         x->cli = brisk_socket(brisk_sim_host_stack(client), &err);
     }
-    if (!x->listener || !x->cli || brisk_bind(x->listener, server_ip, x->port) != BRISK_OK ||
+    if (!x->listener || !x->cli || brisk_bind_addr(x->listener, server_addr, x->port) != BRISK_OK ||
         brisk_listen(x->listener, 4) != BRISK_OK) {
         lab_onoff_free(x, 0);
         return NULL;

@@ -35,7 +35,8 @@ struct lab_onoff_result {
 typedef struct lab_onoff lab_onoff;
 /* Schedules the connect at c->start_ns (and listens on the server now). NULL: out of memory, a bad
  * configuration, or a socket the settings do not allow. */
-lab_onoff *lab_onoff_start(brisk_sim_world *w, brisk_sim_host *client, brisk_sim_host *server, uint32_t server_ip,
+lab_onoff *lab_onoff_start(brisk_sim_world *w, brisk_sim_host *client, brisk_sim_host *server,
+                           const struct brisk_addr *server_addr,
                            const struct lab_onoff_config *c);
 int lab_onoff_done(const lab_onoff *x);           /* every burst completed, or the source failed */
 uint64_t lab_onoff_delivered(const lab_onoff *x); /* bytes the server has read so far */

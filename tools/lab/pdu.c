@@ -91,7 +91,7 @@ static void on_listen(void *ctx, brisk_sock *l, unsigned ev, uint64_t now)
     brisk_sock_set_callback(s, on_server, x);
 }
 
-lab_pdu *lab_pdu_start(brisk_sim_host *client, brisk_sim_host *server, uint32_t server_ip,
+lab_pdu *lab_pdu_start(brisk_sim_host *client, brisk_sim_host *server, const struct brisk_addr *server_addr,
                        const struct lab_pdu_config *c)
 {
     if (!client || !server || c->ios < 1 || c->request < 1 || c->request > 4096 || c->header < 1 ||
@@ -108,14 +108,14 @@ lab_pdu *lab_pdu_start(brisk_sim_host *client, brisk_sim_host *server, uint32_t 
         x->listener = brisk_socket(brisk_sim_host_stack(server), &err);
         x->cli = brisk_socket(brisk_sim_host_stack(client), &err);
     }
-    if (!x->listener || !x->cli || brisk_bind(x->listener, server_ip, port) != BRISK_OK ||
+    if (!x->listener || !x->cli || brisk_bind_addr(x->listener, server_addr, port) != BRISK_OK ||
         brisk_listen(x->listener, 4) != BRISK_OK) {
         lab_pdu_free(x, 0);
         return NULL;
     }
     brisk_sock_set_callback(x->listener, on_listen, x);
     brisk_sock_set_callback(x->cli, on_client, x);
-    if (brisk_connect(x->cli, server_ip, port, 0) != BRISK_ERR_INPROGRESS) {
+    if (brisk_connect_addr(x->cli, server_addr, port, 0) != BRISK_ERR_INPROGRESS) {
         lab_pdu_free(x, 0);
         return NULL;
     }

@@ -28,7 +28,8 @@ struct lab_pdu_result {
 typedef struct lab_pdu lab_pdu;
 /* Listens on the server, connects the client and sends the first request once connected. NULL: out of
  * memory, bad sizes, or a socket the settings do not allow. */
-lab_pdu *lab_pdu_start(brisk_sim_host *client, brisk_sim_host *server, uint32_t server_ip,
+lab_pdu *lab_pdu_start(brisk_sim_host *client, brisk_sim_host *server,
+                       const struct brisk_addr *server_addr,
                        const struct lab_pdu_config *c);
 int lab_pdu_done(const lab_pdu *x);           /* every I/O completed, or the exchange failed */
 uint64_t lab_pdu_delivered(const lab_pdu *x); /* response bytes read so far */

@@ -236,12 +236,12 @@ static double get_fig(const struct row_figs *rf, int flow, const char *name)
     return i >= 0 ? rf->v[flow][i] : NAN;
 }
 
-/* The world of a row: hosts (NULL for routers), the IPv4 address each node has on each link, the links and
- * the routers' ports. */
+/* The world of a row: hosts (NULL for routers), the address each host's flows are addressed to (of the
+ * run's family), the links and the routers' ports. */
 struct topo {
     brisk_sim_host *host[SPEC_MAX_NODES];
     brisk_sim_router *router[SPEC_MAX_NODES];
-    uint32_t host_ip[SPEC_MAX_NODES];
+    struct brisk_addr host_addr[SPEC_MAX_NODES];
     brisk_sim_port *port[SPEC_MAX_LINKS][2]; /* each link's a and b ends */
     brisk_sim_link *link[SPEC_MAX_LINKS];
     uint64_t rate[SPEC_MAX_LINKS][2];        /* each end's transmit rate */
@@ -249,14 +249,15 @@ struct topo {
     brisk_sim_port *capture; /* the port --capture records: the first flow's client NIC */
 };
 
-/* Link i is the subnet 10.0.(i + 1).0/24: its first node .1, its second .2. */
+/* Link i is the subnet 10.0.(i + 1).0/24: its first node .1, its second .2 (with family 6 also
+ * 2001:db8:0:(i + 1)::/64, ::1 and ::2: lab_addr). */
 static uint32_t link_ip(int i, int side)
 {
     return 0x0a000000u | (uint32_t)(i + 1) << 8 | (uint32_t)(side + 1);
 }
 
 static int build_topology(brisk_sim_world *w, const struct lab_spec *s, const struct spec_row *row,
-                          const struct brisk_settings *set, struct topo *t)
+                          const struct brisk_settings *set, int family, struct topo *t)
 {
     for (int i = 0; i < s->nnodes; i++) {
         const struct spec_node *nd = &s->nodes[i];
@@ -292,17 +293,26 @@ static int build_topology(brisk_sim_world *w, const struct lab_spec *s, const st
                     if (row->links[j].index == i)
                         apply_qdisc(&q, &row->links[j].queue);
                 t->port[i][side] = brisk_sim_router_port_add(t->router[nd], ip, 24, &q);
+                struct brisk_addr a6 = lab_addr(6, ip);
+                if (t->port[i][side] && family == 6 &&
+                    brisk_sim_router_port_add_addr6(t->port[i][side], &a6, 64) != BRISK_OK)
+                    return 1;
             } else {
                 struct brisk_sim_nic_config nc;
                 brisk_sim_nic_config_default(&nc);
                 apply_nic(&nc, &s->nic);
                 apply_nic(&nc, &row->nic);
                 nc.dev.ip = ip;
-                t->host_ip[nd] = ip;
+                t->host_addr[nd] = lab_addr(family, ip);
                 t->port[i][side] = brisk_sim_nic_add(t->host[nd], &nc);
-                /* A host's default gateway: the router across its link. */
+                if (t->port[i][side] && lab_nic_family(t->port[i][side], family, ip) != 0)
+                    return 1;
+                /* A host's default gateway: the router across its link (IPv6's too, as a static route). */
+                brisk_stack *hst = brisk_sim_host_stack(t->host[nd]);
+                struct brisk_addr gw6 = lab_addr(6, link_ip(i, 1 - side));
                 if (t->port[i][side] && t->router[ends[1 - side]] &&
-                    brisk_stack_set_gateway(brisk_sim_host_stack(t->host[nd]), link_ip(i, 1 - side)) != BRISK_OK)
+                    (brisk_stack_set_gateway(hst, link_ip(i, 1 - side)) != BRISK_OK ||
+                     (family == 6 && brisk_stack_set_gateway6(hst, brisk_sim_port_netdev(t->port[i][side]), &gw6) != BRISK_OK)))
                     return 1;
             }
             if (!t->port[i][side])
@@ -332,6 +342,9 @@ static int build_topology(brisk_sim_world *w, const struct lab_spec *s, const st
                 continue;
             uint32_t gw = link_ip(first, s->tlinks[first].a == r ? 1 : 0);
             if (brisk_sim_router_route_add(t->router[r], link_ip(i, 0) & 0xffffff00u, 24, gw) != BRISK_OK)
+                return 1;
+            struct brisk_addr net6 = lab_addr(6, link_ip(i, 0)), gw6 = lab_addr(6, gw);
+            if (family == 6 && brisk_sim_router_route_add6(t->router[r], &net6, 64, &gw6) != BRISK_OK)
                 return 1;
         }
     }
@@ -381,8 +394,8 @@ static int build_pair(const struct lab_run *r, brisk_sim_world *w, const struct 
     na.dev.ip = A_IP;
     nb.dev.ip = B_IP;
     nb.dev.mtu = na.dev.mtu;
-    t->host_ip[0] = A_IP;
-    t->host_ip[1] = B_IP;
+    t->host_addr[0] = lab_addr(r->family, A_IP);
+    t->host_addr[1] = lab_addr(r->family, B_IP);
     struct brisk_sim_link_config lc;
     brisk_sim_link_config_symmetric(&lc, 1000000000ull, 50 * BRISK_NSEC_PER_USEC);
     apply_link(&lc, &s->link);
@@ -393,6 +406,10 @@ static int build_pair(const struct lab_run *r, brisk_sim_world *w, const struct 
     const struct brisk_sim_nic_config *nics[2] = {&na, &nb};
     t->port[0][o0] = t->host[o0] ? brisk_sim_nic_add(t->host[o0], nics[o0]) : NULL;
     t->port[0][o1] = t->host[o1] ? brisk_sim_nic_add(t->host[o1], nics[o1]) : NULL;
+    /* IPv6 addresses after both NICs: the order of NIC creation (their MACs, the hosts' seeds) is IPv4's. */
+    for (int h = 0; h < 2; h++)
+        if (t->port[0][h] && lab_nic_family(t->port[0][h], r->family, h ? B_IP : A_IP) != 0)
+            return 1;
     if (s->first_b) { /* the link's first end is b: its forward direction is b -> a */
         struct brisk_sim_link_dir d = lc.ab;
         lc.ab = lc.ba;
@@ -678,7 +695,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
     brisk_sim_world *w = brisk_sim_world_new(s->seed);
     struct topo *t = calloc(1, sizeof(*t));
     struct world_run wr = {.w = w, .n = 0};
-    int rc = !w || !t ? 1 : s->topology ? build_topology(w, s, row, &set, t) : build_pair(r, w, s, row, &set, t);
+    int rc = !w || !t ? 1 : s->topology ? build_topology(w, s, row, &set, r->family, t) : build_pair(r, w, s, row, &set, t);
     if (rc == 0 && lab_capture(r, t->capture) != 0)
         rc = 1;
     for (int i = 0; rc == 0 && i < s->nflows; i++) {
@@ -692,12 +709,13 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
                                                .write_size = f->write_size,
                                                .port = f->port ? f->port : (uint16_t)(5001 + i),
                                                .seed = s->seed + (uint64_t)i,
-                                               .start_at = f->start_ns};
-            fr->bulk = brisk_sim_bulk_start(w, client, server, t->host_ip[f->to], &bc);
+                                               .start_at = f->start_ns,
+                                               .server_addr = t->host_addr[f->to]};
+            fr->bulk = brisk_sim_bulk_start(w, client, server, 0, &bc);
             rc = fr->bulk ? 0 : 1;
             if (rc == 0 && (*obs || (*obs = lab_obs_new(r, w, row->name)) != NULL)) {
                 struct lab_obs_flow of = {client, server, host_port(s, t, f->from), host_port(s, t, f->to),
-                                          t->host_ip[f->to], bc.port, f->dir, fr->bulk};
+                                          t->host_addr[f->to], bc.port, f->dir, fr->bulk};
                 rc = lab_obs_add(*obs, i + 1, &of);
             }
             if (f->start_ns > wr.win_from)
@@ -709,7 +727,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
                                         .payload = f->payload,
                                         .more = f->more,
                                         .port = f->port};
-            fr->pdu = lab_pdu_start(client, server, t->host_ip[f->to], &pc);
+            fr->pdu = lab_pdu_start(client, server, &t->host_addr[f->to], &pc);
             rc = fr->pdu ? 0 : 1;
         } else if (f->kind == SPEC_ONOFF) {
             struct lab_onoff_config oc = {.burst = f->burst,
@@ -718,7 +736,7 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
                                           .cycles = f->cycles,
                                           .start_ns = f->start_ns,
                                           .port = f->port ? f->port : (uint16_t)(7001 + i)};
-            fr->onoff = lab_onoff_start(w, client, server, t->host_ip[f->to], &oc);
+            fr->onoff = lab_onoff_start(w, client, server, &t->host_addr[f->to], &oc);
             rc = fr->onoff ? 0 : 1;
         } else {
             struct brisk_sim_rr_config cc = {.flows = f->conns,
@@ -727,8 +745,9 @@ static int run_row(struct lab_run *r, const struct lab_spec *spec, int rowi, str
                                              .transactions = f->transactions,
                                              .port = f->port ? f->port : (uint16_t)(6001 + i),
                                              .nodelay = f->nodelay,
-                                             .start_at = f->start_ns};
-            fr->rr = brisk_sim_rr_start(w, client, server, t->host_ip[f->to], &cc);
+                                             .start_at = f->start_ns,
+                                             .server_addr = t->host_addr[f->to]};
+            fr->rr = brisk_sim_rr_start(w, client, server, 0, &cc);
             rc = fr->rr ? 0 : 1;
         }
     }
@@ -990,6 +1009,28 @@ static const struct lab_col onoff_cols[] = {
 };
 #define NCOLS_ONOFF ((int)(sizeof(onoff_cols) / sizeof(onoff_cols[0])))
 
+/* With family 6, the hosts' IPv6 addresses (a line above the table; "addresses" in the JSON). */
+static void report_addresses(struct lab_run *r, const struct lab_spec *s)
+{
+    char text[SPEC_MAX_NODES * (SPEC_NAME + BRISK_ADDR_STRLEN + 3)], a6[BRISK_ADDR_STRLEN];
+    size_t n = (size_t)snprintf(text, sizeof(text), "IPv6:");
+    for (int i = 0; i < (s->topology ? s->nnodes : 2) && n < sizeof(text); i++) {
+        if (s->topology && s->nodes[i].router)
+            continue;
+        uint32_t v4 = i ? B_IP : A_IP;
+        if (s->topology) {
+            int l = lab_spec_host_link(s, i);
+            if (l < 0)
+                continue;
+            v4 = link_ip(l, s->tlinks[l].a == i ? 0 : 1);
+        }
+        struct brisk_addr a = lab_addr(6, v4);
+        n += (size_t)snprintf(text + n, sizeof(text) - n, " %s %s", s->topology ? s->nodes[i].name : i ? "b" : "a",
+                              brisk_addr_format(&a, a6));
+    }
+    lab_report_note(r, "addresses", text);
+}
+
 /* Whether bound e holds for the row's figure; *got gets the figure (NAN: not measured, which fails). */
 static int holds(const struct spec_expect *e, const struct row_figs *rf, double *got)
 {
@@ -1156,6 +1197,8 @@ int lab_spec_run(struct lab_run *r, const struct lab_spec *s)
         return 1;
     }
     lab_report_begin(r);
+    if (r->family == 6)
+        report_addresses(r, s);
     if (!rp->on && s->summary[0])
         lab_report_note(r, "summary", s->summary);
     if (rp->note[0])
