@@ -81,7 +81,8 @@ int iperf_ctrl_put_raw(struct iperf_ctrl *c, const void *p, size_t n, uint64_t n
  * not value). */
 json_t *iperf_params_to_json(const struct perf_params *p);
 /* Reads the parameters a client sent. Returns BRISK_OK, or BRISK_ERR_INVAL with a reason in err for a test
- * brisk-perf cannot run (UDP, SCTP, bidirectional, out-of-range values). Unknown keys are ignored. */
+ * brisk-perf cannot run (SCTP, bidirectional, out-of-range values; a UDP -l outside PERF_UDP_MIN_LEN ...
+ * PERF_UDP_MAX_LEN). Unknown keys are ignored. */
 int iperf_params_from_json(const json_t *j, struct perf_params *p, char *err, size_t errlen);
 
 /* One stream's figures in the results exchange. */
@@ -90,11 +91,16 @@ struct iperf_stream_result {
     uint64_t bytes;
     int64_t retransmits;
     double start_time, end_time; /* seconds */
+    /* UDP: the receiver's jitter (seconds) and datagrams lost; packets: the sender's datagrams sent or the
+     * receiver's highest packet number (0 and 0 and 0 over TCP, as iperf3 sends them). */
+    double jitter;
+    uint64_t errors, packets;
 };
 /* Results object: cpu figures (zero here; iperf_results_set_meta puts the measured ones),
- * sender_has_retransmits, streams. */
+ * sender_has_retransmits (1, 0, or -1 for "not the sender", which iperf3 writes as 2^64 - 1), streams. */
 json_t *iperf_results_to_json(int sender_has_retransmits, const struct iperf_stream_result *r, size_t n);
-/* Parses the peer's results into r[0..*n) (at most cap). BRISK_OK or BRISK_ERR_INVAL with a reason. */
+/* Parses the peer's results into r[0..*n) (at most cap). BRISK_OK or BRISK_ERR_INVAL with a reason. The UDP
+ * figures are optional (absent or out of range: 0). */
 int iperf_results_from_json(const json_t *j, struct iperf_stream_result *r, size_t cap, size_t *n, char *err,
                             size_t errlen);
 

@@ -55,6 +55,12 @@ struct perf_interval_stream {
     uint32_t snd_wnd;     /* the peer's advertised window, bytes (brisk_conn_info.snd_wnd) */
     uint32_t rtt_us, rttvar_us;
     uint32_t pmtu; /* send MSS + 40 (IPv4 and TCP headers without options): brisk keeps no path MTU */
+    /* UDP (have_udp): the sender's datagrams sent in the interval; the receiver's packet numbers advanced
+     * (iperf3's interval packets), datagrams counted lost, and the jitter at the interval's end. */
+    int have_udp;
+    uint64_t packets;
+    int64_t lost;  /* negative when late datagrams took back more than were lost (as iperf3's) */
+    double jitter; /* seconds */
 };
 /* Times are since the test's start (TEST_START). */
 struct perf_interval {
@@ -101,6 +107,9 @@ struct perf_params {
     int nodelay;          /* -N: TCP_NODELAY on the data streams */
     uint32_t mss;         /* -M: clamp the data streams' MSS (0 = leave) */
     uint32_t window;      /* -w: socket buffers of the data streams (0 = stack default) */
+    int udp;              /* -u: UDP streams (datagrams of blksize bytes) instead of TCP */
+    uint64_t rate;        /* -b: UDP: each stream's pacing, bit/s (0 = as fast as the socket takes them) */
+    int counters64;       /* --udp-counters-64bit: 64-bit packet numbers in the UDP header */
 };
 void perf_params_default(struct perf_params *p); /* 10 s, one stream, 128 KB blocks, port 5201 */
 
@@ -121,6 +130,13 @@ struct perf_stream_report {
     uint16_t lport, rport;
     int have_info;               /* info holds the stream's brisk_conn_info (taken at close or now) */
     struct brisk_conn_info info; /* for the JSON's "brisk" object: recovery events and hold times */
+    /* UDP: this side's figures (sender: datagrams sent; receiver: the highest packet number, lost,
+     * out-of-order, jitter in seconds, datagrams too short for a header) and the peer's from its results. */
+    int udp;
+    uint64_t packets, lost, out_of_order, short_drops;
+    double jitter;
+    uint64_t remote_packets, remote_lost;
+    double remote_jitter;
 };
 struct perf_report {
     int role;     /* 'c' or 's' */
@@ -148,6 +164,7 @@ struct perf_report {
     char congestion[16];             /* this side's data streams' congestion control */
     char remote_congestion[16];      /* the peer's (results exchange "congestion_used"), "" if not sent */
     struct perf_intervals_view intervals;
+    uint64_t udp_strays; /* server, UDP: datagrams that belonged to no stream of the test */
 };
 
 /* ---- iperf3 client (speaks to iperf3 -s or brisk-perf server) ---- */
