@@ -60,6 +60,7 @@ struct perf_iperf_client {
     uint64_t end_at;   /* start + duration (BRISK_TIME_NONE if by bytes) */
     uint64_t sent, received;
     struct iperf_stream_result remote[PERF_MAX_STREAMS];
+    struct iperf_udp_result remote_udp[PERF_MAX_STREAMS];
     size_t nremote;
     int complete, error;
     char err[PERF_ERR_LEN];
@@ -349,6 +350,7 @@ static void move_data(struct perf_iperf_client *c, uint64_t now)
 static void send_results(struct perf_iperf_client *c, uint64_t now)
 {
     struct iperf_stream_result r[PERF_MAX_STREAMS];
+    struct iperf_udp_result u[PERF_MAX_STREAMS];
     double secs = (double)(c->end_ns - c->start_ns) / 1e9;
     for (uint32_t i = 0; i < c->nstreams; i++) {
         struct perf_stream *st = &c->streams[i];
@@ -360,9 +362,7 @@ static void send_results(struct perf_iperf_client *c, uint64_t now)
             r[i].retransmits = (int64_t)info.retransmits;
         r[i].start_time = 0;
         r[i].end_time = secs;
-        r[i].jitter = st->udp && !st->sender ? st->rx.jitter : 0;
-        r[i].errors = st->udp && !st->sender ? st->rx.lost : 0;
-        r[i].packets = !st->udp ? 0 : st->sender ? st->packets : st->rx.packet_count;
+        perf_stream_udp_result(st, &u[i]);
     }
     if (c->env.cpu) {
         struct perf_cpu_sample now_cpu;
@@ -375,7 +375,7 @@ static void send_results(struct perf_iperf_client *c, uint64_t now)
     /* iperf3's flag: a TCP sender has retransmission counts, a UDP sender none (0), a receiver says -1. */
     int has_retr = c->p.udp ? (c->p.reverse ? -1 : 0) : !c->p.reverse;
     json_t *j = iperf_results_to_json(has_retr, r, c->nstreams);
-    if (j && iperf_results_set_meta(j, &meta) != BRISK_OK) {
+    if (j && (iperf_results_set_meta(j, &meta) != BRISK_OK || iperf_results_set_udp(j, u, c->nstreams) != BRISK_OK)) {
         json_decref(j);
         j = NULL;
     }
@@ -515,6 +515,7 @@ static void read_ctrl(struct perf_iperf_client *c, uint64_t now)
             rc = iperf_results_from_json(j, c->remote, PERF_MAX_STREAMS, &c->nremote, err, sizeof(err));
             if (rc == BRISK_OK) {
                 iperf_results_get_meta(j, &c->remote_meta);
+                iperf_results_get_udp(j, c->remote_udp, c->nremote);
                 c->have_remote_meta = 1;
             }
             json_decref(j);
@@ -661,6 +662,7 @@ struct perf_iperf_client *perf_iperf_client_new(const struct perf_env *env, cons
     }
     iperf_ctrl_init(&c->ctrl, s);
     brisk_sock_set_callback(s, on_event, c);
+    brisk_setsockopt(s, BRISK_SO_NODELAY, 1, now); /* small control messages the server waits for */
     int rc = brisk_connect_addr(s, server, p->port, now);
     if (rc != BRISK_ERR_INPROGRESS) {
         *err = rc;
@@ -735,7 +737,7 @@ void perf_iperf_client_report(const struct perf_iperf_client *c, struct perf_rep
     snprintf(r->remote_congestion, sizeof(r->remote_congestion), "%s", c->remote_meta.congestion);
     perf_iperf_client_intervals(c, &r->intervals);
     for (uint32_t i = 0; i < c->nstreams; i++)
-        perf_stream_report_fill(&c->streams[i], c->remote, c->nremote, r, &r->streams[i]);
+        perf_stream_report_fill(&c->streams[i], c->remote, c->remote_udp, c->nremote, r, &r->streams[i]);
 }
 
 void perf_iperf_client_intervals(const struct perf_iperf_client *c, struct perf_intervals_view *out)

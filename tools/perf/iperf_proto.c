@@ -461,9 +461,9 @@ json_t *iperf_results_to_json(int sender_has_retransmits, const struct iperf_str
         rc |= json_object_set_new(s, "id", json_integer(r[i].id));
         rc |= set_u64(s, "bytes", r[i].bytes);
         rc |= json_object_set_new(s, "retransmits", json_integer(r[i].retransmits));
-        rc |= json_object_set_new(s, "jitter", json_real(r[i].jitter));
-        rc |= set_u64(s, "errors", r[i].errors);
-        rc |= set_u64(s, "packets", r[i].packets);
+        rc |= json_object_set_new(s, "jitter", json_integer(0));
+        rc |= json_object_set_new(s, "errors", json_integer(0));
+        rc |= json_object_set_new(s, "packets", json_integer(0));
         rc |= json_object_set_new(s, "start_time", json_real(r[i].start_time));
         rc |= json_object_set_new(s, "end_time", json_real(r[i].end_time));
     }
@@ -510,13 +510,6 @@ int iperf_results_from_json(const json_t *j, struct iperf_stream_result *r, size
         double d = json_number_value(rt);
         r[i].retransmits = isfinite(d) && d >= -1 && d < 9e18 ? (int64_t)d : -1;
         r[i].start_time = r[i].end_time = 0;
-        /* The UDP figures: a jitter of a day or a count past 2^60 is no measurement (0 then). */
-        double jit;
-        r[i].jitter = json_f64(json_object_get(s, "jitter"), &jit) && jit >= 0 && jit < 86400 ? jit : 0;
-        if (!iperf_json_u64(json_object_get(s, "errors"), &r[i].errors) || r[i].errors > (UINT64_C(1) << 60))
-            r[i].errors = 0;
-        if (!iperf_json_u64(json_object_get(s, "packets"), &r[i].packets) || r[i].packets > (UINT64_C(1) << 60))
-            r[i].packets = 0;
         /* start_time / end_time came with iperf 3.2; older peers omit them. */
         double st, et;
         if (json_f64(json_object_get(s, "start_time"), &st) &&
@@ -527,6 +520,35 @@ int iperf_results_from_json(const json_t *j, struct iperf_stream_result *r, size
     }
     *n = count;
     return BRISK_OK;
+}
+
+int iperf_results_set_udp(json_t *j, const struct iperf_udp_result *u, size_t n)
+{
+    json_t *streams = json_object_get(j, "streams");
+    int rc = 0;
+    for (size_t i = 0; i < n && i < json_array_size(streams); i++) {
+        json_t *s = json_array_get(streams, i);
+        rc |= json_object_set_new(s, "jitter", json_real(u[i].jitter));
+        rc |= set_u64(s, "errors", u[i].errors);
+        rc |= set_u64(s, "packets", u[i].packets);
+    }
+    return rc ? BRISK_ERR_NOMEM : BRISK_OK;
+}
+
+void iperf_results_get_udp(const json_t *j, struct iperf_udp_result *u, size_t n)
+{
+    const json_t *streams = json_object_get(j, "streams");
+    for (size_t i = 0; i < n; i++) {
+        const json_t *s = json_array_get(streams, i);
+        double jit;
+        memset(&u[i], 0, sizeof(u[i]));
+        if (json_f64(json_object_get(s, "jitter"), &jit) && jit >= 0 && jit < 86400)
+            u[i].jitter = jit;
+        if (!iperf_json_u64(json_object_get(s, "errors"), &u[i].errors) || u[i].errors > (UINT64_C(1) << 60))
+            u[i].errors = 0;
+        if (!iperf_json_u64(json_object_get(s, "packets"), &u[i].packets) || u[i].packets > (UINT64_C(1) << 60))
+            u[i].packets = 0;
+    }
 }
 
 int iperf_results_set_meta(json_t *j, const struct iperf_results_meta *m)

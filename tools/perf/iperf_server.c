@@ -69,6 +69,7 @@ struct perf_iperf_server {
     uint64_t watchdog; /* BRISK_TIME_NONE when off */
     uint64_t sent, received;
     struct iperf_stream_result remote[PERF_MAX_STREAMS];
+    struct iperf_udp_result remote_udp[PERF_MAX_STREAMS];
     size_t nremote;
     int error;
     char err[PERF_ERR_LEN];
@@ -151,7 +152,7 @@ static void build_report(const struct perf_iperf_server *s, struct perf_report *
     perf_intervals_view(&s->iv, &r->intervals);
     r->udp_strays = s->udp_strays;
     for (uint32_t i = 0; i < s->nstreams; i++)
-        perf_stream_report_fill(&s->streams[i], s->remote, s->nremote, r, &r->streams[i]);
+        perf_stream_report_fill(&s->streams[i], s->remote, s->remote_udp, s->nremote, r, &r->streams[i]);
 }
 
 /* Ends the current test (complete when error == 0), reports it and returns to idle. */
@@ -218,6 +219,9 @@ static void start_test(struct perf_iperf_server *s, struct pending *pd, uint64_t
     s->state = S_WAIT_PARAMS;
     memcpy(s->cookie, pd->cookie, IPERF_COOKIE_SIZE);
     iperf_ctrl_init(&s->ctrl, pd->s);
+    /* Control messages are small writes the peer waits for: Nagle would hold one behind an unacknowledged
+     * other until a delayed ACK (40 ms), and a UDP -R test's first datagrams would count as lost. */
+    brisk_setsockopt(pd->s, BRISK_SO_NODELAY, 1, now);
     memset(&s->ctrl_info, 0, sizeof(s->ctrl_info));
     brisk_conn_info(pd->s, &s->ctrl_info);
     s->iv.n = 0; /* the previous test's intervals are gone from here on */
@@ -270,8 +274,10 @@ static void start_running(struct perf_iperf_server *s, uint64_t now)
         snprintf(s->congestion, sizeof(s->congestion), "%s", cc ? cc : "");
     }
     s->watchdog = s->p.duration_ns ? now + s->p.duration_ns + WATCHDOG_NS : BRISK_TIME_NONE;
-    if (iperf_ctrl_put_state(&s->ctrl, IPERF_TEST_START, now) < 0 ||
-        iperf_ctrl_put_state(&s->ctrl, IPERF_TEST_RUNNING, now) < 0)
+    /* Both states in one segment: a -R UDP client counts datagrams only once it runs, so TEST_RUNNING must
+     * not trail behind the data (the control connection is NODELAY for the same reason). */
+    const uint8_t go[2] = {(uint8_t)IPERF_TEST_START, (uint8_t)IPERF_TEST_RUNNING};
+    if (iperf_ctrl_put_raw(&s->ctrl, go, sizeof(go), now) < 0)
         end_test(s, s->ctrl.error, "control connection failed", now);
     else
         logf_(s, "test running");
@@ -484,6 +490,7 @@ static void on_params(struct perf_iperf_server *s, json_t *j, uint64_t now)
 static void send_results(struct perf_iperf_server *s, uint64_t now)
 {
     struct iperf_stream_result r[PERF_MAX_STREAMS];
+    struct iperf_udp_result u[PERF_MAX_STREAMS];
     double secs = (double)(s->end_ns - s->start_ns) / 1e9;
     for (uint32_t i = 0; i < s->nstreams; i++) {
         const struct perf_stream *st = &s->streams[i];
@@ -492,9 +499,7 @@ static void send_results(struct perf_iperf_server *s, uint64_t now)
         r[i].retransmits = st->sender && st->info_ok ? (int64_t)st->info.retransmits : -1;
         r[i].start_time = 0;
         r[i].end_time = secs;
-        r[i].jitter = st->udp && !st->sender ? st->rx.jitter : 0;
-        r[i].errors = st->udp && !st->sender ? st->rx.lost : 0;
-        r[i].packets = !st->udp ? 0 : st->sender ? st->packets : st->rx.packet_count;
+        perf_stream_udp_result(st, &u[i]);
     }
     if (s->env.cpu) {
         struct perf_cpu_sample now_cpu;
@@ -507,7 +512,7 @@ static void send_results(struct perf_iperf_server *s, uint64_t now)
     /* iperf3's flag: a TCP sender has retransmission counts, a UDP sender none (0), a receiver says -1. */
     int has_retr = s->p.udp ? (s->p.reverse ? 0 : -1) : s->p.reverse;
     json_t *j = iperf_results_to_json(has_retr, r, s->nstreams);
-    if (j && iperf_results_set_meta(j, &meta) != BRISK_OK) {
+    if (j && (iperf_results_set_meta(j, &meta) != BRISK_OK || iperf_results_set_udp(j, u, s->nstreams) != BRISK_OK)) {
         json_decref(j);
         j = NULL;
     }
@@ -564,6 +569,7 @@ static void read_ctrl(struct perf_iperf_server *s, uint64_t now)
                 rc = iperf_results_from_json(j, s->remote, PERF_MAX_STREAMS, &s->nremote, err, sizeof(err));
                 if (rc == BRISK_OK) {
                     iperf_results_get_meta(j, &s->remote_meta);
+                    iperf_results_get_udp(j, s->remote_udp, s->nremote);
                     s->have_remote_meta = 1;
                 }
                 if (rc < 0) {

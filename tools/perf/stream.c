@@ -124,8 +124,19 @@ void perf_stream_close(struct perf_stream *st, uint64_t now)
     brisk_close(s, now);
 }
 
-void perf_stream_report_fill(const struct perf_stream *st, const struct iperf_stream_result *remote, size_t nremote,
-                             struct perf_report *r, struct perf_stream_report *o)
+void perf_stream_udp_result(const struct perf_stream *st, struct iperf_udp_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!st->udp)
+        return;
+    out->jitter = st->sender ? 0 : st->rx.jitter;
+    out->errors = st->sender ? 0 : st->rx.lost;
+    out->packets = st->sender ? st->packets : st->rx.packet_count;
+}
+
+void perf_stream_report_fill(const struct perf_stream *st, const struct iperf_stream_result *remote,
+                             const struct iperf_udp_result *remote_udp, size_t nremote, struct perf_report *r,
+                             struct perf_stream_report *o)
 {
     o->id = st->id;
     o->sender = st->sender;
@@ -167,9 +178,9 @@ void perf_stream_report_fill(const struct perf_stream *st, const struct iperf_st
         o->remote_bytes = remote[k].bytes;
         o->remote_retrans = remote[k].retransmits;
         o->remote_seconds = remote[k].end_time - remote[k].start_time;
-        o->remote_packets = remote[k].packets;
-        o->remote_lost = remote[k].errors;
-        o->remote_jitter = remote[k].jitter;
+        o->remote_packets = remote_udp[k].packets;
+        o->remote_lost = remote_udp[k].errors;
+        o->remote_jitter = remote_udp[k].jitter;
         if (st->sender)
             r->remote_received += remote[k].bytes;
         else

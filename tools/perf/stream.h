@@ -66,7 +66,10 @@ void perf_stream_close(struct perf_stream *st, uint64_t now);
  * set already. */
 struct perf_report;
 struct perf_stream_report;
-void perf_stream_report_fill(const struct perf_stream *st, const struct iperf_stream_result *remote, size_t nremote,
-                             struct perf_report *r, struct perf_stream_report *o);
+void perf_stream_report_fill(const struct perf_stream *st, const struct iperf_stream_result *remote,
+                             const struct iperf_udp_result *remote_udp, size_t nremote, struct perf_report *r,
+                             struct perf_stream_report *o);
+/* A stream's own UDP figures for the results exchange (zero for a TCP stream). */
+void perf_stream_udp_result(const struct perf_stream *st, struct iperf_udp_result *out);
 
 #endif
