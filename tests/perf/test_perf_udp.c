@@ -59,7 +59,8 @@ static void test_header(void **state)
     uint8_t b[16];
     struct perf_udp_header h = {.sec = 0x01020304, .usec = 999999, .pcount = 0x1122334455667788ull}, g;
     assert_int_equal(perf_udp_header_put(b, sizeof(b), &h, 1), 16);
-    const uint8_t want64[16] = {1, 2, 3, 4, 0, 0x0f, 0x42, 0x3f, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
+    const uint8_t want64[16] = {1,    2,    3,    4,    0,    0x0f, 0x42, 0x3f,
+                                0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
     assert_memory_equal(b, want64, 16);
     assert_true(perf_udp_header_parse(b, 16, 1, &g));
     assert_int_equal(g.sec, h.sec);
@@ -448,9 +449,8 @@ static void test_sim_json(void **state)
     assert_int_equal(json_integer_value(json_object_get(u, "lost_packets")), 0);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(end, "sum_received"), "bytes")),
                      x.rs.streams[0].bytes);
-    assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(j, "start"),
-                                                                          "test_start"),
-                                                          "protocol")),
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(j, "start"), "test_start"), "protocol")),
                         "UDP");
     json_decref(j);
     free(buf);

@@ -5,7 +5,8 @@
  * since the previous report and, on a sending stream, the retransmissions in between and the TCP state at the
  * report (tcp_info's snd_cwnd, snd_wnd, rtt, rttvar, pmtu). Over UDP a sending stream reports the datagrams
  * it sent, a receiving one how far the packet numbers advanced, the datagrams counted lost in between and the
- * jitter as it stands at the report. A last partial interval closes when the test ends, so the intervals tile the test and their bytes add up to the stream's total.
+ * jitter as it stands at the report. A last partial interval closes when the test ends, so the intervals tile
+ * the test and their bytes add up to the stream's total.
  *
  * Here the boundaries are origin + k * period (so late ticks do not drift the grid), the engines close an
  * interval from their tick when its boundary has passed, and they close the last one when their counters

@@ -1,6 +1,7 @@
 /*
  * interval.h — iperf3's interval reports: every -i of a running test, each stream's bytes, retransmissions
- * and TCP state (or UDP datagrams, loss and jitter), kept for the JSON's intervals[] and printed live as iperf3's interval lines.
+ * and TCP state (or UDP datagrams, loss and jitter), kept for the JSON's intervals[] and printed live as
+ * iperf3's interval lines.
  */
 #ifndef BRISK_PERF_INTERVAL_H
 #define BRISK_PERF_INTERVAL_H

@@ -274,8 +274,8 @@ static void move_udp(struct perf_iperf_client *c, struct perf_stream *st, uint64
     if (st->sender) {
         if (c->state != C_RUNNING || c->udp_blocked || (c->p.bytes && c->sent >= c->p.bytes))
             return;
-        int64_t n = perf_stream_udp_send(st, st->u, NULL, 0, c->block, c->p.blksize, c->p.counters64, c->p.rate,
-                                         UDP_BURST, now, fine_now(&c->env, now));
+        int64_t n = perf_stream_udp_send(st, st->u, NULL, 0, c->block, c->p.blksize, c->p.counters64,
+                                         c->p.rate, UDP_BURST, now, fine_now(&c->env, now));
         if (n > 0)
             c->sent += (uint64_t)n;
         if (!st->error && perf_stream_udp_due(st, c->p.rate) <= now && n < (int64_t)UDP_BURST * c->p.blksize)
@@ -306,9 +306,10 @@ static void move_data(struct perf_iperf_client *c, uint64_t now)
             if (st->error && c->state == C_RUNNING) {
                 char msg[PERF_ERR_LEN];
                 snprintf(msg, sizeof(msg), "a UDP stream failed: %s%s", brisk_strerror(st->error),
-                         st->error == BRISK_ERR_MSGSIZE ? " (the datagram is over the path MTU: brisk does not "
-                                                          "fragment; use a smaller -l)"
-                                                        : "");
+                         st->error == BRISK_ERR_MSGSIZE
+                             ? " (the datagram is over the path MTU: brisk does not "
+                               "fragment; use a smaller -l)"
+                             : "");
                 fail(c, st->error, msg, now);
                 return;
             }
@@ -375,7 +376,8 @@ static void send_results(struct perf_iperf_client *c, uint64_t now)
     /* iperf3's flag: a TCP sender has retransmission counts, a UDP sender none (0), a receiver says -1. */
     int has_retr = c->p.udp ? (c->p.reverse ? -1 : 0) : !c->p.reverse;
     json_t *j = iperf_results_to_json(has_retr, r, c->nstreams);
-    if (j && (iperf_results_set_meta(j, &meta) != BRISK_OK || iperf_results_set_udp(j, u, c->nstreams) != BRISK_OK)) {
+    if (j && (iperf_results_set_meta(j, &meta) != BRISK_OK ||
+              iperf_results_set_udp(j, u, c->nstreams) != BRISK_OK)) {
         json_decref(j);
         j = NULL;
     }
@@ -615,7 +617,8 @@ struct perf_iperf_client *perf_iperf_client_new(const struct perf_env *env, cons
     int dummy;
     if (!err)
         err = &dummy;
-    if (!env || !env->st || !p || !p->parallel || p->parallel > PERF_MAX_STREAMS || (!p->blksize && !p->udp) ||
+    if (!env || !env->st || !p || !p->parallel || p->parallel > PERF_MAX_STREAMS ||
+        (!p->blksize && !p->udp) ||
         (p->udp && p->blksize && (p->blksize < PERF_UDP_MIN_LEN || p->blksize > PERF_UDP_MAX_LEN)) ||
         (!p->duration_ns && !p->bytes)) {
         *err = BRISK_ERR_INVAL;

@@ -546,7 +546,8 @@ void iperf_results_get_udp(const json_t *j, struct iperf_udp_result *u, size_t n
             u[i].jitter = jit;
         if (!iperf_json_u64(json_object_get(s, "errors"), &u[i].errors) || u[i].errors > (UINT64_C(1) << 60))
             u[i].errors = 0;
-        if (!iperf_json_u64(json_object_get(s, "packets"), &u[i].packets) || u[i].packets > (UINT64_C(1) << 60))
+        if (!iperf_json_u64(json_object_get(s, "packets"), &u[i].packets) ||
+            u[i].packets > (UINT64_C(1) << 60))
             u[i].packets = 0;
     }
 }

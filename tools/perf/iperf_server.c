@@ -315,7 +315,8 @@ static void send_replies(struct perf_iperf_server *s, uint64_t now)
         start_running(s, now);
 }
 
-static struct perf_stream *udp_stream_of(struct perf_iperf_server *s, const struct brisk_addr *from, uint16_t port)
+static struct perf_stream *udp_stream_of(struct perf_iperf_server *s, const struct brisk_addr *from,
+                                         uint16_t port)
 {
     for (uint32_t i = 0; i < s->nstreams; i++)
         if (s->streams[i].peer_port == port && brisk_addr_equal(&s->streams[i].peer, from))
@@ -408,8 +409,8 @@ static void pump_pending(struct perf_iperf_server *s, uint64_t now)
             brisk_abort(p.s, now);
         } else if (s->state == S_IDLE && !s->finished) {
             start_test(s, &p, now);
-        } else if (s->state == S_STREAMS && !s->p.udp && memcmp(p.cookie, s->cookie, IPERF_COOKIE_SIZE) == 0 &&
-                   s->nstreams < s->p.parallel) {
+        } else if (s->state == S_STREAMS && !s->p.udp &&
+                   memcmp(p.cookie, s->cookie, IPERF_COOKIE_SIZE) == 0 && s->nstreams < s->p.parallel) {
             add_stream(s, &p, now);
         } else {
             deny(p.s, now);
@@ -462,7 +463,8 @@ static void on_params(struct perf_iperf_server *s, json_t *j, uint64_t now)
     if (p.udp) {
         rc = udp_open_socket(s);
         if (rc < 0) {
-            snprintf(msg, sizeof(msg), "cannot open the UDP socket on port %u: %s%s", s->port, brisk_strerror(rc),
+            snprintf(msg, sizeof(msg), "cannot open the UDP socket on port %u: %s%s", s->port,
+                     brisk_strerror(rc),
                      rc == BRISK_ERR_AFNOSUPPORT ? " (the stack has no IPv6 UDP yet)" : "");
             server_error(s, msg, now);
             return;
@@ -512,7 +514,8 @@ static void send_results(struct perf_iperf_server *s, uint64_t now)
     /* iperf3's flag: a TCP sender has retransmission counts, a UDP sender none (0), a receiver says -1. */
     int has_retr = s->p.udp ? (s->p.reverse ? 0 : -1) : s->p.reverse;
     json_t *j = iperf_results_to_json(has_retr, r, s->nstreams);
-    if (j && (iperf_results_set_meta(j, &meta) != BRISK_OK || iperf_results_set_udp(j, u, s->nstreams) != BRISK_OK)) {
+    if (j && (iperf_results_set_meta(j, &meta) != BRISK_OK ||
+              iperf_results_set_udp(j, u, s->nstreams) != BRISK_OK)) {
         json_decref(j);
         j = NULL;
     }
@@ -619,18 +622,21 @@ static void move_data(struct perf_iperf_server *s, uint64_t now)
     for (uint32_t i = 0; i < s->nstreams; i++) {
         struct perf_stream *st = &s->streams[i];
         if (st->udp && st->sender && s->state == S_RUNNING && !s->udp_blocked) {
-            int64_t n = perf_stream_udp_send(st, s->udp, &st->peer, st->peer_port, s->block, s->p.blksize,
-                                             s->p.counters64, s->p.rate, UDP_BURST, now, fine_now(&s->env, now));
+            int64_t n =
+                perf_stream_udp_send(st, s->udp, &st->peer, st->peer_port, s->block, s->p.blksize,
+                                     s->p.counters64, s->p.rate, UDP_BURST, now, fine_now(&s->env, now));
             if (n > 0)
                 s->sent += (uint64_t)n;
             /* Still due after the send returned short of its burst: the stack had no room. */
-            if (!st->error && perf_stream_udp_due(st, s->p.rate) <= now && n < (int64_t)UDP_BURST * s->p.blksize)
+            if (!st->error && perf_stream_udp_due(st, s->p.rate) <= now &&
+                n < (int64_t)UDP_BURST * s->p.blksize)
                 s->udp_blocked = 1;
             if (st->error) {
                 char msg[PERF_ERR_LEN];
-                snprintf(msg, sizeof(msg), "a UDP stream failed to send a %u-byte datagram: %s%s", s->p.blksize,
-                         brisk_strerror(st->error),
-                         st->error == BRISK_ERR_MSGSIZE ? " (over the path MTU: brisk does not fragment)" : "");
+                snprintf(msg, sizeof(msg), "a UDP stream failed to send a %u-byte datagram: %s%s",
+                         s->p.blksize, brisk_strerror(st->error),
+                         st->error == BRISK_ERR_MSGSIZE ? " (over the path MTU: brisk does not fragment)"
+                                                        : "");
                 end_test(s, st->error, msg, now);
                 return;
             }
@@ -696,8 +702,8 @@ static void step(struct perf_iperf_server *s, uint64_t now)
     }
 }
 
-struct perf_iperf_server *perf_iperf_server_new(const struct perf_env *env, const struct brisk_addr *ip, uint16_t port,
-                                                int once, int *err)
+struct perf_iperf_server *perf_iperf_server_new(const struct perf_env *env, const struct brisk_addr *ip,
+                                                uint16_t port, int once, int *err)
 {
     int dummy;
     if (!err)

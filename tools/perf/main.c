@@ -9,7 +9,8 @@
  *   brisk-perf rr      ADDR [-p N] [-t TIME] [-n COUNT] [-P N] [-l REQ] [--resp N] [--no-nodelay] [--json]
  *                                                                                  TAP [STACK]
  *   brisk-perf echo    [--port N] [--no-nodelay]                                   TAP [STACK]
- *   TAP:   --tap NAME --ip ADDR/PREFIX [--ip6 ADDR/PREFIX] [--gw ADDR] [--mtu N] [--no-gso] [--txc-delay TIME] [--loss P]
+ *   TAP:   --tap NAME --ip ADDR/PREFIX [--ip6 ADDR/PREFIX] [--gw ADDR] [--mtu N] [--no-gso] [--txc-delay
+ * TIME] [--loss P]
  *          [--wait TIME] [--busy-poll TIME] [-i INTERVAL] [--stats] [--ctl PATH]
  *   STACK: [--profile NAME] [--set name=value ...] [--seed N]
  *
@@ -341,8 +342,9 @@ static int parse(int argc, char **argv, struct opts *o)
         if (o->p.udp && tcp_only)
             return bad("-%s is a TCP option; it does not go with -u%s", tcp_only == 'N' ? "N" : "M", "");
         if (o->p.udp && l_given && (o->p.blksize < PERF_UDP_MIN_LEN || o->p.blksize > PERF_UDP_MAX_LEN))
-            return bad("bad length '%s' for -u%s (16 ... 65507: the header, up to an IPv4 datagram's payload)",
-                       l_arg, "");
+            return bad(
+                "bad length '%s' for -u%s (16 ... 65507: the header, up to an IPv4 datagram's payload)",
+                l_arg, "");
         if (o->p.udp && !l_given)
             o->p.blksize = 0; /* iperf3's UDP default: the control connection's MSS */
         if (o->p.udp && !b_given)
@@ -552,8 +554,9 @@ static uint64_t hook(void *ctx, brisk_loop *l, uint64_t now)
     struct run *run = ctx;
     if ((run->o->mode == M_CLIENT || run->o->mode == M_RR) && !run->started) {
         /* IPv4: ARP first (the SYN should not be the frame that waits); IPv6's ND queues the SYN. */
-        int rc = run->o->server.family == BRISK_AF_INET ? brisk_stack_resolve(run->st, run->o->server.u.v4, now)
-                                                         : BRISK_OK;
+        int rc = run->o->server.family == BRISK_AF_INET
+                     ? brisk_stack_resolve(run->st, run->o->server.u.v4, now)
+                     : BRISK_OK;
         if (rc == BRISK_OK) {
             if (start_client(run, now) < 0) {
                 run->exit_code = 1;
@@ -634,7 +637,8 @@ int main(int argc, char **argv)
         brisk_stack_free(st);
         return 1;
     }
-    if (o.ip6.family && (err = brisk_netdev_add_addr(brisk_tap_netdev(tap), &o.ip6, o.ip6_prefix)) != BRISK_OK) {
+    if (o.ip6.family &&
+        (err = brisk_netdev_add_addr(brisk_tap_netdev(tap), &o.ip6, o.ip6_prefix)) != BRISK_OK) {
         fprintf(stderr, "brisk-perf: --ip6: %s\n", brisk_strerror(err));
         brisk_tap_close(tap);
         brisk_loop_free(loop);

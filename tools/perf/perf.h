@@ -152,7 +152,8 @@ struct perf_report {
     struct perf_params params;             /* as negotiated */
     /* For iperf3's start and end objects: */
     char cookie[40];
-    struct brisk_addr ctrl_laddr, ctrl_raddr; /* the control connection (connecting_to / accepted_connection) */
+    struct brisk_addr ctrl_laddr,
+        ctrl_raddr; /* the control connection (connecting_to / accepted_connection) */
     uint16_t ctrl_lport, ctrl_rport;
     uint32_t ctrl_mss;        /* client: the control connection's send MSS (tcp_mss_default) */
     uint64_t sndbuf, rcvbuf;  /* the first data stream's buffer sizes (sndbuf_actual, ...) */
@@ -186,8 +187,8 @@ void perf_iperf_client_free(struct perf_iperf_client *c, uint64_t now); /* close
 /* ---- iperf3 server (serves iperf3 -c or brisk-perf client), one test at a time like iperf3 ---- */
 struct perf_iperf_server;
 /* Listens on ip:port (ip 0 = any of the stack's addresses). once: stop after the first test. */
-struct perf_iperf_server *perf_iperf_server_new(const struct perf_env *env, const struct brisk_addr *ip, uint16_t port,
-                                                int once, int *err);
+struct perf_iperf_server *perf_iperf_server_new(const struct perf_env *env, const struct brisk_addr *ip,
+                                                uint16_t port, int once, int *err);
 uint64_t perf_iperf_server_deadline(const struct perf_iperf_server *s);
 void perf_iperf_server_tick(struct perf_iperf_server *s, uint64_t now);
 int perf_iperf_server_done(const struct perf_iperf_server *s); /* `once` and the test ended */
@@ -235,8 +236,8 @@ void perf_rr_client_free(struct perf_rr_client *c, uint64_t now);
 
 /* Echo server: every byte read is written back; many connections at once. */
 struct perf_echo_server;
-struct perf_echo_server *perf_echo_server_new(const struct perf_env *env, const struct brisk_addr *ip, uint16_t port,
-                                              int nodelay, int *err);
+struct perf_echo_server *perf_echo_server_new(const struct perf_env *env, const struct brisk_addr *ip,
+                                              uint16_t port, int nodelay, int *err);
 uint64_t perf_echo_server_bytes(const struct perf_echo_server *s);       /* echoed so far */
 uint32_t perf_echo_server_connections(const struct perf_echo_server *s); /* accepted so far */
 void perf_echo_server_free(struct perf_echo_server *s, uint64_t now);

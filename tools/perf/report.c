@@ -10,10 +10,11 @@
  * report combines the local figures with the peer's from the results exchange, so both sides print both rows.
  * "sender" inside each object is iperf3's flag: this side sends on the stream.
  *
- * A UDP test (iperf3 -u) has iperf3's UDP shapes instead: the "Jitter  Lost/Total Datagrams" columns, interval
- * records with packets (and on the receiving side jitter_ms, lost_packets, lost_percent), one "udp" object
- * per stream in end.streams[] and end.sum beside sum_sent / sum_received. The loss and jitter are always the
- * receiver's (measured here, or the peer's from the results); the packet count of a stream is the sender's.
+ * A UDP test (iperf3 -u) has iperf3's UDP shapes instead: the "Jitter  Lost/Total Datagrams" columns,
+ * interval records with packets (and on the receiving side jitter_ms, lost_packets, lost_percent), one "udp"
+ * object per stream in end.streams[] and end.sum beside sum_sent / sum_received. The loss and jitter are
+ * always the receiver's (measured here, or the peer's from the results); the packet count of a stream is the
+ * sender's.
  */
 #include <inttypes.h>
 #include <jansson.h>
@@ -67,8 +68,8 @@ static double bps(const struct side *s)
 }
 
 /* One UDP stream's (or, s NULL, the test's) figures as iperf3 assembles them: the sender's and the
- * receiver's bytes and times (sides()), the datagrams the sender sent and the highest number the receiver saw,
- * the receiver's losses, reorderings and jitter (the sum's jitter is the streams' mean, as iperf3's). */
+ * receiver's bytes and times (sides()), the datagrams the sender sent and the highest number the receiver
+ * saw, the receiver's losses, reorderings and jitter (the sum's jitter is the streams' mean, as iperf3's). */
 struct udp_fig {
     struct side snd, rcv;
     uint64_t snd_packets, rcv_packets, lost, ooo;
@@ -145,7 +146,8 @@ static void print_row(FILE *f, int id, const struct side *s, const char *what)
 }
 
 static const char SEPARATOR[] = "- - - - - - - - - - - - - - - - - - - - - - - - -";
-static const char UDP_HEADER[] = "[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams";
+static const char UDP_HEADER[] =
+    "[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams";
 
 /* One UDP row: "[  5]   0.00-1.00   sec  1.19 MBytes  10.0 Mbits/sec  0.044 ms  0/893 (0%)  receiver". */
 static void print_udp_row(FILE *f, int id, double a, double b, uint64_t bytes, double jitter, int64_t lost,
@@ -155,8 +157,9 @@ static void print_udp_row(FILE *f, int id, double a, double b, uint64_t bytes, d
     id_str(ids, sizeof(ids), id);
     unit(size, sizeof(size), (double)bytes, 0);
     unit(rate, sizeof(rate), b - a > 0 ? (double)bytes * 8 / (b - a) : 0, 1);
-    fprintf(f, "[%s] %6.2f-%-6.2f sec  %s  %s  %5.3f ms  %" PRId64 "/%" PRIu64 " (%.2g%%)  %s\n", ids, a, b, size,
-            rate, jitter * 1000, lost, packets, packets ? 100.0 * (double)lost / (double)packets : 0.0, what);
+    fprintf(f, "[%s] %6.2f-%-6.2f sec  %s  %s  %5.3f ms  %" PRId64 "/%" PRIu64 " (%.2g%%)  %s\n", ids, a, b,
+            size, rate, jitter * 1000, lost, packets, packets ? 100.0 * (double)lost / (double)packets : 0.0,
+            what);
 }
 
 /* Interval i of a UDP test: the sender's "Total Datagrams" lines or the receiver's loss and jitter lines. */
@@ -167,8 +170,9 @@ static void udp_interval_print(FILE *f, const struct perf_intervals_view *v, uin
     double a = (double)iv->start_ns / 1e9, b = (double)iv->end_ns / 1e9;
     int sender = st[0].sender;
     if (header)
-        fprintf(f, "%s\n", sender ? "[ ID] Interval           Transfer     Bitrate         Total Datagrams"
-                                  : UDP_HEADER);
+        fprintf(f, "%s\n",
+                sender ? "[ ID] Interval           Transfer     Bitrate         Total Datagrams"
+                       : UDP_HEADER);
     uint64_t bytes = 0, packets = 0;
     int64_t lost = 0;
     double jitter = 0;
@@ -212,10 +216,11 @@ static void udp_report_print(FILE *f, const struct perf_report *r)
         udp_fig(r, sum ? NULL : &r->streams[i], &u);
         int id = sum ? -1 : r->streams[i].id;
         print_udp_row(f, id, 0, u.snd.seconds, u.snd.bytes, 0, 0, u.snd_packets, "sender");
-        print_udp_row(f, id, 0, u.rcv.seconds, u.rcv.bytes, u.jitter, (int64_t)u.lost, u.rcv_packets, "receiver");
+        print_udp_row(f, id, 0, u.rcv.seconds, u.rcv.bytes, u.jitter, (int64_t)u.lost, u.rcv_packets,
+                      "receiver");
         if (u.ooo && !sum)
-            fprintf(f, "[SUM] %6.2f-%-6.2f sec  %" PRIu64 " datagrams received out-of-order\n", 0.0, u.rcv.seconds,
-                    u.ooo);
+            fprintf(f, "[SUM] %6.2f-%-6.2f sec  %" PRIu64 " datagrams received out-of-order\n", 0.0,
+                    u.rcv.seconds, u.ooo);
     }
 }
 
@@ -496,8 +501,8 @@ static void udp_end(json_t *end, const struct perf_report *r, int local_sends)
         struct udp_fig u;
         udp_fig(r, sr, &u);
         uint64_t packets = u.snd_packets ? u.snd_packets : u.rcv_packets;
-        json_t *o = udp_end_json(sr->id, &u.snd, u.snd.bytes, bps(&u.snd), u.jitter, u.lost, packets, 1, u.ooo,
-                                 local_sends);
+        json_t *o = udp_end_json(sr->id, &u.snd, u.snd.bytes, bps(&u.snd), u.jitter, u.lost, packets, 1,
+                                 u.ooo, local_sends);
         json_object_set_new(o, "id", json_integer(sr->id));
         if (sr->short_drops) /* brisk-perf's: datagrams too short for iperf3's header */
             set_int(o, "short_datagrams", sr->short_drops);
@@ -512,8 +517,9 @@ static void udp_end(json_t *end, const struct perf_report *r, int local_sends)
                                      u.snd_packets ? u.snd_packets : u.rcv_packets, 0, 0, local_sends));
     json_object_set_new(end, "sum_sent",
                         udp_end_json(-1, &u.snd, u.snd.bytes, bps(&u.snd), 0, 0, u.snd_packets, 0, 0, 1));
-    json_object_set_new(end, "sum_received", udp_end_json(-1, &u.rcv, u.rcv.bytes, bps(&u.rcv), u.jitter, u.lost,
-                                                          u.rcv_packets, 0, 0, 0));
+    json_object_set_new(
+        end, "sum_received",
+        udp_end_json(-1, &u.rcv, u.rcv.bytes, bps(&u.rcv), u.jitter, u.lost, u.rcv_packets, 0, 0, 0));
     if (r->role == 's')
         set_int(end, "stray_datagrams", r->udp_strays);
 }

@@ -65,9 +65,9 @@ int64_t perf_stream_recv(struct perf_stream *st, uint8_t *scratch, size_t cap, i
     return total;
 }
 
-int64_t perf_stream_udp_send(struct perf_stream *st, brisk_udp *u, const struct brisk_addr *dst, uint16_t port,
-                             uint8_t *block, uint32_t blksize, int counters64, uint64_t rate, uint32_t burst,
-                             uint64_t now, uint64_t stamp_ns)
+int64_t perf_stream_udp_send(struct perf_stream *st, brisk_udp *u, const struct brisk_addr *dst,
+                             uint16_t port, uint8_t *block, uint32_t blksize, int counters64, uint64_t rate,
+                             uint32_t burst, uint64_t now, uint64_t stamp_ns)
 {
     int64_t done = 0;
     for (uint32_t k = 0; k < burst && !st->error && u; k++) {
@@ -76,7 +76,8 @@ int64_t perf_stream_udp_send(struct perf_stream *st, brisk_udp *u, const struct 
         struct perf_udp_header h = {.pcount = st->packets + 1};
         perf_udp_stamp(stamp_ns, &h);
         perf_udp_header_put(block, blksize, &h, counters64); /* -l is at least the header's length */
-        int64_t n = dst ? brisk_udp_sendto(u, block, blksize, dst, port, now) : brisk_udp_send(u, block, blksize, now);
+        int64_t n = dst ? brisk_udp_sendto(u, block, blksize, dst, port, now)
+                        : brisk_udp_send(u, block, blksize, now);
         if (n == BRISK_ERR_AGAIN)
             break;
         if (n < 0) {

@@ -45,13 +45,15 @@ int64_t perf_stream_send(struct perf_stream *st, const uint8_t *block, uint32_t 
  * sets eof at the peer's FIN. With count 0 the bytes are drained without adding to st->bytes (after the
  * figures were reported). */
 int64_t perf_stream_recv(struct perf_stream *st, uint8_t *scratch, size_t cap, int count, uint64_t now);
-/* UDP sender: sends the datagrams the pacing at `rate` (bit/s, 0 = as fast as the socket takes them) allows by
- * `now`, at most `burst` of them: each the block (blksize bytes) with a fresh header written into it, stamped
- * `stamp_ns`. To u's connected peer, or to dst:port (the server's shared socket). Returns the bytes sent
- * (>= 0; BRISK_ERR_AGAIN stops it quietly: WRITABLE follows) or the socket's error (also kept in st->error). */
-int64_t perf_stream_udp_send(struct perf_stream *st, brisk_udp *u, const struct brisk_addr *dst, uint16_t port,
-                             uint8_t *block, uint32_t blksize, int counters64, uint64_t rate, uint32_t burst,
-                             uint64_t now, uint64_t stamp_ns);
+/* UDP sender: sends the datagrams the pacing at `rate` (bit/s, 0 = as fast as the socket takes them) allows
+ * by `now`, at most `burst` of them: each the block (blksize bytes) with a fresh header written into it,
+ * stamped `stamp_ns`. To u's connected peer, or to dst:port (the server's shared socket). Returns the bytes
+ * sent
+ * (>= 0; BRISK_ERR_AGAIN stops it quietly: WRITABLE follows) or the socket's error (also kept in st->error).
+ */
+int64_t perf_stream_udp_send(struct perf_stream *st, brisk_udp *u, const struct brisk_addr *dst,
+                             uint16_t port, uint8_t *block, uint32_t blksize, int counters64, uint64_t rate,
+                             uint32_t burst, uint64_t now, uint64_t stamp_ns);
 /* When the sender's next datagram is due (BRISK_TIME_NONE: not a UDP sender). */
 uint64_t perf_stream_udp_due(const struct perf_stream *st, uint64_t rate);
 /* UDP receiver: counts one datagram of len bytes that arrived at arrival_ns (count 0: after the figures were

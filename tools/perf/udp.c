@@ -112,7 +112,8 @@ void perf_udp_rx_update(struct perf_udp_rx *rx, const struct perf_udp_header *h,
     rx->jitter += (d - rx->jitter) / 16.0;
 }
 
-void perf_udp_rx_datagram(struct perf_udp_rx *rx, const uint8_t *d, size_t len, int counters64, uint64_t arrival_ns)
+void perf_udp_rx_datagram(struct perf_udp_rx *rx, const uint8_t *d, size_t len, int counters64,
+                          uint64_t arrival_ns)
 {
     struct perf_udp_header h;
     if (!perf_udp_header_parse(d, len, counters64, &h)) {

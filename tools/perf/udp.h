@@ -23,12 +23,12 @@ int perf_udp_is_connect_reply(const uint8_t *d, size_t len);
 /* The data header: the sender's clock at the send (seconds and microseconds, CLOCK_MONOTONIC in iperf3, 32
  * bits each) and the packet number (1, 2, 3, ... per stream), all big-endian; the number has 64 bits with
  * --udp-counters-64bit, else 32. The rest of the datagram is filler. */
-#define PERF_UDP_HDR_LEN32 12
-#define PERF_UDP_HDR_LEN64 16
-#define PERF_UDP_MIN_LEN     16                  /* iperf3's smallest -l for UDP: either header fits */
-#define PERF_UDP_MAX_LEN     (65535 - 8 - 20)    /* iperf3's largest: an IPv4 datagram's payload */
-#define PERF_UDP_DEFAULT_LEN 1460                /* iperf3's -l when the control connection's MSS is unknown */
-#define PERF_UDP_DEFAULT_RATE (1024u * 1024u)    /* iperf3's -b for UDP: 1 Mbit/s (as iperf3 counts it) */
+#define PERF_UDP_HDR_LEN32    12
+#define PERF_UDP_HDR_LEN64    16
+#define PERF_UDP_MIN_LEN      16               /* iperf3's smallest -l for UDP: either header fits */
+#define PERF_UDP_MAX_LEN      (65535 - 8 - 20) /* iperf3's largest: an IPv4 datagram's payload */
+#define PERF_UDP_DEFAULT_LEN  1460             /* iperf3's -l when the control connection's MSS is unknown */
+#define PERF_UDP_DEFAULT_RATE (1024u * 1024u)  /* iperf3's -b for UDP: 1 Mbit/s (as iperf3 counts it) */
 
 struct perf_udp_header {
     uint32_t sec, usec; /* sent at */
@@ -43,7 +43,8 @@ void perf_udp_stamp(uint64_t now_ns, struct perf_udp_header *h);
 
 /*
  * What a receiver learns from one stream's datagrams, as iperf3 counts it (iperf_udp_recv):
- *   - packet_count is the highest packet number seen; a number beyond packet_count + 1 counts the gap as lost;
+ *   - packet_count is the highest packet number seen; a number beyond packet_count + 1 counts the gap as
+ * lost;
  *   - a number at or below packet_count is out of order, and takes one back from the lost (it was counted in
  *     a gap) while there are any;
  *   - jitter is RFC 3550 §6.4.1's (RFC 1889 A.8): the transit time of each datagram (arrival less its sent
@@ -52,19 +53,20 @@ void perf_udp_stamp(uint64_t now_ns, struct perf_udp_header *h);
  * Datagrams too short for the header are counted apart (short_drops) and change nothing else.
  */
 struct perf_udp_rx {
-    uint64_t datagrams;     /* accepted (with a header) */
-    uint64_t bytes;         /* their payload bytes */
-    uint64_t packet_count;  /* highest packet number seen */
-    uint64_t lost;          /* iperf3's cnt_error */
-    uint64_t out_of_order;  /* numbers at or below the highest seen */
-    uint64_t short_drops;   /* datagrams shorter than the header */
-    double jitter;          /* seconds */
-    double prev_transit;    /* seconds */
+    uint64_t datagrams;    /* accepted (with a header) */
+    uint64_t bytes;        /* their payload bytes */
+    uint64_t packet_count; /* highest packet number seen */
+    uint64_t lost;         /* iperf3's cnt_error */
+    uint64_t out_of_order; /* numbers at or below the highest seen */
+    uint64_t short_drops;  /* datagrams shorter than the header */
+    double jitter;         /* seconds */
+    double prev_transit;   /* seconds */
     int have_transit;
 };
 /* Counts one datagram of len bytes arriving at arrival_ns (the receiver's clock, the same kind the sender
  * stamps with for the figure to be a one-way delay variation). */
-void perf_udp_rx_datagram(struct perf_udp_rx *rx, const uint8_t *d, size_t len, int counters64, uint64_t arrival_ns);
+void perf_udp_rx_datagram(struct perf_udp_rx *rx, const uint8_t *d, size_t len, int counters64,
+                          uint64_t arrival_ns);
 /* The same for a parsed header (the arithmetic alone). */
 void perf_udp_rx_update(struct perf_udp_rx *rx, const struct perf_udp_header *h, uint64_t arrival_ns);
 
