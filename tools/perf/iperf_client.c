@@ -152,6 +152,9 @@ static int open_udp_stream(struct perf_iperf_client *c, struct perf_stream *st)
     brisk_udp_tuple(st->u, &t);
     st->laddr = t.laddr;
     st->lport = t.lport;
+    struct brisk_conn_info ci; /* an unbound socket picks its source per send: the control's, same route */
+    if (brisk_addr_is_any(&st->laddr) && c->ctrl.s && brisk_conn_info(c->ctrl.s, &ci) == BRISK_OK)
+        st->laddr = ci.tuple.laddr;
     st->peer = c->server;
     st->peer_port = c->p.port;
     return BRISK_OK;
