@@ -366,8 +366,14 @@ static int udp_open_socket(struct perf_iperf_server *s)
     if (!s->udp)
         return err;
     int rc = brisk_udp_bind(s->udp, &s->ctrl_info.tuple.laddr, s->port);
-    if (rc == BRISK_OK && s->p.window)
-        rc = brisk_udp_setsockopt(s->udp, BRISK_SO_RCVBUF, s->p.window);
+    /* iperf3 has a socket, and so a receive buffer, per stream; this one socket holds them all: -w or the
+     * default, times the streams (up to the option's 1 GB). */
+    uint64_t buf = s->p.window;
+    if (rc == BRISK_OK && !buf && brisk_udp_getsockopt(s->udp, BRISK_SO_RCVBUF, &buf) != BRISK_OK)
+        buf = 0;
+    buf *= s->p.parallel;
+    if (rc == BRISK_OK && buf)
+        rc = brisk_udp_setsockopt(s->udp, BRISK_SO_RCVBUF, buf < (1u << 30) ? buf : (1u << 30));
     if (rc == BRISK_OK)
         rc = brisk_udp_set_callback(s->udp, on_udp_event, s);
     if (rc < 0) {
