@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # brisk-perf --json has iperf3 3.12's schema. Debian's iperf3 against itself (loopback, in a namespace of this
 # test's own) gives the reference documents for each mode brisk-perf runs — client and server, plain, -R and
-# -P 2 — and then
+# -P 2, over TCP and UDP (-u -b 10M) — and then
 #   iperf3 -c      -> brisk-perf server  (over a TAP whose kernel side lives in the namespace)
 #   brisk-perf client -> iperf3 -s
 # and one jq program (schema.jq below) reads every document the same way: each key path of iperf3's document
@@ -44,7 +44,9 @@ def paths_of: [paths(true) as $p
                | ($p | map(if type == "number" then "[]" else . end) | join(".")) + ":" + (getpath($p) | type)]
               | unique;
 def missing($ref; $got): ($ref | paths_of) - ($got | paths_of);
-def local_bytes: [.end.streams[] | if .sender.sender then .sender.bytes else .receiver.bytes end] | add;
+def local_bytes:
+  if .end.streams[0].udp then (if .end.sum.sender then .end.sum_sent.bytes else .end.sum_received.bytes end)
+  else [.end.streams[] | if .sender.sender then .sender.bytes else .receiver.bytes end] | add end;
 def tiles:
   (.intervals | length) as $n
   | if $n == 0 then "no intervals"
@@ -93,8 +95,8 @@ wait_pid() { # bounded wait: a process still running after $2 s is killed (and f
 }
 
 # ---- the references: iperf3 against iperf3 on the namespace's loopback ----
-modes=("" "-R" "-P 2")
-for m in 0 1 2; do
+modes=("" "-R" "-P 2" "-u -b 10M" "-u -b 10M -R" "-u -b 10M -P 2")
+for m in "${!modes[@]}"; do
     ip netns exec "$ns" iperf3 -s -1 -J -p 5202 >"$tmp/ref_s$m.json" 2>&1 &
     ks=$!
     wait_listen 5202
@@ -123,7 +125,7 @@ start_brisk() {
 }
 
 # ---- iperf3 -c -> brisk-perf server ----
-for m in 0 1 2; do
+for m in "${!modes[@]}"; do
     start_brisk server -1 --json -i $ival
     ip netns exec "$ns" iperf3 -c 10.98.0.1 -t $secs -i $ival ${modes[$m]} -J >"$tmp/k.json" 2>&1
     krc=$?
@@ -139,7 +141,7 @@ for m in 0 1 2; do
 done
 
 # ---- brisk-perf client -> iperf3 -s ----
-for m in 0 1 2; do
+for m in "${!modes[@]}"; do
     ip netns exec "$ns" iperf3 -s -1 -J >"$tmp/k.json" 2>&1 &
     ks=$!
     wait_listen 5201

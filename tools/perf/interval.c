@@ -3,8 +3,10 @@
  *
  * iperf3 runs a timer every -i seconds from the test's start and, for each stream, reports the bytes moved
  * since the previous report and, on a sending stream, the retransmissions in between and the TCP state at the
- * report (tcp_info's snd_cwnd, snd_wnd, rtt, rttvar, pmtu). A last partial interval closes when the test
- * ends, so the intervals tile the test and their bytes add up to the stream's total.
+ * report (tcp_info's snd_cwnd, snd_wnd, rtt, rttvar, pmtu). Over UDP a sending stream reports the datagrams
+ * it sent, a receiving one how far the packet numbers advanced, the datagrams counted lost in between and the
+ * jitter as it stands at the report. A last partial interval closes when the test ends, so the intervals tile
+ * the test and their bytes add up to the stream's total.
  *
  * Here the boundaries are origin + k * period (so late ticks do not drift the grid), the engines close an
  * interval from their tick when its boundary has passed, and they close the last one when their counters
@@ -28,6 +30,8 @@ void perf_intervals_start(struct perf_intervals *v, uint64_t period_ns, uint32_t
     v->next_at = period_ns ? now + period_ns : BRISK_TIME_NONE;
     memset(v->last_bytes, 0, sizeof(v->last_bytes));
     memset(v->last_retr, 0, sizeof(v->last_retr));
+    memset(v->last_packets, 0, sizeof(v->last_packets));
+    memset(v->last_lost, 0, sizeof(v->last_lost));
 }
 
 uint64_t perf_intervals_deadline(const struct perf_intervals *v)
@@ -77,6 +81,17 @@ static void close_interval(struct perf_intervals *v, const struct perf_stream *s
         o->sender = s->sender;
         o->bytes = s->bytes - v->last_bytes[i];
         v->last_bytes[i] = s->bytes;
+        if (s->udp) {
+            /* iperf3's figures are deltas of the counters: packets sent, or the highest number seen. */
+            uint64_t packets = s->sender ? s->packets : s->rx.packet_count;
+            o->have_udp = 1;
+            o->packets = packets - v->last_packets[i];
+            o->lost = (int64_t)(s->rx.lost - v->last_lost[i]); /* a late datagram takes one back */
+            o->jitter = s->rx.jitter;
+            v->last_packets[i] = packets;
+            v->last_lost[i] = s->rx.lost;
+            continue;
+        }
         struct brisk_conn_info info;
         const struct brisk_conn_info *in = NULL;
         if (s->s && brisk_conn_info(s->s, &info) == BRISK_OK)

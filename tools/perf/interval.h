@@ -1,6 +1,7 @@
 /*
  * interval.h — iperf3's interval reports: every -i of a running test, each stream's bytes, retransmissions
- * and TCP state, kept for the JSON's intervals[] and printed live as iperf3's interval lines.
+ * and TCP state (or UDP datagrams, loss and jitter), kept for the JSON's intervals[] and printed live as
+ * iperf3's interval lines.
  */
 #ifndef BRISK_PERF_INTERVAL_H
 #define BRISK_PERF_INTERVAL_H
@@ -21,6 +22,7 @@ struct perf_intervals {
     uint64_t last_ns;   /* where the open interval began */
     int running, truncated;
     uint64_t last_bytes[PERF_MAX_STREAMS], last_retr[PERF_MAX_STREAMS];
+    uint64_t last_packets[PERF_MAX_STREAMS], last_lost[PERF_MAX_STREAMS]; /* UDP */
 };
 
 /* Starts a test's intervals at `now` (forgetting the previous test's; the arrays are kept for reuse). */

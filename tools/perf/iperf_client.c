@@ -12,6 +12,14 @@
  * With -R the client keeps reading its streams after TEST_END until the server closes them, as iperf3 does:
  * a server blocked on a full pipe must still get to read the control connection.
  *
+ * With -u each stream is a UDP socket connected to the server's port: it opens with the 4-byte connect
+ * datagram and is open when the server's reply comes back (udp.c), again one stream after the other. A
+ * sending stream paces its datagrams at -b from TEST_RUNNING on, catching up in bursts of at most UDP_BURST
+ * when the loop was late, as iperf3's throttle does; a receiving one counts datagrams only while the test
+ * runs (iperf3 stops counting at TEST_END). Without -l the datagram length is the control connection's send
+ * MSS, as iperf3 picks it, so that a datagram fits the path without fragments. A refused send waits for
+ * WRITABLE (udp_blocked) instead of spinning on the pacing deadline.
+ *
  * Every socket event and every tick run the same `step`, which does whatever the current state allows; a
  * re-entrancy guard makes a callback raised inside a socket call (brisk delivers events at the end of socket
  * calls made outside a callback) run the step again afterwards instead of nesting it.
@@ -52,6 +60,7 @@ struct perf_iperf_client {
     uint64_t end_at;   /* start + duration (BRISK_TIME_NONE if by bytes) */
     uint64_t sent, received;
     struct iperf_stream_result remote[PERF_MAX_STREAMS];
+    struct iperf_udp_result remote_udp[PERF_MAX_STREAMS];
     size_t nremote;
     int complete, error;
     char err[PERF_ERR_LEN];
@@ -70,12 +79,14 @@ struct perf_iperf_client {
     struct brisk_conn_info ctrl_info; /* the control connection at TEST_START */
     uint64_t sndbuf, rcvbuf;
     char congestion[16];
+    int udp_blocked; /* a UDP send was refused for room: wait for WRITABLE, not the pacing deadline */
 };
 
 /* Outside the running test every state waits for the server; one that waits this long has lost it. */
 #define GUARD_NS (30 * BRISK_NSEC_PER_SEC)
 
-#define SCRATCH (256u * 1024u)
+#define SCRATCH   (256u * 1024u)
+#define UDP_BURST 64u /* datagrams one stream sends per step at most: the loop polls in between */
 
 static void step(struct perf_iperf_client *c, uint64_t now);
 
@@ -110,6 +121,69 @@ static void on_event(void *ctx, brisk_sock *s, unsigned ev, uint64_t now)
     step(ctx, now);
 }
 
+static void on_udp_event(void *ctx, brisk_udp *u, unsigned ev, uint64_t now)
+{
+    (void)u;
+    (void)ev;
+    step(ctx, now); /* WRITABLE included: every step tries a blocked send again */
+}
+
+static uint64_t fine_now(const struct perf_env *e, uint64_t now)
+{
+    return e->clock ? e->clock(e->clock_ctx) : now;
+}
+
+/* Opens UDP stream i: a socket connected to the server's port; the connect datagram goes out from
+ * pump_streams_open. */
+static int open_udp_stream(struct perf_iperf_client *c, struct perf_stream *st)
+{
+    int err;
+    st->udp = 1;
+    st->u = brisk_udp_socket(c->env.st, &err);
+    if (!st->u)
+        return err;
+    brisk_udp_set_callback(st->u, on_udp_event, c);
+    if (c->p.window)
+        brisk_udp_setsockopt(st->u, BRISK_SO_RCVBUF, c->p.window);
+    int rc = brisk_udp_connect(st->u, &c->server, c->p.port);
+    if (rc < 0)
+        return rc;
+    struct brisk_tuple t;
+    brisk_udp_tuple(st->u, &t);
+    st->laddr = t.laddr;
+    st->lport = t.lport;
+    struct brisk_conn_info ci; /* an unbound socket picks its source per send: the control's, same route */
+    if (brisk_addr_is_any(&st->laddr) && c->ctrl.s && brisk_conn_info(c->ctrl.s, &ci) == BRISK_OK)
+        st->laddr = ci.tuple.laddr;
+    st->peer = c->server;
+    st->peer_port = c->p.port;
+    return BRISK_OK;
+}
+
+/* A UDP stream's opening: 1 when the server's reply came, 0 while waiting, or the error. Datagrams before the
+ * reply (a -R server that already sends) are dropped, as iperf3 drops them. */
+static int udp_stream_opened(struct perf_iperf_client *c, struct perf_stream *st, uint64_t now)
+{
+    if (!st->cookie_done) {
+        int64_t n = brisk_udp_send(st->u, perf_udp_connect_msg, PERF_UDP_CONNECT_LEN, now);
+        if (n == BRISK_ERR_AGAIN)
+            return 0;
+        if (n < 0)
+            return (int)n;
+        st->cookie_done = PERF_UDP_CONNECT_LEN;
+    }
+    while (!st->udp_open) {
+        int64_t n = brisk_udp_recvfrom(st->u, c->scratch, SCRATCH, NULL, NULL, NULL);
+        if (n == BRISK_ERR_AGAIN)
+            return 0;
+        if (n < 0)
+            return (int)n; /* ICMP port unreachable: nothing listens for UDP there */
+        st->udp_open = perf_udp_is_connect_reply(c->scratch, (size_t)n);
+    }
+    st->connected = 1;
+    return 1;
+}
+
 /* Opens data stream i: options first (the MSS and buffers are fixed at connect), then the connect. */
 static int open_stream(struct perf_iperf_client *c, uint32_t i, uint64_t now)
 {
@@ -118,6 +192,10 @@ static int open_stream(struct perf_iperf_client *c, uint32_t i, uint64_t now)
     st->id = iperf_stream_id(i);
     st->sender = !c->p.reverse;
     memcpy(st->cookie, c->cookie, IPERF_COOKIE_SIZE);
+    if (c->p.udp) {
+        c->nstreams = i + 1; /* counted at once: a failed socket is closed with the others */
+        return open_udp_stream(c, st);
+    }
     int err;
     st->s = brisk_socket(c->env.st, &err);
     if (!st->s)
@@ -147,7 +225,15 @@ static void pump_streams_open(struct perf_iperf_client *c, uint64_t now)
             fail(c, st->error, "a data stream failed to connect", now);
             return;
         }
-        if (st->cookie_done < IPERF_COOKIE_SIZE) {
+        if (st->udp) {
+            int rc = udp_stream_opened(c, st, now);
+            if (rc < 0) {
+                fail(c, rc, "a UDP stream failed to open (connect datagram or the server's reply)", now);
+                return;
+            }
+            if (rc == 0)
+                return;
+        } else if (st->cookie_done < IPERF_COOKIE_SIZE) {
             int64_t n =
                 brisk_send(st->s, st->cookie + st->cookie_done, IPERF_COOKIE_SIZE - st->cookie_done, 0, now);
             if (n == BRISK_ERR_AGAIN)
@@ -176,18 +262,62 @@ static void pump_streams_open(struct perf_iperf_client *c, uint64_t now)
 static void send_test_end(struct perf_iperf_client *c, uint64_t now)
 {
     c->end_ns = now;
-    /* Sending stops here; with -R the client still counts what arrives until EXCHANGE_RESULTS. */
-    if (!c->p.reverse)
+    /* Sending stops here; with -R over TCP the client still counts what arrives until EXCHANGE_RESULTS (over
+     * UDP it stops counting here, as iperf3 does). */
+    if (!c->p.reverse || c->p.udp)
         perf_intervals_finish(&c->iv, c->streams, now);
     c->state = C_ENDING;
     if (iperf_ctrl_put_state(&c->ctrl, IPERF_TEST_END, now) < 0)
         fail(c, c->ctrl.error, "control connection failed sending TEST_END", now);
 }
 
+/* One UDP stream's turn: paced sends, or every queued datagram read (counted while the test runs). */
+static void move_udp(struct perf_iperf_client *c, struct perf_stream *st, uint64_t now)
+{
+    if (st->sender) {
+        if (c->state != C_RUNNING || c->udp_blocked || (c->p.bytes && c->sent >= c->p.bytes))
+            return;
+        int64_t n = perf_stream_udp_send(st, st->u, NULL, 0, c->block, c->p.blksize, c->p.counters64,
+                                         c->p.rate, UDP_BURST, now, fine_now(&c->env, now));
+        if (n > 0)
+            c->sent += (uint64_t)n;
+        if (!st->error && perf_stream_udp_due(st, c->p.rate) <= now && n < (int64_t)UDP_BURST * c->p.blksize)
+            c->udp_blocked = 1; /* still due after a short burst: the stack had no room */
+        return;
+    }
+    while (st->u && !st->error) {
+        int64_t n = brisk_udp_recvfrom(st->u, c->scratch, SCRATCH, NULL, NULL, NULL);
+        if (n == BRISK_ERR_AGAIN)
+            break;
+        if (n < 0) {
+            st->error = (int)n;
+            break;
+        }
+        uint64_t before = st->bytes;
+        perf_stream_udp_datagram(st, c->scratch, (size_t)n, c->p.counters64, c->state == C_RUNNING,
+                                 fine_now(&c->env, now), now);
+        c->received += st->bytes - before;
+    }
+}
+
 static void move_data(struct perf_iperf_client *c, uint64_t now)
 {
     for (uint32_t i = 0; i < c->nstreams; i++) {
         struct perf_stream *st = &c->streams[i];
+        if (st->udp) {
+            move_udp(c, st, now);
+            if (st->error && c->state == C_RUNNING) {
+                char msg[PERF_ERR_LEN];
+                snprintf(msg, sizeof(msg), "a UDP stream failed: %s%s", brisk_strerror(st->error),
+                         st->error == BRISK_ERR_MSGSIZE
+                             ? " (the datagram is over the path MTU: brisk does not "
+                               "fragment; use a smaller -l)"
+                             : "");
+                fail(c, st->error, msg, now);
+                return;
+            }
+            continue;
+        }
         if (!st->s)
             continue;
         if (st->sender) {
@@ -224,6 +354,7 @@ static void move_data(struct perf_iperf_client *c, uint64_t now)
 static void send_results(struct perf_iperf_client *c, uint64_t now)
 {
     struct iperf_stream_result r[PERF_MAX_STREAMS];
+    struct iperf_udp_result u[PERF_MAX_STREAMS];
     double secs = (double)(c->end_ns - c->start_ns) / 1e9;
     for (uint32_t i = 0; i < c->nstreams; i++) {
         struct perf_stream *st = &c->streams[i];
@@ -235,6 +366,7 @@ static void send_results(struct perf_iperf_client *c, uint64_t now)
             r[i].retransmits = (int64_t)info.retransmits;
         r[i].start_time = 0;
         r[i].end_time = secs;
+        perf_stream_udp_result(st, &u[i]);
     }
     if (c->env.cpu) {
         struct perf_cpu_sample now_cpu;
@@ -244,8 +376,11 @@ static void send_results(struct perf_iperf_client *c, uint64_t now)
     }
     struct iperf_results_meta meta = {.cpu = c->cpu};
     snprintf(meta.congestion, sizeof(meta.congestion), "%s", c->congestion);
-    json_t *j = iperf_results_to_json(!c->p.reverse, r, c->nstreams);
-    if (j && iperf_results_set_meta(j, &meta) != BRISK_OK) {
+    /* iperf3's flag: a TCP sender has retransmission counts, a UDP sender none (0), a receiver says -1. */
+    int has_retr = c->p.udp ? (c->p.reverse ? -1 : 0) : !c->p.reverse;
+    json_t *j = iperf_results_to_json(has_retr, r, c->nstreams);
+    if (j && (iperf_results_set_meta(j, &meta) != BRISK_OK ||
+              iperf_results_set_udp(j, u, c->nstreams) != BRISK_OK)) {
         json_decref(j);
         j = NULL;
     }
@@ -281,7 +416,9 @@ static void test_start(struct perf_iperf_client *c, uint64_t now)
     if (c->ctrl.s)
         brisk_conn_info(c->ctrl.s, &c->ctrl_info);
     const brisk_sock *first = c->streams[0].s;
-    if (first) {
+    if (c->streams[0].u) {
+        brisk_udp_getsockopt(c->streams[0].u, BRISK_SO_RCVBUF, &c->rcvbuf);
+    } else if (first) {
         brisk_getsockopt(first, BRISK_SO_SNDBUF, &c->sndbuf);
         brisk_getsockopt(first, BRISK_SO_RCVBUF, &c->rcvbuf);
         const char *cc = brisk_get_congestion(first);
@@ -297,6 +434,12 @@ static void on_state(struct perf_iperf_client *c, int state, uint64_t now)
     case IPERF_PARAM_EXCHANGE: {
         if (c->state != C_WAIT_PARAMS)
             break;
+        if (c->p.udp && !c->p.blksize) {
+            /* iperf3's UDP default: the control connection's MSS, so datagrams need no fragments */
+            struct brisk_conn_info ci;
+            uint32_t mss = brisk_conn_info(c->ctrl.s, &ci) == BRISK_OK ? ci.mss : 0;
+            c->p.blksize = mss >= PERF_UDP_MIN_LEN && mss <= PERF_UDP_MAX_LEN ? mss : PERF_UDP_DEFAULT_LEN;
+        }
         json_t *j = iperf_params_to_json(&c->p);
         int rc = j ? iperf_ctrl_put_json(&c->ctrl, j, now) : BRISK_ERR_NOMEM;
         json_decref(j);
@@ -328,6 +471,8 @@ static void on_state(struct perf_iperf_client *c, int state, uint64_t now)
         if (!c->test_started || (c->state != C_WAIT_START && c->state != C_STREAMS))
             break;
         c->state = C_RUNNING;
+        for (uint32_t i = 0; i < c->nstreams; i++)
+            c->streams[i].pace_start = now;
         logf_(c, "test running");
         return;
     case IPERF_EXCHANGE_RESULTS:
@@ -375,6 +520,7 @@ static void read_ctrl(struct perf_iperf_client *c, uint64_t now)
             rc = iperf_results_from_json(j, c->remote, PERF_MAX_STREAMS, &c->nremote, err, sizeof(err));
             if (rc == BRISK_OK) {
                 iperf_results_get_meta(j, &c->remote_meta);
+                iperf_results_get_udp(j, c->remote_udp, c->nremote);
                 c->have_remote_meta = 1;
             }
             json_decref(j);
@@ -420,6 +566,7 @@ static void step(struct perf_iperf_client *c, uint64_t now)
     c->in_step = 1;
     do {
         c->again = 0;
+        c->udp_blocked = 0; /* set again in move_data if the stack still has no room */
         if (c->state == C_DONE)
             break;
         if (c->state != C_RUNNING && now >= c->guard_at) {
@@ -473,7 +620,9 @@ struct perf_iperf_client *perf_iperf_client_new(const struct perf_env *env, cons
     int dummy;
     if (!err)
         err = &dummy;
-    if (!env || !env->st || !p || !p->parallel || p->parallel > PERF_MAX_STREAMS || !p->blksize ||
+    if (!env || !env->st || !p || !p->parallel || p->parallel > PERF_MAX_STREAMS ||
+        (!p->blksize && !p->udp) ||
+        (p->udp && p->blksize && (p->blksize < PERF_UDP_MIN_LEN || p->blksize > PERF_UDP_MAX_LEN)) ||
         (!p->duration_ns && !p->bytes)) {
         *err = BRISK_ERR_INVAL;
         return NULL;
@@ -488,7 +637,9 @@ struct perf_iperf_client *perf_iperf_client_new(const struct perf_env *env, cons
     c->server = *server;
     c->end_at = BRISK_TIME_NONE;
     iperf_cookie_make(c->cookie, env->seed ^ 0x6272697366ull);
-    c->block = malloc(p->blksize);
+    /* UDP without -l: the length comes with the control connection's MSS; room for the largest. */
+    uint32_t block_len = p->udp ? PERF_UDP_MAX_LEN : p->blksize;
+    c->block = malloc(block_len);
     c->scratch = malloc(SCRATCH);
     brisk_sock *s = c->block && c->scratch ? brisk_socket(env->st, err) : NULL;
     if (!s) {
@@ -499,12 +650,25 @@ struct perf_iperf_client *perf_iperf_client_new(const struct perf_env *env, cons
     }
     /* iperf3 sends random bytes; any pattern does, but make it not compressible-looking zeros. */
     uint64_t x = env->seed + 1;
-    for (uint32_t i = 0; i < p->blksize; i++) {
+    for (uint32_t i = 0; i < block_len; i++) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         c->block[i] = (uint8_t)(x >> 56);
     }
+    if (p->udp) {
+        /* A family the stack has no UDP for fails here, before the control connection, not at the streams. */
+        brisk_udp *probe = brisk_udp_socket(env->st, err);
+        int prc = probe ? brisk_udp_connect(probe, server, p->port) : *err;
+        brisk_udp_close(probe);
+        if (prc < 0) {
+            *err = prc;
+            brisk_close(s, now);
+            perf_iperf_client_free(c, now);
+            return NULL;
+        }
+    }
     iperf_ctrl_init(&c->ctrl, s);
     brisk_sock_set_callback(s, on_event, c);
+    brisk_setsockopt(s, BRISK_SO_NODELAY, 1, now); /* small control messages the server waits for */
     int rc = brisk_connect_addr(s, server, p->port, now);
     if (rc != BRISK_ERR_INPROGRESS) {
         *err = rc;
@@ -522,6 +686,11 @@ uint64_t perf_iperf_client_deadline(const struct perf_iperf_client *c)
     if (c->state == C_DONE)
         return BRISK_TIME_NONE;
     uint64_t d = c->state == C_RUNNING ? c->end_at : c->guard_at;
+    for (uint32_t k = 0; c->state == C_RUNNING && !c->udp_blocked && k < c->nstreams; k++) {
+        uint64_t due = perf_stream_udp_due(&c->streams[k], c->p.rate);
+        if (due < d && !(c->p.bytes && c->sent >= c->p.bytes))
+            d = due;
+    }
     uint64_t i = perf_intervals_deadline(&c->iv);
     return i < d ? i : d;
 }
@@ -574,7 +743,7 @@ void perf_iperf_client_report(const struct perf_iperf_client *c, struct perf_rep
     snprintf(r->remote_congestion, sizeof(r->remote_congestion), "%s", c->remote_meta.congestion);
     perf_iperf_client_intervals(c, &r->intervals);
     for (uint32_t i = 0; i < c->nstreams; i++)
-        perf_stream_report_fill(&c->streams[i], c->remote, c->nremote, r, &r->streams[i]);
+        perf_stream_report_fill(&c->streams[i], c->remote, c->remote_udp, c->nremote, r, &r->streams[i]);
 }
 
 void perf_iperf_client_intervals(const struct perf_iperf_client *c, struct perf_intervals_view *out)

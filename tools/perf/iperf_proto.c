@@ -19,6 +19,11 @@
  *   DISPLAY_RESULTS (14)    ->
  *                           <-      IPERF_DONE (16), then the client closes
  *
+ * With -u the parameters say "udp" instead of "tcp" and add the pacing ("bandwidth", bit/s per stream) and
+ * "udp_counters_64bit"; each stream is then a UDP socket opened by a 4-byte datagram instead of a connection
+ * and its cookie (udp.c), and the results carry each stream's jitter, lost datagrams ("errors") and packet
+ * count.
+ *
  * A second client arriving while a test runs gets ACCESS_DENIED (-1). SERVER_ERROR (-2) is followed by two
  * 32-bit big-endian error numbers. Parameter flags (reverse, nodelay, ...) mean "set" by their presence: the
  * server looks them up, not at their value, so they are only sent when true.
@@ -27,6 +32,7 @@
  * IPERF_JSON_MAX, and the parsers check every type and range before using a value.
  */
 #include "perf/iperf_proto.h"
+#include "perf/udp.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -316,7 +322,7 @@ json_t *iperf_params_to_json(const struct perf_params *p)
     if (!j)
         return NULL;
     int rc = 0;
-    rc |= json_object_set_new(j, "tcp", json_true());
+    rc |= json_object_set_new(j, p->udp ? "udp" : "tcp", json_true());
     rc |= set_u64(j, "omit", 0);
     /* iperf3 counts whole seconds; brisk-perf's own end of test is exact, the server only uses this for
      * its watchdog, so round up. */
@@ -333,7 +339,11 @@ json_t *iperf_params_to_json(const struct perf_params *p)
     if (p->window)
         rc |= set_u64(j, "window", p->window);
     rc |= set_u64(j, "len", p->blksize);
+    if (p->udp)
+        rc |= set_u64(j, "bandwidth", p->rate);
     rc |= set_u64(j, "pacing_timer", 1000);
+    if (p->udp && p->counters64)
+        rc |= set_u64(j, "udp_counters_64bit", 1);
     rc |= json_object_set_new(j, "client_version", json_string("3.12"));
     if (rc) {
         json_decref(j);
@@ -361,8 +371,8 @@ int iperf_params_from_json(const json_t *j, struct perf_params *p, char *err, si
         snprintf(err, errlen, "parameters are not a JSON object");
         return BRISK_ERR_INVAL;
     }
-    if (json_object_get(j, "udp") || json_object_get(j, "sctp")) {
-        snprintf(err, errlen, "only TCP tests are supported");
+    if (json_object_get(j, "sctp")) {
+        snprintf(err, errlen, "only TCP and UDP tests are supported");
         return BRISK_ERR_INVAL;
     }
     if (json_object_get(j, "bidirectional")) {
@@ -381,6 +391,7 @@ int iperf_params_from_json(const json_t *j, struct perf_params *p, char *err, si
         {"window", 0, 1u << 30},
         {"omit", 0, 0},
         {"blockcount", 0, 0},
+        {"bandwidth", 0, UINT64_C(1) << 44}, /* 17 Tbit/s: beyond any link, far from overflow */
     };
     uint64_t v[sizeof(lim) / sizeof(lim[0])];
     for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
@@ -410,6 +421,18 @@ int iperf_params_from_json(const json_t *j, struct perf_params *p, char *err, si
         q.window = (uint32_t)v[5];
     q.reverse = json_object_get(j, "reverse") != NULL;
     q.nodelay = json_object_get(j, "nodelay") != NULL;
+    q.udp = json_object_get(j, "udp") != NULL;
+    if (q.udp) {
+        q.rate = v[8] != UINT64_MAX ? v[8] : PERF_UDP_DEFAULT_RATE;
+        q.counters64 = json_object_get(j, "udp_counters_64bit") != NULL;
+        if (v[3] == UINT64_MAX) /* iperf3 always sends len; without it, what its client would pick */
+            q.blksize = PERF_UDP_DEFAULT_LEN;
+        if (q.blksize < PERF_UDP_MIN_LEN || q.blksize > PERF_UDP_MAX_LEN) {
+            snprintf(err, errlen, "UDP datagram length %u outside [%u, %u]", q.blksize, PERF_UDP_MIN_LEN,
+                     PERF_UDP_MAX_LEN);
+            return BRISK_ERR_INVAL;
+        }
+    }
     *p = q;
     return BRISK_OK;
 }
@@ -497,6 +520,36 @@ int iperf_results_from_json(const json_t *j, struct iperf_stream_result *r, size
     }
     *n = count;
     return BRISK_OK;
+}
+
+int iperf_results_set_udp(json_t *j, const struct iperf_udp_result *u, size_t n)
+{
+    json_t *streams = json_object_get(j, "streams");
+    int rc = 0;
+    for (size_t i = 0; i < n && i < json_array_size(streams); i++) {
+        json_t *s = json_array_get(streams, i);
+        rc |= json_object_set_new(s, "jitter", json_real(u[i].jitter));
+        rc |= set_u64(s, "errors", u[i].errors);
+        rc |= set_u64(s, "packets", u[i].packets);
+    }
+    return rc ? BRISK_ERR_NOMEM : BRISK_OK;
+}
+
+void iperf_results_get_udp(const json_t *j, struct iperf_udp_result *u, size_t n)
+{
+    const json_t *streams = json_object_get(j, "streams");
+    for (size_t i = 0; i < n; i++) {
+        const json_t *s = json_array_get(streams, i);
+        double jit;
+        memset(&u[i], 0, sizeof(u[i]));
+        if (json_f64(json_object_get(s, "jitter"), &jit) && jit >= 0 && jit < 86400)
+            u[i].jitter = jit;
+        if (!iperf_json_u64(json_object_get(s, "errors"), &u[i].errors) || u[i].errors > (UINT64_C(1) << 60))
+            u[i].errors = 0;
+        if (!iperf_json_u64(json_object_get(s, "packets"), &u[i].packets) ||
+            u[i].packets > (UINT64_C(1) << 60))
+            u[i].packets = 0;
+    }
 }
 
 int iperf_results_set_meta(json_t *j, const struct iperf_results_meta *m)

@@ -81,7 +81,8 @@ int iperf_ctrl_put_raw(struct iperf_ctrl *c, const void *p, size_t n, uint64_t n
  * not value). */
 json_t *iperf_params_to_json(const struct perf_params *p);
 /* Reads the parameters a client sent. Returns BRISK_OK, or BRISK_ERR_INVAL with a reason in err for a test
- * brisk-perf cannot run (UDP, SCTP, bidirectional, out-of-range values). Unknown keys are ignored. */
+ * brisk-perf cannot run (SCTP, bidirectional, out-of-range values; a UDP -l outside PERF_UDP_MIN_LEN ...
+ * PERF_UDP_MAX_LEN). Unknown keys are ignored. */
 int iperf_params_from_json(const json_t *j, struct perf_params *p, char *err, size_t errlen);
 
 /* One stream's figures in the results exchange. */
@@ -91,8 +92,15 @@ struct iperf_stream_result {
     int64_t retransmits;
     double start_time, end_time; /* seconds */
 };
+/* One stream's UDP figures in the results exchange: the receiver's jitter (seconds) and datagrams lost
+ * ("errors"); packets: the sender's datagrams sent, or the receiver's highest packet number. iperf3 sends all
+ * three over TCP too, as 0. */
+struct iperf_udp_result {
+    double jitter;
+    uint64_t errors, packets;
+};
 /* Results object: cpu figures (zero here; iperf_results_set_meta puts the measured ones),
- * sender_has_retransmits, streams. */
+ * sender_has_retransmits (1, 0, or -1 for "not the sender", which iperf3 writes as 2^64 - 1), streams. */
 json_t *iperf_results_to_json(int sender_has_retransmits, const struct iperf_stream_result *r, size_t n);
 /* Parses the peer's results into r[0..*n) (at most cap). BRISK_OK or BRISK_ERR_INVAL with a reason. */
 int iperf_results_from_json(const json_t *j, struct iperf_stream_result *r, size_t cap, size_t *n, char *err,
@@ -109,6 +117,13 @@ int iperf_results_set_meta(json_t *j, const struct iperf_results_meta *m);
 /* Reads them from a peer's results (which iperf_results_from_json accepted); a congestion name that is not a
  * short printable string is left out. */
 void iperf_results_get_meta(const json_t *j, struct iperf_results_meta *m);
+
+/* Puts u[0..n) into the streams of a results object made by iperf_results_to_json (in its stream order).
+ * BRISK_OK or BRISK_ERR_NOMEM. */
+int iperf_results_set_udp(json_t *j, const struct iperf_udp_result *u, size_t n);
+/* Reads the UDP figures of a peer's results (which iperf_results_from_json accepted) into u[0..n): absent or
+ * out of range (a jitter of a day, a count past 2^60) reads as 0. */
+void iperf_results_get_udp(const json_t *j, struct iperf_udp_result *u, size_t n);
 
 /* iperf3 numbers stream ids 1, 3, 4, 5, ... (its list insertion starts the second stream at 3). */
 int iperf_stream_id(uint32_t index);

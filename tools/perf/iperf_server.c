@@ -13,6 +13,14 @@
  * that a reset), sends EXCHANGE_RESULTS, reads the client's results, sends its own and DISPLAY_RESULTS, and
  * waits for IPERF_DONE or the client's close. A watchdog ends a test that outlives its duration by 5 s (as
  * iperf3's server timer does), so a vanished client cannot hold the server forever.
+ *
+ * A UDP test (iperf3 -u) has no data connections: at the parameters the server binds one UDP socket to the
+ * port on the control connection's local address, and each stream opens with a 4-byte connect datagram from
+ * a new client port, answered with the reply datagram (udp.c); streams are numbered in arrival order like
+ * connections. iperf3 binds a fresh socket per stream with SO_REUSEADDR; brisk has no port sharing for UDP,
+ * and needs none: one socket receives every stream's datagrams and the sender's address names the stream.
+ * Datagrams from no stream of the test are counted (udp_strays) and dropped. With -R the server paces each
+ * stream's datagrams at -b and sends them to the stream's client port.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +43,7 @@ enum sstate {
 #define HANDSHAKE_NS (30 * BRISK_NSEC_PER_SEC) /* a test must reach TEST_RUNNING within this */
 #define COOKIE_NS    (10 * BRISK_NSEC_PER_SEC) /* a new connection must send its cookie within this */
 #define SCRATCH      (256u * 1024u)
+#define UDP_BURST    64u /* datagrams one stream sends per step at most: the loop polls in between */
 
 struct pending {
     brisk_sock *s;
@@ -60,6 +69,7 @@ struct perf_iperf_server {
     uint64_t watchdog; /* BRISK_TIME_NONE when off */
     uint64_t sent, received;
     struct iperf_stream_result remote[PERF_MAX_STREAMS];
+    struct iperf_udp_result remote_udp[PERF_MAX_STREAMS];
     size_t nremote;
     int error;
     char err[PERF_ERR_LEN];
@@ -84,6 +94,10 @@ struct perf_iperf_server {
     struct brisk_conn_info ctrl_info; /* the control connection when it was accepted */
     uint64_t sndbuf, rcvbuf;
     char congestion[16];
+    /* UDP tests */
+    brisk_udp *udp;      /* bound to the port for the current UDP test (all its streams) */
+    uint64_t udp_strays; /* datagrams that belonged to no stream of the test */
+    int udp_blocked;     /* a send was refused for room: wait for WRITABLE, not the pacing deadline */
 };
 
 static void step(struct perf_iperf_server *s, uint64_t now);
@@ -99,6 +113,13 @@ static void on_event(void *ctx, brisk_sock *sk, unsigned ev, uint64_t now)
     (void)sk;
     (void)ev;
     step(ctx, now);
+}
+
+static void on_udp_event(void *ctx, brisk_udp *u, unsigned ev, uint64_t now)
+{
+    (void)u;
+    (void)ev;
+    step(ctx, now); /* WRITABLE included: every step tries a blocked send again */
 }
 
 static void build_report(const struct perf_iperf_server *s, struct perf_report *r)
@@ -129,8 +150,9 @@ static void build_report(const struct perf_iperf_server *s, struct perf_report *
     snprintf(r->congestion, sizeof(r->congestion), "%s", s->congestion);
     snprintf(r->remote_congestion, sizeof(r->remote_congestion), "%s", s->remote_meta.congestion);
     perf_intervals_view(&s->iv, &r->intervals);
+    r->udp_strays = s->udp_strays;
     for (uint32_t i = 0; i < s->nstreams; i++)
-        perf_stream_report_fill(&s->streams[i], s->remote, s->nremote, r, &r->streams[i]);
+        perf_stream_report_fill(&s->streams[i], s->remote, s->remote_udp, s->nremote, r, &r->streams[i]);
 }
 
 /* Ends the current test (complete when error == 0), reports it and returns to idle. */
@@ -148,6 +170,10 @@ static void end_test(struct perf_iperf_server *s, int error, const char *why, ui
     perf_intervals_finish(&s->iv, s->streams, now);
     for (uint32_t i = 0; i < s->nstreams; i++)
         perf_stream_close(&s->streams[i], now);
+    if (s->udp) {
+        brisk_udp_close(s->udp);
+        s->udp = NULL;
+    }
     if (s->ctrl.s) {
         brisk_sock *c = s->ctrl.s;
         s->ctrl.s = NULL;
@@ -175,6 +201,8 @@ static void end_test(struct perf_iperf_server *s, int error, const char *why, ui
     memset(&s->remote_meta, 0, sizeof(s->remote_meta));
     s->congestion[0] = '\0';
     s->sndbuf = s->rcvbuf = 0;
+    s->udp_strays = 0;
+    s->udp_blocked = 0;
     if (s->once)
         s->finished = 1;
 }
@@ -191,6 +219,9 @@ static void start_test(struct perf_iperf_server *s, struct pending *pd, uint64_t
     s->state = S_WAIT_PARAMS;
     memcpy(s->cookie, pd->cookie, IPERF_COOKIE_SIZE);
     iperf_ctrl_init(&s->ctrl, pd->s);
+    /* Control messages are small writes the peer waits for: Nagle would hold one behind an unacknowledged
+     * other until a delayed ACK (40 ms), and a UDP -R test's first datagrams would count as lost. */
+    brisk_setsockopt(pd->s, BRISK_SO_NODELAY, 1, now);
     memset(&s->ctrl_info, 0, sizeof(s->ctrl_info));
     brisk_conn_info(pd->s, &s->ctrl_info);
     s->iv.n = 0; /* the previous test's intervals are gone from here on */
@@ -202,6 +233,8 @@ static void start_test(struct perf_iperf_server *s, struct pending *pd, uint64_t
         end_test(s, s->ctrl.error, "control connection failed", now);
     logf_(s, "new test");
 }
+
+static void start_running(struct perf_iperf_server *s, uint64_t now);
 
 static void add_stream(struct perf_iperf_server *s, struct pending *pd, uint64_t now)
 {
@@ -218,23 +251,136 @@ static void add_stream(struct perf_iperf_server *s, struct pending *pd, uint64_t
     if (s->p.window)
         brisk_setsockopt(st->s, BRISK_SO_SNDBUF, s->p.window, now);
     s->nstreams++;
-    if (s->nstreams < s->p.parallel)
-        return;
+    if (s->nstreams == s->p.parallel)
+        start_running(s, now);
+}
+
+/* All the streams are there: TEST_START and TEST_RUNNING, and the clocks of the test start. */
+static void start_running(struct perf_iperf_server *s, uint64_t now)
+{
     s->start_ns = now;
     s->state = S_RUNNING;
     perf_intervals_start(&s->iv, s->env.interval_ns, s->nstreams, now);
     if (s->env.cpu)
         s->env.cpu(s->env.cpu_ctx, &s->cpu0);
-    brisk_getsockopt(s->streams[0].s, BRISK_SO_SNDBUF, &s->sndbuf);
-    brisk_getsockopt(s->streams[0].s, BRISK_SO_RCVBUF, &s->rcvbuf);
-    const char *cc = brisk_get_congestion(s->streams[0].s);
-    snprintf(s->congestion, sizeof(s->congestion), "%s", cc ? cc : "");
+    if (s->p.udp) {
+        brisk_udp_getsockopt(s->udp, BRISK_SO_RCVBUF, &s->rcvbuf);
+        for (uint32_t i = 0; i < s->nstreams; i++)
+            s->streams[i].pace_start = now;
+    } else {
+        brisk_getsockopt(s->streams[0].s, BRISK_SO_SNDBUF, &s->sndbuf);
+        brisk_getsockopt(s->streams[0].s, BRISK_SO_RCVBUF, &s->rcvbuf);
+        const char *cc = brisk_get_congestion(s->streams[0].s);
+        snprintf(s->congestion, sizeof(s->congestion), "%s", cc ? cc : "");
+    }
     s->watchdog = s->p.duration_ns ? now + s->p.duration_ns + WATCHDOG_NS : BRISK_TIME_NONE;
-    if (iperf_ctrl_put_state(&s->ctrl, IPERF_TEST_START, now) < 0 ||
-        iperf_ctrl_put_state(&s->ctrl, IPERF_TEST_RUNNING, now) < 0)
+    /* Both states in one segment: a -R UDP client counts datagrams only once it runs, so TEST_RUNNING must
+     * not trail behind the data (the control connection is NODELAY for the same reason). */
+    const uint8_t go[2] = {(uint8_t)IPERF_TEST_START, (uint8_t)IPERF_TEST_RUNNING};
+    if (iperf_ctrl_put_raw(&s->ctrl, go, sizeof(go), now) < 0)
         end_test(s, s->ctrl.error, "control connection failed", now);
     else
         logf_(s, "test running");
+}
+
+/* A connect datagram from a new client port while the test waits for its streams: the next stream. The reply
+ * goes out from send_replies (now, or when the stack has room). */
+static void add_udp_stream(struct perf_iperf_server *s, const struct brisk_addr *from, uint16_t port)
+{
+    struct perf_stream *st = &s->streams[s->nstreams];
+    memset(st, 0, sizeof(*st));
+    st->udp = 1;
+    st->id = iperf_stream_id(s->nstreams);
+    st->sender = s->p.reverse;
+    st->connected = 1;
+    st->laddr = s->ctrl_info.tuple.laddr;
+    st->lport = s->port;
+    st->peer = *from;
+    st->peer_port = port;
+    s->nstreams++;
+}
+
+/* Sends the connect replies still owed; starts the test when every stream has had its reply. */
+static void send_replies(struct perf_iperf_server *s, uint64_t now)
+{
+    uint32_t open = 0;
+    for (uint32_t i = 0; i < s->nstreams; i++) {
+        struct perf_stream *st = &s->streams[i];
+        if (!st->udp_open && brisk_udp_sendto(s->udp, perf_udp_connect_reply, PERF_UDP_CONNECT_LEN, &st->peer,
+                                              st->peer_port, now) == PERF_UDP_CONNECT_LEN)
+            st->udp_open = 1;
+        open += (uint32_t)st->udp_open;
+    }
+    if (s->state == S_STREAMS && open == s->p.parallel)
+        start_running(s, now);
+}
+
+static struct perf_stream *udp_stream_of(struct perf_iperf_server *s, const struct brisk_addr *from,
+                                         uint16_t port)
+{
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        if (s->streams[i].peer_port == port && brisk_addr_equal(&s->streams[i].peer, from))
+            return &s->streams[i];
+    return NULL;
+}
+
+static uint64_t fine_now(const struct perf_env *e, uint64_t now)
+{
+    return e->clock ? e->clock(e->clock_ctx) : now;
+}
+
+/* Reads every queued datagram of the UDP test: connect datagrams open streams, data counts while the test
+ * runs (iperf3 counts in TEST_RUNNING only) and is drained otherwise. */
+static void udp_pump(struct perf_iperf_server *s, uint64_t now)
+{
+    while (s->udp) {
+        struct brisk_addr from;
+        uint16_t port;
+        int64_t n = brisk_udp_recvfrom(s->udp, s->scratch, SCRATCH, &from, &port, NULL);
+        if (n == BRISK_ERR_AGAIN)
+            break;
+        if (n < 0) /* an unconnected socket has no peer to report errors about; nothing else is pending */
+            continue;
+        int connect = perf_udp_is_connect_msg(s->scratch, (size_t)n);
+        struct perf_stream *st = udp_stream_of(s, &from, port);
+        if (!st && connect && s->state == S_STREAMS && s->nstreams < s->p.parallel) {
+            add_udp_stream(s, &from, port);
+        } else if (st && connect && st->udp_open && !st->bytes) {
+            st->udp_open = 0; /* a client that asks again (its reply was lost) gets it again */
+        } else if (st && !st->sender) {
+            perf_stream_udp_datagram(st, s->scratch, (size_t)n, s->p.counters64, s->state == S_RUNNING,
+                                     fine_now(&s->env, now), now);
+        } else {
+            s->udp_strays++;
+        }
+    }
+    if (s->udp)
+        send_replies(s, now);
+}
+
+/* The UDP test's socket, at the parameters: bound to the port on the address the client reached us at. */
+static int udp_open_socket(struct perf_iperf_server *s)
+{
+    int err;
+    s->udp = brisk_udp_socket(s->env.st, &err);
+    if (!s->udp)
+        return err;
+    int rc = brisk_udp_bind(s->udp, &s->ctrl_info.tuple.laddr, s->port);
+    /* iperf3 has a socket, and so a receive buffer, per stream; this one socket holds them all: -w or the
+     * default, times the streams (up to the option's 1 GB). */
+    uint64_t buf = s->p.window;
+    if (rc == BRISK_OK && !buf && brisk_udp_getsockopt(s->udp, BRISK_SO_RCVBUF, &buf) != BRISK_OK)
+        buf = 0;
+    buf *= s->p.parallel;
+    if (rc == BRISK_OK && buf)
+        rc = brisk_udp_setsockopt(s->udp, BRISK_SO_RCVBUF, buf < (1u << 30) ? buf : (1u << 30));
+    if (rc == BRISK_OK)
+        rc = brisk_udp_set_callback(s->udp, on_udp_event, s);
+    if (rc < 0) {
+        brisk_udp_close(s->udp);
+        s->udp = NULL;
+    }
+    return rc;
 }
 
 /* Reads the cookie of each pending connection and decides what it is. */
@@ -269,8 +415,8 @@ static void pump_pending(struct perf_iperf_server *s, uint64_t now)
             brisk_abort(p.s, now);
         } else if (s->state == S_IDLE && !s->finished) {
             start_test(s, &p, now);
-        } else if (s->state == S_STREAMS && memcmp(p.cookie, s->cookie, IPERF_COOKIE_SIZE) == 0 &&
-                   s->nstreams < s->p.parallel) {
+        } else if (s->state == S_STREAMS && !s->p.udp &&
+                   memcmp(p.cookie, s->cookie, IPERF_COOKIE_SIZE) == 0 && s->nstreams < s->p.parallel) {
             add_stream(s, &p, now);
         } else {
             deny(p.s, now);
@@ -320,6 +466,16 @@ static void on_params(struct perf_iperf_server *s, json_t *j, uint64_t now)
         return;
     }
     s->p = p;
+    if (p.udp) {
+        rc = udp_open_socket(s);
+        if (rc < 0) {
+            snprintf(msg, sizeof(msg), "cannot open the UDP socket on port %u: %s%s", s->port,
+                     brisk_strerror(rc),
+                     rc == BRISK_ERR_AFNOSUPPORT ? " (the stack has no IPv6 UDP yet)" : "");
+            server_error(s, msg, now);
+            return;
+        }
+    }
     if (p.reverse && p.blksize != s->block_len) {
         uint8_t *b = realloc(s->block, p.blksize);
         if (!b) {
@@ -342,6 +498,7 @@ static void on_params(struct perf_iperf_server *s, json_t *j, uint64_t now)
 static void send_results(struct perf_iperf_server *s, uint64_t now)
 {
     struct iperf_stream_result r[PERF_MAX_STREAMS];
+    struct iperf_udp_result u[PERF_MAX_STREAMS];
     double secs = (double)(s->end_ns - s->start_ns) / 1e9;
     for (uint32_t i = 0; i < s->nstreams; i++) {
         const struct perf_stream *st = &s->streams[i];
@@ -350,6 +507,7 @@ static void send_results(struct perf_iperf_server *s, uint64_t now)
         r[i].retransmits = st->sender && st->info_ok ? (int64_t)st->info.retransmits : -1;
         r[i].start_time = 0;
         r[i].end_time = secs;
+        perf_stream_udp_result(st, &u[i]);
     }
     if (s->env.cpu) {
         struct perf_cpu_sample now_cpu;
@@ -359,8 +517,11 @@ static void send_results(struct perf_iperf_server *s, uint64_t now)
     }
     struct iperf_results_meta meta = {.cpu = s->cpu};
     snprintf(meta.congestion, sizeof(meta.congestion), "%s", s->congestion);
-    json_t *j = iperf_results_to_json(s->p.reverse, r, s->nstreams);
-    if (j && iperf_results_set_meta(j, &meta) != BRISK_OK) {
+    /* iperf3's flag: a TCP sender has retransmission counts, a UDP sender none (0), a receiver says -1. */
+    int has_retr = s->p.udp ? (s->p.reverse ? 0 : -1) : s->p.reverse;
+    json_t *j = iperf_results_to_json(has_retr, r, s->nstreams);
+    if (j && (iperf_results_set_meta(j, &meta) != BRISK_OK ||
+              iperf_results_set_udp(j, u, s->nstreams) != BRISK_OK)) {
         json_decref(j);
         j = NULL;
     }
@@ -378,6 +539,7 @@ static void send_results(struct perf_iperf_server *s, uint64_t now)
 static void on_test_end(struct perf_iperf_server *s, uint64_t now)
 {
     s->end_ns = now;
+    udp_pump(s, now); /* the datagrams already queued still count */
     /* Count what already arrived, then close the streams, as iperf3's server does at TEST_END. */
     for (uint32_t i = 0; i < s->nstreams; i++) {
         struct perf_stream *st = &s->streams[i];
@@ -416,6 +578,7 @@ static void read_ctrl(struct perf_iperf_server *s, uint64_t now)
                 rc = iperf_results_from_json(j, s->remote, PERF_MAX_STREAMS, &s->nremote, err, sizeof(err));
                 if (rc == BRISK_OK) {
                     iperf_results_get_meta(j, &s->remote_meta);
+                    iperf_results_get_udp(j, s->remote_udp, s->nremote);
                     s->have_remote_meta = 1;
                 }
                 if (rc < 0) {
@@ -464,6 +627,29 @@ static void move_data(struct perf_iperf_server *s, uint64_t now)
 {
     for (uint32_t i = 0; i < s->nstreams; i++) {
         struct perf_stream *st = &s->streams[i];
+        if (st->udp && st->sender && s->state == S_RUNNING && !s->udp_blocked) {
+            int64_t n =
+                perf_stream_udp_send(st, s->udp, &st->peer, st->peer_port, s->block, s->p.blksize,
+                                     s->p.counters64, s->p.rate, UDP_BURST, now, fine_now(&s->env, now));
+            if (n > 0)
+                s->sent += (uint64_t)n;
+            /* Still due after the send returned short of its burst: the stack had no room. */
+            if (!st->error && perf_stream_udp_due(st, s->p.rate) <= now &&
+                n < (int64_t)UDP_BURST * s->p.blksize)
+                s->udp_blocked = 1;
+            if (st->error) {
+                char msg[PERF_ERR_LEN];
+                snprintf(msg, sizeof(msg), "a UDP stream failed to send a %u-byte datagram: %s%s",
+                         s->p.blksize, brisk_strerror(st->error),
+                         st->error == BRISK_ERR_MSGSIZE ? " (over the path MTU: brisk does not fragment)"
+                                                        : "");
+                end_test(s, st->error, msg, now);
+                return;
+            }
+            continue;
+        }
+        if (st->udp) /* a receiver: udp_pump reads the one socket for every stream */
+            continue;
         if (!st->s)
             continue;
         if (st->sender) {
@@ -496,12 +682,15 @@ static void step(struct perf_iperf_server *s, uint64_t now)
     s->in_step = 1;
     do {
         s->again = 0;
+        s->udp_blocked = 0; /* set again below if the stack still has no room */
         accept_all(s, now);
         pump_pending(s, now);
         if (s->state != S_IDLE) {
             iperf_ctrl_flush(&s->ctrl, now);
             read_ctrl(s, now);
         }
+        if (s->udp)
+            udp_pump(s, now); /* connect datagrams, data, and the drain after TEST_END */
         if (s->state == S_STREAMS || s->state == S_RUNNING)
             move_data(s, now);
         if (s->state == S_RUNNING)
@@ -519,8 +708,8 @@ static void step(struct perf_iperf_server *s, uint64_t now)
     }
 }
 
-struct perf_iperf_server *perf_iperf_server_new(const struct perf_env *env, const struct brisk_addr *ip, uint16_t port,
-                                                int once, int *err)
+struct perf_iperf_server *perf_iperf_server_new(const struct perf_env *env, const struct brisk_addr *ip,
+                                                uint16_t port, int once, int *err)
 {
     int dummy;
     if (!err)
@@ -562,6 +751,11 @@ uint64_t perf_iperf_server_deadline(const struct perf_iperf_server *s)
     uint64_t d = s->state == S_IDLE ? BRISK_TIME_NONE : s->watchdog;
     if (s->state == S_RUNNING && perf_intervals_deadline(&s->iv) < d)
         d = perf_intervals_deadline(&s->iv);
+    for (uint32_t i = 0; s->state == S_RUNNING && !s->udp_blocked && i < s->nstreams; i++) {
+        uint64_t due = perf_stream_udp_due(&s->streams[i], s->p.rate);
+        if (due < d)
+            d = due;
+    }
     for (int i = 0; i < PENDING_MAX; i++)
         if (s->pending[i].s && s->pending[i].expires < d)
             d = s->pending[i].expires;
@@ -628,6 +822,8 @@ void perf_iperf_server_free(struct perf_iperf_server *s, uint64_t now)
         perf_stream_close(&s->streams[i], now);
     if (s->ctrl.s)
         brisk_abort(s->ctrl.s, now);
+    if (s->udp)
+        brisk_udp_close(s->udp);
     iperf_ctrl_free(&s->ctrl);
     if (s->listener)
         brisk_close(s->listener, now);

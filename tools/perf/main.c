@@ -5,11 +5,12 @@
  *
  *   brisk-perf server  [--port N] [-1|--one-off] [--json]                          TAP [STACK]
  *   brisk-perf client  ADDR [-p N] [-t TIME] [-n BYTES] [-P N] [-R] [-l LEN] [-N] [-M MSS] [-w WIN] [--json]
- *                                                                                  TAP [STACK]
+ *                          [-u [-b RATE] [--udp-counters-64bit]]                   TAP [STACK]
  *   brisk-perf rr      ADDR [-p N] [-t TIME] [-n COUNT] [-P N] [-l REQ] [--resp N] [--no-nodelay] [--json]
  *                                                                                  TAP [STACK]
  *   brisk-perf echo    [--port N] [--no-nodelay]                                   TAP [STACK]
- *   TAP:   --tap NAME --ip ADDR/PREFIX [--ip6 ADDR/PREFIX] [--gw ADDR] [--mtu N] [--no-gso] [--txc-delay TIME] [--loss P]
+ *   TAP:   --tap NAME --ip ADDR/PREFIX [--ip6 ADDR/PREFIX] [--gw ADDR] [--mtu N] [--no-gso] [--txc-delay
+ * TIME] [--loss P]
  *          [--wait TIME] [--busy-poll TIME] [-i INTERVAL] [--stats] [--ctl PATH]
  *   STACK: [--profile NAME] [--set name=value ...] [--seed N]
  *
@@ -33,6 +34,7 @@
 #include "brisk/tap.h"
 #include "introspect/ctl.h"
 #include "perf/perf.h"
+#include "perf/udp.h"
 
 enum mode { M_SERVER, M_CLIENT, M_RR, M_ECHO };
 
@@ -75,7 +77,7 @@ static void usage(FILE *f)
         f,
         "usage: brisk-perf server [--port N] [-1|--one-off] [--json] TAP [STACK]\n"
         "       brisk-perf client ADDR [-p N] [-t TIME] [-n BYTES] [-P N] [-R] [-l LEN] [-N] [-M MSS]\n"
-        "                             [-w WIN] [--json] TAP [STACK]\n"
+        "                             [-w WIN] [-u [-b RATE] [--udp-counters-64bit]] [--json] TAP [STACK]\n"
         "       brisk-perf rr ADDR [-p N] [-t TIME] [-n COUNT] [-P N] [-l REQ] [--resp N] [--no-nodelay]\n"
         "                          [--json] TAP [STACK]\n"
         "       brisk-perf echo [--port N] [--no-nodelay] TAP [STACK]\n"
@@ -83,7 +85,8 @@ static void usage(FILE *f)
         "         [--txc-delay TIME]\n"
         "         [--loss P] [--wait TIME] [--busy-poll TIME] [-i INTERVAL] [--stats] [--ctl PATH]\n"
         "  STACK: [--profile NAME] [--set name=value ...] [--seed N]\n"
-        "  server and client speak iperf3's protocol (interoperate with iperf3 -c / iperf3 -s, port 5201)\n");
+        "  server and client speak iperf3's protocol (interoperate with iperf3 -c / iperf3 -s, port 5201);\n"
+        "  -u: UDP streams paced at -b per stream (1M, 100M; 0 = unlimited; default 1 Mbit/s as iperf3)\n");
 }
 
 static int bad(const char *fmt, const char *a, const char *b)
@@ -165,7 +168,8 @@ static int parse(int argc, char **argv, struct opts *o)
             return bad("'%s' is not an IPv4 or IPv6 address%s", argv[i], "");
         i++;
     }
-    int n_given = 0, t_given = 0, l_given = 0;
+    int n_given = 0, t_given = 0, l_given = 0, b_given = 0, tcp_only = 0;
+    const char *l_arg = NULL;
     for (; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -182,6 +186,7 @@ static int parse(int argc, char **argv, struct opts *o)
             takes = 0;
         } else if (!strcmp(a, "-N") || !strcmp(a, "--no-delay")) {
             o->p.nodelay = 1;
+            tcp_only = 'N';
             takes = 0;
         } else if (!strcmp(a, "--no-nodelay")) {
             o->rr.nodelay = 0;
@@ -191,6 +196,12 @@ static int parse(int argc, char **argv, struct opts *o)
             takes = 0;
         } else if (!strcmp(a, "--no-gso")) {
             o->tap.gso = 0;
+            takes = 0;
+        } else if (!strcmp(a, "-u") || !strcmp(a, "--udp")) {
+            o->p.udp = 1;
+            takes = 0;
+        } else if (!strcmp(a, "--udp-counters-64bit")) {
+            o->p.counters64 = 1;
             takes = 0;
         }
         if (!takes)
@@ -230,6 +241,12 @@ static int parse(int argc, char **argv, struct opts *o)
             o->p.blksize = u32;
             o->rr.req_size = u32;
             l_given = 1;
+            l_arg = v;
+        } else if (!strcmp(a, "-b") || !strcmp(a, "--bitrate") || !strcmp(a, "--bandwidth")) {
+            /* iperf3's units: bit/s in powers of 1000 ("100M"); 0 = unlimited */
+            if (brisk_parse_rate(v, &o->p.rate) || o->p.rate > (UINT64_C(1) << 44))
+                return bad("bad bitrate '%s'%s (bit/s like 100M, 1G, 0 = unlimited; up to 17T)", v, "");
+            b_given = 1;
         } else if (!strcmp(a, "--resp")) {
             if (parse_u32(v, 1, 1u << 24, &u32, 1))
                 return bad("bad response size '%s'%s (1 ... 16M)", v, "");
@@ -238,6 +255,7 @@ static int parse(int argc, char **argv, struct opts *o)
             if (parse_u32(v, 88, 65495, &u32, 0))
                 return bad("bad MSS '%s'%s (88 ... 65495)", v, "");
             o->p.mss = u32;
+            tcp_only = 'M';
         } else if (!strcmp(a, "-w") || !strcmp(a, "--window")) {
             if (parse_u32(v, 4096, 1u << 30, &u32, 1))
                 return bad("bad window '%s'%s (4K ... 1G)", v, "");
@@ -318,6 +336,19 @@ static int parse(int argc, char **argv, struct opts *o)
     if (o->mode == M_CLIENT) {
         if (n_given && !t_given)
             o->p.duration_ns = 0; /* like iperf3: -n bounds the test instead of the time */
+        if ((b_given || o->p.counters64) && !o->p.udp)
+            return bad("%s needs -u (brisk-perf paces UDP streams only)%s",
+                       b_given ? "-b" : "--udp-counters-64bit", "");
+        if (o->p.udp && tcp_only)
+            return bad("-%s is a TCP option; it does not go with -u%s", tcp_only == 'N' ? "N" : "M", "");
+        if (o->p.udp && l_given && (o->p.blksize < PERF_UDP_MIN_LEN || o->p.blksize > PERF_UDP_MAX_LEN))
+            return bad(
+                "bad length '%s' for -u%s (16 ... 65507: the header, up to an IPv4 datagram's payload)",
+                l_arg, "");
+        if (o->p.udp && !l_given)
+            o->p.blksize = 0; /* iperf3's UDP default: the control connection's MSS */
+        if (o->p.udp && !b_given)
+            o->p.rate = PERF_UDP_DEFAULT_RATE;
     }
     if (o->mode == M_RR) {
         if (n_given && !t_given)
@@ -391,7 +422,11 @@ static int start_client(struct run *run, uint64_t now)
     else
         run->rr = perf_rr_client_new(&env, &run->o->rr, &run->o->server, now, &err);
     if (!run->client && !run->rr) {
-        fprintf(stderr, "brisk-perf: cannot start: %s\n", brisk_strerror(err));
+        if (err == BRISK_ERR_AFNOSUPPORT && run->o->p.udp)
+            fprintf(stderr, "brisk-perf: cannot start: %s: this brisk stack has no UDP over %s yet\n",
+                    brisk_strerror(err), run->o->server.family == BRISK_AF_INET6 ? "IPv6" : "this family");
+        else
+            fprintf(stderr, "brisk-perf: cannot start: %s\n", brisk_strerror(err));
         return err;
     }
     run->started = 1;
@@ -519,8 +554,9 @@ static uint64_t hook(void *ctx, brisk_loop *l, uint64_t now)
     struct run *run = ctx;
     if ((run->o->mode == M_CLIENT || run->o->mode == M_RR) && !run->started) {
         /* IPv4: ARP first (the SYN should not be the frame that waits); IPv6's ND queues the SYN. */
-        int rc = run->o->server.family == BRISK_AF_INET ? brisk_stack_resolve(run->st, run->o->server.u.v4, now)
-                                                         : BRISK_OK;
+        int rc = run->o->server.family == BRISK_AF_INET
+                     ? brisk_stack_resolve(run->st, run->o->server.u.v4, now)
+                     : BRISK_OK;
         if (rc == BRISK_OK) {
             if (start_client(run, now) < 0) {
                 run->exit_code = 1;
@@ -601,7 +637,8 @@ int main(int argc, char **argv)
         brisk_stack_free(st);
         return 1;
     }
-    if (o.ip6.family && (err = brisk_netdev_add_addr(brisk_tap_netdev(tap), &o.ip6, o.ip6_prefix)) != BRISK_OK) {
+    if (o.ip6.family &&
+        (err = brisk_netdev_add_addr(brisk_tap_netdev(tap), &o.ip6, o.ip6_prefix)) != BRISK_OK) {
         fprintf(stderr, "brisk-perf: --ip6: %s\n", brisk_strerror(err));
         brisk_tap_close(tap);
         brisk_loop_free(loop);
@@ -624,6 +661,7 @@ int main(int argc, char **argv)
     uint64_t now = brisk_loop_clock();
     struct perf_env env = {.st = st, .log = stderr, .seed = now, .kick = kick, .kick_ctx = &run};
     env.interval_ns = o.interval_ns;
+    env.clock = fine_clock; /* UDP: each datagram's arrival time, for the jitter */
     env.cpu = cpu_sample;
     run.hook = brisk_loop_add_hook(loop, hook, &run);
     /* Servers listen on the TAP's IPv4 address, or with --ip6 on :: (both families, as iperf3 -s). */

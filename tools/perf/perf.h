@@ -55,6 +55,12 @@ struct perf_interval_stream {
     uint32_t snd_wnd;     /* the peer's advertised window, bytes (brisk_conn_info.snd_wnd) */
     uint32_t rtt_us, rttvar_us;
     uint32_t pmtu; /* send MSS + 40 (IPv4 and TCP headers without options): brisk keeps no path MTU */
+    /* UDP (have_udp): the sender's datagrams sent in the interval; the receiver's packet numbers advanced
+     * (iperf3's interval packets), datagrams counted lost, and the jitter at the interval's end. */
+    int have_udp;
+    uint64_t packets;
+    int64_t lost;  /* negative when late datagrams took back more than were lost (as iperf3's) */
+    double jitter; /* seconds */
 };
 /* Times are since the test's start (TEST_START). */
 struct perf_interval {
@@ -101,6 +107,9 @@ struct perf_params {
     int nodelay;          /* -N: TCP_NODELAY on the data streams */
     uint32_t mss;         /* -M: clamp the data streams' MSS (0 = leave) */
     uint32_t window;      /* -w: socket buffers of the data streams (0 = stack default) */
+    int udp;              /* -u: UDP streams (datagrams of blksize bytes) instead of TCP */
+    uint64_t rate;        /* -b: UDP: each stream's pacing, bit/s (0 = as fast as the socket takes them) */
+    int counters64;       /* --udp-counters-64bit: 64-bit packet numbers in the UDP header */
 };
 void perf_params_default(struct perf_params *p); /* 10 s, one stream, 128 KB blocks, port 5201 */
 
@@ -121,6 +130,13 @@ struct perf_stream_report {
     uint16_t lport, rport;
     int have_info;               /* info holds the stream's brisk_conn_info (taken at close or now) */
     struct brisk_conn_info info; /* for the JSON's "brisk" object: recovery events and hold times */
+    /* UDP: this side's figures (sender: datagrams sent; receiver: the highest packet number, lost,
+     * out-of-order, jitter in seconds, datagrams too short for a header) and the peer's from its results. */
+    int udp;
+    uint64_t packets, lost, out_of_order, short_drops;
+    double jitter;
+    uint64_t remote_packets, remote_lost;
+    double remote_jitter;
 };
 struct perf_report {
     int role;     /* 'c' or 's' */
@@ -136,7 +152,8 @@ struct perf_report {
     struct perf_params params;             /* as negotiated */
     /* For iperf3's start and end objects: */
     char cookie[40];
-    struct brisk_addr ctrl_laddr, ctrl_raddr; /* the control connection (connecting_to / accepted_connection) */
+    struct brisk_addr ctrl_laddr,
+        ctrl_raddr; /* the control connection (connecting_to / accepted_connection) */
     uint16_t ctrl_lport, ctrl_rport;
     uint32_t ctrl_mss;        /* client: the control connection's send MSS (tcp_mss_default) */
     uint64_t sndbuf, rcvbuf;  /* the first data stream's buffer sizes (sndbuf_actual, ...) */
@@ -148,6 +165,7 @@ struct perf_report {
     char congestion[16];             /* this side's data streams' congestion control */
     char remote_congestion[16];      /* the peer's (results exchange "congestion_used"), "" if not sent */
     struct perf_intervals_view intervals;
+    uint64_t udp_strays; /* server, UDP: datagrams that belonged to no stream of the test */
 };
 
 /* ---- iperf3 client (speaks to iperf3 -s or brisk-perf server) ---- */
@@ -169,8 +187,8 @@ void perf_iperf_client_free(struct perf_iperf_client *c, uint64_t now); /* close
 /* ---- iperf3 server (serves iperf3 -c or brisk-perf client), one test at a time like iperf3 ---- */
 struct perf_iperf_server;
 /* Listens on ip:port (ip 0 = any of the stack's addresses). once: stop after the first test. */
-struct perf_iperf_server *perf_iperf_server_new(const struct perf_env *env, const struct brisk_addr *ip, uint16_t port,
-                                                int once, int *err);
+struct perf_iperf_server *perf_iperf_server_new(const struct perf_env *env, const struct brisk_addr *ip,
+                                                uint16_t port, int once, int *err);
 uint64_t perf_iperf_server_deadline(const struct perf_iperf_server *s);
 void perf_iperf_server_tick(struct perf_iperf_server *s, uint64_t now);
 int perf_iperf_server_done(const struct perf_iperf_server *s); /* `once` and the test ended */
@@ -218,8 +236,8 @@ void perf_rr_client_free(struct perf_rr_client *c, uint64_t now);
 
 /* Echo server: every byte read is written back; many connections at once. */
 struct perf_echo_server;
-struct perf_echo_server *perf_echo_server_new(const struct perf_env *env, const struct brisk_addr *ip, uint16_t port,
-                                              int nodelay, int *err);
+struct perf_echo_server *perf_echo_server_new(const struct perf_env *env, const struct brisk_addr *ip,
+                                              uint16_t port, int nodelay, int *err);
 uint64_t perf_echo_server_bytes(const struct perf_echo_server *s);       /* echoed so far */
 uint32_t perf_echo_server_connections(const struct perf_echo_server *s); /* accepted so far */
 void perf_echo_server_free(struct perf_echo_server *s, uint64_t now);

@@ -9,6 +9,12 @@
  * Which side measured what: the sender's bytes are what its socket accepted, the receiver's what it read. A
  * report combines the local figures with the peer's from the results exchange, so both sides print both rows.
  * "sender" inside each object is iperf3's flag: this side sends on the stream.
+ *
+ * A UDP test (iperf3 -u) has iperf3's UDP shapes instead: the "Jitter  Lost/Total Datagrams" columns,
+ * interval records with packets (and on the receiving side jitter_ms, lost_packets, lost_percent), one "udp"
+ * object per stream in end.streams[] and end.sum beside sum_sent / sum_received. The loss and jitter are
+ * always the receiver's (measured here, or the peer's from the results); the packet count of a stream is the
+ * sender's.
  */
 #include <inttypes.h>
 #include <jansson.h>
@@ -61,6 +67,44 @@ static double bps(const struct side *s)
     return s->seconds > 0 ? (double)s->bytes * 8.0 / s->seconds : 0;
 }
 
+/* One UDP stream's (or, s NULL, the test's) figures as iperf3 assembles them: the sender's and the
+ * receiver's bytes and times (sides()), the datagrams the sender sent and the highest number the receiver
+ * saw, the receiver's losses, reorderings and jitter (the sum's jitter is the streams' mean, as iperf3's). */
+struct udp_fig {
+    struct side snd, rcv;
+    uint64_t snd_packets, rcv_packets, lost, ooo;
+    double jitter; /* seconds */
+};
+
+static void udp_fig(const struct perf_report *r, const struct perf_stream_report *s, struct udp_fig *o)
+{
+    memset(o, 0, sizeof(*o));
+    if (!s) {
+        for (uint32_t i = 0; i < r->nstreams; i++) {
+            struct udp_fig f;
+            udp_fig(r, &r->streams[i], &f);
+            o->snd_packets += f.snd_packets;
+            o->rcv_packets += f.rcv_packets;
+            o->lost += f.lost;
+            o->ooo += f.ooo;
+            o->jitter += f.jitter / r->nstreams;
+        }
+        sides(r, NULL, &o->snd, &o->rcv);
+        return;
+    }
+    sides(r, s, &o->snd, &o->rcv);
+    o->snd_packets = s->sender ? s->packets : s->remote_packets;
+    o->rcv_packets = s->sender ? s->remote_packets : s->packets;
+    o->lost = s->sender ? s->remote_lost : s->lost;
+    o->ooo = s->sender ? 0 : s->out_of_order; /* the results exchange does not carry it */
+    o->jitter = s->sender ? s->remote_jitter : s->jitter;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
 /* iperf3's adaptive units: 1024-based bytes ("2.64 GBytes"), 1000-based bits ("22.7 Gbits/sec"), three
  * significant figures in four columns. */
 static char *unit(char *buf, size_t n, double v, int bits)
@@ -102,11 +146,92 @@ static void print_row(FILE *f, int id, const struct side *s, const char *what)
 }
 
 static const char SEPARATOR[] = "- - - - - - - - - - - - - - - - - - - - - - - - -";
+static const char UDP_HEADER[] =
+    "[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams";
+
+/* One UDP row: "[  5]   0.00-1.00   sec  1.19 MBytes  10.0 Mbits/sec  0.044 ms  0/893 (0%)  receiver". */
+static void print_udp_row(FILE *f, int id, double a, double b, uint64_t bytes, double jitter, int64_t lost,
+                          uint64_t packets, const char *what)
+{
+    char ids[12], size[32], rate[32];
+    id_str(ids, sizeof(ids), id);
+    unit(size, sizeof(size), (double)bytes, 0);
+    unit(rate, sizeof(rate), b - a > 0 ? (double)bytes * 8 / (b - a) : 0, 1);
+    fprintf(f, "[%s] %6.2f-%-6.2f sec  %s  %s  %5.3f ms  %" PRId64 "/%" PRIu64 " (%.2g%%)  %s\n", ids, a, b,
+            size, rate, jitter * 1000, lost, packets, packets ? 100.0 * (double)lost / (double)packets : 0.0,
+            what);
+}
+
+/* Interval i of a UDP test: the sender's "Total Datagrams" lines or the receiver's loss and jitter lines. */
+static void udp_interval_print(FILE *f, const struct perf_intervals_view *v, uint32_t i, int header)
+{
+    const struct perf_interval *iv = &v->iv[i];
+    const struct perf_interval_stream *st = &v->st[(size_t)i * v->nstreams];
+    double a = (double)iv->start_ns / 1e9, b = (double)iv->end_ns / 1e9;
+    int sender = st[0].sender;
+    if (header)
+        fprintf(f, "%s\n",
+                sender ? "[ ID] Interval           Transfer     Bitrate         Total Datagrams"
+                       : UDP_HEADER);
+    uint64_t bytes = 0, packets = 0;
+    int64_t lost = 0;
+    double jitter = 0;
+    char ids[12], size[32], rate[32];
+    for (uint32_t k = 0; k <= v->nstreams; k++) {
+        int sum = k == v->nstreams;
+        if (sum && v->nstreams < 2)
+            break;
+        uint64_t by = sum ? bytes : st[k].bytes, pk = sum ? packets : st[k].packets;
+        if (!sender) {
+            print_udp_row(f, sum ? -1 : st[k].id, a, b, by, sum ? jitter / v->nstreams : st[k].jitter,
+                          sum ? lost : st[k].lost, pk, "");
+        } else {
+            id_str(ids, sizeof(ids), sum ? -1 : st[k].id);
+            unit(size, sizeof(size), (double)by, 0);
+            unit(rate, sizeof(rate), b - a > 0 ? (double)by * 8 / (b - a) : 0, 1);
+            fprintf(f, "[%s] %6.2f-%-6.2f sec  %s  %s  %" PRIu64 "  \n", ids, a, b, size, rate, pk);
+        }
+        if (!sum) {
+            bytes += st[k].bytes;
+            packets += st[k].packets;
+            lost += st[k].lost;
+            jitter += st[k].jitter;
+        }
+    }
+    if (v->nstreams > 1)
+        fprintf(f, "%s\n", SEPARATOR);
+}
+
+/* The UDP summary: per stream a sender row (its datagrams, no loss: iperf3 puts 0 there) and a receiver row
+ * (the receiver's jitter and lost / highest number), [SUM] rows with several streams, and iperf3's
+ * out-of-order line where datagrams came late. */
+static void udp_report_print(FILE *f, const struct perf_report *r)
+{
+    fprintf(f, "%s\n", UDP_HEADER);
+    for (uint32_t i = 0; i <= r->nstreams; i++) {
+        int sum = i == r->nstreams;
+        if (sum && r->nstreams < 2)
+            break;
+        struct udp_fig u;
+        udp_fig(r, sum ? NULL : &r->streams[i], &u);
+        int id = sum ? -1 : r->streams[i].id;
+        print_udp_row(f, id, 0, u.snd.seconds, u.snd.bytes, 0, 0, u.snd_packets, "sender");
+        print_udp_row(f, id, 0, u.rcv.seconds, u.rcv.bytes, u.jitter, (int64_t)u.lost, u.rcv_packets,
+                      "receiver");
+        if (u.ooo && !sum)
+            fprintf(f, "[SUM] %6.2f-%-6.2f sec  %" PRIu64 " datagrams received out-of-order\n", 0.0,
+                    u.rcv.seconds, u.ooo);
+    }
+}
 
 void perf_interval_print(FILE *f, const struct perf_intervals_view *v, uint32_t i, int header)
 {
     if (i >= v->n || !v->nstreams)
         return;
+    if (v->st[(size_t)i * v->nstreams].have_udp) {
+        udp_interval_print(f, v, i, header);
+        return;
+    }
     const struct perf_interval *iv = &v->iv[i];
     const struct perf_interval_stream *st = &v->st[(size_t)i * v->nstreams];
     double a = (double)iv->start_ns / 1e9, b = (double)iv->end_ns / 1e9, secs = b - a;
@@ -168,6 +293,10 @@ void perf_report_print(FILE *f, const struct perf_report *r)
         fprintf(f, "brisk-perf: error: %s (%s)\n", r->err, brisk_strerror(r->error));
     if (r->nstreams <= 1 || r->intervals.n == 0) /* with several streams the last [SUM] line ended in one */
         fprintf(f, "%s\n", SEPARATOR);
+    if (r->params.udp) {
+        udp_report_print(f, r);
+        goto tail;
+    }
     int retr_col = 0;
     for (uint32_t i = 0; i < r->nstreams; i++) {
         struct side snd, rcv;
@@ -194,14 +323,15 @@ void perf_report_print(FILE *f, const struct perf_report *r)
                     fmt_time(t, r->streams[i].srtt_ns));
         }
     }
+tail:
     if (r->have_cpu)
         fprintf(f, "CPU Utilization: local/%s %.1f%% (%.1f%%u/%.1f%%s), remote/%s %.1f%% (%.1f%%u/%.1f%%s)\n",
                 r->reverse == (r->role == 's') ? "sender" : "receiver", r->cpu.total, r->cpu.user,
                 r->cpu.system, r->reverse == (r->role == 's') ? "receiver" : "sender", r->remote_cpu.total,
                 r->remote_cpu.user, r->remote_cpu.system);
-    fprintf(f, "\nbrisk-perf %s: %u stream%s, %s, %s\n", r->role == 'c' ? "client" : "server", r->nstreams,
-            r->nstreams == 1 ? "" : "s", r->reverse ? "reverse (server sends)" : "client sends",
-            r->complete ? "complete" : "FAILED");
+    fprintf(f, "\nbrisk-perf %s: %u %s stream%s, %s, %s\n", r->role == 'c' ? "client" : "server", r->nstreams,
+            r->params.udp ? "UDP" : "TCP", r->nstreams == 1 ? "" : "s",
+            r->reverse ? "reverse (server sends)" : "client sends", r->complete ? "complete" : "FAILED");
 }
 
 /* brisk's own view of a sending stream, beyond iperf3's schema: how loss was repaired (timeouts, fast
@@ -298,13 +428,13 @@ static json_t *start_json(const struct perf_report *r)
     json_object_set_new(start, r->role == 'c' ? "connecting_to" : "accepted_connection", peer);
     json_object_set_new(start, "cookie", json_string(r->cookie));
     set_int(start, "tcp_mss_default", r->role == 'c' ? r->ctrl_mss : 0);
-    set_int(start, "target_bitrate", 0);
+    set_int(start, "target_bitrate", r->params.udp ? r->params.rate : 0);
     set_int(start, "sock_bufsize", r->params.window);
     set_int(start, "sndbuf_actual", r->sndbuf);
     set_int(start, "rcvbuf_actual", r->rcvbuf);
     json_object_set_new(start, "role", json_string(r->role == 'c' ? "client" : "server"));
     json_t *tst = json_object();
-    json_object_set_new(tst, "protocol", json_string("TCP"));
+    json_object_set_new(tst, "protocol", json_string(r->params.udp ? "UDP" : "TCP"));
     json_object_set_new(tst, "num_streams", json_integer(r->params.parallel));
     set_int(tst, "blksize", r->params.blksize);
     set_int(tst, "omit", 0);
@@ -316,7 +446,7 @@ static json_t *start_json(const struct perf_report *r)
     set_int(tst, "blocks", 0);
     json_object_set_new(tst, "reverse", json_integer(r->reverse));
     set_int(tst, "tos", 0);
-    set_int(tst, "target_bitrate", 0);
+    set_int(tst, "target_bitrate", r->params.udp ? r->params.rate : 0);
     json_object_set_new(tst, "nodelay", json_integer(r->params.nodelay));
     json_object_set_new(start, "test_start", tst);
     return start;
@@ -332,6 +462,68 @@ static void tcp_json(json_t *o, const struct perf_interval_stream *s)
     set_int(o, "pmtu", s->pmtu);
 }
 
+/* An interval record's UDP keys: a sender's datagrams, or a receiver's jitter, loss and packet numbers. */
+static void udp_json(json_t *o, int sender, double jitter, int64_t lost, uint64_t packets)
+{
+    if (!sender) {
+        json_object_set_new(o, "jitter_ms", json_real(jitter * 1000));
+        json_object_set_new(o, "lost_packets", json_integer(lost));
+    }
+    set_int(o, "packets", packets);
+    if (!sender)
+        json_object_set_new(o, "lost_percent",
+                            json_real(packets ? 100.0 * (double)lost / (double)packets : 0));
+}
+
+/* An end object of a UDP test (end.streams[].udp, end.sum, sum_sent, sum_received): iperf3's keys. */
+static json_t *udp_end_json(int socket, const struct side *sd, uint64_t bytes, double bits, double jitter,
+                            uint64_t lost, uint64_t packets, int ooo_key, uint64_t ooo, int sender)
+{
+    json_t *o = figures(socket, 0, sd->seconds, sd->seconds, bytes);
+    json_object_set_new(o, "bits_per_second", json_real(bits));
+    json_object_set_new(o, "jitter_ms", json_real(jitter * 1000));
+    set_int(o, "lost_packets", lost);
+    set_int(o, "packets", packets);
+    json_object_set_new(o, "lost_percent", json_real(pct(lost, packets)));
+    if (ooo_key)
+        set_int(o, "out_of_order", ooo);
+    json_object_set_new(o, "sender", json_boolean(sender));
+    return o;
+}
+
+/* end for a UDP test: one "udp" object per stream (the sender's bytes and packets with the receiver's loss
+ * and jitter, as iperf3 folds them), then sum (the same over all streams), sum_sent and sum_received. */
+static void udp_end(json_t *end, const struct perf_report *r, int local_sends)
+{
+    json_t *streams = json_object_get(end, "streams");
+    for (uint32_t i = 0; i < r->nstreams; i++) {
+        const struct perf_stream_report *sr = &r->streams[i];
+        struct udp_fig u;
+        udp_fig(r, sr, &u);
+        uint64_t packets = u.snd_packets ? u.snd_packets : u.rcv_packets;
+        json_t *o = udp_end_json(sr->id, &u.snd, u.snd.bytes, bps(&u.snd), u.jitter, u.lost, packets, 1,
+                                 u.ooo, local_sends);
+        json_object_set_new(o, "id", json_integer(sr->id));
+        if (sr->short_drops) /* brisk-perf's: datagrams too short for iperf3's header */
+            set_int(o, "short_datagrams", sr->short_drops);
+        json_t *s = json_object();
+        json_object_set_new(s, "udp", o);
+        json_array_append_new(streams, s);
+    }
+    struct udp_fig u;
+    udp_fig(r, NULL, &u);
+    json_object_set_new(end, "sum",
+                        udp_end_json(-1, &u.rcv, u.snd.bytes, bps(&u.snd), u.jitter, u.lost,
+                                     u.snd_packets ? u.snd_packets : u.rcv_packets, 0, 0, local_sends));
+    json_object_set_new(end, "sum_sent",
+                        udp_end_json(-1, &u.snd, u.snd.bytes, bps(&u.snd), 0, 0, u.snd_packets, 0, 0, 1));
+    json_object_set_new(
+        end, "sum_received",
+        udp_end_json(-1, &u.rcv, u.rcv.bytes, bps(&u.rcv), u.jitter, u.lost, u.rcv_packets, 0, 0, 0));
+    if (r->role == 's')
+        set_int(end, "stray_datagrams", r->udp_strays);
+}
+
 static json_t *intervals_json(const struct perf_intervals_view *v)
 {
     json_t *a = json_array();
@@ -340,12 +532,21 @@ static json_t *intervals_json(const struct perf_intervals_view *v)
         const struct perf_interval_stream *st = &v->st[(size_t)i * v->nstreams];
         double b = (double)iv->start_ns / 1e9, e = (double)iv->end_ns / 1e9;
         json_t *o = json_object(), *streams = json_array();
-        uint64_t sum = 0, retr = 0;
-        int tcp = 0, sender = 0;
+        uint64_t sum = 0, retr = 0, packets = 0;
+        int64_t lost = 0;
+        double jitter = 0;
+        int tcp = 0, sender = 0, udp = 0;
         for (uint32_t k = 0; k < v->nstreams; k++) {
             json_t *s = figures(st[k].id, b, e, e - b, st[k].bytes);
             if (st[k].have_tcp)
                 tcp_json(s, &st[k]);
+            if (st[k].have_udp) {
+                udp_json(s, st[k].sender, st[k].jitter, st[k].lost, st[k].packets);
+                packets += st[k].packets;
+                lost += st[k].lost;
+                jitter += st[k].jitter / v->nstreams;
+                udp = 1;
+            }
             json_object_set_new(s, "omitted", json_false());
             json_object_set_new(s, "sender", json_boolean(st[k].sender));
             json_array_append_new(streams, s);
@@ -358,6 +559,8 @@ static json_t *intervals_json(const struct perf_intervals_view *v)
         json_t *s = figures(-1, b, e, e - b, sum);
         if (tcp)
             set_int(s, "retransmits", retr);
+        if (udp)
+            udp_json(s, sender, jitter, lost, packets);
         json_object_set_new(s, "omitted", json_false());
         json_object_set_new(s, "sender", json_boolean(sender));
         json_object_set_new(o, "sum", s);
@@ -420,7 +623,9 @@ void perf_report_json(FILE *f, const struct perf_report *r)
     json_object_set_new(top, "end", end);
     json_object_set_new(end, "streams", streams);
     int local_sends = r->reverse == (r->role == 's');
-    for (uint32_t i = 0; i < r->nstreams; i++) {
+    if (r->params.udp)
+        udp_end(end, r, local_sends);
+    for (uint32_t i = 0; i < r->nstreams && !r->params.udp; i++) {
         const struct perf_stream_report *sr = &r->streams[i];
         struct side snd, rcv;
         sides(r, sr, &snd, &rcv);
@@ -443,13 +648,15 @@ void perf_report_json(FILE *f, const struct perf_report *r)
             json_object_set_new(s, "brisk", sender_json(&sr->info));
         json_array_append_new(streams, s);
     }
-    struct side snd, rcv;
-    sides(r, NULL, &snd, &rcv);
-    json_t *ss = side_json(-1, &snd), *sr = side_json(-1, &rcv);
-    json_object_set_new(ss, "sender", json_boolean(local_sends));
-    json_object_set_new(sr, "sender", json_boolean(local_sends));
-    json_object_set_new(end, "sum_sent", ss);
-    json_object_set_new(end, "sum_received", sr);
+    if (!r->params.udp) {
+        struct side snd, rcv;
+        sides(r, NULL, &snd, &rcv);
+        json_t *ss = side_json(-1, &snd), *sr = side_json(-1, &rcv);
+        json_object_set_new(ss, "sender", json_boolean(local_sends));
+        json_object_set_new(sr, "sender", json_boolean(local_sends));
+        json_object_set_new(end, "sum_sent", ss);
+        json_object_set_new(end, "sum_received", sr);
+    }
     json_t *cpu = json_object();
     json_object_set_new(cpu, "host_total", json_real(r->cpu.total));
     json_object_set_new(cpu, "host_user", json_real(r->cpu.user));
