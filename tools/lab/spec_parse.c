@@ -2103,7 +2103,7 @@ static int check_lookup(void *ctx, const char *name, double *out)
 {
     const struct check_ctx *c = ctx;
     *out = 1;
-    if (lab_spec_param_index(c->s, name) >= 0)
+    if (lab_spec_param_index(c->s, name) >= 0 || !strcmp(name, "family"))
         return 0;
     if (c->scope == SPEC_SCOPE_WORLD)
         return -1;

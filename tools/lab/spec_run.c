@@ -515,6 +515,8 @@ static int eval_lookup(void *ctx, const char *name, double *out)
         *out = s->params[p].kind == LAB_PROB ? c->r->v[p].p : (double)c->r->v[p].u;
         return 0;
     }
+    if (!strcmp(name, "family")) /* the lab's own setting (4 or 6), for models that depend on headers */
+        return *out = (double)c->r->family, 0;
     if (c->scope == SPEC_SCOPE_WORLD)
         return -1;
     if (!strncmp(name, "set.", 4)) {
