@@ -51,9 +51,10 @@ struct brisk_ip_proto_ops {
      * (>= 8) bytes after it; `info` the next-hop MTU of a "fragmentation needed" (RFC 1191), else 0. */
     void (*icmp_error)(void *ctx, uint8_t type, uint8_t code, uint32_t info, const struct brisk_ipv4_repr *quoted,
                        const uint8_t *l4, size_t len, uint64_t now);
-    /* Receive coalescing's merged segment (net/gro.c: TCP only): 0 when nobody takes it whole — the caller
-     * then hands each frame to input — else 1. NULL: the protocol's datagrams are never coalesced. */
-    int (*gro_input)(void *ctx, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
+    /* Receive coalescing's merged segment (net/gro.c: TCP only, either family), `id` its connection seen
+     * from here (laddr the destination; the ports are seg's): 0 when nobody takes it whole — the caller then
+     * hands each frame to input / input6 — else 1. NULL: the protocol's datagrams are never coalesced. */
+    int (*gro_input)(void *ctx, const struct brisk_tuple *id, const struct brisk_tcp_repr *seg,
                      const struct brisk_gro_piece *pieces, uint32_t n, uint64_t now);
     /* Datagrams to a broadcast address are address errors, not input (TCP: RFC 1122 §4.2.3.10). */
     uint8_t unicast_only;

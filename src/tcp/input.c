@@ -1347,12 +1347,11 @@ void brisk_tcp_input6(void *ctx, const struct brisk_ipv6_repr *ip, const uint8_t
     segment_input(net, &id, &seg, now);
 }
 
-int brisk_tcp_input_gro(void *ctx, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
+int brisk_tcp_input_gro(void *ctx, const struct brisk_tuple *l3, const struct brisk_tcp_repr *seg,
                         const struct brisk_gro_piece *pieces, uint32_t n, uint64_t now)
 {
     struct brisk_net *net = ((struct brisk_tcp *)ctx)->net;
-    struct brisk_tuple id = {
-        .laddr = brisk_addr4(ip->dst), .raddr = brisk_addr4(ip->src), .lport = seg->dport, .rport = seg->sport};
+    struct brisk_tuple id = {.laddr = l3->laddr, .raddr = l3->raddr, .lport = seg->dport, .rport = seg->sport};
     brisk_sock *c = tcp_conn_lookup(net, &id);
     if (!c || c->state == BRISK_TCP_SYN_SENT)
         return 0; /* a listener, a RST or an open to answer: frame by frame, as they came */

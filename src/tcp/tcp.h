@@ -448,7 +448,7 @@ void brisk_tcp_input6(void *ctx, const struct brisk_ipv6_repr *ip, const uint8_t
  * payload_len the total of the `n` pieces, in sequence order, whose headers the caller found identical but
  * for the sequence number (and PSH). Returns 0 without touching anything when no synchronized connection
  * owns the segment — the caller then hands each frame to brisk_tcp_input() — else 1. */
-int brisk_tcp_input_gro(void *ctx, const struct brisk_ipv4_repr *ip, const struct brisk_tcp_repr *seg,
+int brisk_tcp_input_gro(void *ctx, const struct brisk_tuple *l3, const struct brisk_tcp_repr *seg,
                         const struct brisk_gro_piece *pieces, uint32_t n, uint64_t now);
 
 /* A receive batch begins / ends (brisk_stack_input_batch with gro): in between, ACKs owed for in-order data
