@@ -6,6 +6,7 @@
 
 #include "net/ip.h"
 #include "net/ip6.h"
+#include "net/ndisc.h"
 #include "net/neigh.h"
 
 int brisk_route_lookup(struct brisk_net *net, const struct brisk_addr *dst, struct brisk_route *rt)
@@ -23,6 +24,12 @@ int brisk_route_output(struct brisk_net *net, const struct brisk_route *rt, cons
     if (dst->family == BRISK_AF_INET6)
         return brisk_ip6_output(net, rt, dst->u.v6, proto, 0, tos, pkt, now);
     return brisk_ip_output(net, rt, dst->u.v4, proto, tos, pkt, now);
+}
+
+void brisk_route_confirm(struct brisk_net *net, const struct brisk_route *rt, uint64_t now)
+{
+    if (rt->nexthop.family == BRISK_AF_INET6)
+        brisk_nd_confirm(net, rt->nexthop.u.v6, now);
 }
 
 int brisk_route_admit(struct brisk_net *net, const struct brisk_route *rt, uint64_t now)

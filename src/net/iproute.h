@@ -40,6 +40,11 @@ int brisk_route_output(struct brisk_net *net, const struct brisk_route *rt, cons
  * ARP knows (brisk_neigh_admit); IPv6's ND queues or refuses at output, so it says 1. */
 int brisk_route_admit(struct brisk_net *net, const struct brisk_route *rt, uint64_t now);
 
+/* Forward progress along rt (a transport's reachability confirmation, RFC 4861 §7.3.1): IPv6's neighbour
+ * entry for the next hop is confirmed (brisk_nd_confirm). IPv4's ARP takes no upper-layer confirmation yet:
+ * a no-op. */
+void brisk_route_confirm(struct brisk_net *net, const struct brisk_route *rt, uint64_t now);
+
 /* The network header's length on this route (IPv4 without options, or IPv6's fixed header). */
 static inline size_t brisk_route_l3_hlen(const struct brisk_route *rt)
 {

@@ -13,8 +13,11 @@
  * NUD (§7.3). A solicited advertisement confirms reachability: REACHABLE for arp_reachable, then STALE.
  * Using a STALE entry sends the packet and moves it to DELAY; DELAY_FIRST_PROBE_TIME (5 s) later, with no
  * confirmation meanwhile, it goes to PROBE: unicast solicitations to the cached address, arp_retries of
- * them, after which the entry is deleted. (Upper-layer confirmation — TCP's forward progress — will come
- * with TCP over IPv6; until then DELAY always ends in a probe, one unicast NS per stale use.)
+ * them, after which the entry is deleted. Upper-layer confirmation (§7.3.1, brisk_nd_confirm): TCP reports
+ * forward progress through the neighbour (new data acknowledged) at most once a second per connection, which
+ * makes the entry REACHABLE again, so a busy connection's neighbour is never probed — as Linux's
+ * dst_confirm; a connection that only receives confirms nothing (Linux's neither), and its neighbour is
+ * probed once per reachable time.
  *
  * Input (§7.2.3 – §7.2.5). Every ND message must arrive with hop limit 255 — else it came through a router
  * and is dropped (Nd6InBadHopLimit) — and pass the parser's stateless validity rules (wire/icmp6.c). A
@@ -188,6 +191,18 @@ static struct brisk_nd_entry *find(const struct brisk_nd_table *t, const uint8_t
 const struct brisk_nd_entry *brisk_nd_lookup(const struct brisk_net *net, const uint8_t addr[16])
 {
     return find(&net->nd, addr);
+}
+
+void brisk_nd_confirm(struct brisk_net *net, const uint8_t addr[16], uint64_t now)
+{
+    struct brisk_nd_entry *n = find(&net->nd, addr);
+    if (!n || n->state == BRISK_ND_INCOMPLETE)
+        return;
+    n->state = BRISK_ND_REACHABLE;
+    n->probes = 0;
+    n->confirmed = now;
+    brisk_timer_arm(&net->wheel, &n->timer, now + net->s.arp_reachable_ns);
+    touch(&net->nd, n, now);
 }
 
 static void release(struct brisk_net *net, struct brisk_nd_entry *n)

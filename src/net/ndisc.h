@@ -71,5 +71,10 @@ void brisk_nd_input(struct brisk_net *net, brisk_netdev *dev, const struct brisk
 
 /* For tests and tools: the entry for addr, or NULL. */
 const struct brisk_nd_entry *brisk_nd_lookup(const struct brisk_net *net, const uint8_t addr[16]);
+/* Upper-layer reachability confirmation (RFC 4861 §7.3.1): a transport saw forward progress through the
+ * neighbour addr (TCP: new data acknowledged). A resolved entry becomes REACHABLE for arp_reachable from now
+ * (a DELAY or PROBE in progress ends without another solicitation); an unknown or INCOMPLETE one is left
+ * alone. */
+void brisk_nd_confirm(struct brisk_net *net, const uint8_t addr[16], uint64_t now);
 
 #endif

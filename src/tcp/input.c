@@ -345,6 +345,19 @@ static int ack_acceptable(brisk_sock *c, const struct brisk_tcp_repr *seg, uint6
     return 1;
 }
 
+/* Forward progress over IPv6 confirms the next hop to Neighbour Discovery (RFC 4861 §7.3.1), once per tick
+ * of 2^30 ns (~1.07 s) at most: NUD's DELAY lasts 5 s, so a connection acknowledged all along confirms
+ * within it and its neighbour is never probed. Out of line: IPv4 never comes here, IPv6 rarely does the
+ * work (one neighbour lookup per tick). */
+__attribute__((noinline, cold)) static void nd_progress(brisk_sock *c, uint64_t now)
+{
+    uint32_t tick = (uint32_t)(now >> 30);
+    if (tick == c->sox.nd_tick)
+        return;
+    c->sox.nd_tick = tick;
+    brisk_route_confirm(c->net, &c->rt, now);
+}
+
 /* The cumulative advance: the acknowledged bytes leave the send buffer, SND.UNA moves, and the ACK's RTT
  * sample is taken (x->rtt). Returns whether it acknowledged our FIN. */
 __attribute__((always_inline)) static inline int ack_advance(brisk_sock *c, const struct brisk_tcp_repr *seg,
@@ -362,6 +375,8 @@ __attribute__((always_inline)) static inline int ack_advance(brisk_sock *c, cons
         c->snd.fin_sent = 1;
     brisk_sbuf_consume(&tcp_of(net)->chunks, &c->snd.buf, data);
     c->snd.una = ack;
+    if (c->rt.nexthop.family == BRISK_AF_INET6)
+        nd_progress(c, now);
     if (brisk_seq_lt(c->snd.nxt, ack))
         c->snd.nxt = ack;
     c->stat.bytes_acked += data;

@@ -257,6 +257,7 @@ struct brisk_sock {
         uint8_t linger_on;     /* SO_LINGER set */
         uint8_t lingering;     /* brisk_close returned INPROGRESS: the next close releases the handle */
         uint8_t v6only;        /* BRISK_SO_V6ONLY: bound to ::, it takes and reaches IPv6 only */
+        uint32_t nd_tick;      /* now >> 30 (~1.07 s) when progress last confirmed the IPv6 next hop */
     } sox;
     /* Where the user timeout counts from (timer.c). */
     struct {

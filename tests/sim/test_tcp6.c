@@ -308,6 +308,49 @@ static void test_gro(void **state)
     brisk_sim_world_free(r.w);
 }
 
+/* Upper-layer reachability confirmation (RFC 4861 §7.3.1): a 12 s transfer from a to b over a 10 Mbit/s link
+ * with arp_reachable=1s on both. The sender's new data is acknowledged all along, which confirms b to a's
+ * Neighbour Discovery: its entry never goes through DELAY to a probe, so a sends one solicitation in all
+ * (the first resolution). The receiver makes no forward progress of its own (its ACKs acknowledge nothing
+ * new to it), so its entry for a is probed as NUD says — as Linux's would be. */
+static void test_nud_confirm(void **state)
+{
+    (void)state;
+    struct brisk_sim_world *w = brisk_sim_world_new(9);
+    struct brisk_settings set;
+    brisk_settings_default(&set);
+    assert_int_equal(brisk_settings_set(&set, "arp_reachable=1s"), BRISK_OK);
+    struct rig r = {.w = w};
+    r.a = brisk_sim_host_add(w, "a", &set);
+    r.b = brisk_sim_host_add(w, "b", &set);
+    r.pa = brisk_sim_nic_add_ip(r.a, 0x0a000001, 24, 0);
+    r.pb = brisk_sim_nic_add_ip(r.b, 0x0a000002, 24, 0);
+    struct brisk_sim_link_config lc;
+    brisk_sim_link_config_symmetric(&lc, 10000000ull, 1 * MS);
+    assert_non_null(brisk_sim_link_connect(w, r.pa, r.pb, &lc));
+    assert_int_equal(brisk_netdev_add_addr(brisk_sim_port_netdev(r.pa), &a6, 64), BRISK_OK);
+    assert_int_equal(brisk_netdev_add_addr(brisk_sim_port_netdev(r.pb), &b6, 64), BRISK_OK);
+    uint64_t t0 = brisk_sim_now(w);
+    struct brisk_sim_bulk_config c = {.bytes = 15u << 20, .dir = BRISK_SIM_BULK_UP, .port = 5001, .seed = 3,
+                                      .server_addr = b6};
+    brisk_sim_bulk *b = brisk_sim_bulk_start(w, r.a, r.b, 0, &c);
+    assert_non_null(b);
+    brisk_sim_run_while(w, bulk_done, b, t0 + 60 * SEC);
+    struct brisk_sim_bulk_result res;
+    brisk_sim_bulk_result(b, &res);
+    brisk_sim_bulk_free(b);
+    assert_true(res.hash_ok);
+    assert_true(brisk_sim_now(w) - t0 > 10 * SEC); /* long enough for NUD's 1 s + 5 s DELAY, twice */
+    struct brisk_counters ca = counters(r.a), cb = counters(r.b);
+    print_message("nud: a sent %llu solicitations, b %llu, over %.1f s\n",
+                  (unsigned long long)ca.Icmp6OutNeighborSolicits, (unsigned long long)cb.Icmp6OutNeighborSolicits,
+                  (double)(brisk_sim_now(w) - t0) / 1e9);
+    assert_int_equal(ca.Icmp6OutNeighborSolicits, 1); /* the first resolution only */
+    assert_true(cb.Icmp6OutNeighborSolicits >= 1);   /* the receiver's probes */
+    assert_int_equal(ca.Nd6ResolveFailed + cb.Nd6ResolveFailed, 0);
+    brisk_sim_world_free(w);
+}
+
 /* BRISK_SO_V6ONLY (IPV6_V6ONLY): on b, a listener on [::]:80 IPv6-only beside one on 0.0.0.0:80 (which
  * without the option is EADDRINUSE: :: covers IPv4); each family's connection reaches its own listener.
  * An IPv6-only socket neither binds to IPv4 nor connects to it, and the option is fixed once bound. */
@@ -516,6 +559,7 @@ int main(void)
         cmocka_unit_test(test_syncookies),     cmocka_unit_test(test_refused),
         cmocka_unit_test(test_packet_too_big),  cmocka_unit_test(test_same_seed_same_pcap),
         cmocka_unit_test(test_v6only),          cmocka_unit_test(test_gro),
+        cmocka_unit_test(test_nud_confirm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
