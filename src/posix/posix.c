@@ -148,7 +148,8 @@ struct psock {
     int wr_shut, broadcast;
     uint32_t sndbuf;
     uint8_t *held;
-    uint32_t held_len, held_from;
+    uint32_t held_len;
+    struct brisk_addr held_from;
     uint16_t held_port;
     int held_has;
 };
@@ -2014,14 +2015,13 @@ static void on_udp_event(void *ctx, brisk_udp *u, unsigned ev, uint64_t now)
 static void udp_bind(brisk_posix *p, struct cmd *c, struct psock *ps)
 {
     (void)p;
-    uint32_t addr;
+    struct brisk_addr a;
     uint16_t port;
-    int rc = sin_parse(c->in, c->inlen, &addr, &port, 0);
+    int rc = sa_parse(ps, c->in, c->inlen, &a, &port, 0);
     if (rc < 0) {
         c->ret = rc;
         return;
     }
-    struct brisk_addr a = brisk_addr_v4(addr);
     rc = brisk_udp_bind(ps->u, &a, port); /* port 0: an ephemeral one now; bound already: INVAL */
     c->ret = rc < 0 ? -brisk_posix_errno(rc) : 0;
 }
@@ -2032,21 +2032,19 @@ static void udp_connect(brisk_posix *p, struct cmd *c, struct psock *ps)
     if (c->in && c->inlen >= (socklen_t)sizeof(fam))
         memcpy(&fam, c->in, sizeof(fam));
     struct brisk_addr a = {.family = BRISK_AF_UNSPEC};
-    uint32_t addr = 0;
     uint16_t port = 0;
     if (fam != AF_UNSPEC) { /* AF_UNSPEC dissolves the association (Linux's udp_disconnect) */
-        int rc = sin_parse(c->in, c->inlen, &addr, &port, 1);
+        int rc = sa_parse(ps, c->in, c->inlen, &a, &port, 1);
         if (rc < 0) {
             c->ret = rc;
             return;
         }
-        a = brisk_addr_v4(addr);
     }
     int rc = brisk_udp_connect(ps->u, &a, port);
     c->ret = rc < 0 ? -brisk_posix_errno(rc) : 0;
     if (rc == BRISK_OK && fam != AF_UNSPEC) {
-        char s[16];
-        plog(p, "brisk: fd %d: UDP connected to %s:%u", ps->fd, brisk_ip_format(addr, s), port);
+        char s[64];
+        plog(p, "brisk: fd %d: UDP connected to %s", ps->fd, addr_text(&a, port, s, sizeof(s)));
     }
     sync_mirror(p, ps); /* a new peer drops an old one's error */
 }
@@ -2075,7 +2073,7 @@ static int udp_hold(struct psock *ps)
     if (r < 0)
         return -brisk_posix_errno((int)r);
     ps->held_len = (uint32_t)r;
-    ps->held_from = from.family == BRISK_AF_INET ? from.u.v4 : 0;
+    ps->held_from = from;
     ps->held_port = port;
     ps->held_has = 1;
     return 0;
@@ -2099,18 +2097,17 @@ static void udp_recv(brisk_posix *p, struct cmd *c, struct psock *ps)
         len += n;
         pieces += n > 0;
     }
-    uint32_t from = 0, dlen = 0;
+    struct brisk_addr from = {.family = BRISK_AF_UNSPEC};
+    uint32_t dlen = 0;
     uint16_t port = 0;
     int e = 0;
     if (!ps->held_has && pieces == 1 && !(c->flags & MSG_PEEK)) {
         /* straight into the caller's one buffer: the common case, no copy of our own */
         uint64_t inq = 0;
-        struct brisk_addr a;
         unsigned fl = 0;
         brisk_udp_getsockopt(ps->u, BRISK_SO_INQ, &inq); /* the length MSG_TRUNC returns */
-        int64_t r = brisk_udp_recvfrom(ps->u, (uint8_t *)c->iov[first].iov_base + off, len, &a, &port, &fl);
+        int64_t r = brisk_udp_recvfrom(ps->u, (uint8_t *)c->iov[first].iov_base + off, len, &from, &port, &fl);
         if (r >= 0) {
-            from = a.family == BRISK_AF_INET ? a.u.v4 : 0;
             dlen = (fl & BRISK_MSG_TRUNC) ? (uint32_t)inq : (uint32_t)r;
             c->moved = (size_t)r;
         } else {
@@ -2133,7 +2130,7 @@ static void udp_recv(brisk_posix *p, struct cmd *c, struct psock *ps)
         c->mflags = dlen > c->moved ? MSG_TRUNC : 0;
         c->ret = (c->flags & MSG_TRUNC) ? (int64_t)dlen : (int64_t)c->moved;
         if (c->outlen)
-            sin_put(c->out, c->outlen, from, port);
+            sa_put(ps, c->out, c->outlen, &from, port);
     }
     sync_mirror(p, ps);
 }
@@ -2152,7 +2149,7 @@ static void udp_send(brisk_posix *p, struct cmd *c, struct psock *ps)
     }
     struct brisk_addr dst;
     uint16_t port = 0;
-    if (c->in) { /* sendto's address, connected or not (Linux takes it either way) */
+    if (c->in && ps->domain != AF_INET6) { /* sendto's address, connected or not (Linux takes it either way) */
         struct sockaddr_in sin;
         if (c->inlen < (socklen_t)sizeof(sin)) {
             c->ret = -EINVAL;
@@ -2165,6 +2162,12 @@ static void udp_send(brisk_posix *p, struct cmd *c, struct psock *ps)
         }
         dst = brisk_addr_v4(ntohl(sin.sin_addr.s_addr));
         port = ntohs(sin.sin_port);
+    } else if (c->in) { /* udpv6_sendmsg: sockaddr_in6 (a v4-mapped address sends over IPv4) */
+        int rc = sa_parse(ps, c->in, c->inlen, &dst, &port, 1);
+        if (rc < 0) {
+            c->ret = rc;
+            return;
+        }
     }
     size_t off, len = 0;
     int first = iov_seek(c->iov, c->iovcnt, c->skip, &off), pieces = 0, one = first;
@@ -2227,8 +2230,7 @@ static void udp_getname(brisk_posix *p, struct cmd *c, struct psock *ps)
         c->ret = -ENOTCONN;
         return;
     }
-    const struct brisk_addr *a = c->a ? &t.raddr : &t.laddr;
-    sin_put(c->out, c->outlen, a->family == BRISK_AF_INET ? a->u.v4 : 0, c->a ? t.rport : t.lport);
+    sa_put(ps, c->out, c->outlen, c->a ? &t.raddr : &t.laddr, c->a ? t.rport : t.lport);
     c->ret = 0;
 }
 
