@@ -353,6 +353,7 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(Icmp6OutEchos, "ICMPv6 echo requests sent")                                                            \
     X(Icmp6OutEchoReplies, "ICMPv6 echo replies sent")                                                       \
     X(Icmp6OutParmProblems, "ICMPv6 parameter problem sent")                                                 \
+    X(Icmp6OutDestUnreachs, "ICMPv6 destination unreachable sent (UDP port unreachable)")                   \
     X(Icmp6OutNeighborSolicits, "ICMPv6 neighbour solicitations sent")                                       \
     X(Icmp6OutNeighborAdvertisements, "ICMPv6 neighbour advertisements sent")                               \
     X(Icmp6OutRateLimited, "ICMPv6 errors suppressed by icmp_ratelimit (ICMPv6's own bucket)")              \
@@ -431,6 +432,12 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(UdpOutDatagrams, "UDP datagrams sent")                                                                 \
     X(UdpRcvbufErrors, "UDP datagrams dropped: the socket's receive buffer was full (or no packet buffer)")  \
     X(UdpInCsumErrors, "UDP datagrams dropped: bad checksum")                                                \
+    X(Udp6InDatagrams, "UDP datagrams over IPv6 delivered to a socket's queue")                              \
+    X(Udp6NoPorts, "UDP datagrams over IPv6 to a port with no socket (ICMPv6 port unreachable)")            \
+    X(Udp6InErrors, "UDP datagrams over IPv6 dropped: malformed, bad or zero checksum, receive buffer full") \
+    X(Udp6OutDatagrams, "UDP datagrams sent over IPv6")                                                      \
+    X(Udp6RcvbufErrors, "UDP datagrams over IPv6 dropped: the socket's receive buffer was full")            \
+    X(Udp6InCsumErrors, "UDP datagrams over IPv6 dropped: bad checksum, or none (a zero field)")            \
     X(TimerArms, "timer wheel arm operations")                                                               \
     X(TimerCancels, "timer wheel cancel operations")                                                         \
     X(TimerFires, "timer expirations")
