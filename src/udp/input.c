@@ -1,18 +1,29 @@
 /*
- * input.c — UDP receive (RFC 768; RFC 1122 §4.1.3): demultiplexing, the per-socket receive queue, ICMP
- * port unreachable for a port nobody has, and ICMP errors about datagrams we sent.
+ * input.c — UDP receive over IPv4 and IPv6 (RFC 768; RFC 1122 §4.1.3; RFC 8200 §8.1): demultiplexing, the
+ * per-socket receive queue, ICMP and ICMPv6 port unreachable for a port nobody has, and ICMP and ICMPv6
+ * errors about datagrams we sent.
+ *
+ * Counters. Each datagram counts in its family's MIB, as Linux counts by the packet and not by the socket:
+ * UdpInDatagrams, UdpNoPorts, UdpInErrors, UdpRcvbufErrors, UdpInCsumErrors for IPv4 (a datagram taken by
+ * a socket on :: included), Udp6* (Linux's /proc/net/snmp6 names) for IPv6.
  *
  * Checks. The header is parsed with bounds (wire/udp.h): a datagram shorter than its length field or with a
  * length below 8 is malformed (UdpInErrors); bytes after the length field's end are not UDP's and are
  * ignored. The checksum is verified unless the device vouched for it (BRISK_RX_CSUM_VALID); a wrong one
  * drops the datagram, counted in UdpInCsumErrors and UdpInErrors as Linux counts it (RFC 1122 §4.1.3.4: a
  * datagram with a bad checksum MUST be discarded silently). A checksum field of 0 is "none" over IPv4 (RFC
- * 768) and accepted.
+ * 768) and accepted; over IPv6 the checksum is mandatory (RFC 8200 §8.1), and a zero field is dropped
+ * whatever the device said, in Udp6InCsumErrors and Udp6InErrors and without an ICMPv6 error, as Linux's
+ * __udp6_lib_rcv drops it (brisk has no RFC 6935 zero-checksum tunnels). A length field of 0 is malformed
+ * too: Linux reads it as a jumbogram's (RFC 2675) and takes the IPv6 payload's length; brisk takes no
+ * jumbograms.
  *
- * No socket. A datagram for a port with no socket is counted (UdpNoPorts) and answered with ICMP port
- * unreachable (RFC 1122 §4.1.3.1), through the network layer's error sender and its rate limit — except a
- * datagram that came to a broadcast address or a broadcast MAC (RFC 1122 §3.2.2: never an error about
- * one), which the IP layer flags in rx_flags (BRISK_IP_RX_BCAST).
+ * No socket. A datagram for a port with no socket is counted (UdpNoPorts, Udp6NoPorts) and answered with
+ * ICMP port unreachable (RFC 1122 §4.1.3.1) or ICMPv6 destination unreachable code 4 (RFC 4443 §3.1),
+ * through the network layer's error senders and their rate limits — except a datagram that came to a
+ * broadcast address or a broadcast MAC (RFC 1122 §3.2.2: never an error about one), which the IP layer flags
+ * in rx_flags (BRISK_IP_RX_BCAST), or to an IPv6 multicast group (RFC 4443 §2.4 (e.2), icmp6.c's rule).
+ * Linux counts those in UdpIgnoredMulti / Udp6IgnoredMulti; brisk in the NoPorts counters.
  *
  * The receive queue holds pool packets, each the sender then the payload, copied from the frame (the stack
  * keeps no frame after input returns). It is charged their truesize against the socket's rcvbuf with
@@ -20,15 +31,20 @@
  * rcvbuf, so the queue overshoots it by one datagram at most and a buffer smaller than a datagram still
  * takes one. Beyond, or with the pool exhausted, the datagram is dropped: UdpRcvbufErrors and UdpInErrors.
  *
- * ICMP errors (RFC 1122 §4.1.3.3: UDP MUST pass them to the application). The quoted datagram names the
- * socket: our address and port as its source, the peer's as its destination. As Linux does for a socket
- * without IP_RECVERR, only a connected socket whose peer the quote names is told, and only of the hard
- * errors (port or protocol unreachable, an administratively prohibited or unknown destination, a parameter
- * problem): the error is kept on the socket, read once, and BRISK_EV_ERROR raised. Soft ones (net or host
- * unreachable, time exceeded) are transient and a datagram protocol has no retransmission to fail, so they
- * are dropped; "fragmentation needed" lowers the path MTU (RFC 1191), which the next send over it meets as
- * BRISK_ERR_MSGSIZE. A quote that names no socket of ours is counted (IcmpInErrors), as Linux's
- * __udp4_lib_err counts it.
+ * ICMP errors (RFC 1122 §4.1.3.3: UDP MUST pass them to the application; RFC 4443 §3 for ICMPv6). The
+ * quoted datagram names the socket: our address and port as its source, the peer's as its destination. As
+ * Linux does for a socket without IP_RECVERR / IPV6_RECVERR, only a connected socket whose peer the quote
+ * names is told, and only of the hard errors — icmp_err_convert's and icmpv6_err_convert's "fatal" ones:
+ * over IPv4 port or protocol unreachable, an administratively prohibited or unknown destination, a parameter
+ * problem; over IPv6 port unreachable (ECONNREFUSED), administratively prohibited, source address policy or
+ * reject route (Linux's EACCES, BRISK_ERR_UNREACH here), an unknown code and a parameter problem (EPROTO):
+ * the error is kept on the socket, read once, and BRISK_EV_ERROR raised. Soft ones (net or host
+ * unreachable, time exceeded; IPv6's no route, beyond scope, address unreachable) are transient and a
+ * datagram protocol has no retransmission to fail, so they are dropped. "Fragmentation needed" (RFC 1191)
+ * and Packet Too Big (RFC 8201) lower the path MTU (net/pmtu.c), which the next larger send meets as
+ * BRISK_ERR_MSGSIZE, and a connected socket is told EMSGSIZE at once, as Linux tells one whose
+ * IP_MTU_DISCOVER / IPV6_MTU_DISCOVER is its default "want". A quote that names no socket of ours is
+ * counted (IcmpInErrors, Icmp6InErrors), as Linux's __udp4_lib_err and __udp6_lib_err count it.
  */
 #include <string.h>
 

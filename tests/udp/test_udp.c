@@ -450,6 +450,14 @@ static void test_connrefused(void **state)
     inject_icmp(st, &f, 0, BRISK_ICMP_DEST_UNREACH, BRISK_ICMP_UNREACH_PORT, 0, 5);
     assert_int_equal(brisk_udp_send(u, "again", 5, 6), BRISK_ERR_CONNREFUSED);
     assert_int_equal(brisk_udp_send(u, "again", 5, 7), 5);
+    /* Fragmentation needed: the path MTU, and EMSGSIZE once on the connected socket (Linux under its
+     * default IP_PMTUDISC_WANT). */
+    log.events = 0;
+    inject_icmp(st, &f, 0, BRISK_ICMP_DEST_UNREACH, BRISK_ICMP_UNREACH_FRAG_NEEDED, 1000, 7);
+    assert_true(log.events & BRISK_EV_ERROR);
+    assert_int_equal(brisk_udp_error(u), BRISK_ERR_MSGSIZE);
+    assert_int_equal(brisk_udp_error(u), BRISK_OK);
+    assert_int_equal(counters(st).PmtuLowered, 1);
     /* Disconnected, the socket hears no more of it (Linux without IP_RECVERR). */
     struct brisk_addr unspec = {.family = BRISK_AF_UNSPEC};
     assert_int_equal(brisk_udp_connect(u, &unspec, 0), BRISK_OK);
