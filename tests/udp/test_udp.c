@@ -1192,7 +1192,7 @@ struct echo6 {
     brisk_sim_world *w;
     brisk_sim_host *a, *b;
     brisk_udp *srv, *cli[2]; /* cli[0] over IPv6, cli[1] over IPv4 */
-    uint8_t sent[1452];
+    uint8_t sent[1472];
     size_t sent_len;
     int round, rounds, done, bad;
 };
@@ -1202,8 +1202,6 @@ static void echo6_send(struct echo6 *e, uint64_t now)
     int v4 = e->round & 1;
     size_t max = v4 ? 1472 : 1452;
     e->sent_len = (size_t)(e->round * 977) % (max + 1);
-    if (e->sent_len > sizeof(e->sent))
-        e->sent_len = sizeof(e->sent);
     for (size_t i = 0; i < e->sent_len; i++)
         e->sent[i] = (uint8_t)(i * 31 + (size_t)e->round);
     if (brisk_udp_send(e->cli[v4], e->sent, e->sent_len, now) != (int64_t)e->sent_len)
