@@ -353,7 +353,7 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(Icmp6OutEchos, "ICMPv6 echo requests sent")                                                            \
     X(Icmp6OutEchoReplies, "ICMPv6 echo replies sent")                                                       \
     X(Icmp6OutParmProblems, "ICMPv6 parameter problem sent")                                                 \
-    X(Icmp6OutDestUnreachs, "ICMPv6 destination unreachable sent (UDP port unreachable)")                   \
+    X(Icmp6OutDestUnreachs, "ICMPv6 destination unreachable sent (UDP port unreachable)")                    \
     X(Icmp6OutNeighborSolicits, "ICMPv6 neighbour solicitations sent")                                       \
     X(Icmp6OutNeighborAdvertisements, "ICMPv6 neighbour advertisements sent")                               \
     X(Icmp6OutRateLimited, "ICMPv6 errors suppressed by icmp_ratelimit (ICMPv6's own bucket)")              \
@@ -426,18 +426,18 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(TCPRcvCollapsed, "receive buffers copied into compact ones to free memory (tcp_rcv_window linux)")    \
     X(PktAllocFails, "packet-buffer allocations refused (pool bound reached)")                               \
     X(TxCompletions, "TX completions reported by devices")                                                   \
-    X(UdpInDatagrams, "UDP datagrams delivered to a socket's queue")                                         \
-    X(UdpNoPorts, "UDP datagrams to a port with no socket (answered with ICMP port unreachable)")            \
-    X(UdpInErrors, "UDP datagrams dropped: malformed, bad checksum or receive buffer full")                  \
-    X(UdpOutDatagrams, "UDP datagrams sent")                                                                 \
-    X(UdpRcvbufErrors, "UDP datagrams dropped: the socket's receive buffer was full (or no packet buffer)")  \
-    X(UdpInCsumErrors, "UDP datagrams dropped: bad checksum")                                                \
+    X(UdpInDatagrams, "UDP datagrams over IPv4 delivered to a socket's queue")                               \
+    X(UdpNoPorts, "UDP datagrams over IPv4 to a port with no socket (ICMP port unreachable)")                \
+    X(UdpInErrors, "UDP datagrams over IPv4 dropped: malformed, bad checksum or receive buffer full")        \
+    X(UdpOutDatagrams, "UDP datagrams sent over IPv4")                                                       \
+    X(UdpRcvbufErrors, "UDP datagrams over IPv4 dropped: receive buffer full (or no packet buffer)")         \
+    X(UdpInCsumErrors, "UDP datagrams over IPv4 dropped: bad checksum")                                      \
     X(Udp6InDatagrams, "UDP datagrams over IPv6 delivered to a socket's queue")                              \
-    X(Udp6NoPorts, "UDP datagrams over IPv6 to a port with no socket (ICMPv6 port unreachable)")            \
+    X(Udp6NoPorts, "UDP datagrams over IPv6 to a port with no socket (ICMPv6 port unreachable)")             \
     X(Udp6InErrors, "UDP datagrams over IPv6 dropped: malformed, bad or zero checksum, receive buffer full") \
     X(Udp6OutDatagrams, "UDP datagrams sent over IPv6")                                                      \
-    X(Udp6RcvbufErrors, "UDP datagrams over IPv6 dropped: the socket's receive buffer was full")            \
-    X(Udp6InCsumErrors, "UDP datagrams over IPv6 dropped: bad checksum, or none (a zero field)")            \
+    X(Udp6RcvbufErrors, "UDP datagrams over IPv6 dropped: the socket's receive buffer was full")             \
+    X(Udp6InCsumErrors, "UDP datagrams over IPv6 dropped: bad checksum, or none (a zero field)")             \
     X(TimerArms, "timer wheel arm operations")                                                               \
     X(TimerCancels, "timer wheel cancel operations")                                                         \
     X(TimerFires, "timer expirations")
