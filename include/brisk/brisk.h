@@ -353,6 +353,7 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(Icmp6OutEchos, "ICMPv6 echo requests sent")                                                            \
     X(Icmp6OutEchoReplies, "ICMPv6 echo replies sent")                                                       \
     X(Icmp6OutParmProblems, "ICMPv6 parameter problem sent")                                                 \
+    X(Icmp6OutDestUnreachs, "ICMPv6 destination unreachable sent (UDP port unreachable)")                    \
     X(Icmp6OutNeighborSolicits, "ICMPv6 neighbour solicitations sent")                                       \
     X(Icmp6OutNeighborAdvertisements, "ICMPv6 neighbour advertisements sent")                               \
     X(Icmp6OutRateLimited, "ICMPv6 errors suppressed by icmp_ratelimit (ICMPv6's own bucket)")              \
@@ -425,12 +426,18 @@ int brisk_parse_bool(const char *s, int *out); /* 0/1, on/off, true/false, yes/n
     X(TCPRcvCollapsed, "receive buffers copied into compact ones to free memory (tcp_rcv_window linux)")    \
     X(PktAllocFails, "packet-buffer allocations refused (pool bound reached)")                               \
     X(TxCompletions, "TX completions reported by devices")                                                   \
-    X(UdpInDatagrams, "UDP datagrams delivered to a socket's queue")                                         \
-    X(UdpNoPorts, "UDP datagrams to a port with no socket (answered with ICMP port unreachable)")            \
-    X(UdpInErrors, "UDP datagrams dropped: malformed, bad checksum or receive buffer full")                  \
-    X(UdpOutDatagrams, "UDP datagrams sent")                                                                 \
-    X(UdpRcvbufErrors, "UDP datagrams dropped: the socket's receive buffer was full (or no packet buffer)")  \
-    X(UdpInCsumErrors, "UDP datagrams dropped: bad checksum")                                                \
+    X(UdpInDatagrams, "UDP datagrams over IPv4 delivered to a socket's queue")                               \
+    X(UdpNoPorts, "UDP datagrams over IPv4 to a port with no socket (ICMP port unreachable)")                \
+    X(UdpInErrors, "UDP datagrams over IPv4 dropped: malformed, bad checksum or receive buffer full")        \
+    X(UdpOutDatagrams, "UDP datagrams sent over IPv4")                                                       \
+    X(UdpRcvbufErrors, "UDP datagrams over IPv4 dropped: receive buffer full (or no packet buffer)")         \
+    X(UdpInCsumErrors, "UDP datagrams over IPv4 dropped: bad checksum")                                      \
+    X(Udp6InDatagrams, "UDP datagrams over IPv6 delivered to a socket's queue")                              \
+    X(Udp6NoPorts, "UDP datagrams over IPv6 to a port with no socket (ICMPv6 port unreachable)")             \
+    X(Udp6InErrors, "UDP datagrams over IPv6 dropped: malformed, bad or zero checksum, receive buffer full") \
+    X(Udp6OutDatagrams, "UDP datagrams sent over IPv6")                                                      \
+    X(Udp6RcvbufErrors, "UDP datagrams over IPv6 dropped: the socket's receive buffer was full")             \
+    X(Udp6InCsumErrors, "UDP datagrams over IPv6 dropped: bad checksum, or none (a zero field)")             \
     X(TimerArms, "timer wheel arm operations")                                                               \
     X(TimerCancels, "timer wheel cancel operations")                                                         \
     X(TimerFires, "timer expirations")
@@ -520,8 +527,8 @@ int brisk_ip_parse(const char *s, uint32_t *out);
 /* ---------------------------------------------------------------------------------------------------------
  * Addresses of either family. Every call that names an IPv4 address with a uint32_t (host order) has a form
  * taking a struct brisk_addr (brisk_bind_addr, brisk_connect_addr, brisk_sock_tuple); the uint32_t calls
- * stay as IPv4 shorthands (README, "Addresses"). An IPv6 address is accepted by the parser and formatter
- * and TCP runs over either family (with the ipv6 setting on); UDP refuses IPv6 with BRISK_ERR_AFNOSUPPORT.
+ * stay as IPv4 shorthands (README, "Addresses"). An IPv6 address is accepted by the parser and formatter,
+ * and TCP and UDP run over either family (with the ipv6 setting on).
  */
 enum brisk_af {
     BRISK_AF_UNSPEC = 0, /* no address: "any" for bind, unset in a tuple */
@@ -565,7 +572,7 @@ char *brisk_addr_format(const struct brisk_addr *a, char *buf);
  * IPv6 in the network layer (docs/ipv6.md): with the ipv6 setting on, each device has a link-local address
  * from its MAC, answers Neighbour Discovery and ICMPv6 echo; static addresses come from
  * brisk_netdev_add_addr (netdev.h). TCP runs over IPv6 with every mechanism it has over IPv4
- * (brisk_connect_addr / brisk_bind_addr with an IPv6 address; docs/ipv6.md).
+ * (brisk_connect_addr / brisk_bind_addr with an IPv6 address; docs/ipv6.md), and so does UDP (docs/udp.md).
  * ------------------------------------------------------------------------------------------------------- */
 
 /* Sets (gw a unicast IPv6 address) or clears (gw NULL or ::) the default router, reached through dev (NULL:
@@ -882,7 +889,11 @@ int brisk_stack_foreach_socket(brisk_stack *st, int (*fn)(void *ctx, brisk_sock 
  * received. Datagrams are sent whole or not at all: brisk does not fragment outgoing datagrams, so one larger
  * than the path MTU is refused with BRISK_ERR_MSGSIZE. Received ones wait in a queue bounded by the socket's
  * receive buffer (BRISK_SO_RCVBUF, default the udp_rcvbuf setting); beyond it they are dropped and counted
- * (UdpRcvbufErrors). IPv4 only so far: an IPv6 address is refused with BRISK_ERR_AFNOSUPPORT.
+ * (UdpRcvbufErrors). Either family (IPv6 with the ipv6 setting on): the local address decides, as for TCP —
+ * 0.0.0.0 (or BRISK_AF_UNSPEC) is IPv4 only, :: both (a Linux IPv6 socket without IPV6_V6ONLY), an address
+ * its own family; a socket never bound takes :: at its first connect or send. A sender is reported in its
+ * own family (an IPv4 one as IPv4, never v4-mapped); Udp* counters count datagrams over IPv4, Udp6* over
+ * IPv6.
  * ------------------------------------------------------------------------------------------------------- */
 typedef struct brisk_udp brisk_udp;
 /* Events on a UDP socket: BRISK_EV_READABLE (a datagram is queued), BRISK_EV_WRITABLE (a send refused for
@@ -897,21 +908,27 @@ brisk_udp *brisk_udp_socket(brisk_stack *st, int *err);
 /* Calls fn(ctx, u, events, now) when events happen on u (NULL to stop); events raised without a callback are
  * kept and delivered when one is set. BRISK_ERR_INVAL for NULL. */
 int brisk_udp_set_callback(brisk_udp *u, brisk_udp_fn fn, void *ctx);
-/* Binds a local address (BRISK_AF_UNSPEC, 0.0.0.0 or ::: any of the stack's) and port (0: an ephemeral one
- * now). BRISK_ERR_ADDRINUSE (another socket has the port on an overlapping address), BRISK_ERR_ADDRNOTAVAIL
- * (not an address of ours, or no free ephemeral port), BRISK_ERR_INVAL (already bound, NULL, an unknown
- * family), BRISK_ERR_AFNOSUPPORT (IPv6). */
+/* Binds a local address (BRISK_AF_UNSPEC or 0.0.0.0: any IPv4 address of the stack's; ::: any address of
+ * either family; or one of the stack's addresses) and port (0: an ephemeral one now). BRISK_ERR_ADDRINUSE
+ * (another socket has the port on an overlapping address: the same one, either side's any address of its
+ * family, or :: on either side), BRISK_ERR_ADDRNOTAVAIL (not an address of ours, or no free ephemeral
+ * port), BRISK_ERR_INVAL (already bound, NULL, an unknown family), BRISK_ERR_AFNOSUPPORT (IPv6 with the
+ * ipv6 setting off). */
 int brisk_udp_bind(brisk_udp *u, const struct brisk_addr *addr, uint16_t port);
-/* Connects to addr:port: sends go there, only its datagrams are received, and ICMP errors about it are
- * reported (BRISK_EV_ERROR). An unbound socket gets an ephemeral port. Connecting again replaces the peer;
- * BRISK_AF_UNSPEC disconnects (as connect(2) with AF_UNSPEC). BRISK_ERR_NOROUTE, BRISK_ERR_ADDRNOTAVAIL,
- * BRISK_ERR_AFNOSUPPORT, BRISK_ERR_INVAL (NULL, port 0, address 0.0.0.0). */
+/* Connects to addr:port: sends go there, only its datagrams are received, and ICMP / ICMPv6 errors about it
+ * are reported (BRISK_EV_ERROR). An unbound socket gets an ephemeral port on ::. Connecting again replaces
+ * the peer; BRISK_AF_UNSPEC disconnects (as connect(2) with AF_UNSPEC). BRISK_ERR_NOROUTE,
+ * BRISK_ERR_ADDRNOTAVAIL, BRISK_ERR_AFNOSUPPORT (an IPv6 peer for a socket bound to an IPv4 address, as
+ * Linux's AF_INET socket; IPv6 with the ipv6 setting off), BRISK_ERR_INVAL (NULL, port 0, address 0.0.0.0
+ * or ::, an IPv4 peer for a socket bound to a specific IPv6 address). */
 int brisk_udp_connect(brisk_udp *u, const struct brisk_addr *addr, uint16_t port);
 /* Sends one datagram of len bytes (0 allowed) to dst:port, or to the connected peer when dst is NULL.
- * Returns len, or: BRISK_ERR_MSGSIZE (over the path MTU less the headers: never fragmented),
+ * Returns len, or: BRISK_ERR_MSGSIZE (over the path MTU less the headers, 28 bytes over IPv4 and 48 over
+ * IPv6: never fragmented),
  * BRISK_ERR_NOTCONN (dst NULL, not connected), BRISK_ERR_NOROUTE, BRISK_ERR_AGAIN (no packet buffer or the device is full:
  * BRISK_EV_WRITABLE follows when a transmission completes), BRISK_ERR_ADDRNOTAVAIL (no ephemeral port), the
- * pending error of a connected socket (read once, as Linux's), BRISK_ERR_AFNOSUPPORT, BRISK_ERR_INVAL. */
+ * pending error of a connected socket (read once, as Linux's), BRISK_ERR_AFNOSUPPORT and BRISK_ERR_INVAL
+ * (as connect's family rules, and for an any address or port 0), the neighbour cache's BRISK_ERR_TOOMANY. */
 int64_t brisk_udp_sendto(brisk_udp *u, const void *buf, size_t len, const struct brisk_addr *dst,
                          uint16_t port, uint64_t now);
 /* brisk_udp_sendto to the connected peer. */
@@ -922,10 +939,12 @@ int64_t brisk_udp_send(brisk_udp *u, const void *buf, size_t len, uint64_t now);
  * the pending error (read once), BRISK_ERR_INVAL. */
 int64_t brisk_udp_recvfrom(brisk_udp *u, void *buf, size_t len, struct brisk_addr *from, uint16_t *port,
                            unsigned *flags);
-/* The pending error, cleared (SO_ERROR): BRISK_ERR_CONNREFUSED after an ICMP port unreachable, ...; BRISK_OK
+/* The pending error, cleared (SO_ERROR): BRISK_ERR_CONNREFUSED after an ICMP or ICMPv6 port unreachable,
+ * BRISK_ERR_MSGSIZE after fragmentation needed or Packet Too Big, ... (docs/udp.md has the table); BRISK_OK
  * if none or for NULL. */
 int brisk_udp_error(brisk_udp *u);
-/* Options: BRISK_SO_RCVBUF (bytes of queued datagrams' buffers, 2048 .. 1 GB), BRISK_SO_TOS (0..255);
+/* Options: BRISK_SO_RCVBUF (bytes of queued datagrams' buffers, 2048 .. 1 GB), BRISK_SO_TOS (0..255: the
+ * IPv4 TOS byte and the IPv6 traffic class alike);
  * read only: BRISK_SO_INQ (the next datagram's length, 0 if none, as Linux's SIOCINQ). BRISK_OK,
  * BRISK_ERR_RANGE, BRISK_ERR_INVAL (NULL, an option UDP does not have). */
 int brisk_udp_setsockopt(brisk_udp *u, enum brisk_sockopt opt, uint64_t value);

@@ -18,12 +18,13 @@
  * (RFC 5927 §4.1), as IPv4's fragmentation needed.
  *
  * Errors sent (§2.4): a parameter problem (the only error ip6_input.c raises: bad chains, unrecognised
- * options and next headers). Never about an ICMPv6 error message or a packet whose source does not name a
- * single node (unspecified, multicast), never about a packet to a multicast group or a link-layer multicast
- * unless the caller says the RFC allows it (option type bits 10, packet too big); the quote is as much of
- * the packet as fits in 1280 bytes (§2.4 (c)). Rate limited by a token bucket of its own with ICMP's
- * settings (icmp_ratelimit, icmp_ratelimit_burst; §2.4 (f) asks for a limit and suggests a token bucket),
- * so IPv4 and IPv6 errors do not starve each other; suppressed ones are Icmp6OutRateLimited.
+ * options and next headers), and a transport's (UDP's port unreachable, through brisk_icmp6_send_error_l4).
+ * Never about an ICMPv6 error message or a packet whose source does not name a single node (unspecified,
+ * multicast), never about a packet to a multicast group or a link-layer multicast unless the caller says the
+ * RFC allows it (option type bits 10, packet too big); the quote is as much of the packet as fits in 1280
+ * bytes (§2.4 (c)). Rate limited by a token bucket of its own with ICMP's settings (icmp_ratelimit,
+ * icmp_ratelimit_burst; §2.4 (f) asks for a limit and suggests a token bucket), so IPv4 and IPv6 errors do
+ * not starve each other; suppressed ones are Icmp6OutRateLimited.
  */
 #include <string.h>
 
@@ -239,8 +240,40 @@ void brisk_icmp6_send_error(struct brisk_net *net, brisk_netdev *dev, uint8_t ty
         r.pointer = info;
     else if (type == BRISK_ICMP6_PKT_TOO_BIG)
         r.mtu = info;
-    if (send_icmp6(net, &rt, ip.src, &r, now) == BRISK_OK && type == BRISK_ICMP6_PARAM_PROB)
+    if (send_icmp6(net, &rt, ip.src, &r, now) != BRISK_OK)
+        return;
+    if (type == BRISK_ICMP6_PARAM_PROB)
         net->c.Icmp6OutParmProblems++;
+    else if (type == BRISK_ICMP6_DEST_UNREACH)
+        net->c.Icmp6OutDestUnreachs++;
+}
+
+void brisk_icmp6_send_error_l4(struct brisk_net *net, uint8_t type, uint8_t code, uint32_t info,
+                               const struct brisk_ipv6_repr *ip, const uint8_t *l4, size_t l4_len,
+                               uint64_t now)
+{
+    /* ip6_input.c delivers exactly the upper-layer bytes of a packet it holds whole (reassembled ones
+     * included), so they end where the packet ends and its fixed header starts 40 + payload_len bytes
+     * before that end — as IPv4's transports find their header hdr_len bytes before theirs. The addresses
+     * there are checked against ip, in case a caller ever breaks that promise. */
+    size_t whole = (size_t)BRISK_IPV6_HLEN + ip->payload_len;
+    if (whole < BRISK_IPV6_HLEN + l4_len)
+        return;
+    const uint8_t *orig = l4 + l4_len - whole;
+    if (memcmp(orig + 8, ip->src, 16) != 0 || memcmp(orig + 24, ip->dst, 16) != 0)
+        return;
+    brisk_netdev *dev = NULL;
+    for (uint32_t i = 0; i < net->ndevs && !dev; i++)
+        if (brisk_netdev_ip6_is_mine(&net->devs[i], ip->dst))
+            dev = &net->devs[i];
+    for (uint32_t i = 0; i < net->ndevs && !dev; i++)
+        if (net->devs[i].nip6) /* a multicast destination: refused below, but a device is needed to say so */
+            dev = &net->devs[i];
+    if (!dev)
+        return;
+    /* A unicast destination in a link-layer multicast frame is not known here (the device's flags say only
+     * checksums): such packets are rare (RFC 4443 §2.4 (e.3)), and the rate limit bounds them anyway. */
+    brisk_icmp6_send_error(net, dev, type, code, info, orig, whole, 0, 0, now);
 }
 
 int brisk_icmp6_echo_request(struct brisk_net *net, const uint8_t dst[16], uint16_t id, uint16_t seq,

@@ -41,6 +41,13 @@ void brisk_icmp6_input(struct brisk_net *net, brisk_netdev *dev, const struct br
 void brisk_icmp6_send_error(struct brisk_net *net, brisk_netdev *dev, uint8_t type, uint8_t code, uint32_t info,
                             const uint8_t *orig, size_t orig_len, int l2_mcast, int mcast_ok, uint64_t now);
 
+/* brisk_icmp6_send_error about the packet a transport's input6 handler was given (`ip` its fixed header,
+ * `l4` / `l4_len` the upper-layer bytes ip6_input.c handed over), from the device that owns ip->dst: a
+ * transport's error (UDP's port unreachable) without the packet's start or device in its arguments. */
+void brisk_icmp6_send_error_l4(struct brisk_net *net, uint8_t type, uint8_t code, uint32_t info,
+                               const struct brisk_ipv6_repr *ip, const uint8_t *l4, size_t l4_len,
+                               uint64_t now);
+
 /* The public echo call's IPv6 body (brisk_icmp_echo_send_addr). */
 int brisk_icmp6_echo_request(struct brisk_net *net, const uint8_t dst[16], uint16_t id, uint16_t seq,
                              uint16_t payload_len, uint64_t now);

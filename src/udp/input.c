@@ -1,18 +1,29 @@
 /*
- * input.c — UDP receive (RFC 768; RFC 1122 §4.1.3): demultiplexing, the per-socket receive queue, ICMP
- * port unreachable for a port nobody has, and ICMP errors about datagrams we sent.
+ * input.c — UDP receive over IPv4 and IPv6 (RFC 768; RFC 1122 §4.1.3; RFC 8200 §8.1): demultiplexing, the
+ * per-socket receive queue, ICMP and ICMPv6 port unreachable for a port nobody has, and ICMP and ICMPv6
+ * errors about datagrams we sent.
+ *
+ * Counters. Each datagram counts in its family's MIB, as Linux counts by the packet and not by the socket:
+ * UdpInDatagrams, UdpNoPorts, UdpInErrors, UdpRcvbufErrors, UdpInCsumErrors for IPv4 (a datagram taken by
+ * a socket on :: included), Udp6* (Linux's /proc/net/snmp6 names) for IPv6.
  *
  * Checks. The header is parsed with bounds (wire/udp.h): a datagram shorter than its length field or with a
  * length below 8 is malformed (UdpInErrors); bytes after the length field's end are not UDP's and are
  * ignored. The checksum is verified unless the device vouched for it (BRISK_RX_CSUM_VALID); a wrong one
  * drops the datagram, counted in UdpInCsumErrors and UdpInErrors as Linux counts it (RFC 1122 §4.1.3.4: a
  * datagram with a bad checksum MUST be discarded silently). A checksum field of 0 is "none" over IPv4 (RFC
- * 768) and accepted.
+ * 768) and accepted; over IPv6 the checksum is mandatory (RFC 8200 §8.1), and a zero field is dropped
+ * whatever the device said, in Udp6InCsumErrors and Udp6InErrors and without an ICMPv6 error, as Linux's
+ * __udp6_lib_rcv drops it (brisk has no RFC 6935 zero-checksum tunnels). A length field of 0 is malformed
+ * too: Linux reads it as a jumbogram's (RFC 2675) and takes the IPv6 payload's length; brisk takes no
+ * jumbograms.
  *
- * No socket. A datagram for a port with no socket is counted (UdpNoPorts) and answered with ICMP port
- * unreachable (RFC 1122 §4.1.3.1), through the network layer's error sender and its rate limit — except a
- * datagram that came to a broadcast address or a broadcast MAC (RFC 1122 §3.2.2: never an error about
- * one), which the IP layer flags in rx_flags (BRISK_IP_RX_BCAST).
+ * No socket. A datagram for a port with no socket is counted (UdpNoPorts, Udp6NoPorts) and answered with
+ * ICMP port unreachable (RFC 1122 §4.1.3.1) or ICMPv6 destination unreachable code 4 (RFC 4443 §3.1),
+ * through the network layer's error senders and their rate limits — except a datagram that came to a
+ * broadcast address or a broadcast MAC (RFC 1122 §3.2.2: never an error about one), which the IP layer flags
+ * in rx_flags (BRISK_IP_RX_BCAST), or to an IPv6 multicast group (RFC 4443 §2.4 (e.2), icmp6.c's rule).
+ * Linux counts those in UdpIgnoredMulti / Udp6IgnoredMulti; brisk in the NoPorts counters.
  *
  * The receive queue holds pool packets, each the sender then the payload, copied from the frame (the stack
  * keeps no frame after input returns). It is charged their truesize against the socket's rcvbuf with
@@ -20,21 +31,30 @@
  * rcvbuf, so the queue overshoots it by one datagram at most and a buffer smaller than a datagram still
  * takes one. Beyond, or with the pool exhausted, the datagram is dropped: UdpRcvbufErrors and UdpInErrors.
  *
- * ICMP errors (RFC 1122 §4.1.3.3: UDP MUST pass them to the application). The quoted datagram names the
- * socket: our address and port as its source, the peer's as its destination. As Linux does for a socket
- * without IP_RECVERR, only a connected socket whose peer the quote names is told, and only of the hard
- * errors (port or protocol unreachable, an administratively prohibited or unknown destination, a parameter
- * problem): the error is kept on the socket, read once, and BRISK_EV_ERROR raised. Soft ones (net or host
- * unreachable, time exceeded) are transient and a datagram protocol has no retransmission to fail, so they
- * are dropped; "fragmentation needed" lowers the path MTU (RFC 1191), which the next send over it meets as
- * BRISK_ERR_MSGSIZE. A quote that names no socket of ours is counted (IcmpInErrors), as Linux's
- * __udp4_lib_err counts it.
+ * ICMP errors (RFC 1122 §4.1.3.3: UDP MUST pass them to the application; RFC 4443 §3 for ICMPv6). The
+ * quoted datagram names the socket: our address and port as its source, the peer's as its destination. As
+ * Linux does for a socket without IP_RECVERR / IPV6_RECVERR, only a connected socket whose peer the quote
+ * names is told, and only of the hard errors — icmp_err_convert's and icmpv6_err_convert's "fatal" ones:
+ * over IPv4 port or protocol unreachable, an administratively prohibited or unknown destination, a parameter
+ * problem; over IPv6 port unreachable (ECONNREFUSED), administratively prohibited, source address policy or
+ * reject route (Linux's EACCES, BRISK_ERR_UNREACH here), an unknown code and a parameter problem (EPROTO):
+ * the error is kept on the socket, read once, and BRISK_EV_ERROR raised. Soft ones (net or host
+ * unreachable, time exceeded; IPv6's no route, beyond scope, address unreachable) are transient and a
+ * datagram protocol has no retransmission to fail, so they are dropped. "Fragmentation needed" (RFC 1191)
+ * and Packet Too Big (RFC 8201) lower the path MTU (net/pmtu.c), which the next larger send meets as
+ * BRISK_ERR_MSGSIZE, and a connected socket is told EMSGSIZE at once, as Linux tells one whose
+ * IP_MTU_DISCOVER / IPV6_MTU_DISCOVER is its default "want". A quote that names no socket of ours is
+ * counted (IcmpInErrors, Icmp6InErrors), as Linux's __udp4_lib_err and __udp6_lib_err count it.
  */
 #include <string.h>
 
+#include "core/addr.h"
 #include "net/ip.h"
+#include "net/ip6.h"
+#include "net/iproute.h"
 #include "udp/udp.h"
 #include "wire/icmp.h"
+#include "wire/icmp6.h"
 #include "wire/udp.h"
 #include "wire/wire.h"
 
@@ -50,22 +70,26 @@ void udp_rq_purge(brisk_udp *u)
     u->rq_len = 0;
 }
 
-static void enqueue(brisk_udp *u, const struct brisk_ipv4_repr *ip, const struct brisk_udp_repr *r)
+/* A datagram's counters: Linux's UDP MIB for one carried by IPv4 (to a socket bound to :: too, as Linux
+ * counts by the datagram, not the socket), its UDP6 MIB for one carried by IPv6. */
+#define COUNT(net, v6, name) ((v6) ? (net)->c.Udp6##name++ : (net)->c.Udp##name++)
+
+static void enqueue(brisk_udp *u, const struct brisk_addr *from, const struct brisk_udp_repr *r, int v6)
 {
     struct brisk_net *net = u->net;
     if (u->rq_bytes > u->rcvbuf) {
-        net->c.UdpRcvbufErrors++;
-        net->c.UdpInErrors++;
+        COUNT(net, v6, RcvbufErrors);
+        COUNT(net, v6, InErrors);
         return;
     }
     uint32_t n = (uint32_t)(sizeof(struct brisk_udp_meta) + r->payload_len);
     brisk_pkt *pkt = brisk_pkt_alloc(&net->pool, n);
     if (!pkt) {
-        net->c.UdpRcvbufErrors++;
-        net->c.UdpInErrors++;
+        COUNT(net, v6, RcvbufErrors);
+        COUNT(net, v6, InErrors);
         return;
     }
-    struct brisk_udp_meta m = {.from = brisk_addr_v4(ip->src), .port = r->sport};
+    struct brisk_udp_meta m = {.from = *from, .port = r->sport};
     uint8_t *d = brisk_pkt_put(pkt, n);
     memcpy(d, &m, sizeof(m));
     if (r->payload_len)
@@ -78,7 +102,7 @@ static void enqueue(brisk_udp *u, const struct brisk_ipv4_repr *ip, const struct
     u->rq_tail = pkt;
     u->rq_bytes += brisk_pkt_truesize(pkt);
     u->rq_len++;
-    net->c.UdpInDatagrams++;
+    COUNT(net, v6, InDatagrams);
     udp_raise(u, BRISK_EV_READABLE);
 }
 
@@ -95,9 +119,10 @@ static void udp_input(void *ctx, const struct brisk_ipv4_repr *ip, const uint8_t
         net->c.UdpInErrors++;
         return;
     }
-    brisk_udp *u = udp_lookup(t, ip->dst, r.dport, ip->src, r.sport);
+    struct brisk_addr src = brisk_addr4(ip->src), dst = brisk_addr4(ip->dst);
+    brisk_udp *u = udp_lookup(t, &dst, r.dport, &src, r.sport);
     if (u) {
-        enqueue(u, ip, &r);
+        enqueue(u, &src, &r, 0);
         return;
     }
     net->c.UdpNoPorts++;
@@ -107,6 +132,31 @@ static void udp_input(void *ctx, const struct brisk_ipv4_repr *ip, const uint8_t
      * bytes before them (ip_input.c's deliver), which the error quotes. */
     brisk_icmp_send_error(net, BRISK_ICMP_DEST_UNREACH, BRISK_ICMP_UNREACH_PORT, p - ip->hdr_len,
                           ip->total_len, now);
+}
+
+static void udp_input6(void *ctx, const struct brisk_ipv6_repr *ip, const uint8_t *p, size_t len,
+                       unsigned rx_flags, uint64_t now)
+{
+    struct brisk_udp_table *t = ctx;
+    struct brisk_net *net = t->net;
+    struct brisk_udp_repr r;
+    /* A zero checksum field is BRISK_WIRE_BAD_CSUM here whatever the device said (RFC 8200 §8.1). */
+    int rc = brisk_udp_parse6(p, len, ip->src, ip->dst, !(rx_flags & BRISK_RX_CSUM_VALID), &r);
+    if (rc < 0) {
+        if (rc == BRISK_WIRE_BAD_CSUM)
+            net->c.Udp6InCsumErrors++;
+        net->c.Udp6InErrors++;
+        return;
+    }
+    struct brisk_addr src = brisk_addr6(ip->src), dst = brisk_addr6(ip->dst);
+    brisk_udp *u = udp_lookup(t, &dst, r.dport, &src, r.sport);
+    if (u) {
+        enqueue(u, &src, &r, 1);
+        return;
+    }
+    net->c.Udp6NoPorts++;
+    /* icmp6.c refuses to answer a packet to a multicast group (RFC 4443 §2.4 (e.2)). */
+    brisk_icmp6_send_error_l4(net, BRISK_ICMP6_DEST_UNREACH, BRISK_ICMP6_UNREACH_PORT, 0, ip, p, len, now);
 }
 
 /* The error a destination unreachable's code reports to a connected socket, or BRISK_OK for a soft one
@@ -135,42 +185,99 @@ static int unreach_error(uint8_t code)
     }
 }
 
+/* The same for ICMPv6 (Linux's icmpv6_err_convert): the hard errors only, BRISK_OK for the soft ones. */
+static int error6(uint8_t type, uint8_t code)
+{
+    switch (type) {
+    case BRISK_ICMP6_DEST_UNREACH:
+        switch (code) {
+        case BRISK_ICMP6_UNREACH_NOROUTE: /* ENETUNREACH, soft */
+        case BRISK_ICMP6_UNREACH_SCOPE:   /* EHOSTUNREACH, soft */
+        case BRISK_ICMP6_UNREACH_ADDR:    /* EHOSTUNREACH, soft */
+            return BRISK_OK;
+        case BRISK_ICMP6_UNREACH_PORT:
+            return BRISK_ERR_CONNREFUSED;
+        case BRISK_ICMP6_UNREACH_ADMIN:
+        case BRISK_ICMP6_UNREACH_POLICY:
+        case BRISK_ICMP6_UNREACH_REJECT:
+            return BRISK_ERR_UNREACH; /* Linux: EACCES, which brisk has no code for (as TCP's verdict6) */
+        default:
+            return BRISK_ERR_PROTO; /* an unknown code: EPROTO, hard */
+        }
+    case BRISK_ICMP6_PARAM_PROB:
+        return BRISK_ERR_PROTO;
+    default: /* time exceeded: EHOSTUNREACH, soft */
+        return BRISK_OK;
+    }
+}
+
+/* err for the socket u an ICMP or ICMPv6 error names (BRISK_OK: nothing to say): kept, read once, if u is
+ * connected (Linux reports to others only with IP_RECVERR). */
+static void report(brisk_udp *u, int err)
+{
+    if (err == BRISK_OK || !u->rport)
+        return;
+    u->error = err;
+    udp_raise(u, BRISK_EV_ERROR);
+}
+
+/* A path MTU report (RFC 1191, RFC 8201) about a datagram of u's to dst: the cache learns it, and a
+ * connected socket is told EMSGSIZE, as Linux tells one whose IP_MTU_DISCOVER is not "don't" (the default
+ * "want"). */
+static void mtu_report(brisk_udp *u, const struct brisk_addr *dst, uint32_t mtu, uint64_t now)
+{
+    struct brisk_route rt;
+    if (brisk_route_lookup(u->net, dst, &rt) != BRISK_OK)
+        return;
+    int below_min;
+    brisk_pmtu_update(u->net, dst, mtu, rt.dev->cfg.mtu, &below_min, now);
+    report(u, BRISK_ERR_MSGSIZE);
+}
+
 static void udp_icmp_error(void *ctx, uint8_t type, uint8_t code, uint32_t info,
                            const struct brisk_ipv4_repr *quoted, const uint8_t *l4, size_t len, uint64_t now)
 {
     struct brisk_udp_table *t = ctx;
     struct brisk_net *net = t->net;
     (void)len; /* >= 8 (net.h): both ports are there */
-    uint16_t sport = brisk_get16(l4), dport = brisk_get16(l4 + 2);
     /* Ours: from our address and port (the quote's source) to the peer's (its destination). */
-    brisk_udp *u = udp_lookup(t, quoted->src, sport, quoted->dst, dport);
+    struct brisk_addr us = brisk_addr4(quoted->src), peer = brisk_addr4(quoted->dst);
+    brisk_udp *u = udp_lookup(t, &us, brisk_get16(l4), &peer, brisk_get16(l4 + 2));
     if (!u) {
         net->c.IcmpInErrors++;
         return;
     }
-    int err = BRISK_OK;
-    if (type == BRISK_ICMP_DEST_UNREACH && code == BRISK_ICMP_UNREACH_FRAG_NEEDED) { /* RFC 1191 */
-        struct brisk_route rt;
-        if (brisk_ip_route(net, quoted->dst, &rt) == BRISK_OK) {
-            int below_min;
-            brisk_pmtu_update(net, &(struct brisk_addr){.family = BRISK_AF_INET, .u.v4 = quoted->dst}, info, rt.dev->cfg.mtu, &below_min, now);
-        }
+    if (type == BRISK_ICMP_DEST_UNREACH && code == BRISK_ICMP_UNREACH_FRAG_NEEDED)
+        mtu_report(u, &peer, info, now);
+    else if (type == BRISK_ICMP_DEST_UNREACH)
+        report(u, unreach_error(code));
+    else if (type == BRISK_ICMP_PARAM_PROB)
+        report(u, BRISK_ERR_PROTO);
+}
+
+static void udp_icmp6_error(void *ctx, uint8_t type, uint8_t code, uint32_t info,
+                            const struct brisk_ipv6_repr *quoted, const uint8_t *l4, size_t len, uint64_t now)
+{
+    struct brisk_udp_table *t = ctx;
+    (void)len; /* >= 8 (net.h) */
+    struct brisk_addr us = brisk_addr6(quoted->src), peer = brisk_addr6(quoted->dst);
+    brisk_udp *u = udp_lookup(t, &us, brisk_get16(l4), &peer, brisk_get16(l4 + 2));
+    if (!u) {
+        t->net->c.Icmp6InErrors++; /* as Linux's __udp6_lib_err counts ICMP6_MIB_INERRORS */
         return;
     }
-    if (type == BRISK_ICMP_DEST_UNREACH)
-        err = unreach_error(code);
-    else if (type == BRISK_ICMP_PARAM_PROB)
-        err = BRISK_ERR_PROTO;
-    if (err == BRISK_OK || !u->rport)
-        return; /* soft, or a socket that named no peer (Linux reports those only with IP_RECVERR) */
-    u->error = err;
-    udp_raise(u, BRISK_EV_ERROR);
+    if (type == BRISK_ICMP6_PKT_TOO_BIG)
+        mtu_report(u, &peer, info, now);
+    else
+        report(u, error6(type, code));
 }
 
 const struct brisk_ip_proto_ops brisk_udp_proto = {
     .input = udp_input,
     .icmp_error = udp_icmp_error,
-    .unicast_only = 0, /* broadcast datagrams are UDP's to take (a DHCP client, a discovery protocol) */
+    .unicast_only = 0, /* broadcast and multicast datagrams are UDP's to take (DHCP, discovery protocols) */
+    .input6 = udp_input6,
+    .icmp6_error = udp_icmp6_error,
 };
 
 int64_t brisk_udp_recvfrom(brisk_udp *u, void *buf, size_t len, struct brisk_addr *from, uint16_t *port,

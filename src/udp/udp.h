@@ -1,11 +1,14 @@
 /*
  * udp.h (internal) — UDP (RFC 768), the second transport on the network layer, at TCP's rank (net.h lists
  * the layers): its sockets, the per-stack port table, and the entry points the stack registers in the IP
- * protocol table (input, icmp_error) and calls from its event dispatch (brisk_udp_deliver).
+ * protocol table (input and icmp_error for IPv4, input6 and icmp6_error for IPv6) and calls from its event
+ * dispatch (brisk_udp_deliver).
  *
  * A socket is an endpoint, not a connection: a local address and port (bound, or chosen at the first
  * connect or send) and, once connected, a remote one that filters what it receives and names where send
- * goes. Received datagrams wait in a bounded queue of pool packets (rcvbuf bytes of truesize, as Linux's
+ * goes. Either family: the local address is 0.0.0.0 (IPv4's any address: IPv4 only), :: (any address of
+ * either family, as a Linux IPv6 socket without IPV6_V6ONLY) or one of the stack's addresses (its family
+ * only). Received datagrams wait in a bounded queue of pool packets (rcvbuf bytes of truesize, as Linux's
  * sk_rmem_alloc against sk_rcvbuf); sends go straight down to IP, nothing is kept.
  *
  * Files: socket.c (the calls, the port table), input.c (demultiplexing, the receive queue, ICMP errors in
@@ -38,7 +41,8 @@ struct brisk_udp {
     struct brisk_net *net;
     struct brisk_udp *hnext;         /* port table chain */
     struct brisk_udp *anext, *aprev; /* every socket of the stack */
-    uint32_t laddr, raddr;           /* host order; 0: any (laddr), not connected (raddr) */
+    struct brisk_addr laddr;         /* once bound: 0.0.0.0 (IPv4's any), :: (either family's) or ours */
+    struct brisk_addr raddr;         /* the peer, once connected (rport) */
     uint16_t lport, rport;           /* 0: not bound (lport), not connected (rport) */
     uint8_t bound;                   /* in the port table */
     uint8_t tos;                     /* IP_TOS of what it sends */
@@ -81,20 +85,30 @@ void brisk_udp_deliver(struct brisk_evq_node *n, uint64_t now);
 void brisk_udp_run_blocked(struct brisk_net *net);
 
 /* Port table (socket.c). */
-/* The socket a datagram from src:sport to dst:dport goes to: a connected socket whose peer it is, else one
- * bound to dst or to any address; NULL if none. */
-brisk_udp *udp_lookup(struct brisk_udp_table *t, uint32_t dst, uint16_t dport, uint32_t src, uint16_t sport);
+/* The socket a datagram from src:sport to dst:dport (addresses of one family, built by core/addr.h) goes
+ * to: a connected socket whose peer it is, else one bound to dst, else one bound to its family's any
+ * address, else one bound to :: (Linux's scoring); NULL if none. */
+brisk_udp *udp_lookup(struct brisk_udp_table *t, const struct brisk_addr *dst, uint16_t dport,
+                      const struct brisk_addr *src, uint16_t sport);
 /* Binds u to laddr:port (0: an ephemeral port). BRISK_ERR_ADDRINUSE, BRISK_ERR_ADDRNOTAVAIL. */
-int udp_bind_port(brisk_udp *u, uint32_t laddr, uint16_t port);
+int udp_bind_port(brisk_udp *u, const struct brisk_addr *laddr, uint16_t port);
+/* Binds an unbound socket to an ephemeral port on :: (0.0.0.0 with the ipv6 setting off): Linux's autobind
+ * at the first connect or send; a brisk socket has no family, so it stays open to both. */
+int udp_autobind(brisk_udp *u);
 
 static inline void udp_raise(brisk_udp *u, unsigned events)
 {
     brisk_evq_raise(udp_of(u->net)->evq, &u->ev, events);
 }
 
-/* An address of the public API as IPv4 (0, "any", only when any_ok): BRISK_ERR_AFNOSUPPORT for IPv6 (UDP
- * over IPv6 comes with the IPv6 layer), BRISK_ERR_INVAL for an unknown family (socket.c). */
-int udp_addr_v4(const struct brisk_addr *a, int any_ok, uint32_t *v4);
+/* An address of the public API as the stack keeps it (core/addr.h's form, reserved bytes zero) into *out:
+ * BRISK_AF_UNSPEC is 0.0.0.0, and an any address is refused unless any_ok. BRISK_ERR_INVAL (unknown family,
+ * an any address), BRISK_ERR_AFNOSUPPORT (IPv6 with the ipv6 setting off) (socket.c). */
+int udp_addr(const struct brisk_net *net, const struct brisk_addr *a, int any_ok, struct brisk_addr *out);
+/* May u exchange datagrams with a peer of dst's family? BRISK_OK (unbound, or bound to ::),
+ * BRISK_ERR_AFNOSUPPORT (an IPv6 peer for a socket bound to an IPv4 address, 0.0.0.0 included, as Linux's
+ * AF_INET socket), BRISK_ERR_INVAL (an IPv4 peer for one bound to an IPv6 address, as brisk's TCP). */
+int udp_family_ok(const brisk_udp *u, const struct brisk_addr *dst);
 
 /* Frees every queued datagram (input.c). */
 void udp_rq_purge(brisk_udp *u);

@@ -1,14 +1,16 @@
 /*
  * fuzz_stack_ip6.c — the IPv6 input path through the stack (net.c's 0x86DD dispatch, ip6_input.c, the
- * extension-header walker's verdicts, icmp6.c, ndisc.c) under any sequence of packets and of the stack's
- * own echo requests, with time passing (NUD timers, resolution giving up, the ICMPv6 error bucket).
+ * extension-header walker's verdicts, icmp6.c, ndisc.c, TCP's and UDP's input6) under any sequence of
+ * packets and of the stack's own echo requests, with time passing (NUD timers, resolution giving up, the
+ * ICMPv6 error bucket).
  *
  * Input: [mode u8] then records [delay u16][kind u8][sel u8][hops u8][nh u8][len u16][len bytes]
  * (big-endian):
- *   mode   bit 0: repair the ICMPv6 or TCP checksum of every packet whose chain reaches ICMPv6 or TCP (so
- *          mutations reach echo, errors, ND and TCP's state machine instead of dying at the checksum); bit 1: arp_unres_max 4 and unres_qlen 2,
- *          so the neighbour cache's resolving bounds are hit; bit 2: ip6frag_high_thresh 16 KB and
- *          ip6frag_time 2 s, so reassembly's bound and timeouts are hit.
+ *   mode   bit 0: repair the ICMPv6, TCP or UDP checksum of every packet whose chain reaches one of them (so
+ *          mutations reach echo, errors, ND, TCP's state machine and UDP's sockets instead of dying at the
+ *          checksum; a UDP length field within the packet bounds the sum); bit 1: arp_unres_max 4 and
+ *          unres_qlen 2, so the neighbour cache's resolving bounds are hit; bit 2: ip6frag_high_thresh
+ *          16 KB and ip6frag_time 2 s, so reassembly's bound and timeouts are hit.
  *   delay  milliseconds of virtual time to run first.
  *   kind   0: a packet from the peer whose fixed header is built here (payload the record's bytes, Next Header
  *          nh, hop limit hops); 1: the record's bytes are the whole Ethernet payload (any IPv6 header at
@@ -21,7 +23,12 @@
  *          link-local, a global on-link neighbour sel>>3 of 32, an off-link address, ...); bits 3-7 vary the
  *          source of kind 0 (the peer, another on-link host, the unspecified address, a multicast one).
  * Besides the harness's IPv4 listener on 0.0.0.0:80, one on [::]:81 takes TCP over IPv6 (its children stay
- * on the accept queue: SYN-RECEIVED, cookies, RSTs, ICMPv6 errors about them, all over IPv6).
+ * on the accept queue: SYN-RECEIVED, cookies, RSTs, ICMPv6 errors about them, all over IPv6), and a UDP
+ * socket on [::]:81 (4 KB receive buffer) takes UDP over IPv6: after every record it echoes what it holds to
+ * each sender, and every UDP datagram that leaves at once must parse with its checksum (never 0); its queue
+ * keeps its count and bound, and the Udp6 counters never exceed Ip6InDelivers. Every other port is closed:
+ * ICMPv6 port unreachable through brisk_icmp6_send_error_l4, for whole, extension-headed and reassembled
+ * packets alike.
  * After every record the harness's invariants hold, every frame the stack sent parses (the harness checks
  * IPv6 and its ICMPv6 checksum too), the neighbour cache keeps its bounds — entries within gc_thresh3,
  * resolving ones within arp_unres_max, each queue within unres_qlen — and so does reassembly: its table's
@@ -36,10 +43,12 @@
 #include "net/ipfrag.h"
 #include "net/ndisc.h"
 #include "stack/stack.h"
+#include "udp/udp.h"
 #include "wire/csum.h"
 #include "wire/eth.h"
 #include "wire/icmp6.h"
 #include "wire/ipv6.h"
+#include "wire/udp.h"
 #include "wire/wire.h"
 
 #define MAX_RECORDS 256
@@ -69,6 +78,54 @@ static void nd_check(const struct brisk_net *net)
         fh_fail("nd: counted %u / %u, found %u / %u", t->count, t->unres_count, used, unres);
 }
 
+/* The [::] socket's turn: each datagram it holds goes back to its sender (bounded by the queue), and every
+ * UDP datagram over IPv6 the device holds now — sent at once, its neighbour known — must parse with a
+ * checksum that is right and not 0 (RFC 8200 §8.1). */
+static void udp6_echo(struct fh *h, brisk_udp *u)
+{
+    uint8_t buf[PAYLOAD_MAX];
+    struct brisk_addr from;
+    uint16_t port;
+    for (uint32_t k = u->rq_len; k > 0; k--) {
+        int64_t n = brisk_udp_recvfrom(u, buf, sizeof(buf), &from, &port, NULL);
+        if (n < 0)
+            fh_fail("udp6: recvfrom %lld with %u datagrams queued", (long long)n, k);
+        int64_t rc = brisk_udp_sendto(u, buf, (size_t)n, &from, port ? port : 7, h->now);
+        if (rc != n && rc != BRISK_ERR_AGAIN && rc != BRISK_ERR_NOROUTE && rc != BRISK_ERR_MSGSIZE &&
+            rc != BRISK_ERR_INVAL && rc != BRISK_ERR_TOOMANY)
+            fh_fail("udp6: echo of %lld bytes returned %lld", (long long)n, (long long)rc);
+    }
+    for (size_t i = 0; i < h->f.ntx; i++) {
+        const uint8_t *d = h->f.tx[i].data;
+        size_t len = h->f.tx[i].len;
+        struct brisk_ipv6_repr ip;
+        struct brisk_udp_repr r;
+        if (len < BRISK_ETH_HLEN + BRISK_IPV6_HLEN || brisk_get16(d + 12) != BRISK_ETH_P_IPV6 ||
+            brisk_ipv6_parse(d + BRISK_ETH_HLEN, len - BRISK_ETH_HLEN, &ip) < 0 ||
+            ip.next_header != BRISK_IP_PROTO_UDP)
+            continue;
+        int rc =
+            brisk_udp_parse6(d + BRISK_ETH_HLEN + BRISK_IPV6_HLEN, ip.payload_len, ip.src, ip.dst, 1, &r);
+        if (rc < 0 || r.len != ip.payload_len)
+            fh_fail("udp6: the stack sent a datagram that does not parse: %s", brisk_wire_err_name(rc));
+    }
+    uint32_t n = 0;
+    uint64_t bytes = 0;
+    for (const brisk_pkt *p = u->rq_head; p; p = p->next) {
+        n++;
+        bytes += brisk_pkt_truesize(p);
+    }
+    if (n != u->rq_len || bytes != u->rq_bytes)
+        fh_fail("udp6: queue holds %u (%llu bytes), counts say %u (%llu)", n, (unsigned long long)bytes,
+                u->rq_len, (unsigned long long)u->rq_bytes);
+    struct brisk_counters c;
+    brisk_stack_get_counters(h->st, &c);
+    if (c.Udp6InDatagrams + c.Udp6NoPorts + c.Udp6InErrors > c.Ip6InDelivers)
+        fh_fail("udp6: more datagrams counted than IPv6 delivered");
+    if (c.Udp6InCsumErrors > c.Udp6InErrors || c.Udp6RcvbufErrors > c.Udp6InErrors)
+        fh_fail("udp6: a checksum or buffer drop outside Udp6InErrors");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -90,6 +147,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const struct brisk_addr any6 = {.family = BRISK_AF_INET6};
     if (!l6 || brisk_bind_addr(l6, &any6, FH_PORT + 1) != BRISK_OK || brisk_listen(l6, 8) != BRISK_OK)
         fh_fail("listen on [::]:%u", FH_PORT + 1);
+    brisk_udp *u6 = brisk_udp_socket(h.st, &err);
+    if (!u6 || brisk_udp_bind(u6, &any6, FH_PORT + 1) != BRISK_OK ||
+        brisk_udp_setsockopt(u6, BRISK_SO_RCVBUF, 4096) != BRISK_OK)
+        fh_fail("udp bind on [::]:%u", FH_PORT + 1);
     uint8_t us_ll[16], peer_ll[16];
     brisk_ipv6_link_local_from_mac(us_ll, h.f.cfg.mac);
     brisk_ipv6_link_local_from_mac(peer_ll, peer_mac);
@@ -183,14 +244,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 uint8_t *p6 = frame + BRISK_ETH_HLEN;
                 if ((mode & 1) && brisk_ipv6_parse(p6, flen - BRISK_ETH_HLEN, &ip) >= 0 &&
                     brisk_ipv6_ext_walk(p6, flen - BRISK_ETH_HLEN, &ip, &x) >= 0 && !x.discard &&
-                    (x.proto == BRISK_IP_PROTO_ICMPV6 || x.proto == BRISK_IP_PROTO_TCP)) {
-                    size_t co = x.proto == BRISK_IP_PROTO_TCP ? 16 : 2; /* the checksum field's offset */
+                    (x.proto == BRISK_IP_PROTO_ICMPV6 || x.proto == BRISK_IP_PROTO_TCP ||
+                     x.proto == BRISK_IP_PROTO_UDP)) {
+                    size_t co = x.proto == BRISK_IP_PROTO_TCP ? 16 : x.proto == BRISK_IP_PROTO_UDP ? 6 : 2;
                     if ((size_t)x.proto_off + co + 2 <= flen - BRISK_ETH_HLEN) {
                         uint8_t *m = p6 + x.proto_off;
                         size_t mlen = flen - BRISK_ETH_HLEN - x.proto_off;
-                        brisk_put16(m + co, 0);
-                        uint32_t sum = brisk_csum_pseudo6(ip.src, ip.dst, x.proto, (uint32_t)mlen);
-                        brisk_put16(m + co, brisk_csum_fold(brisk_csum_add(sum, m, mlen)));
+                        if (x.proto == BRISK_IP_PROTO_UDP) { /* over its length field's bytes, never 0 */
+                            size_t ulen = brisk_get16(m + 4);
+                            brisk_udp_csum_fill6(m, ulen >= BRISK_UDP_HLEN && ulen <= mlen ? ulen : mlen,
+                                                 ip.src, ip.dst);
+                        } else {
+                            brisk_put16(m + co, 0);
+                            uint32_t sum = brisk_csum_pseudo6(ip.src, ip.dst, x.proto, (uint32_t)mlen);
+                            brisk_put16(m + co, brisk_csum_fold(brisk_csum_add(sum, m, mlen)));
+                        }
                     }
                 }
             } else {
@@ -203,6 +271,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             fh_input(&h, frame, flen, 0);
         }
+        udp6_echo(&h, u6);
         fh_check(&h);
         nd_check(&h.st->net);
         const struct brisk_ipfrag *fr = h.st->net.ip6frag;
@@ -216,9 +285,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (getenv("BRISK_FUZZ_TRACE")) {
         struct brisk_counters c;
         brisk_stack_get_counters(h.st, &c);
-        fprintf(stderr, "ip6: in %llu hdr %llu addr %llu unknown %llu delivers %llu; icmp6 in %llu err %llu "
-                        "echo replies %llu parm out %llu; ns %llu/%llu na %llu/%llu resolve failed %llu; "
-                        "reasm reqds %llu oks %llu fails %llu timeout %llu overlaps %llu\n",
+        fprintf(stderr,
+                "ip6: in %llu hdr %llu addr %llu unknown %llu delivers %llu; icmp6 in %llu err %llu "
+                "echo replies %llu parm out %llu; ns %llu/%llu na %llu/%llu resolve failed %llu; "
+                "reasm reqds %llu oks %llu fails %llu timeout %llu overlaps %llu; udp6 in %llu noports %llu "
+                "err %llu csum %llu out %llu, dest unreach out %llu\n",
                 (unsigned long long)c.Ip6InReceives, (unsigned long long)c.Ip6InHdrErrors,
                 (unsigned long long)c.Ip6InAddrErrors, (unsigned long long)c.Ip6InUnknownProtos,
                 (unsigned long long)c.Ip6InDelivers, (unsigned long long)c.Icmp6InMsgs,
@@ -228,9 +299,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 (unsigned long long)c.Icmp6OutNeighborAdvertisements, (unsigned long long)c.Nd6ResolveFailed,
                 (unsigned long long)c.Ip6ReasmReqds, (unsigned long long)c.Ip6ReasmOKs,
                 (unsigned long long)c.Ip6ReasmFails, (unsigned long long)c.Ip6ReasmTimeout,
-                (unsigned long long)c.Ip6ReasmOverlaps);
+                (unsigned long long)c.Ip6ReasmOverlaps, (unsigned long long)c.Udp6InDatagrams,
+                (unsigned long long)c.Udp6NoPorts, (unsigned long long)c.Udp6InErrors,
+                (unsigned long long)c.Udp6InCsumErrors, (unsigned long long)c.Udp6OutDatagrams,
+                (unsigned long long)c.Icmp6OutDestUnreachs);
     }
     brisk_close(l6, h.now); /* its children with it; fh_finish checks every socket is gone */
+    brisk_udp_close(u6);
     fh_finish(&h);
     return 0;
 }

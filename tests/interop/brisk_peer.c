@@ -12,6 +12,14 @@
  *   echo    send back what arrives; FIN after the peer's FIN and the last echoed byte;
  *   rr      --count request/response transactions of --size bytes each with NODELAY; latency percentiles;
  *   rst     send --bytes (may be 0), then abort with RST.
+ * Or, with --udp-echo / --udp-client in place of --listen / --connect, UDP over the same TAP:
+ *   --udp-echo PORT    a socket on [::]:PORT (with --ip6; else 0.0.0.0:PORT) sends every datagram back to
+ *                      its sender, of either family, until --count datagrams have gone back;
+ *   --udp-client ADDR:PORT
+ *                      a socket connected to ADDR:PORT (either family) sends --count datagrams of --size
+ *                      pattern bytes, each once the last one's echo came back byte for byte (resent after
+ *                      500 ms of silence, 5 times at most); --expect refused: the first send must draw the
+ *                      peer's ICMP or ICMPv6 port unreachable, reported on the socket as ECONNREFUSED.
  * With --ctl PATH it answers brisk-ss and brisk-nstat on that control socket while it runs
  * (tools/introspect/ctl.h, docs/introspection.md).
  * At the end it prints one line of key=value pairs on stdout (the same keys as ksock) and exits 0 when the
@@ -30,6 +38,9 @@
 
 #define BUF_LEN (256 * 1024)
 #define MAX_RR  1000000
+#define UDP_RESEND_NS (500 * BRISK_NSEC_PER_MSEC) /* --udp-client: silence before a datagram is sent again */
+#define UDP_RESENDS   5
+#define UDP_LINGER_NS (200 * BRISK_NSEC_PER_MSEC) /* --udp-echo: the last echo's time to leave the TAP */
 
 enum mode { M_SOURCE, M_SINK, M_ECHO, M_RR, M_RST };
 
@@ -38,6 +49,8 @@ struct peer {
     enum mode mode;
     uint64_t bytes, seed, size, count, timeout_ns, connect_delay_ns, busy_poll_ns;
     int listen_port, nodelay, expect_reset;
+    int udp;            /* 1: --udp-echo (listen_port is its port), 2: --udp-client (dst, dst_port) */
+    int expect_refused; /* --expect refused (--udp-client) */
     struct brisk_addr dst; /* --connect's address, either family */
     uint16_t dst_port;
     struct brisk_addr ip6; /* --ip6: a static IPv6 address on the TAP (BRISK_AF_UNSPEC: none) */
@@ -62,6 +75,11 @@ struct peer {
     /* rr */
     uint64_t rr_done, rr_sent_at, rr_got;
     uint64_t *lat;
+    /* UDP */
+    brisk_udp *u;
+    uint64_t udp_rx, udp_tx, udp_bad, udp_resends, udp_v4, udp_v6; /* datagrams */
+    uint64_t udp_sent_at, udp_stop_at;
+    int udp_done;
 };
 
 static void finish(struct peer *p, uint64_t now)
@@ -293,10 +311,195 @@ static uint64_t on_hook(void *ctx, brisk_loop *l, uint64_t now)
     return now;
 }
 
+/* --udp-client: datagram number udp_rx (its pattern bytes at udp_rx * size), sent or sent again. */
+static void udp_client_send(struct peer *p, uint64_t now)
+{
+    pattern_fill(&p->pat, p->udp_rx * p->size, p->buf, p->size);
+    int64_t k = brisk_udp_send(p->u, p->buf, p->size, now);
+    p->udp_sent_at = now;
+    if (k == (int64_t)p->size) {
+        p->udp_tx++;
+        p->tx_off += p->size;
+        return;
+    }
+    if (k == BRISK_ERR_AGAIN)
+        return; /* resent by the hook */
+    p->error = (int)k; /* a pending ICMP report is read here too */
+    p->udp_done = 1;
+    finish(p, now);
+}
+
+static void on_udp(void *ctx, brisk_udp *u, unsigned ev, uint64_t now)
+{
+    struct peer *p = ctx;
+    if ((ev & BRISK_EV_ERROR) && p->udp == 2) {
+        p->error = brisk_udp_error(u);
+        p->udp_done = 1;
+        finish(p, now);
+        return;
+    }
+    if (!(ev & BRISK_EV_READABLE))
+        return;
+    struct brisk_addr from;
+    uint16_t port;
+    unsigned flags;
+    int64_t n;
+    while ((n = brisk_udp_recvfrom(u, p->buf, BUF_LEN, &from, &port, &flags)) >= 0) {
+        if (from.family == BRISK_AF_INET6)
+            p->udp_v6++;
+        else
+            p->udp_v4++;
+        p->rx.off += (uint64_t)n;
+        if (p->udp == 1) { /* echo */
+            if (p->udp_done)
+                continue;
+            p->udp_rx++;
+            if (brisk_udp_sendto(u, p->buf, (size_t)n, &from, port, now) == n) {
+                p->udp_tx++;
+                p->tx_off += (uint64_t)n;
+            } else {
+                p->udp_bad++;
+            }
+            if (p->udp_tx + p->udp_bad >= p->count) {
+                p->udp_done = 1;
+                p->udp_stop_at = now + UDP_LINGER_NS;
+            }
+            continue;
+        }
+        /* client: the echo of the datagram in flight, byte for byte (a late duplicate of an earlier one is
+         * not it: counted bad) */
+        uint8_t *want = p->buf + p->size;
+        pattern_fill(&p->pat, p->udp_rx * p->size, want, p->size);
+        if ((uint64_t)n != p->size || memcmp(p->buf, want, p->size) != 0 || (flags & BRISK_MSG_TRUNC)) {
+            p->udp_bad++;
+            continue;
+        }
+        p->udp_rx++;
+        if (p->udp_rx == p->count || p->expect_refused) {
+            p->udp_done = 1;
+            finish(p, now);
+            return;
+        }
+        udp_client_send(p, now);
+    }
+    if (n != BRISK_ERR_AGAIN && p->udp == 2) { /* a pending error read by recvfrom */
+        p->error = (int)n;
+        p->udp_done = 1;
+        finish(p, now);
+    }
+}
+
+/* --udp-echo's and --udp-client's hook: the client starts once the peer's ARP answer is in (IPv4) and
+ * resends after silence; the echo stops after its linger. */
+static uint64_t on_udp_hook(void *ctx, brisk_loop *l, uint64_t now)
+{
+    struct peer *p = ctx;
+    (void)l;
+    if (p->udp == 1) {
+        if (!p->udp_stop_at)
+            return BRISK_TIME_NONE;
+        if (now >= p->udp_stop_at) {
+            finish(p, now);
+            return BRISK_TIME_NONE;
+        }
+        return p->udp_stop_at;
+    }
+    if (p->udp_done)
+        return BRISK_TIME_NONE;
+    if (!p->resolved) {
+        if (now < p->next_resolve)
+            return p->next_resolve;
+        int rc = p->dst.family == BRISK_AF_INET ? brisk_stack_resolve(p->st, p->dst.u.v4, now) : BRISK_OK;
+        if (rc == BRISK_ERR_AGAIN || rc == BRISK_ERR_UNREACH) {
+            p->next_resolve = now + 20 * BRISK_NSEC_PER_MSEC;
+            return p->next_resolve;
+        }
+        if (!p->connect_at) {
+            p->connect_at = now + p->connect_delay_ns;
+            if (p->connect_delay_ns)
+                return p->connect_at;
+        }
+        if (now < p->connect_at)
+            return p->connect_at;
+        p->resolved = 1;
+        int err;
+        p->u = brisk_udp_socket(p->st, &err);
+        if (!p->u || (err = brisk_udp_connect(p->u, &p->dst, p->dst_port)) != BRISK_OK) {
+            p->error = err;
+            p->udp_done = 1;
+            finish(p, now);
+            return BRISK_TIME_NONE;
+        }
+        brisk_udp_set_callback(p->u, on_udp, p);
+        p->t_start = now;
+        udp_client_send(p, now);
+        return now + UDP_RESEND_NS;
+    }
+    if (now - p->udp_sent_at < UDP_RESEND_NS)
+        return p->udp_sent_at + UDP_RESEND_NS;
+    if (p->udp_resends++ == UDP_RESENDS) {
+        p->error = BRISK_ERR_TIMEDOUT;
+        p->udp_done = 1;
+        finish(p, now);
+        return BRISK_TIME_NONE;
+    }
+    udp_client_send(p, now);
+    return now + UDP_RESEND_NS;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
+}
+
+/* The UDP roles' result line and exit status: 0 when the role ended as expected. */
+static int udp_report(struct peer *p, int rc, struct ctl_server *ctl)
+{
+    const char *result;
+    if (rc == BRISK_ERR_TIMEDOUT)
+        result = "timeout";
+    else if (brisk_loop_signal(p->loop))
+        result = "signal";
+    else if (p->error == BRISK_ERR_CONNREFUSED)
+        result = "refused";
+    else if (p->error)
+        result = "error";
+    else
+        result = "done";
+    struct brisk_counters c;
+    brisk_stack_get_counters(p->st, &c);
+    printf("side=brisk mode=%s result=%s err=%s udp_tx=%llu udp_rx=%llu udp_bad=%llu udp_resends=%llu "
+           "udp_from_v4=%llu udp_from_v6=%llu tx_bytes=%llu rx_bytes=%llu UdpInDatagrams=%llu "
+           "Udp6InDatagrams=%llu UdpOutDatagrams=%llu Udp6OutDatagrams=%llu UdpInErrors=%llu "
+           "Udp6InErrors=%llu IcmpInDestUnreachs=%llu Icmp6InDestUnreachs=%llu\n",
+           p->udp == 1 ? "udp-echo" : "udp-client", result, p->error ? brisk_strerror(p->error) : "none",
+           (unsigned long long)p->udp_tx, (unsigned long long)p->udp_rx, (unsigned long long)p->udp_bad,
+           (unsigned long long)p->udp_resends, (unsigned long long)p->udp_v4, (unsigned long long)p->udp_v6,
+           (unsigned long long)p->tx_off, (unsigned long long)p->rx.off, (unsigned long long)c.UdpInDatagrams,
+           (unsigned long long)c.Udp6InDatagrams, (unsigned long long)c.UdpOutDatagrams,
+           (unsigned long long)c.Udp6OutDatagrams, (unsigned long long)c.UdpInErrors,
+           (unsigned long long)c.Udp6InErrors, (unsigned long long)c.IcmpInDestUnreachs,
+           (unsigned long long)c.Icmp6InDestUnreachs);
+    fflush(stdout);
+    int ok;
+    if (p->expect_refused)
+        ok = p->error == BRISK_ERR_CONNREFUSED && p->udp_rx == 0;
+    else if (p->udp == 1)
+        ok = p->udp_done && !p->udp_bad && p->udp_tx == p->count;
+    else
+        ok = p->udp_done && !p->error && !p->udp_bad && p->udp_rx == p->count;
+    if (p->u)
+        brisk_udp_close(p->u);
+    ctl_server_free(ctl);
+    brisk_stack_free(p->st);
+    brisk_tap_close(p->tap);
+    brisk_loop_free(p->loop);
+    free(p->buf);
+    free(p->echo);
+    free(p->lat);
+    pattern_free(&p->pat);
+    return ok ? 0 : 1;
 }
 
 static void usage(void)
@@ -304,10 +507,12 @@ static void usage(void)
     fprintf(
         stderr,
         "usage: brisk-peer --tap NAME --ip ADDR/PREFIX [--ip6 ADDR/PREFIX] [--gw ADDR] [--gw6 ADDR]\n"
-        "         (--listen PORT | --connect ADDR:PORT | --connect [IPV6]:PORT)\n"
+        "         (--listen PORT | --connect ADDR:PORT | --connect [IPV6]:PORT |\n"
+        "          --udp-echo PORT | --udp-client ADDR:PORT | --udp-client [IPV6]:PORT)\n"
         "         [--mode source|sink|echo|rr|rst] [--bytes N] [--size N] [--count N] [--seed N]\n"
         "         [--nodelay] [--gso 0|1] [--mtu N] [--loss P] [--rx-loss P] [--txc-delay T]\n"
-        "         [--tx-ring N] [--busy-poll T] [--connect-delay T] [--timeout T] [--expect eof|reset]\n"
+        "         [--tx-ring N] [--busy-poll T] [--connect-delay T] [--timeout T]\n"
+        "         [--expect eof|reset|refused]\n"
         "         [--profile NAME] [--set name=value]... [--ctl PATH]\n");
 }
 
@@ -361,12 +566,14 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--gw")) {
             if (brisk_ip_parse(v, &tc.gateway) != BRISK_OK)
                 return bad(a, v);
-        } else if (!strcmp(a, "--listen")) {
+        } else if (!strcmp(a, "--listen") || !strcmp(a, "--udp-echo")) {
             if (brisk_parse_uint(v, &u) != BRISK_OK || u == 0 || u > 65535)
                 return bad(a, v);
             p->listen_port = (int)u;
+            p->udp = !strcmp(a, "--udp-echo");
             have_role++;
-        } else if (!strcmp(a, "--connect")) {
+        } else if (!strcmp(a, "--connect") || !strcmp(a, "--udp-client")) {
+            p->udp = !strcmp(a, "--udp-client") ? 2 : 0;
             /* ADDR:PORT, or [IPV6]:PORT */
             char host[BRISK_ADDR_STRLEN];
             const char *h = v, *c = strrchr(v, ':');
@@ -449,9 +656,10 @@ int main(int argc, char **argv)
             if (brisk_parse_time(v, &p->timeout_ns) != BRISK_OK || p->timeout_ns == 0)
                 return bad(a, v);
         } else if (!strcmp(a, "--expect")) {
-            if (strcmp(v, "eof") && strcmp(v, "reset"))
+            if (strcmp(v, "eof") && strcmp(v, "reset") && strcmp(v, "refused"))
                 return bad(a, v);
             p->expect_reset = !strcmp(v, "reset");
+            p->expect_refused = !strcmp(v, "refused");
         } else if (!strcmp(a, "--ctl")) {
             if (!*v)
                 return bad(a, v);
@@ -470,9 +678,14 @@ int main(int argc, char **argv)
         }
     }
     if (!have_ip || have_role != 1)
-        return bad("arguments", "need --ip and exactly one of --listen / --connect");
+        return bad("arguments",
+                   "need --ip and exactly one of --listen / --connect / --udp-echo / --udp-client");
     if (p->mode == M_RR && p->listen_port)
         return bad("mode", "rr is a client role (use --connect)");
+    if (p->expect_refused && p->udp != 2)
+        return bad("--expect", "refused is --udp-client's");
+    if (p->udp && p->size > 65507)
+        return bad("--size", "a UDP datagram holds at most 65507 bytes");
     tc.fault.seed = p->seed;
 
     p->buf = malloc(BUF_LEN);
@@ -514,7 +727,18 @@ int main(int argc, char **argv)
         return 1;
     }
     uint64_t now = brisk_loop_clock();
-    if (p->listen_port) {
+    if (p->udp == 1) {
+        /* With an IPv6 address, on :: (either family, as a Linux IPv6 socket); else on 0.0.0.0. */
+        struct brisk_addr any = brisk_addr_v4(0);
+        if (p->ip6.family)
+            brisk_addr_parse("::", &any);
+        p->u = brisk_udp_socket(p->st, &err);
+        if (!p->u || (err = brisk_udp_bind(p->u, &any, (uint16_t)p->listen_port)) != BRISK_OK) {
+            fprintf(stderr, "brisk-peer: --udp-echo: %s\n", brisk_strerror(err));
+            return 1;
+        }
+        brisk_udp_set_callback(p->u, on_udp, p);
+    } else if (p->listen_port) {
         /* With an IPv6 address, on :: (either family, as a Linux IPv6 socket); else on 0.0.0.0. */
         struct brisk_addr any = brisk_addr_v4(0);
         if (p->ip6.family)
@@ -527,9 +751,11 @@ int main(int argc, char **argv)
         }
         brisk_sock_set_callback(p->ls, on_listener, p);
     }
-    p->hook = brisk_loop_add_hook(p->loop, on_hook, p);
+    p->hook = brisk_loop_add_hook(p->loop, p->udp ? on_udp_hook : on_hook, p);
     int rc = brisk_loop_run(p->loop, now + p->timeout_ns);
     now = brisk_loop_clock();
+    if (p->udp)
+        return udp_report(p, rc, ctl);
 
     const char *result;
     if (rc == BRISK_ERR_TIMEDOUT)

@@ -13,6 +13,11 @@
 #   IPv6        the handshake as captured, bulk each way with and without TSO6, ping6 from the kernel
 #   rr          NODELAY request/response latency, brisk -> kernel over the TAP beside kernel -> kernel over
 #               a veth pair (printed, not asserted: wall-clock speed is never a test criterion)
+#   UDP         (first) socat's UDP4 and UDP6 clients against one brisk-peer --udp-echo socket on [::],
+#               every datagram back byte for byte; brisk-peer --udp-client against socat's UDP4 and UDP6
+#               echo in the namespace; a datagram to a closed port of the kernel's: its ICMP / ICMPv6 port
+#               unreachable reported on brisk's connected socket as ECONNREFUSED. BRISK_INTEROP_ONLY=udp
+#               runs this section alone.
 #
 # Sizes: BRISK_INTEROP_BYTES (default 100M; the documented long run uses 1G), BRISK_INTEROP_LOSS_BYTES
 # (default 20M) and BRISK_INTEROP_V6_BYTES (the IPv6 bulk cells, default 20M). Usage: test_interop.sh BRISK_PEER KSOCK. Exits 77 (ctest: skipped) with the reason printed
@@ -127,6 +132,90 @@ transfer_ok() {
         "[ '$(kv "$k" tx_bytes)' = '$(kv "$b" rx_bytes)' ] && [ '$(kv "$k" tx_hash)' = '$(kv "$b" rx_hash)' ]"
     check "$1: no byte out of place" "[ '$(kv "$b" rx_bad)' = 0 ] && [ '$(kv "$k" rx_bad)' = 0 ]"
 }
+
+# --- UDP -------------------------------------------------------------------------------------------------
+# udp_peer ARGS...: brisk-peer ARGS on a fresh TAP bt$n (brisk 10.77.$n.2 and fd77:$n::2, the kernel .1 and
+# ::1, without DAD), in the background ($bp; its result in $b).
+udp_peer() {
+    n=$((n + 1))
+    local ifc=bt$n
+    b=$tmp/$n.brisk
+    ip netns exec "$NS" "$peer" --tap "$ifc" --ip "10.77.$n.2/24" --ip6 "fd77:$n::2/64" --timeout 30s "$@" \
+        >"$b" 2>"$b.err" &
+    bp=$!
+    echo $bp >>"$tmp/pids"
+    bash "$netns" tap "$NS" "$ifc" "10.77.$n.1/24" || { bad "udp: TAP $ifc did not come up"; cat "$b.err"; }
+    ip -n "$NS" -6 addr add "fd77:$n::1/64" dev "$ifc" nodad
+}
+udp_done() { # NAME: waits for brisk-peer ($brc) and shows its result line
+    wait "$bp"
+    brc=$?
+    echo "# $1"
+    sed 's/^/#   /' "$b"
+    if [ -s "$b.err" ] && grep -qv '^tap ' "$b.err"; then sed 's/^/#   brisk stderr: /' "$b.err"; fi
+}
+if command -v socat >/dev/null 2>&1; then
+    # socat -> brisk: 50 datagrams of 1472 bytes over IPv4 (1500 - 28), then 50 of 1452 over IPv6 (1500 -
+    # 48), to one socket on [::]:7; each socat writes back what returns, compared with what it sent. (socat
+    # sends them in one burst: 50 fit its socket's receive buffer, rmem_default, whatever socat's pace.)
+    head -c $((50 * 1472)) /dev/urandom >"$tmp/udp.in4"
+    head -c $((50 * 1452)) /dev/urandom >"$tmp/udp.in6"
+    udp_peer --udp-echo 7 --count 100
+    nsx ping -c 1 -W 2 "10.77.$n.2" >/dev/null 2>&1 # neighbours resolved before the burst (ARP, ND)
+    nsx ping -6 -c 1 -W 2 "fd77:$n::2" >/dev/null 2>&1
+    nsx timeout 20 socat -b 1472 -t 1 - "UDP4:10.77.$n.2:7" <"$tmp/udp.in4" >"$tmp/udp.out4" 2>"$tmp/udp.err4"
+    s4=$?
+    nsx timeout 20 socat -b 1452 -t 1 - "UDP6:[fd77:$n::2]:7" <"$tmp/udp.in6" >"$tmp/udp.out6" 2>"$tmp/udp.err6"
+    s6=$?
+    udp_done "UDP echo: socat UDP4 and UDP6 clients -> brisk [::]:7"
+    cat "$tmp/udp.err4" "$tmp/udp.err6" | sed 's/^/#   socat stderr: /'
+    check "UDP4 socat -> brisk echo: 50 datagrams back byte for byte" \
+        "[ $s4 -eq 0 ] && cmp -s '$tmp/udp.in4' '$tmp/udp.out4'"
+    check "UDP6 socat -> brisk echo: 50 datagrams back byte for byte" \
+        "[ $s6 -eq 0 ] && cmp -s '$tmp/udp.in6' '$tmp/udp.out6'"
+    check "UDP echo: brisk's one [::] socket took both families (50 senders of each, as themselves)" \
+        "[ $brc -eq 0 ] && [ '$(kv "$b" udp_from_v4)' = 50 ] && [ '$(kv "$b" udp_from_v6)' = 50 ]"
+    check "UDP echo: each family in its own MIB (UdpInDatagrams 50, Udp6InDatagrams 50, no errors)" \
+        "[ '$(kv "$b" UdpInDatagrams)' = 50 ] && [ '$(kv "$b" Udp6InDatagrams)' = 50 ] &&
+         [ '$(kv "$b" UdpInErrors)$(kv "$b" Udp6InErrors)' = 00 ]"
+
+    # brisk -> socat: brisk-peer --udp-client sends 100 datagrams to socat's echo, each after the last one
+    # came back, and compares them; IPv4 then IPv6 (socat's echo on [::] would take both: one at a time).
+    for f in 4 6; do
+        if [ $f = 4 ]; then size=1472 dst="10.77.$((n + 1)).1:7004" delay=0; else
+            size=1452 dst="[fd77:$((n + 1))::1]:7006" delay=1s
+        fi
+        ip netns exec "$NS" timeout 30 socat -T 10 "UDP$f-LISTEN:700$f" PIPE >/dev/null 2>"$tmp/udp.srv$f" &
+        sp=$!
+        echo $sp >>"$tmp/pids"
+        udp_peer --udp-client "$dst" --count 100 --size $size --connect-delay $delay
+        udp_done "UDP$f brisk client -> socat echo"
+        kill "$sp" 2>/dev/null
+        wait "$sp" 2>/dev/null
+        sed 's/^/#   socat stderr: /' "$tmp/udp.srv$f"
+        check "UDP$f brisk -> socat echo: 100 datagrams of $size bytes back byte for byte" \
+            "[ $brc -eq 0 ] && [ '$(kv "$b" udp_rx)' = 100 ] && [ '$(kv "$b" udp_bad)' = 0 ]"
+        echo "#   resends after 500 ms of silence: $(kv "$b" udp_resends)"
+    done
+
+    # A closed port of the kernel's: ICMP port unreachable (type 3 code 3), ICMPv6 destination unreachable
+    # code 4, each reported on brisk's connected socket as ECONNREFUSED.
+    udp_peer --udp-client "10.77.$((n + 1)).1:9" --count 1 --size 32 --expect refused
+    udp_done "UDP4 brisk client -> closed kernel port"
+    check "UDP4 closed port: the kernel's ICMP port unreachable is ECONNREFUSED on brisk's socket" \
+        "[ $brc -eq 0 ] && [ '$(kv "$b" result)' = refused ] && [ '$(kv "$b" IcmpInDestUnreachs)' -ge 1 ]"
+    udp_peer --udp-client "[fd77:$((n + 1))::1]:9" --count 1 --size 32 --expect refused --connect-delay 1s
+    udp_done "UDP6 brisk client -> closed kernel port"
+    check "UDP6 closed port: the kernel's ICMPv6 port unreachable is ECONNREFUSED on brisk's socket" \
+        "[ $brc -eq 0 ] && [ '$(kv "$b" result)' = refused ] && [ '$(kv "$b" Icmp6InDestUnreachs)' -ge 1 ]"
+else
+    bad "UDP: no socat (scripts/deps.sh installs it)"
+fi
+if [ "${BRISK_INTEROP_ONLY:-}" = udp ]; then
+    echo "$pass passed, $fail failed"
+    [ "$fail" -eq 0 ]
+    exit
+fi
 
 # --- handshake -------------------------------------------------------------------------------------------
 syn_opts() { # FILE SRC FLAGS: the options tcpdump prints for the first segment from SRC with FLAGS
