@@ -26,8 +26,7 @@
  *
  * Delivery: ICMPv6 is part of IPv6 (icmp6.c); No Next Header ends the packet (Ip6InDiscards); any other
  * protocol goes through the protocol table's input6 handler with exactly its upper-layer bytes (Ethernet
- * padding and the chain left out). A protocol with none — every one today, TCP included — is
- * Ip6InUnknownProtos, answered with a parameter problem code 1 pointing at the Next Header field that named
+ * padding and the chain left out; TCP's and UDP's). A protocol with none is Ip6InUnknownProtos, answered with a parameter problem code 1 pointing at the Next Header field that named
  * it (RFC 8200 §4, RFC 4443 §3.4), not to a multicast destination.
  */
 #include <stdlib.h>
@@ -118,7 +117,9 @@ static void process(struct brisk_net *net, brisk_netdev *dev, const struct brisk
         return;
     }
     net->c.Ip6InDelivers++;
-    tp->ops->input6(tp->ctx, ip, l4, l4_len, rx_flags, now);
+    /* A frame to a link-layer multicast or broadcast MAC is marked, so that no transport answers it with an
+     * error (RFC 4443 §2.4 (e.3)) */
+    tp->ops->input6(tp->ctx, ip, l4, l4_len, rx_flags | (l2_mcast ? BRISK_IP_RX_BCAST : 0u), now);
 }
 
 void brisk_ip6_input(struct brisk_net *net, brisk_netdev *dev, const uint8_t *p, size_t len, int l2_mcast,

@@ -2260,9 +2260,14 @@ static void udp_setsockopt(brisk_posix *p, struct cmd *c, struct psock *ps)
         ps->reuseaddr = v != 0;
     } else if (level == SOL_SOCKET && name == SO_REUSEPORT) {
         ps->reuseport = v != 0;
-    } else if (level == IPPROTO_IP && name == IP_TOS) {
-        if (brisk_udp_setsockopt(ps->u, BRISK_SO_TOS, (uint64_t)(v & 0xff)) < 0)
+    } else if ((level == IPPROTO_IP && name == IP_TOS) ||
+               (level == IPPROTO_IPV6 && name == IPV6_TCLASS && ps->domain == AF_INET6)) {
+        /* one byte for both families: IPv4's TOS is IPv6's traffic class (IPV6_TCLASS -1: the default 0) */
+        if (brisk_udp_setsockopt(ps->u, BRISK_SO_TOS, (uint64_t)(v < 0 ? 0 : v & 0xff)) < 0)
             c->ret = -EINVAL;
+    } else if (level == IPPROTO_IPV6 && name == IPV6_V6ONLY && ps->domain == AF_INET6) {
+        /* brisk's UDP has no IPv6-only sockets yet: :: always takes IPv4 too (docs/posix.md) */
+        c->ret = v ? -ENOPROTOOPT : 0;
     } else {
         c->ret = -ENOPROTOOPT;
     }
@@ -2274,9 +2279,14 @@ static int udp_getsockopt(brisk_posix *p, struct cmd *c, struct psock *ps)
 {
     int level = c->a, name = c->flags;
     uint64_t v = 0;
-    if (level == IPPROTO_IP && name == IP_TOS) {
+    if ((level == IPPROTO_IP && name == IP_TOS) ||
+        (level == IPPROTO_IPV6 && name == IPV6_TCLASS && ps->domain == AF_INET6)) {
         brisk_udp_getsockopt(ps->u, BRISK_SO_TOS, &v);
         put_int(c, (int)v);
+        return 1;
+    }
+    if (level == IPPROTO_IPV6 && name == IPV6_V6ONLY && ps->domain == AF_INET6) {
+        put_int(c, 0);
         return 1;
     }
     if (level != SOL_SOCKET)
@@ -3245,10 +3255,6 @@ int brisk_posix_socket_in(brisk_posix *p, int domain, int type, int flags)
     }
     if (type != SOCK_STREAM && type != SOCK_DGRAM) {
         errno = EPROTONOSUPPORT;
-        return -1;
-    }
-    if (domain == AF_INET6 && type == SOCK_DGRAM) {
-        errno = EAFNOSUPPORT; /* UDP over IPv6 is not in the facade yet (docs/posix.md) */
         return -1;
     }
     struct cmd c;

@@ -84,7 +84,7 @@ int brisk_posix_socket(brisk_posix *p, int flags);
 int brisk_posix_socket_udp(brisk_posix *p, int flags);
 /* socket(domain, type | flags, 0): domain AF_INET or AF_INET6 (else EAFNOSUPPORT), type SOCK_STREAM or
  * SOCK_DGRAM (else EPROTONOSUPPORT). An AF_INET6 socket takes and gives sockaddr_in6, IPv4 peers as
- * ::ffff:a.b.c.d unless IPV6_V6ONLY (docs/posix.md "IPv6"); AF_INET6 SOCK_DGRAM is EAFNOSUPPORT for now. */
+ * ::ffff:a.b.c.d unless IPV6_V6ONLY (docs/posix.md "IPv6"), for TCP and UDP alike. */
 int brisk_posix_socket_in(brisk_posix *p, int domain, int type, int flags);
 int brisk_posix_bind(brisk_posix *p, int fd, const struct sockaddr *sa, socklen_t len);
 int brisk_posix_listen(brisk_posix *p, int fd, int backlog);

@@ -5,9 +5,9 @@
  * calls (and its libraries') to these before libc's. Each one asks whether its descriptor is a brisk socket
  * — one array load (brisk_posix_owns) — and either hands it to libbrisk_posix (posix.c) or calls libc's
  * own function, found with dlsym(RTLD_NEXT). socket(AF_INET, SOCK_STREAM[|SOCK_NONBLOCK|SOCK_CLOEXEC],
- * 0 or IPPROTO_TCP) makes a brisk TCP socket, and so does AF_INET6 (sockaddr_in6; IPv4 peers as
- * ::ffff:a.b.c.d); socket(AF_INET, SOCK_DGRAM[|...], 0 or IPPROTO_UDP) a brisk UDP one; every other family
- * and type (AF_INET6 UDP for now, raw, AF_UNIX, netlink...) goes to the kernel. poll, select and epoll are not interposed: a brisk socket is a real descriptor whose
+ * 0 or IPPROTO_TCP) makes a brisk TCP socket, socket(AF_INET, SOCK_DGRAM[|...], 0 or IPPROTO_UDP) a brisk
+ * UDP one, and AF_INET6 the same (sockaddr_in6; IPv4 peers as ::ffff:a.b.c.d); every other family and type
+ * (raw, AF_UNIX, netlink...) goes to the kernel. poll, select and epoll are not interposed: a brisk socket is a real descriptor whose
  * readiness the stack thread keeps (posix.c).
  *
  * Configuration, read when the first brisk socket is made (the stack starts then, not before: a
@@ -397,8 +397,7 @@ EXPORT int socket(int domain, int type, int protocol)
     int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
     int tcp = base == SOCK_STREAM && (protocol == 0 || protocol == IPPROTO_TCP);
     int udp = base == SOCK_DGRAM && (protocol == 0 || protocol == IPPROTO_UDP);
-    /* AF_INET6 UDP is not brisk's yet: it passes to the kernel (docs/posix.md) */
-    if ((domain != AF_INET && !(domain == AF_INET6 && tcp)) || (!tcp && !udp) || t_inside)
+    if ((domain != AF_INET && domain != AF_INET6) || (!tcp && !udp) || t_inside)
         return REAL(socket)(domain, type, protocol);
     int e = start();
     if (e) {

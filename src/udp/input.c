@@ -22,7 +22,8 @@
  * ICMP port unreachable (RFC 1122 §4.1.3.1) or ICMPv6 destination unreachable code 4 (RFC 4443 §3.1),
  * through the network layer's error senders and their rate limits — except a datagram that came to a
  * broadcast address or a broadcast MAC (RFC 1122 §3.2.2: never an error about one), which the IP layer flags
- * in rx_flags (BRISK_IP_RX_BCAST), or to an IPv6 multicast group (RFC 4443 §2.4 (e.2), icmp6.c's rule).
+ * in rx_flags (BRISK_IP_RX_BCAST; for IPv6 a link-layer multicast frame, RFC 4443 §2.4 (e.3)), or to an
+ * IPv6 multicast group (RFC 4443 §2.4 (e.2), icmp6.c's rule).
  * Linux counts those in UdpIgnoredMulti / Udp6IgnoredMulti; brisk in the NoPorts counters.
  *
  * The receive queue holds pool packets, each the sender then the payload, copied from the frame (the stack
@@ -155,6 +156,8 @@ static void udp_input6(void *ctx, const struct brisk_ipv6_repr *ip, const uint8_
         return;
     }
     net->c.Udp6NoPorts++;
+    if (rx_flags & BRISK_IP_RX_BCAST)
+        return; /* it came in a link-layer multicast frame: no error (RFC 4443 §2.4 (e.3)) */
     /* icmp6.c refuses to answer a packet to a multicast group (RFC 4443 §2.4 (e.2)). */
     brisk_icmp6_send_error_l4(net, BRISK_ICMP6_DEST_UNREACH, BRISK_ICMP6_UNREACH_PORT, 0, ip, p, len, now);
 }
