@@ -965,6 +965,15 @@ static void test_ipv6_port_unreachable_out(void **state)
     assert_true(c.Icmp6OutDestUnreachs - before < 100);
     assert_int_equal(c.Icmp6OutDestUnreachs - before + c.Icmp6OutRateLimited, 100);
     assert_int_equal(c.IcmpOutRateLimited, 0);
+    /* Unicast to us in a frame to the all-nodes MAC (33:33:00:00:00:01): counted, never answered
+     * (§2.4 (e.3)), even with tokens in the bucket again. */
+    n = udp6_frame(frame, G_PEER, 1234, G_US, 55, data, sizeof(data), NULL, 0, 0);
+    memcpy(frame, (uint8_t[6]){0x33, 0x33, 0, 0, 0, 1}, 6);
+    fakedev_clear(&f);
+    uint64_t noports = counters(st).Udp6NoPorts;
+    brisk_stack_input(st, f.dev, frame, n, 60 * BRISK_NSEC_PER_SEC);
+    assert_int_equal(f.ntx, 0);
+    assert_int_equal(counters(st).Udp6NoPorts, noports + 1);
     free_stack(st, &f);
 }
 
