@@ -23,7 +23,8 @@
 #               server (1 MB from a kernel socat client, back byte-exact) and as a TCP6 client sending 4 MB
 #               to a kernel socat that logs brisk's IPv6 address; python3 under brisk: [::]:6010 with
 #               IPV6_V6ONLY beside 0.0.0.0:6010, each taking its family's client, and [::]:6011 without it
-#               taking an IPv4 client seen as ::ffff:10.81.0.1
+#               taking an IPv4 client seen as ::ffff:10.81.0.1; socat UDP6 under brisk as an echo server and as
+#               a client of a kernel UDP6 echo, 64,000 bytes each byte-exact, counted in the kernel's Udp6 MIB
 #   exec        an inheritable brisk socket is closed in the exec'd program (EBADF)
 #   config      a malformed BRISK_IP is named on stderr and socket() fails
 #
@@ -472,6 +473,32 @@ check "IPv6: [::]:6010 IPV6_V6ONLY took the IPv6 client ($K6)" "[ '$r6' = six ] 
 check "IPv6: 0.0.0.0:6010 beside it took the IPv4 client" "[ '$r4' = four ] && grep -q '^l4 $K\$' '$tmp/dual.out'"
 check "IPv6: [::]:6011 took an IPv4 client as ::ffff:$K (its own address ::ffff:$B)" \
     "[ '$rd' = dual ] && grep -q '^dual ::ffff:$K ::ffff:$B True\$' '$tmp/dual.out' && [ ! -s '$tmp/dual.err' ]"
+
+# UDP over IPv6: socat under brisk as a UDP6 echo server (the kernel's socat the client, 64 datagrams of 1000
+# bytes, counted in the namespace kernel's Udp6 MIB) and as the client of a kernel UDP6 echo server
+udp6_count() { nsx awk -v k="Udp6$1" '$1 == k { print $2 }' /proc/net/snmp6; }
+out0=$(udp6_count OutDatagrams)
+in0=$(udp6_count InDatagrams)
+bg onb6 socat -T 3 -b 1000 UDP6-LISTEN:6020 PIPE
+sp=$!
+sleep 0.5 # socat binds after the TAP is up: a datagram before it would be refused (ICMPv6)
+nsx timeout 10 socat -b 1000 -t 2 - "UDP6:[$B6]:6020" <"$tmp/u64k" >"$tmp/u6a.out"
+urc=$?
+sent=$(($(udp6_count OutDatagrams) - out0))
+got=$(($(udp6_count InDatagrams) - in0))
+check "IPv6 UDP: socat UDP6 echo server under brisk: 64,000 bytes back byte-exact; the kernel sent $sent datagrams and took $got back over IPv6" \
+    "[ $urc -eq 0 ] && cmp -s '$tmp/u6a.out' '$tmp/u64k' && [ $sent -eq 64 ] && [ $got -ge 64 ]"
+wait $sp
+in0=$(udp6_count InDatagrams)
+bg nsx timeout 10 socat -d -d -T 3 -b 1000 "UDP6-LISTEN:6021,bind=[$K6]" PIPE 2>"$tmp/u6b.log"
+kp=$!
+for _ in $(seq 1 150); do nsx ss -lun "sport = :6021" | grep -q 6021 && break; sleep 0.02; done
+onb6 socat -b 1000 -t 2 - "UDP6:[$K6]:6021" <"$tmp/u64k" >"$tmp/u6b.out"
+urc=$?
+got=$(($(udp6_count InDatagrams) - in0))
+check "IPv6 UDP: socat UDP6 client under brisk: 64,000 bytes back byte-exact, the kernel server took $got datagrams from brisk's IPv6 address" \
+    "[ $urc -eq 0 ] && cmp -s '$tmp/u6b.out' '$tmp/u64k' && [ $got -eq 64 ] && grep -q 'connection from AF=10 \[fd81:0000:0000:0000:0000:0000:0000:0002\]' '$tmp/u6b.log'"
+wait $kp
 
 # --- configuration errors -------------------------------------------------------------------------------------
 nsx env LD_PRELOAD="$lib" BRISK_TAP="$TAP" BRISK_IP=10.81.0.300/24 curl -sS "http://$K:8080/blob" -o /dev/null \
