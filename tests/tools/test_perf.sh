@@ -273,16 +273,6 @@ else
             ;;
         esac
     done
-    # The connect datagram's family: IPv6 UDP is refused by the stack today, with a message saying so (the
-    # day it is accepted this cell has to become an interop cell).
-    ip netns exec "$ns" "$perf" client fd99::2 -u -t 1 --tap "bpx$$" --ip 10.99.5.1/24 --ip6 fd99::5/64 --wait 1 \
-        >/dev/null 2>"$tmp/err"
-    rc=$?
-    if grep -q 'no UDP over IPv6' "$tmp/err"; then
-        check "brisk-perf client -u over IPv6: refused clearly (exit $rc)" "[ $rc -ne 0 ]"
-    else
-        echo "# brisk-perf client -u over IPv6 was not refused for the family (exit $rc): $(head -1 "$tmp/err")"
-    fi
 fi
 
 # IPv6: iperf3 -6 -c -> brisk-perf server, brisk-perf client -> iperf3 -s
@@ -307,6 +297,39 @@ check "brisk-perf client [fd99::2] -> iperf3 -s: both exit 0 (brisk $brc, iperf3
 check "brisk-perf client [fd99::2] -> iperf3 -s: same received bytes ($bb / $kb)" \
     "[ -n '$kb' ] && [ '$kb' = '$bb' ] && [ '$kb' -gt 1000000 ]"
 echo "# brisk client -> iperf3 -s over IPv6: $(sum_field "$tmp/brisk.json" sum_received bits_per_second) bit/s"
+# UDP over IPv6 (iperf3 -6 -u) both roles, brisk sending and receiving
+if command -v jq >/dev/null; then
+    for mode in "" "-R"; do
+        start_brisk server -1 --json
+        timeout 60 ip netns exec "$ns" iperf3 -6 -c fd99::1 -u -b 100M -l 1400 $mode -t "$usecs" --json \
+            >"$tmp/k.json" 2>&1
+        krc=$?
+        wait_brisk
+        brc=$?
+        check "iperf3 -6 -c -u $mode -> brisk-perf server: both exit 0 (iperf3 $krc, brisk $brc)" \
+            "[ $krc -eq 0 ] && [ $brc -eq 0 ] && grep -q 'fd99::2' '$tmp/brisk.json'"
+        case "$mode" in
+        *-R*) udp_cell "iperf3 -6 -c -u $mode (brisk sends)" "$tmp/brisk.json" "$tmp/k.json" 5 ;;
+        *) udp_cell "iperf3 -6 -c -u $mode (kernel sends)" "$tmp/k.json" "$tmp/brisk.json" 5 ;;
+        esac
+        ip netns exec "$ns" iperf3 -s -1 --json >"$tmp/k.json" 2>&1 &
+        ks=$!
+        wait_listen 5201
+        start_brisk client "[fd99::2]" -u -b 100M -l 1400 $mode -t "$usecs" --json
+        wait_brisk
+        brc=$?
+        timeout 10 tail --pid=$ks -f /dev/null
+        kill $ks 2>/dev/null
+        wait $ks
+        krc=$?
+        check "brisk-perf client [fd99::2] -u $mode -> iperf3 -s: both exit 0 (brisk $brc, iperf3 $krc)" \
+            "[ $krc -eq 0 ] && [ $brc -eq 0 ]"
+        case "$mode" in
+        *-R*) udp_cell "brisk-perf client -6 -u $mode (kernel sends)" "$tmp/k.json" "$tmp/brisk.json" 5 ;;
+        *) udp_cell "brisk-perf client -6 -u $mode (brisk sends)" "$tmp/brisk.json" "$tmp/k.json" 5 ;;
+        esac
+    done
+fi
 v6=0
 
 # brisk-perf rr against a kernel echo server

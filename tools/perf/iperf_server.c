@@ -471,7 +471,7 @@ static void on_params(struct perf_iperf_server *s, json_t *j, uint64_t now)
         if (rc < 0) {
             snprintf(msg, sizeof(msg), "cannot open the UDP socket on port %u: %s%s", s->port,
                      brisk_strerror(rc),
-                     rc == BRISK_ERR_AFNOSUPPORT ? " (the stack has no IPv6 UDP yet)" : "");
+                     rc == BRISK_ERR_AFNOSUPPORT ? " (IPv6 is off in this stack: the ipv6 setting)" : "");
             server_error(s, msg, now);
             return;
         }

@@ -423,8 +423,8 @@ static int start_client(struct run *run, uint64_t now)
         run->rr = perf_rr_client_new(&env, &run->o->rr, &run->o->server, now, &err);
     if (!run->client && !run->rr) {
         if (err == BRISK_ERR_AFNOSUPPORT && run->o->p.udp)
-            fprintf(stderr, "brisk-perf: cannot start: %s: this brisk stack has no UDP over %s yet\n",
-                    brisk_strerror(err), run->o->server.family == BRISK_AF_INET6 ? "IPv6" : "this family");
+            fprintf(stderr, "brisk-perf: cannot start: %s: UDP over %s is off in this stack\n",
+                    brisk_strerror(err), run->o->server.family == BRISK_AF_INET6 ? "IPv6 (the ipv6 setting)" : "this family");
         else
             fprintf(stderr, "brisk-perf: cannot start: %s\n", brisk_strerror(err));
         return err;
