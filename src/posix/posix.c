@@ -3228,35 +3228,9 @@ static uint64_t deadline_of(uint64_t timeo)
     return timeo ? clock_ns() + timeo : 0;
 }
 
-/* socket(): type SOCK_STREAM or SOCK_DGRAM (do_socket's c->a). */
-static int make_socket(brisk_posix *p, int type, int flags)
+/* socket(): domain AF_INET or AF_INET6 (do_socket's input), type SOCK_STREAM or SOCK_DGRAM (its c->a). */
+static int make_socket(brisk_posix *p, int domain, int type, int flags)
 {
-    struct cmd c;
-    if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) {
-        errno = EINVAL;
-        return -1;
-    }
-    cmd_init(&c, do_socket, -1);
-    c.flags = flags;
-    c.a = type;
-    return (int)call(p, &c);
-}
-
-int brisk_posix_socket(brisk_posix *p, int flags)
-{
-    return make_socket(p, SOCK_STREAM, flags);
-}
-
-int brisk_posix_socket_in(brisk_posix *p, int domain, int type, int flags)
-{
-    if (domain != AF_INET && domain != AF_INET6) {
-        errno = EAFNOSUPPORT;
-        return -1;
-    }
-    if (type != SOCK_STREAM && type != SOCK_DGRAM) {
-        errno = EPROTONOSUPPORT;
-        return -1;
-    }
     struct cmd c;
     if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) {
         errno = EINVAL;
@@ -3270,9 +3244,27 @@ int brisk_posix_socket_in(brisk_posix *p, int domain, int type, int flags)
     return (int)call(p, &c);
 }
 
+int brisk_posix_socket(brisk_posix *p, int flags)
+{
+    return make_socket(p, AF_INET, SOCK_STREAM, flags);
+}
+
+int brisk_posix_socket_in(brisk_posix *p, int domain, int type, int flags)
+{
+    if (domain != AF_INET && domain != AF_INET6) {
+        errno = EAFNOSUPPORT;
+        return -1;
+    }
+    if (type != SOCK_STREAM && type != SOCK_DGRAM) {
+        errno = EPROTONOSUPPORT;
+        return -1;
+    }
+    return make_socket(p, domain, type, flags);
+}
+
 int brisk_posix_socket_udp(brisk_posix *p, int flags)
 {
-    return make_socket(p, SOCK_DGRAM, flags);
+    return make_socket(p, AF_INET, SOCK_DGRAM, flags);
 }
 
 int brisk_posix_bind(brisk_posix *p, int fd, const struct sockaddr *sa, socklen_t len)

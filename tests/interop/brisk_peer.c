@@ -266,20 +266,13 @@ static uint64_t rst_check(struct peer *p, uint64_t now)
     return BRISK_TIME_NONE;
 }
 
-/* Connects once the kernel side answers ARP (its interface is then up and addressed); in rst mode, waits
- * for the moment to abort. */
-static uint64_t on_hook(void *ctx, brisk_loop *l, uint64_t now)
+/* Before the first connect: 0 once the kernel side answers ARP (its interface is then up and addressed;
+ * IPv6's ND queues the first packet itself) and --connect-delay has passed, else when to look again. Marks
+ * the peer resolved when it returns 0. */
+static uint64_t until_ready(struct peer *p, uint64_t now)
 {
-    struct peer *p = ctx;
-    (void)l;
-    if (p->resolved || p->listen_port) {
-        if (p->mode != M_RST || p->closed)
-            return BRISK_TIME_NONE;
-        return p->connected ? rst_check(p, now) : now + BRISK_NSEC_PER_MSEC;
-    }
     if (now < p->next_resolve)
         return p->next_resolve;
-    /* IPv4: ARP first, so the SYN is not the frame that waits for resolution; IPv6's ND queues the SYN. */
     int rc = p->dst.family == BRISK_AF_INET ? brisk_stack_resolve(p->st, p->dst.u.v4, now) : BRISK_OK;
     if (rc == BRISK_ERR_AGAIN || rc == BRISK_ERR_UNREACH) {
         p->next_resolve = now + 20 * BRISK_NSEC_PER_MSEC;
@@ -293,6 +286,23 @@ static uint64_t on_hook(void *ctx, brisk_loop *l, uint64_t now)
     if (now < p->connect_at)
         return p->connect_at;
     p->resolved = 1;
+    return 0;
+}
+
+/* Connects once the kernel side is ready (until_ready); in rst mode, waits for the moment to abort. */
+static uint64_t on_hook(void *ctx, brisk_loop *l, uint64_t now)
+{
+    struct peer *p = ctx;
+    (void)l;
+    if (p->resolved || p->listen_port) {
+        if (p->mode != M_RST || p->closed)
+            return BRISK_TIME_NONE;
+        return p->connected ? rst_check(p, now) : now + BRISK_NSEC_PER_MSEC;
+    }
+    /* IPv4: ARP first, so the SYN is not the frame that waits for resolution */
+    uint64_t wait = until_ready(p, now);
+    if (wait)
+        return wait;
     int err;
     p->s = brisk_socket(p->st, &err);
     if (!p->s) {
@@ -303,7 +313,7 @@ static uint64_t on_hook(void *ctx, brisk_loop *l, uint64_t now)
     brisk_sock_set_callback(p->s, on_sock, p);
     if (p->nodelay)
         brisk_setsockopt(p->s, BRISK_SO_NODELAY, 1, now);
-    rc = brisk_connect_addr(p->s, &p->dst, p->dst_port, now);
+    int rc = brisk_connect_addr(p->s, &p->dst, p->dst_port, now);
     if (rc != BRISK_ERR_INPROGRESS) {
         p->error = rc;
         finish(p, now);
@@ -407,21 +417,9 @@ static uint64_t on_udp_hook(void *ctx, brisk_loop *l, uint64_t now)
     if (p->udp_done)
         return BRISK_TIME_NONE;
     if (!p->resolved) {
-        if (now < p->next_resolve)
-            return p->next_resolve;
-        int rc = p->dst.family == BRISK_AF_INET ? brisk_stack_resolve(p->st, p->dst.u.v4, now) : BRISK_OK;
-        if (rc == BRISK_ERR_AGAIN || rc == BRISK_ERR_UNREACH) {
-            p->next_resolve = now + 20 * BRISK_NSEC_PER_MSEC;
-            return p->next_resolve;
-        }
-        if (!p->connect_at) {
-            p->connect_at = now + p->connect_delay_ns;
-            if (p->connect_delay_ns)
-                return p->connect_at;
-        }
-        if (now < p->connect_at)
-            return p->connect_at;
-        p->resolved = 1;
+        uint64_t wait = until_ready(p, now);
+        if (wait)
+            return wait;
         int err;
         p->u = brisk_udp_socket(p->st, &err);
         if (!p->u || (err = brisk_udp_connect(p->u, &p->dst, p->dst_port)) != BRISK_OK) {

@@ -1234,8 +1234,9 @@ static void test_ipv6_stream(void **state)
     struct sockaddr_in6 any = sin6_of(0, port);
     assert_int_equal(brisk_posix_bind(pb, l, (struct sockaddr *)&any, 16), -1); /* shorter than RFC 2133's */
     assert_int_equal(errno, EINVAL);
-    struct sockaddr_in v4 = sin_of(0, port);
-    assert_int_equal(brisk_posix_bind(pb, l, (struct sockaddr *)&v4, sizeof(struct sockaddr_in6)), -1);
+    struct sockaddr_in6 v4 = any; /* a sockaddr_in6's length, family AF_INET */
+    v4.sin6_family = AF_INET;
+    assert_int_equal(brisk_posix_bind(pb, l, (struct sockaddr *)&v4, sizeof(v4)), -1);
     assert_int_equal(errno, EAFNOSUPPORT);
     assert_int_equal(brisk_posix_bind(pb, l, (struct sockaddr *)&any, sizeof(any)), 0);
     assert_int_equal(brisk_posix_listen(pb, l, 8), 0);

@@ -428,9 +428,14 @@ static void test_v6only(void **state)
     brisk_sim_run_until(r.w, brisk_sim_now(r.w) + 100 * MS);
     assert_int_equal(brisk_sock_error(c2), BRISK_ERR_CONNREFUSED);
     assert_int_equal(counters(r.b).TcpNoPort, noport + 1);
+    uint64_t end = brisk_sim_now(r.w);
+    brisk_sock *open[] = {c2, c6, c4, a6c, a4c, l6};
+    for (size_t i = 0; i < sizeof(open) / sizeof(open[0]); i++)
+        brisk_abort(open[i], end);
+    brisk_sim_run_until(r.w, end + 10 * MS);
+    assert_int_equal(brisk_stack_sockets(brisk_sim_host_stack(r.a)), 0);
+    assert_int_equal(brisk_stack_sockets(brisk_sim_host_stack(r.b)), 0);
     brisk_sim_world_free(r.w);
-    (void)c6;
-    (void)c4;
 }
 
 /* A path of MTU 1280 from a to b (a tunnel): every larger frame is dropped, and the first one draws one
