@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Acceptance tests of issue 21: real Debian servers run unmodified on brisk (libbrisk_preload.so through
 # brisk-run), driven by the kernel's clients over a TAP inside a network namespace (tests/posix/apps_lib.sh):
-# brisk is 10.82.0.2, the kernel 10.82.0.1. Each server binds brisk's address explicitly (AF_INET6 passes to
-# the kernel), and each check that a client talked to brisk relies on that address existing nowhere else.
+# brisk is 10.82.0.2, the kernel 10.82.0.1. Each server binds brisk's IPv4 address explicitly, and each check
+# that a client talked to brisk relies on that address existing nowhere else.
 #
 #   nginx   nginx-light (daemon off, master_process off, one worker; sendfile, epoll edge-triggered) serves
 #           a 100 MB file to curl (sha256 matches) and a small page to wrk for a bounded few seconds
